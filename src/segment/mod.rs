@@ -1,0 +1,2 @@
+//! Segments mounted by clients and the offset allocator that places replica
+//! buffers inside each one.

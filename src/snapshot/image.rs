@@ -1,0 +1,83 @@
+//! The snapshot image: a plain, owned description of everything a snapshot
+//! persists (SEMANTICS §6). The master captures into it and restores from
+//! it; the codec turns it into bytes and back. Nothing here knows about
+//! locks, shards or allocators.
+
+/// Everything one snapshot holds.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SnapshotImage {
+    /// When the snapshot was taken (master clock); orders restore candidates.
+    pub created_at: u64,
+    /// Next replica id the master would hand out; every stored id is below it.
+    pub next_replica_id: u64,
+    /// Next write token the master would hand out.
+    pub next_write_token: u64,
+    /// Next object creation sequence (eviction tie-break); every stored seq is below it.
+    pub next_object_seq: u64,
+    /// Mounted segments, sorted by name.
+    pub segments: Vec<SegmentRecord>,
+    /// Groups with their shared lease, sorted by (tenant, name).
+    pub groups: Vec<GroupRecord>,
+    /// Objects, sorted by (tenant, key).
+    pub objects: Vec<ObjectRecord>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SegmentRecord {
+    pub name: String,
+    pub owner: u64,
+    /// 0 = memory, 1 = NOF_SSD.
+    pub pool: u8,
+    pub base: u64,
+    pub size: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GroupRecord {
+    pub tenant: String,
+    pub name: String,
+    pub lease: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ObjectRecord {
+    pub tenant: String,
+    pub key: String,
+    pub writer: u64,
+    pub size: u64,
+    pub put_start: u64,
+    pub lease: u64,
+    /// Committed soft-pin deadline, saturated values included.
+    pub soft_pin_deadline: Option<u64>,
+    pub hard_pin: bool,
+    pub group: Option<String>,
+    /// Creation sequence (eviction tie-break).
+    pub seq: u64,
+    /// Token of the object's latest write.
+    pub write_token: u64,
+    /// Sorted by id.
+    pub replicas: Vec<ReplicaRecord>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReplicaRecord {
+    pub id: u64,
+    /// 0 = MEMORY, 1 = NOF_SSD, 2 = LOCAL_DISK.
+    pub kind: u8,
+    /// 0 = PROCESSING, 1 = COMPLETE.
+    pub status: u8,
+    pub location: LocationRecord,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LocationRecord {
+    /// `len` bytes at absolute `address` in the named segment
+    /// (`base <= address` and `address + len <= base + size`).
+    Buffer {
+        segment: String,
+        address: u64,
+        len: u64,
+    },
+    /// A local-disk file held by `client`.
+    LocalDisk { client: u64 },
+}

@@ -1,0 +1,3 @@
+//! Snapshots: the image model, its binary codec and file I/O.
+
+pub mod image;

@@ -1,0 +1,7 @@
+//! The fixed-lifecycle soft pin: the write intent ([`action`]), the
+//! per-object state machine ([`state`]) and the master-level deadline
+//! index ([`index`]).
+
+pub mod action;
+
+pub use action::{SoftPinAction, SoftPinIntent, SoftPinRequest};
