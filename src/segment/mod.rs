@@ -2,5 +2,8 @@
 //! buffers inside each one.
 
 pub mod allocator;
+#[allow(clippy::module_inception)]
+pub mod segment;
 
 pub use allocator::{AllocError, OffsetAllocator};
+pub use segment::{BufferOwner, Segment};
