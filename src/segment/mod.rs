@@ -4,6 +4,8 @@
 pub mod allocator;
 #[allow(clippy::module_inception)]
 pub mod segment;
+pub mod table;
 
 pub use allocator::{AllocError, OffsetAllocator};
 pub use segment::{BufferOwner, Segment};
+pub use table::{Mounted, SegmentTable};

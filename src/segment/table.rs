@@ -1,0 +1,569 @@
+//! The segment table: mount and unmount (SEMANTICS §1) and replica placement
+//! for PutStart and friends (§2: distinct segments, preferred first, load
+//! spread by a pseudo-random starting point). The master wraps it in a RwLock.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use super::segment::{BufferOwner, Segment};
+use crate::error::{Error, ErrorKind, Result};
+use crate::types::{validate_name, ClientId, Pool, SegmentId, SegmentSpec};
+
+/// The outcome of a successful mount.
+#[derive(Debug, Clone)]
+pub enum Mounted {
+    /// A new segment was created.
+    New(Arc<Segment>),
+    /// The same owner mounted the identical segment again; nothing changed.
+    Existing(Arc<Segment>),
+}
+
+impl Mounted {
+    pub fn segment(&self) -> &Arc<Segment> {
+        match self {
+            Mounted::New(s) | Mounted::Existing(s) => s,
+        }
+    }
+
+    pub fn is_new(&self) -> bool {
+        matches!(self, Mounted::New(_))
+    }
+}
+
+/// Every mounted segment, indexed by id and by name, plus a per-pool list
+/// that placement walks.
+pub struct SegmentTable {
+    by_id: BTreeMap<SegmentId, Arc<Segment>>,
+    by_name: HashMap<Arc<str>, SegmentId>,
+    /// Per pool (indexed by `Pool as usize`), ascending by id.
+    pools: [Vec<Arc<Segment>>; 2],
+    /// Total mounted bytes per pool.
+    capacity: [u64; 2],
+    /// Next id to hand out. Ids are never reused, so a stale id held by a
+    /// replica or a task can only miss, never name a different segment.
+    next_id: SegmentId,
+    /// xorshift64 state for placement start positions; atomic because
+    /// placement runs under the master's read lock.
+    rng: AtomicU64,
+}
+
+impl SegmentTable {
+    /// An empty table; `seed` makes placement reproducible.
+    pub fn new(seed: u64) -> Self {
+        SegmentTable {
+            by_id: BTreeMap::new(),
+            by_name: HashMap::new(),
+            pools: [Vec::new(), Vec::new()],
+            capacity: [0; 2],
+            // 0 is never an id, so a zero-initialised C field names nothing.
+            next_id: 1,
+            // xorshift is stuck at 0; any non-zero state works.
+            rng: AtomicU64::new(if seed == 0 {
+                0x9E37_79B9_7F4A_7C15
+            } else {
+                seed
+            }),
+        }
+    }
+
+    /// Mounts `spec` for `owner`. An identical re-mount by the same owner is
+    /// idempotent (`Existing`); any other mount of a taken name is
+    /// `SEGMENT_ALREADY_EXISTS`. Invalid specs are `INVALID_PARAMS`.
+    pub fn mount(&mut self, owner: ClientId, spec: &SegmentSpec) -> Result<Mounted> {
+        validate_name("segment name", &spec.name)?;
+        if spec.size == 0 {
+            return Err(Error::invalid(format!(
+                "segment '{}' has size 0",
+                spec.name
+            )));
+        }
+        if spec.base.checked_add(spec.size).is_none() {
+            return Err(Error::invalid(format!(
+                "segment '{}': base {:#x} + size {:#x} overflows the address space",
+                spec.name, spec.base, spec.size
+            )));
+        }
+        if let Some(&id) = self.by_name.get(spec.name.as_str()) {
+            let seg = &self.by_id[&id];
+            if seg.matches_spec(owner, spec) {
+                return Ok(Mounted::Existing(Arc::clone(seg)));
+            }
+            return Err(Error::new(
+                ErrorKind::SegmentAlreadyExists,
+                format!(
+                    "segment '{}' is already mounted by client {} (base {:#x}, size {})",
+                    spec.name, seg.owner, seg.base, seg.size
+                ),
+            ));
+        }
+        let id = self.next_id;
+        self.next_id = id.checked_add(1).ok_or_else(|| {
+            Error::new(
+                ErrorKind::Internal,
+                format!("segment '{}': segment ids exhausted", spec.name),
+            )
+        })?;
+        let seg = Arc::new(Segment::new(id, owner, spec));
+        self.by_name.insert(Arc::clone(&seg.name), id);
+        self.pools[spec.pool as usize].push(Arc::clone(&seg));
+        self.capacity[spec.pool as usize] += spec.size;
+        self.by_id.insert(id, Arc::clone(&seg));
+        Ok(Mounted::New(seg))
+    }
+
+    /// Removes the segment `name` mounted by `owner` and returns it; the
+    /// caller drops the replicas it still holds (`Segment::live_buffers`).
+    pub fn unmount(&mut self, owner: ClientId, name: &str) -> Result<Arc<Segment>> {
+        let id = *self.by_name.get(name).ok_or_else(|| {
+            Error::new(
+                ErrorKind::SegmentNotFound,
+                format!("segment '{name}' is not mounted"),
+            )
+        })?;
+        let seg = &self.by_id[&id];
+        if seg.owner != owner {
+            return Err(Error::new(
+                ErrorKind::IllegalClient,
+                format!(
+                    "segment '{name}' is owned by client {}, not client {owner}",
+                    seg.owner
+                ),
+            ));
+        }
+        let seg = self.by_id.remove(&id).expect("indexed by name");
+        self.by_name.remove(name);
+        let pool = seg.pool as usize;
+        self.pools[pool].retain(|s| s.id != id);
+        self.capacity[pool] -= seg.size;
+        Ok(seg)
+    }
+
+    /// Segments mounted by `owner`, by id.
+    pub fn segments_of(&self, owner: ClientId) -> Vec<Arc<Segment>> {
+        self.by_id
+            .values()
+            .filter(|s| s.owner == owner)
+            .cloned()
+            .collect()
+    }
+
+    pub fn get(&self, id: SegmentId) -> Option<&Arc<Segment>> {
+        self.by_id.get(&id)
+    }
+
+    pub fn by_name(&self, name: &str) -> Option<&Arc<Segment>> {
+        self.by_name.get(name).map(|id| &self.by_id[id])
+    }
+
+    /// Every segment, by id.
+    pub fn iter(&self) -> impl Iterator<Item = &Arc<Segment>> {
+        self.by_id.values()
+    }
+
+    pub fn len(&self) -> usize {
+        self.by_id.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.by_id.is_empty()
+    }
+
+    /// Total mounted bytes in `pool`.
+    pub fn capacity(&self, pool: Pool) -> u64 {
+        self.capacity[pool as usize]
+    }
+
+    /// Allocated bytes in `pool` (lock-free per segment; not a consistent cut
+    /// across segments while writers run).
+    pub fn allocated(&self, pool: Pool) -> u64 {
+        self.pools[pool as usize]
+            .iter()
+            .map(|s| s.allocated_bytes())
+            .sum()
+    }
+
+    /// Places up to `count` buffers of `len` bytes on distinct segments of
+    /// `pool`, none in `exclude`. Preferred segments (by name, in order;
+    /// unknown, full or wrong-pool ones skipped) come first, then the rest
+    /// starting at a pseudo-random position so load spreads over all
+    /// segments. Returns `(segment, address)` for what it placed, possibly
+    /// fewer than `count`; the caller decides whether that is enough and
+    /// frees the buffers otherwise.
+    ///
+    /// `owner_of(i)` names the owner of the `i`-th placed buffer. It is called
+    /// at most once per `i`, in increasing order, before the buffer is placed,
+    /// so it may be called for an `i` that ends up not placed.
+    pub fn place(
+        &self,
+        pool: Pool,
+        count: usize,
+        len: u64,
+        preferred: &[String],
+        exclude: &[SegmentId],
+        mut owner_of: impl FnMut(usize) -> BufferOwner,
+    ) -> Vec<(SegmentId, u64)> {
+        let mut placed: Vec<(SegmentId, u64)> = Vec::with_capacity(count);
+        if count == 0 || len == 0 {
+            return placed;
+        }
+        let mut next_owner: Option<BufferOwner> = None;
+        let mut try_segment = |seg: &Segment, placed: &mut Vec<(SegmentId, u64)>| {
+            // Cheap lock-free pre-check: a segment whose free bytes are too
+            // few cannot have a hole large enough.
+            if seg.size - seg.allocated_bytes() < len {
+                return;
+            }
+            let owner = *next_owner.get_or_insert_with(|| owner_of(placed.len()));
+            if let Some(address) = seg.allocate(len, owner) {
+                placed.push((seg.id, address));
+                next_owner = None;
+            }
+        };
+
+        // Preferred segments that were tried, so the sweep does not retry
+        // them (a failed one stays full for this call; a used one must not
+        // get a second replica).
+        let mut tried_preferred: Vec<SegmentId> = Vec::new();
+        for name in preferred {
+            if placed.len() == count {
+                return placed;
+            }
+            let Some(seg) = self.by_name(name) else {
+                continue;
+            };
+            if seg.pool != pool || exclude.contains(&seg.id) || tried_preferred.contains(&seg.id) {
+                continue;
+            }
+            tried_preferred.push(seg.id);
+            try_segment(seg, &mut placed);
+        }
+
+        let candidates = &self.pools[pool as usize];
+        if candidates.is_empty() || placed.len() == count {
+            return placed;
+        }
+        let start = (self.next_random() % candidates.len() as u64) as usize;
+        let (tail, head) = candidates.split_at(start);
+        for seg in head.iter().chain(tail) {
+            if placed.len() == count {
+                break;
+            }
+            if exclude.contains(&seg.id) || tried_preferred.contains(&seg.id) {
+                continue;
+            }
+            try_segment(seg, &mut placed);
+        }
+        placed
+    }
+
+    /// Advances the shared xorshift64 state and returns the new value.
+    fn next_random(&self) -> u64 {
+        let step = |mut x: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        // Relaxed: the value only spreads load; no other memory depends on it.
+        let prev = self
+            .rng
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |x| Some(step(x)))
+            .expect("closure always returns Some");
+        step(prev)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(name: &str, base: u64, size: u64, pool: Pool) -> SegmentSpec {
+        SegmentSpec {
+            name: name.into(),
+            base,
+            size,
+            pool,
+        }
+    }
+
+    fn mem(name: &str, size: u64) -> SegmentSpec {
+        spec(name, 0x10_0000, size, Pool::Memory)
+    }
+
+    fn own(i: usize) -> BufferOwner {
+        BufferOwner {
+            object_hash: 1,
+            replica_id: i as u64,
+        }
+    }
+
+    fn table_with(n: usize, size: u64) -> SegmentTable {
+        let mut t = SegmentTable::new(12345);
+        for i in 0..n {
+            t.mount(1, &mem(&format!("s{i}"), size)).unwrap();
+        }
+        t
+    }
+
+    fn names(t: &SegmentTable, placed: &[(SegmentId, u64)]) -> Vec<String> {
+        placed
+            .iter()
+            .map(|(id, _)| t.get(*id).unwrap().name.to_string())
+            .collect()
+    }
+
+    // §1: a client mounts segments; re-mounting the identical one is idempotent.
+    #[test]
+    fn mount_then_identical_remount_is_existing() {
+        let mut t = SegmentTable::new(1);
+        let first = t.mount(7, &mem("a", 4096)).unwrap();
+        assert!(first.is_new());
+        let again = t.mount(7, &mem("a", 4096)).unwrap();
+        assert!(!again.is_new());
+        assert!(Arc::ptr_eq(first.segment(), again.segment()));
+        assert_eq!(t.len(), 1);
+        assert_eq!(t.capacity(Pool::Memory), 4096);
+    }
+
+    // §2 error codes: same name, different mount -> SEGMENT_ALREADY_EXISTS.
+    #[test]
+    fn conflicting_mount_of_a_taken_name_is_rejected() {
+        let mut t = SegmentTable::new(1);
+        t.mount(7, &mem("a", 4096)).unwrap();
+        for (owner, s) in [
+            (8, mem("a", 4096)),
+            (7, mem("a", 8192)),
+            (7, spec("a", 0x20_0000, 4096, Pool::Memory)),
+            (7, spec("a", 0x10_0000, 4096, Pool::NofSsd)),
+        ] {
+            let err = t.mount(owner, &s).unwrap_err();
+            assert_eq!(err.kind(), ErrorKind::SegmentAlreadyExists, "{s:?}");
+            assert!(err.message().contains("'a'"), "{}", err.message());
+        }
+        assert_eq!(t.len(), 1);
+        assert_eq!(t.capacity(Pool::Memory), 4096);
+        assert_eq!(t.capacity(Pool::NofSsd), 0);
+    }
+
+    #[test]
+    fn invalid_specs_are_invalid_params() {
+        let mut t = SegmentTable::new(1);
+        for s in [
+            mem("", 4096),
+            mem("a\0b", 4096),
+            mem("zero", 0),
+            spec("wrap", u64::MAX - 10, 11, Pool::Memory),
+        ] {
+            let err = t.mount(1, &s).unwrap_err();
+            assert_eq!(err.kind(), ErrorKind::InvalidParams, "{s:?}");
+        }
+        // Ending exactly at the top of the address space is fine.
+        t.mount(1, &spec("top", u64::MAX - 10, 10, Pool::Memory))
+            .unwrap();
+        assert_eq!(t.len(), 1);
+    }
+
+    #[test]
+    fn unmount_checks_name_and_owner() {
+        let mut t = SegmentTable::new(1);
+        t.mount(7, &mem("a", 4096)).unwrap();
+        t.mount(7, &spec("b", 0, 100, Pool::NofSsd)).unwrap();
+
+        let err = t.unmount(7, "nope").unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::SegmentNotFound);
+        assert!(err.message().contains("'nope'"));
+
+        let err = t.unmount(8, "a").unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::IllegalClient);
+        assert!(err.message().contains("'a'"));
+        assert_eq!(t.len(), 2);
+
+        let a = t.unmount(7, "a").unwrap();
+        assert_eq!(&*a.name, "a");
+        assert!(t.by_name("a").is_none());
+        assert!(t.get(a.id).is_none());
+        assert_eq!(t.capacity(Pool::Memory), 0);
+        assert_eq!(t.capacity(Pool::NofSsd), 100);
+        assert_eq!(
+            t.unmount(7, "a").unwrap_err().kind(),
+            ErrorKind::SegmentNotFound
+        );
+        // Placement no longer sees it.
+        assert!(t.place(Pool::Memory, 1, 1, &[], &[], own).is_empty());
+    }
+
+    #[test]
+    fn segment_ids_are_never_reused() {
+        let mut t = SegmentTable::new(1);
+        let a = t.mount(7, &mem("a", 4096)).unwrap().segment().id;
+        t.unmount(7, "a").unwrap();
+        let a2 = t.mount(7, &mem("a", 4096)).unwrap().segment().id;
+        assert_ne!(a, a2);
+        assert!(t.get(a).is_none());
+        assert_eq!(t.get(a2).unwrap().name.as_ref(), "a");
+    }
+
+    #[test]
+    fn lookups_and_per_owner_listing() {
+        let mut t = SegmentTable::new(1);
+        t.mount(1, &mem("x", 10)).unwrap();
+        t.mount(2, &mem("y", 20)).unwrap();
+        t.mount(1, &spec("z", 0, 30, Pool::NofSsd)).unwrap();
+        let of1: Vec<_> = t
+            .segments_of(1)
+            .iter()
+            .map(|s| s.name.to_string())
+            .collect();
+        assert_eq!(of1, ["x", "z"]);
+        assert!(t.segments_of(3).is_empty());
+        let all: Vec<_> = t.iter().map(|s| s.id).collect();
+        assert!(all.windows(2).all(|w| w[0] < w[1]));
+        assert_eq!(t.by_name("y").unwrap().owner, 2);
+        assert!(!t.is_empty());
+        assert_eq!(t.capacity(Pool::Memory), 30);
+        assert_eq!(t.capacity(Pool::NofSsd), 30);
+    }
+
+    #[test]
+    fn allocated_is_summed_per_pool() {
+        let mut t = SegmentTable::new(1);
+        t.mount(1, &mem("m", 1000)).unwrap();
+        t.mount(1, &spec("n", 0, 1000, Pool::NofSsd)).unwrap();
+        t.place(Pool::Memory, 1, 300, &[], &[], own);
+        t.place(Pool::NofSsd, 1, 70, &[], &[], own);
+        assert_eq!(t.allocated(Pool::Memory), 300);
+        assert_eq!(t.allocated(Pool::NofSsd), 70);
+    }
+
+    // §2: placement spreads load, so over many calls every segment is used.
+    #[test]
+    fn placement_spreads_over_all_segments() {
+        let t = table_with(4, 1 << 20);
+        let mut hits: HashMap<SegmentId, usize> = HashMap::new();
+        for _ in 0..200 {
+            let placed = t.place(Pool::Memory, 1, 64, &[], &[], own);
+            assert_eq!(placed.len(), 1);
+            *hits.entry(placed[0].0).or_default() += 1;
+        }
+        assert_eq!(hits.len(), 4, "{hits:?}");
+        assert!(hits.values().all(|&n| n >= 10), "{hits:?}");
+    }
+
+    // §2: replicas of one object go to distinct segments.
+    #[test]
+    fn one_call_uses_distinct_segments() {
+        let t = table_with(4, 1 << 20);
+        for _ in 0..50 {
+            let placed = t.place(Pool::Memory, 3, 64, &[], &[], own);
+            assert_eq!(placed.len(), 3);
+            let mut ids: Vec<_> = placed.iter().map(|p| p.0).collect();
+            ids.sort_unstable();
+            ids.dedup();
+            assert_eq!(ids.len(), 3);
+        }
+        // Asking for more than there are segments places one per segment.
+        let placed = t.place(Pool::Memory, 6, 64, &[], &[], own);
+        assert_eq!(placed.len(), 4);
+    }
+
+    // §2: preferred segments first, in the given order.
+    #[test]
+    fn preferred_segments_come_first_in_order() {
+        let t = table_with(4, 1 << 20);
+        let pref = vec![
+            "s2".to_string(),
+            "unknown".to_string(),
+            "s2".to_string(), // repeated: must not get a second replica
+            "s0".to_string(),
+        ];
+        for _ in 0..20 {
+            let placed = t.place(Pool::Memory, 3, 64, &pref, &[], own);
+            let n = names(&t, &placed);
+            assert_eq!(n.len(), 3);
+            assert_eq!(&n[..2], ["s2", "s0"]);
+            assert!(n[2] == "s1" || n[2] == "s3", "{n:?}");
+        }
+        // A preferred segment of the wrong pool is skipped.
+        let mut t = table_with(1, 1 << 20);
+        t.mount(1, &spec("ssd", 0, 1 << 20, Pool::NofSsd)).unwrap();
+        let placed = t.place(Pool::Memory, 1, 64, &["ssd".to_string()], &[], own);
+        assert_eq!(names(&t, &placed), ["s0"]);
+    }
+
+    #[test]
+    fn full_segments_are_skipped() {
+        let t = table_with(4, 1000);
+        // s1 is full; s3 keeps only a 500-byte hole. s1 is also preferred.
+        let s1 = t.by_name("s1").unwrap();
+        let s3 = t.by_name("s3").unwrap();
+        s1.allocate(1000, own(0)).unwrap();
+        s3.reserve(s3.base + 500, 500, own(0)).unwrap(); // 500 left, too small
+        let pref = vec!["s1".to_string()];
+        for _ in 0..20 {
+            let placed = t.place(Pool::Memory, 4, 600, &pref, &[], own);
+            let mut n = names(&t, &placed);
+            n.sort();
+            assert_eq!(n, ["s0", "s2"]);
+            for (id, addr) in placed {
+                t.get(id).unwrap().free(addr, 600).unwrap();
+            }
+        }
+    }
+
+    #[test]
+    fn excluded_segments_are_never_used() {
+        let t = table_with(4, 1 << 20);
+        let s0 = t.by_name("s0").unwrap().id;
+        let s2 = t.by_name("s2").unwrap().id;
+        let pref = vec!["s0".to_string()];
+        for _ in 0..50 {
+            let placed = t.place(Pool::Memory, 4, 64, &pref, &[s0, s2], own);
+            assert_eq!(placed.len(), 2);
+            assert!(placed.iter().all(|&(id, _)| id != s0 && id != s2));
+        }
+    }
+
+    #[test]
+    fn owners_are_requested_once_per_index_and_recorded() {
+        let t = table_with(3, 1000);
+        // s1 has 100 free bytes in two 50-byte holes: it passes the free-bytes
+        // pre-check but cannot hold a buffer. Preference makes it come last.
+        let s1 = t.by_name("s1").unwrap();
+        s1.reserve(s1.base + 50, 900, own(99)).unwrap();
+        let pref = ["s0", "s2", "s1"].map(String::from);
+        let mut calls = Vec::new();
+        let placed = t.place(Pool::Memory, 3, 100, &pref, &[], |i| {
+            calls.push(i);
+            BufferOwner {
+                object_hash: 5,
+                replica_id: 10 + i as u64,
+            }
+        });
+        assert_eq!(placed.len(), 2);
+        assert_eq!(calls, [0, 1, 2]); // 2 was asked for but never placed
+        for (i, &(id, addr)) in placed.iter().enumerate() {
+            let bufs = t.get(id).unwrap().live_buffers();
+            assert_eq!(
+                bufs,
+                vec![(
+                    addr,
+                    100,
+                    BufferOwner {
+                        object_hash: 5,
+                        replica_id: 10 + i as u64
+                    }
+                )]
+            );
+        }
+    }
+
+    #[test]
+    fn nothing_is_placed_for_zero_count_or_len_or_empty_pool() {
+        let t = table_with(2, 1000);
+        assert!(t.place(Pool::Memory, 0, 10, &[], &[], own).is_empty());
+        assert!(t.place(Pool::Memory, 1, 0, &[], &[], own).is_empty());
+        assert!(t.place(Pool::NofSsd, 1, 10, &[], &[], own).is_empty());
+        assert_eq!(t.allocated(Pool::Memory), 0);
+    }
+}
