@@ -139,6 +139,8 @@ impl Error {
         Error::new(ErrorKind::InvalidParams, message)
     }
 
+    // Used by the object operations (other branches); unused in the skeleton.
+    #[allow(dead_code)]
     pub(crate) fn not_found() -> Self {
         Error::new(ErrorKind::ObjectNotFound, "object not found")
     }

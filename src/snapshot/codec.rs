@@ -1,0 +1,599 @@
+//! The snapshot file format, version 1: [`encode`] turns a [`SnapshotImage`]
+//! into canonical bytes, [`decode`] parses and [`validate`]s them, and
+//! [`peek_created_at`] reads just enough to order restore candidates.
+//!
+//! **Why hand-written.** The format is a persistence contract that must stay
+//! loadable for ever and must reject everything that is not exactly what
+//! [`encode`] would produce (`encode(decode(b)) == b`). A serde format
+//! (bincode, postcard, …) ties the bytes to a crate version and to our struct
+//! definitions, accepts several encodings of the same value in some formats,
+//! and in older releases pre-allocates from untrusted length prefixes. The
+//! layout here is small and flat, so ~150 lines of reader/writer give us a
+//! fixed, documented byte layout, every count checked against the remaining
+//! input (minimum element size × count) *before* any allocation, error
+//! messages that say which record and field broke at which byte, and
+//! single-pass encoding into one exactly pre-sized buffer.
+//!
+//! # Layout (all integers little-endian)
+//!
+//! ```text
+//! header (28 bytes)
+//!   magic        [u8; 8]   MAGIC
+//!   version      u32       FORMAT_VERSION
+//!   flags        u32       must be 0
+//!   payload_len  u64       exact number of bytes after the header
+//!   crc32        u32       CRC-32 (IEEE) of the payload
+//! payload
+//!   created_at, next_replica_id, next_write_token, next_object_seq   u64 ×4
+//!   segment count u64, segments  strictly sorted by name
+//!     name str, owner u64, pool u8 (0 memory, 1 NOF_SSD), base u64, size u64
+//!   group count u64, groups      strictly sorted by (tenant, name)
+//!     tenant str, name str, lease u64
+//!   object count u64, objects    strictly sorted by (tenant, key)
+//!     tenant str, key str, writer u64, size u64, put_start u64, lease u64,
+//!     soft_pin_deadline opt<u64>, hard_pin bool, group opt<str>, seq u64,
+//!     write_token u64, replica count u32, replicas  strictly sorted by id
+//!       id u64, kind u8 (0 MEMORY, 1 NOF_SSD, 2 LOCAL_DISK),
+//!       status u8 (0 PROCESSING, 1 COMPLETE), location tag u8, then
+//!         tag 0 buffer:     segment str, address u64, len u64
+//!         tag 1 local disk: client u64
+//! str = u32 byte length + UTF-8 bytes; opt<T> = tag u8 0 | tag 1 + T;
+//! bool = u8 0 | 1.
+//! ```
+//!
+//! Every field is fixed-width or length-prefixed and every tag, bool and
+//! enum byte has exactly one accepted spelling, so together with the strict
+//! ordering rules (checked by [`validate`]) each image has exactly one
+//! encoding.
+
+use super::image::{GroupRecord, LocationRecord, ObjectRecord, SegmentRecord, SnapshotImage};
+use crate::clock::MAX_INSTANT;
+use crate::error::{Error, ErrorKind, Result};
+use std::borrow::Cow;
+use std::cmp::Ordering;
+use std::fmt;
+
+/// First eight bytes of every snapshot file. The non-ASCII first byte and
+/// the trailing newline (PNG's trick) catch 7-bit and line-ending mangling.
+pub const MAGIC: [u8; 8] = *b"\x89MCMETA\n";
+
+/// The layout documented above. A new layout gets a new number and
+/// [`decode`] keeps reading every older one.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// Bytes before the payload.
+pub const HEADER_LEN: usize = 28;
+
+// Smallest encoding of each element, used to reject counts the remaining
+// input cannot possibly hold before allocating anything for them.
+const STR_MIN: usize = 4;
+const COUNTERS_LEN: usize = 4 * 8;
+const SEGMENT_MIN: usize = STR_MIN + 8 + 1 + 8 + 8;
+const GROUP_MIN: usize = 2 * STR_MIN + 8;
+const OBJECT_MIN: usize = 2 * STR_MIN + 4 * 8 + 1 + 1 + 1 + 2 * 8 + 4;
+const REPLICA_FIXED: usize = 8 + 1 + 1 + 1;
+const LOCAL_DISK_LEN: usize = 8;
+const REPLICA_MIN: usize = REPLICA_FIXED + LOCAL_DISK_LEN;
+
+const TAG_BUFFER: u8 = 0;
+const TAG_LOCAL_DISK: u8 = 1;
+
+pub(crate) fn fail(message: impl Into<Cow<'static, str>>) -> Error {
+    Error::new(ErrorKind::DeserializeFail, message)
+}
+
+// ---------------------------------------------------------------- encoding
+
+/// Serialises `image` canonically. The output is a pure function of the
+/// image; it is the only encoding [`decode`] accepts when the image passes
+/// [`validate`] (which encode does not call: capturing code validates in its
+/// tests, restore validates on the way in).
+///
+/// # Panics
+/// Only if a string or an object's replica list is longer than `u32::MAX`,
+/// which [`validate`] rejects and no master can produce.
+pub fn encode(image: &SnapshotImage) -> Vec<u8> {
+    let payload_len = encoded_payload_len(image);
+    let mut w = Writer(Vec::with_capacity(HEADER_LEN + payload_len));
+    w.0.extend_from_slice(&MAGIC);
+    w.u32(FORMAT_VERSION);
+    w.u32(0);
+    w.u64(payload_len as u64);
+    w.u32(0); // checksum, patched below once the payload is written
+
+    for v in [
+        image.created_at,
+        image.next_replica_id,
+        image.next_write_token,
+        image.next_object_seq,
+    ] {
+        w.u64(v);
+    }
+    w.u64(image.segments.len() as u64);
+    for s in &image.segments {
+        w.str(&s.name);
+        w.u64(s.owner);
+        w.u8(s.pool);
+        w.u64(s.base);
+        w.u64(s.size);
+    }
+    w.u64(image.groups.len() as u64);
+    for g in &image.groups {
+        w.str(&g.tenant);
+        w.str(&g.name);
+        w.u64(g.lease);
+    }
+    w.u64(image.objects.len() as u64);
+    for o in &image.objects {
+        encode_object(&mut w, o);
+    }
+
+    let mut out = w.0;
+    debug_assert_eq!(out.len(), HEADER_LEN + payload_len);
+    let crc = crc32fast::hash(&out[HEADER_LEN..]);
+    out[HEADER_LEN - 4..HEADER_LEN].copy_from_slice(&crc.to_le_bytes());
+    out
+}
+
+fn encode_object(w: &mut Writer, o: &ObjectRecord) {
+    w.str(&o.tenant);
+    w.str(&o.key);
+    w.u64(o.writer);
+    w.u64(o.size);
+    w.u64(o.put_start);
+    w.u64(o.lease);
+    match o.soft_pin_deadline {
+        None => w.u8(0),
+        Some(d) => {
+            w.u8(1);
+            w.u64(d);
+        }
+    }
+    w.u8(u8::from(o.hard_pin));
+    match &o.group {
+        None => w.u8(0),
+        Some(g) => {
+            w.u8(1);
+            w.str(g);
+        }
+    }
+    w.u64(o.seq);
+    w.u64(o.write_token);
+    w.u32(len_u32(o.replicas.len(), "replica list"));
+    for r in &o.replicas {
+        w.u64(r.id);
+        w.u8(r.kind);
+        w.u8(r.status);
+        match &r.location {
+            LocationRecord::Buffer {
+                segment,
+                address,
+                len,
+            } => {
+                w.u8(TAG_BUFFER);
+                w.str(segment);
+                w.u64(*address);
+                w.u64(*len);
+            }
+            LocationRecord::LocalDisk { client } => {
+                w.u8(TAG_LOCAL_DISK);
+                w.u64(*client);
+            }
+        }
+    }
+}
+
+/// Exact payload size, so encoding never reallocates (10^6 objects ≈ 100 MB).
+fn encoded_payload_len(image: &SnapshotImage) -> usize {
+    let mut n = COUNTERS_LEN + 3 * 8;
+    n += image
+        .segments
+        .iter()
+        .map(|s| SEGMENT_MIN + s.name.len())
+        .sum::<usize>();
+    n += image
+        .groups
+        .iter()
+        .map(|g| GROUP_MIN + g.tenant.len() + g.name.len())
+        .sum::<usize>();
+    for o in &image.objects {
+        n += OBJECT_MIN + o.tenant.len() + o.key.len();
+        n += o.soft_pin_deadline.map_or(0, |_| 8);
+        n += o.group.as_ref().map_or(0, |g| STR_MIN + g.len());
+        for r in &o.replicas {
+            n += REPLICA_FIXED
+                + match &r.location {
+                    LocationRecord::Buffer { segment, .. } => STR_MIN + segment.len() + 16,
+                    LocationRecord::LocalDisk { .. } => LOCAL_DISK_LEN,
+                };
+        }
+    }
+    n
+}
+
+fn len_u32(len: usize, what: &str) -> u32 {
+    u32::try_from(len).unwrap_or_else(|_| {
+        panic!("snapshot {what} of {len} exceeds u32::MAX; validate rejects it")
+    })
+}
+
+struct Writer(Vec<u8>);
+
+impl Writer {
+    #[inline]
+    fn u8(&mut self, v: u8) {
+        self.0.push(v);
+    }
+    #[inline]
+    fn u32(&mut self, v: u32) {
+        self.0.extend_from_slice(&v.to_le_bytes());
+    }
+    #[inline]
+    fn u64(&mut self, v: u64) {
+        self.0.extend_from_slice(&v.to_le_bytes());
+    }
+    #[inline]
+    fn str(&mut self, s: &str) {
+        self.u32(len_u32(s.len(), "string"));
+        self.0.extend_from_slice(s.as_bytes());
+    }
+}
+
+// ---------------------------------------------------------------- decoding
+
+/// Parses a snapshot and checks it with [`validate`]. Anything that is not
+/// exactly what [`encode`] produces for a valid image fails with
+/// `DESERIALIZE_FAIL` and a message naming the record, field and byte.
+pub fn decode(bytes: &[u8]) -> Result<SnapshotImage> {
+    let payload = check_frame(bytes)?;
+    let image = parse_payload(payload)?;
+    validate(&image)?;
+    Ok(image)
+}
+
+/// The creation instant of a snapshot, after checking magic, version, flags,
+/// length and checksum, without parsing the records: restore uses it to try
+/// candidates newest first and only fully decodes the ones it tries.
+pub fn peek_created_at(bytes: &[u8]) -> Result<u64> {
+    let payload = check_frame(bytes)?;
+    let created_at = Reader::new(payload).u64(At::new(Item::Counters, "created_at"))?;
+    if created_at > MAX_INSTANT {
+        return Err(fail(format!(
+            "created_at {created_at} is beyond MAX_INSTANT ({MAX_INSTANT})"
+        )));
+    }
+    Ok(created_at)
+}
+
+/// Checks the header against the whole input and returns the payload.
+fn check_frame(bytes: &[u8]) -> Result<&[u8]> {
+    let Some((header, payload)) = bytes.split_first_chunk::<HEADER_LEN>() else {
+        return Err(fail(format!(
+            "truncated header: {} of {HEADER_LEN} bytes",
+            bytes.len()
+        )));
+    };
+    let u32_at =
+        |i: usize| u32::from_le_bytes([header[i], header[i + 1], header[i + 2], header[i + 3]]);
+    if header[..8] != MAGIC {
+        return Err(fail(format!(
+            "bad magic {:02x?}: not a mooncake_meta snapshot",
+            &header[..8]
+        )));
+    }
+    let version = u32_at(8);
+    if version != FORMAT_VERSION {
+        return Err(fail(format!(
+            "unsupported snapshot format version {version} (this build reads {FORMAT_VERSION})"
+        )));
+    }
+    let flags = u32_at(12);
+    if flags != 0 {
+        return Err(fail(format!("unknown header flags {flags:#x} (must be 0)")));
+    }
+    let mut len_bytes = [0u8; 8];
+    len_bytes.copy_from_slice(&header[16..24]);
+    let declared = u64::from_le_bytes(len_bytes);
+    let actual = payload.len() as u64;
+    match declared.cmp(&actual) {
+        Ordering::Greater => {
+            return Err(fail(format!(
+                "truncated payload: header declares {declared} bytes, {actual} present"
+            )))
+        }
+        Ordering::Less => {
+            return Err(fail(format!(
+                "{} trailing bytes after the {declared}-byte payload",
+                actual - declared
+            )))
+        }
+        Ordering::Equal => {}
+    }
+    let stored = u32_at(24);
+    let computed = crc32fast::hash(payload);
+    if stored != computed {
+        return Err(fail(format!(
+            "payload checksum mismatch: header says {stored:08x}, payload hashes to {computed:08x}"
+        )));
+    }
+    Ok(payload)
+}
+
+fn parse_payload(payload: &[u8]) -> Result<SnapshotImage> {
+    let mut r = Reader::new(payload);
+    let c = Item::Counters;
+    let created_at = r.u64(At::new(c, "created_at"))?;
+    let next_replica_id = r.u64(At::new(c, "next_replica_id"))?;
+    let next_write_token = r.u64(At::new(c, "next_write_token"))?;
+    let next_object_seq = r.u64(At::new(c, "next_object_seq"))?;
+
+    let n = r.count_u64(SEGMENT_MIN, At::new(Item::List("segment"), "count"))?;
+    let mut segments = Vec::with_capacity(n);
+    for i in 0..n {
+        let it = Item::Segment(i);
+        segments.push(SegmentRecord {
+            name: r.string(it, "name")?,
+            owner: r.u64(At::new(it, "owner"))?,
+            pool: r.byte_upto(1, At::new(it, "pool"))?,
+            base: r.u64(At::new(it, "base"))?,
+            size: r.u64(At::new(it, "size"))?,
+        });
+    }
+
+    let n = r.count_u64(GROUP_MIN, At::new(Item::List("group"), "count"))?;
+    let mut groups = Vec::with_capacity(n);
+    for i in 0..n {
+        let it = Item::Group(i);
+        groups.push(GroupRecord {
+            tenant: r.string(it, "tenant")?,
+            name: r.string(it, "name")?,
+            lease: r.u64(At::new(it, "lease"))?,
+        });
+    }
+
+    let n = r.count_u64(OBJECT_MIN, At::new(Item::List("object"), "count"))?;
+    let mut objects = Vec::with_capacity(n);
+    for i in 0..n {
+        objects.push(parse_object(&mut r, i)?);
+    }
+
+    if r.remaining() != 0 {
+        return Err(fail(format!(
+            "{} trailing bytes inside the payload after the last object, at byte {}",
+            r.remaining(),
+            r.offset()
+        )));
+    }
+    Ok(SnapshotImage {
+        created_at,
+        next_replica_id,
+        next_write_token,
+        next_object_seq,
+        segments,
+        groups,
+        objects,
+    })
+}
+
+fn parse_object(r: &mut Reader, i: usize) -> Result<ObjectRecord> {
+    let it = Item::Object(i);
+    let tenant = r.string(it, "tenant")?;
+    let key = r.string(it, "key")?;
+    let writer = r.u64(At::new(it, "writer"))?;
+    let size = r.u64(At::new(it, "size"))?;
+    let put_start = r.u64(At::new(it, "put_start"))?;
+    let lease = r.u64(At::new(it, "lease"))?;
+    let soft_pin_deadline = match r.byte_upto(1, At::new(it, "soft_pin_deadline tag"))? {
+        0 => None,
+        _ => Some(r.u64(At::new(it, "soft_pin_deadline"))?),
+    };
+    let hard_pin = r.byte_upto(1, At::new(it, "hard_pin"))? == 1;
+    let group = match r.byte_upto(1, At::new(it, "group tag"))? {
+        0 => None,
+        _ => Some(r.string(it, "group")?),
+    };
+    let seq = r.u64(At::new(it, "seq"))?;
+    let write_token = r.u64(At::new(it, "write_token"))?;
+    let n = r.count_u32(REPLICA_MIN, At::new(it, "replica count"))?;
+    let mut replicas = Vec::with_capacity(n);
+    for j in 0..n {
+        let it = Item::Replica(i, j);
+        let id = r.u64(At::new(it, "id"))?;
+        let kind = r.byte_upto(2, At::new(it, "kind"))?;
+        let status = r.byte_upto(1, At::new(it, "status"))?;
+        let location = match r.byte_upto(1, At::new(it, "location tag"))? {
+            TAG_BUFFER => LocationRecord::Buffer {
+                segment: r.string(it, "segment")?,
+                address: r.u64(At::new(it, "address"))?,
+                len: r.u64(At::new(it, "len"))?,
+            },
+            _ => LocationRecord::LocalDisk {
+                client: r.u64(At::new(it, "client"))?,
+            },
+        };
+        replicas.push(super::image::ReplicaRecord {
+            id,
+            kind,
+            status,
+            location,
+        });
+    }
+    Ok(ObjectRecord {
+        tenant,
+        key,
+        writer,
+        size,
+        put_start,
+        lease,
+        soft_pin_deadline,
+        hard_pin,
+        group,
+        seq,
+        write_token,
+        replicas,
+    })
+}
+
+/// The record being read, for error messages.
+#[derive(Clone, Copy)]
+enum Item {
+    Counters,
+    List(&'static str),
+    Segment(usize),
+    Group(usize),
+    Object(usize),
+    Replica(usize, usize),
+}
+
+impl fmt::Display for Item {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Item::Counters => f.write_str("counters"),
+            Item::List(what) => write!(f, "{what} list"),
+            Item::Segment(i) => write!(f, "segment {i}"),
+            Item::Group(i) => write!(f, "group {i}"),
+            Item::Object(i) => write!(f, "object {i}"),
+            Item::Replica(i, j) => write!(f, "object {i} replica {j}"),
+        }
+    }
+}
+
+/// Record and field being read; formatted only when something fails, so the
+/// happy path carries two words and no allocation.
+#[derive(Clone, Copy)]
+struct At {
+    item: Item,
+    field: &'static str,
+    part: &'static str,
+}
+
+impl At {
+    fn new(item: Item, field: &'static str) -> Self {
+        At {
+            item,
+            field,
+            part: "",
+        }
+    }
+}
+
+impl fmt::Display for At {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} ({}{})", self.item, self.field, self.part)
+    }
+}
+
+/// A cursor over the payload that never reads past it and never trusts a
+/// count further than the remaining bytes can back.
+struct Reader<'a> {
+    buf: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn new(buf: &'a [u8]) -> Self {
+        Reader { buf, pos: 0 }
+    }
+
+    fn remaining(&self) -> usize {
+        self.buf.len() - self.pos
+    }
+
+    /// Position in the file (header included), the number a hex dump shows.
+    fn offset(&self) -> usize {
+        HEADER_LEN + self.pos
+    }
+
+    fn take(&mut self, n: usize, at: At) -> Result<&'a [u8]> {
+        let rest = &self.buf[self.pos..];
+        if rest.len() < n {
+            return Err(fail(format!(
+                "truncated in {at} at byte {}: need {n} bytes, {} left",
+                self.offset(),
+                rest.len()
+            )));
+        }
+        self.pos += n;
+        Ok(&rest[..n])
+    }
+
+    fn array<const N: usize>(&mut self, at: At) -> Result<[u8; N]> {
+        let mut a = [0u8; N];
+        a.copy_from_slice(self.take(N, at)?);
+        Ok(a)
+    }
+
+    fn u32(&mut self, at: At) -> Result<u32> {
+        self.array(at).map(u32::from_le_bytes)
+    }
+
+    fn u64(&mut self, at: At) -> Result<u64> {
+        self.array(at).map(u64::from_le_bytes)
+    }
+
+    /// A tag, bool or enum byte; anything above `max` has no meaning and
+    /// would break canonicity.
+    fn byte_upto(&mut self, max: u8, at: At) -> Result<u8> {
+        let [b] = self.array(at)?;
+        if b > max {
+            return Err(fail(format!(
+                "bad byte {b} in {at} at byte {} (expected 0..={max})",
+                self.offset() - 1
+            )));
+        }
+        Ok(b)
+    }
+
+    fn count_u64(&mut self, min_size: usize, at: At) -> Result<usize> {
+        let n = self.u64(at)?;
+        self.check_count(n, 8, min_size, at)
+    }
+
+    fn count_u32(&mut self, min_size: usize, at: At) -> Result<usize> {
+        let n = self.u32(at)?;
+        self.check_count(u64::from(n), 4, min_size, at)
+    }
+
+    /// Rejects a count the remaining bytes cannot hold, before anything is
+    /// allocated for it (`n × min_size <= remaining`, without overflow).
+    fn check_count(&self, n: u64, width: usize, min_size: usize, at: At) -> Result<usize> {
+        let left = self.remaining();
+        if n > (left / min_size) as u64 {
+            return Err(fail(format!(
+                "{at} at byte {} claims {n} elements but only {left} bytes follow \
+                 (each takes at least {min_size})",
+                self.offset() - width
+            )));
+        }
+        Ok(n as usize)
+    }
+
+    /// A length-prefixed UTF-8 string; the one copy is into the owned result.
+    fn string(&mut self, item: Item, field: &'static str) -> Result<String> {
+        let len = self.u32(At {
+            item,
+            field,
+            part: " length",
+        })?;
+        let start = self.offset();
+        let bytes = self.take(
+            len as usize,
+            At {
+                item,
+                field,
+                part: " bytes",
+            },
+        )?;
+        match std::str::from_utf8(bytes) {
+            Ok(s) => Ok(s.to_owned()),
+            Err(e) => Err(fail(format!(
+                "{} at byte {start} is not UTF-8: {e}",
+                At::new(item, field)
+            ))),
+        }
+    }
+}
+
+// -------------------------------------------------------------- validation
+
+pub use super::validate::validate;

@@ -1,0 +1,348 @@
+//! Structural rules a snapshot image must satisfy before restore may use it
+//! (SEMANTICS §6 "Failure"), plus the ordering rules that make its encoding
+//! canonical. Re-exported as [`super::codec::validate`].
+
+use super::codec::fail;
+use super::image::{
+    GroupRecord, LocationRecord, ObjectRecord, ReplicaRecord, SegmentRecord, SnapshotImage,
+};
+use crate::clock::MAX_INSTANT;
+use crate::error::Result;
+use crate::types::{Pool, ReplicaKind};
+use std::fmt;
+
+/// Checks every structural rule; the first violation fails with
+/// `DESERIALIZE_FAIL` naming the record. Runs in O(n log n) in the number of
+/// replicas (one sort for duplicate ids, one for buffer overlap).
+///
+/// An image that passes round-trips exactly: `decode(&encode(i)) == Ok(i)`.
+pub fn validate(image: &SnapshotImage) -> Result<()> {
+    check_instant("snapshot created_at", image.created_at)?;
+    validate_segments(&image.segments)?;
+    validate_groups(image)?;
+    validate_objects(image)
+}
+
+fn check_instant(what: impl fmt::Display, v: u64) -> Result<()> {
+    if v > MAX_INSTANT {
+        return Err(fail(format!(
+            "{what} {v} is beyond MAX_INSTANT ({MAX_INSTANT})"
+        )));
+    }
+    Ok(())
+}
+
+/// Names (tenants, groups, segments) are non-empty and NUL-free, like
+/// `types::validate_name`; keys may hold any byte but must not be empty.
+/// Every string must fit the format's u32 length prefix.
+fn string_problem(s: &str, nul_allowed: bool) -> Option<&'static str> {
+    if s.is_empty() {
+        Some("is empty")
+    } else if s.len() > u32::MAX as usize {
+        Some("is longer than u32::MAX bytes")
+    } else if !nul_allowed && s.contains('\0') {
+        Some("contains NUL")
+    } else {
+        None
+    }
+}
+
+fn check_string(owner: impl fmt::Display, field: &str, s: &str, nul_allowed: bool) -> Result<()> {
+    match string_problem(s, nul_allowed) {
+        None => Ok(()),
+        Some(problem) => Err(fail(format!("{owner}: {field} {problem}"))),
+    }
+}
+
+fn validate_segments(segments: &[SegmentRecord]) -> Result<()> {
+    for (i, s) in segments.iter().enumerate() {
+        let who = Seg(i, s);
+        check_string(&who, "name", &s.name, false)?;
+        if Pool::from_raw(u32::from(s.pool)).is_none() {
+            return Err(fail(format!("{who}: pool {} is not 0 or 1", s.pool)));
+        }
+        if s.base.checked_add(s.size).is_none() {
+            return Err(fail(format!(
+                "{who}: base {} + size {} overflows",
+                s.base, s.size
+            )));
+        }
+        if i > 0 {
+            ordered(&segments[i - 1].name, &s.name, || who.to_string())?;
+        }
+    }
+    Ok(())
+}
+
+fn validate_groups(image: &SnapshotImage) -> Result<()> {
+    let groups = &image.groups;
+    for (i, g) in groups.iter().enumerate() {
+        let who = Grp(i, g);
+        check_string(&who, "tenant", &g.tenant, false)?;
+        check_string(&who, "name", &g.name, false)?;
+        check_instant(format_args!("{who}: lease"), g.lease)?;
+        if i > 0 {
+            let prev = &groups[i - 1];
+            ordered(
+                (prev.tenant.as_str(), prev.name.as_str()),
+                (g.tenant.as_str(), g.name.as_str()),
+                || who.to_string(),
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// Strict ascending order: equal means a duplicate, smaller means unsorted.
+/// Both would make the encoding non-canonical; duplicates also break restore.
+fn ordered<T: Ord>(prev: T, cur: T, who: impl FnOnce() -> String) -> Result<()> {
+    match prev.cmp(&cur) {
+        std::cmp::Ordering::Less => Ok(()),
+        std::cmp::Ordering::Equal => Err(fail(format!("{}: duplicate of its predecessor", who()))),
+        std::cmp::Ordering::Greater => Err(fail(format!(
+            "{}: not sorted (comes after its successor)",
+            who()
+        ))),
+    }
+}
+
+// Record names for messages, formatted only on failure.
+
+struct Seg<'a>(usize, &'a SegmentRecord);
+
+impl fmt::Display for Seg<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "segment {} ({:?})", self.0, self.1.name)
+    }
+}
+
+struct Grp<'a>(usize, &'a GroupRecord);
+
+impl fmt::Display for Grp<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "group {} (tenant {:?}, name {:?})",
+            self.0, self.1.tenant, self.1.name
+        )
+    }
+}
+
+struct Rep<'a>(&'a Obj<'a>, usize, u64);
+
+impl fmt::Display for Rep<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} replica {} (id {})", self.0, self.1, self.2)
+    }
+}
+
+struct Obj<'a>(usize, &'a ObjectRecord);
+
+impl fmt::Display for Obj<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "object {} (tenant {:?}, key {:?})",
+            self.0, self.1.tenant, self.1.key
+        )
+    }
+}
+
+/// A buffer as the overlap sweep sees it: (segment index, start, end). Kept
+/// to 24 bytes, like the bare ids, because both lists are sorted and hold
+/// one entry per replica (millions); owners are looked up again only to
+/// word an error.
+type Placed = (usize, u64, u64);
+
+/// Position (object, replica) of the first replica matching `hit`, other
+/// than `skip`. Only used on the error path.
+fn find_replica(
+    image: &SnapshotImage,
+    skip: Option<(usize, usize)>,
+    hit: impl Fn(&ReplicaRecord) -> bool,
+) -> (usize, usize) {
+    image
+        .objects
+        .iter()
+        .enumerate()
+        .flat_map(|(i, o)| o.replicas.iter().enumerate().map(move |(j, r)| (i, j, r)))
+        .find(|&(i, j, r)| Some((i, j)) != skip && hit(r))
+        .map_or((0, 0), |(i, j, _)| (i, j))
+}
+
+fn buffer_at(r: &ReplicaRecord, name: &str, start: u64, end: u64) -> bool {
+    matches!(&r.location, LocationRecord::Buffer { segment, address, len }
+        if segment == name && *address == start && address.checked_add(*len) == Some(end))
+}
+
+fn validate_objects(image: &SnapshotImage) -> Result<()> {
+    let total: usize = image.objects.iter().map(|o| o.replicas.len()).sum();
+    let mut ids: Vec<u64> = Vec::with_capacity(total);
+    let mut placed: Vec<Placed> = Vec::with_capacity(total);
+
+    for (i, o) in image.objects.iter().enumerate() {
+        let who = Obj(i, o);
+        check_string(&who, "tenant", &o.tenant, false)?;
+        check_string(&who, "key", &o.key, true)?;
+        if i > 0 {
+            let prev = &image.objects[i - 1];
+            ordered(
+                (prev.tenant.as_str(), prev.key.as_str()),
+                (o.tenant.as_str(), o.key.as_str()),
+                || who.to_string(),
+            )?;
+        }
+        if o.size == 0 {
+            return Err(fail(format!("{who}: size is 0")));
+        }
+        check_instant(format_args!("{who}: put_start"), o.put_start)?;
+        check_instant(format_args!("{who}: lease"), o.lease)?;
+        if let Some(d) = o.soft_pin_deadline {
+            check_instant(format_args!("{who}: soft_pin_deadline"), d)?;
+        }
+        if o.seq >= image.next_object_seq {
+            return Err(fail(format!(
+                "{who}: seq {} is not below next_object_seq {}",
+                o.seq, image.next_object_seq
+            )));
+        }
+        if o.write_token >= image.next_write_token {
+            return Err(fail(format!(
+                "{who}: write_token {} is not below next_write_token {}",
+                o.write_token, image.next_write_token
+            )));
+        }
+        if let Some(g) = &o.group {
+            let found = image
+                .groups
+                .binary_search_by(|r| (r.tenant.as_str(), r.name.as_str()).cmp(&(&o.tenant, g)))
+                .is_ok();
+            if !found {
+                return Err(fail(format!(
+                    "{who}: group {g:?} is not in the group list of its tenant"
+                )));
+            }
+        }
+        if u32::try_from(o.replicas.len()).is_err() {
+            return Err(fail(format!("{who}: more than u32::MAX replicas")));
+        }
+        validate_replicas(image, i, o, &mut ids, &mut placed)?;
+    }
+
+    // Ids are unique across the whole image, not just per object.
+    ids.sort_unstable();
+    if let Some(w) = ids.windows(2).find(|w| w[0] == w[1]) {
+        let id = w[0];
+        let a = find_replica(image, None, |r| r.id == id);
+        let b = find_replica(image, Some(a), |r| r.id == id);
+        return Err(fail(format!(
+            "replica id {id} is used by {} and {}",
+            Obj(a.0, &image.objects[a.0]),
+            Obj(b.0, &image.objects[b.0])
+        )));
+    }
+
+    // Sorted by start, any overlap shows up between neighbours: if b overlaps
+    // an earlier a, a's successor starts no later than b, so before a's end.
+    placed.sort_unstable();
+    if let Some(w) = placed
+        .windows(2)
+        .find(|w| w[0].0 == w[1].0 && w[0].2 > w[1].1)
+    {
+        let ((s, a_start, a_end), (_, b_start, b_end)) = (w[0], w[1]);
+        let name = image.segments[s].name.as_str();
+        let a = find_replica(image, None, |r| buffer_at(r, name, a_start, a_end));
+        let b = find_replica(image, Some(a), |r| buffer_at(r, name, b_start, b_end));
+        let rep = |(i, j): (usize, usize)| {
+            let o = &image.objects[i];
+            format!("replica {} of {}", o.replicas[j].id, Obj(i, o))
+        };
+        return Err(fail(format!(
+            "buffers overlap in segment {name:?}: {} at [{a_start}, {a_end}) and {} at [{b_start}, {b_end})",
+            rep(a),
+            rep(b)
+        )));
+    }
+    Ok(())
+}
+
+fn validate_replicas(
+    image: &SnapshotImage,
+    i: usize,
+    o: &ObjectRecord,
+    ids: &mut Vec<u64>,
+    placed: &mut Vec<Placed>,
+) -> Result<()> {
+    let who = Obj(i, o);
+    for (j, r) in o.replicas.iter().enumerate() {
+        let rwho = Rep(&who, j, r.id);
+        if r.id >= image.next_replica_id {
+            return Err(fail(format!(
+                "{rwho}: id is not below next_replica_id {}",
+                image.next_replica_id
+            )));
+        }
+        if j > 0 {
+            ordered(o.replicas[j - 1].id, r.id, || rwho.to_string())?;
+        }
+        if r.status > 1 {
+            return Err(fail(format!("{rwho}: status {} is not 0 or 1", r.status)));
+        }
+        let Some(kind) = ReplicaKind::from_raw(u32::from(r.kind)) else {
+            return Err(fail(format!("{rwho}: kind {} is not 0, 1 or 2", r.kind)));
+        };
+        match (&r.location, kind) {
+            (LocationRecord::LocalDisk { .. }, ReplicaKind::LocalDisk) => {}
+            (LocationRecord::LocalDisk { .. }, _) => {
+                return Err(fail(format!(
+                    "{rwho}: a {kind:?} replica cannot have a local-disk location"
+                )))
+            }
+            (LocationRecord::Buffer { .. }, ReplicaKind::LocalDisk) => {
+                return Err(fail(format!(
+                    "{rwho}: a LocalDisk replica must have a local-disk location, not a buffer"
+                )))
+            }
+            (
+                LocationRecord::Buffer {
+                    segment,
+                    address,
+                    len,
+                },
+                _,
+            ) => {
+                let Ok(s) = image
+                    .segments
+                    .binary_search_by(|s| s.name.as_str().cmp(segment))
+                else {
+                    return Err(fail(format!("{rwho}: unknown segment {segment:?}")));
+                };
+                let seg = &image.segments[s];
+                if Pool::from_raw(u32::from(seg.pool)).map(Pool::replica_kind) != Some(kind) {
+                    return Err(fail(format!(
+                        "{rwho}: a {kind:?} replica cannot live in segment {segment:?} of pool {}",
+                        seg.pool
+                    )));
+                }
+                if *len != o.size {
+                    return Err(fail(format!(
+                        "{rwho}: buffer length {len} differs from object size {}",
+                        o.size
+                    )));
+                }
+                // Segment validation guaranteed base + size does not overflow.
+                let seg_end = seg.base + seg.size;
+                let end = address.checked_add(*len).filter(|&e| e <= seg_end);
+                let Some(end) = end.filter(|_| *address >= seg.base) else {
+                    return Err(fail(format!(
+                        "{rwho}: buffer at {address} (+{len}) lies outside segment {segment:?} [{}, {seg_end})",
+                        seg.base
+                    )));
+                };
+                placed.push((s, *address, end));
+            }
+        }
+        ids.push(r.id);
+    }
+    Ok(())
+}
