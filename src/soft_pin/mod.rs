@@ -3,5 +3,6 @@
 //! index ([`index`]).
 
 pub mod action;
+pub mod index;
 
 pub use action::{SoftPinAction, SoftPinIntent, SoftPinRequest};
