@@ -140,7 +140,6 @@ impl Error {
     }
 
     // Used by the object operations (other branches); unused in the skeleton.
-    #[allow(dead_code)]
     pub(crate) fn not_found() -> Self {
         Error::new(ErrorKind::ObjectNotFound, "object not found")
     }

@@ -9,7 +9,19 @@
 //! expiration cost proportional to what is due.
 //!
 //! The safe Rust API is this crate ([`Master`]); the C ABI lives in `ffi`
-//! and is the only place with `unsafe` foreign-facing code.
+//! and is the only place with foreign-facing `unsafe` code.
+//!
+//! ```
+//! use mooncake_meta::*;
+//! let m = Master::new(MasterConfig::deterministic(1_000)).unwrap();
+//! m.mount_segment(1, &SegmentSpec { name: "seg0".into(), base: 0x1000, size: 1 << 20, pool: Pool::Memory }).unwrap();
+//! let cfg = WriteConfig::default().with_soft_pin(SoftPinRequest::enable_for(60_000));
+//! m.put_start(1, Key::new("k"), 4096, &cfg).unwrap();
+//! m.put_end(1, Key::new("k"), ReplicaSelector::All, None).unwrap();
+//! assert_eq!(m.soft_pin_deadline(Key::new("k")).unwrap(), Some(61_000));
+//! m.get_replica_list(Key::new("k")).unwrap(); // reads never extend the pin
+//! assert_eq!(m.run_cleanup_at(61_000).expired, 1);
+//! ```
 
 pub mod clock;
 pub mod config;
@@ -19,8 +31,26 @@ pub mod snapshot;
 pub mod soft_pin;
 pub mod types;
 
+mod cleanup;
+mod eviction;
+mod group;
+mod invariants;
+mod key;
+mod maintenance;
+mod master;
+mod metrics;
+mod object;
+mod ops;
+mod shard;
+
+pub use cleanup::CleanupStats;
 pub use clock::{ClockSource, Instant, MAX_INSTANT};
 pub use config::MasterConfig;
 pub use error::{Error, ErrorKind, Result};
+pub use eviction::EvictionReport;
+pub use master::{Master, MasterCore};
+pub use metrics::{MetricsSnapshot, SegmentUsage};
+pub use ops::{KeyPage, UnmountReport};
+pub use snapshot::restore::RestoreReport;
 pub use soft_pin::{SoftPinAction, SoftPinIntent, SoftPinRequest};
 pub use types::*;

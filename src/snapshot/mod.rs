@@ -1,6 +1,9 @@
-//! Snapshots: the image model, its binary codec and file I/O.
+//! Snapshots: the image model, its binary codec, file I/O, capture and
+//! restore.
 
+pub mod capture;
 pub mod codec;
 pub mod file;
 pub mod image;
+pub mod restore;
 mod validate;

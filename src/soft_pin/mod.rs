@@ -4,5 +4,7 @@
 
 pub mod action;
 pub mod index;
+pub mod state;
 
 pub use action::{SoftPinAction, SoftPinIntent, SoftPinRequest};
+pub use index::{DeadlineIndex, DueEntry, IndexStats, PopOutcome};

@@ -1,0 +1,314 @@
+//! Memory eviction (SEMANTICS §4, soft-pin parts §3.7). Candidates are
+//! collected holding one shard read lock at a time, ordered by (lease,
+//! creation sequence), then evicted one object (or one whole group) at a
+//! time. Soft pin is a priority hint evaluated as `now < deadline`: the
+//! first pass skips active pins, the second takes them only when
+//! `allow_evict_soft_pinned_objects`. Expired deadlines of examined
+//! candidates are normalised on the way.
+
+use crate::clock::Instant;
+use crate::error::{Error, Result};
+use crate::group::Group;
+use crate::master::MasterCore;
+use crate::object::{Object, NO_DEADLINE};
+use crate::shard::ShardState;
+use crate::soft_pin::state::{is_active, Delta};
+use crate::types::{Pool, ReplicaKind};
+use hashbrown::HashSet;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+/// What one eviction run did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct EvictionReport {
+    /// Non-hard-pinned objects with an evictable memory replica.
+    pub base: u64,
+    /// Base objects whose lease was not live.
+    pub candidates: u64,
+    /// Objects whose memory replicas were freed.
+    pub evicted: u64,
+    pub evicted_bytes: u64,
+    /// Of `evicted`, those taken by the second pass while actively pinned.
+    pub evicted_pinned: u64,
+    /// Discarded buffers released by this run (credited to the second pass).
+    pub discarded_released: u64,
+    /// Expired deadlines cleared while examining candidates.
+    pub normalised: u64,
+}
+
+#[derive(Clone)]
+struct Candidate {
+    lease: Instant,
+    seq: u64,
+    hash: u64,
+    shard: usize,
+    pinned: bool,
+    group: Option<Arc<Group>>,
+}
+
+enum Pass {
+    First,
+    Second { take_pinned: bool },
+}
+
+fn ratio_ok(r: f64) -> bool {
+    (0.0..=1.0).contains(&r)
+}
+
+impl MasterCore {
+    /// Runs the trigger of §4: evicts when memory usage is above the high
+    /// watermark (or `force`, after an allocation failure, when
+    /// `eviction_ratio > 0`). Returns the report if it ran.
+    pub fn evict_if_needed(&self, force: bool) -> Option<EvictionReport> {
+        let (cap, used) = {
+            let t = self.segments.read();
+            (t.capacity(Pool::Memory), t.allocated(Pool::Memory))
+        };
+        if cap == 0 {
+            return None;
+        }
+        let used = used as f64 / cap as f64;
+        let hwm = self.config.eviction_high_watermark_ratio;
+        let ratio = self.config.eviction_ratio;
+        if !(used > hwm || (force && ratio > 0.0)) {
+            return None;
+        }
+        let target = ratio.max(used - hwm + ratio).min(1.0);
+        let lower = (target / 2.0).max(used - hwm).clamp(0.0, 1.0);
+        self.run_eviction(target, lower).ok()
+    }
+
+    /// One deterministic eviction run with explicit target and lowerbound
+    /// ratios of the eviction base.
+    pub fn run_eviction(&self, target: f64, lowerbound: f64) -> Result<EvictionReport> {
+        if !ratio_ok(target) || !ratio_ok(lowerbound) {
+            return Err(Error::invalid(format!(
+                "eviction ratios must be in [0, 1] (target {target}, lowerbound {lowerbound})"
+            )));
+        }
+        let now = self.clock.now();
+        self.metrics
+            .eviction_attempts
+            .fetch_add(1, Ordering::Relaxed);
+        let mut report = EvictionReport {
+            discarded_released: self.release_discarded_at(now),
+            ..Default::default()
+        };
+        let mut cands = self.collect_candidates(now, &mut report);
+        cands.sort_unstable_by_key(|c| (c.lease, c.seq));
+        let target_n = (report.base as f64 * target).ceil() as u64;
+        let lower_n = (report.base as f64 * lowerbound).ceil() as u64;
+
+        let mut done = vec![false; cands.len()];
+        let mut groups_done: HashSet<*const Group> = HashSet::new();
+        self.pass(
+            &cands,
+            &mut done,
+            &mut groups_done,
+            Pass::First,
+            now,
+            target_n,
+            &mut report,
+        );
+        let credited = report.evicted + report.discarded_released;
+        if credited < lower_n {
+            let goal = report.evicted + (lower_n - credited);
+            self.pass(
+                &cands,
+                &mut done,
+                &mut groups_done,
+                Pass::Second { take_pinned: false },
+                now,
+                goal,
+                &mut report,
+            );
+            if self.config.allow_evict_soft_pinned_objects {
+                self.pass(
+                    &cands,
+                    &mut done,
+                    &mut groups_done,
+                    Pass::Second { take_pinned: true },
+                    now,
+                    goal,
+                    &mut report,
+                );
+            }
+        }
+        let m = &self.metrics;
+        if report.evicted > 0 {
+            m.eviction_successes.fetch_add(1, Ordering::Relaxed);
+        }
+        m.evicted_keys.fetch_add(report.evicted, Ordering::Relaxed);
+        m.evicted_bytes
+            .fetch_add(report.evicted_bytes, Ordering::Relaxed);
+        Ok(report)
+    }
+
+    fn collect_candidates(&self, now: Instant, report: &mut EvictionReport) -> Vec<Candidate> {
+        let mut out = Vec::new();
+        for (si, shard) in self.shards.iter().enumerate() {
+            let st = shard.state.read();
+            for obj in st.objects.iter() {
+                if obj.hard_pin || obj.evictable_memory().next().is_none() {
+                    continue;
+                }
+                report.base += 1;
+                if obj.lease_live(now) {
+                    continue;
+                }
+                report.candidates += 1;
+                // Normalise an expired deadline (CAS: cleanup may race us).
+                let d = obj.soft_pin.load(Ordering::Acquire);
+                if d != NO_DEADLINE
+                    && now >= d
+                    && obj
+                        .soft_pin
+                        .compare_exchange(d, NO_DEADLINE, Ordering::AcqRel, Ordering::Acquire)
+                        .is_ok()
+                {
+                    self.apply_delta(&obj.key, si, Delta::DROPPED);
+                    report.normalised += 1;
+                }
+                out.push(Candidate {
+                    lease: obj.effective_lease(),
+                    seq: obj.seq,
+                    hash: obj.hash,
+                    shard: si,
+                    pinned: is_active(obj.committed(), now),
+                    group: obj.group.clone(),
+                });
+            }
+        }
+        out
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn pass(
+        &self,
+        cands: &[Candidate],
+        done: &mut [bool],
+        groups_done: &mut HashSet<*const Group>,
+        pass: Pass,
+        now: Instant,
+        goal: u64,
+        report: &mut EvictionReport,
+    ) {
+        let allow_pinned = matches!(pass, Pass::Second { take_pinned: true });
+        for (i, c) in cands.iter().enumerate() {
+            if report.evicted >= goal {
+                return;
+            }
+            // The first pass and the unpinned half of the second skip active
+            // pins; the pinned half (only with allow_evict_soft_pinned_objects)
+            // takes what is left, pinned or not (a group with a pinned member
+            // only goes then).
+            if done[i] || (c.pinned && !allow_pinned) {
+                continue;
+            }
+            if let Some(g) = &c.group {
+                if !groups_done.insert(Arc::as_ptr(g)) {
+                    done[i] = true;
+                    continue;
+                }
+                done[i] = true;
+                let (n, bytes, pinned) = self.evict_group(g, now, allow_pinned);
+                report.evicted += n;
+                report.evicted_bytes += bytes;
+                report.evicted_pinned += pinned;
+                if n == 0 {
+                    // The group stays whole; a later pass may take it.
+                    groups_done.remove(&Arc::as_ptr(g));
+                    done[i] = false;
+                }
+                continue;
+            }
+            let mut st = self.shards[c.shard].state.write();
+            let Some(obj) = st.objects.find(c.hash, |o| o.seq == c.seq) else {
+                done[i] = true;
+                continue;
+            };
+            if !evictable(obj, now, allow_pinned) {
+                continue;
+            }
+            done[i] = true;
+            let pinned = is_active(obj.committed(), now);
+            let key = obj.key.clone();
+            let bytes = self.evict_object(&mut st, c.shard, c.hash, &key);
+            report.evicted += 1;
+            report.evicted_bytes += bytes;
+            report.evicted_pinned += pinned as u64;
+        }
+    }
+
+    /// Frees an object's evictable memory replicas; erases it if nothing is
+    /// left. Returns the bytes freed.
+    fn evict_object(&self, st: &mut ShardState, si: usize, hash: u64, scoped: &str) -> u64 {
+        let obj = st.find_scoped_mut(hash, scoped).expect("object is locked");
+        let victims: Vec<u64> = obj.evictable_memory().map(|r| r.id).collect();
+        let (freed, kept): (Vec<_>, Vec<_>) = std::mem::take(&mut obj.replicas)
+            .into_iter()
+            .partition(|r| victims.contains(&r.id));
+        obj.replicas = kept;
+        let size = obj.size;
+        self.free_now(&freed, size);
+        if obj.replicas.is_empty() {
+            self.erase(st, si, hash, scoped, None);
+        }
+        size * freed.len() as u64
+    }
+
+    /// All-or-none group eviction: every member must pass this pass's
+    /// per-object checks, or no member goes. Returns (members evicted,
+    /// bytes, pinned members evicted).
+    fn evict_group(&self, g: &Arc<Group>, now: Instant, allow_pinned: bool) -> (u64, u64, u64) {
+        let members: Vec<Box<str>> = g.members.lock().clone();
+        let mut located: Vec<(usize, u64, Box<str>)> = members
+            .into_iter()
+            .map(|k| {
+                let h = self.hasher.hash_scoped(&k);
+                (self.shard_index_of(h), h, k)
+            })
+            .collect();
+        located.sort();
+        let mut shard_ids: Vec<usize> = located.iter().map(|m| m.0).collect();
+        shard_ids.dedup();
+        // Ascending shard order, as the lock order requires.
+        let mut guards: Vec<_> = shard_ids
+            .iter()
+            .map(|&s| (s, self.shards[s].state.write()))
+            .collect();
+        let all_pass = located.iter().all(|(s, h, k)| {
+            let st = &guards.iter().find(|(i, _)| i == s).expect("locked").1;
+            st.find_scoped(*h, k).is_some_and(|o| {
+                !o.hard_pin
+                    && !o.lease_live(now)
+                    && (allow_pinned || !is_active(o.committed(), now))
+            })
+        });
+        if !all_pass {
+            return (0, 0, 0);
+        }
+        let (mut n, mut bytes, mut pinned) = (0, 0, 0);
+        for (s, h, k) in &located {
+            let st = &mut guards.iter_mut().find(|(i, _)| i == s).expect("locked").1;
+            let Some(obj) = st.find_scoped(*h, k) else {
+                continue;
+            };
+            if obj.evictable_memory().next().is_none() {
+                continue;
+            }
+            pinned += is_active(obj.committed(), now) as u64;
+            bytes += self.evict_object(st, *s, *h, k);
+            n += 1;
+        }
+        (n, bytes, pinned)
+    }
+}
+
+fn evictable(obj: &Object, now: Instant, allow_pinned: bool) -> bool {
+    !obj.hard_pin
+        && !obj.lease_live(now)
+        && obj.replicas.iter().any(|r| r.kind == ReplicaKind::Memory)
+        && obj.evictable_memory().next().is_some()
+        && (allow_pinned || !is_active(obj.committed(), now))
+}

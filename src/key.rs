@@ -1,0 +1,111 @@
+//! Tenant-scoped keys as stored: one allocation holding `tenant \0 key`.
+//! Tenants are NUL-free, so the first NUL separates the parts and
+//! `("a/b","c")` can never equal `("a","b/c")`. Hashing writes the same
+//! byte sequence for a borrowed [`Key`] and a stored key, so lookups never
+//! allocate.
+
+use crate::types::Key;
+use std::hash::{BuildHasher, Hasher};
+
+/// The stored form of a key: `tenant \0 key`.
+pub(crate) type ScopedKey = Box<str>;
+
+pub(crate) fn scoped(key: Key<'_>) -> ScopedKey {
+    let mut s = String::with_capacity(key.tenant.len() + 1 + key.key.len());
+    s.push_str(key.tenant);
+    s.push('\0');
+    s.push_str(key.key);
+    s.into_boxed_str()
+}
+
+/// Splits a stored key back into its parts.
+pub(crate) fn split(scoped: &str) -> Key<'_> {
+    match scoped.split_once('\0') {
+        Some((tenant, key)) => Key { tenant, key },
+        None => Key {
+            tenant: "",
+            key: scoped,
+        },
+    }
+}
+
+/// Whether `scoped` is the stored form of `key`, without allocating.
+#[inline]
+pub(crate) fn matches(scoped: &str, key: Key<'_>) -> bool {
+    let t = key.tenant.len();
+    scoped.len() == t + 1 + key.key.len()
+        && scoped.as_bytes()[t] == 0
+        && scoped.starts_with(key.tenant)
+        && scoped.ends_with(key.key)
+}
+
+/// The per-master key hasher: random seed, same value for a [`Key`] and
+/// its stored form.
+#[derive(Clone)]
+pub(crate) struct KeyHasher(foldhash::quality::RandomState);
+
+impl KeyHasher {
+    pub(crate) fn new() -> Self {
+        KeyHasher(foldhash::quality::RandomState::default())
+    }
+
+    #[inline]
+    pub(crate) fn hash(&self, key: Key<'_>) -> u64 {
+        let mut h = self.0.build_hasher();
+        h.write(key.tenant.as_bytes());
+        h.write_u8(0);
+        h.write(key.key.as_bytes());
+        h.finish()
+    }
+
+    #[inline]
+    pub(crate) fn hash_scoped(&self, scoped: &str) -> u64 {
+        self.hash(split(scoped))
+    }
+
+    /// Hash of a group name within a tenant (a separate domain from keys).
+    pub(crate) fn hash_group(&self, tenant: &str, group: &str) -> u64 {
+        let mut h = self.0.build_hasher();
+        h.write_u8(1);
+        h.write(tenant.as_bytes());
+        h.write_u8(0);
+        h.write(group.as_bytes());
+        h.finish()
+    }
+}
+
+/// Shard of a hash. Uses bits 32..56, which hashbrown uses for neither the
+/// bucket index (low bits) nor the control tag (top 7 bits), so all keys of
+/// one shard still spread over that shard's table.
+#[inline]
+pub(crate) fn shard_of(hash: u64, shard_count: usize) -> usize {
+    (((hash >> 32) & 0x00FF_FFFF) as usize) % shard_count
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tenant_scoped_keys_cannot_collide() {
+        let a = scoped(Key::scoped("a/b", "c"));
+        let b = scoped(Key::scoped("a", "b/c"));
+        assert_ne!(a, b);
+        assert!(matches(&a, Key::scoped("a/b", "c")));
+        assert!(!matches(&a, Key::scoped("a", "b/c")));
+        assert!(!matches(&b, Key::scoped("a/b", "c")));
+        let h = KeyHasher::new();
+        assert_eq!(h.hash(Key::scoped("a/b", "c")), h.hash_scoped(&a));
+        assert_ne!(
+            h.hash(Key::scoped("a/b", "c")),
+            h.hash(Key::scoped("a", "b/c"))
+        );
+    }
+
+    #[test]
+    fn keys_may_contain_nul_but_tenants_split_first() {
+        let s = scoped(Key::scoped("t", "k\0x"));
+        assert_eq!(split(&s), Key::scoped("t", "k\0x"));
+        assert!(matches(&s, Key::scoped("t", "k\0x")));
+    }
+}

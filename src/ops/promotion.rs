@@ -1,0 +1,140 @@
+//! Promotion from a LOCAL_DISK replica back into memory, and registering
+//! LOCAL_DISK replicas. Neither is a soft-pin activation point.
+
+use super::replication::has_task_error;
+use crate::error::{Error, ErrorKind, Result};
+use crate::master::MasterCore;
+use crate::object::{Object, Replica, Role, Task, LOCAL_DISK_SEGMENT};
+use crate::segment::BufferOwner;
+use crate::types::{ClientId, Key, Pool, ReplicaDescriptor, ReplicaKind, ReplicaStatus};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+impl MasterCore {
+    /// Stages a PROCESSING memory replica for an object that has a COMPLETE
+    /// LOCAL_DISK replica and no memory replica.
+    pub fn promotion_start(&self, k: Key<'_>, preferred: &[String]) -> Result<ReplicaDescriptor> {
+        k.validate()?;
+        let (hash, si) = self.locate(k);
+        let mut st = self.shards[si].state.write();
+        let obj = st.find_mut(hash, k).ok_or_else(Error::not_found)?;
+        if obj.task.is_some() {
+            return Err(has_task_error());
+        }
+        if !obj
+            .replicas
+            .iter()
+            .any(|r| r.kind == ReplicaKind::LocalDisk && r.is_complete())
+        {
+            return Err(Error::new(
+                ErrorKind::ReplicaNotFound,
+                "no COMPLETE LOCAL_DISK replica to promote from",
+            ));
+        }
+        if obj.replicas.iter().any(|r| r.kind == ReplicaKind::Memory) {
+            return Err(Error::new(
+                ErrorKind::UnavailableInCurrentStatus,
+                "the object already has a memory replica",
+            ));
+        }
+        let id = self.replica_ids(1);
+        let placed = self
+            .segments
+            .read()
+            .place(Pool::Memory, 1, obj.size, preferred, &[], |_| BufferOwner {
+                object_hash: hash,
+                replica_id: id,
+            });
+        let Some(&(segment, addr)) = placed.first() else {
+            self.wakeup.request_eviction();
+            return Err(Error::new(
+                ErrorKind::NoAvailableHandle,
+                format!("no memory segment has room for {} bytes", obj.size),
+            ));
+        };
+        let r = Replica {
+            id,
+            addr,
+            segment,
+            kind: ReplicaKind::Memory,
+            status: ReplicaStatus::Processing,
+            role: Role::TaskTarget,
+        };
+        obj.task = Some(Box::new(Task::Promotion { target: id }));
+        obj.replicas.push(r);
+        Ok(r.descriptor(obj.size))
+    }
+
+    /// Ends a promotion: success completes the staged replica, failure drops it.
+    pub fn promotion_end(&self, k: Key<'_>, success: bool) -> Result<()> {
+        self.finish_task(k, |t| matches!(t, Task::Promotion { .. }), success)
+    }
+
+    /// Registers a COMPLETE LOCAL_DISK replica held by `client`, creating
+    /// the object if absent. Idempotent per client.
+    pub fn add_local_disk_replica(
+        &self,
+        client: ClientId,
+        k: Key<'_>,
+        size: u64,
+    ) -> Result<ReplicaDescriptor> {
+        k.validate()?;
+        if size == 0 {
+            return Err(Error::invalid("size must be positive"));
+        }
+        let now = self.clock.now();
+        let (hash, si) = self.locate(k);
+        let mut st = self.shards[si].state.write();
+        let replica = |id| Replica {
+            id,
+            addr: client,
+            segment: LOCAL_DISK_SEGMENT,
+            kind: ReplicaKind::LocalDisk,
+            status: ReplicaStatus::Complete,
+            role: Role::Write,
+        };
+        if let Some(obj) = st.find_mut(hash, k) {
+            if obj.size != size {
+                return Err(Error::invalid(format!(
+                    "size {size} differs from the object's size {}",
+                    obj.size
+                )));
+            }
+            if obj.write_in_flight() {
+                return Err(Error::new(
+                    ErrorKind::UnavailableInCurrentStatus,
+                    "a write is in flight on this key",
+                ));
+            }
+            if let Some(r) = obj
+                .replicas
+                .iter()
+                .find(|r| r.kind == ReplicaKind::LocalDisk && r.addr == client)
+            {
+                return Ok(r.descriptor(size));
+            }
+            let r = replica(self.replica_ids(1));
+            obj.replicas.push(r);
+            return Ok(r.descriptor(size));
+        }
+        let r = replica(self.replica_ids(1));
+        let scoped = crate::key::scoped(k);
+        st.insert(Object {
+            key: scoped,
+            hash,
+            size,
+            writer: client,
+            put_start: now,
+            seq: self.new_seq(),
+            write_token: self.new_token(),
+            lease: AtomicU64::new(0),
+            soft_pin: AtomicU64::new(crate::object::NO_DEADLINE),
+            replicas: vec![r],
+            pending: None,
+            group: None,
+            hard_pin: false,
+            task: None,
+        });
+        self.metrics.keys.fetch_add(1, Ordering::Relaxed);
+        Ok(r.descriptor(size))
+    }
+}

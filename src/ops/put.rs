@@ -1,0 +1,250 @@
+//! PutStart, PutEnd and PutRevoke (Upsert's End and Revoke are the same
+//! operations). End is where a soft pin is committed: only by the End that
+//! takes the object from zero COMPLETE replicas to at least one (§3.3).
+
+use crate::clock::Instant;
+use crate::error::{Error, ErrorKind, Result};
+use crate::key;
+use crate::master::MasterCore;
+use crate::object::Object;
+use crate::soft_pin::state;
+use crate::soft_pin::SoftPinIntent;
+use crate::types::{ClientId, Key, ReplicaSelector, ReplicaStatus, StartedWrite, WriteConfig};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Request checks shared by PutStart and UpsertStart (before any effect).
+pub(crate) fn validate_write(
+    core: &MasterCore,
+    k: Key<'_>,
+    size: u64,
+    cfg: &WriteConfig,
+) -> Result<SoftPinIntent> {
+    k.validate()?;
+    if size == 0 {
+        return Err(Error::invalid("size must be positive"));
+    }
+    if cfg.memory_replicas == 0 && cfg.nof_ssd_replicas == 0 {
+        return Err(Error::invalid("at least one replica must be requested"));
+    }
+    let intent = cfg.soft_pin.resolve(&core.config)?;
+    if let Some(g) = &cfg.group {
+        crate::types::validate_name("group", g)?;
+    }
+    Ok(intent)
+}
+
+pub(crate) struct NewObject {
+    pub writer: ClientId,
+    pub size: u64,
+    pub now: Instant,
+    pub intent: SoftPinIntent,
+    pub hard_pin: bool,
+    pub committed: Option<Instant>,
+}
+
+impl MasterCore {
+    /// Starts a write of a new object (upstream `PutStart`). Returns the
+    /// staged replicas and the write's token.
+    pub fn put_start(
+        &self,
+        client: ClientId,
+        k: Key<'_>,
+        size: u64,
+        cfg: &WriteConfig,
+    ) -> Result<StartedWrite> {
+        let intent = validate_write(self, k, size, cfg)?;
+        let now = self.clock.now();
+        let (hash, si) = self.locate(k);
+        let mut st = self.shards[si].state.write();
+        let replace = match st.find(hash, k) {
+            Some(obj) if obj.has_complete() => {
+                return Err(Error::new(
+                    ErrorKind::ObjectAlreadyExists,
+                    "object already exists",
+                ))
+            }
+            Some(obj)
+                if now
+                    <= obj
+                        .put_start
+                        .saturating_add(self.config.put_start_discard_timeout_ms) =>
+            {
+                return Err(Error::new(
+                    ErrorKind::ObjectAlreadyExists,
+                    "a recent write of this key is still in flight",
+                ))
+            }
+            Some(obj) => Some(obj.key.clone()),
+            None => None,
+        };
+        let replicas = self.allocate_write(hash, size, cfg, &[])?;
+        // A stale write with nothing COMPLETE is replaced: its buffers are
+        // discarded and its deadline dropped (no carry, §3.5).
+        if let Some(scoped) = replace {
+            self.erase(
+                &mut st,
+                si,
+                hash,
+                &scoped,
+                Some(now + self.config.put_start_release_timeout_ms),
+            );
+        }
+        let token = self.new_token();
+        let descriptors = replicas.iter().map(|r| r.descriptor(size)).collect();
+        let obj = self.new_object(
+            k,
+            hash,
+            replicas,
+            token,
+            NewObject {
+                writer: client,
+                size,
+                now,
+                intent,
+                hard_pin: cfg.hard_pin,
+                committed: None,
+            },
+            cfg.group.as_deref(),
+        );
+        st.in_flight.insert(token, hash);
+        st.insert(obj);
+        self.metrics.keys.fetch_add(1, Ordering::Relaxed);
+        Ok(StartedWrite {
+            replicas: descriptors,
+            token,
+        })
+    }
+
+    pub(crate) fn new_object(
+        &self,
+        k: Key<'_>,
+        hash: u64,
+        replicas: Vec<crate::object::Replica>,
+        token: u64,
+        n: NewObject,
+        group: Option<&str>,
+    ) -> Object {
+        let scoped = key::scoped(k);
+        let group = group.map(|g| self.groups.join(&self.hasher, k.tenant, g, &scoped, 0));
+        Object {
+            key: scoped,
+            hash,
+            size: n.size,
+            writer: n.writer,
+            put_start: n.now,
+            seq: self.new_seq(),
+            write_token: token,
+            lease: AtomicU64::new(0),
+            soft_pin: AtomicU64::new(n.committed.unwrap_or(crate::object::NO_DEADLINE)),
+            replicas,
+            pending: Some(n.intent),
+            group,
+            hard_pin: n.hard_pin,
+            task: None,
+        }
+    }
+
+    /// Completes the targeted replicas of the write in flight (upstream
+    /// `PutEnd`). The first End that makes the object readable commits the
+    /// write's soft-pin intent; later Ends never refresh it.
+    pub fn put_end(
+        &self,
+        client: ClientId,
+        k: Key<'_>,
+        sel: ReplicaSelector,
+        token: Option<u64>,
+    ) -> Result<()> {
+        k.validate()?;
+        let now = self.clock.now();
+        let (hash, si) = self.locate(k);
+        let mut st = self.shards[si].state.write();
+        let obj = st.find_mut(hash, k).ok_or_else(Error::not_found)?;
+        MasterCore::check_writer(obj, client, token)?;
+        if !obj.write_in_flight() {
+            return if obj.targeted(sel).all(|r| r.is_complete()) {
+                Ok(())
+            } else {
+                Err(Error::new(
+                    ErrorKind::InvalidWrite,
+                    "no write in flight to end",
+                ))
+            };
+        }
+        let had_complete = obj.has_complete();
+        let mut completed = 0usize;
+        for r in obj.replicas.iter_mut() {
+            if r.is_write_processing() && sel.matches(r.kind) {
+                r.status = ReplicaStatus::Complete;
+                completed += 1;
+            }
+        }
+        // Commit rule (§3.3): only the End that takes the object from zero
+        // COMPLETE replicas to some commits; pending is then gone, so later
+        // and repeated Ends never refresh the deadline.
+        if !had_complete && completed > 0 {
+            if let Some(intent) = obj.pending.take() {
+                let (after, delta) = state::commit(obj.committed(), intent, now);
+                obj.set_committed(after);
+                self.apply_delta(&obj.key, si, delta);
+            }
+        }
+        obj.lease.fetch_max(now, Ordering::AcqRel);
+        obj.apply_pending_rule();
+        if !obj.write_in_flight() {
+            let t = obj.write_token;
+            st.in_flight.remove(&t);
+        }
+        Ok(())
+    }
+
+    /// Abandons the targeted PROCESSING replicas of the write in flight
+    /// (upstream `PutRevoke`); the object goes when no replica is left.
+    pub fn put_revoke(
+        &self,
+        client: ClientId,
+        k: Key<'_>,
+        sel: ReplicaSelector,
+        token: Option<u64>,
+    ) -> Result<()> {
+        k.validate()?;
+        let (hash, si) = self.locate(k);
+        let mut st = self.shards[si].state.write();
+        let obj = st.find_mut(hash, k).ok_or_else(Error::not_found)?;
+        MasterCore::check_writer(obj, client, token)?;
+        if !obj.write_in_flight() {
+            return Err(Error::new(
+                ErrorKind::InvalidWrite,
+                "no write in flight to revoke",
+            ));
+        }
+        if obj.targeted(sel).any(|r| !r.is_write_processing()) {
+            return Err(Error::new(
+                ErrorKind::InvalidWrite,
+                "a targeted replica is not PROCESSING",
+            ));
+        }
+        let (revoked, kept): (Vec<_>, Vec<_>) = obj
+            .replicas
+            .iter()
+            .partition(|r| r.is_write_processing() && sel.matches(r.kind));
+        obj.replicas = kept;
+        let size = obj.size;
+        self.free_now(&revoked, size);
+        // Partial revoke keeps pending while another eligible replica can
+        // still complete (§3.4); committed state is untouched.
+        obj.apply_pending_rule();
+        let (in_flight, empty, token_now, scoped) = (
+            obj.write_in_flight(),
+            obj.replicas.is_empty(),
+            obj.write_token,
+            obj.key.clone(),
+        );
+        if !in_flight {
+            st.in_flight.remove(&token_now);
+        }
+        if empty {
+            self.erase(&mut st, si, hash, &scoped, None);
+        }
+        Ok(())
+    }
+}

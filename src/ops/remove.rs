@@ -1,0 +1,90 @@
+//! Removal: Remove(key, force), RemoveAll and RemoveByRegex. Soft and hard
+//! pins never block removal (RFC semantics 10); a live lease blocks it unless
+//! forced.
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::key;
+use crate::master::MasterCore;
+use crate::object::Object;
+use crate::types::Key;
+
+/// Largest compiled pattern accepted by RemoveByRegex.
+const REGEX_SIZE_LIMIT: usize = 1 << 20;
+
+fn removable(obj: &Object, now: u64, force: bool) -> Result<()> {
+    if obj.replicas.iter().any(|r| !r.is_complete()) {
+        return Err(Error::new(
+            ErrorKind::ReplicaIsNotReady,
+            "a replica of this object is not COMPLETE",
+        ));
+    }
+    if obj.task.is_some() {
+        return Err(Error::new(
+            ErrorKind::ObjectHasReplicationTask,
+            "a copy, move or promotion is running on this key",
+        ));
+    }
+    if !force && obj.lease_live(now) {
+        return Err(Error::new(
+            ErrorKind::ObjectHasLease,
+            "the object's read lease is live",
+        ));
+    }
+    Ok(())
+}
+
+impl MasterCore {
+    /// Removes one object; buffers are freed at once.
+    pub fn remove(&self, k: Key<'_>, force: bool) -> Result<()> {
+        k.validate()?;
+        let now = self.clock.now();
+        let (hash, si) = self.locate(k);
+        let mut st = self.shards[si].state.write();
+        let obj = st.find(hash, k).ok_or_else(Error::not_found)?;
+        removable(obj, now, force)?;
+        let scoped = obj.key.clone();
+        self.erase(&mut st, si, hash, &scoped, None);
+        Ok(())
+    }
+
+    /// Removes every removable object; returns how many went.
+    pub fn remove_all(&self, force: bool) -> u64 {
+        self.remove_matching(force, |_| true)
+    }
+
+    /// Removes the removable objects whose key (in `tenant`, or any tenant
+    /// when `None`) matches `pattern` anywhere (anchor it with `^…$` for a
+    /// full match). A bad or oversized pattern is `INVALID_PARAMS`.
+    pub fn remove_by_regex(&self, tenant: Option<&str>, pattern: &str, force: bool) -> Result<u64> {
+        if let Some(t) = tenant {
+            crate::types::validate_name("tenant", t)?;
+        }
+        let re = regex::RegexBuilder::new(pattern)
+            .size_limit(REGEX_SIZE_LIMIT)
+            .build()
+            .map_err(|e| Error::invalid(format!("bad pattern: {e}")))?;
+        Ok(self.remove_matching(force, |scoped| {
+            let k = key::split(scoped);
+            tenant.is_none_or(|t| t == k.tenant) && re.is_match(k.key)
+        }))
+    }
+
+    fn remove_matching(&self, force: bool, pred: impl Fn(&str) -> bool) -> u64 {
+        let mut removed = 0;
+        for (si, shard) in self.shards.iter().enumerate() {
+            let mut st = shard.state.write();
+            let now = self.clock.now();
+            let victims: Vec<(u64, Box<str>)> = st
+                .objects
+                .iter()
+                .filter(|o| pred(&o.key) && removable(o, now, force).is_ok())
+                .map(|o| (o.hash, o.key.clone()))
+                .collect();
+            for (hash, scoped) in victims {
+                self.erase(&mut st, si, hash, &scoped, None);
+                removed += 1;
+            }
+        }
+        removed
+    }
+}

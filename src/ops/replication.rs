@@ -1,0 +1,265 @@
+//! Copy and Move: targets allocated on named segments, the source busy while
+//! the task runs, one task per key. Never soft-pin activation points.
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::master::{free_in, MasterCore};
+use crate::object::{Object, Replica, Role, Task};
+use crate::segment::BufferOwner;
+use crate::shard::ShardState;
+use crate::types::{Key, ReplicaDescriptor, ReplicaKind, ReplicaStatus};
+
+fn no_task() -> Error {
+    Error::new(
+        ErrorKind::ObjectNoReplicationTask,
+        "no such task runs on this key",
+    )
+}
+
+fn gone() -> Error {
+    Error::new(
+        ErrorKind::ReplicaIsGone,
+        "the task's source or target replica is gone (segment unmounted)",
+    )
+}
+
+pub(crate) fn has_task_error() -> Error {
+    Error::new(
+        ErrorKind::ObjectHasReplicationTask,
+        "a copy, move or promotion is already running on this key",
+    )
+}
+
+impl MasterCore {
+    /// Allocates one task target per named segment (distinct from the
+    /// object's current segments). All or nothing.
+    fn allocate_targets(&self, obj: &Object, names: &[&str]) -> Result<Vec<Replica>> {
+        let table = self.segments.read();
+        let mut segs = Vec::with_capacity(names.len());
+        for name in names {
+            let seg = table.by_name(name).cloned().ok_or_else(|| {
+                Error::new(
+                    ErrorKind::SegmentNotFound,
+                    format!("segment '{name}' is not mounted"),
+                )
+            })?;
+            if obj
+                .replicas
+                .iter()
+                .any(|r| r.has_buffer() && r.segment == seg.id)
+                || segs
+                    .iter()
+                    .any(|s: &std::sync::Arc<crate::segment::Segment>| s.id == seg.id)
+            {
+                return Err(Error::invalid(format!(
+                    "segment '{name}' already holds a replica of this object"
+                )));
+            }
+            segs.push(seg);
+        }
+        let first = self.replica_ids(segs.len());
+        let mut out: Vec<Replica> = Vec::with_capacity(segs.len());
+        for (i, seg) in segs.iter().enumerate() {
+            let id = first + i as u64;
+            let owner = BufferOwner {
+                object_hash: obj.hash,
+                replica_id: id,
+            };
+            match seg.allocate(obj.size, owner) {
+                Some(addr) => out.push(Replica {
+                    id,
+                    addr,
+                    segment: seg.id,
+                    kind: seg.pool.replica_kind(),
+                    status: ReplicaStatus::Processing,
+                    role: Role::TaskTarget,
+                }),
+                None => {
+                    for r in &out {
+                        free_in(&table, r.segment, r.addr, obj.size);
+                    }
+                    drop(table);
+                    self.wakeup.request_eviction();
+                    return Err(Error::new(
+                        ErrorKind::NoAvailableHandle,
+                        format!("segment '{}' has no room for {} bytes", seg.name, obj.size),
+                    ));
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Removes task targets that still exist (freeing them) and clears the
+    /// task; erases the object if nothing is left.
+    fn abandon_task(&self, st: &mut ShardState, si: usize, hash: u64, k: Key<'_>) {
+        let obj = st.find_mut(hash, k).expect("object is locked");
+        let task = obj.task.take();
+        let (targets, kept): (Vec<Replica>, Vec<Replica>) = std::mem::take(&mut obj.replicas)
+            .into_iter()
+            .partition(|r| r.role == Role::TaskTarget && r.status == ReplicaStatus::Processing);
+        obj.replicas = kept;
+        debug_assert!(task.is_some());
+        let size = obj.size;
+        let (empty, scoped) = (obj.replicas.is_empty(), obj.key.clone());
+        self.free_now(&targets, size);
+        if empty {
+            self.erase(st, si, hash, &scoped, None);
+        }
+    }
+
+    /// Starts copying a key's data to the named segments; returns the
+    /// PROCESSING targets.
+    pub fn copy_start(&self, k: Key<'_>, targets: &[&str]) -> Result<Vec<ReplicaDescriptor>> {
+        k.validate()?;
+        if targets.is_empty() {
+            return Err(Error::invalid("copy needs at least one target segment"));
+        }
+        let (hash, si) = self.locate(k);
+        let mut st = self.shards[si].state.write();
+        let obj = st.find_mut(hash, k).ok_or_else(Error::not_found)?;
+        if obj.task.is_some() {
+            return Err(has_task_error());
+        }
+        let source = source_replica(obj, None)?;
+        let staged = self.allocate_targets(obj, targets)?;
+        let out = staged.iter().map(|r| r.descriptor(obj.size)).collect();
+        obj.task = Some(Box::new(Task::Copy {
+            source,
+            targets: staged.iter().map(|r| r.id).collect(),
+        }));
+        obj.replicas.extend(staged);
+        Ok(out)
+    }
+
+    /// Completes a copy: its targets become COMPLETE.
+    pub fn copy_end(&self, k: Key<'_>) -> Result<()> {
+        self.finish_task(k, |t| matches!(t, Task::Copy { .. }), true)
+    }
+
+    /// Abandons a copy: its targets are freed.
+    pub fn copy_revoke(&self, k: Key<'_>) -> Result<()> {
+        self.finish_task(k, |t| matches!(t, Task::Copy { .. }), false)
+    }
+
+    /// Starts moving the key's replica on `from` to segment `to`.
+    pub fn move_start(&self, k: Key<'_>, from: &str, to: &str) -> Result<ReplicaDescriptor> {
+        k.validate()?;
+        let (hash, si) = self.locate(k);
+        let mut st = self.shards[si].state.write();
+        let obj = st.find_mut(hash, k).ok_or_else(Error::not_found)?;
+        if obj.task.is_some() {
+            return Err(has_task_error());
+        }
+        let from_id = self
+            .segments
+            .read()
+            .by_name(from)
+            .map(|s| s.id)
+            .ok_or_else(|| {
+                Error::new(
+                    ErrorKind::SegmentNotFound,
+                    format!("segment '{from}' is not mounted"),
+                )
+            })?;
+        let source = source_replica(obj, Some(from_id))?;
+        let mut staged = self.allocate_targets(obj, &[to])?;
+        let target = staged.pop().expect("one target");
+        obj.task = Some(Box::new(Task::Move {
+            source,
+            target: target.id,
+        }));
+        let d = target.descriptor(obj.size);
+        obj.replicas.push(target);
+        Ok(d)
+    }
+
+    /// Completes a move: the target becomes COMPLETE, the source is
+    /// discarded (held until the release instant).
+    pub fn move_end(&self, k: Key<'_>) -> Result<()> {
+        self.finish_task(k, |t| matches!(t, Task::Move { .. }), true)
+    }
+
+    /// Abandons a move: the target is freed, the source stays.
+    pub fn move_revoke(&self, k: Key<'_>) -> Result<()> {
+        self.finish_task(k, |t| matches!(t, Task::Move { .. }), false)
+    }
+
+    pub(crate) fn finish_task(
+        &self,
+        k: Key<'_>,
+        kind: impl Fn(&Task) -> bool,
+        success: bool,
+    ) -> Result<()> {
+        k.validate()?;
+        let now = self.clock.now();
+        let (hash, si) = self.locate(k);
+        let mut st = self.shards[si].state.write();
+        let obj = st.find_mut(hash, k).ok_or_else(Error::not_found)?;
+        let task = match obj.task.as_deref() {
+            Some(t) if kind(t) => t.clone(),
+            _ => return Err(no_task()),
+        };
+        let present = |id: u64| obj.replicas.iter().any(|r| r.id == id);
+        let intact = match &task {
+            Task::Copy { source, targets } => {
+                present(*source) && targets.iter().all(|t| present(*t))
+            }
+            Task::Move { source, target } => present(*source) && present(*target),
+            Task::Promotion { target } => present(*target),
+        };
+        if !success {
+            self.abandon_task(&mut st, si, hash, k);
+            return Ok(());
+        }
+        if !intact {
+            self.abandon_task(&mut st, si, hash, k);
+            return Err(gone());
+        }
+        obj.task = None;
+        for r in obj.replicas.iter_mut() {
+            if task.uses(r.id) && r.role == Role::TaskTarget {
+                r.status = ReplicaStatus::Complete;
+                // Once complete, a target is an ordinary replica.
+                r.role = Role::Write;
+            }
+        }
+        if let Task::Move { source, .. } = task {
+            let pos = obj
+                .replicas
+                .iter()
+                .position(|r| r.id == source)
+                .expect("source present");
+            let src = obj.replicas.remove(pos);
+            let size = obj.size;
+            let release_at = now.saturating_add(self.config.put_start_release_timeout_ms);
+            self.discard(&mut st, [&src], size, release_at);
+        }
+        Ok(())
+    }
+}
+
+/// The COMPLETE buffer replica a task reads from (MEMORY preferred), on
+/// `segment` when given.
+fn source_replica(obj: &Object, segment: Option<crate::types::SegmentId>) -> Result<u64> {
+    let mut candidates: Vec<&Replica> = obj
+        .replicas
+        .iter()
+        .filter(|r| r.is_complete() && r.has_buffer() && segment.is_none_or(|s| r.segment == s))
+        .collect();
+    candidates.sort_by_key(|r| (r.kind != ReplicaKind::Memory, r.id));
+    match candidates.first() {
+        Some(r) => Ok(r.id),
+        None if segment.is_some() => Err(Error::new(
+            ErrorKind::ReplicaNotFound,
+            "no COMPLETE replica of this object on the source segment",
+        )),
+        None if obj.replicas.iter().any(|r| !r.is_complete()) => Err(Error::new(
+            ErrorKind::ReplicaIsNotReady,
+            "the object has no COMPLETE buffer replica yet",
+        )),
+        None => Err(Error::new(
+            ErrorKind::ReplicaNotFound,
+            "the object has no buffer replica to read from",
+        )),
+    }
+}

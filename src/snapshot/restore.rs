@@ -1,0 +1,299 @@
+//! Restore (SEMANTICS §6): decode and validate into a staging state, apply
+//! the survival rule once at the restoring clock's now, then replace the
+//! whole master state atomically under every lock. The live master is
+//! untouched unless a candidate fully succeeds; the deadline index is
+//! rebuilt from the surviving active deadlines.
+
+use super::image::*;
+use crate::error::{Error, ErrorKind, Result};
+use crate::group::Group;
+use crate::key::scoped;
+use crate::master::MasterCore;
+use crate::object::{Object, Replica, Role, LOCAL_DISK_SEGMENT, NO_DEADLINE};
+use crate::segment::{BufferOwner, SegmentTable};
+use crate::shard::ShardState;
+use crate::types::{Key, Pool, ReplicaKind, ReplicaStatus, SegmentSpec};
+use hashbrown::HashMap;
+use parking_lot::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+/// What a restore did.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct RestoreReport {
+    /// Index (in the caller's list) of the candidate that was restored.
+    pub candidate: usize,
+    /// The winning snapshot's creation instant.
+    pub created_at: u64,
+    pub objects_restored: u64,
+    /// Objects dropped by the survival rule (nothing COMPLETE, or neither a
+    /// live lease, an active pin nor a hard pin).
+    pub objects_dropped: u64,
+    /// PROCESSING replicas dropped (in-flight writes and task targets).
+    pub replicas_dropped: u64,
+    /// Surviving active soft pins (registered in the index).
+    pub soft_pins_restored: u64,
+    /// Expired deadlines normalised to none.
+    pub soft_pins_normalised: u64,
+    /// Why earlier (newer) candidates were rejected.
+    pub rejected: Vec<(usize, String)>,
+}
+
+struct Staged {
+    shards: Vec<ShardState>,
+    table: SegmentTable,
+    groups: Vec<Arc<Group>>,
+    registrations: Vec<(String, u32, u64)>,
+    keys: i64,
+    counters: (u64, u64, u64),
+}
+
+impl MasterCore {
+    /// Restores one snapshot.
+    pub fn restore(&self, bytes: &[u8]) -> Result<RestoreReport> {
+        self.restore_candidates(&[bytes])
+    }
+
+    /// Restores the newest candidate (by stored creation instant) that
+    /// validates; reports which. If every candidate fails the master is
+    /// unchanged and the error lists each failure.
+    pub fn restore_candidates(&self, candidates: &[&[u8]]) -> Result<RestoreReport> {
+        if candidates.is_empty() {
+            return Err(Error::new(
+                ErrorKind::DeserializeFail,
+                "no snapshot candidate given",
+            ));
+        }
+        let mut rejected = Vec::new();
+        let mut order: Vec<(u64, usize)> = Vec::new();
+        for (i, c) in candidates.iter().enumerate() {
+            match super::codec::peek_created_at(c) {
+                Ok(t) => order.push((t, i)),
+                Err(e) => rejected.push((i, e.message().to_owned())),
+            }
+        }
+        // Newest first; ties keep the caller's order.
+        order.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+        for (created_at, i) in order {
+            let staged = super::codec::decode(candidates[i]).and_then(|img| self.stage(&img));
+            match staged {
+                Ok((staged, mut report)) => {
+                    self.install(staged);
+                    report.candidate = i;
+                    report.created_at = created_at;
+                    rejected.sort();
+                    report.rejected = rejected;
+                    return Ok(report);
+                }
+                Err(e) => rejected.push((i, e.message().to_owned())),
+            }
+        }
+        rejected.sort();
+        let detail: Vec<String> = rejected
+            .iter()
+            .map(|(i, m)| format!("candidate {i}: {m}"))
+            .collect();
+        Err(Error::new(ErrorKind::DeserializeFail, detail.join("; ")))
+    }
+
+    fn stage(&self, img: &SnapshotImage) -> Result<(Staged, RestoreReport)> {
+        let now = self.clock.now();
+        let mut report = RestoreReport::default();
+        let mut table = SegmentTable::new(now | 1);
+        let mut seg_ids = HashMap::new();
+        for s in &img.segments {
+            let pool = Pool::from_raw(s.pool as u32)
+                .ok_or_else(|| Error::new(ErrorKind::DeserializeFail, "bad pool"))?;
+            let spec = SegmentSpec {
+                name: s.name.clone(),
+                base: s.base,
+                size: s.size,
+                pool,
+            };
+            let seg = match table.mount(s.owner, &spec) {
+                Ok(crate::segment::Mounted::New(seg)) => seg,
+                Ok(crate::segment::Mounted::Existing(_)) | Err(_) => {
+                    return Err(Error::new(
+                        ErrorKind::DeserializeFail,
+                        format!("segment '{}' cannot be mounted", s.name),
+                    ))
+                }
+            };
+            seg_ids.insert(s.name.as_str(), seg.id);
+        }
+        let mut groups: HashMap<(&str, &str), Arc<Group>> = HashMap::new();
+        for g in &img.groups {
+            groups.insert(
+                (g.tenant.as_str(), g.name.as_str()),
+                Arc::new(Group {
+                    id: scoped(Key::scoped(&g.tenant, &g.name)),
+                    lease: AtomicU64::new(g.lease),
+                    members: Mutex::new(Vec::new()),
+                }),
+            );
+        }
+        let mut shards: Vec<ShardState> = (0..self.shards.len())
+            .map(|_| ShardState::default())
+            .collect();
+        let mut registrations = Vec::new();
+        let mut keys = 0i64;
+        for o in &img.objects {
+            let k = Key::scoped(&o.tenant, &o.key);
+            let group = match &o.group {
+                Some(name) => Some(
+                    groups
+                        .get(&(o.tenant.as_str(), name.as_str()))
+                        .cloned()
+                        .ok_or_else(|| {
+                            Error::new(
+                                ErrorKind::DeserializeFail,
+                                format!("object {:?}: unknown group {name:?}", o.key),
+                            )
+                        })?,
+                ),
+                None => None,
+            };
+            // (1) an expired deadline is normalised to none.
+            let committed = match o.soft_pin_deadline {
+                Some(d) if now < d => Some(d),
+                Some(_) => {
+                    report.soft_pins_normalised += 1;
+                    None
+                }
+                None => None,
+            };
+            // (2) PROCESSING replicas are dropped, COMPLETE ones kept.
+            let complete: Vec<&ReplicaRecord> =
+                o.replicas.iter().filter(|r| r.status == 1).collect();
+            report.replicas_dropped += (o.replicas.len() - complete.len()) as u64;
+            // (3) survival: live lease, active pin or hard pin.
+            let lease = o.lease.max(
+                group
+                    .as_ref()
+                    .map_or(0, |g| g.lease.load(Ordering::Relaxed)),
+            );
+            let survives =
+                !complete.is_empty() && (now < lease || committed.is_some() || o.hard_pin);
+            if !survives {
+                report.objects_dropped += 1;
+                continue;
+            }
+            let hash = self.hasher.hash(k);
+            let si = self.shard_index_of(hash);
+            let mut replicas = Vec::with_capacity(complete.len());
+            for r in complete {
+                let kind = ReplicaKind::from_raw(r.kind as u32)
+                    .ok_or_else(|| Error::new(ErrorKind::DeserializeFail, "bad replica kind"))?;
+                let (segment, addr) = match &r.location {
+                    LocationRecord::LocalDisk { client } => (LOCAL_DISK_SEGMENT, *client),
+                    LocationRecord::Buffer {
+                        segment,
+                        address,
+                        len,
+                    } => {
+                        let id = *seg_ids.get(segment.as_str()).ok_or_else(|| {
+                            Error::new(
+                                ErrorKind::DeserializeFail,
+                                format!("replica {} on unknown segment {segment:?}", r.id),
+                            )
+                        })?;
+                        let seg = table.get(id).expect("staged segment");
+                        seg.reserve(
+                            *address,
+                            *len,
+                            BufferOwner {
+                                object_hash: hash,
+                                replica_id: r.id,
+                            },
+                        )
+                        .map_err(|e| {
+                            Error::new(
+                                ErrorKind::DeserializeFail,
+                                format!(
+                                    "replica {} buffer {address:#x}+{len} on {segment:?}: {e:?}",
+                                    r.id
+                                ),
+                            )
+                        })?;
+                        (id, *address)
+                    }
+                };
+                replicas.push(Replica {
+                    id: r.id,
+                    addr,
+                    segment,
+                    kind,
+                    status: ReplicaStatus::Complete,
+                    role: Role::Write,
+                });
+            }
+            let sk = scoped(k);
+            if let Some(g) = &group {
+                g.members.lock().push(sk.clone());
+            }
+            if let Some(d) = committed {
+                registrations.push((sk.to_string(), si as u32, d));
+            }
+            shards[si].insert(Object {
+                key: sk,
+                hash,
+                size: o.size,
+                writer: o.writer,
+                put_start: o.put_start,
+                seq: o.seq,
+                write_token: o.write_token,
+                lease: AtomicU64::new(o.lease),
+                soft_pin: AtomicU64::new(committed.unwrap_or(NO_DEADLINE)),
+                replicas,
+                pending: None,
+                group,
+                hard_pin: o.hard_pin,
+                task: None,
+            });
+            keys += 1;
+        }
+        report.objects_restored = keys as u64;
+        report.soft_pins_restored = registrations.len() as u64;
+        let groups = groups
+            .into_values()
+            .filter(|g| !g.members.lock().is_empty())
+            .collect();
+        let counters = (
+            img.next_replica_id,
+            img.next_write_token,
+            img.next_object_seq,
+        );
+        Ok((
+            Staged {
+                shards,
+                table,
+                groups,
+                registrations,
+                keys,
+                counters,
+            },
+            report,
+        ))
+    }
+
+    /// Replaces the whole state under every lock, in lock order.
+    fn install(&self, staged: Staged) {
+        let mut guards: Vec<_> = self.shards.iter().map(|s| s.state.write()).collect();
+        let mut table = self.segments.write();
+        for (g, st) in guards.iter_mut().zip(staged.shards) {
+            **g = st;
+        }
+        *table = staged.table;
+        self.groups.install(&self.hasher, staged.groups);
+        let pins = staged.registrations.len() as i64;
+        self.index.replace_all(staged.registrations);
+        self.metrics.keys.store(staged.keys, Ordering::Relaxed);
+        self.metrics.soft_pin_keys.store(pins, Ordering::Relaxed);
+        self.metrics.discarded_bytes.store(0, Ordering::Relaxed);
+        // Counters carry on, and never go backwards within this master.
+        let (r, t, s) = staged.counters;
+        self.next_replica_id.fetch_max(r, Ordering::AcqRel);
+        self.next_token.fetch_max(t, Ordering::AcqRel);
+        self.next_seq.fetch_max(s, Ordering::AcqRel);
+    }
+}
