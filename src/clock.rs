@@ -73,14 +73,16 @@ impl Clock {
                 "manual clock cannot reach MAX_INSTANT ({MAX_INSTANT}); got {to}"
             )));
         }
-        t.fetch_update(Ordering::AcqRel, Ordering::Acquire, |cur| (to >= cur).then_some(to))
-            .map(|_| ())
-            .map_err(|cur| {
-                Error::new(
-                    ErrorKind::ClockUnsupported,
-                    format!("manual clock is monotonic: cannot set {to} before current {cur}"),
-                )
-            })
+        t.fetch_update(Ordering::AcqRel, Ordering::Acquire, |cur| {
+            (to >= cur).then_some(to)
+        })
+        .map(|_| ())
+        .map_err(|cur| {
+            Error::new(
+                ErrorKind::ClockUnsupported,
+                format!("manual clock is monotonic: cannot set {to} before current {cur}"),
+            )
+        })
     }
 
     /// Advances a manual clock by `by_ms`; returns the new instant.
@@ -124,7 +126,10 @@ mod tests {
         assert_eq!(c.advance(50).unwrap(), 150);
         assert_eq!(c.set(90).unwrap_err().kind(), ErrorKind::ClockUnsupported);
         assert_eq!(c.now(), 150);
-        assert_eq!(c.set(MAX_INSTANT).unwrap_err().kind(), ErrorKind::InvalidParams);
+        assert_eq!(
+            c.set(MAX_INSTANT).unwrap_err().kind(),
+            ErrorKind::InvalidParams
+        );
         assert!(c.advance(MAX_INSTANT).is_err());
         assert_eq!(c.now(), 150);
         c.set(150).unwrap();
@@ -133,7 +138,10 @@ mod tests {
     #[test]
     fn system_clock_rejects_manual_moves() {
         let c = Clock::new(ClockSource::System).unwrap();
-        assert_eq!(c.advance(1).unwrap_err().kind(), ErrorKind::ClockUnsupported);
+        assert_eq!(
+            c.advance(1).unwrap_err().kind(),
+            ErrorKind::ClockUnsupported
+        );
         assert!(c.now() > 1_600_000_000_000);
     }
 

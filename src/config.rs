@@ -132,11 +132,26 @@ mod tests {
     #[test]
     fn ratios_and_timeouts_are_checked() {
         for bad in [
-            MasterConfig { eviction_ratio: 1.5, ..Default::default() },
-            MasterConfig { eviction_ratio: f64::NAN, ..Default::default() },
-            MasterConfig { eviction_high_watermark_ratio: 0.0, ..Default::default() },
-            MasterConfig { put_start_release_timeout_ms: 1, ..Default::default() },
-            MasterConfig { shard_count: 0, ..Default::default() },
+            MasterConfig {
+                eviction_ratio: 1.5,
+                ..Default::default()
+            },
+            MasterConfig {
+                eviction_ratio: f64::NAN,
+                ..Default::default()
+            },
+            MasterConfig {
+                eviction_high_watermark_ratio: 0.0,
+                ..Default::default()
+            },
+            MasterConfig {
+                put_start_release_timeout_ms: 1,
+                ..Default::default()
+            },
+            MasterConfig {
+                shard_count: 0,
+                ..Default::default()
+            },
         ] {
             assert_eq!(bad.validate().unwrap_err().kind(), ErrorKind::InvalidParams);
         }

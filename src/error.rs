@@ -139,6 +139,8 @@ impl Error {
         Error::new(ErrorKind::InvalidParams, message)
     }
 
+    // Used by the master's operations, which land on another branch.
+    #[allow(dead_code)]
     pub(crate) fn not_found() -> Self {
         Error::new(ErrorKind::ObjectNotFound, "object not found")
     }

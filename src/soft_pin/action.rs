@@ -78,12 +78,12 @@ impl SoftPinRequest {
     /// Validates the request against the master's limits and resolves the TTL.
     pub fn resolve(&self, config: &MasterConfig) -> Result<SoftPinIntent> {
         match (self.action, self.ttl_ms) {
-            (SoftPinAction::Preserve, Some(_)) => Err(Error::invalid(
-                "PRESERVE must not carry soft_pin_ttl_ms",
-            )),
-            (SoftPinAction::Disable, Some(_)) => Err(Error::invalid(
-                "DISABLE must not carry soft_pin_ttl_ms",
-            )),
+            (SoftPinAction::Preserve, Some(_)) => {
+                Err(Error::invalid("PRESERVE must not carry soft_pin_ttl_ms"))
+            }
+            (SoftPinAction::Disable, Some(_)) => {
+                Err(Error::invalid("DISABLE must not carry soft_pin_ttl_ms"))
+            }
             (SoftPinAction::Preserve, None) => Ok(SoftPinIntent::Preserve),
             (SoftPinAction::Disable, None) => Ok(SoftPinIntent::Disable),
             (SoftPinAction::Enable, None) => Ok(SoftPinIntent::Enable {
