@@ -104,8 +104,8 @@ pub unsafe extern "C" fn mooncake_meta_config_free(cfg: *mut mooncake_meta_confi
     boundary::guard((), || unsafe { handle::free(cfg) })
 }
 
-/// Checks the configuration as master creation will (SEMANTICS §9): default
-/// soft-pin TTL ≤ maximum, ratios in range, release timeout > discard
+/// Checks the configuration as master creation will (SEMANTICS section 9): default
+/// soft-pin TTL <= maximum, ratios in range, release timeout > discard
 /// timeout, shard count in [1, 2^20], manual clock start below
 /// `MAX_INSTANT`. `MOONCAKE_META_INVALID_PARAMS` names the bad field.
 ///

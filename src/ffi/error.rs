@@ -25,8 +25,10 @@ impl mooncake_meta_error {
     }
 }
 
-/// The status code of a failed call (never `MOONCAKE_META_OK`), or
-/// `MOONCAKE_META_NULL_ARGUMENT` when `err` is NULL.
+/// The status code of a failed call: one of the negative `MOONCAKE_META_*`
+/// codes (the value the call returned), or `MOONCAKE_META_NULL_ARGUMENT`
+/// when `err` is NULL. Typed `int32_t`, not `mooncake_meta_status`, because
+/// it reports a stored value rather than the outcome of this call.
 ///
 /// Ownership: `err` stays owned by the caller.
 /// Thread safety: an error is immutable; any number of threads may read it
@@ -37,7 +39,7 @@ impl mooncake_meta_error {
 #[no_mangle]
 pub unsafe extern "C" fn mooncake_meta_error_code(
     err: *const mooncake_meta_error,
-) -> mooncake_meta_status {
+) -> i32 {
     boundary::guard(MOONCAKE_META_PANIC, || {
         // SAFETY: the caller passes NULL or a live error.
         match unsafe { err.as_ref() } {
