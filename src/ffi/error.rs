@@ -37,9 +37,7 @@ impl mooncake_meta_error {
 /// # Safety
 /// `err` must be NULL or an error from this library not yet freed.
 #[no_mangle]
-pub unsafe extern "C" fn mooncake_meta_error_code(
-    err: *const mooncake_meta_error,
-) -> i32 {
+pub unsafe extern "C" fn mooncake_meta_error_code(err: *const mooncake_meta_error) -> i32 {
     boundary::guard(MOONCAKE_META_PANIC, || {
         // SAFETY: the caller passes NULL or a live error.
         match unsafe { err.as_ref() } {

@@ -2,19 +2,42 @@
 //! the argument: `(ptr, len)` byte strings (`(NULL, 0)` is empty),
 //! NUL-terminated strings, arrays of strings, 0/1 integers, and [`Out`]
 //! pointers that are checked up front but written only on success.
+//! Argument names are `impl Display` ([`Field`], [`Index`]) so a name like
+//! `cfg.preferred_segments[2]` is only built when an error needs it.
 
 use crate::error::{Error, ErrorKind, Result};
 use std::ffi::CStr;
+use std::fmt::{self, Display};
 use std::marker::PhantomData;
 use std::os::raw::{c_char, c_int};
 use std::ptr::NonNull;
 
+/// The name of a field of an argument: `cfg.group`.
+#[derive(Clone, Copy)]
+pub(crate) struct Field<A>(pub A, pub &'static str);
+
+impl<A: Display> Display for Field<A> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}.{}", self.0, self.1)
+    }
+}
+
+/// The name of an element of an array argument: `segs[2]`.
+#[derive(Clone, Copy)]
+pub(crate) struct Index<A>(pub A, pub usize);
+
+impl<A: Display> Display for Index<A> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}[{}]", self.0, self.1)
+    }
+}
+
 /// `NULL_ARGUMENT` naming `arg`.
-pub(crate) fn null(arg: &str) -> Error {
+pub(crate) fn null(arg: impl Display) -> Error {
     Error::new(ErrorKind::NullArgument, format!("{arg} is NULL"))
 }
 
-fn not_utf8(arg: &str, e: std::str::Utf8Error) -> Error {
+fn not_utf8(arg: impl Display, e: std::str::Utf8Error) -> Error {
     Error::new(
         ErrorKind::InvalidUtf8,
         format!(
@@ -31,7 +54,11 @@ fn not_utf8(arg: &str, e: std::str::Utf8Error) -> Error {
 /// A non-NULL `ptr` must be valid for reading `len` bytes for `'a`.
 // First users: the key-taking operations, which land with the master.
 #[allow(dead_code)]
-pub(crate) unsafe fn bytes<'a>(ptr: *const c_char, len: usize, arg: &str) -> Result<&'a [u8]> {
+pub(crate) unsafe fn bytes<'a>(
+    ptr: *const c_char,
+    len: usize,
+    arg: impl Display,
+) -> Result<&'a [u8]> {
     if ptr.is_null() {
         return if len == 0 {
             Ok(&[])
@@ -54,7 +81,11 @@ pub(crate) unsafe fn bytes<'a>(ptr: *const c_char, len: usize, arg: &str) -> Res
 /// # Safety
 /// As [`bytes`].
 #[allow(dead_code)] // as `bytes`
-pub(crate) unsafe fn string<'a>(ptr: *const c_char, len: usize, arg: &str) -> Result<&'a str> {
+pub(crate) unsafe fn string<'a>(
+    ptr: *const c_char,
+    len: usize,
+    arg: impl Display + Copy,
+) -> Result<&'a str> {
     // SAFETY: forwarded.
     let b = unsafe { bytes(ptr, len, arg)? };
     std::str::from_utf8(b).map_err(|e| not_utf8(arg, e))
@@ -64,7 +95,7 @@ pub(crate) unsafe fn string<'a>(ptr: *const c_char, len: usize, arg: &str) -> Re
 ///
 /// # Safety
 /// A non-NULL `ptr` must point to a NUL-terminated string valid for `'a`.
-pub(crate) unsafe fn c_str<'a>(ptr: *const c_char, arg: &str) -> Result<&'a str> {
+pub(crate) unsafe fn c_str<'a>(ptr: *const c_char, arg: impl Display + Copy) -> Result<&'a str> {
     // SAFETY: forwarded.
     unsafe { opt_c_str(ptr, arg) }?.ok_or_else(|| null(arg))
 }
@@ -73,7 +104,10 @@ pub(crate) unsafe fn c_str<'a>(ptr: *const c_char, arg: &str) -> Result<&'a str>
 ///
 /// # Safety
 /// As [`c_str`].
-pub(crate) unsafe fn opt_c_str<'a>(ptr: *const c_char, arg: &str) -> Result<Option<&'a str>> {
+pub(crate) unsafe fn opt_c_str<'a>(
+    ptr: *const c_char,
+    arg: impl Display,
+) -> Result<Option<&'a str>> {
     if ptr.is_null() {
         return Ok(None);
     }
@@ -91,7 +125,7 @@ pub(crate) unsafe fn opt_c_str<'a>(ptr: *const c_char, arg: &str) -> Result<Opti
 pub(crate) unsafe fn c_str_array<'a>(
     ptr: *const *const c_char,
     count: usize,
-    arg: &str,
+    arg: impl Display + Copy,
 ) -> Result<Vec<&'a str>> {
     if ptr.is_null() {
         return if count == 0 {
@@ -112,12 +146,12 @@ pub(crate) unsafe fn c_str_array<'a>(
         .iter()
         .enumerate()
         // SAFETY: each element is NULL or a valid C string per the caller.
-        .map(|(i, &p)| unsafe { c_str(p, &format!("{arg}[{i}]")) })
+        .map(|(i, &p)| unsafe { c_str(p, Index(arg, i)) })
         .collect()
 }
 
 /// A C boolean that must be exactly 0 or 1.
-pub(crate) fn bool01(v: c_int, arg: &str) -> Result<bool> {
+pub(crate) fn bool01(v: c_int, arg: impl Display) -> Result<bool> {
     match v {
         0 => Ok(false),
         1 => Ok(true),
@@ -135,7 +169,7 @@ pub(crate) struct Out<'a, T> {
 impl<T> Out<'_, T> {
     /// # Safety
     /// A non-NULL `ptr` must be valid for writing one `T` for the call.
-    pub(crate) unsafe fn new(ptr: *mut T, arg: &str) -> Result<Self> {
+    pub(crate) unsafe fn new(ptr: *mut T, arg: impl Display) -> Result<Self> {
         let ptr = NonNull::new(ptr).ok_or_else(|| null(arg))?;
         Ok(Out {
             ptr,

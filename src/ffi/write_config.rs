@@ -6,7 +6,7 @@
 
 use super::boundary;
 use super::error::mooncake_meta_error;
-use super::input;
+use super::input::{self, Field};
 use super::status::mooncake_meta_status;
 use crate::config::MasterConfig;
 use crate::error::{Error, ErrorKind, Result};
@@ -223,7 +223,7 @@ pub(crate) unsafe fn read_legacy(
         input::c_str_array(
             c.preferred_segments.cast_const(),
             c.preferred_segments_count,
-            &format!("{arg}.preferred_segments"),
+            Field(arg, "preferred_segments"),
         )
     }?;
     Ok(WriteConfig {
@@ -313,11 +313,11 @@ pub(crate) unsafe fn read_extended(
         input::c_str_array(
             c.preferred_segments,
             c.preferred_segments_count,
-            &format!("{arg}.preferred_segments"),
+            Field(arg, "preferred_segments"),
         )
     }?;
     // SAFETY: per the contract.
-    let group = unsafe { input::opt_c_str(c.group, &format!("{arg}.group")) }?;
+    let group = unsafe { input::opt_c_str(c.group, Field(arg, "group")) }?;
     Ok(WriteConfig {
         memory_replicas: c.memory_replicas,
         nof_ssd_replicas: c.nof_ssd_replicas,
@@ -345,7 +345,8 @@ pub(crate) fn check(config: &WriteConfig, arg: &str) -> Result<()> {
         return Err(Error::invalid(format!("{arg}: no replicas requested")));
     }
     if let Some(group) = &config.group {
-        validate_name(&format!("{arg}.group"), group)?;
+        validate_name("group", group)
+            .map_err(|e| Error::new(e.kind(), format!("{arg}.{}", e.message())))?;
     }
     Ok(())
 }
