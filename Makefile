@@ -19,7 +19,7 @@ RELEASE := target/release
 HOOKS   := target-hooks
 TIMED   := scripts/timed.sh
 
-.PHONY: all build lib hooks-lib demo test test-rust test-checks test-c bench bench-quick lint \
+.PHONY: all build lib hooks-lib libraries demo test test-rust test-checks test-c bench bench-quick lint \
         bless-header tools clean
 all: build
 
@@ -57,11 +57,16 @@ demo: lib
 		$(RELEASE)/libmooncake_meta.a -lpthread -ldl -lm -o target/c/basics
 	./target/c/basics
 
+# Each suite is a target; `test` runs them in order, timing each, and stops
+# at the first failure.
+SUITES := test-rust libraries test-checks test-c
+
 test: tools
-	@$(TIMED) "rust tests" $(MAKE) --no-print-directory test-rust
-	@$(TIMED) "libraries" $(MAKE) --no-print-directory lib hooks-lib
-	@$(TIMED) "header and symbol checks" $(MAKE) --no-print-directory test-checks
-	@$(TIMED) "C and C++ tests" $(MAKE) --no-print-directory test-c
+	@n=0; for suite in $(SUITES); do \
+		$(TIMED) "$$suite" $(MAKE) --no-print-directory $$suite || exit 1; n=$$((n + 1)); \
+	done; echo "suites: $$n passed, 0 failed"
+
+libraries: lib hooks-lib
 
 # Release, so property tests run fast; includes tests/header.rs.
 test-rust:
