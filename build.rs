@@ -1,1 +1,51 @@
-fn main() {}
+//! Generates the C header `mooncake_meta.h` into OUT_DIR with the pinned
+//! cbindgen, from `src/ffi` only, and tells the crate where it is
+//! (`MOONCAKE_META_GENERATED_HEADER`, used by tests/header.rs). A header that
+//! cannot be generated is a broken build: this fails loudly.
+
+use std::env;
+use std::path::PathBuf;
+
+fn main() {
+    println!("cargo:rerun-if-changed=src/ffi");
+    println!("cargo:rerun-if-changed=cbindgen.toml");
+    println!("cargo:rerun-if-changed=build.rs");
+
+    let manifest_dir = PathBuf::from(env::var("CARGO_MANIFEST_DIR").expect("set by cargo"));
+    let out_dir = PathBuf::from(env::var("OUT_DIR").expect("set by cargo"));
+
+    let mut config = cbindgen::Config::from_file(manifest_dir.join("cbindgen.toml"))
+        .unwrap_or_else(|e| panic!("cbindgen.toml: {e}"));
+    config.after_includes = Some(version_defines());
+
+    let header = out_dir.join("mooncake_meta.h");
+    cbindgen::Builder::new()
+        .with_config(config)
+        // Only the ffi module tree: nothing outside src/ffi reaches the header.
+        .with_src(manifest_dir.join("src/ffi/mod.rs"))
+        .generate()
+        .unwrap_or_else(|e| panic!("cbindgen could not generate mooncake_meta.h from src/ffi: {e}"))
+        .write_to_file(&header);
+
+    println!(
+        "cargo:rustc-env=MOONCAKE_META_GENERATED_HEADER={}",
+        header.display()
+    );
+}
+
+/// Library version defines from Cargo.toml (cargo reruns this script when
+/// the package version changes, since it is part of the build's identity).
+fn version_defines() -> String {
+    let var = |name: &str| env::var(name).unwrap_or_else(|_| panic!("{name} is set by cargo"));
+    format!(
+        "\n/* The library version this header was generated for. */\n\
+         #define MOONCAKE_META_VERSION_MAJOR {}\n\
+         #define MOONCAKE_META_VERSION_MINOR {}\n\
+         #define MOONCAKE_META_VERSION_PATCH {}\n\
+         #define MOONCAKE_META_VERSION_STRING \"{}\"\n",
+        var("CARGO_PKG_VERSION_MAJOR"),
+        var("CARGO_PKG_VERSION_MINOR"),
+        var("CARGO_PKG_VERSION_PATCH"),
+        var("CARGO_PKG_VERSION"),
+    )
+}

@@ -139,7 +139,6 @@ impl Error {
         Error::new(ErrorKind::InvalidParams, message)
     }
 
-    // Used by the object operations (other branches); unused in the skeleton.
     pub(crate) fn not_found() -> Self {
         Error::new(ErrorKind::ObjectNotFound, "object not found")
     }

@@ -26,6 +26,7 @@
 pub mod clock;
 pub mod config;
 pub mod error;
+pub mod ffi;
 pub mod segment;
 pub mod snapshot;
 pub mod soft_pin;

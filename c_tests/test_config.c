@@ -1,0 +1,128 @@
+/* The master configuration handle: defaults, one setter per field, setters
+ * reject only unrepresentable values, _validate applies SEMANTICS section 9. */
+#include "check.h"
+
+#include <math.h>
+#include <stdint.h>
+
+static mooncake_meta_config *new_config(void) {
+    mooncake_meta_error *err = NULL;
+    mooncake_meta_config *cfg = NULL;
+    CHECK_OK(mooncake_meta_config_new(&cfg, &err), err);
+    CHECK(cfg != NULL);
+    return cfg;
+}
+
+static void new_config_is_valid_and_free_accepts_null(void) {
+    mooncake_meta_error *err = NULL;
+    mooncake_meta_config *cfg = new_config();
+    CHECK_OK(mooncake_meta_config_validate(cfg, &err), err);
+    mooncake_meta_config_free(cfg);
+    mooncake_meta_config_free(NULL);
+}
+
+static void every_setter_accepts_a_valid_value(void) {
+    mooncake_meta_error *err = NULL;
+    mooncake_meta_config *cfg = new_config();
+    CHECK_OK(mooncake_meta_config_set_default_kv_lease_ttl_ms(cfg, 5000, &err), err);
+    CHECK_OK(mooncake_meta_config_set_default_kv_soft_pin_ttl_ms(cfg, 60000, &err), err);
+    CHECK_OK(mooncake_meta_config_set_max_kv_soft_pin_ttl_ms(cfg, 120000, &err), err);
+    CHECK_OK(mooncake_meta_config_set_allow_evict_soft_pinned_objects(cfg, 0, &err), err);
+    CHECK_OK(mooncake_meta_config_set_allow_evict_soft_pinned_objects(cfg, 1, &err), err);
+    CHECK_OK(mooncake_meta_config_set_eviction_ratio(cfg, 0.1, &err), err);
+    CHECK_OK(mooncake_meta_config_set_eviction_high_watermark_ratio(cfg, 1.0, &err), err);
+    CHECK_OK(mooncake_meta_config_set_put_start_discard_timeout_ms(cfg, 1000, &err), err);
+    CHECK_OK(mooncake_meta_config_set_put_start_release_timeout_ms(cfg, 2000, &err), err);
+    CHECK_OK(mooncake_meta_config_set_soft_pin_cleanup_interval_ms(cfg, 0, &err), err);
+    CHECK_OK(mooncake_meta_config_set_eviction_check_interval_ms(cfg, 0, &err), err);
+    CHECK_OK(mooncake_meta_config_set_sweep_interval_ms(cfg, 0, &err), err);
+    CHECK_OK(mooncake_meta_config_set_shard_count(cfg, 16, &err), err);
+    CHECK_OK(mooncake_meta_config_set_manual_clock(cfg, 1700000000000ull, &err), err);
+    CHECK_OK(mooncake_meta_config_validate(cfg, &err), err);
+    CHECK_OK(mooncake_meta_config_set_system_clock(cfg, &err), err);
+    CHECK_OK(mooncake_meta_config_validate(cfg, &err), err);
+    mooncake_meta_config_free(cfg);
+}
+
+static void allow_evict_must_be_zero_or_one(void) {
+    mooncake_meta_error *err = NULL;
+    mooncake_meta_config *cfg = new_config();
+    CHECK_FAILS(mooncake_meta_config_set_allow_evict_soft_pinned_objects(cfg, 2, &err),
+                MOONCAKE_META_INVALID_PARAMS, err, "allow must be 0 or 1, got 2");
+    CHECK_FAILS(mooncake_meta_config_set_allow_evict_soft_pinned_objects(cfg, -1, &err),
+                MOONCAKE_META_INVALID_PARAMS, err, "got -1");
+    mooncake_meta_config_free(cfg);
+}
+
+static void null_handle_is_a_null_argument(void) {
+    mooncake_meta_error *err = NULL;
+    CHECK_FAILS(mooncake_meta_config_set_eviction_ratio(NULL, 0.5, &err), MOONCAKE_META_NULL_ARGUMENT,
+                err, "mooncake_meta_config_set_eviction_ratio: cfg is NULL");
+    CHECK_FAILS(mooncake_meta_config_validate(NULL, &err), MOONCAKE_META_NULL_ARGUMENT, err,
+                "cfg is NULL");
+    CHECK_FAILS(mooncake_meta_config_set_system_clock(NULL, &err), MOONCAKE_META_NULL_ARGUMENT, err,
+                NULL);
+}
+
+typedef mooncake_meta_status (*u64_setter)(mooncake_meta_config *, uint64_t, mooncake_meta_error **);
+typedef mooncake_meta_status (*ratio_setter)(mooncake_meta_config *, double, mooncake_meta_error **);
+
+/* A value the setter accepts but validation rejects, naming the field. */
+static void check_rejected_at_validation_u64(u64_setter set, uint64_t value, const char *field) {
+    mooncake_meta_error *err = NULL;
+    mooncake_meta_config *cfg = new_config();
+    CHECK_OK(set(cfg, value, &err), err);
+    CHECK_FAILS(mooncake_meta_config_validate(cfg, &err), MOONCAKE_META_INVALID_PARAMS, err, field);
+    mooncake_meta_config_free(cfg);
+}
+
+static void check_rejected_at_validation_ratio(ratio_setter set, double value, const char *field) {
+    mooncake_meta_error *err = NULL;
+    mooncake_meta_config *cfg = new_config();
+    CHECK_OK(set(cfg, value, &err), err);
+    CHECK_FAILS(mooncake_meta_config_validate(cfg, &err), MOONCAKE_META_INVALID_PARAMS, err, field);
+    mooncake_meta_config_free(cfg);
+}
+
+static void rules_between_fields_are_checked_at_validation(void) {
+    check_rejected_at_validation_u64(mooncake_meta_config_set_default_kv_soft_pin_ttl_ms,
+                                     86400001u, "default_kv_soft_pin_ttl");
+    check_rejected_at_validation_u64(mooncake_meta_config_set_max_kv_soft_pin_ttl_ms, 1000,
+                                     "exceeds max_kv_soft_pin_ttl");
+    check_rejected_at_validation_u64(mooncake_meta_config_set_put_start_release_timeout_ms, 30000,
+                                     "put_start_release_timeout");
+    check_rejected_at_validation_u64(mooncake_meta_config_set_shard_count, 0, "shard_count");
+    check_rejected_at_validation_u64(mooncake_meta_config_set_shard_count, (1u << 20) + 1,
+                                     "shard_count");
+    check_rejected_at_validation_u64(mooncake_meta_config_set_manual_clock, UINT64_MAX,
+                                     "manual clock start");
+    check_rejected_at_validation_u64(mooncake_meta_config_set_manual_clock, INT64_MAX,
+                                     "MAX_INSTANT");
+    check_rejected_at_validation_ratio(mooncake_meta_config_set_eviction_ratio, 1.5, "eviction_ratio");
+    check_rejected_at_validation_ratio(mooncake_meta_config_set_eviction_ratio, NAN, "eviction_ratio");
+    check_rejected_at_validation_ratio(mooncake_meta_config_set_eviction_high_watermark_ratio, 0.0,
+                                       "eviction_high_watermark_ratio");
+}
+
+static void fixing_the_field_makes_it_valid_again(void) {
+    mooncake_meta_error *err = NULL;
+    mooncake_meta_config *cfg = new_config();
+    CHECK_OK(mooncake_meta_config_set_default_kv_soft_pin_ttl_ms(cfg, 2u * 86400000u, &err), err);
+    CHECK_FAILS(mooncake_meta_config_validate(cfg, &err), MOONCAKE_META_INVALID_PARAMS, err,
+                "exceeds max_kv_soft_pin_ttl");
+    CHECK_OK(mooncake_meta_config_set_max_kv_soft_pin_ttl_ms(cfg, 3u * 86400000u, &err), err);
+    CHECK_OK(mooncake_meta_config_validate(cfg, &err), err);
+    CHECK_OK(mooncake_meta_config_set_manual_clock(cfg, (uint64_t)INT64_MAX - 1, &err), err);
+    CHECK_OK(mooncake_meta_config_validate(cfg, &err), err);
+    mooncake_meta_config_free(cfg);
+}
+
+int main(void) {
+    RUN_TEST(new_config_is_valid_and_free_accepts_null);
+    RUN_TEST(every_setter_accepts_a_valid_value);
+    RUN_TEST(allow_evict_must_be_zero_or_one);
+    RUN_TEST(null_handle_is_a_null_argument);
+    RUN_TEST(rules_between_fields_are_checked_at_validation);
+    RUN_TEST(fixing_the_field_makes_it_valid_again);
+    return check_summary("test_config");
+}

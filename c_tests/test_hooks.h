@@ -1,0 +1,29 @@
+/*
+ * Test-only entry points of libmooncake_meta, exported only by a build with
+ * the `test-hooks` cargo feature (target-hooks/). They are deliberately not
+ * in the public header; scripts/check-symbols.sh checks that this list is
+ * exactly what the hooks build adds and that the default build has none.
+ * Keep in sync with src/ffi/test_hooks.rs.
+ */
+#ifndef MOONCAKE_META_TEST_HOOKS_H
+#define MOONCAKE_META_TEST_HOOKS_H
+
+#include "mooncake_meta.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Panics inside the boundary: returns MOONCAKE_META_PANIC. */
+mooncake_meta_status mooncake_meta_test_panic(mooncake_meta_error **err);
+
+/* Panics while holding cfg, poisoning it: later calls on cfg return
+ * MOONCAKE_META_PANIC; mooncake_meta_config_free still works. */
+mooncake_meta_status mooncake_meta_test_panic_with_config(mooncake_meta_config *cfg,
+                                                          mooncake_meta_error **err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MOONCAKE_META_TEST_HOOKS_H */
