@@ -397,6 +397,24 @@ fn eviction_counts_are_exact() {
     inv(&m);
 }
 
+#[test]
+fn counts_use_the_exact_decimal_ceiling() {
+    // §4: ceil(base × target) for the ratio as written: 100 × 0.07 is 7, not 8
+    for (target, lower, want) in [
+        (0.07, 0.0, 7),
+        (0.0, 0.07, 7),
+        (0.57, 0.0, 57),
+        (0.071, 0.0, 8),
+    ] {
+        let m = big();
+        for i in 0..100 {
+            put(&m, &format!("k{i:03}"), 8, &preserve());
+        }
+        let r = m.run_eviction(target, lower).unwrap();
+        assert_eq!(r.evicted, want, "target {target}, lowerbound {lower}");
+    }
+}
+
 // ----- trigger -----------------------------------------------------------------
 
 fn trigger_master(cfg: MasterConfig, objects: usize, c: &WriteConfig) -> Master {
