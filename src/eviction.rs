@@ -51,6 +51,20 @@ enum Pass {
     Second { take_pinned: bool },
 }
 
+/// `ceil(base × ratio)` as the contract means it, for ratios written in
+/// decimal: a product a few ulps above an integer (100 × 0.07 =
+/// 7.000000000000001 in binary floating point) counts as that integer, so
+/// such a ratio does not evict one object too many.
+fn ceil_count(base: u64, ratio: f64) -> u64 {
+    let x = base as f64 * ratio;
+    let nearest = x.round();
+    if (x - nearest).abs() <= nearest * 4.0 * f64::EPSILON {
+        nearest as u64
+    } else {
+        x.ceil() as u64
+    }
+}
+
 fn ratio_ok(r: f64) -> bool {
     (0.0..=1.0).contains(&r)
 }
@@ -96,8 +110,8 @@ impl MasterCore {
         };
         let mut cands = self.collect_candidates(now, &mut report);
         cands.sort_unstable_by_key(|c| (c.lease, c.seq));
-        let target_n = (report.base as f64 * target).ceil() as u64;
-        let lower_n = (report.base as f64 * lowerbound).ceil() as u64;
+        let target_n = ceil_count(report.base, target);
+        let lower_n = ceil_count(report.base, lowerbound);
 
         let mut done = vec![false; cands.len()];
         let mut groups_done: HashSet<*const Group> = HashSet::new();

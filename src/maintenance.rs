@@ -17,6 +17,29 @@ use std::time::Duration;
 struct WakeState {
     eviction_requested: bool,
     stop: bool,
+    /// Test hook: the next wake-up runs a task that panics.
+    #[cfg(feature = "test-hooks")]
+    panic_requested: bool,
+}
+
+#[cfg(feature = "test-hooks")]
+fn panic_pending(w: &WakeState) -> bool {
+    w.panic_requested
+}
+
+#[cfg(not(feature = "test-hooks"))]
+fn panic_pending(_: &WakeState) -> bool {
+    false
+}
+
+#[cfg(feature = "test-hooks")]
+fn take_panic_request(w: &mut WakeState) -> bool {
+    std::mem::take(&mut w.panic_requested)
+}
+
+#[cfg(not(feature = "test-hooks"))]
+fn take_panic_request(_: &mut WakeState) -> bool {
+    false
 }
 
 /// How operations poke the maintenance thread.
@@ -105,7 +128,7 @@ fn run(core: &MasterCore) {
     let mut cleanup = Task::new(c.soft_pin_cleanup_interval_ms, start);
     let mut sweep = Task::new(c.sweep_interval_ms, start);
     loop {
-        let forced = {
+        let (forced, inject_panic) = {
             let mut w = core.wakeup.state.lock();
             let next = [&evict, &cleanup, &sweep]
                 .into_iter()
@@ -113,14 +136,22 @@ fn run(core: &MasterCore) {
                 .map(|t| t.next)
                 .min()
                 .unwrap_or_else(|| std::time::Instant::now() + Duration::from_secs(3600));
-            if !w.stop && !w.eviction_requested {
+            if !w.stop && !w.eviction_requested && !panic_pending(&w) {
                 core.wakeup.cv.wait_until(&mut w, next);
             }
             if w.stop {
                 return;
             }
-            std::mem::take(&mut w.eviction_requested)
+            (
+                std::mem::take(&mut w.eviction_requested),
+                take_panic_request(&mut w),
+            )
         };
+        if inject_panic {
+            guarded(core, || {
+                panic!("maintenance task panic injected by a test hook")
+            });
+        }
         let now = std::time::Instant::now();
         let evict_due = evict.as_mut().is_some_and(|t| t.due(now));
         if evict_due || (forced && evict.is_some()) {
@@ -144,6 +175,17 @@ fn run(core: &MasterCore) {
 }
 
 impl MasterCore {
+    /// Test hook (feature `test-hooks`): the maintenance thread runs a task
+    /// that panics at its next wake-up (now), exercising the catch-and-count
+    /// path (`maintenance_task_panics`). No effect on a master without a
+    /// maintenance thread.
+    #[cfg(feature = "test-hooks")]
+    #[doc(hidden)]
+    pub fn debug_inject_maintenance_panic(&self) {
+        self.wakeup.state.lock().panic_requested = true;
+        self.wakeup.cv.notify_all();
+    }
+
     /// Runs every maintenance task once, now, whatever the intervals:
     /// eviction check, cleanup, stale-write sweep, discarded-buffer release.
     /// For embedders and tests that drive the master deterministically.

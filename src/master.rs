@@ -153,6 +153,20 @@ impl MasterCore {
         self.next_replica_id.fetch_add(n as u64, Ordering::Relaxed)
     }
 
+    /// Gives back the `n` replica ids from `first` that a failed allocation
+    /// reserved, so the rejection leaves the persisted counter unchanged
+    /// (SEMANTICS §2: every rejection happens before any side effect). Only
+    /// done when no other operation took ids since; otherwise the gap stays
+    /// (harmless: ids remain unique).
+    pub(crate) fn return_replica_ids(&self, first: u64, n: usize) {
+        let _ = self.next_replica_id.compare_exchange(
+            first + n as u64,
+            first,
+            Ordering::Relaxed,
+            Ordering::Relaxed,
+        );
+    }
+
     pub(crate) fn new_token(&self) -> u64 {
         self.next_token.fetch_add(1, Ordering::Relaxed)
     }
@@ -244,6 +258,7 @@ impl MasterCore {
             free_in(&table, r.segment, r.addr, size);
         }
         drop(table);
+        self.return_replica_ids(first, mem + nof);
         self.metrics
             .put_start_failures
             .fetch_add(1, Ordering::Relaxed);

@@ -45,6 +45,7 @@ impl MasterCore {
                 replica_id: id,
             });
         let Some(&(segment, addr)) = placed.first() else {
+            self.return_replica_ids(id, 1);
             self.wakeup.request_eviction();
             return Err(Error::new(
                 ErrorKind::NoAvailableHandle,

@@ -78,6 +78,7 @@ impl MasterCore {
                         free_in(&table, r.segment, r.addr, obj.size);
                     }
                     drop(table);
+                    self.return_replica_ids(first, segs.len());
                     self.wakeup.request_eviction();
                     return Err(Error::new(
                         ErrorKind::NoAvailableHandle,

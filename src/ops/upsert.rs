@@ -58,7 +58,16 @@ impl MasterCore {
                 // replicas of the write in flight do not.
                 if !obj.has_complete() {
                     Case::Replace
-                } else if obj.size == size {
+                } else if obj.size == size
+                    && obj
+                        .replicas
+                        .iter()
+                        .any(|r| r.is_complete() && r.has_buffer())
+                {
+                    // In place needs a COMPLETE MEMORY/NOF_SSD replica to
+                    // rewrite: old LOCAL_DISK copies are discarded, so an
+                    // object holding only those would be left empty. It
+                    // gets new replicas instead, as in case C.
                     Case::InPlace
                 } else {
                     Case::Resize
