@@ -71,6 +71,7 @@ libraries: lib hooks-lib
 # Release, so property tests run fast; includes tests/header.rs.
 test-rust:
 	$(CARGO) test --release
+	$(CARGO) test --release --features test-hooks --target-dir $(HOOKS) --test core_maintenance_panic
 
 test-checks:
 	scripts/check-header.sh --self-test
