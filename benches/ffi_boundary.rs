@@ -7,6 +7,7 @@
 
 use mooncake_meta::ffi::config::*;
 use mooncake_meta::ffi::error::mooncake_meta_error_free;
+use mooncake_meta::ffi::legacy_config::*;
 use mooncake_meta::ffi::version::mooncake_meta_abi_version;
 use mooncake_meta::ffi::write_config::*;
 use std::hint::black_box;

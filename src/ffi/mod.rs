@@ -22,6 +22,8 @@ pub mod config;
 
 pub mod write_config;
 
+pub mod legacy_config;
+
 pub mod master;
 
 pub mod read;
