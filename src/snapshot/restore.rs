@@ -279,12 +279,13 @@ impl MasterCore {
     /// Replaces the whole state under every lock, in lock order.
     fn install(&self, staged: Staged) {
         let mut guards: Vec<_> = self.shards.iter().map(|s| s.state.write()).collect();
+        // The group domain comes before the segment table in the lock order.
+        self.groups.install(&self.hasher, staged.groups);
         let mut table = self.segments.write();
         for (g, st) in guards.iter_mut().zip(staged.shards) {
             **g = st;
         }
         *table = staged.table;
-        self.groups.install(&self.hasher, staged.groups);
         let pins = staged.registrations.len() as i64;
         self.index.replace_all(staged.registrations);
         self.metrics.keys.store(staged.keys, Ordering::Relaxed);
