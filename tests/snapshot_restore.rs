@@ -807,3 +807,34 @@ fn committed_v1_fixture_restores_into_a_master() {
     assert_eq!(m.run_cleanup_at(1_717_171_717_000 + 1_800_000).expired, 1);
     inv(&m);
 }
+
+#[test]
+fn counters_without_headroom_are_rejected_at_restore() {
+    // §1/§6: counters carry on, so a counter that would wrap cannot be restored
+    let m = survivor_master();
+    let before = live_fingerprint(&m);
+    let good = m.capture();
+    for field in 0..3 {
+        let mut img = good.clone();
+        match field {
+            0 => img.next_replica_id = u64::MAX,
+            1 => img.next_write_token = MAX_INSTANT + 1,
+            _ => img.next_object_seq = u64::MAX - 1,
+        }
+        let bytes = encode(&img);
+        assert!(decode(&bytes).is_ok(), "the codec accepts any u64 counter");
+        let err = m.restore(&bytes).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::DeserializeFail);
+        assert!(err.message().contains("could not carry on"), "{err}");
+        assert_eq!(live_fingerprint(&m), before);
+    }
+    // MAX_INSTANT itself is accepted, and the next put stays below u64::MAX.
+    let mut img = good.clone();
+    img.next_replica_id = MAX_INSTANT;
+    img.next_write_token = MAX_INSTANT;
+    let (r, _) = restored_at(&encode(&img), good.created_at);
+    let w = r.put_start(C1, k("next"), 64, &preserve()).unwrap();
+    assert_eq!(w.token, MAX_INSTANT);
+    assert_eq!(w.replicas[0].id, MAX_INSTANT);
+    inv(&r);
+}
