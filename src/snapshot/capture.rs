@@ -48,9 +48,14 @@ impl MasterCore {
                         });
                     }
                 }
+                // An unmount removes its segment from the table first and
+                // drops the segment's replicas shard by shard afterwards; a
+                // replica whose segment is already gone is captured as
+                // dropped, so the image never names an unlisted segment.
                 let mut replicas: Vec<ReplicaRecord> = obj
                     .replicas
                     .iter()
+                    .filter(|r| !r.has_buffer() || table.get(r.segment).is_some())
                     .map(|r| ReplicaRecord {
                         id: r.id,
                         kind: r.kind as u8,
@@ -62,7 +67,7 @@ impl MasterCore {
                                 segment: table
                                     .get(r.segment)
                                     .map(|s| s.name.to_string())
-                                    .unwrap_or_default(),
+                                    .expect("filtered above"),
                                 address: r.addr,
                                 len: obj.size,
                             }

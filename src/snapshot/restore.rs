@@ -5,6 +5,7 @@
 //! rebuilt from the surviving active deadlines.
 
 use super::image::*;
+use crate::clock::MAX_INSTANT;
 use crate::error::{Error, ErrorKind, Result};
 use crate::group::Group;
 use crate::key::scoped;
@@ -97,6 +98,22 @@ impl MasterCore {
     }
 
     fn stage(&self, img: &SnapshotImage) -> Result<(Staged, RestoreReport)> {
+        // The counters carry on with plain (wrapping) `fetch_add`s: a counter
+        // near u64::MAX, which the codec accepts, would wrap after a few
+        // operations and hand out ids and tokens again. Anything up to
+        // MAX_INSTANT leaves 2^63 values of headroom.
+        for (what, v) in [
+            ("next_replica_id", img.next_replica_id),
+            ("next_write_token", img.next_write_token),
+            ("next_object_seq", img.next_object_seq),
+        ] {
+            if v > MAX_INSTANT {
+                return Err(Error::new(
+                    ErrorKind::DeserializeFail,
+                    format!("{what} {v} is above {MAX_INSTANT}: the master could not carry on"),
+                ));
+            }
+        }
         let now = self.clock.now();
         let mut report = RestoreReport::default();
         let mut table = SegmentTable::new(now | 1);
@@ -279,12 +296,13 @@ impl MasterCore {
     /// Replaces the whole state under every lock, in lock order.
     fn install(&self, staged: Staged) {
         let mut guards: Vec<_> = self.shards.iter().map(|s| s.state.write()).collect();
+        // The group domain comes before the segment table in the lock order.
+        self.groups.install(&self.hasher, staged.groups);
         let mut table = self.segments.write();
         for (g, st) in guards.iter_mut().zip(staged.shards) {
             **g = st;
         }
         *table = staged.table;
-        self.groups.install(&self.hasher, staged.groups);
         let pins = staged.registrations.len() as i64;
         self.index.replace_all(staged.registrations);
         self.metrics.keys.store(staged.keys, Ordering::Relaxed);
