@@ -56,9 +56,17 @@ impl MasterCore {
                 }
                 // COMPLETE replicas survive preemption; PROCESSING write
                 // replicas of the write in flight do not.
+                // Case B rewrites COMPLETE MEMORY/NOF_SSD buffers in place;
+                // an object whose only COMPLETE replicas are LOCAL_DISK has
+                // nothing to rewrite (they are discarded), so it takes case C
+                // instead of ending up with no replica at all.
+                let in_place = obj
+                    .replicas
+                    .iter()
+                    .any(|r| r.is_complete() && r.kind != ReplicaKind::LocalDisk);
                 if !obj.has_complete() {
                     Case::Replace
-                } else if obj.size == size {
+                } else if obj.size == size && in_place {
                     Case::InPlace
                 } else {
                     Case::Resize
