@@ -121,6 +121,8 @@ fn run(core: &MasterCore) {
             }
             std::mem::take(&mut w.eviction_requested)
         };
+        // Parked here while a test holds a quiesce guard (see quiesce.rs).
+        let _gate = core.quiesce.enter();
         let now = std::time::Instant::now();
         let evict_due = evict.as_mut().is_some_and(|t| t.due(now));
         if evict_due || (forced && evict.is_some()) {
