@@ -19,7 +19,10 @@ enum Case {
     Replace,
     /// Same size: in place.
     InPlace,
-    /// Other size: new buffers, old ones discarded, deadline carried.
+    /// Other size — or same size with only LOCAL_DISK replicas complete,
+    /// where there is no buffer to rewrite in place (case B would drop them
+    /// and leave an object with no replica at all): new buffers, old ones
+    /// discarded, deadline carried.
     Resize,
 }
 
@@ -58,7 +61,12 @@ impl MasterCore {
                 // replicas of the write in flight do not.
                 if !obj.has_complete() {
                     Case::Replace
-                } else if obj.size == size {
+                } else if obj.size == size
+                    && obj
+                        .replicas
+                        .iter()
+                        .any(|r| r.is_complete() && r.has_buffer())
+                {
                     Case::InPlace
                 } else {
                     Case::Resize
