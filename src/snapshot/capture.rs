@@ -37,6 +37,18 @@ impl MasterCore {
         let mut objects = Vec::with_capacity(guards.iter().map(|g| g.objects.len()).sum());
         for st in &guards {
             for obj in st.objects.iter() {
+                // An unmount removes its segment from the table before it
+                // drops the segment's replicas shard by shard. A replica on
+                // a segment that is no longer mounted is already gone (§0:
+                // not readable), so the image is the state after that
+                // unmount: the replica is left out, and so is an object it
+                // leaves without any (the unmount is about to erase it).
+                let mounted = |r: &&crate::object::Replica| {
+                    r.kind == ReplicaKind::LocalDisk || table.get(r.segment).is_some()
+                };
+                if !obj.replicas.iter().any(|r| mounted(&r)) {
+                    continue;
+                }
                 let k = key::split(&obj.key);
                 if let Some(g) = &obj.group {
                     if seen_groups.insert(std::sync::Arc::as_ptr(g)) {
@@ -51,21 +63,21 @@ impl MasterCore {
                 let mut replicas: Vec<ReplicaRecord> = obj
                     .replicas
                     .iter()
+                    .filter(mounted)
                     .map(|r| ReplicaRecord {
                         id: r.id,
                         kind: r.kind as u8,
                         status: r.status as u8,
-                        location: if r.kind == ReplicaKind::LocalDisk {
-                            LocationRecord::LocalDisk { client: r.addr }
-                        } else {
-                            LocationRecord::Buffer {
-                                segment: table
-                                    .get(r.segment)
-                                    .map(|s| s.name.to_string())
-                                    .unwrap_or_default(),
-                                address: r.addr,
-                                len: obj.size,
+                        // Buffers are on a mounted segment (filtered above).
+                        location: match table.get(r.segment) {
+                            Some(seg) if r.kind != ReplicaKind::LocalDisk => {
+                                LocationRecord::Buffer {
+                                    segment: seg.name.to_string(),
+                                    address: r.addr,
+                                    len: obj.size,
+                                }
                             }
+                            _ => LocationRecord::LocalDisk { client: r.addr },
                         },
                     })
                     .collect();
