@@ -42,6 +42,7 @@ mod master;
 mod metrics;
 mod object;
 mod ops;
+mod quiesce;
 mod shard;
 
 pub use cleanup::CleanupStats;
@@ -52,6 +53,7 @@ pub use eviction::EvictionReport;
 pub use master::{Master, MasterCore};
 pub use metrics::{MetricsSnapshot, SegmentUsage};
 pub use ops::{KeyPage, UnmountReport};
+pub use quiesce::QuiesceGuard;
 pub use snapshot::restore::RestoreReport;
 pub use soft_pin::{SoftPinAction, SoftPinIntent, SoftPinRequest};
 pub use types::*;

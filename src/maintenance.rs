@@ -147,6 +147,8 @@ fn run(core: &MasterCore) {
                 take_panic_request(&mut w),
             )
         };
+        // Parked here while a test holds a quiesce guard (see quiesce.rs).
+        let _gate = core.quiesce.enter();
         if inject_panic {
             guarded(core, || {
                 panic!("maintenance task panic injected by a test hook")

@@ -6,6 +6,8 @@
 //!
 //! Locks are always taken in this order, never backwards:
 //!
+//! 0. the quiesce gate (`quiesce.rs`: the maintenance thread around a tick,
+//!    a test holding a guard) — held with no other lock;
 //! 1. metadata shard locks, several only in ascending index order;
 //! 2. the group domain (a group-shard mutex, then a group's member list);
 //! 3. the segment table `RwLock`;
@@ -24,6 +26,7 @@ use crate::key::{self, KeyHasher};
 use crate::maintenance::{Maintenance, Wakeup};
 use crate::metrics::Metrics;
 use crate::object::{Object, Replica, Role};
+use crate::quiesce::Quiesce;
 use crate::segment::{BufferOwner, SegmentTable};
 use crate::shard::{Discarded, Shard, ShardState};
 use crate::soft_pin::index::DeadlineIndex;
@@ -82,6 +85,7 @@ pub struct MasterCore {
     pub(crate) next_token: AtomicU64,
     pub(crate) next_seq: AtomicU64,
     pub(crate) wakeup: Wakeup,
+    pub(crate) quiesce: Quiesce,
 }
 
 /// Largest batch of due index entries handled per index-lock hold. Popping
@@ -112,6 +116,7 @@ impl MasterCore {
             next_token: AtomicU64::new(1),
             next_seq: AtomicU64::new(1),
             wakeup: Wakeup::default(),
+            quiesce: Quiesce::default(),
         })
     }
 

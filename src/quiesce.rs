@@ -1,0 +1,45 @@
+//! A test hook that parks the maintenance thread between tasks. While a
+//! [`QuiesceGuard`] is held no eviction, cleanup batch, sweep or release runs
+//! in the background, so a caller that has also paused its own threads sees
+//! the quiescent state [`MasterCore::check_invariants`] is exact for.
+
+use crate::master::MasterCore;
+use parking_lot::{Mutex, MutexGuard};
+
+/// The gate the maintenance thread holds while it runs a tick's tasks.
+/// Lock order: taken before every other lock (nothing is held when the
+/// maintenance thread or a quiescing caller takes it).
+#[derive(Default)]
+pub(crate) struct Quiesce {
+    gate: Mutex<()>,
+}
+
+impl Quiesce {
+    /// Held by the maintenance thread around one tick's tasks.
+    pub(crate) fn enter(&self) -> MutexGuard<'_, ()> {
+        self.gate.lock()
+    }
+}
+
+/// Keeps the maintenance thread parked until dropped (see
+/// [`MasterCore::quiesce`]).
+#[must_use = "the maintenance thread resumes as soon as the guard is dropped"]
+pub struct QuiesceGuard<'a> {
+    _gate: MutexGuard<'a, ()>,
+}
+
+impl MasterCore {
+    /// Waits for the maintenance thread to finish its current task, then
+    /// keeps it from starting another until the guard is dropped. For tests
+    /// that check invariants on a master with background work on: operations
+    /// called by other threads still run, so the caller must pause those
+    /// itself. Calling [`run_maintenance_tick`](Self::run_maintenance_tick)
+    /// or any operation while holding the guard is fine; taking a second
+    /// guard on the same thread deadlocks.
+    #[doc(hidden)]
+    pub fn quiesce(&self) -> QuiesceGuard<'_> {
+        QuiesceGuard {
+            _gate: self.quiesce.enter(),
+        }
+    }
+}
