@@ -24,7 +24,19 @@ pub mod write_config;
 
 pub mod master;
 
+pub mod replica;
+
+pub mod segments;
+
+pub mod write;
+
 pub mod read;
+
+pub mod remove;
+
+pub mod replication;
+
+pub mod batch;
 
 pub mod bytes;
 
