@@ -345,8 +345,8 @@ static void wrong_client(void) {
                 MOONCAKE_META_ILLEGAL_CLIENT, err, "client 2 is not the writer");
     CHECK_FAILS(mooncake_meta_upsert_end(s.m, 3, FX_KEY("upserted"), MOONCAKE_META_SELECT_ALL, 0,
                                          &err),
-                MOONCAKE_META_ILLEGAL_CLIENT, err, "client 3 is not the writer (writer 1)");
-    CHECK_EQ_INT(fx_pending(s.m, "inflight"), 0); /* no soft-pin intent in that write */
+                MOONCAKE_META_ILLEGAL_CLIENT, err, "client 3 is not the writer of this object (writer 1)");
+    CHECK_EQ_INT(fx_pending(s.m, "inflight"), 1); /* still in flight, its intent pending */
     CHECK_UNCHANGED(s.m, before);
     teardown(&s);
 }

@@ -23,12 +23,14 @@
 
 #include <mooncake_meta.h>
 
-#define KIB 1024ull
-#define MIB (1024ull * 1024ull)
+#define KIB UINT64_C(1024)
+#define MIB (KIB * KIB)
 #define OBJECT_SIZE (256 * KIB)
-#define T0 1714000000000ull /* the manual clock's start (ms since the epoch) */
-#define DEFAULT_TTL_MS (5 * 60 * 1000ull)
+#define T0 UINT64_C(1714000000000) /* the manual clock's start (ms since the epoch) */
+#define DEFAULT_TTL_MS UINT64_C(300000)
 #define N_CHAT 40
+#define NODE1 "node-1/dram"
+#define NODE2 "node-2/dram"
 
 static mooncake_meta_master *master;
 static int unexpected;
@@ -108,20 +110,37 @@ static void show_deadline(char *buf, size_t cap, uint64_t d) {
         snprintf(buf, cap, "t+%" PRIu64 " s (expired)", (d - T0) / 1000);
 }
 
-/* PutStart + PutEnd of a whole object; returns the PutStart status (the
- * object is written only on OK). */
-static mooncake_meta_status write_object(const char *key, uint64_t size,
+/* PutStart + PutEnd of a whole object, placed on `segment` first (the
+ * demo names a segment for every write, so placement, and so the whole run,
+ * is reproducible); `cfg`/`legacy` NULL means the defaults. Returns the
+ * PutStart status (the object is written only on OK). */
+static mooncake_meta_status write_object(const char *key, uint64_t size, const char *segment,
                                          const mooncake_meta_write_config *cfg,
                                          const mooncake_meta_replicate_config *legacy) {
     mooncake_meta_error *err = NULL;
     mooncake_meta_replica replicas[4];
     size_t n = 0;
     uint64_t token = 0;
-    mooncake_meta_status st =
-        legacy ? mooncake_meta_put_start_legacy(master, 7, NULL, 0, key, strlen(key), size, legacy,
-                                                replicas, 4, &n, &token, &err)
-               : mooncake_meta_put_start(master, 7, NULL, 0, key, strlen(key), size, cfg, replicas, 4,
-                                         &n, &token, &err);
+    const char *segments[] = {segment};
+    mooncake_meta_status st;
+    if (legacy) {
+        mooncake_meta_replicate_config l = *legacy;
+        l.preferred_segments = segments;
+        l.preferred_segments_count = 1;
+        st = mooncake_meta_put_start_legacy(master, 7, NULL, 0, key, strlen(key), size, &l, replicas,
+                                            4, &n, &token, &err);
+    } else {
+        mooncake_meta_write_config c;
+        if (cfg) {
+            c = *cfg;
+        } else {
+            ok("write_config_init", mooncake_meta_write_config_init(&c, sizeof c, &err), err);
+        }
+        c.preferred_segments = segments;
+        c.preferred_segments_count = 1;
+        st = mooncake_meta_put_start(master, 7, NULL, 0, key, strlen(key), size, &c, replicas, 4, &n,
+                                     &token, &err);
+    }
     if (st != MOONCAKE_META_OK) {
         mooncake_meta_error_free(err);
         return st;
@@ -176,7 +195,7 @@ static void setup(void) {
            " s; eviction above 80%% memory, 10%% of the base per run\n",
            T0, DEFAULT_TTL_MS / 1000);
     printf("\n   %-14s %6s  %-7s %9s  %s\n", "segment", "client", "pool", "capacity", "id");
-    const char *names[] = {"node-1/dram", "node-2/dram"};
+    const char *names[] = {NODE1, NODE2};
     for (int i = 0; i < 2; i++) {
         uint32_t id = 0;
         ok("mount_segment",
@@ -191,7 +210,7 @@ static void setup(void) {
 
 static void pinned_writes(void) {
     mooncake_meta_error *err = NULL;
-    section("2. Soft-pinned prefix-cache objects (256 KiB each)");
+    section("2. Soft-pinned prefix-cache objects (256 KiB each, on " NODE1 ")");
     printf("   %-18s %-34s %s\n", "key", "request", "committed deadline");
     const uint64_t ttls[] = {10 * 60 * 1000, 10 * 60 * 1000, 2 * 60 * 1000, 2 * 60 * 1000};
     for (int i = 0; i < 4; i++) {
@@ -200,7 +219,7 @@ static void pinned_writes(void) {
         cfg.soft_pin_action = MOONCAKE_META_SOFT_PIN_ENABLE;
         cfg.flags = MOONCAKE_META_WRITE_HAS_SOFT_PIN_TTL;
         cfg.soft_pin_ttl_ms = ttls[i];
-        ok("put", write_object(pinned[i], OBJECT_SIZE, &cfg, NULL), NULL);
+        ok("put", write_object(pinned[i], OBJECT_SIZE, NODE1, &cfg, NULL), NULL);
         char request[48], d[32];
         snprintf(request, sizeof request, "ENABLE, ttl %" PRIu64 " min", ttls[i] / 60000);
         show_deadline(d, sizeof d, deadline_of(pinned[i]));
@@ -209,7 +228,7 @@ static void pinned_writes(void) {
     }
     /* The upstream store_c.h struct: with_soft_pin = 1 means the master default. */
     mooncake_meta_replicate_config legacy = {1, 1, 0, NULL, 0};
-    ok("put (legacy)", write_object(pinned[4], OBJECT_SIZE, NULL, &legacy), NULL);
+    ok("put (legacy)", write_object(pinned[4], OBJECT_SIZE, NODE1, NULL, &legacy), NULL);
     char d[32];
     show_deadline(d, sizeof d, deadline_of(pinned[4]));
     printf("   %-18s %-34s %s\n", pinned[4], "legacy struct, with_soft_pin = 1", d);
@@ -219,14 +238,15 @@ static void pinned_writes(void) {
 static void writes_under_pressure(void) {
     mooncake_meta_error *err = NULL;
     section("3. Ordinary objects under memory pressure");
-    printf("   %d ordinary 256 KiB writes into 8 MiB; the eviction trigger runs after each one\n\n",
+    printf("   %d ordinary 256 KiB writes, alternating between the segments; the eviction\n"
+           "   trigger runs after each one\n\n",
            N_CHAT);
     printf("   %-10s %8s   %-40s %8s\n", "after", "memory", "eviction run", "memory");
     uint64_t evicted = 0, evicted_pinned = 0;
     char key[32];
     for (int i = 0; i < N_CHAT; i++) {
         snprintf(key, sizeof key, "chat/%03d", i);
-        ok("put", write_object(key, OBJECT_SIZE, NULL, NULL), NULL);
+        ok("put", write_object(key, OBJECT_SIZE, i % 2 ? NODE2 : NODE1, NULL, NULL), NULL);
         advance(100);
         double before = usage();
         int ran = 0;
@@ -243,12 +263,12 @@ static void writes_under_pressure(void) {
     }
     /* Too big for the room left in any one segment: what a client sees, and
      * what the maintenance thread does about it (a forced eviction). */
-    printf("\n   a 1.5 MiB object:\n");
+    printf("\n   a 1.5 MiB object (a checkpoint), preferably on " NODE2 ":\n");
     mooncake_meta_status st;
     int tries = 0;
-    while ((st = write_object("checkpoint/blob", 1536 * KIB, NULL, NULL)) ==
+    while ((st = write_object("checkpoint/blob", 1536 * KIB, NODE2, NULL, NULL)) ==
                MOONCAKE_META_NO_AVAILABLE_HANDLE &&
-           tries++ < 8) {
+           tries++ < 16) {
         int ran = 0;
         mooncake_meta_eviction_report r = new_report();
         ok("evict_if_needed", mooncake_meta_evict_if_needed(master, 1, &ran, &r, &err), err);
