@@ -5,7 +5,12 @@ use mooncake_meta::*;
 
 fn main() -> Result<()> {
     let m = Master::new(MasterConfig::deterministic(1_000))?;
-    let seg = SegmentSpec { name: "seg0".into(), base: 0x1000_0000, size: 64 << 20, pool: Pool::Memory };
+    let seg = SegmentSpec {
+        name: "seg0".into(),
+        base: 0x1000_0000,
+        size: 64 << 20,
+        pool: Pool::Memory,
+    };
     m.mount_segment(1, &seg)?;
 
     // ENABLE with a 60 s TTL; the deadline starts when the write completes.
@@ -21,7 +26,10 @@ fn main() -> Result<()> {
 
     // Cleanup pops only what is due.
     let stats = m.run_cleanup_at(61_000);
-    println!("expired {} pin(s), touched {} shard(s)", stats.expired, stats.shards_touched);
+    println!(
+        "expired {} pin(s), touched {} shard(s)",
+        stats.expired, stats.shards_touched
+    );
 
     // Snapshots keep committed deadlines; restore rebuilds the index.
     let bytes = m.snapshot()?;
