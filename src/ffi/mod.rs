@@ -24,6 +24,12 @@ pub mod write_config;
 
 pub mod master;
 
+pub mod replica;
+
+pub mod segments;
+
+pub mod write;
+
 pub mod read;
 
 pub mod bytes;
@@ -35,6 +41,12 @@ pub mod maintenance;
 pub mod metrics;
 
 pub mod snapshot;
+
+pub mod remove;
+
+pub mod replication;
+
+pub mod batch;
 
 pub(crate) mod boundary;
 pub(crate) mod handle;
