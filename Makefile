@@ -4,9 +4,9 @@
 #   make demo          build the libraries and run the C demo
 #   make test          every suite: Rust, header and symbol checks (with their
 #                      mutation self-tests), C in static/dynamic/ASan+UBSan/
-#                      valgrind modes, C++
+#                      valgrind modes, C++, Go (vet, test, -race, cgocheck2)
 #   make bench         benchmarks (make bench-quick: a short run)
-#   make lint          cargo fmt --check, clippy -D warnings
+#   make lint          cargo fmt --check, clippy -D warnings, gofmt, go vet
 #   make bless-header  copy the generated header over include/mooncake_meta.h
 #   make clean
 #
@@ -19,13 +19,14 @@ RELEASE := target/release
 HOOKS   := target-hooks
 TIMED   := scripts/timed.sh
 
-.PHONY: all build lib hooks-lib libraries demo test test-rust test-checks test-c bench bench-quick lint \
+.PHONY: all build lib hooks-lib libraries demo test test-rust test-checks test-c test-go bench bench-quick lint \
         bless-header tools clean
 all: build
 
 # need TOOL HOW: fail, saying how to install it, when TOOL is missing.
 need = @command -v $(1) >/dev/null 2>&1 || { echo "error: '$(1)' is required; $(2)" >&2; exit 1; }
 RUST_HINT := install a Rust toolchain >= 1.80 with rustup
+GO_HINT   := install Go >= 1.24 from https://go.dev/dl/ (and put its bin directory on PATH)
 apt = install it with: apt-get install -y $(1)
 
 tools:
@@ -59,7 +60,7 @@ demo: lib
 
 # Each suite is a target; `test` runs them in order, timing each, and stops
 # at the first failure.
-SUITES := test-rust libraries test-checks test-c
+SUITES := test-rust libraries test-checks test-c test-go
 
 test: tools
 	@n=0; for suite in $(SUITES); do \
@@ -80,6 +81,22 @@ test-checks:
 test-c:
 	$(MAKE) -C c_tests all
 
+# The Go package against the release static library. GOTOOLCHAIN=local: never
+# download another Go. -count=1: go caches test results (and cgo objects)
+# without looking at the library or at ../include, so always relink and
+# rerun; the header's hash in CGO_CFLAGS recompiles the cgo code when the
+# header changes. The last run turns on the strict cgo pointer checks
+# (GOEXPERIMENT=cgocheck2, still supported by Go 1.26).
+GO_HEADER_HASH = $(shell sha256sum include/mooncake_meta.h | cut -c1-16)
+GO_ENV = GOTOOLCHAIN=local CGO_ENABLED=1 CGO_CFLAGS="-O2 -g -DMOONCAKE_META_HEADER_HASH=0x$(GO_HEADER_HASH)"
+test-go: lib
+	$(call need,go,$(GO_HINT))
+	$(call need,$(CC),$(call apt,gcc))
+	cd go && $(GO_ENV) go vet ./... \
+		&& $(GO_ENV) go test -count=1 ./... \
+		&& $(GO_ENV) go test -count=1 -race ./... \
+		&& $(GO_ENV) GOEXPERIMENT=cgocheck2 go test -count=1 ./...
+
 bench:
 	$(CARGO) bench --bench ffi_boundary
 
@@ -90,6 +107,9 @@ lint:
 	$(CARGO) fmt --all --check
 	$(CARGO) clippy --all-targets -- -D warnings
 	$(CARGO) clippy --all-targets --features test-hooks -- -D warnings
+	$(call need,go,$(GO_HINT))
+	@test -z "$$(gofmt -l go)" || { echo "gofmt: these files need formatting:" >&2; gofmt -l go >&2; exit 1; }
+	cd go && GOTOOLCHAIN=local go vet ./...
 
 bless-header:
 	MOONCAKE_META_BLESS=1 $(CARGO) test --release --test header committed_header_matches_generated

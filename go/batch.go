@@ -78,6 +78,16 @@ func summarise(summary error, errs []error) error {
 	return nil
 }
 
+// refuseStarts is a batch refused before the C call: every key gets err,
+// as the library does for a batch it refuses as a whole.
+func refuseStarts(n int, err error) ([]BatchStartResult, error) {
+	results := make([]BatchStartResult, n)
+	for i := range results {
+		results[i].Err = err
+	}
+	return results, err
+}
+
 // BatchStartResult is one key's outcome in BatchPutStart/BatchUpsertStart.
 type BatchStartResult struct {
 	// Replicas are the staged PROCESSING replicas (nil on failure).
@@ -107,7 +117,7 @@ func (k Keyspace) BatchPutStart(client ClientID, keys []string, sizes []uint64, 
 func (k Keyspace) BatchUpsertStart(client ClientID, keys []string, sizes []uint64, cfg ReplicateConfig) ([]BatchStartResult, error) {
 	results, err := k.batchStart(true, client, keys, sizes, &cfg)
 	if results == nil {
-		return nil, err
+		return results, err
 	}
 	retried := false
 	for i := range results {
@@ -129,11 +139,11 @@ func (k Keyspace) BatchUpsertStart(client ClientID, keys []string, sizes []uint6
 
 func (k Keyspace) batchStart(upsert bool, client ClientID, keys []string, sizes []uint64, cfg *ReplicateConfig) ([]BatchStartResult, error) {
 	if len(sizes) != len(keys) {
-		return nil, invalidParams("batch: %d sizes for %d keys", len(sizes), len(keys))
+		return refuseStarts(len(keys), invalidParams("batch: %d sizes for %d keys", len(sizes), len(keys)))
 	}
 	w, err := cfg.build(false)
 	if err != nil {
-		return nil, err
+		return refuseStarts(len(keys), err)
 	}
 	defer w.free()
 	n := len(keys)
@@ -192,7 +202,12 @@ func (k Keyspace) BatchPutRevoke(client ClientID, keys []string, sel Selector, t
 
 func (k Keyspace) batchEnd(revoke bool, client ClientID, keys []string, sel Selector, tokens []WriteToken) ([]error, error) {
 	if tokens != nil && len(tokens) != len(keys) {
-		return nil, invalidParams("batch: %d tokens for %d keys", len(tokens), len(keys))
+		err := invalidParams("batch: %d tokens for %d keys", len(tokens), len(keys))
+		errs := make([]error, len(keys))
+		for i := range errs {
+			errs[i] = err
+		}
+		return errs, err
 	}
 	n := len(keys)
 	ck := newCKeys(keys)
