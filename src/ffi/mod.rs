@@ -32,6 +32,12 @@ pub mod write;
 
 pub mod read;
 
+pub mod remove;
+
+pub mod replication;
+
+pub mod batch;
+
 pub mod bytes;
 
 pub mod soft_pin;
@@ -41,12 +47,6 @@ pub mod maintenance;
 pub mod metrics;
 
 pub mod snapshot;
-
-pub mod remove;
-
-pub mod replication;
-
-pub mod batch;
 
 pub(crate) mod boundary;
 pub(crate) mod handle;
