@@ -136,13 +136,26 @@ test-install:
 # (GOEXPERIMENT=cgocheck2, still supported by Go 1.26).
 GO_HEADER_HASH = $(shell sha256sum include/mooncake_meta.h | cut -c1-16)
 GO_ENV = GOTOOLCHAIN=local CGO_ENABLED=1 CGO_CFLAGS="-O2 -g -DMOONCAKE_META_HEADER_HASH=0x$(GO_HEADER_HASH)"
+# Then a few tests through each other way of linking: the shared library
+# (its SONAME needs the .so.<ABI> link, as in c_tests), an installed copy
+# found with pkg-config, and one named by CGO_CFLAGS/CGO_LDFLAGS.
+GO_PREFIX   := $(CURDIR)/target/go-prefix
+GO_LINK_RUN := -count=1 -run 'TestLibraryVersion|TestSnapshotRoundTrip'
 test-go: lib
 	$(call need,go,$(GO_HINT))
 	$(call need,$(CC),$(call apt,gcc))
+	$(call need,pkg-config,$(call apt,pkg-config))
 	cd go && $(GO_ENV) go vet ./... \
 		&& $(GO_ENV) go test -count=1 ./... \
 		&& $(GO_ENV) go test -count=1 -race ./... \
 		&& $(GO_ENV) GOEXPERIMENT=cgocheck2 go test -count=1 ./...
+	ln -sf libmooncake_meta.so $(RELEASE)/$(SONAME)
+	cd go && $(GO_ENV) go test $(GO_LINK_RUN) -tags mooncake_shared ./...
+	rm -rf $(GO_PREFIX) && $(MAKE) --no-print-directory install PREFIX=$(GO_PREFIX) >/dev/null
+	cd go && $(GO_ENV) PKG_CONFIG_PATH=$(GO_PREFIX)/lib/pkgconfig LD_LIBRARY_PATH=$(GO_PREFIX)/lib \
+		go test $(GO_LINK_RUN) -tags mooncake_pkgconfig ./...
+	cd go && GOTOOLCHAIN=local CGO_CFLAGS="-O2 -g -I$(GO_PREFIX)/include -DMOONCAKE_META_HEADER_HASH=0x$(GO_HEADER_HASH)" \
+		CGO_LDFLAGS="$(GO_PREFIX)/lib/libmooncake_meta.a" go test $(GO_LINK_RUN) -tags mooncake_external ./...
 
 bench:
 	$(CARGO) bench --bench ffi_boundary

@@ -46,7 +46,8 @@
 // tags choose another library:
 //
 //   - mooncake_shared: the shared library ../target/release/libmooncake_meta.so,
-//     found at run time through an rpath.
+//     found at run time through an rpath under its SONAME
+//     libmooncake_meta.so.1 (link that name to the .so once).
 //   - mooncake_pkgconfig: an installed library described by mooncake_meta.pc
 //     (`#cgo pkg-config: mooncake_meta`); set PKG_CONFIG_PATH if the .pc file
 //     is not in a default directory.
@@ -56,5 +57,7 @@
 //     CGO_LDFLAGS="-L/opt/mooncake/lib -lmooncake_meta".
 //
 // The library's ABI version is checked against the header's when a master
-// is created.
+// is created. Go's build cache does not watch the library or the header
+// outside this directory: after rebuilding them, test with -count=1 (and
+// clean the cache if the header changed); `make test-go` does this.
 package mooncakemeta
