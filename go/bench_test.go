@@ -48,3 +48,13 @@ func BenchmarkExistParallel(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkCgoFloor is one trivial cgo call (ABIVersion): the fixed cost
+// under BenchmarkExist's figure.
+func BenchmarkCgoFloor(b *testing.B) {
+	for b.Loop() {
+		if mm.ABIVersion() == 0 {
+			b.Fatal("no ABI version")
+		}
+	}
+}

@@ -192,7 +192,13 @@ func (c *ReplicateConfig) build(allowLegacy bool) (*cWriteConfig, error) {
 		}
 	}
 	e := &w.ext
-	e.struct_size = C.uint32_t(unsafe.Sizeof(*e))
+	// The documented protocol: _init fills the defaults for this struct
+	// size, then we set the fields.
+	var cerr *C.mooncake_meta_error
+	if err := takeError(C.mooncake_meta_write_config_init(e, C.size_t(unsafe.Sizeof(*e)), &cerr), &cerr); err != nil {
+		w.free()
+		return nil, err
+	}
 	e.soft_pin_action = C.uint32_t(action)
 	if hasTTL {
 		e.flags |= C.MOONCAKE_META_WRITE_HAS_SOFT_PIN_TTL
