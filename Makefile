@@ -7,9 +7,10 @@
 #                      against it through pkg-config, and run it
 #   make test          every suite: Rust, header, symbol and allocator checks
 #                      (with their mutation self-tests), C in static/dynamic/
-#                      ASan+UBSan/valgrind modes, C++, the installed layout
+#                      ASan+UBSan/valgrind modes, C++, the installed layout,
+#                      Go (vet, test, -race, cgocheck2)
 #   make bench         benchmarks (make bench-quick: a short run)
-#   make lint          cargo fmt --check, clippy -D warnings
+#   make lint          cargo fmt --check, clippy -D warnings, gofmt, go vet
 #   make bless-header  copy the generated header over include/mooncake_meta.h
 #   make clean
 #
@@ -32,13 +33,14 @@ ABI     := $(shell sed -n 's/^\#define MOONCAKE_META_ABI_VERSION \([0-9][0-9]*\)
 SONAME  := libmooncake_meta.so.$(ABI)
 DEMO_PREFIX := $(CURDIR)/target/demo-prefix
 
-.PHONY: all build lib hooks-lib libraries install demo test test-rust test-checks test-c test-install \
+.PHONY: all build lib hooks-lib libraries install demo test test-rust test-checks test-c test-install test-go \
         bench bench-quick lint bless-header tools clean
 all: build
 
 # need TOOL HOW: fail, saying how to install it, when TOOL is missing.
 need = @command -v $(1) >/dev/null 2>&1 || { echo "error: '$(1)' is required; $(2)" >&2; exit 1; }
 RUST_HINT := install a Rust toolchain >= 1.80 with rustup
+GO_HINT   := install Go >= 1.24 from https://go.dev/dl/ (and put its bin directory on PATH)
 apt = install it with: apt-get install -y $(1)
 
 tools:
@@ -98,7 +100,7 @@ demo:
 
 # Each suite is a target; `test` runs them in order, timing each, and stops
 # at the first failure.
-SUITES := test-rust libraries test-checks test-c test-install
+SUITES := test-rust libraries test-checks test-c test-install test-go
 
 test: tools
 	@n=0; for suite in $(SUITES); do \
@@ -127,6 +129,35 @@ test-c:
 test-install:
 	scripts/check-install.sh
 
+# The Go package against the release static library. GOTOOLCHAIN=local: never
+# download another Go. -count=1: go caches test results (and cgo objects)
+# without looking at the library or at ../include, so always relink and
+# rerun; the header's hash in CGO_CFLAGS recompiles the cgo code when the
+# header changes. The last run turns on the strict cgo pointer checks
+# (GOEXPERIMENT=cgocheck2, still supported by Go 1.26).
+GO_HEADER_HASH = $(shell sha256sum include/mooncake_meta.h | cut -c1-16)
+GO_ENV = GOTOOLCHAIN=local CGO_ENABLED=1 CGO_CFLAGS="-O2 -g -DMOONCAKE_META_HEADER_HASH=0x$(GO_HEADER_HASH)"
+# Then a few tests through each other way of linking: the shared library
+# (its SONAME needs the .so.<ABI> link, as in c_tests), an installed copy
+# found with pkg-config, and one named by CGO_CFLAGS/CGO_LDFLAGS.
+GO_PREFIX   := $(CURDIR)/target/go-prefix
+GO_LINK_RUN := -count=1 -run 'TestLibraryVersion|TestSnapshotRoundTrip'
+test-go: lib
+	$(call need,go,$(GO_HINT))
+	$(call need,$(CC),$(call apt,gcc))
+	$(call need,pkg-config,$(call apt,pkg-config))
+	cd go && $(GO_ENV) go vet ./... \
+		&& $(GO_ENV) go test -count=1 ./... \
+		&& $(GO_ENV) go test -count=1 -race ./... \
+		&& $(GO_ENV) GOEXPERIMENT=cgocheck2 go test -count=1 ./...
+	ln -sf libmooncake_meta.so $(RELEASE)/$(SONAME)
+	cd go && $(GO_ENV) go test $(GO_LINK_RUN) -tags mooncake_shared ./...
+	rm -rf $(GO_PREFIX) && $(MAKE) --no-print-directory install PREFIX=$(GO_PREFIX) >/dev/null
+	cd go && $(GO_ENV) PKG_CONFIG_PATH=$(GO_PREFIX)/lib/pkgconfig LD_LIBRARY_PATH=$(GO_PREFIX)/lib \
+		go test $(GO_LINK_RUN) -tags mooncake_pkgconfig ./...
+	cd go && GOTOOLCHAIN=local CGO_CFLAGS="-O2 -g -I$(GO_PREFIX)/include -DMOONCAKE_META_HEADER_HASH=0x$(GO_HEADER_HASH)" \
+		CGO_LDFLAGS="$(GO_PREFIX)/lib/libmooncake_meta.a" go test $(GO_LINK_RUN) -tags mooncake_external ./...
+
 bench:
 	$(CARGO) bench --bench ffi_boundary
 
@@ -137,6 +168,9 @@ lint:
 	$(CARGO) fmt --all --check
 	$(CARGO) clippy --all-targets -- -D warnings
 	$(CARGO) clippy --all-targets --features test-hooks -- -D warnings
+	$(call need,go,$(GO_HINT))
+	@test -z "$$(gofmt -l go)" || { echo "gofmt: these files need formatting:" >&2; gofmt -l go >&2; exit 1; }
+	cd go && GOTOOLCHAIN=local go vet ./...
 
 bless-header:
 	MOONCAKE_META_BLESS=1 $(CARGO) test --release --test header committed_header_matches_generated

@@ -1,0 +1,300 @@
+package mooncakemeta
+
+// Master configuration: the Config struct, its defaults (SEMANTICS §9), the
+// functional options of New, and its translation into a C config handle.
+
+/*
+#include "mooncake_meta.h"
+*/
+import "C"
+
+import (
+	"math"
+	"time"
+)
+
+// Instant is a point on a master's clock: milliseconds since the Unix
+// epoch, as the library counts time. Deadlines saturate at MaxInstant.
+type Instant uint64
+
+// MaxInstant is the largest instant (2^63 - 1 ms); a deadline saturated to
+// it never becomes due, because a manual clock can never reach it.
+const MaxInstant Instant = math.MaxInt64
+
+// InstantOf converts a time.Time to an Instant, truncating to the
+// millisecond; times before the epoch become 0.
+func InstantOf(t time.Time) Instant {
+	ms := t.UnixMilli()
+	if ms < 0 {
+		return 0
+	}
+	return Instant(ms)
+}
+
+// Time converts the instant to a time.Time in UTC.
+func (i Instant) Time() time.Time {
+	return time.UnixMilli(int64(min(i, MaxInstant))).UTC()
+}
+
+// Add returns the instant d later, saturating at MaxInstant; d must be a
+// non-negative whole number of milliseconds (anything else panics, as it
+// can only come from a constant mistake in the caller).
+func (i Instant) Add(d time.Duration) Instant {
+	ms, err := millis("duration", d)
+	if err != nil {
+		panic(err)
+	}
+	if ms > uint64(MaxInstant-min(i, MaxInstant)) {
+		return MaxInstant
+	}
+	return i + Instant(ms)
+}
+
+// millis converts a duration to whole milliseconds. A negative duration or
+// one that is not a whole number of milliseconds is ErrInvalidParams: the
+// library counts in milliseconds, and rounding a 500µs TTL down to 0 would
+// silently change its meaning.
+func millis(what string, d time.Duration) (uint64, error) {
+	if d < 0 {
+		return 0, invalidParams("%s %v is negative", what, d)
+	}
+	if d%time.Millisecond != 0 {
+		return 0, invalidParams("%s %v is not a whole number of milliseconds", what, d)
+	}
+	return uint64(d / time.Millisecond), nil
+}
+
+// Config is a master's configuration. Start from DefaultConfig (its zero
+// value is not a usable configuration) and change fields, or pass Options
+// to New. Durations must be whole milliseconds.
+type Config struct {
+	// KVLeaseTTL is the read lease that Get and Exist grant.
+	KVLeaseTTL time.Duration
+	// DefaultSoftPinTTL is the soft-pin lifetime of a write that asks for
+	// SoftPinEnable without a TTL (and of the legacy WithSoftPin); it must
+	// not exceed MaxSoftPinTTL.
+	DefaultSoftPinTTL time.Duration
+	// MaxSoftPinTTL is the largest soft-pin TTL a write may request.
+	MaxSoftPinTTL time.Duration
+	// AllowEvictSoftPinned lets eviction's second pass take actively
+	// soft-pinned objects when the lower bound is not reached otherwise.
+	AllowEvictSoftPinned bool
+	// EvictionRatio is the fraction of the eviction base evicted per run,
+	// in [0, 1].
+	EvictionRatio float64
+	// EvictionHighWatermarkRatio is the memory usage above which eviction
+	// runs, in (0, 1].
+	EvictionHighWatermarkRatio float64
+	// PutStartDiscardTimeout is how long a write stays young (blocking a
+	// PutStart on its key).
+	PutStartDiscardTimeout time.Duration
+	// PutStartReleaseTimeout is how long discarded buffers are held and
+	// after which stale writes are swept; it must exceed
+	// PutStartDiscardTimeout.
+	PutStartReleaseTimeout time.Duration
+	// SoftPinCleanupInterval is the period of the background soft-pin
+	// cleanup; 0 turns it off (drive it with RunCleanup).
+	SoftPinCleanupInterval time.Duration
+	// EvictionCheckInterval is the period of the background eviction
+	// check; 0 turns it off (drive it with EvictIfNeeded or RunEviction).
+	EvictionCheckInterval time.Duration
+	// SweepInterval is the period of the background stale-write sweep and
+	// discarded-buffer release; 0 turns it off.
+	SweepInterval time.Duration
+	// ShardCount is the number of metadata shards, in [1, 2^20].
+	ShardCount uint64
+	// ManualClock makes the master read a manual clock starting at
+	// ClockStart that moves only through SetTime and AdvanceTime, instead
+	// of the system clock.
+	ManualClock bool
+	// ClockStart is the manual clock's first instant (ignored without
+	// ManualClock); it must be below MaxInstant.
+	ClockStart Instant
+}
+
+// DefaultConfig returns the library's documented defaults (SEMANTICS §9):
+// system clock and background maintenance on.
+func DefaultConfig() Config {
+	return Config{
+		KVLeaseTTL:                 10 * time.Second,
+		DefaultSoftPinTTL:          30 * time.Minute,
+		MaxSoftPinTTL:              24 * time.Hour,
+		AllowEvictSoftPinned:       true,
+		EvictionRatio:              0.05,
+		EvictionHighWatermarkRatio: 0.90,
+		PutStartDiscardTimeout:     30 * time.Second,
+		PutStartReleaseTimeout:     10 * time.Minute,
+		SoftPinCleanupInterval:     time.Second,
+		EvictionCheckInterval:      10 * time.Millisecond,
+		SweepInterval:              time.Second,
+		ShardCount:                 1024,
+	}
+}
+
+// DeterministicConfig returns DefaultConfig with a manual clock starting at
+// start and every background task off: nothing happens unless the caller
+// calls it, which is what tests and simulations want.
+func DeterministicConfig(start Instant) Config {
+	c := DefaultConfig()
+	c.ManualClock = true
+	c.ClockStart = start
+	c.SoftPinCleanupInterval = 0
+	c.EvictionCheckInterval = 0
+	c.SweepInterval = 0
+	return c
+}
+
+// Option changes one field of the Config that New starts from
+// (DefaultConfig).
+type Option func(*Config)
+
+// WithManualClock makes the master use a manual clock starting at start,
+// with every background task off (as DeterministicConfig).
+func WithManualClock(start Instant) Option {
+	return func(c *Config) {
+		c.ManualClock = true
+		c.ClockStart = start
+		c.SoftPinCleanupInterval = 0
+		c.EvictionCheckInterval = 0
+		c.SweepInterval = 0
+	}
+}
+
+// WithKVLeaseTTL sets Config.KVLeaseTTL.
+func WithKVLeaseTTL(d time.Duration) Option { return func(c *Config) { c.KVLeaseTTL = d } }
+
+// WithDefaultSoftPinTTL sets Config.DefaultSoftPinTTL.
+func WithDefaultSoftPinTTL(d time.Duration) Option {
+	return func(c *Config) { c.DefaultSoftPinTTL = d }
+}
+
+// WithMaxSoftPinTTL sets Config.MaxSoftPinTTL.
+func WithMaxSoftPinTTL(d time.Duration) Option { return func(c *Config) { c.MaxSoftPinTTL = d } }
+
+// WithAllowEvictSoftPinned sets Config.AllowEvictSoftPinned.
+func WithAllowEvictSoftPinned(allow bool) Option {
+	return func(c *Config) { c.AllowEvictSoftPinned = allow }
+}
+
+// WithEvictionRatio sets Config.EvictionRatio.
+func WithEvictionRatio(r float64) Option { return func(c *Config) { c.EvictionRatio = r } }
+
+// WithEvictionHighWatermarkRatio sets Config.EvictionHighWatermarkRatio.
+func WithEvictionHighWatermarkRatio(r float64) Option {
+	return func(c *Config) { c.EvictionHighWatermarkRatio = r }
+}
+
+// WithPutStartDiscardTimeout sets Config.PutStartDiscardTimeout.
+func WithPutStartDiscardTimeout(d time.Duration) Option {
+	return func(c *Config) { c.PutStartDiscardTimeout = d }
+}
+
+// WithPutStartReleaseTimeout sets Config.PutStartReleaseTimeout.
+func WithPutStartReleaseTimeout(d time.Duration) Option {
+	return func(c *Config) { c.PutStartReleaseTimeout = d }
+}
+
+// WithSoftPinCleanupInterval sets Config.SoftPinCleanupInterval (0 = off).
+func WithSoftPinCleanupInterval(d time.Duration) Option {
+	return func(c *Config) { c.SoftPinCleanupInterval = d }
+}
+
+// WithEvictionCheckInterval sets Config.EvictionCheckInterval (0 = off).
+func WithEvictionCheckInterval(d time.Duration) Option {
+	return func(c *Config) { c.EvictionCheckInterval = d }
+}
+
+// WithSweepInterval sets Config.SweepInterval (0 = off).
+func WithSweepInterval(d time.Duration) Option { return func(c *Config) { c.SweepInterval = d } }
+
+// WithShardCount sets Config.ShardCount.
+func WithShardCount(n uint64) Option { return func(c *Config) { c.ShardCount = n } }
+
+// Validate checks the configuration as master creation will (the library's
+// mooncake_meta_config_validate), without creating a master; a bad field is
+// ErrInvalidParams naming it.
+func (c Config) Validate() error {
+	return c.withHandle(func(h *C.mooncake_meta_config) error {
+		var cerr *C.mooncake_meta_error
+		return takeError(C.mooncake_meta_config_validate(h, &cerr), &cerr)
+	})
+}
+
+// withHandle builds a C configuration handle holding c, runs f on it and
+// frees it.
+func (c Config) withHandle(f func(*C.mooncake_meta_config) error) error {
+	var h *C.mooncake_meta_config
+	var cerr *C.mooncake_meta_error
+	if err := takeError(C.mooncake_meta_config_new(&h, &cerr), &cerr); err != nil {
+		return err
+	}
+	defer C.mooncake_meta_config_free(h)
+
+	type msSetter struct {
+		what string
+		d    time.Duration
+		set  func(*C.mooncake_meta_config, C.uint64_t, **C.mooncake_meta_error) C.mooncake_meta_status
+	}
+	for _, s := range []msSetter{
+		{"KVLeaseTTL", c.KVLeaseTTL, func(h *C.mooncake_meta_config, v C.uint64_t, e **C.mooncake_meta_error) C.mooncake_meta_status {
+			return C.mooncake_meta_config_set_default_kv_lease_ttl_ms(h, v, e)
+		}},
+		{"DefaultSoftPinTTL", c.DefaultSoftPinTTL, func(h *C.mooncake_meta_config, v C.uint64_t, e **C.mooncake_meta_error) C.mooncake_meta_status {
+			return C.mooncake_meta_config_set_default_kv_soft_pin_ttl_ms(h, v, e)
+		}},
+		{"MaxSoftPinTTL", c.MaxSoftPinTTL, func(h *C.mooncake_meta_config, v C.uint64_t, e **C.mooncake_meta_error) C.mooncake_meta_status {
+			return C.mooncake_meta_config_set_max_kv_soft_pin_ttl_ms(h, v, e)
+		}},
+		{"PutStartDiscardTimeout", c.PutStartDiscardTimeout, func(h *C.mooncake_meta_config, v C.uint64_t, e **C.mooncake_meta_error) C.mooncake_meta_status {
+			return C.mooncake_meta_config_set_put_start_discard_timeout_ms(h, v, e)
+		}},
+		{"PutStartReleaseTimeout", c.PutStartReleaseTimeout, func(h *C.mooncake_meta_config, v C.uint64_t, e **C.mooncake_meta_error) C.mooncake_meta_status {
+			return C.mooncake_meta_config_set_put_start_release_timeout_ms(h, v, e)
+		}},
+		{"SoftPinCleanupInterval", c.SoftPinCleanupInterval, func(h *C.mooncake_meta_config, v C.uint64_t, e **C.mooncake_meta_error) C.mooncake_meta_status {
+			return C.mooncake_meta_config_set_soft_pin_cleanup_interval_ms(h, v, e)
+		}},
+		{"EvictionCheckInterval", c.EvictionCheckInterval, func(h *C.mooncake_meta_config, v C.uint64_t, e **C.mooncake_meta_error) C.mooncake_meta_status {
+			return C.mooncake_meta_config_set_eviction_check_interval_ms(h, v, e)
+		}},
+		{"SweepInterval", c.SweepInterval, func(h *C.mooncake_meta_config, v C.uint64_t, e **C.mooncake_meta_error) C.mooncake_meta_status {
+			return C.mooncake_meta_config_set_sweep_interval_ms(h, v, e)
+		}},
+	} {
+		ms, err := millis("Config."+s.what, s.d)
+		if err != nil {
+			return err
+		}
+		if err := takeError(s.set(h, C.uint64_t(ms), &cerr), &cerr); err != nil {
+			return err
+		}
+	}
+	if err := takeError(C.mooncake_meta_config_set_allow_evict_soft_pinned_objects(h, cBool(c.AllowEvictSoftPinned), &cerr), &cerr); err != nil {
+		return err
+	}
+	if err := takeError(C.mooncake_meta_config_set_eviction_ratio(h, C.double(c.EvictionRatio), &cerr), &cerr); err != nil {
+		return err
+	}
+	if err := takeError(C.mooncake_meta_config_set_eviction_high_watermark_ratio(h, C.double(c.EvictionHighWatermarkRatio), &cerr), &cerr); err != nil {
+		return err
+	}
+	if err := takeError(C.mooncake_meta_config_set_shard_count(h, C.uint64_t(c.ShardCount), &cerr), &cerr); err != nil {
+		return err
+	}
+	if c.ManualClock {
+		if err := takeError(C.mooncake_meta_config_set_manual_clock(h, C.uint64_t(c.ClockStart), &cerr), &cerr); err != nil {
+			return err
+		}
+	} else if err := takeError(C.mooncake_meta_config_set_system_clock(h, &cerr), &cerr); err != nil {
+		return err
+	}
+	return f(h)
+}
+
+// cBool is the C ABI's 0/1 int.
+func cBool(b bool) C.int {
+	if b {
+		return 1
+	}
+	return 0
+}

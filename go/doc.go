@@ -1,0 +1,63 @@
+// Package mooncakemeta embeds libmooncake_meta, the metadata master of the
+// Mooncake KV-cache store, in a Go program through its C ABI.
+//
+// A Master holds segments, objects and their replicas, read leases, hard
+// and soft pins, and runs eviction, soft-pin expiration cleanup and
+// snapshots. The headline feature is the fixed-lifecycle soft pin: a write
+// may ask (ReplicateConfig) to keep its object protected from eviction for
+// a TTL counted from the moment the object first becomes readable; reads
+// never renew it.
+//
+//	m, err := mooncakemeta.New(mooncakemeta.WithManualClock(1_000_000))
+//	if err != nil { ... }
+//	defer m.Close()
+//
+// # Errors
+//
+// Every failed call returns an *Error carrying the library's status Code
+// and message. Compare with the sentinels (ErrNotFound, ErrHasLease, ...)
+// using errors.Is. Calls after Close return ErrClosed.
+//
+// # Time
+//
+// The library counts time in milliseconds since the Unix epoch (Instant).
+// Durations passed in (TTLs, intervals, clock advances) must be
+// non-negative whole numbers of milliseconds; anything else is
+// ErrInvalidParams rather than being rounded. A master created with a
+// manual clock (WithManualClock, DeterministicConfig) moves only through
+// SetTime and AdvanceTime and runs no background work, so tests drive
+// cleanup and eviction with RunCleanup, RunEviction and friends.
+//
+// # Memory
+//
+// C never keeps a Go pointer. Strings and byte slices without pointers are
+// passed directly for the duration of a call; arrays of strings and
+// configurations that point to strings are built in C memory and freed
+// before the call returns; everything the library returns is copied into
+// Go memory and its C buffer freed in the same call. Close frees the master
+// after waiting for the calls in flight; a cleanup frees a master that was
+// never closed, only as a safety net.
+//
+// # Linking
+//
+// By default the package links the static library of this repository,
+// ../target/release/libmooncake_meta.a: build it first with
+// `cargo build --release` (or `make lib` at the repository root). Build
+// tags choose another library:
+//
+//   - mooncake_shared: the shared library ../target/release/libmooncake_meta.so,
+//     found at run time through an rpath under its SONAME
+//     libmooncake_meta.so.1 (link that name to the .so once).
+//   - mooncake_pkgconfig: an installed library described by mooncake_meta.pc
+//     (`#cgo pkg-config: mooncake_meta`); set PKG_CONFIG_PATH if the .pc file
+//     is not in a default directory.
+//   - mooncake_external: no flags of the package's own; name the installed
+//     header and library with CGO_CFLAGS and CGO_LDFLAGS, e.g.
+//     CGO_CFLAGS=-I/opt/mooncake/include
+//     CGO_LDFLAGS="-L/opt/mooncake/lib -lmooncake_meta".
+//
+// The library's ABI version is checked against the header's when a master
+// is created. Go's build cache does not watch the library or the header
+// outside this directory: after rebuilding them, test with -count=1 (and
+// clean the cache if the header changed); `make test-go` does this.
+package mooncakemeta

@@ -1,0 +1,189 @@
+package mooncakemeta
+
+// Status codes of the C ABI as Go values, the *Error type every failed call
+// returns, and one sentinel per code for errors.Is.
+
+/*
+#include <stdlib.h>
+#include "mooncake_meta.h"
+*/
+import "C"
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Code is a status code of the C ABI (mooncake_meta_status): 0 for success
+// or one of the stable negative codes, the upstream Mooncake values where
+// upstream has one.
+type Code int32
+
+// The status codes of the C ABI, with the values of include/mooncake_meta.h.
+const (
+	CodeOK                         Code = C.MOONCAKE_META_OK
+	CodeInternalError              Code = C.MOONCAKE_META_INTERNAL_ERROR
+	CodeSegmentNotFound            Code = C.MOONCAKE_META_SEGMENT_NOT_FOUND
+	CodeSegmentAlreadyExists       Code = C.MOONCAKE_META_SEGMENT_ALREADY_EXISTS
+	CodeNoAvailableHandle          Code = C.MOONCAKE_META_NO_AVAILABLE_HANDLE
+	CodeInvalidParams              Code = C.MOONCAKE_META_INVALID_PARAMS
+	CodeIllegalClient              Code = C.MOONCAKE_META_ILLEGAL_CLIENT
+	CodeInvalidWrite               Code = C.MOONCAKE_META_INVALID_WRITE
+	CodeReplicaIsNotReady          Code = C.MOONCAKE_META_REPLICA_IS_NOT_READY
+	CodeObjectNotFound             Code = C.MOONCAKE_META_OBJECT_NOT_FOUND
+	CodeObjectAlreadyExists        Code = C.MOONCAKE_META_OBJECT_ALREADY_EXISTS
+	CodeObjectHasLease             Code = C.MOONCAKE_META_OBJECT_HAS_LEASE
+	CodeObjectHasReplicationTask   Code = C.MOONCAKE_META_OBJECT_HAS_REPLICATION_TASK
+	CodeObjectNoReplicationTask    Code = C.MOONCAKE_META_OBJECT_NO_REPLICATION_TASK
+	CodeReplicaNotFound            Code = C.MOONCAKE_META_REPLICA_NOT_FOUND
+	CodeReplicaIsGone              Code = C.MOONCAKE_META_REPLICA_IS_GONE
+	CodeObjectReplicaBusy          Code = C.MOONCAKE_META_OBJECT_REPLICA_BUSY
+	CodeUnavailableInCurrentStatus Code = C.MOONCAKE_META_UNAVAILABLE_IN_CURRENT_STATUS
+	CodeSerializeFail              Code = C.MOONCAKE_META_SERIALIZE_FAIL
+	CodeDeserializeFail            Code = C.MOONCAKE_META_DESERIALIZE_FAIL
+	CodeNullArgument               Code = C.MOONCAKE_META_NULL_ARGUMENT
+	CodeInvalidUTF8                Code = C.MOONCAKE_META_INVALID_UTF8
+	CodeBufferTooSmall             Code = C.MOONCAKE_META_BUFFER_TOO_SMALL
+	CodeStructSizeUnsupported      Code = C.MOONCAKE_META_STRUCT_SIZE_UNSUPPORTED
+	CodeUnknownFlags               Code = C.MOONCAKE_META_UNKNOWN_FLAGS
+	CodePanic                      Code = C.MOONCAKE_META_PANIC
+	CodeStaleWriteToken            Code = C.MOONCAKE_META_STALE_WRITE_TOKEN
+	CodeClockUnsupported           Code = C.MOONCAKE_META_CLOCK_UNSUPPORTED
+)
+
+// String returns the code's name as the linked library spells it without
+// the MOONCAKE_META_ prefix ("OBJECT_NOT_FOUND"), or "UNKNOWN_STATUS(n)"
+// for a code the library does not define.
+func (c Code) String() string {
+	name := C.GoString(C.mooncake_meta_status_name(C.mooncake_meta_status(c)))
+	if name == "UNKNOWN_STATUS" {
+		return fmt.Sprintf("UNKNOWN_STATUS(%d)", int32(c))
+	}
+	return name
+}
+
+// Error is a failed call: the library's status code and its message, which
+// names the C function and the offending argument. Compare it with the
+// sentinels using errors.Is: any *Error matches the sentinel of its code.
+type Error struct {
+	// Code is the status the call returned.
+	Code Code
+	// Message explains the failure; empty on the sentinels themselves.
+	Message string
+}
+
+// Error formats the error as "mooncakemeta: CODE: message".
+func (e *Error) Error() string {
+	if e.Message == "" {
+		return "mooncakemeta: " + e.Code.String()
+	}
+	return "mooncakemeta: " + e.Code.String() + ": " + e.Message
+}
+
+// Is reports whether target is an *Error with the same code, so that
+// errors.Is(err, ErrNotFound) holds for every OBJECT_NOT_FOUND failure
+// whatever its message.
+func (e *Error) Is(target error) bool {
+	t, ok := target.(*Error)
+	return ok && t.Code == e.Code
+}
+
+// Sentinels, one per status code, for errors.Is. They are *Error values
+// without a message; never modify them.
+var (
+	// ErrInternal: an internal invariant failed (a bug in the library).
+	ErrInternal = &Error{Code: CodeInternalError}
+	// ErrSegmentNotFound: the named segment is not mounted.
+	ErrSegmentNotFound = &Error{Code: CodeSegmentNotFound}
+	// ErrSegmentAlreadyExists: a segment with that name is already mounted.
+	ErrSegmentAlreadyExists = &Error{Code: CodeSegmentAlreadyExists}
+	// ErrNoAvailableHandle: no segment had room for the requested replicas.
+	ErrNoAvailableHandle = &Error{Code: CodeNoAvailableHandle}
+	// ErrInvalidParams: an argument or configuration value breaks a
+	// documented rule (also returned by this package's own checks, such as
+	// a soft-pin TTL that is not a whole number of milliseconds).
+	ErrInvalidParams = &Error{Code: CodeInvalidParams}
+	// ErrIllegalClient: the caller is not the object's current writer.
+	ErrIllegalClient = &Error{Code: CodeIllegalClient}
+	// ErrInvalidWrite: End/Revoke that matches no write in flight.
+	ErrInvalidWrite = &Error{Code: CodeInvalidWrite}
+	// ErrReplicaNotReady: the object has no readable replica yet.
+	ErrReplicaNotReady = &Error{Code: CodeReplicaIsNotReady}
+	// ErrNotFound: no object with that key.
+	ErrNotFound = &Error{Code: CodeObjectNotFound}
+	// ErrAlreadyExists: the object exists, or a young write holds the key.
+	ErrAlreadyExists = &Error{Code: CodeObjectAlreadyExists}
+	// ErrHasLease: a live read lease blocks the operation.
+	ErrHasLease = &Error{Code: CodeObjectHasLease}
+	// ErrHasReplicationTask: a copy/move/promotion task is running on the
+	// key.
+	ErrHasReplicationTask = &Error{Code: CodeObjectHasReplicationTask}
+	// ErrNoReplicationTask: no copy/move/promotion task is running on the
+	// key.
+	ErrNoReplicationTask = &Error{Code: CodeObjectNoReplicationTask}
+	// ErrReplicaNotFound: the named replica does not exist.
+	ErrReplicaNotFound = &Error{Code: CodeReplicaNotFound}
+	// ErrReplicaGone: the source or target replica vanished during a task.
+	ErrReplicaGone = &Error{Code: CodeReplicaIsGone}
+	// ErrReplicaBusy: a replica is busy (being copied, moved or promoted).
+	ErrReplicaBusy = &Error{Code: CodeObjectReplicaBusy}
+	// ErrUnavailableInCurrentStatus: the operation is not available in the
+	// object's current state.
+	ErrUnavailableInCurrentStatus = &Error{Code: CodeUnavailableInCurrentStatus}
+	// ErrSerializeFail: a snapshot could not be written.
+	ErrSerializeFail = &Error{Code: CodeSerializeFail}
+	// ErrDeserializeFail: a snapshot could not be read (corrupt, truncated
+	// or of an unknown version).
+	ErrDeserializeFail = &Error{Code: CodeDeserializeFail}
+	// ErrNullArgument: a required pointer was NULL (a bug in this package
+	// if it ever surfaces).
+	ErrNullArgument = &Error{Code: CodeNullArgument}
+	// ErrInvalidUTF8: a string argument was not valid UTF-8.
+	ErrInvalidUTF8 = &Error{Code: CodeInvalidUTF8}
+	// ErrBufferTooSmall: a caller buffer was too small (handled inside this
+	// package, which retries with the size the library asks for).
+	ErrBufferTooSmall = &Error{Code: CodeBufferTooSmall}
+	// ErrStructSizeUnsupported: a size-versioned struct's size is not one
+	// the linked library accepts (header and library out of step).
+	ErrStructSizeUnsupported = &Error{Code: CodeStructSizeUnsupported}
+	// ErrUnknownFlags: a flags field has bits the library does not know.
+	ErrUnknownFlags = &Error{Code: CodeUnknownFlags}
+	// ErrPanic: the library panicked; the master is poisoned and only
+	// Close still works on it.
+	ErrPanic = &Error{Code: CodePanic}
+	// ErrStaleWriteToken: End/Revoke with a write token that is not the
+	// current write's.
+	ErrStaleWriteToken = &Error{Code: CodeStaleWriteToken}
+	// ErrClockUnsupported: a manual-clock call on a system-clock master, or
+	// setting the clock backwards.
+	ErrClockUnsupported = &Error{Code: CodeClockUnsupported}
+)
+
+// ErrClosed is returned by every call on a Master after Close.
+var ErrClosed = errors.New("mooncakemeta: master is closed")
+
+// invalidParams is this package's own INVALID_PARAMS, raised before any C
+// call.
+func invalidParams(format string, args ...any) error {
+	return &Error{Code: CodeInvalidParams, Message: fmt.Sprintf(format, args...)}
+}
+
+// takeError turns a C status and the error object the call may have left
+// in *cerr into a Go error (nil for MOONCAKE_META_OK), copying the message,
+// freeing the C object and resetting *cerr to nil so the variable can be
+// reused for the next call.
+func takeError(status C.mooncake_meta_status, cerr **C.mooncake_meta_error) error {
+	ce := *cerr
+	*cerr = nil
+	if ce != nil {
+		defer C.mooncake_meta_error_free(ce)
+	}
+	if status == C.MOONCAKE_META_OK {
+		return nil
+	}
+	e := &Error{Code: Code(status)}
+	if ce != nil {
+		e.Message = C.GoString(C.mooncake_meta_error_message(ce))
+	}
+	return e
+}

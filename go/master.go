@@ -1,0 +1,204 @@
+package mooncakemeta
+
+// The Master handle: creation, Close (which waits for calls in flight), the
+// call guard every method goes through, tenants, and the manual clock.
+
+/*
+#include "mooncake_meta.h"
+*/
+import "C"
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+	"time"
+	"unsafe"
+)
+
+// Master is one metadata master: segments, objects, replicas, leases, pins,
+// eviction and snapshots, living in the Rust library. Every method may be
+// called from any number of goroutines at once.
+//
+// The key-taking operations are the methods of the embedded Keyspace,
+// which addresses the default tenant; Tenant returns the Keyspace of
+// another tenant.
+//
+// Call Close when done. Close waits for the calls in flight and makes
+// every later call return ErrClosed; a Master that becomes unreachable
+// without Close is freed by a cleanup as a safety net.
+type Master struct {
+	// Keyspace is the default tenant's view; its methods are promoted.
+	Keyspace
+
+	// mu guards ptr: calls hold it shared for their whole C call, Close
+	// holds it exclusively to free the master, so Close waits for the
+	// calls in flight and no call can use a freed pointer.
+	mu      sync.RWMutex
+	ptr     *C.mooncake_meta_master
+	cleanup runtime.Cleanup
+}
+
+// Keyspace addresses the objects of one tenant of a Master. Obtain one with
+// Master.Tenant (or use the Master itself for the default tenant). It is a
+// small value; copy it freely. Its methods fail with ErrClosed once the
+// Master is closed.
+type Keyspace struct {
+	m      *Master
+	tenant string
+}
+
+// DefaultTenant is the tenant of keys given without one.
+const DefaultTenant = "default"
+
+// New creates a master from DefaultConfig changed by opts.
+func New(opts ...Option) (*Master, error) {
+	c := DefaultConfig()
+	for _, o := range opts {
+		o(&c)
+	}
+	return NewWithConfig(c)
+}
+
+// NewWithConfig creates a master from c (start from DefaultConfig or
+// DeterministicConfig). A configuration the library rejects is
+// ErrInvalidParams naming the field; a linked library whose ABI differs
+// from the header this package was built with is an error too.
+func NewWithConfig(c Config) (*Master, error) {
+	if got := C.mooncake_meta_abi_version(); got != C.MOONCAKE_META_ABI_VERSION {
+		return nil, fmt.Errorf("mooncakemeta: linked libmooncake_meta has ABI version %d, this package needs %d",
+			uint32(got), uint32(C.MOONCAKE_META_ABI_VERSION))
+	}
+	var ptr *C.mooncake_meta_master
+	err := c.withHandle(func(h *C.mooncake_meta_config) error {
+		var cerr *C.mooncake_meta_error
+		return takeError(C.mooncake_meta_master_new(h, &ptr, &cerr), &cerr)
+	})
+	if err != nil {
+		return nil, err
+	}
+	m := &Master{ptr: ptr}
+	m.Keyspace = Keyspace{m: m}
+	// Only a safety net against leaks: Close is the way to free a master.
+	// The cleanup gets the C pointer, not m, so m can become unreachable.
+	m.cleanup = runtime.AddCleanup(m, freeMaster, ptr)
+	return m, nil
+}
+
+func freeMaster(p *C.mooncake_meta_master) { C.mooncake_meta_master_free(p) }
+
+// Close frees the master. It waits until the calls in flight have
+// returned; every later call on the master returns ErrClosed. Calling
+// Close again does nothing and returns nil.
+func (m *Master) Close() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.ptr == nil {
+		return nil
+	}
+	m.cleanup.Stop()
+	C.mooncake_meta_master_free(m.ptr)
+	m.ptr = nil
+	return nil
+}
+
+// acquire takes the call guard: the master pointer, valid until release,
+// or ErrClosed.
+func (m *Master) acquire() (*C.mooncake_meta_master, error) {
+	m.mu.RLock()
+	if m.ptr == nil {
+		m.mu.RUnlock()
+		return nil, ErrClosed
+	}
+	return m.ptr, nil
+}
+
+// release drops the call guard taken by acquire.
+func (m *Master) release() {
+	m.mu.RUnlock()
+	// The master must stay reachable (its cleanup not run) until the C
+	// call that used its pointer has returned.
+	runtime.KeepAlive(m)
+}
+
+// Tenant returns the keyspace of the named tenant; "" is the default
+// tenant.
+func (m *Master) Tenant(name string) Keyspace {
+	return Keyspace{m: m, tenant: name}
+}
+
+// Name returns the keyspace's tenant (DefaultTenant for the default one).
+func (k Keyspace) Name() string {
+	if k.tenant == "" {
+		return DefaultTenant
+	}
+	return k.tenant
+}
+
+// Master returns the master the keyspace belongs to.
+func (k Keyspace) Master() *Master { return k.m }
+
+// cstr passes a Go string to C as (pointer, length) without copying: the
+// bytes hold no Go pointers, so cgo allows it, and the C side only reads
+// them during the call. "" is (NULL, 0).
+func cstr(s string) (*C.char, C.size_t) {
+	if len(s) == 0 {
+		return nil, 0
+	}
+	return (*C.char)(unsafe.Pointer(unsafe.StringData(s))), C.size_t(len(s))
+}
+
+// Now returns the master clock's current instant.
+func (m *Master) Now() (Instant, error) {
+	p, err := m.acquire()
+	if err != nil {
+		return 0, err
+	}
+	defer m.release()
+	var now C.uint64_t
+	var cerr *C.mooncake_meta_error
+	if err := takeError(C.mooncake_meta_master_now(p, &now, &cerr), &cerr); err != nil {
+		return 0, err
+	}
+	return Instant(now), nil
+}
+
+// SetTime moves a manual clock to t. Moving it backwards, or calling this
+// on a system-clock master, is ErrClockUnsupported; reaching MaxInstant is
+// ErrInvalidParams.
+func (m *Master) SetTime(t Instant) error {
+	p, err := m.acquire()
+	if err != nil {
+		return err
+	}
+	defer m.release()
+	var cerr *C.mooncake_meta_error
+	return takeError(C.mooncake_meta_master_set_time(p, C.uint64_t(t), &cerr), &cerr)
+}
+
+// AdvanceTime moves a manual clock forward by d (a non-negative whole
+// number of milliseconds) and returns the new instant. Errors as SetTime.
+func (m *Master) AdvanceTime(d time.Duration) (Instant, error) {
+	ms, err := millis("AdvanceTime duration", d)
+	if err != nil {
+		return 0, err
+	}
+	p, err := m.acquire()
+	if err != nil {
+		return 0, err
+	}
+	defer m.release()
+	var now C.uint64_t
+	var cerr *C.mooncake_meta_error
+	if err := takeError(C.mooncake_meta_master_advance_time(p, C.uint64_t(ms), &now, &cerr), &cerr); err != nil {
+		return 0, err
+	}
+	return Instant(now), nil
+}
+
+// Version returns the linked library's version, "MAJOR.MINOR.PATCH".
+func Version() string { return C.GoString(C.mooncake_meta_version()) }
+
+// ABIVersion returns the linked library's ABI major version; NewWithConfig
+// refuses a library whose ABI differs from the header's.
+func ABIVersion() uint32 { return uint32(C.mooncake_meta_abi_version()) }

@@ -1,0 +1,139 @@
+package mooncakemeta
+
+// Metrics of one master: the scalar struct and the Prometheus text.
+
+/*
+#include "mooncake_meta.h"
+*/
+import "C"
+
+import (
+	"time"
+	"unsafe"
+)
+
+// Metrics holds every scalar metric of one master. Each value is read
+// atomically, but the set is not one atomic cut. Counters only grow and
+// restart at 0 on restore.
+type Metrics struct {
+	// KeyCount is the number of objects stored (master_key_count).
+	KeyCount uint64
+	// SoftPinKeyCount is the number of objects with a committed soft-pin
+	// deadline, expired-but-not-yet-normalised ones included
+	// (master_soft_pin_key_count).
+	SoftPinKeyCount uint64
+	// MemoryCapacityBytes is the capacity of the memory segments.
+	MemoryCapacityBytes uint64
+	// MemoryAllocatedBytes is the bytes allocated in memory segments,
+	// discarded buffers included.
+	MemoryAllocatedBytes uint64
+	// NofSSDCapacityBytes is the capacity of the second-pool segments.
+	NofSSDCapacityBytes uint64
+	// NofSSDAllocatedBytes is the bytes allocated in second-pool segments.
+	NofSSDAllocatedBytes uint64
+	// DiscardedStagingBytes is the bytes of discarded buffers waiting for
+	// their release instant.
+	DiscardedStagingBytes uint64
+	// PutStartFailures counts starts rejected with NO_AVAILABLE_HANDLE.
+	PutStartFailures uint64
+	// EvictionAttempts counts eviction runs.
+	EvictionAttempts uint64
+	// EvictionSuccesses counts eviction runs that freed something.
+	EvictionSuccesses uint64
+	// EvictedKeys counts evicted objects.
+	EvictedKeys uint64
+	// EvictedBytes counts evicted bytes.
+	EvictedBytes uint64
+	// CleanupCycles counts soft-pin cleanup cycles.
+	CleanupCycles uint64
+	// CleanupPopped counts index entries popped by cleanup.
+	CleanupPopped uint64
+	// CleanupStaleDropped counts popped entries dropped as stale.
+	CleanupStaleDropped uint64
+	// CleanupExpired counts soft pins expired by cleanup.
+	CleanupExpired uint64
+	// CleanupLastDuration is the duration of the last cleanup cycle.
+	CleanupLastDuration time.Duration
+	// CleanupLongestHold is the longest deadline-index lock hold.
+	CleanupLongestHold time.Duration
+	// IndexHeapSize is the number of deadline heap entries, stale ones
+	// included.
+	IndexHeapSize uint64
+	// IndexLiveRegistrations is the number of live deadline
+	// registrations.
+	IndexLiveRegistrations uint64
+	// MaintenanceTaskPanics counts maintenance tasks that panicked (caught).
+	MaintenanceTaskPanics uint64
+	// SweptWrites counts stale writes swept.
+	SweptWrites uint64
+	// SegmentCount is the number of mounted segments.
+	SegmentCount uint64
+}
+
+// Metrics returns every scalar metric of the master.
+func (m *Master) Metrics() (Metrics, error) {
+	p, err := m.acquire()
+	if err != nil {
+		return Metrics{}, err
+	}
+	defer m.release()
+	var s C.mooncake_meta_metrics_snapshot
+	s.struct_size = C.uint32_t(unsafe.Sizeof(s))
+	var cerr *C.mooncake_meta_error
+	if err := takeError(C.mooncake_meta_metrics(p, &s, &cerr), &cerr); err != nil {
+		return Metrics{}, err
+	}
+	return Metrics{
+		KeyCount:               uint64(s.key_count),
+		SoftPinKeyCount:        uint64(s.soft_pin_key_count),
+		MemoryCapacityBytes:    uint64(s.memory_capacity_bytes),
+		MemoryAllocatedBytes:   uint64(s.memory_allocated_bytes),
+		NofSSDCapacityBytes:    uint64(s.nof_ssd_capacity_bytes),
+		NofSSDAllocatedBytes:   uint64(s.nof_ssd_allocated_bytes),
+		DiscardedStagingBytes:  uint64(s.discarded_staging_bytes),
+		PutStartFailures:       uint64(s.put_start_failures),
+		EvictionAttempts:       uint64(s.eviction_attempts),
+		EvictionSuccesses:      uint64(s.eviction_successes),
+		EvictedKeys:            uint64(s.evicted_keys),
+		EvictedBytes:           uint64(s.evicted_bytes),
+		CleanupCycles:          uint64(s.cleanup_cycles),
+		CleanupPopped:          uint64(s.cleanup_popped),
+		CleanupStaleDropped:    uint64(s.cleanup_stale_dropped),
+		CleanupExpired:         uint64(s.cleanup_expired),
+		CleanupLastDuration:    nanos(s.cleanup_last_duration_ns),
+		CleanupLongestHold:     nanos(s.cleanup_longest_hold_ns),
+		IndexHeapSize:          uint64(s.index_heap_size),
+		IndexLiveRegistrations: uint64(s.index_live_registrations),
+		MaintenanceTaskPanics:  uint64(s.maintenance_task_panics),
+		SweptWrites:            uint64(s.swept_writes),
+		SegmentCount:           uint64(s.segment_count),
+	}, nil
+}
+
+// MetricsPrometheus returns the metrics as Prometheus text exposition
+// (format 0.0.4) with upstream-style names, per-segment capacity and usage
+// included.
+func (m *Master) MetricsPrometheus() (string, error) {
+	p, err := m.acquire()
+	if err != nil {
+		return "", err
+	}
+	defer m.release()
+	var b *C.mooncake_meta_bytes
+	var cerr *C.mooncake_meta_error
+	if err := takeError(C.mooncake_meta_metrics_prometheus(p, &b, &cerr), &cerr); err != nil {
+		return "", err
+	}
+	return string(takeBytes(b)), nil
+}
+
+// takeBytes copies a library-owned buffer into Go memory and frees it.
+func takeBytes(b *C.mooncake_meta_bytes) []byte {
+	defer C.mooncake_meta_bytes_free(b)
+	n := int(C.mooncake_meta_bytes_len(b))
+	out := make([]byte, n)
+	if n > 0 {
+		copy(out, unsafe.Slice((*byte)(unsafe.Pointer(C.mooncake_meta_bytes_data(b))), n))
+	}
+	return out
+}
