@@ -61,6 +61,61 @@
 #define MOONCAKE_META_WRITE_HARD_PIN 2
 
 /**
+ * `kind`: a buffer in a memory segment.
+ */
+#define MOONCAKE_META_REPLICA_MEMORY 0
+
+/**
+ * `kind`: a buffer in a second-pool (NOF_SSD) segment.
+ */
+#define MOONCAKE_META_REPLICA_NOF_SSD 1
+
+/**
+ * `kind`: a file on a client's local disk (`client` says whose).
+ */
+#define MOONCAKE_META_REPLICA_LOCAL_DISK 2
+
+/**
+ * `status`: allocated, data not written yet.
+ */
+#define MOONCAKE_META_REPLICA_PROCESSING 0
+
+/**
+ * `status`: data written; readable.
+ */
+#define MOONCAKE_META_REPLICA_COMPLETE 1
+
+/**
+ * `segment_id` of a LOCAL_DISK replica, which lives in no segment.
+ */
+#define MOONCAKE_META_NO_SEGMENT UINT32_MAX
+
+/**
+ * `pool` of `mooncake_meta_mount_segment`: the memory pool.
+ */
+#define MOONCAKE_META_POOL_MEMORY 0
+
+/**
+ * `pool` of `mooncake_meta_mount_segment`: the second pool (NOF_SSD).
+ */
+#define MOONCAKE_META_POOL_NOF_SSD 1
+
+/**
+ * `selector` of End/Revoke: the MEMORY replicas of the write.
+ */
+#define MOONCAKE_META_SELECT_MEMORY 0
+
+/**
+ * `selector` of End/Revoke: the NOF_SSD replicas of the write.
+ */
+#define MOONCAKE_META_SELECT_NOF_SSD 1
+
+/**
+ * `selector` of End/Revoke: MEMORY and NOF_SSD replicas.
+ */
+#define MOONCAKE_META_SELECT_ALL 2
+
+/**
  * A master configuration under construction. Opaque; created by
  * `mooncake_meta_config_new`, released by `mooncake_meta_config_free`.
  * Internally locked: setters may race without corrupting it (the last
@@ -74,6 +129,14 @@ typedef struct mooncake_meta_config mooncake_meta_config;
  * released with `mooncake_meta_error_free`.
  */
 typedef struct mooncake_meta_error mooncake_meta_error;
+
+/**
+ * One page of a key listing, owned by the library: read it with
+ * `mooncake_meta_key_list_len`, `_get` and `_next_cursor`, release it with
+ * `mooncake_meta_key_list_free`. Immutable: any number of threads may read
+ * it at once.
+ */
+typedef struct mooncake_meta_key_list mooncake_meta_key_list;
 
 /**
  * An opaque metadata master. Create with `mooncake_meta_master_new`,
@@ -185,6 +248,81 @@ typedef struct mooncake_meta_replicate_config {
      */
     size_t preferred_segments_count;
 } mooncake_meta_replicate_config;
+
+/**
+ * What an unmount dropped. Size-versioned and append-only: set
+ * `struct_size = sizeof(mooncake_meta_unmount_report)` before the call;
+ * the library writes `min(struct_size, its own size)` bytes (fields a newer
+ * header adds are left untouched by an older library) and never changes
+ * `struct_size`. A `struct_size` below the first version's (24) is
+ * `MOONCAKE_META_STRUCT_SIZE_UNSUPPORTED`, checked before anything is
+ * unmounted.
+ *
+ * Ownership: owned by the caller; the library only writes it.
+ */
+typedef struct mooncake_meta_unmount_report {
+    /**
+     * Size in bytes of the caller's struct; set by the caller, read only.
+     */
+    uint32_t struct_size;
+    /**
+     * Always 0.
+     */
+    uint32_t reserved;
+    /**
+     * Replicas that lived on the unmounted segment(s).
+     */
+    uint64_t replicas_dropped;
+    /**
+     * Objects erased because no replica was left.
+     */
+    uint64_t objects_erased;
+} mooncake_meta_unmount_report;
+
+/**
+ * One replica as the master reports it. Fixed layout (48 bytes), never
+ * extended: new information would come through a new function.
+ *
+ * A MEMORY or NOF_SSD replica is `size` bytes at `address` in segment
+ * `segment_id` (`client` is 0); a LOCAL_DISK replica is held by `client`
+ * (`segment_id` is `MOONCAKE_META_NO_SEGMENT`, `address` 0).
+ *
+ * Ownership: filled by the library into arrays the caller owns.
+ */
+typedef struct mooncake_meta_replica {
+    /**
+     * Replica id, unique within the master.
+     */
+    uint64_t id;
+    /**
+     * One of `MOONCAKE_META_REPLICA_MEMORY`, `_NOF_SSD`, `_LOCAL_DISK`.
+     */
+    uint32_t kind;
+    /**
+     * `MOONCAKE_META_REPLICA_PROCESSING` or `MOONCAKE_META_REPLICA_COMPLETE`.
+     */
+    uint32_t status;
+    /**
+     * Segment of a buffer replica; `MOONCAKE_META_NO_SEGMENT` for LOCAL_DISK.
+     */
+    uint32_t segment_id;
+    /**
+     * Always 0.
+     */
+    uint32_t reserved;
+    /**
+     * Address of a buffer replica; 0 for LOCAL_DISK.
+     */
+    uint64_t address;
+    /**
+     * Size of the object in bytes.
+     */
+    uint64_t size;
+    /**
+     * Client holding a LOCAL_DISK replica; 0 for buffer replicas.
+     */
+    uint64_t client;
+} mooncake_meta_replica;
 
 /**
  * Success.
@@ -801,6 +939,310 @@ mooncake_meta_status mooncake_meta_master_advance_time(const struct mooncake_met
                                                        struct mooncake_meta_error **err);
 
 /**
+ * Mounts a segment of `size` bytes at `base`, owned by `client`, in pool
+ * `pool` (`MOONCAKE_META_POOL_*`; another value is
+ * `MOONCAKE_META_INVALID_PARAMS`), and writes its id to `*out_segment_id`.
+ * `name` is UTF-8, non-empty and NUL-free. Mounting an identical segment
+ * again is OK (same id); the same name with another base, size, pool or
+ * owner is `MOONCAKE_META_SEGMENT_ALREADY_EXISTS`.
+ *
+ * Ownership: nothing is transferred; `name` is copied.
+ * Thread safety: may be called concurrently with any call but `_free`.
+ *
+ * # Safety
+ * `m` NULL or a live master; `name` NULL or valid for `name_len` bytes;
+ * `out_segment_id` valid for writing a `uint32_t`; `err` NULL or valid for
+ * writing one pointer.
+ */
+mooncake_meta_status mooncake_meta_mount_segment(const struct mooncake_meta_master *m,
+                                                 uint64_t client,
+                                                 const char *name,
+                                                 size_t name_len,
+                                                 uint64_t base,
+                                                 uint64_t size,
+                                                 uint32_t pool,
+                                                 uint32_t *out_segment_id,
+                                                 struct mooncake_meta_error **err);
+
+/**
+ * Unmounts the segment `name` owned by `client`: every replica on it is
+ * dropped and objects left without a replica are erased. Unknown name ->
+ * `MOONCAKE_META_SEGMENT_NOT_FOUND`; another owner ->
+ * `MOONCAKE_META_ILLEGAL_CLIENT`. When `out_report` is not NULL it
+ * receives the counts (see `mooncake_meta_unmount_report`).
+ *
+ * Ownership: nothing is transferred.
+ * Thread safety: may be called concurrently with any call but `_free`.
+ *
+ * # Safety
+ * `m` NULL or a live master; `name` NULL or valid for `name_len` bytes;
+ * `out_report` NULL or valid for writing its `struct_size` bytes; `err`
+ * NULL or valid for writing one pointer.
+ */
+mooncake_meta_status mooncake_meta_unmount_segment(const struct mooncake_meta_master *m,
+                                                   uint64_t client,
+                                                   const char *name,
+                                                   size_t name_len,
+                                                   struct mooncake_meta_unmount_report *out_report,
+                                                   struct mooncake_meta_error **err);
+
+/**
+ * Unmounts every segment owned by `client` (none is OK: zero counts).
+ * When `out_report` is not NULL it receives the summed counts.
+ *
+ * Ownership: nothing is transferred.
+ * Thread safety: may be called concurrently with any call but `_free`.
+ *
+ * # Safety
+ * `m` NULL or a live master; `out_report` NULL or valid for writing its
+ * `struct_size` bytes; `err` NULL or valid for writing one pointer.
+ */
+mooncake_meta_status mooncake_meta_unmount_client(const struct mooncake_meta_master *m,
+                                                  uint64_t client,
+                                                  struct mooncake_meta_unmount_report *out_report,
+                                                  struct mooncake_meta_error **err);
+
+/**
+ * Copies the name of mounted segment `segment_id` into `buf`: its length
+ * in bytes goes to `*out_len`; the `*out_len` bytes are written, followed
+ * by a NUL when `cap > *out_len` (names never contain NUL, so with
+ * `cap >= *out_len + 1` the result is a C string). `cap < *out_len` is
+ * `MOONCAKE_META_BUFFER_TOO_SMALL` with `*out_len` = the length and `buf`
+ * untouched; pass `(NULL, 0)` to ask for the length. Unknown id ->
+ * `MOONCAKE_META_SEGMENT_NOT_FOUND`.
+ *
+ * Ownership: `buf` is owned by the caller.
+ * Thread safety: may be called concurrently with any call but `_free`.
+ *
+ * # Safety
+ * `m` NULL or a live master; `buf` NULL or valid for writing `cap` bytes;
+ * `out_len` valid for writing a `size_t`; `err` NULL or valid for writing
+ * one pointer.
+ */
+mooncake_meta_status mooncake_meta_segment_name(const struct mooncake_meta_master *m,
+                                                uint32_t segment_id,
+                                                char *buf,
+                                                size_t cap,
+                                                size_t *out_len,
+                                                struct mooncake_meta_error **err);
+
+/**
+ * Starts writing a new object (upstream PutStart) with the extended
+ * configuration `cfg` (NULL = defaults: one memory replica, PRESERVE).
+ * The staged PROCESSING replicas go to `out_replicas[0 .. *out_len]` and
+ * the write token to `*out_token` (when not NULL; never 0).
+ *
+ * `cap` must be at least the replicas requested (`memory_replicas +
+ * nof_ssd_replicas`), else `MOONCAKE_META_BUFFER_TOO_SMALL` with
+ * `*out_len` = that count and nothing done; the request is validated
+ * first, so a bad one gets its own code. Fewer replicas than requested may
+ * be placed (memory-only writes are best effort). An object with a
+ * COMPLETE replica, or a young write of the key, is
+ * `MOONCAKE_META_OBJECT_ALREADY_EXISTS`; no room is
+ * `MOONCAKE_META_NO_AVAILABLE_HANDLE`.
+ *
+ * Ownership: nothing is transferred; `cfg` and the key are only read
+ * during the call.
+ * Thread safety: may be called concurrently with any call but `_free`.
+ *
+ * # Safety
+ * `m` NULL or a live master; `tenant`/`key_ptr` NULL or valid for their
+ * lengths; `cfg` NULL or a readable config of `cfg->struct_size` bytes;
+ * `out_replicas` NULL or valid for writing `cap` replicas; `out_len` valid
+ * for writing a `size_t`; `out_token` NULL or valid for writing a
+ * `uint64_t`; `err` NULL or valid for writing one pointer.
+ */
+mooncake_meta_status mooncake_meta_put_start(const struct mooncake_meta_master *m,
+                                             uint64_t client,
+                                             const char *tenant,
+                                             size_t tenant_len,
+                                             const char *key_ptr,
+                                             size_t key_len,
+                                             uint64_t size,
+                                             const struct mooncake_meta_write_config *cfg,
+                                             struct mooncake_meta_replica *out_replicas,
+                                             size_t cap,
+                                             size_t *out_len,
+                                             uint64_t *out_token,
+                                             struct mooncake_meta_error **err);
+
+/**
+ * `mooncake_meta_put_start` with the legacy configuration (upstream
+ * `mooncake_replicate_config`; NULL = defaults): `replica_num` memory
+ * replicas, `with_soft_pin != 0` = ENABLE with the master's default TTL,
+ * `0` = PRESERVE. `cap` must be at least `replica_num`.
+ *
+ * Ownership: nothing is transferred; `cfg` and the key are only read
+ * during the call.
+ * Thread safety: may be called concurrently with any call but `_free`.
+ *
+ * # Safety
+ * As `mooncake_meta_put_start`, with `cfg` NULL or a readable legacy
+ * config.
+ */
+mooncake_meta_status mooncake_meta_put_start_legacy(const struct mooncake_meta_master *m,
+                                                    uint64_t client,
+                                                    const char *tenant,
+                                                    size_t tenant_len,
+                                                    const char *key_ptr,
+                                                    size_t key_len,
+                                                    uint64_t size,
+                                                    const struct mooncake_meta_replicate_config *cfg,
+                                                    struct mooncake_meta_replica *out_replicas,
+                                                    size_t cap,
+                                                    size_t *out_len,
+                                                    uint64_t *out_token,
+                                                    struct mooncake_meta_error **err);
+
+/**
+ * Starts an upsert (upstream UpsertStart) with the extended configuration
+ * `cfg` (NULL = defaults): absent key -> as PutStart; same size -> in place
+ * (the object's MEMORY/NOF_SSD replicas, back to PROCESSING with the same
+ * ids; requested counts ignored); other size -> new replicas, allocated
+ * before the old ones are let go. Leases never block it.
+ *
+ * `cap` must be at least the replicas requested and, for an in-place
+ * write, at least the object's MEMORY/NOF_SSD replicas (copies may have
+ * added some); otherwise `MOONCAKE_META_BUFFER_TOO_SMALL` with `*out_len`
+ * = the larger count, after every other check and before any effect.
+ *
+ * Ownership: nothing is transferred; `cfg` and the key are only read
+ * during the call.
+ * Thread safety: may be called concurrently with any call but `_free`.
+ *
+ * # Safety
+ * As `mooncake_meta_put_start`.
+ */
+mooncake_meta_status mooncake_meta_upsert_start(const struct mooncake_meta_master *m,
+                                                uint64_t client,
+                                                const char *tenant,
+                                                size_t tenant_len,
+                                                const char *key_ptr,
+                                                size_t key_len,
+                                                uint64_t size,
+                                                const struct mooncake_meta_write_config *cfg,
+                                                struct mooncake_meta_replica *out_replicas,
+                                                size_t cap,
+                                                size_t *out_len,
+                                                uint64_t *out_token,
+                                                struct mooncake_meta_error **err);
+
+/**
+ * `mooncake_meta_upsert_start` with the legacy configuration (NULL =
+ * defaults). `with_soft_pin = 0` is PRESERVE: an upsert of a soft-pinned
+ * object keeps its unexpired deadline.
+ *
+ * Ownership: nothing is transferred; `cfg` and the key are only read
+ * during the call.
+ * Thread safety: may be called concurrently with any call but `_free`.
+ *
+ * # Safety
+ * As `mooncake_meta_put_start_legacy`.
+ */
+mooncake_meta_status mooncake_meta_upsert_start_legacy(const struct mooncake_meta_master *m,
+                                                       uint64_t client,
+                                                       const char *tenant,
+                                                       size_t tenant_len,
+                                                       const char *key_ptr,
+                                                       size_t key_len,
+                                                       uint64_t size,
+                                                       const struct mooncake_meta_replicate_config *cfg,
+                                                       struct mooncake_meta_replica *out_replicas,
+                                                       size_t cap,
+                                                       size_t *out_len,
+                                                       uint64_t *out_token,
+                                                       struct mooncake_meta_error **err);
+
+/**
+ * Completes the selected PROCESSING replicas of the write in flight
+ * (upstream PutEnd). `selector` is a `MOONCAKE_META_SELECT_*` value;
+ * `token` is the Start's write token, or 0 to name none (a non-zero token
+ * that is not the current write's is `MOONCAKE_META_STALE_WRITE_TOKEN`).
+ * The End that first makes the object readable commits its soft pin.
+ * Errors in order: OBJECT_NOT_FOUND, ILLEGAL_CLIENT (not the writer),
+ * STALE_WRITE_TOKEN, then INVALID_WRITE when there is no write in flight
+ * and a selected replica is not COMPLETE.
+ *
+ * Ownership: nothing is transferred.
+ * Thread safety: may be called concurrently with any call but `_free`.
+ *
+ * # Safety
+ * `m` NULL or a live master; `tenant`/`key_ptr` NULL or valid for their
+ * lengths; `err` NULL or valid for writing one pointer.
+ */
+mooncake_meta_status mooncake_meta_put_end(const struct mooncake_meta_master *m,
+                                           uint64_t client,
+                                           const char *tenant,
+                                           size_t tenant_len,
+                                           const char *key_ptr,
+                                           size_t key_len,
+                                           uint32_t selector,
+                                           uint64_t token,
+                                           struct mooncake_meta_error **err);
+
+/**
+ * Abandons the selected PROCESSING replicas of the write in flight
+ * (upstream PutRevoke); their buffers are freed at once and the object is
+ * erased when no replica is left. Arguments and the first three errors as
+ * `mooncake_meta_put_end`; no write in flight, or a selected replica not
+ * PROCESSING, is `MOONCAKE_META_INVALID_WRITE`.
+ *
+ * Ownership: nothing is transferred.
+ * Thread safety: may be called concurrently with any call but `_free`.
+ *
+ * # Safety
+ * As `mooncake_meta_put_end`.
+ */
+mooncake_meta_status mooncake_meta_put_revoke(const struct mooncake_meta_master *m,
+                                              uint64_t client,
+                                              const char *tenant,
+                                              size_t tenant_len,
+                                              const char *key_ptr,
+                                              size_t key_len,
+                                              uint32_t selector,
+                                              uint64_t token,
+                                              struct mooncake_meta_error **err);
+
+/**
+ * Ends an upsert: exactly `mooncake_meta_put_end`.
+ *
+ * Ownership: nothing is transferred.
+ * Thread safety: may be called concurrently with any call but `_free`.
+ *
+ * # Safety
+ * As `mooncake_meta_put_end`.
+ */
+mooncake_meta_status mooncake_meta_upsert_end(const struct mooncake_meta_master *m,
+                                              uint64_t client,
+                                              const char *tenant,
+                                              size_t tenant_len,
+                                              const char *key_ptr,
+                                              size_t key_len,
+                                              uint32_t selector,
+                                              uint64_t token,
+                                              struct mooncake_meta_error **err);
+
+/**
+ * Revokes an upsert: exactly `mooncake_meta_put_revoke`. Revoking an
+ * in-place write erases the object and its soft-pin deadline.
+ *
+ * Ownership: nothing is transferred.
+ * Thread safety: may be called concurrently with any call but `_free`.
+ *
+ * # Safety
+ * As `mooncake_meta_put_end`.
+ */
+mooncake_meta_status mooncake_meta_upsert_revoke(const struct mooncake_meta_master *m,
+                                                 uint64_t client,
+                                                 const char *tenant,
+                                                 size_t tenant_len,
+                                                 const char *key_ptr,
+                                                 size_t key_len,
+                                                 uint32_t selector,
+                                                 uint64_t token,
+                                                 struct mooncake_meta_error **err);
+
+/**
  * Writes 1 to `*out_exists` if the key has a readable replica (and grants
  * the read lease), else 0. A `(NULL, 0)` tenant is the default tenant.
  *
@@ -819,6 +1261,637 @@ mooncake_meta_status mooncake_meta_exist(const struct mooncake_meta_master *m,
                                          size_t key_len,
                                          int *out_exists,
                                          struct mooncake_meta_error **err);
+
+/**
+ * Copies the readable (COMPLETE) replicas of a key into
+ * `out_replicas[0 .. *out_len]` and grants the read lease. Missing key ->
+ * `MOONCAKE_META_OBJECT_NOT_FOUND`; nothing readable ->
+ * `MOONCAKE_META_REPLICA_IS_NOT_READY` (no lease). More readable replicas
+ * than `cap` -> `MOONCAKE_META_BUFFER_TOO_SMALL` with `*out_len` = their
+ * number, nothing else written and **no lease granted**; pass `(NULL, 0)`
+ * to ask for the count. Never touches soft-pin state.
+ *
+ * Ownership: nothing is transferred; `out_replicas` is owned by the caller.
+ * Thread safety: may be called concurrently with any call but `_free`.
+ *
+ * # Safety
+ * `m` NULL or a live master; `tenant`/`key_ptr` NULL or valid for their
+ * lengths; `out_replicas` NULL or valid for writing `cap` replicas;
+ * `out_len` valid for writing a `size_t`; `err` NULL or valid for writing
+ * one pointer.
+ */
+mooncake_meta_status mooncake_meta_get_replica_list(const struct mooncake_meta_master *m,
+                                                    const char *tenant,
+                                                    size_t tenant_len,
+                                                    const char *key_ptr,
+                                                    size_t key_len,
+                                                    struct mooncake_meta_replica *out_replicas,
+                                                    size_t cap,
+                                                    size_t *out_len,
+                                                    struct mooncake_meta_error **err);
+
+/**
+ * Writes the number of objects (all tenants, readable or not) to
+ * `*out_count`.
+ *
+ * Ownership: nothing is transferred.
+ * Thread safety: may be called concurrently with any call but `_free`.
+ *
+ * # Safety
+ * `m` NULL or a live master; `out_count` valid for writing a `uint64_t`;
+ * `err` NULL or valid for writing one pointer.
+ */
+mooncake_meta_status mooncake_meta_key_count(const struct mooncake_meta_master *m,
+                                             uint64_t *out_count,
+                                             struct mooncake_meta_error **err);
+
+/**
+ * Lists the keys of `tenant` (`(NULL, 0)` = the default tenant) that start
+ * with `prefix` (`(NULL, 0)` = every key) and sort strictly after `after`
+ * (`(NULL, 0)` = from the first), in ascending byte order, at most `limit`
+ * of them (0 = no limit). On success `*out_list` is a new list.
+ * Continue a listing by passing the list's next cursor as `after`.
+ *
+ * Ownership: on success the caller owns `*out_list` and releases it with
+ * `mooncake_meta_key_list_free`; on failure it is not written.
+ * Thread safety: may be called concurrently with any call but `_free`; the
+ * page is a consistent view of each shard, not of the whole master.
+ *
+ * # Safety
+ * `m` NULL or a live master; each string NULL or valid for its length;
+ * `out_list` valid for writing one pointer; `err` NULL or valid for
+ * writing one pointer.
+ */
+mooncake_meta_status mooncake_meta_list_keys(const struct mooncake_meta_master *m,
+                                             const char *tenant,
+                                             size_t tenant_len,
+                                             const char *prefix,
+                                             size_t prefix_len,
+                                             const char *after,
+                                             size_t after_len,
+                                             size_t limit,
+                                             struct mooncake_meta_key_list **out_list,
+                                             struct mooncake_meta_error **err);
+
+/**
+ * The number of keys in `list`; 0 for NULL.
+ *
+ * Ownership: `list` stays owned by the caller.
+ * Thread safety: may be called concurrently with any call on `list` but
+ * `_free`.
+ *
+ * # Safety
+ * `list` must be NULL or a live key list.
+ */
+size_t mooncake_meta_key_list_len(const struct mooncake_meta_key_list *list);
+
+/**
+ * Points `*out_ptr`/`*out_len` at key `index` of `list` (UTF-8, `*out_len`
+ * bytes, followed by a NUL so a key without an embedded NUL is also a C
+ * string). `index >= len` is `MOONCAKE_META_INVALID_PARAMS`.
+ *
+ * Ownership: the bytes belong to `list` and stay valid until
+ * `mooncake_meta_key_list_free(list)`; do not free them.
+ * Thread safety: may be called concurrently with any call on `list` but
+ * `_free`.
+ *
+ * # Safety
+ * `list` NULL or a live key list; `out_ptr` valid for writing a pointer;
+ * `out_len` valid for writing a `size_t`; `err` NULL or valid for writing
+ * one pointer.
+ */
+mooncake_meta_status mooncake_meta_key_list_get(const struct mooncake_meta_key_list *list,
+                                                size_t index,
+                                                const char **out_ptr,
+                                                size_t *out_len,
+                                                struct mooncake_meta_error **err);
+
+/**
+ * The cursor for the page after `list`: `*out_has_next` = 1 and
+ * `*out_ptr`/`*out_len` = the cursor (NUL-terminated) to pass as `after`,
+ * or, when `list` is the last page, `*out_has_next` = 0, `*out_ptr` = NULL
+ * and `*out_len` = 0. Only a listing with a `limit` has a next page.
+ *
+ * Ownership: the cursor belongs to `list` and stays valid until
+ * `mooncake_meta_key_list_free(list)`; do not free it.
+ * Thread safety: may be called concurrently with any call on `list` but
+ * `_free`.
+ *
+ * # Safety
+ * `list` NULL or a live key list; `out_has_next` valid for writing an
+ * `int`; `out_ptr` valid for writing a pointer; `out_len` valid for
+ * writing a `size_t`; `err` NULL or valid for writing one pointer.
+ */
+mooncake_meta_status mooncake_meta_key_list_next_cursor(const struct mooncake_meta_key_list *list,
+                                                        int *out_has_next,
+                                                        const char **out_ptr,
+                                                        size_t *out_len,
+                                                        struct mooncake_meta_error **err);
+
+/**
+ * Releases a key list. `mooncake_meta_key_list_free(NULL)` does nothing.
+ *
+ * Ownership: takes ownership of `list`; it and every key or cursor pointer
+ * obtained from it are invalid afterwards.
+ * Thread safety: no other call on `list` may run concurrently or later.
+ *
+ * # Safety
+ * `list` must be NULL or a list from `mooncake_meta_list_keys` not yet
+ * freed.
+ */
+void mooncake_meta_key_list_free(struct mooncake_meta_key_list *list);
+
+/**
+ * Removes one object. `force` must be 0 or 1 (1 ignores a live read
+ * lease). Missing -> `MOONCAKE_META_OBJECT_NOT_FOUND`; a replica not
+ * COMPLETE -> `MOONCAKE_META_REPLICA_IS_NOT_READY` (even forced); a copy,
+ * move or promotion running -> `MOONCAKE_META_OBJECT_HAS_REPLICATION_TASK`;
+ * live lease, not forced -> `MOONCAKE_META_OBJECT_HAS_LEASE`.
+ *
+ * Ownership: nothing is transferred.
+ * Thread safety: may be called concurrently with any call but `_free`.
+ *
+ * # Safety
+ * `m` NULL or a live master; `tenant`/`key_ptr` NULL or valid for their
+ * lengths; `err` NULL or valid for writing one pointer.
+ */
+mooncake_meta_status mooncake_meta_remove(const struct mooncake_meta_master *m,
+                                          const char *tenant,
+                                          size_t tenant_len,
+                                          const char *key_ptr,
+                                          size_t key_len,
+                                          int force,
+                                          struct mooncake_meta_error **err);
+
+/**
+ * Removes every removable object of every tenant (objects the single
+ * remove would refuse are skipped silently); the number removed goes to
+ * `*out_removed` when it is not NULL. `force` must be 0 or 1.
+ *
+ * Ownership: nothing is transferred.
+ * Thread safety: may be called concurrently with any call but `_free`;
+ * objects written meanwhile may or may not be removed.
+ *
+ * # Safety
+ * `m` NULL or a live master; `out_removed` NULL or valid for writing a
+ * `uint64_t`; `err` NULL or valid for writing one pointer.
+ */
+mooncake_meta_status mooncake_meta_remove_all(const struct mooncake_meta_master *m,
+                                              int force,
+                                              uint64_t *out_removed,
+                                              struct mooncake_meta_error **err);
+
+/**
+ * Removes the removable objects whose key matches `pattern` (UTF-8, Rust
+ * `regex` syntax, unanchored: use `^...$` for a whole-key match) in
+ * `tenant`, or in every tenant when `tenant_len` is 0 (`tenant` may then
+ * be NULL). The number removed goes to `*out_removed` when it is not NULL.
+ * A bad or oversized pattern is `MOONCAKE_META_INVALID_PARAMS`; `force`
+ * must be 0 or 1.
+ *
+ * Ownership: nothing is transferred.
+ * Thread safety: may be called concurrently with any call but `_free`.
+ *
+ * # Safety
+ * `m` NULL or a live master; `tenant`/`pattern` NULL or valid for their
+ * lengths; `out_removed` NULL or valid for writing a `uint64_t`; `err`
+ * NULL or valid for writing one pointer.
+ */
+mooncake_meta_status mooncake_meta_remove_by_regex(const struct mooncake_meta_master *m,
+                                                   const char *tenant,
+                                                   size_t tenant_len,
+                                                   const char *pattern,
+                                                   size_t pattern_len,
+                                                   int force,
+                                                   uint64_t *out_removed,
+                                                   struct mooncake_meta_error **err);
+
+/**
+ * Starts copying a key's data to each of the `segment_count` named
+ * segments (NUL-terminated UTF-8 names, at least one, none already holding
+ * a replica of the object). The PROCESSING targets go to
+ * `out_replicas[0 .. *out_len]`, one per segment in order. `cap <
+ * segment_count` is `MOONCAKE_META_BUFFER_TOO_SMALL` with `*out_len` =
+ * `segment_count`, checked before the master is consulted. Errors:
+ * OBJECT_NOT_FOUND, OBJECT_HAS_REPLICATION_TASK, REPLICA_IS_NOT_READY or
+ * REPLICA_NOT_FOUND (no COMPLETE buffer replica to read), SEGMENT_NOT_FOUND,
+ * INVALID_PARAMS (a segment named twice or already holding a replica),
+ * NO_AVAILABLE_HANDLE (no room; nothing is allocated).
+ *
+ * Ownership: nothing is transferred; names are only read during the call.
+ * Thread safety: may be called concurrently with any call but `_free`.
+ *
+ * # Safety
+ * `m` NULL or a live master; `tenant`/`key_ptr` NULL or valid for their
+ * lengths; `segments` NULL (count 0) or valid for reading `segment_count`
+ * pointers to NUL-terminated strings; `out_replicas` NULL or valid for
+ * writing `cap` replicas; `out_len` valid for writing a `size_t`; `err`
+ * NULL or valid for writing one pointer.
+ */
+mooncake_meta_status mooncake_meta_copy_start(const struct mooncake_meta_master *m,
+                                              const char *tenant,
+                                              size_t tenant_len,
+                                              const char *key_ptr,
+                                              size_t key_len,
+                                              const char *const *segments,
+                                              size_t segment_count,
+                                              struct mooncake_meta_replica *out_replicas,
+                                              size_t cap,
+                                              size_t *out_len,
+                                              struct mooncake_meta_error **err);
+
+/**
+ * Completes the key's copy: its targets become COMPLETE. No copy running
+ * -> `MOONCAKE_META_OBJECT_NO_REPLICATION_TASK`; the source or a target
+ * gone (segment unmounted) -> `MOONCAKE_META_REPLICA_IS_GONE` (the copy is
+ * abandoned, surviving targets freed).
+ *
+ * Ownership: nothing is transferred.
+ * Thread safety: may be called concurrently with any call but `_free`.
+ *
+ * # Safety
+ * `m` NULL or a live master; `tenant`/`key_ptr` NULL or valid for their
+ * lengths; `err` NULL or valid for writing one pointer.
+ */
+mooncake_meta_status mooncake_meta_copy_end(const struct mooncake_meta_master *m,
+                                            const char *tenant,
+                                            size_t tenant_len,
+                                            const char *key_ptr,
+                                            size_t key_len,
+                                            struct mooncake_meta_error **err);
+
+/**
+ * Abandons the key's copy: its targets are freed. No copy running ->
+ * `MOONCAKE_META_OBJECT_NO_REPLICATION_TASK`.
+ *
+ * Ownership: nothing is transferred.
+ * Thread safety: may be called concurrently with any call but `_free`.
+ *
+ * # Safety
+ * As `mooncake_meta_copy_end`.
+ */
+mooncake_meta_status mooncake_meta_copy_revoke(const struct mooncake_meta_master *m,
+                                               const char *tenant,
+                                               size_t tenant_len,
+                                               const char *key_ptr,
+                                               size_t key_len,
+                                               struct mooncake_meta_error **err);
+
+/**
+ * Starts moving the key's COMPLETE replica on segment `from` to segment
+ * `to` (UTF-8 names given as pointer and length); the PROCESSING target
+ * goes to `*out_replica`. No COMPLETE replica on `from` ->
+ * `MOONCAKE_META_REPLICA_NOT_FOUND`; otherwise errors as
+ * `mooncake_meta_copy_start`.
+ *
+ * Ownership: nothing is transferred; names are only read during the call.
+ * Thread safety: may be called concurrently with any call but `_free`.
+ *
+ * # Safety
+ * `m` NULL or a live master; `tenant`/`key_ptr`/`from`/`to` NULL or valid
+ * for their lengths; `out_replica` valid for writing one replica; `err`
+ * NULL or valid for writing one pointer.
+ */
+mooncake_meta_status mooncake_meta_move_start(const struct mooncake_meta_master *m,
+                                              const char *tenant,
+                                              size_t tenant_len,
+                                              const char *key_ptr,
+                                              size_t key_len,
+                                              const char *from,
+                                              size_t from_len,
+                                              const char *to,
+                                              size_t to_len,
+                                              struct mooncake_meta_replica *out_replica,
+                                              struct mooncake_meta_error **err);
+
+/**
+ * Completes the key's move: the target becomes COMPLETE and the source is
+ * let go (its buffer is held until the release timeout). Errors as
+ * `mooncake_meta_copy_end`.
+ *
+ * Ownership: nothing is transferred.
+ * Thread safety: may be called concurrently with any call but `_free`.
+ *
+ * # Safety
+ * As `mooncake_meta_copy_end`.
+ */
+mooncake_meta_status mooncake_meta_move_end(const struct mooncake_meta_master *m,
+                                            const char *tenant,
+                                            size_t tenant_len,
+                                            const char *key_ptr,
+                                            size_t key_len,
+                                            struct mooncake_meta_error **err);
+
+/**
+ * Abandons the key's move: the target is freed, the source stays. No
+ * move running -> `MOONCAKE_META_OBJECT_NO_REPLICATION_TASK`.
+ *
+ * Ownership: nothing is transferred.
+ * Thread safety: may be called concurrently with any call but `_free`.
+ *
+ * # Safety
+ * As `mooncake_meta_copy_end`.
+ */
+mooncake_meta_status mooncake_meta_move_revoke(const struct mooncake_meta_master *m,
+                                               const char *tenant,
+                                               size_t tenant_len,
+                                               const char *key_ptr,
+                                               size_t key_len,
+                                               struct mooncake_meta_error **err);
+
+/**
+ * Starts promoting an object from its COMPLETE LOCAL_DISK replica back
+ * into memory: a PROCESSING memory replica is staged (on the first of the
+ * `preferred_count` preferred segments with room, else anywhere) and goes
+ * to `*out_replica`. No COMPLETE LOCAL_DISK replica ->
+ * `MOONCAKE_META_REPLICA_NOT_FOUND`; a memory replica already there ->
+ * `MOONCAKE_META_UNAVAILABLE_IN_CURRENT_STATUS`; a task running ->
+ * `MOONCAKE_META_OBJECT_HAS_REPLICATION_TASK`; no room ->
+ * `MOONCAKE_META_NO_AVAILABLE_HANDLE`.
+ *
+ * Ownership: nothing is transferred; names are only read during the call.
+ * Thread safety: may be called concurrently with any call but `_free`.
+ *
+ * # Safety
+ * `m` NULL or a live master; `tenant`/`key_ptr` NULL or valid for their
+ * lengths; `preferred` NULL (count 0) or valid for reading
+ * `preferred_count` pointers to NUL-terminated strings; `out_replica`
+ * valid for writing one replica; `err` NULL or valid for writing one
+ * pointer.
+ */
+mooncake_meta_status mooncake_meta_promotion_start(const struct mooncake_meta_master *m,
+                                                   const char *tenant,
+                                                   size_t tenant_len,
+                                                   const char *key_ptr,
+                                                   size_t key_len,
+                                                   const char *const *preferred,
+                                                   size_t preferred_count,
+                                                   struct mooncake_meta_replica *out_replica,
+                                                   struct mooncake_meta_error **err);
+
+/**
+ * Ends the key's promotion: `success` 1 completes the staged memory
+ * replica, 0 frees it (any other value is `MOONCAKE_META_INVALID_PARAMS`).
+ * No promotion running -> `MOONCAKE_META_OBJECT_NO_REPLICATION_TASK`; the
+ * staged replica gone -> `MOONCAKE_META_REPLICA_IS_GONE`.
+ *
+ * Ownership: nothing is transferred.
+ * Thread safety: may be called concurrently with any call but `_free`.
+ *
+ * # Safety
+ * As `mooncake_meta_copy_end`.
+ */
+mooncake_meta_status mooncake_meta_promotion_end(const struct mooncake_meta_master *m,
+                                                 const char *tenant,
+                                                 size_t tenant_len,
+                                                 const char *key_ptr,
+                                                 size_t key_len,
+                                                 int success,
+                                                 struct mooncake_meta_error **err);
+
+/**
+ * Registers a COMPLETE LOCAL_DISK replica of `size` bytes held by
+ * `client`, creating the object if it is absent; the replica goes to
+ * `*out_replica`. Idempotent per client (the same replica again). Size
+ * 0 or not the object's size -> `MOONCAKE_META_INVALID_PARAMS`; a write in
+ * flight -> `MOONCAKE_META_UNAVAILABLE_IN_CURRENT_STATUS`.
+ *
+ * Ownership: nothing is transferred.
+ * Thread safety: may be called concurrently with any call but `_free`.
+ *
+ * # Safety
+ * `m` NULL or a live master; `tenant`/`key_ptr` NULL or valid for their
+ * lengths; `out_replica` valid for writing one replica; `err` NULL or
+ * valid for writing one pointer.
+ */
+mooncake_meta_status mooncake_meta_add_local_disk_replica(const struct mooncake_meta_master *m,
+                                                          uint64_t client,
+                                                          const char *tenant,
+                                                          size_t tenant_len,
+                                                          const char *key_ptr,
+                                                          size_t key_len,
+                                                          uint64_t size,
+                                                          struct mooncake_meta_replica *out_replica,
+                                                          struct mooncake_meta_error **err);
+
+/**
+ * PutStart for each of `count` keys of one tenant, with one shared
+ * extended configuration `cfg` (NULL = defaults) and per-key sizes
+ * `sizes[i]`.
+ *
+ * Replica layout: let `stride = cfg.memory_replicas + cfg.nof_ssd_replicas`
+ * (1 for NULL). `out_replicas` has `replicas_cap >= count * stride`
+ * entries (else the whole batch is `MOONCAKE_META_BUFFER_TOO_SMALL`); key
+ * `i`'s staged replicas are `out_replicas[i * stride ..][0 ..
+ * out_replica_counts[i]]`, its write token `out_tokens[i]`. A key that
+ * fails gets count 0 and token 0, and its replica slots are not written.
+ * A bad shared configuration (e.g. a TTL above the master's maximum)
+ * refuses every key.
+ *
+ * Statuses, for every batch function: `out_statuses[i]` is written for
+ * every key, and the call returns `MOONCAKE_META_OK` only when every key
+ * succeeded. When the batch as a whole is refused (a bad argument or
+ * shared configuration, a malformed key, a NULL master, too small a shared
+ * array) nothing is done and every `out_statuses[i]` holds that one code.
+ * Otherwise the keys are processed in order as single calls (a repeated
+ * key sees the earlier entry's effect), each key's outputs are written,
+ * and the call returns the status of the first key that failed, `*err`
+ * reading `keys[i]: <its message> (F of N keys failed)`. Only a NULL
+ * `out_statuses` with `count > 0` (NULL_ARGUMENT) or a PANIC leaves the
+ * statuses unwritten or unspecified. `count == 0` is an empty batch: OK.
+ *
+ * Ownership: nothing is transferred; every array is owned by the caller.
+ * Thread safety: may be called concurrently with any call but `_free`;
+ * keys are processed one by one, not atomically.
+ *
+ * # Safety
+ * `m` NULL or a live master; `tenant` NULL or valid for `tenant_len`
+ * bytes; `keys`, `key_lens`, `sizes` NULL (count 0) or valid for reading
+ * `count` entries, each `keys[i]` valid for `key_lens[i]` bytes; `cfg`
+ * NULL or a readable extended config; `out_replicas` NULL or valid for
+ * writing `replicas_cap` replicas; `out_replica_counts`, `out_tokens`,
+ * `out_statuses` valid for writing `count` entries; `err` NULL or valid
+ * for writing one pointer.
+ */
+mooncake_meta_status mooncake_meta_batch_put_start(const struct mooncake_meta_master *m,
+                                                   uint64_t client,
+                                                   const char *tenant,
+                                                   size_t tenant_len,
+                                                   const char *const *keys_ptr,
+                                                   const size_t *key_lens,
+                                                   size_t count,
+                                                   const uint64_t *sizes,
+                                                   const struct mooncake_meta_write_config *cfg,
+                                                   struct mooncake_meta_replica *out_replicas,
+                                                   size_t replicas_cap,
+                                                   size_t *out_replica_counts,
+                                                   uint64_t *out_tokens,
+                                                   int32_t *out_statuses,
+                                                   struct mooncake_meta_error **err);
+
+/**
+ * UpsertStart for each key, laid out exactly as
+ * `mooncake_meta_batch_put_start`. An in-place upsert (same size) returns
+ * the object's existing MEMORY/NOF_SSD replicas; if they outnumber
+ * `stride`, that key alone fails with `MOONCAKE_META_BUFFER_TOO_SMALL`,
+ * `out_replica_counts[i]` = the count needed, and nothing is done to it
+ * (retry it with `mooncake_meta_upsert_start`).
+ *
+ * Ownership: nothing is transferred; every array is owned by the caller.
+ * Thread safety: may be called concurrently with any call but `_free`;
+ * keys are processed one by one, not atomically.
+ *
+ * # Safety
+ * As `mooncake_meta_batch_put_start`.
+ */
+mooncake_meta_status mooncake_meta_batch_upsert_start(const struct mooncake_meta_master *m,
+                                                      uint64_t client,
+                                                      const char *tenant,
+                                                      size_t tenant_len,
+                                                      const char *const *keys_ptr,
+                                                      const size_t *key_lens,
+                                                      size_t count,
+                                                      const uint64_t *sizes,
+                                                      const struct mooncake_meta_write_config *cfg,
+                                                      struct mooncake_meta_replica *out_replicas,
+                                                      size_t replicas_cap,
+                                                      size_t *out_replica_counts,
+                                                      uint64_t *out_tokens,
+                                                      int32_t *out_statuses,
+                                                      struct mooncake_meta_error **err);
+
+/**
+ * PutEnd (= UpsertEnd) for each key with one `selector`
+ * (`MOONCAKE_META_SELECT_*`). `tokens` is NULL (no key names a token) or
+ * `count` entries where 0 names none. Statuses and `*err` as
+ * `mooncake_meta_batch_put_start` says for every batch.
+ *
+ * Ownership: nothing is transferred.
+ * Thread safety: may be called concurrently with any call but `_free`;
+ * keys are processed one by one, not atomically.
+ *
+ * # Safety
+ * `m` NULL or a live master; `tenant` NULL or valid for `tenant_len`
+ * bytes; `keys`, `key_lens` NULL (count 0) or valid for reading `count`
+ * entries, each `keys[i]` valid for `key_lens[i]` bytes; `tokens` NULL or
+ * valid for reading `count` entries; `out_statuses` valid for writing
+ * `count` entries; `err` NULL or valid for writing one pointer.
+ */
+mooncake_meta_status mooncake_meta_batch_put_end(const struct mooncake_meta_master *m,
+                                                 uint64_t client,
+                                                 const char *tenant,
+                                                 size_t tenant_len,
+                                                 const char *const *keys_ptr,
+                                                 const size_t *key_lens,
+                                                 size_t count,
+                                                 uint32_t selector,
+                                                 const uint64_t *tokens,
+                                                 int32_t *out_statuses,
+                                                 struct mooncake_meta_error **err);
+
+/**
+ * PutRevoke (= UpsertRevoke) for each key; arguments as
+ * `mooncake_meta_batch_put_end`.
+ *
+ * Ownership: nothing is transferred.
+ * Thread safety: may be called concurrently with any call but `_free`;
+ * keys are processed one by one, not atomically.
+ *
+ * # Safety
+ * As `mooncake_meta_batch_put_end`.
+ */
+mooncake_meta_status mooncake_meta_batch_put_revoke(const struct mooncake_meta_master *m,
+                                                    uint64_t client,
+                                                    const char *tenant,
+                                                    size_t tenant_len,
+                                                    const char *const *keys_ptr,
+                                                    const size_t *key_lens,
+                                                    size_t count,
+                                                    uint32_t selector,
+                                                    const uint64_t *tokens,
+                                                    int32_t *out_statuses,
+                                                    struct mooncake_meta_error **err);
+
+/**
+ * Exist for each key: `out_exists[i]` = 1 if key `i` has a readable
+ * replica (and its read lease is granted), else 0. Statuses and `*err` as
+ * `mooncake_meta_batch_put_start` says for every batch.
+ *
+ * Ownership: nothing is transferred.
+ * Thread safety: may be called concurrently with any call but `_free`.
+ *
+ * # Safety
+ * As `mooncake_meta_batch_put_end` (without `tokens`), and `out_exists`
+ * valid for writing `count` bytes.
+ */
+mooncake_meta_status mooncake_meta_batch_exist(const struct mooncake_meta_master *m,
+                                               const char *tenant,
+                                               size_t tenant_len,
+                                               const char *const *keys_ptr,
+                                               const size_t *key_lens,
+                                               size_t count,
+                                               uint8_t *out_exists,
+                                               int32_t *out_statuses,
+                                               struct mooncake_meta_error **err);
+
+/**
+ * GetReplicaList for each key into one flat array: key `i`'s readable
+ * replicas are `out_replicas[off_i .. off_i + out_replica_counts[i]]`
+ * where `off_i` = the sum of the counts before it; `*out_len` = the total
+ * written. Each key that succeeds gets its read lease.
+ *
+ * Capacity: if the keys' readable replicas outnumber `cap`, the whole batch
+ * is `MOONCAKE_META_BUFFER_TOO_SMALL` with `*out_len` = the total needed,
+ * no lease granted and nothing else written but the statuses (all
+ * BUFFER_TOO_SMALL); pass `(NULL, 0)` to ask for the total. Should a key
+ * gain replicas between that check and its read (a concurrent write), that
+ * key alone fails with BUFFER_TOO_SMALL, its count = its need, no lease.
+ * A failed key has count 0 (missing -> OBJECT_NOT_FOUND, nothing readable ->
+ * REPLICA_IS_NOT_READY). Statuses and `*err` as `mooncake_meta_batch_put_start`
+ * says for every batch.
+ *
+ * Ownership: nothing is transferred; every array is owned by the caller.
+ * Thread safety: may be called concurrently with any call but `_free`.
+ *
+ * # Safety
+ * As `mooncake_meta_batch_put_end` (without `tokens`); `out_replicas` NULL
+ * or valid for writing `cap` replicas; `out_replica_counts` valid for
+ * writing `count` entries; `out_len` valid for writing a `size_t`.
+ */
+mooncake_meta_status mooncake_meta_batch_get_replica_list(const struct mooncake_meta_master *m,
+                                                          const char *tenant,
+                                                          size_t tenant_len,
+                                                          const char *const *keys_ptr,
+                                                          const size_t *key_lens,
+                                                          size_t count,
+                                                          struct mooncake_meta_replica *out_replicas,
+                                                          size_t cap,
+                                                          size_t *out_replica_counts,
+                                                          size_t *out_len,
+                                                          int32_t *out_statuses,
+                                                          struct mooncake_meta_error **err);
+
+/**
+ * Remove for each key; `force` must be 0 or 1 (checked for the whole
+ * batch). Statuses and `*err` as `mooncake_meta_batch_put_start`
+ * says for every batch.
+ *
+ * Ownership: nothing is transferred.
+ * Thread safety: may be called concurrently with any call but `_free`;
+ * keys are processed one by one, not atomically.
+ *
+ * # Safety
+ * As `mooncake_meta_batch_put_end` (without `tokens`).
+ */
+mooncake_meta_status mooncake_meta_batch_remove(const struct mooncake_meta_master *m,
+                                                const char *tenant,
+                                                size_t tenant_len,
+                                                const char *const *keys_ptr,
+                                                const size_t *key_lens,
+                                                size_t count,
+                                                int force,
+                                                int32_t *out_statuses,
+                                                struct mooncake_meta_error **err);
 
 #ifdef __cplusplus
 }  // extern "C"

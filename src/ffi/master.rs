@@ -43,6 +43,23 @@ pub(crate) unsafe fn with_master(
     unsafe { boundary::with_handle(function, m, "master", err, f) }
 }
 
+/// The master behind a live handle, for Rust tests that drive the C ABI and
+/// then inspect state the C ABI does not expose. Not part of the C ABI.
+///
+/// # Safety
+/// `m` must be a live, non-NULL master from `mooncake_meta_master_new`, not
+/// freed while the reference is in use.
+#[doc(hidden)]
+pub unsafe fn master_ref<'a>(m: *const mooncake_meta_master) -> &'a Master {
+    // SAFETY: forwarded; handles of this type point at a `Handle<Master>`.
+    let guard = unsafe { handle::borrow::<mooncake_meta_master>(m, "master") }
+        .expect("master_ref: NULL or poisoned master");
+    let master: *const Master = std::ptr::from_ref(&*guard);
+    // SAFETY: the master lives as long as the handle, which the caller
+    // keeps alive; the guard only polices poisoning.
+    unsafe { &*master }
+}
+
 /// Reads the key arguments of a key-taking call. Both strings are UTF-8
 /// given as `(ptr, len)`; a `(NULL, 0)` tenant means the default tenant.
 ///

@@ -26,7 +26,19 @@ pub mod legacy_config;
 
 pub mod master;
 
+pub mod replica;
+
+pub mod segments;
+
+pub mod write;
+
 pub mod read;
+
+pub mod remove;
+
+pub mod replication;
+
+pub mod batch;
 
 pub(crate) mod boundary;
 pub(crate) mod handle;

@@ -10,5 +10,6 @@ mod replication;
 mod segments;
 mod upsert;
 
+pub(crate) use read::Bounded;
 pub use read::KeyPage;
 pub use segments::UnmountReport;

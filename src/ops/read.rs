@@ -8,6 +8,15 @@ use crate::master::MasterCore;
 use crate::types::{Key, ReplicaDescriptor};
 use std::sync::atomic::Ordering;
 
+/// The outcome of a read or write into a caller's fixed-size array (the C
+/// ABI's BUFFER_TOO_SMALL convention): either the result, or how many
+/// entries it needs, decided before any side effect.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Bounded<T> {
+    Fits(T),
+    TooSmall(usize),
+}
+
 /// One page of a key listing.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct KeyPage {
@@ -50,6 +59,47 @@ impl MasterCore {
                 .saturating_add(self.config.default_kv_lease_ttl_ms),
         );
         Ok(())
+    }
+
+    /// As [`get_replica_list`](Self::get_replica_list) when at most `max`
+    /// replicas are readable; otherwise `TooSmall(count)` and no lease.
+    pub(crate) fn get_replica_list_bounded(
+        &self,
+        k: Key<'_>,
+        max: usize,
+    ) -> Result<Bounded<Vec<ReplicaDescriptor>>> {
+        k.validate()?;
+        let (hash, si) = self.locate(k);
+        let st = self.shards[si].state.read();
+        let obj = st.find(hash, k).ok_or_else(Error::not_found)?;
+        let readable = obj.readable().count();
+        if readable == 0 {
+            return Err(Error::new(
+                ErrorKind::ReplicaIsNotReady,
+                "no replica of this object is readable yet",
+            ));
+        }
+        if readable > max {
+            return Ok(Bounded::TooSmall(readable));
+        }
+        let out = obj.readable().map(|r| r.descriptor(obj.size)).collect();
+        obj.grant_lease(
+            self.clock
+                .now()
+                .saturating_add(self.config.default_kv_lease_ttl_ms),
+        );
+        Ok(Bounded::Fits(out))
+    }
+
+    /// How many replicas of a key are readable now (0 when the key is
+    /// missing); grants nothing.
+    pub(crate) fn readable_count(&self, k: Key<'_>) -> usize {
+        if k.validate().is_err() {
+            return 0;
+        }
+        let (hash, si) = self.locate(k);
+        let st = self.shards[si].state.read();
+        st.find(hash, k).map_or(0, |obj| obj.readable().count())
     }
 
     /// Whether a key has a readable replica; grants the read lease if so.

@@ -3,6 +3,7 @@
 //! then replace). Soft-pin carry per SEMANTICS §3.5.
 
 use super::put::{validate_write, NewObject};
+use super::read::Bounded;
 use crate::error::{Error, ErrorKind, Result};
 use crate::master::MasterCore;
 use crate::object::Role;
@@ -32,6 +33,24 @@ impl MasterCore {
         size: u64,
         cfg: &WriteConfig,
     ) -> Result<StartedWrite> {
+        match self.upsert_start_bounded(client, k, size, cfg, usize::MAX)? {
+            Bounded::Fits(w) => Ok(w),
+            Bounded::TooSmall(n) => unreachable!("{n} replicas exceed usize::MAX"),
+        }
+    }
+
+    /// As [`upsert_start`](Self::upsert_start) for a caller with room for
+    /// `max` descriptors: when the write could return more (the requested
+    /// counts, or an in-place write's existing replicas if more), it is
+    /// `TooSmall(that many)` after every other check and before any effect.
+    pub(crate) fn upsert_start_bounded(
+        &self,
+        client: ClientId,
+        k: Key<'_>,
+        size: u64,
+        cfg: &WriteConfig,
+        max: usize,
+    ) -> Result<Bounded<StartedWrite>> {
         let intent = validate_write(self, k, size, cfg)?;
         let now = self.clock.now();
         let release_at = now.saturating_add(self.config.put_start_release_timeout_ms);
@@ -75,6 +94,24 @@ impl MasterCore {
             }
         };
 
+        let requested = cfg.memory_replicas as usize + cfg.nof_ssd_replicas as usize;
+        let needed = match case {
+            // Case B returns the surviving MEMORY/NOF_SSD replicas, which
+            // may outnumber the request (copies made since the write).
+            Case::InPlace => st.find(hash, k).map_or(requested, |obj| {
+                let kept = obj
+                    .replicas
+                    .iter()
+                    .filter(|r| !r.is_write_processing() && r.kind != ReplicaKind::LocalDisk)
+                    .count();
+                kept.max(requested)
+            }),
+            _ => requested,
+        };
+        if needed > max {
+            return Ok(Bounded::TooSmall(needed));
+        }
+
         // Allocate before touching anything, so a failure leaves the old
         // object, its deadline, registration and the gauge untouched
         // [diverges: upstream erases first and loses the object].
@@ -105,10 +142,10 @@ impl MasterCore {
                 st.in_flight.insert(token, hash);
                 st.insert(obj);
                 self.metrics.keys.fetch_add(1, Ordering::Relaxed);
-                Ok(StartedWrite {
+                Ok(Bounded::Fits(StartedWrite {
                     replicas: descriptors,
                     token,
-                })
+                }))
             }
             Case::InPlace => {
                 let obj = st.find_mut(hash, k).expect("object is locked");
@@ -133,10 +170,10 @@ impl MasterCore {
                 st.in_flight.remove(&old_token);
                 self.discard(&mut st, &preempted, size, release_at);
                 st.in_flight.insert(token, hash);
-                Ok(StartedWrite {
+                Ok(Bounded::Fits(StartedWrite {
                     replicas: descriptors,
                     token,
-                })
+                }))
             }
             Case::Replace | Case::Resize => {
                 let obj = st.find_mut(hash, k).expect("object is locked");
@@ -161,10 +198,10 @@ impl MasterCore {
                 st.in_flight.remove(&old_token);
                 self.discard(&mut st, &old, old_size, release_at);
                 st.in_flight.insert(token, hash);
-                Ok(StartedWrite {
+                Ok(Bounded::Fits(StartedWrite {
                     replicas: descriptors,
                     token,
-                })
+                }))
             }
         }
     }
