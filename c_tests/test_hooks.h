@@ -14,8 +14,11 @@
 extern "C" {
 #endif
 
-/* Panics inside the boundary: returns MOONCAKE_META_PANIC. */
-mooncake_meta_status mooncake_meta_test_panic(mooncake_meta_error **err);
+/* Panics while holding m, poisoning it: returns MOONCAKE_META_PANIC, and
+ * every later call on m returns MOONCAKE_META_PANIC; only
+ * mooncake_meta_master_free still works. NULL m: MOONCAKE_META_NULL_ARGUMENT. */
+mooncake_meta_status mooncake_meta_test_panic(const mooncake_meta_master *m,
+                                              mooncake_meta_error **err);
 
 /* Panics while holding cfg, poisoning it: later calls on cfg return
  * MOONCAKE_META_PANIC; mooncake_meta_config_free still works. */

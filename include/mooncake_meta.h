@@ -116,6 +116,16 @@
 #define MOONCAKE_META_SELECT_ALL 2
 
 /**
+ * A byte buffer owned by the library (a snapshot, Prometheus text).
+ * Opaque: read it with `mooncake_meta_bytes_data` and
+ * `mooncake_meta_bytes_len`, release it with `mooncake_meta_bytes_free`.
+ * The data is followed by a NUL byte that `_len` does not count, so text
+ * can be used as a C string directly. Immutable: any number of threads may
+ * read one at once.
+ */
+typedef struct mooncake_meta_bytes mooncake_meta_bytes;
+
+/**
  * A master configuration under construction. Opaque; created by
  * `mooncake_meta_config_new`, released by `mooncake_meta_config_free`.
  * Internally locked: setters may race without corrupting it (the last
@@ -323,6 +333,259 @@ typedef struct mooncake_meta_replica {
      */
     uint64_t client;
 } mooncake_meta_replica;
+
+/**
+ * What one soft-pin cleanup cycle did. Size-versioned output: set
+ * `struct_size = sizeof(mooncake_meta_cleanup_stats)` before the call; the
+ * library fills `min(struct_size, its size)` bytes and sets `struct_size`
+ * to that. Fields are only ever appended.
+ */
+typedef struct mooncake_meta_cleanup_stats {
+    /**
+     * Set by the caller; on success, the bytes the library filled.
+     */
+    uint32_t struct_size;
+    /**
+     * Written as 0.
+     */
+    uint32_t reserved0;
+    /**
+     * Index entries popped (valid and stale).
+     */
+    uint64_t popped;
+    /**
+     * Popped entries dropped because a newer registration replaced them.
+     */
+    uint64_t stale_dropped;
+    /**
+     * Soft pins cleared.
+     */
+    uint64_t expired;
+    /**
+     * Index-lock holds that popped entries (bounded batches).
+     */
+    uint64_t batches;
+    /**
+     * Shard read locks taken (one per affected shard per batch).
+     */
+    uint64_t shards_touched;
+    /**
+     * Longest deadline-index lock hold seen by this master so far, in ns.
+     */
+    uint64_t longest_index_hold_ns;
+    /**
+     * Wall time of the cycle on a real monotonic clock, in ns.
+     */
+    uint64_t duration_ns;
+} mooncake_meta_cleanup_stats;
+
+/**
+ * What one eviction run did. Size-versioned output, as
+ * `mooncake_meta_cleanup_stats`.
+ */
+typedef struct mooncake_meta_eviction_report {
+    /**
+     * Set by the caller; on success, the bytes the library filled.
+     */
+    uint32_t struct_size;
+    /**
+     * Written as 0.
+     */
+    uint32_t reserved0;
+    /**
+     * The eviction base: non-hard-pinned objects with an evictable memory
+     * replica (objects, not bytes).
+     */
+    uint64_t base;
+    /**
+     * Base objects whose lease was not live.
+     */
+    uint64_t candidates;
+    /**
+     * Objects whose memory replicas were freed.
+     */
+    uint64_t evicted;
+    /**
+     * Bytes freed by those evictions.
+     */
+    uint64_t evicted_bytes;
+    /**
+     * Of `evicted`, those taken by the second pass while actively pinned.
+     */
+    uint64_t evicted_pinned;
+    /**
+     * Discarded buffers released by this run.
+     */
+    uint64_t discarded_released;
+    /**
+     * Expired soft-pin deadlines cleared while examining candidates.
+     */
+    uint64_t normalised;
+} mooncake_meta_eviction_report;
+
+/**
+ * Every scalar metric of one master. Size-versioned output: set
+ * `struct_size = sizeof(mooncake_meta_metrics_snapshot)` before calling
+ * `mooncake_meta_metrics`; the library fills `min(struct_size, its size)`
+ * bytes and sets `struct_size` to that. Fields are only ever appended.
+ * Each value is read atomically; the set is not one atomic cut. Counters
+ * (`*_total` in Prometheus) only grow; they restart at 0 on restore.
+ */
+typedef struct mooncake_meta_metrics_snapshot {
+    /**
+     * Set by the caller; on success, the bytes the library filled.
+     */
+    uint32_t struct_size;
+    /**
+     * Written as 0.
+     */
+    uint32_t reserved0;
+    /**
+     * Objects stored (`master_key_count`).
+     */
+    uint64_t key_count;
+    /**
+     * Objects with a committed soft-pin deadline, expired-but-not-yet-
+     * normalised ones included (`master_soft_pin_key_count`).
+     */
+    uint64_t soft_pin_key_count;
+    /**
+     * Capacity of the memory segments.
+     */
+    uint64_t memory_capacity_bytes;
+    /**
+     * Bytes allocated in memory segments (discarded buffers included).
+     */
+    uint64_t memory_allocated_bytes;
+    /**
+     * Capacity of the second-pool (NOF_SSD) segments.
+     */
+    uint64_t nof_ssd_capacity_bytes;
+    /**
+     * Bytes allocated in second-pool segments.
+     */
+    uint64_t nof_ssd_allocated_bytes;
+    /**
+     * Discarded buffers waiting for their release instant, in bytes.
+     */
+    uint64_t discarded_staging_bytes;
+    /**
+     * Starts rejected with NO_AVAILABLE_HANDLE.
+     */
+    uint64_t put_start_failures;
+    /**
+     * Eviction runs.
+     */
+    uint64_t eviction_attempts;
+    /**
+     * Eviction runs that freed something.
+     */
+    uint64_t eviction_successes;
+    /**
+     * Objects evicted.
+     */
+    uint64_t evicted_keys;
+    /**
+     * Bytes evicted.
+     */
+    uint64_t evicted_bytes;
+    /**
+     * Soft-pin cleanup cycles.
+     */
+    uint64_t cleanup_cycles;
+    /**
+     * Index entries popped by cleanup (valid and stale).
+     */
+    uint64_t cleanup_popped;
+    /**
+     * Popped entries dropped as stale.
+     */
+    uint64_t cleanup_stale_dropped;
+    /**
+     * Soft pins expired by cleanup.
+     */
+    uint64_t cleanup_expired;
+    /**
+     * Duration of the last cleanup cycle, in ns.
+     */
+    uint64_t cleanup_last_duration_ns;
+    /**
+     * Longest deadline-index lock hold, in ns.
+     */
+    uint64_t cleanup_longest_hold_ns;
+    /**
+     * Deadline heap entries, stale ones included.
+     */
+    uint64_t index_heap_size;
+    /**
+     * Live deadline registrations.
+     */
+    uint64_t index_live_registrations;
+    /**
+     * Maintenance tasks that panicked (caught; the thread goes on).
+     */
+    uint64_t maintenance_task_panics;
+    /**
+     * Stale writes swept.
+     */
+    uint64_t swept_writes;
+    /**
+     * Mounted segments (their usage is in the Prometheus text).
+     */
+    uint64_t segment_count;
+} mooncake_meta_metrics_snapshot;
+
+/**
+ * What a restore did. Size-versioned output: set
+ * `struct_size = sizeof(mooncake_meta_restore_report)` before the call; the
+ * library fills `min(struct_size, its size)` bytes and sets `struct_size`
+ * to that. Fields are only ever appended.
+ */
+typedef struct mooncake_meta_restore_report {
+    /**
+     * Set by the caller; on success, the bytes the library filled.
+     */
+    uint32_t struct_size;
+    /**
+     * Written as 0.
+     */
+    uint32_t reserved0;
+    /**
+     * Index, in the caller's list, of the candidate that was restored (0
+     * for `mooncake_meta_restore`).
+     */
+    uint64_t candidate;
+    /**
+     * The restored snapshot's creation instant (ms since the epoch).
+     */
+    uint64_t created_at;
+    /**
+     * Objects restored.
+     */
+    uint64_t objects_restored;
+    /**
+     * Objects dropped by the survival rule (nothing COMPLETE, or neither a
+     * live lease, an active soft pin nor a hard pin).
+     */
+    uint64_t objects_dropped;
+    /**
+     * PROCESSING replicas dropped (in-flight writes, task targets).
+     */
+    uint64_t replicas_dropped;
+    /**
+     * Surviving active soft pins (registered in the deadline index).
+     */
+    uint64_t soft_pins_restored;
+    /**
+     * Expired deadlines normalised to none.
+     */
+    uint64_t soft_pins_normalised;
+    /**
+     * Candidates rejected before the winner (newer ones that failed to
+     * validate, or could not be read).
+     */
+    uint64_t candidates_rejected;
+} mooncake_meta_restore_report;
 
 /**
  * Success.
@@ -1717,7 +1980,7 @@ mooncake_meta_status mooncake_meta_batch_put_start(const struct mooncake_meta_ma
                                                    uint64_t client,
                                                    const char *tenant,
                                                    size_t tenant_len,
-                                                   const char *const *keys_ptr,
+                                                   const char *const *keys,
                                                    const size_t *key_lens,
                                                    size_t count,
                                                    const uint64_t *sizes,
@@ -1748,7 +2011,7 @@ mooncake_meta_status mooncake_meta_batch_upsert_start(const struct mooncake_meta
                                                       uint64_t client,
                                                       const char *tenant,
                                                       size_t tenant_len,
-                                                      const char *const *keys_ptr,
+                                                      const char *const *keys,
                                                       const size_t *key_lens,
                                                       size_t count,
                                                       const uint64_t *sizes,
@@ -1781,7 +2044,7 @@ mooncake_meta_status mooncake_meta_batch_put_end(const struct mooncake_meta_mast
                                                  uint64_t client,
                                                  const char *tenant,
                                                  size_t tenant_len,
-                                                 const char *const *keys_ptr,
+                                                 const char *const *keys,
                                                  const size_t *key_lens,
                                                  size_t count,
                                                  uint32_t selector,
@@ -1804,7 +2067,7 @@ mooncake_meta_status mooncake_meta_batch_put_revoke(const struct mooncake_meta_m
                                                     uint64_t client,
                                                     const char *tenant,
                                                     size_t tenant_len,
-                                                    const char *const *keys_ptr,
+                                                    const char *const *keys,
                                                     const size_t *key_lens,
                                                     size_t count,
                                                     uint32_t selector,
@@ -1827,7 +2090,7 @@ mooncake_meta_status mooncake_meta_batch_put_revoke(const struct mooncake_meta_m
 mooncake_meta_status mooncake_meta_batch_exist(const struct mooncake_meta_master *m,
                                                const char *tenant,
                                                size_t tenant_len,
-                                               const char *const *keys_ptr,
+                                               const char *const *keys,
                                                const size_t *key_lens,
                                                size_t count,
                                                uint8_t *out_exists,
@@ -1861,7 +2124,7 @@ mooncake_meta_status mooncake_meta_batch_exist(const struct mooncake_meta_master
 mooncake_meta_status mooncake_meta_batch_get_replica_list(const struct mooncake_meta_master *m,
                                                           const char *tenant,
                                                           size_t tenant_len,
-                                                          const char *const *keys_ptr,
+                                                          const char *const *keys,
                                                           const size_t *key_lens,
                                                           size_t count,
                                                           struct mooncake_meta_replica *out_replicas,
@@ -1886,12 +2149,450 @@ mooncake_meta_status mooncake_meta_batch_get_replica_list(const struct mooncake_
 mooncake_meta_status mooncake_meta_batch_remove(const struct mooncake_meta_master *m,
                                                 const char *tenant,
                                                 size_t tenant_len,
-                                                const char *const *keys_ptr,
+                                                const char *const *keys,
                                                 const size_t *key_lens,
                                                 size_t count,
                                                 int force,
                                                 int32_t *out_statuses,
                                                 struct mooncake_meta_error **err);
+
+/**
+ * The first byte of the buffer's content, valid for
+ * `mooncake_meta_bytes_len(b)` bytes and followed by a NUL byte. NULL if
+ * `b` is NULL.
+ *
+ * Ownership: the memory belongs to `b` and is valid until
+ * `mooncake_meta_bytes_free(b)`; do not free it separately.
+ * Thread safety: a buffer is immutable; any number of threads may read it
+ * at once, but not while another frees it.
+ *
+ * # Safety
+ * `b` must be NULL or a buffer from this library not yet freed.
+ */
+const uint8_t *mooncake_meta_bytes_data(const struct mooncake_meta_bytes *b);
+
+/**
+ * The length of the buffer's content in bytes (the trailing NUL not
+ * counted); 0 if `b` is NULL.
+ *
+ * Ownership: nothing is transferred.
+ * Thread safety: as `mooncake_meta_bytes_data`.
+ *
+ * # Safety
+ * `b` must be NULL or a buffer from this library not yet freed.
+ */
+size_t mooncake_meta_bytes_len(const struct mooncake_meta_bytes *b);
+
+/**
+ * Releases a buffer. `mooncake_meta_bytes_free(NULL)` does nothing.
+ *
+ * Ownership: takes ownership of `b`; it and its data are invalid
+ * afterwards.
+ * Thread safety: no other thread may use `b` concurrently.
+ *
+ * # Safety
+ * `b` must be NULL or a buffer from this library not yet freed.
+ */
+void mooncake_meta_bytes_free(struct mooncake_meta_bytes *b);
+
+/**
+ * The committed soft-pin deadline of a key: `*out_has` = 1 and
+ * `*out_deadline` = the deadline (milliseconds since the epoch; it may be
+ * stored-but-expired until cleanup or eviction normalises it), or
+ * `*out_has` = 0 and `*out_deadline` = 0 when none is committed. A missing
+ * key is `MOONCAKE_META_OBJECT_NOT_FOUND`. Grants no lease; reads no clock.
+ *
+ * Ownership: nothing is transferred; strings are only read during the call.
+ * Thread safety: may be called concurrently with any call but `_free`.
+ *
+ * # Safety
+ * `m` NULL or a live master; `tenant`/`key_ptr` NULL or valid for their
+ * lengths; `out_has` valid for writing an `int`, `out_deadline` for a
+ * `uint64_t`; `err` NULL or valid for writing one pointer.
+ */
+mooncake_meta_status mooncake_meta_soft_pin_deadline(const struct mooncake_meta_master *m,
+                                                     const char *tenant,
+                                                     size_t tenant_len,
+                                                     const char *key_ptr,
+                                                     size_t key_len,
+                                                     int *out_has,
+                                                     uint64_t *out_deadline,
+                                                     struct mooncake_meta_error **err);
+
+/**
+ * Writes 1 to `*out_pending` if the key's write in flight carries a soft-pin
+ * intent that can still commit (SEMANTICS section 3.4), else 0. A missing key is
+ * `MOONCAKE_META_OBJECT_NOT_FOUND`.
+ *
+ * Ownership: nothing is transferred; strings are only read during the call.
+ * Thread safety: may be called concurrently with any call but `_free`.
+ *
+ * # Safety
+ * `m` NULL or a live master; `tenant`/`key_ptr` NULL or valid for their
+ * lengths; `out_pending` valid for writing an `int`; `err` NULL or valid
+ * for writing one pointer.
+ */
+mooncake_meta_status mooncake_meta_has_pending_soft_pin(const struct mooncake_meta_master *m,
+                                                        const char *tenant,
+                                                        size_t tenant_len,
+                                                        const char *key_ptr,
+                                                        size_t key_len,
+                                                        int *out_pending,
+                                                        struct mooncake_meta_error **err);
+
+/**
+ * The deadline index's sizes: `*out_heap` = heap entries (stale ones
+ * included), `*out_live` = live registrations (one per object with a
+ * registered deadline). SEMANTICS section 3.8 bounds the heap by
+ * `max(4096, 2 * live)`.
+ *
+ * Ownership: nothing is transferred.
+ * Thread safety: may be called concurrently with any call but `_free`; the
+ * two numbers are read together under the index lock.
+ *
+ * # Safety
+ * `m` NULL or a live master; `out_heap` and `out_live` valid for writing a
+ * `uint64_t`; `err` NULL or valid for writing one pointer.
+ */
+mooncake_meta_status mooncake_meta_index_sizes(const struct mooncake_meta_master *m,
+                                               uint64_t *out_heap,
+                                               uint64_t *out_live,
+                                               struct mooncake_meta_error **err);
+
+/**
+ * Checks every invariant of SEMANTICS section 8 (gauge, index registrations, heap
+ * bound, pending, allocated bytes, buffer overlap). A violation is
+ * `MOONCAKE_META_INTERNAL_ERROR` (a library bug) whose message describes
+ * it. Takes every lock, so it is meant for tests and diagnostics, not hot
+ * paths.
+ *
+ * Ownership: nothing is transferred.
+ * Thread safety: safe to call concurrently with any call but `_free`, and
+ * it sees one consistent cut of the master; but the answer is only
+ * meaningful on a quiescent master: a cleanup cycle in flight on another
+ * thread (including the maintenance thread) may be reported as a
+ * violation.
+ *
+ * # Safety
+ * `m` NULL or a live master; `err` NULL or valid for writing one pointer.
+ */
+mooncake_meta_status mooncake_meta_check_invariants(const struct mooncake_meta_master *m,
+                                                    struct mooncake_meta_error **err);
+
+/**
+ * Runs one soft-pin expiration cleanup cycle at the master clock's now:
+ * clears every committed deadline that is due, in bounded batches. The
+ * statistics go to `*out` unless `out` is NULL. A bad `out->struct_size`
+ * is `MOONCAKE_META_STRUCT_SIZE_UNSUPPORTED` and nothing runs.
+ *
+ * Ownership: nothing is transferred; `*out` is the caller's.
+ * Thread safety: may be called concurrently with any call but `_free`,
+ * including another cleanup (each deadline is cleared at most once).
+ *
+ * # Safety
+ * `m` NULL or a live master; `out` NULL or valid for reading its first
+ * `uint32_t` and writing `out->struct_size` bytes; `err` NULL or valid for
+ * writing one pointer.
+ */
+mooncake_meta_status mooncake_meta_run_cleanup(const struct mooncake_meta_master *m,
+                                               struct mooncake_meta_cleanup_stats *out,
+                                               struct mooncake_meta_error **err);
+
+/**
+ * `mooncake_meta_run_cleanup` treating `at_ms` as now (the clock does not
+ * move): deadlines `<= at_ms` are due. `at_ms` above `MAX_INSTANT`
+ * (`INT64_MAX`) is `MOONCAKE_META_INVALID_PARAMS`.
+ *
+ * Ownership: nothing is transferred; `*out` is the caller's.
+ * Thread safety: as `mooncake_meta_run_cleanup`.
+ *
+ * # Safety
+ * As `mooncake_meta_run_cleanup`.
+ */
+mooncake_meta_status mooncake_meta_run_cleanup_at(const struct mooncake_meta_master *m,
+                                                  uint64_t at_ms,
+                                                  struct mooncake_meta_cleanup_stats *out,
+                                                  struct mooncake_meta_error **err);
+
+/**
+ * One deterministic eviction run (SEMANTICS section 4) at the master clock's now,
+ * with explicit `target` and `lowerbound` fractions of the eviction base,
+ * each in [0, 1] (NaN or out of range: `MOONCAKE_META_INVALID_PARAMS` and
+ * nothing runs). The report goes to `*out` unless `out` is NULL.
+ *
+ * Ownership: nothing is transferred; `*out` is the caller's.
+ * Thread safety: may be called concurrently with any call but `_free`.
+ *
+ * # Safety
+ * `m` NULL or a live master; `out` NULL or valid for reading its first
+ * `uint32_t` and writing `out->struct_size` bytes; `err` NULL or valid for
+ * writing one pointer.
+ */
+mooncake_meta_status mooncake_meta_run_eviction(const struct mooncake_meta_master *m,
+                                                double target,
+                                                double lowerbound,
+                                                struct mooncake_meta_eviction_report *out,
+                                                struct mooncake_meta_error **err);
+
+/**
+ * The eviction trigger of SEMANTICS section 4: evicts if memory usage is above
+ * the high watermark, or if `force` is 1 and `eviction_ratio > 0` (what an
+ * allocation failure does), with the target and lowerbound derived from
+ * the configuration. `*out_ran` = 1 if a run happened, and then its report
+ * goes to `*out` unless `out` is NULL; `*out_ran` = 0 and `*out` untouched
+ * otherwise. `force` must be 0 or 1.
+ *
+ * Ownership: nothing is transferred; `*out` is the caller's.
+ * Thread safety: may be called concurrently with any call but `_free`.
+ *
+ * # Safety
+ * `m` NULL or a live master; `out_ran` valid for writing an `int`; `out`
+ * NULL or valid for reading its first `uint32_t` and writing
+ * `out->struct_size` bytes; `err` NULL or valid for writing one pointer.
+ */
+mooncake_meta_status mooncake_meta_evict_if_needed(const struct mooncake_meta_master *m,
+                                                   int force,
+                                                   int *out_ran,
+                                                   struct mooncake_meta_eviction_report *out,
+                                                   struct mooncake_meta_error **err);
+
+/**
+ * Runs every maintenance task once, in order, at the master clock's now:
+ * the eviction trigger, soft-pin cleanup, the stale-write sweep and the
+ * release of due discarded buffers: what the maintenance thread does when
+ * every task is due. For masters whose background intervals are 0.
+ *
+ * Ownership: nothing is transferred.
+ * Thread safety: may be called concurrently with any call but `_free`.
+ *
+ * # Safety
+ * `m` NULL or a live master; `err` NULL or valid for writing one pointer.
+ */
+mooncake_meta_status mooncake_meta_run_maintenance_tick(const struct mooncake_meta_master *m,
+                                                        struct mooncake_meta_error **err);
+
+/**
+ * Sweeps the writes that are stale at `at_ms` (`put_start +
+ * put_start_release_timeout < at_ms`): their PROCESSING replicas are
+ * discarded, their pending intent cleared, and an object left without
+ * replicas is erased. The number of writes swept goes to `*out_swept`
+ * unless it is NULL. `at_ms` above `MAX_INSTANT` is
+ * `MOONCAKE_META_INVALID_PARAMS`. The clock does not move.
+ *
+ * Ownership: nothing is transferred.
+ * Thread safety: may be called concurrently with any call but `_free`.
+ *
+ * # Safety
+ * `m` NULL or a live master; `out_swept` NULL or valid for writing a
+ * `uint64_t`; `err` NULL or valid for writing one pointer.
+ */
+mooncake_meta_status mooncake_meta_sweep_stale_writes_at(const struct mooncake_meta_master *m,
+                                                         uint64_t at_ms,
+                                                         uint64_t *out_swept,
+                                                         struct mooncake_meta_error **err);
+
+/**
+ * Frees the discarded buffers (preempted, replaced, swept, moved away)
+ * whose release instant is `<= at_ms`; they stop counting in allocated
+ * bytes. The number freed goes to `*out_released` unless it is NULL.
+ * `at_ms` above `MAX_INSTANT` is `MOONCAKE_META_INVALID_PARAMS`. The clock
+ * does not move.
+ *
+ * Ownership: nothing is transferred.
+ * Thread safety: may be called concurrently with any call but `_free`.
+ *
+ * # Safety
+ * `m` NULL or a live master; `out_released` NULL or valid for writing a
+ * `uint64_t`; `err` NULL or valid for writing one pointer.
+ */
+mooncake_meta_status mooncake_meta_release_discarded_at(const struct mooncake_meta_master *m,
+                                                        uint64_t at_ms,
+                                                        uint64_t *out_released,
+                                                        struct mooncake_meta_error **err);
+
+/**
+ * Fills `*out` with every scalar metric of the master. A bad
+ * `out->struct_size` is `MOONCAKE_META_STRUCT_SIZE_UNSUPPORTED`.
+ *
+ * Ownership: nothing is transferred; `*out` is the caller's.
+ * Thread safety: may be called concurrently with any call but `_free`.
+ *
+ * # Safety
+ * `m` NULL or a live master; `out` valid for reading its first `uint32_t`
+ * and writing `out->struct_size` bytes; `err` NULL or valid for writing
+ * one pointer.
+ */
+mooncake_meta_status mooncake_meta_metrics(const struct mooncake_meta_master *m,
+                                           struct mooncake_meta_metrics_snapshot *out,
+                                           struct mooncake_meta_error **err);
+
+/**
+ * The metrics as Prometheus text exposition (format 0.0.4), upstream-style
+ * names, per-segment capacity and usage included, in a new buffer at
+ * `*out`.
+ *
+ * Ownership: on success `*out` is a new buffer owned by the caller, to be
+ * released with `mooncake_meta_bytes_free`; on failure it is not written.
+ * Thread safety: may be called concurrently with any call but `_free`.
+ *
+ * # Safety
+ * `m` NULL or a live master; `out` valid for writing one pointer; `err`
+ * NULL or valid for writing one pointer.
+ */
+mooncake_meta_status mooncake_meta_metrics_prometheus(const struct mooncake_meta_master *m,
+                                                      struct mooncake_meta_bytes **out,
+                                                      struct mooncake_meta_error **err);
+
+/**
+ * The Prometheus text of `mooncake_meta_metrics_prometheus`, copied into
+ * the caller's `buf` of `cap` bytes, without a terminating NUL;
+ * `*out_len` = its length. If it does not fit: `MOONCAKE_META_BUFFER_TOO_SMALL`,
+ * `*out_len` = the length needed, `buf` untouched. `(NULL, 0)` asks for the
+ * length. Metrics move, so the text may have grown by the next call: retry
+ * with some headroom.
+ *
+ * Ownership: nothing is transferred; `buf` is the caller's.
+ * Thread safety: may be called concurrently with any call but `_free`.
+ *
+ * # Safety
+ * `m` NULL or a live master; `buf` NULL (only with `cap == 0`) or valid
+ * for writing `cap` bytes; `out_len` valid for writing a `size_t`; `err`
+ * NULL or valid for writing one pointer.
+ */
+mooncake_meta_status mooncake_meta_metrics_prometheus_into(const struct mooncake_meta_master *m,
+                                                           char *buf,
+                                                           size_t cap,
+                                                           size_t *out_len,
+                                                           struct mooncake_meta_error **err);
+
+/**
+ * Serialises the master into a new buffer at `*out`: a consistent cut,
+ * deterministic for a given state (sorted keys), with soft-pin deadlines
+ * kept (SEMANTICS section 6).
+ *
+ * Ownership: on success `*out` is a new buffer owned by the caller, to be
+ * released with `mooncake_meta_bytes_free`; on failure it is not written.
+ * Thread safety: may be called concurrently with any call but `_free`;
+ * writers wait while the cut is taken, reads go on.
+ *
+ * # Safety
+ * `m` NULL or a live master; `out` valid for writing one pointer; `err`
+ * NULL or valid for writing one pointer.
+ */
+mooncake_meta_status mooncake_meta_snapshot(const struct mooncake_meta_master *m,
+                                            struct mooncake_meta_bytes **out,
+                                            struct mooncake_meta_error **err);
+
+/**
+ * Serialises the master into the caller's `buf` of `cap` bytes;
+ * `*out_len` = the snapshot's length. If it does not fit:
+ * `MOONCAKE_META_BUFFER_TOO_SMALL`, `*out_len` = the length needed, `buf`
+ * untouched. `(NULL, 0)` asks for the length. The master may change (and
+ * the snapshot grow) before the next call: retry with some headroom.
+ *
+ * Ownership: nothing is transferred; `buf` is the caller's.
+ * Thread safety: as `mooncake_meta_snapshot`.
+ *
+ * # Safety
+ * `m` NULL or a live master; `buf` NULL (only with `cap == 0`) or valid
+ * for writing `cap` bytes; `out_len` valid for writing a `size_t`; `err`
+ * NULL or valid for writing one pointer.
+ */
+mooncake_meta_status mooncake_meta_snapshot_into(const struct mooncake_meta_master *m,
+                                                 uint8_t *buf,
+                                                 size_t cap,
+                                                 size_t *out_len,
+                                                 struct mooncake_meta_error **err);
+
+/**
+ * Serialises the master to the file `path` atomically: written to a
+ * temporary file in the same directory, synced, renamed over `path`, and
+ * the directory synced, so a crash leaves the old file or the new one,
+ * never a torn one. An I/O failure is `MOONCAKE_META_SERIALIZE_FAIL` and
+ * leaves `path` as it was.
+ *
+ * Ownership: nothing is transferred; `path` is only read during the call.
+ * Thread safety: may be called concurrently with any call but `_free`;
+ * concurrent saves to one path each land whole (the last rename wins).
+ *
+ * # Safety
+ * `m` NULL or a live master; `path` a NUL-terminated string; `err` NULL or
+ * valid for writing one pointer.
+ */
+mooncake_meta_status mooncake_meta_snapshot_save(const struct mooncake_meta_master *m,
+                                                 const char *path,
+                                                 struct mooncake_meta_error **err);
+
+/**
+ * Restores the master from one snapshot of `len` bytes at `data`,
+ * replacing its whole state atomically, with the survival rule evaluated
+ * at the master clock's now (SEMANTICS section 6). A snapshot that does not
+ * validate is `MOONCAKE_META_DESERIALIZE_FAIL` with the reason, and the
+ * master is unchanged. The report goes to `*out` unless `out` is NULL (a
+ * bad `out->struct_size` fails before anything is restored).
+ *
+ * Ownership: nothing is transferred; `data` is only read during the call.
+ * Thread safety: may be called concurrently with any call but `_free`;
+ * other calls see the state before or after, never a mix.
+ *
+ * # Safety
+ * `m` NULL or a live master; `data` NULL (only with `len == 0`) or valid
+ * for reading `len` bytes; `out` NULL or valid for reading its first
+ * `uint32_t` and writing `out->struct_size` bytes; `err` NULL or valid for
+ * writing one pointer.
+ */
+mooncake_meta_status mooncake_meta_restore(const struct mooncake_meta_master *m,
+                                           const uint8_t *data,
+                                           size_t len,
+                                           struct mooncake_meta_restore_report *out,
+                                           struct mooncake_meta_error **err);
+
+/**
+ * Restores from `count` candidate snapshots, candidate `i` being
+ * `lens[i]` bytes at `datas[i]`: tried newest first (by stored creation
+ * instant, ties in list order); the first that validates is restored and
+ * `out->candidate` says which. If none validates:
+ * `MOONCAKE_META_DESERIALIZE_FAIL` whose message gives each candidate's
+ * reason, and the master is unchanged. `count == 0` is
+ * `MOONCAKE_META_DESERIALIZE_FAIL` too (nothing to restore).
+ *
+ * Ownership: nothing is transferred; the buffers are only read during the
+ * call.
+ * Thread safety: as `mooncake_meta_restore`.
+ *
+ * # Safety
+ * `m` NULL or a live master; `datas` and `lens` NULL (only with `count ==
+ * 0`) or valid for reading `count` elements, each `datas[i]` NULL (only
+ * with `lens[i] == 0`) or valid for reading `lens[i]` bytes; `out` as for
+ * `mooncake_meta_restore`; `err` NULL or valid for writing one pointer.
+ */
+mooncake_meta_status mooncake_meta_restore_candidates(const struct mooncake_meta_master *m,
+                                                      const uint8_t *const *datas,
+                                                      const size_t *lens,
+                                                      size_t count,
+                                                      struct mooncake_meta_restore_report *out,
+                                                      struct mooncake_meta_error **err);
+
+/**
+ * Restores from `count` candidate snapshot files (NUL-terminated paths),
+ * as `mooncake_meta_restore_candidates`; a file that cannot be read counts
+ * as a failed candidate (named, with the reason, in the error message if
+ * no candidate wins; counted in `out->candidates_rejected` if one does).
+ *
+ * Ownership: nothing is transferred; the paths are only read during the
+ * call.
+ * Thread safety: as `mooncake_meta_restore`.
+ *
+ * # Safety
+ * `m` NULL or a live master; `paths` NULL (only with `count == 0`) or valid
+ * for reading `count` pointers, each a NUL-terminated string; `out` as for
+ * `mooncake_meta_restore`; `err` NULL or valid for writing one pointer.
+ */
+mooncake_meta_status mooncake_meta_restore_files(const struct mooncake_meta_master *m,
+                                                 const char *const *paths,
+                                                 size_t count,
+                                                 struct mooncake_meta_restore_report *out,
+                                                 struct mooncake_meta_error **err);
 
 #ifdef __cplusplus
 }  // extern "C"

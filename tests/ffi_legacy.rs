@@ -5,6 +5,7 @@
 
 use mooncake_meta::ffi::config::*;
 use mooncake_meta::ffi::error::{mooncake_meta_error, mooncake_meta_error_free};
+use mooncake_meta::ffi::legacy_config::*;
 use mooncake_meta::ffi::master::*;
 use mooncake_meta::ffi::read::mooncake_meta_get_replica_list;
 use mooncake_meta::ffi::replica::mooncake_meta_replica;

@@ -40,9 +40,20 @@ pub mod replication;
 
 pub mod batch;
 
+pub mod bytes;
+
+pub mod soft_pin;
+
+pub mod maintenance;
+
+pub mod metrics;
+
+pub mod snapshot;
+
 pub(crate) mod boundary;
 pub(crate) mod handle;
 pub(crate) mod input;
+pub(crate) mod sized_out;
 
 /// Test-only entry points (a forced panic), built only with the `test-hooks`
 /// feature into its own target directory; left out of the public header and

@@ -7,24 +7,31 @@
 use super::boundary;
 use super::config::mooncake_meta_config;
 use super::error::mooncake_meta_error;
+use super::master::{mooncake_meta_master, with_master};
 use super::status::mooncake_meta_status;
 use crate::error::Result;
 
-/// Panics inside the boundary: returns `MOONCAKE_META_PANIC` and sets `*err`
-/// to an error whose message contains "deliberate test panic".
+/// Panics inside `with_master`, while `m` is borrowed: returns
+/// `MOONCAKE_META_PANIC` with a message containing "deliberate test panic",
+/// and poisons `m`, so every later call on it returns `MOONCAKE_META_PANIC`
+/// and only `mooncake_meta_master_free` still works. A NULL `m` is
+/// `MOONCAKE_META_NULL_ARGUMENT` (nothing panics).
 ///
-/// Ownership: on failure `*err` is a new error owned by the caller.
-/// Thread safety: may be called from any thread.
+/// Ownership: `m` stays owned by the caller; on failure `*err` is a new
+/// error owned by the caller.
+/// Thread safety: as any master operation.
 ///
 /// # Safety
-/// `err` must be NULL or valid for writing one pointer.
+/// `m` must be NULL or a live master; `err` must be NULL or valid for
+/// writing one pointer.
 #[no_mangle]
 pub unsafe extern "C" fn mooncake_meta_test_panic(
+    m: *const mooncake_meta_master,
     err: *mut *mut mooncake_meta_error,
 ) -> mooncake_meta_status {
     // SAFETY: the caller upholds the documented contract.
     unsafe {
-        boundary::call("mooncake_meta_test_panic", err, || -> Result<()> {
+        with_master("mooncake_meta_test_panic", m, err, |_| -> Result<()> {
             panic!("deliberate test panic")
         })
     }

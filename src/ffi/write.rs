@@ -8,12 +8,11 @@
 
 use super::error::mooncake_meta_error;
 use super::input::Out;
+use super::legacy_config::{mooncake_meta_replicate_config, read_legacy};
 use super::master::{key, mooncake_meta_master, with_master};
 use super::replica::{mooncake_meta_replica, require, too_small, ReplicaArray};
 use super::status::mooncake_meta_status;
-use super::write_config::{
-    mooncake_meta_replicate_config, mooncake_meta_write_config, read_extended, read_legacy,
-};
+use super::write_config::{mooncake_meta_write_config, read_extended};
 use crate::error::{Error, Result};
 use crate::ops::Bounded;
 use crate::types::{ClientId, ReplicaSelector, WriteConfig};

@@ -1,0 +1,193 @@
+//! Metrics through the C ABI (SEMANTICS §5): every scalar as a plain
+//! size-versioned struct, and the Prometheus text (which also carries the
+//! per-segment usage) as a library-owned buffer or copied into the caller's.
+
+use super::bytes::{self, mooncake_meta_bytes};
+use super::error::mooncake_meta_error;
+use super::input::Out;
+use super::master::{mooncake_meta_master, with_master};
+use super::sized_out::{size_versioned, SizedOut};
+use super::status::mooncake_meta_status;
+use crate::MetricsSnapshot;
+use std::os::raw::c_char;
+
+/// Every scalar metric of one master. Size-versioned output: set
+/// `struct_size = sizeof(mooncake_meta_metrics_snapshot)` before calling
+/// `mooncake_meta_metrics`; the library fills `min(struct_size, its size)`
+/// bytes and sets `struct_size` to that. Fields are only ever appended.
+/// Each value is read atomically; the set is not one atomic cut. Counters
+/// (`*_total` in Prometheus) only grow; they restart at 0 on restore.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct mooncake_meta_metrics_snapshot {
+    /// Set by the caller; on success, the bytes the library filled.
+    pub struct_size: u32,
+    /// Written as 0.
+    pub reserved0: u32,
+    /// Objects stored (`master_key_count`).
+    pub key_count: u64,
+    /// Objects with a committed soft-pin deadline, expired-but-not-yet-
+    /// normalised ones included (`master_soft_pin_key_count`).
+    pub soft_pin_key_count: u64,
+    /// Capacity of the memory segments.
+    pub memory_capacity_bytes: u64,
+    /// Bytes allocated in memory segments (discarded buffers included).
+    pub memory_allocated_bytes: u64,
+    /// Capacity of the second-pool (NOF_SSD) segments.
+    pub nof_ssd_capacity_bytes: u64,
+    /// Bytes allocated in second-pool segments.
+    pub nof_ssd_allocated_bytes: u64,
+    /// Discarded buffers waiting for their release instant, in bytes.
+    pub discarded_staging_bytes: u64,
+    /// Starts rejected with NO_AVAILABLE_HANDLE.
+    pub put_start_failures: u64,
+    /// Eviction runs.
+    pub eviction_attempts: u64,
+    /// Eviction runs that freed something.
+    pub eviction_successes: u64,
+    /// Objects evicted.
+    pub evicted_keys: u64,
+    /// Bytes evicted.
+    pub evicted_bytes: u64,
+    /// Soft-pin cleanup cycles.
+    pub cleanup_cycles: u64,
+    /// Index entries popped by cleanup (valid and stale).
+    pub cleanup_popped: u64,
+    /// Popped entries dropped as stale.
+    pub cleanup_stale_dropped: u64,
+    /// Soft pins expired by cleanup.
+    pub cleanup_expired: u64,
+    /// Duration of the last cleanup cycle, in ns.
+    pub cleanup_last_duration_ns: u64,
+    /// Longest deadline-index lock hold, in ns.
+    pub cleanup_longest_hold_ns: u64,
+    /// Deadline heap entries, stale ones included.
+    pub index_heap_size: u64,
+    /// Live deadline registrations.
+    pub index_live_registrations: u64,
+    /// Maintenance tasks that panicked (caught; the thread goes on).
+    pub maintenance_task_panics: u64,
+    /// Stale writes swept.
+    pub swept_writes: u64,
+    /// Mounted segments (their usage is in the Prometheus text).
+    pub segment_count: u64,
+}
+// Version 1: 8 + 23 * 8 = 192 bytes on every target; frozen.
+size_versioned!(mooncake_meta_metrics_snapshot, v1_size = 192);
+
+impl From<MetricsSnapshot> for mooncake_meta_metrics_snapshot {
+    fn from(s: MetricsSnapshot) -> Self {
+        mooncake_meta_metrics_snapshot {
+            struct_size: 0,
+            reserved0: 0,
+            key_count: s.key_count,
+            soft_pin_key_count: s.soft_pin_key_count,
+            memory_capacity_bytes: s.memory_capacity_bytes,
+            memory_allocated_bytes: s.memory_allocated_bytes,
+            nof_ssd_capacity_bytes: s.nof_ssd_capacity_bytes,
+            nof_ssd_allocated_bytes: s.nof_ssd_allocated_bytes,
+            discarded_staging_bytes: s.discarded_staging_bytes,
+            put_start_failures: s.put_start_failures,
+            eviction_attempts: s.eviction_attempts,
+            eviction_successes: s.eviction_successes,
+            evicted_keys: s.evicted_keys,
+            evicted_bytes: s.evicted_bytes,
+            cleanup_cycles: s.cleanup_cycles,
+            cleanup_popped: s.cleanup_popped,
+            cleanup_stale_dropped: s.cleanup_stale_dropped,
+            cleanup_expired: s.cleanup_expired,
+            cleanup_last_duration_ns: s.cleanup_last_duration_ns,
+            cleanup_longest_hold_ns: s.cleanup_longest_hold_ns,
+            index_heap_size: s.index_heap_size,
+            index_live_registrations: s.index_live_registrations,
+            maintenance_task_panics: s.maintenance_task_panics,
+            swept_writes: s.swept_writes,
+            segment_count: s.segments.len() as u64,
+        }
+    }
+}
+
+/// Fills `*out` with every scalar metric of the master. A bad
+/// `out->struct_size` is `MOONCAKE_META_STRUCT_SIZE_UNSUPPORTED`.
+///
+/// Ownership: nothing is transferred; `*out` is the caller's.
+/// Thread safety: may be called concurrently with any call but `_free`.
+///
+/// # Safety
+/// `m` NULL or a live master; `out` valid for reading its first `uint32_t`
+/// and writing `out->struct_size` bytes; `err` NULL or valid for writing
+/// one pointer.
+#[no_mangle]
+pub unsafe extern "C" fn mooncake_meta_metrics(
+    m: *const mooncake_meta_master,
+    out: *mut mooncake_meta_metrics_snapshot,
+    err: *mut *mut mooncake_meta_error,
+) -> mooncake_meta_status {
+    // SAFETY: the caller upholds the documented contract.
+    unsafe {
+        with_master("mooncake_meta_metrics", m, err, |master| {
+            let out = SizedOut::new(out, "out")?;
+            out.write(master.metrics().into());
+            Ok(())
+        })
+    }
+}
+
+/// The metrics as Prometheus text exposition (format 0.0.4), upstream-style
+/// names, per-segment capacity and usage included, in a new buffer at
+/// `*out`.
+///
+/// Ownership: on success `*out` is a new buffer owned by the caller, to be
+/// released with `mooncake_meta_bytes_free`; on failure it is not written.
+/// Thread safety: may be called concurrently with any call but `_free`.
+///
+/// # Safety
+/// `m` NULL or a live master; `out` valid for writing one pointer; `err`
+/// NULL or valid for writing one pointer.
+#[no_mangle]
+pub unsafe extern "C" fn mooncake_meta_metrics_prometheus(
+    m: *const mooncake_meta_master,
+    out: *mut *mut mooncake_meta_bytes,
+    err: *mut *mut mooncake_meta_error,
+) -> mooncake_meta_status {
+    // SAFETY: the caller upholds the documented contract.
+    unsafe {
+        with_master("mooncake_meta_metrics_prometheus", m, err, |master| {
+            let out = Out::new(out, "out")?;
+            bytes::give(out, master.metrics_prometheus().into_bytes());
+            Ok(())
+        })
+    }
+}
+
+/// The Prometheus text of `mooncake_meta_metrics_prometheus`, copied into
+/// the caller's `buf` of `cap` bytes, without a terminating NUL;
+/// `*out_len` = its length. If it does not fit: `MOONCAKE_META_BUFFER_TOO_SMALL`,
+/// `*out_len` = the length needed, `buf` untouched. `(NULL, 0)` asks for the
+/// length. Metrics move, so the text may have grown by the next call: retry
+/// with some headroom.
+///
+/// Ownership: nothing is transferred; `buf` is the caller's.
+/// Thread safety: may be called concurrently with any call but `_free`.
+///
+/// # Safety
+/// `m` NULL or a live master; `buf` NULL (only with `cap == 0`) or valid
+/// for writing `cap` bytes; `out_len` valid for writing a `size_t`; `err`
+/// NULL or valid for writing one pointer.
+#[no_mangle]
+pub unsafe extern "C" fn mooncake_meta_metrics_prometheus_into(
+    m: *const mooncake_meta_master,
+    buf: *mut c_char,
+    cap: usize,
+    out_len: *mut usize,
+    err: *mut *mut mooncake_meta_error,
+) -> mooncake_meta_status {
+    // SAFETY: the caller upholds the documented contract.
+    unsafe {
+        with_master("mooncake_meta_metrics_prometheus_into", m, err, |master| {
+            bytes::check_buffer_args(buf.cast(), cap, out_len, "buf")?;
+            let text = master.metrics_prometheus();
+            bytes::copy_out(text.as_bytes(), buf.cast(), cap, out_len, "buf")
+        })
+    }
+}
