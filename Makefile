@@ -4,7 +4,7 @@
 #   make demo          build the libraries and run the C demo
 #   make test          every suite: Rust, header and symbol checks (with their
 #                      mutation self-tests), C in static/dynamic/ASan+UBSan/
-#                      valgrind modes, C++
+#                      valgrind modes, C++, the Rust sys crate
 #   make bench         benchmarks (make bench-quick: a short run)
 #   make lint          cargo fmt --check, clippy -D warnings
 #   make bless-header  copy the generated header over include/mooncake_meta.h
@@ -19,7 +19,7 @@ RELEASE := target/release
 HOOKS   := target-hooks
 TIMED   := scripts/timed.sh
 
-.PHONY: all build lib hooks-lib libraries demo test test-rust test-checks test-c bench bench-quick lint \
+.PHONY: all build lib hooks-lib libraries demo test test-rust test-checks test-c test-sys bench bench-quick lint \
         bless-header tools clean
 all: build
 
@@ -59,7 +59,7 @@ demo: lib
 
 # Each suite is a target; `test` runs them in order, timing each, and stops
 # at the first failure.
-SUITES := test-rust libraries test-checks test-c
+SUITES := test-rust libraries test-checks test-c test-sys
 
 test: tools
 	@n=0; for suite in $(SUITES); do \
@@ -80,6 +80,14 @@ test-checks:
 
 test-c:
 	$(MAKE) -C c_tests all
+
+# The Rust sys crate (rust-sys/, debug builds): linked to the release shared
+# library, then with the core compiled in (feature bundled, which adds the
+# declaration/layout consistency test), then that test's mutation self-check.
+test-sys: lib
+	$(CARGO) test -p mooncake-meta-sys
+	$(CARGO) test -p mooncake-meta-sys --features bundled
+	rust-sys/scripts/mutation-check.sh
 
 bench:
 	$(CARGO) bench --bench ffi_boundary

@@ -1,0 +1,77 @@
+//! Links libmooncake_meta.
+//!
+//! - Directory: `MOONCAKE_META_LIB_DIR` (relative paths are taken from this
+//!   crate's directory), else the repository's release output
+//!   (`../target/release`, what `make build` / `cargo build --release` at
+//!   the repository root produce).
+//! - Kind: the shared library, with an rpath to its directory for this
+//!   crate's tests and examples; the static archive with the `static`
+//!   feature or `MOONCAKE_META_STATIC=1`.
+//! - Feature `bundled`: nothing to link; the core crate is compiled into the
+//!   graph as a dependency.
+//!
+//! A missing library is a `cargo:warning` naming the build command, not an
+//! error: only linking fails, so `cargo check`/`clippy`/`doc` work on a
+//! clean checkout.
+//!
+//! Dependents (`links = "mooncake_meta"`) get `DEP_MOONCAKE_META_INCLUDE`
+//! (the header's directory) and, when linking, `DEP_MOONCAKE_META_LIB_DIR`.
+
+use std::env;
+use std::path::PathBuf;
+
+fn main() {
+    println!("cargo:rerun-if-changed=build.rs");
+    println!("cargo:rerun-if-env-changed=MOONCAKE_META_LIB_DIR");
+    println!("cargo:rerun-if-env-changed=MOONCAKE_META_STATIC");
+
+    let crate_dir = PathBuf::from(env::var_os("CARGO_MANIFEST_DIR").expect("set by cargo"));
+    let repo = crate_dir.join("..");
+    println!("cargo:include={}", repo.join("include").display());
+
+    if env::var_os("CARGO_FEATURE_BUNDLED").is_some() {
+        return;
+    }
+
+    let dir = match env::var_os("MOONCAKE_META_LIB_DIR") {
+        Some(d) if !d.is_empty() => crate_dir.join(d), // join keeps an absolute path as is
+        _ => repo.join("target").join("release"),
+    };
+    let dir = dir.canonicalize().unwrap_or(dir);
+    let is_static = env::var_os("CARGO_FEATURE_STATIC").is_some()
+        || env::var("MOONCAKE_META_STATIC").is_ok_and(|v| v == "1");
+    let os = env::var("CARGO_CFG_TARGET_OS").unwrap_or_default();
+    let file = match (is_static, os.as_str()) {
+        (true, "windows") => "mooncake_meta.lib",
+        (true, _) => "libmooncake_meta.a",
+        (false, "windows") => "mooncake_meta.dll.lib",
+        (false, "macos" | "ios") => "libmooncake_meta.dylib",
+        (false, _) => "libmooncake_meta.so",
+    };
+    let lib = dir.join(file);
+    // Relink (static) or re-check (missing) when the library changes.
+    println!("cargo:rerun-if-changed={}", lib.display());
+    if !lib.exists() {
+        println!(
+            "cargo:warning={} not found: build it with `make build` (or `cargo build --release`) \
+             at the repository root, or set MOONCAKE_META_LIB_DIR to its directory; \
+             linking fails until then",
+            lib.display()
+        );
+    }
+
+    println!("cargo:rustc-link-search=native={}", dir.display());
+    println!("cargo:lib_dir={}", dir.display());
+    if is_static {
+        // The archive's own system dependencies (pthread, dl, m) are the
+        // Rust standard library's, which every Rust program links already.
+        println!("cargo:rustc-link-lib=static=mooncake_meta");
+    } else {
+        println!("cargo:rustc-link-lib=dylib=mooncake_meta");
+        if os != "windows" {
+            // For this crate's tests and examples only; a dependent sets its
+            // own rpath (DEP_MOONCAKE_META_LIB_DIR) or LD_LIBRARY_PATH.
+            println!("cargo:rustc-link-arg=-Wl,-rpath,{}", dir.display());
+        }
+    }
+}
