@@ -80,7 +80,7 @@ impl<T> SizedOut<'_, T> {
             return Err(Error::new(
                 ErrorKind::StructSizeUnsupported,
                 format!(
-                    "{}: struct_size {size} is below the smallest supported size {v1}",
+                    "{} is {size}, below the smallest supported size {v1}",
                     Field(arg, "struct_size")
                 ),
             ));
