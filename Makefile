@@ -1,10 +1,14 @@
 # libmooncake_meta: the single entry point.
 #
 #   make build         release libraries (static + shared) and the header check
-#   make demo          build the libraries and run the C demo
-#   make test          every suite: Rust, header and symbol checks (with their
-#                      mutation self-tests), C in static/dynamic/ASan+UBSan/
-#                      valgrind modes, C++, the Rust sys crate
+#   make install       header, static and shared library, pkg-config file into
+#                      $(DESTDIR)$(PREFIX) (PREFIX=/usr/local by default)
+#   make demo          install into target/demo-prefix, build the C demo
+#                      against it through pkg-config, and run it
+#   make test          every suite: Rust, header, symbol and allocator checks
+#                      (with their mutation self-tests), C in static/dynamic/
+#                      ASan+UBSan/valgrind modes, C++, the installed layout,
+#                      the Rust sys crate
 #   make bench         benchmarks (make bench-quick: a short run)
 #   make lint          cargo fmt --check, clippy -D warnings
 #   make bless-header  copy the generated header over include/mooncake_meta.h
@@ -19,8 +23,18 @@ RELEASE := target/release
 HOOKS   := target-hooks
 TIMED   := scripts/timed.sh
 
-.PHONY: all build lib hooks-lib libraries demo test test-rust test-checks test-c test-sys bench bench-quick lint \
-        bless-header tools clean
+PREFIX  ?= /usr/local
+DESTDIR ?=
+# The package version (Cargo.toml) names the installed shared library; the
+# ABI major (the header's MOONCAKE_META_ABI_VERSION, which build.rs also
+# writes into the SONAME) names its symlink.
+VERSION := $(shell sed -n 's/^version *= *"\(.*\)"/\1/p' Cargo.toml | head -n 1)
+ABI     := $(shell sed -n 's/^\#define MOONCAKE_META_ABI_VERSION \([0-9][0-9]*\)$$/\1/p' include/mooncake_meta.h)
+SONAME  := libmooncake_meta.so.$(ABI)
+DEMO_PREFIX := $(CURDIR)/target/demo-prefix
+
+.PHONY: all build lib hooks-lib libraries install demo test test-rust test-checks test-c test-install test-sys \
+        bench bench-quick lint bless-header tools clean
 all: build
 
 # need TOOL HOW: fail, saying how to install it, when TOOL is missing.
@@ -35,31 +49,57 @@ tools:
 	$(call need,nm,$(call apt,binutils))
 	$(call need,readelf,$(call apt,binutils))
 	$(call need,valgrind,$(call apt,valgrind))
+	$(call need,pkg-config,$(call apt,pkg-config))
 	@echo 'int main(void){return 0;}' | $(CC) -fsanitize=address,undefined -x c - -o /dev/null 2>/dev/null || { \
 		echo "error: $(CC) cannot build with -fsanitize=address,undefined; install: apt-get install -y libasan8 libubsan1" >&2; exit 1; }
 
+# The shared library's SONAME is libmooncake_meta.so.$(ABI): a program linked
+# against the build directory (the C tests) needs that name next to it.
 lib:
 	$(call need,$(CARGO),$(RUST_HINT))
 	$(CARGO) build --release
+	ln -sf libmooncake_meta.so $(RELEASE)/$(SONAME)
 
 # The same library with the test-only hooks, in its own target directory so
 # the default build never contains them.
 hooks-lib:
 	$(CARGO) build --release --features test-hooks --target-dir $(HOOKS)
+	ln -sf libmooncake_meta.so $(HOOKS)/release/$(SONAME)
 
 build: lib
 	scripts/check-header.sh
 
-demo: lib
+# include/mooncake_meta.h, lib/libmooncake_meta.a, lib/libmooncake_meta.so.$(VERSION)
+# with its SONAME symlink (.so.$(ABI)) and development symlink (.so), and
+# lib/pkgconfig/mooncake_meta.pc. DESTDIR stages the files for packaging.
+install: lib
+	@test -n "$(VERSION)" -a -n "$(ABI)" || { echo "install: cannot read the version or the ABI major" >&2; exit 1; }
+	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	install -m 0644 include/mooncake_meta.h $(DESTDIR)$(PREFIX)/include/mooncake_meta.h
+	install -m 0644 $(RELEASE)/libmooncake_meta.a $(DESTDIR)$(PREFIX)/lib/libmooncake_meta.a
+	install -m 0755 $(RELEASE)/libmooncake_meta.so $(DESTDIR)$(PREFIX)/lib/libmooncake_meta.so.$(VERSION)
+	ln -sfn libmooncake_meta.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/$(SONAME)
+	ln -sfn $(SONAME) $(DESTDIR)$(PREFIX)/lib/libmooncake_meta.so
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' mooncake_meta.pc.in \
+		>$(DESTDIR)$(PREFIX)/lib/pkgconfig/mooncake_meta.pc
+	chmod 0644 $(DESTDIR)$(PREFIX)/lib/pkgconfig/mooncake_meta.pc
+
+# The demo is built the way a user would: against the installed header and
+# shared library, with flags from pkg-config only.
+demo:
 	$(call need,$(CC),$(call apt,gcc))
+	$(call need,pkg-config,$(call apt,pkg-config))
+	$(MAKE) --no-print-directory install PREFIX=$(DEMO_PREFIX)
 	@mkdir -p target/c
-	$(CC) -std=c11 -Wall -Wextra -Wpedantic -Werror -Iinclude examples/basics.c \
-		$(RELEASE)/libmooncake_meta.a -lpthread -ldl -lm -o target/c/basics
-	./target/c/basics
+	PKG_CONFIG_PATH=$(DEMO_PREFIX)/lib/pkgconfig; export PKG_CONFIG_PATH; \
+	$(CC) -std=c11 -Wall -Wextra -Wpedantic -Werror examples/demo.c \
+		$$(pkg-config --cflags --libs mooncake_meta) \
+		-Wl,-rpath,$$(pkg-config --variable=libdir mooncake_meta) -o target/c/demo
+	./target/c/demo
 
 # Each suite is a target; `test` runs them in order, timing each, and stops
 # at the first failure.
-SUITES := test-rust libraries test-checks test-c test-sys
+SUITES := test-rust libraries test-checks test-c test-install test-sys
 
 test: tools
 	@n=0; for suite in $(SUITES); do \
@@ -77,9 +117,16 @@ test-checks:
 	scripts/check-header.sh --self-test
 	scripts/check-symbols.sh
 	scripts/check-symbols.sh --self-test
+	scripts/check-allocator.sh
+	scripts/check-allocator.sh --self-test
 
 test-c:
 	$(MAKE) -C c_tests all
+
+# make install into a scratch prefix, then check the layout, the SONAME and
+# that a program builds against it through pkg-config (shared and static).
+test-install:
+	scripts/check-install.sh
 
 # The Rust sys crate (rust-sys/, debug builds): linked to the release shared
 # library, then with the core compiled in (feature bundled, which adds the

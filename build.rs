@@ -31,6 +31,40 @@ fn main() {
         "cargo:rustc-env=MOONCAKE_META_GENERATED_HEADER={}",
         header.display()
     );
+
+    set_soname(&manifest_dir);
+}
+
+/// Gives the shared library the SONAME `libmooncake_meta.so.<ABI major>`, so
+/// programs linked against it keep loading any later release with the same
+/// ABI and refuse one without (`make install` adds the matching symlinks).
+/// The major comes from `MOONCAKE_META_ABI_VERSION` in src/ffi/version.rs,
+/// the one place it is defined. ELF targets only; macOS uses install names.
+fn set_soname(manifest_dir: &std::path::Path) {
+    let os = env::var("CARGO_CFG_TARGET_OS").unwrap_or_default();
+    let family = env::var("CARGO_CFG_TARGET_FAMILY").unwrap_or_default();
+    if family != "unix" || matches!(os.as_str(), "macos" | "ios" | "tvos" | "watchos") {
+        return;
+    }
+    let version_rs = manifest_dir.join("src/ffi/version.rs");
+    let source = std::fs::read_to_string(&version_rs)
+        .unwrap_or_else(|e| panic!("{}: {e}", version_rs.display()));
+    let abi = source
+        .lines()
+        .find_map(|l| {
+            l.trim()
+                .strip_prefix("pub const MOONCAKE_META_ABI_VERSION: u32 = ")?
+                .strip_suffix(';')?
+                .parse::<u32>()
+                .ok()
+        })
+        .unwrap_or_else(|| {
+            panic!(
+                "{}: no `pub const MOONCAKE_META_ABI_VERSION: u32 = N;` line to take the SONAME from",
+                version_rs.display()
+            )
+        });
+    println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,libmooncake_meta.so.{abi}");
 }
 
 /// Library version defines from Cargo.toml (cargo reruns this script when

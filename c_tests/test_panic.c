@@ -1,25 +1,80 @@
 /* A panic inside the library becomes MOONCAKE_META_PANIC, never an abort,
- * and poisons the handle it held; only _free works on it afterwards.
- * Needs the test-hooks build (target-hooks/). The Rust panic messages these
- * tests print on stderr are expected. */
-#include "check.h"
+ * and poisons the handle it held: every later call on it returns
+ * MOONCAKE_META_PANIC and only _free works (which valgrind and ASan check
+ * releases everything). Other handles are unaffected. Needs the test-hooks
+ * build (target-hooks/). The Rust panic messages these tests print on
+ * stderr are expected. */
+#include "fixture.h"
 #include "test_hooks.h"
 
-static void panic_becomes_a_status(void) {
+#define POISONED "poisoned by an earlier panic; only mooncake_meta_master_free may be called"
+
+static void panic_becomes_a_status_and_poisons_the_master(void) {
     mooncake_meta_error *err = NULL;
-    CHECK_FAILS(mooncake_meta_test_panic(&err), MOONCAKE_META_PANIC, err,
+    mooncake_meta_master *m = fx_master(NULL), *other = fx_master(NULL);
+    fx_mount(m, 1, "seg-a", 1 << 20);
+    fx_mount(other, 1, "seg-a", 1 << 20);
+    mooncake_meta_write_config pin = fx_enable(1000);
+    fx_put(m, 1, "k", 4096, &pin);
+
+    CHECK_FAILS(mooncake_meta_test_panic(m, &err), MOONCAKE_META_PANIC, err,
                 "mooncake_meta_test_panic: panicked: deliberate test panic");
-    CHECK_EQ_INT(mooncake_meta_test_panic(NULL), MOONCAKE_META_PANIC);
+
+    /* Every later call on m, reads and writes alike, is PANIC; outputs untouched. */
+    int exists = 7, has = 7;
+    uint64_t d = 7, now = 7;
+    mooncake_meta_bytes *b = NULL;
+    mooncake_meta_metrics_snapshot mt;
+    memset(&mt, 0, sizeof mt);
+    mt.struct_size = sizeof mt;
+    mooncake_meta_replica r[2];
+    size_t n = 7;
+    uint64_t token = 7;
+    CHECK_FAILS(mooncake_meta_exist(m, FX_KEY("k"), &exists, &err), MOONCAKE_META_PANIC, err, POISONED);
+    CHECK_FAILS(mooncake_meta_soft_pin_deadline(m, FX_KEY("k"), &has, &d, &err), MOONCAKE_META_PANIC,
+                err, POISONED);
+    CHECK_FAILS(mooncake_meta_put_start(m, 1, FX_KEY("k2"), 4096, NULL, r, 2, &n, &token, &err),
+                MOONCAKE_META_PANIC, err, POISONED);
+    CHECK_FAILS(mooncake_meta_metrics(m, &mt, &err), MOONCAKE_META_PANIC, err, POISONED);
+    CHECK_FAILS(mooncake_meta_snapshot(m, &b, &err), MOONCAKE_META_PANIC, err, POISONED);
+    CHECK_FAILS(mooncake_meta_run_cleanup(m, NULL, &err), MOONCAKE_META_PANIC, err, POISONED);
+    CHECK_FAILS(mooncake_meta_check_invariants(m, &err), MOONCAKE_META_PANIC, err, POISONED);
+    CHECK_FAILS(mooncake_meta_master_now(m, &now, &err), MOONCAKE_META_PANIC, err, POISONED);
+    CHECK_FAILS(mooncake_meta_master_advance_time(m, 1, &now, &err), MOONCAKE_META_PANIC, err,
+                POISONED);
+    CHECK_FAILS(mooncake_meta_test_panic(m, &err), MOONCAKE_META_PANIC, err, POISONED);
+    CHECK_EQ_INT(mooncake_meta_exist(m, FX_KEY("k"), &exists, NULL), MOONCAKE_META_PANIC);
+    CHECK(exists == 7 && has == 7 && d == 7 && now == 7 && b == NULL && n == 7 && token == 7);
+    CHECK_EQ_INT(mt.key_count, 0);
+
+    /* The other master works as before. */
+    fx_put(other, 1, "k", 4096, &pin);
+    CHECK_EQ_INT(fx_deadline(other, "k"), FX_START_MS + 1000);
+    fx_check_invariants(other);
+
+    mooncake_meta_master_free(m); /* still frees everything */
+    mooncake_meta_master_free(other);
 }
 
+static void null_master_is_a_null_argument_not_a_panic(void) {
+    mooncake_meta_error *err = NULL;
+    CHECK_FAILS(mooncake_meta_test_panic(NULL, &err), MOONCAKE_META_NULL_ARGUMENT, err,
+                "master is NULL");
+}
+
+/* Panics are contained every time: many masters, each poisoned and freed. */
 static void panics_are_repeatable(void) {
-    for (int i = 0; i < 20; i++) {
+    for (int i = 0; i < 10; i++) {
         mooncake_meta_error *err = NULL;
-        CHECK_FAILS(mooncake_meta_test_panic(&err), MOONCAKE_META_PANIC, err, NULL);
+        mooncake_meta_master *m = fx_master(NULL);
+        CHECK_FAILS(mooncake_meta_test_panic(m, &err), MOONCAKE_META_PANIC, err, "deliberate");
+        CHECK_EQ_INT(mooncake_meta_test_panic(m, NULL), MOONCAKE_META_PANIC);
+        mooncake_meta_master_free(m);
     }
 }
 
-static void panic_poisons_the_handle_until_free(void) {
+/* The same for a configuration handle. */
+static void panic_poisons_a_config_until_free(void) {
     mooncake_meta_error *err = NULL;
     mooncake_meta_config *cfg = NULL, *other = NULL;
     CHECK_OK(mooncake_meta_config_new(&cfg, &err), err);
@@ -30,8 +85,9 @@ static void panic_poisons_the_handle_until_free(void) {
     CHECK_FAILS(mooncake_meta_config_set_shard_count(cfg, 8, &err), MOONCAKE_META_PANIC, err,
                 "poisoned by an earlier panic; only mooncake_meta_config_free may be called");
     CHECK_FAILS(mooncake_meta_config_validate(cfg, &err), MOONCAKE_META_PANIC, err, "poisoned");
-    CHECK_FAILS(mooncake_meta_test_panic_with_config(cfg, &err), MOONCAKE_META_PANIC, err, "poisoned");
-    /* Other handles are unaffected. */
+    mooncake_meta_master *m = NULL;
+    CHECK_FAILS(mooncake_meta_master_new(cfg, &m, &err), MOONCAKE_META_PANIC, err, "poisoned");
+    CHECK(m == NULL);
     CHECK_OK(mooncake_meta_config_set_shard_count(other, 8, &err), err);
     CHECK_OK(mooncake_meta_config_validate(other, &err), err);
     mooncake_meta_config_free(cfg);
@@ -39,8 +95,9 @@ static void panic_poisons_the_handle_until_free(void) {
 }
 
 int main(void) {
-    RUN_TEST(panic_becomes_a_status);
+    RUN_TEST(panic_becomes_a_status_and_poisons_the_master);
+    RUN_TEST(null_master_is_a_null_argument_not_a_panic);
     RUN_TEST(panics_are_repeatable);
-    RUN_TEST(panic_poisons_the_handle_until_free);
+    RUN_TEST(panic_poisons_a_config_until_free);
     return check_summary("test_panic");
 }
