@@ -10,6 +10,11 @@
 //! - Feature `bundled`: nothing to link; the core crate is compiled into the
 //!   graph as a dependency.
 //!
+//! - SONAME: on ELF the library is loaded as `libmooncake_meta.so.<ABI>`;
+//!   when that symlink is missing next to it (a plain `cargo build
+//!   --release`; `make build` creates it) one in OUT_DIR, also on the rpath,
+//!   stands in.
+//!
 //! A missing library is a `cargo:warning` naming the build command, not an
 //! error: only linking fails, so `cargo check`/`clippy`/`doc` work on a
 //! clean checkout.
@@ -18,7 +23,7 @@
 //! (the header's directory) and, when linking, `DEP_MOONCAKE_META_LIB_DIR`.
 
 use std::env;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
@@ -72,6 +77,42 @@ fn main() {
             // For this crate's tests and examples only; a dependent sets its
             // own rpath (DEP_MOONCAKE_META_LIB_DIR) or LD_LIBRARY_PATH.
             println!("cargo:rustc-link-arg=-Wl,-rpath,{}", dir.display());
+            if let Some(fallback) = soname_link(&repo, &dir, &lib, &os) {
+                println!("cargo:rustc-link-arg=-Wl,-rpath,{}", fallback.display());
+            }
         }
     }
+}
+
+/// On ELF targets the shared library's SONAME is `libmooncake_meta.so.<ABI
+/// major>`, the file a linked program looks for at run time. `make build`
+/// puts that symlink next to the library; a plain `cargo build --release`
+/// does not, so then a symlink in OUT_DIR (returned, for the rpath) stands
+/// in for it. The major is the header's `MOONCAKE_META_ABI_VERSION`, which
+/// the core's build.rs also writes into the SONAME.
+fn soname_link(repo: &Path, dir: &Path, lib: &Path, os: &str) -> Option<PathBuf> {
+    if matches!(os, "macos" | "ios" | "windows") || !lib.exists() {
+        return None;
+    }
+    let header = repo.join("include").join("mooncake_meta.h");
+    println!("cargo:rerun-if-changed={}", header.display());
+    let abi = std::fs::read_to_string(&header)
+        .ok()?
+        .lines()
+        .find_map(|l| l.strip_prefix("#define MOONCAKE_META_ABI_VERSION "))?
+        .trim()
+        .parse::<u32>()
+        .ok()?;
+    let soname = format!("libmooncake_meta.so.{abi}");
+    if dir.join(&soname).exists() {
+        return None;
+    }
+    let out = PathBuf::from(env::var_os("OUT_DIR").expect("set by cargo"));
+    let link = out.join(&soname);
+    let _ = std::fs::remove_file(&link);
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(lib, &link).ok()?;
+    #[cfg(not(unix))]
+    std::fs::copy(lib, &link).ok()?;
+    Some(out)
 }
