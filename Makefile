@@ -8,7 +8,8 @@
 #   make test          every suite: Rust, header, symbol and allocator checks
 #                      (with their mutation self-tests), C in static/dynamic/
 #                      ASan+UBSan/valgrind modes, C++, the installed layout,
-#                      Go (vet, test, -race, cgocheck2)
+#                      Go (vet, test, -race, cgocheck2), the Rust sys crate,
+#                      the README check
 #   make bench         benchmarks (make bench-quick: a short run)
 #   make lint          cargo fmt --check, clippy -D warnings, gofmt, go vet
 #   make bless-header  copy the generated header over include/mooncake_meta.h
@@ -33,7 +34,7 @@ ABI     := $(shell sed -n 's/^\#define MOONCAKE_META_ABI_VERSION \([0-9][0-9]*\)
 SONAME  := libmooncake_meta.so.$(ABI)
 DEMO_PREFIX := $(CURDIR)/target/demo-prefix
 
-.PHONY: all build lib hooks-lib libraries install demo test test-rust test-checks test-c test-install test-go \
+.PHONY: all build lib hooks-lib libraries install demo test test-rust test-checks test-c test-install test-go test-sys readme-check \
         bench bench-quick lint bless-header tools clean
 all: build
 
@@ -100,7 +101,7 @@ demo:
 
 # Each suite is a target; `test` runs them in order, timing each, and stops
 # at the first failure.
-SUITES := test-rust libraries test-checks test-c test-install test-go
+SUITES := test-rust libraries test-checks test-c test-install test-go test-sys readme-check
 
 test: tools
 	@n=0; for suite in $(SUITES); do \
@@ -157,6 +158,18 @@ test-go: lib
 		go test $(GO_LINK_RUN) -tags mooncake_pkgconfig ./...
 	cd go && GOTOOLCHAIN=local CGO_CFLAGS="-O2 -g -I$(GO_PREFIX)/include -DMOONCAKE_META_HEADER_HASH=0x$(GO_HEADER_HASH)" \
 		CGO_LDFLAGS="$(GO_PREFIX)/lib/libmooncake_meta.a" go test $(GO_LINK_RUN) -tags mooncake_external ./...
+# The Rust sys crate (rust-sys/, debug builds): linked to the release shared
+# library, then with the core compiled in (feature bundled, which adds the
+# declaration/layout consistency test), then that test's mutation self-check.
+test-sys: lib
+	$(CARGO) test -p mooncake-meta-sys
+	$(CARGO) test -p mooncake-meta-sys --features bundled
+	rust-sys/scripts/mutation-check.sh
+
+# Every fenced C/Go/Rust block of README.md appears verbatim in a built file;
+# the C and Rust quick starts are built and run.
+readme-check: lib
+	scripts/readme-check.sh
 
 bench:
 	$(CARGO) bench --bench ffi_boundary

@@ -1,0 +1,160 @@
+//! Both write-configuration paths: the extended struct with the explicit
+//! soft-pin action and TTL, and the legacy struct with upstream's
+//! `with_soft_pin` bool (non-zero = ENABLE with the master's default TTL,
+//! zero = PRESERVE).
+
+mod common;
+
+use common::*;
+use mooncake_meta_sys::safe::*;
+
+fn deadline(m: &Master, key: &str) -> Option<u64> {
+    m.soft_pin_deadline(Key::new(key)).unwrap()
+}
+
+// ENABLE with a TTL commits End's instant + TTL.
+#[test]
+fn extended_enable_with_ttl_commits_end_plus_ttl() {
+    let m = master();
+    put(&m, "k", &enable(Some(60_000)));
+    assert_eq!(deadline(&m, "k"), Some(T0 + 60_000));
+}
+
+// ENABLE without a TTL takes the master's default soft-pin TTL.
+#[test]
+fn extended_enable_without_ttl_uses_the_master_default() {
+    let m = master();
+    put(&m, "k", &enable(None));
+    assert_eq!(deadline(&m, "k"), Some(T0 + DEFAULT_TTL));
+
+    let mut cfg = Config::deterministic(T0).unwrap();
+    cfg.set_default_kv_soft_pin_ttl_ms(5_000).unwrap();
+    let m = master_from(&cfg);
+    put(&m, "k", &enable(None));
+    assert_eq!(deadline(&m, "k"), Some(T0 + 5_000));
+}
+
+// PRESERVE keeps an unexpired deadline across an upsert; DISABLE removes it.
+#[test]
+fn extended_preserve_keeps_and_disable_clears() {
+    let m = master();
+    put(&m, "k", &enable(Some(60_000)));
+    m.advance_time(1_000).unwrap();
+    upsert(&m, "k", &WriteConfig::default());
+    assert_eq!(deadline(&m, "k"), Some(T0 + 60_000));
+    upsert(
+        &m,
+        "k",
+        &WriteConfig::default().soft_pin(SoftPinAction::Disable, None),
+    );
+    assert_eq!(deadline(&m, "k"), None);
+}
+
+// A re-ENABLE starts a new lifetime from the upsert's End.
+#[test]
+fn extended_enable_on_upsert_restarts_the_lifetime() {
+    let m = master();
+    put(&m, "k", &enable(Some(60_000)));
+    m.advance_time(10_000).unwrap();
+    upsert(&m, "k", &enable(Some(5_000)));
+    assert_eq!(deadline(&m, "k"), Some(T0 + 10_000 + 5_000));
+}
+
+// Legacy `with_soft_pin = true` is ENABLE with the master's default TTL.
+#[test]
+fn legacy_with_soft_pin_is_enable_with_the_default_ttl() {
+    let mut cfg = Config::deterministic(T0).unwrap();
+    cfg.set_default_kv_soft_pin_ttl_ms(7_000).unwrap();
+    let m = master_from(&cfg);
+    let legacy = LegacyConfig {
+        with_soft_pin: true,
+        ..LegacyConfig::default()
+    };
+    put_legacy(&m, "k", &legacy);
+    assert_eq!(deadline(&m, "k"), Some(T0 + 7_000));
+}
+
+// Legacy `with_soft_pin = false` is PRESERVE: an upsert keeps the deadline.
+#[test]
+fn legacy_without_soft_pin_preserves_the_deadline() {
+    let m = master();
+    put(&m, "k", &enable(Some(60_000)));
+    put_legacy(&m, "plain", &LegacyConfig::default());
+    assert_eq!(deadline(&m, "plain"), None);
+
+    let s = m
+        .upsert_start_legacy(C1, Key::new("k"), SIZE, &LegacyConfig::default())
+        .unwrap();
+    m.upsert_end(C1, Key::new("k"), Selector::All, Some(s.token))
+        .unwrap();
+    assert_eq!(deadline(&m, "k"), Some(T0 + 60_000));
+}
+
+// Legacy `replica_num` is the number of memory replicas.
+#[test]
+fn legacy_replica_num_places_that_many_memory_replicas() {
+    let m = master();
+    let s = put_legacy(
+        &m,
+        "k",
+        &LegacyConfig {
+            replica_num: 2,
+            ..LegacyConfig::default()
+        },
+    );
+    assert_eq!(s.replicas.len(), 2);
+}
+
+// The hard pin of either configuration keeps an object through a full eviction.
+#[test]
+fn hard_pin_of_both_configs_survives_a_full_eviction() {
+    let m = master();
+    put(
+        &m,
+        "hard_ext",
+        &WriteConfig {
+            hard_pin: true,
+            ..WriteConfig::default()
+        },
+    );
+    put_legacy(
+        &m,
+        "hard_legacy",
+        &LegacyConfig {
+            with_hard_pin: true,
+            ..LegacyConfig::default()
+        },
+    );
+    put(&m, "plain", &WriteConfig::default());
+    let report = m.run_eviction(1.0, 1.0).unwrap();
+    assert_eq!((report.base, report.evicted), (1, 1));
+    assert!(m.exist(Key::new("hard_ext")).unwrap());
+    assert!(m.exist(Key::new("hard_legacy")).unwrap());
+    assert!(!m.exist(Key::new("plain")).unwrap());
+}
+
+// Preferred segments and a group name travel through the extended struct's pointers.
+#[test]
+fn extended_preferred_segments_and_group_are_passed() {
+    let m = master();
+    let cfg = WriteConfig {
+        preferred_segments: vec!["mem1"],
+        group: Some("g"),
+        ..WriteConfig::default()
+    };
+    cfg.validate().unwrap();
+    let s = put(&m, "k", &cfg);
+    assert_eq!(m.segment_name(s.replicas[0].segment_id).unwrap(), "mem1");
+    let legacy = LegacyConfig {
+        preferred_segments: vec!["mem0"],
+        ..LegacyConfig::default()
+    };
+    legacy.validate().unwrap();
+    let s = put_legacy(&m, "l", &legacy);
+    assert_eq!(m.segment_name(s.replicas[0].segment_id).unwrap(), "mem0");
+    // An upsert naming another group than the object's is refused.
+    let err = m
+        .upsert_start(C1, Key::new("k"), SIZE, &WriteConfig::default())
+        .unwrap_err();
+    assert_eq!(err.code(), mooncake_meta_sys::MOONCAKE_META_INVALID_PARAMS);
+}
