@@ -32,6 +32,7 @@ pub mod soft_pin;
 pub mod types;
 
 mod cleanup;
+mod debug_scan;
 mod eviction;
 mod group;
 mod invariants;
