@@ -42,6 +42,9 @@ fn cases(mode: Mode) -> Vec<Params> {
     ])]
 }
 
+/// Size of the hot set both threads read.
+const HOT_KEYS: usize = 1024;
+
 /// Get is `get_replica_list_into` with a reused buffer here; the anchor
 /// measures the allocating `get_replica_list`.
 const OPS: [(&str, ReadOp); 2] = [("exist", ReadOp::Exist), ("get", ReadOp::GetInto)];
@@ -73,6 +76,23 @@ fn child(p: &Params) -> Sample {
             s.set(&format!("{name}_{threads}t_pin0"), (a1 + a2) / 2.0);
             s.set(&format!("{name}_{threads}t_pin100"), (b1 + b2) / 2.0);
         }
+    }
+    // A hot set read by both threads at once (popular prefixes): the same
+    // objects' lease words are written by both cores.
+    let hot = HOT_KEYS.min(n);
+    let hot_perms: Vec<Vec<u32>> = (0..2).map(|t| permutation(hot, 41 + t)).collect();
+    let hot_passes = (p.usize("calls") / hot).max(1);
+    for threads in [1, 2] {
+        let r = read_run(
+            &plain,
+            &keys[..hot],
+            &hot_perms,
+            threads,
+            hot_passes,
+            ReadOp::Exist,
+        );
+        failures += r.failures;
+        s.set(&format!("hot_exist_{threads}t"), r.rate() / threads as f64);
     }
     s.set("read_failures", failures as f64);
     drop(pinned);
@@ -173,6 +193,25 @@ fn figures(r: &Results, mode: Mode) -> Vec<Figure> {
                 .target(Target::AtMost(5.0)),
             );
         }
+    }
+    for threads in [1, 2] {
+        let mut f = Figure::new(
+            "read",
+            "hot_exist_per_thread",
+            &[
+                ("n", HOT_KEYS.to_string()),
+                ("threads", threads.to_string()),
+                ("pinned_pct", "0".into()),
+            ],
+            "ops/s",
+            Better::Higher,
+            r.values(&want, &format!("hot_exist_{threads}t")),
+        )
+        .target(Target::AtLeast(4e6));
+        if threads == 2 {
+            f = f.note("both threads walk the same 1024 keys (own orders): their lease writes share cache lines");
+        }
+        out.push(f);
     }
     let us = |m: &str| {
         r.values(&want, m)

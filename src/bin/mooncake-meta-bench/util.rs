@@ -193,7 +193,8 @@ impl ReadRun {
     }
 }
 
-/// `threads` threads each walk their own permutation `passes` times; wall
+/// `threads` threads each walk their own permutation `passes` times (the
+/// manual clock moves 1 ms at the start of each pass); wall
 /// time from a common start barrier to the last thread's end (under
 /// `--cpu-time`: the largest CPU time of one thread). A call
 /// "succeeds" when Exist says true / Get returns a readable replica.
@@ -218,6 +219,10 @@ pub fn read_run(
                     barrier.wait();
                     let cpu = thread_cpu();
                     for _ in 0..passes {
+                        // As a system clock would between passes: every read
+                        // then really extends its lease (no same-instant
+                        // shortcut), as upstream's reads do.
+                        m.advance_time(1).expect("manual clock");
                         for &i in perm.iter() {
                             let k = Key::new(&keys[i as usize]);
                             let ok = match op {
