@@ -33,6 +33,7 @@ pub mod soft_pin;
 pub mod types;
 
 mod cleanup;
+mod debug_scan;
 mod eviction;
 mod group;
 mod invariants;

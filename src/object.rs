@@ -154,9 +154,9 @@ impl Object {
     #[inline]
     pub fn grant_lease(&self, until: Instant) {
         match &self.group {
-            Some(g) => g.lease.fetch_max(until, Ordering::AcqRel),
-            None => self.lease.fetch_max(until, Ordering::AcqRel),
-        };
+            Some(g) => raise(&g.lease, until),
+            None => raise(&self.lease, until),
+        }
     }
 
     #[inline]
@@ -196,5 +196,17 @@ impl Object {
 
     pub fn readable(&self) -> impl Iterator<Item = &Replica> + '_ {
         self.replicas.iter().filter(|r| r.is_complete())
+    }
+}
+
+/// `fetch_max` that skips the read-modify-write when `to` would not raise
+/// the value: readers of a hot object in the same millisecond then share its
+/// cache line instead of bouncing it between cores with locked RMWs. Same
+/// effect as `fetch_max` (a lease only moves forward), just cheaper when
+/// nothing changes.
+#[inline]
+pub(crate) fn raise(lease: &AtomicU64, to: Instant) {
+    if lease.load(Ordering::Acquire) < to {
+        lease.fetch_max(to, Ordering::AcqRel);
     }
 }

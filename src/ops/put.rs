@@ -188,7 +188,7 @@ impl MasterCore {
                 self.apply_delta(&obj.key, si, delta);
             }
         }
-        obj.lease.fetch_max(now, Ordering::AcqRel);
+        crate::object::raise(&obj.lease, now);
         obj.apply_pending_rule();
         if !obj.write_in_flight() {
             let t = obj.write_token;

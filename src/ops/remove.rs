@@ -40,10 +40,16 @@ impl MasterCore {
         let now = self.clock.now();
         let (hash, si) = self.locate(k);
         let mut st = self.shards[si].state.write();
-        let obj = st.find(hash, k).ok_or_else(Error::not_found)?;
-        removable(obj, now, force)?;
-        let scoped = obj.key.clone();
-        self.erase(&mut st, si, hash, &scoped, None);
+        let found = st
+            .objects
+            .find_entry(hash, |o| key::matches(&o.key, k))
+            .map_err(|_| Error::not_found())?;
+        removable(found.get(), now, force)?;
+        let (obj, _) = found.remove();
+        self.retire(&mut st, si, &obj, None);
+        drop(st);
+        // The object's own allocations are freed outside the shard lock.
+        drop(obj);
         Ok(())
     }
 

@@ -2,11 +2,13 @@
 //! buffers placed in it, each tagged with the replica that owns it so an
 //! unmount finds the affected objects in O(buffers on the segment).
 
-use std::collections::HashMap;
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
+// Swiss table with foldhash (already the crate's hashing): the address map
+// is touched by every allocation and free, where std's SipHash showed up.
+use hashbrown::hash_map::{Entry, HashMap};
 use parking_lot::Mutex;
 
 use super::allocator::{AllocError, OffsetAllocator};
@@ -80,16 +82,19 @@ impl Segment {
     /// outside the segment `OutOfRange`. Nothing changes on error.
     pub fn free(&self, address: u64, len: u64) -> Result<(), AllocError> {
         let offset = self.offset_of(address, len)?;
-        let mut inner = self.inner.lock();
-        match inner.live.get(&address) {
-            Some(&(live_len, _)) if live_len == len => {}
+        let mut guard = self.inner.lock();
+        let inner = &mut *guard;
+        match inner.live.entry(address) {
+            Entry::Occupied(live) if live.get().0 == len => {
+                // Cannot fail while `live` and the allocator agree; done
+                // before removing from `live` so that a broken invariant
+                // still changes nothing.
+                inner.alloc.free(offset, len)?;
+                live.remove();
+            }
             _ => return Err(AllocError::Overlap),
         }
-        // Cannot fail while `live` and the allocator agree; checked before
-        // touching `live` so that a broken invariant still changes nothing.
-        inner.alloc.free(offset, len)?;
-        inner.live.remove(&address);
-        self.publish(&inner);
+        self.publish(inner);
         Ok(())
     }
 

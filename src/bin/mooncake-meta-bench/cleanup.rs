@@ -1,0 +1,477 @@
+//! `cleanup`: soft-pin expiration with the deadline index versus the same
+//! cycle as a full scan (`debug_scan_expired`: one read lock per shard, one
+//! atomic load per object). N pins plus N unpinned objects; due fractions
+//! 0, 0.1 %, 1 % and 100 %; the longest index-lock hold; and the PutEnd
+//! latency of a concurrent pinned writer during a 100 %-due cycle.
+//!
+//! At each instant the index cycle runs first, then the scan: the scan
+//! finds the due pins already cleared, so it pays the walk but not the
+//! CASes — a lower bound on a scan-based cleanup (the ratio is
+//! conservative). Caches are flushed before every measured cycle.
+
+use crate::report::{Better, Figure, Target};
+use crate::util::*;
+use crate::{Mode, Results, Scenario};
+use mooncake_meta::*;
+use std::fmt::Write as _;
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::time::Duration;
+
+pub const SCENARIO: Scenario = Scenario {
+    name: "cleanup",
+    about: "index vs full-scan cleanup at 0/0.1/1/100 % due; lock hold; PutEnd p99 during a wave",
+    cases,
+    child,
+    figures,
+};
+
+fn sizes(mode: Mode) -> Vec<usize> {
+    if mode.quick {
+        vec![1_000, 10_000]
+    } else {
+        vec![10_000, 100_000, 1_000_000]
+    }
+}
+
+fn cases(mode: Mode) -> Vec<Params> {
+    let sizes = sizes(mode);
+    let mut v = Vec::new();
+    for &n in &sizes {
+        for kind in ["tiers", "wave"] {
+            v.push(Params::new(&[("n", n.to_string()), ("kind", kind.into())]));
+        }
+    }
+    let top = *sizes.last().unwrap();
+    v.push(Params::new(&[
+        ("n", top.to_string()),
+        ("kind", "writer".into()),
+    ]));
+    v
+}
+
+/// Hot nothing-due calls timed as one loop.
+const HOT_CALLS: u32 = 100_000;
+
+/// Tier sizes: 0.1 % and 1 % of the pins (at least one each).
+fn tiers(n: usize) -> (usize, usize) {
+    ((n / 1000).max(1), (n / 100).max(1))
+}
+
+fn child(p: &Params) -> Sample {
+    let n = p.usize("n");
+    match p.str("kind") {
+        "tiers" => tiers_child(n),
+        "wave" => wave_child(n),
+        _ => writer_child(n),
+    }
+}
+
+/// 2n objects, every even one pinned with `pin_cfg(j)` for the j-th pin.
+fn build<'a>(pin_cfg: impl Fn(usize) -> &'a WriteConfig, keys: &[String]) -> Master {
+    let m = master();
+    let preserve = cfg(SoftPinRequest::PRESERVE);
+    for (i, k) in keys.iter().enumerate() {
+        put(
+            &m,
+            k,
+            if i % 2 == 0 {
+                pin_cfg(i / 2)
+            } else {
+                &preserve
+            },
+        );
+    }
+    m
+}
+
+fn timed_cleanup(m: &Master, at: u64) -> (f64, CleanupStats) {
+    flush_caches();
+    m.debug_reset_index_hold();
+    let t = Stopwatch::start();
+    let st = m.run_cleanup_at(at);
+    (t.elapsed().as_nanos() as f64, st)
+}
+
+fn timed_scan(m: &Master, at: u64) -> (f64, u64) {
+    flush_caches();
+    let t = Stopwatch::start();
+    let cleared = m.debug_scan_expired(at);
+    (t.elapsed().as_nanos() as f64, cleared)
+}
+
+fn tiers_child(n: usize) -> Sample {
+    let mut s = Sample::default();
+    let keys = keys(2 * n);
+    let (a, b) = tiers(n);
+    let (c1, c2, cd) = (
+        cfg(SoftPinRequest::enable_for(MIN)),
+        cfg(SoftPinRequest::enable_for(2 * MIN)),
+        cfg(SoftPinRequest::enable()),
+    );
+    let m = build(
+        |j| {
+            if j < a {
+                &c1
+            } else if j < a + b {
+                &c2
+            } else {
+                &cd
+            }
+        },
+        &keys,
+    );
+    let now = m.now();
+
+    // Nothing due: one cold call (which also reports the build's longest
+    // hold, since the gauge was never reset), then a hot loop.
+    flush_caches();
+    let t = Stopwatch::start();
+    let st = m.run_cleanup_at(now);
+    s.set("idx_0_cold_ns", t.elapsed().as_nanos() as f64);
+    s.set("build_longest_hold_ns", st.longest_index_hold_ns as f64);
+    let t = Stopwatch::start();
+    for _ in 0..HOT_CALLS {
+        std::hint::black_box(m.run_cleanup_at(std::hint::black_box(now)));
+    }
+    s.set(
+        "idx_0_hot_ns",
+        t.elapsed().as_nanos() as f64 / HOT_CALLS as f64,
+    );
+    let (scan, cleared) = timed_scan(&m, now);
+    s.set("scan_0_ns", scan);
+    s.set("scan_0_cleared", cleared as f64);
+
+    for (label, at, expect) in [("0.1", now + MIN, a), ("1", now + 2 * MIN, b)] {
+        let (idx, st) = timed_cleanup(&m, at);
+        s.set(&format!("idx_{label}_ns"), idx);
+        s.set(
+            &format!("idx_{label}_hold_ns"),
+            st.longest_index_hold_ns as f64,
+        );
+        s.set(&format!("idx_{label}_expired"), st.expired as f64);
+        s.set(&format!("idx_{label}_expected"), expect as f64);
+        let (scan, _) = timed_scan(&m, at);
+        s.set(&format!("scan_{label}_ns"), scan);
+    }
+    s
+}
+
+fn wave_child(n: usize) -> Sample {
+    let mut s = Sample::default();
+    let keys = keys(2 * n);
+    let cd = cfg(SoftPinRequest::enable());
+    let m = build(|_| &cd, &keys);
+    let at = m.now() + 31 * MIN;
+    let (idx, st) = timed_cleanup(&m, at);
+    s.set("idx_100_ns", idx);
+    s.set("idx_100_hold_ns", st.longest_index_hold_ns as f64);
+    s.set("idx_100_expired", st.expired as f64);
+    s.set("idx_100_expected", n as f64);
+    s.set("idx_100_batches", st.batches as f64);
+    s.set("idx_100_shards_touched", st.shards_touched as f64);
+    let (scan, _) = timed_scan(&m, at);
+    s.set("scan_100_ns", scan);
+    s
+}
+
+fn writer_child(n: usize) -> Sample {
+    let mut s = Sample::default();
+    let keys = keys(2 * n);
+    let cd = cfg(SoftPinRequest::enable());
+    let m = build(|_| &cd, &keys);
+    let at = m.now() + 31 * MIN;
+    // The writer's pins outlive `at`, so the wave does not chase them.
+    let wcfg = cfg(SoftPinRequest::enable_for(60 * MIN));
+    let phase_flag = AtomicU8::new(WARMUP);
+    let (cycle_ns, st, mut base, mut during, wrote_during) = std::thread::scope(|sc| {
+        let writer = sc.spawn(|| {
+            let (mut base, mut during) = (Vec::new(), Vec::new());
+            let mut key = String::new();
+            let mut wrote_during = 0u64;
+            for i in 0u64.. {
+                let ph = phase(&phase_flag);
+                if ph == STOP {
+                    break;
+                }
+                key.clear();
+                let _ = write!(key, "bench/writer/{i:010}");
+                m.put_start(WRITER, Key::new(&key), SIZE, &wcfg)
+                    .expect("put_start");
+                let t = std::time::Instant::now();
+                m.put_end(WRITER, Key::new(&key), ReplicaSelector::Memory, None)
+                    .expect("put_end");
+                let d = t.elapsed().as_nanos() as u64;
+                match ph {
+                    BASELINE => base.push(d),
+                    DURING => {
+                        during.push(d);
+                        wrote_during += 1;
+                    }
+                    _ => {}
+                }
+            }
+            (base, during, wrote_during)
+        });
+        std::thread::sleep(Duration::from_millis(100));
+        phase_flag.store(BASELINE, Ordering::Release);
+        std::thread::sleep(Duration::from_millis(300));
+        m.debug_reset_index_hold();
+        phase_flag.store(DURING, Ordering::Release);
+        let t = Stopwatch::start();
+        let st = m.run_cleanup_at(at);
+        let cycle = t.elapsed().as_nanos() as f64;
+        phase_flag.store(STOP, Ordering::Release);
+        let (base, during, wrote) = writer.join().unwrap();
+        (cycle, st, base, during, wrote)
+    });
+    s.set("cycle_ns", cycle_ns);
+    s.set("cycle_expired", st.expired as f64);
+    s.set("cycle_hold_ns", st.longest_index_hold_ns as f64);
+    s.set("putend_during", during.len() as f64);
+    s.set("puts_per_s_during", wrote_during as f64 / (cycle_ns / 1e9));
+    s.set("putend_p50_ns", percentile(&mut during, 50.0));
+    s.set("putend_p99_ns", percentile(&mut during, 99.0));
+    s.set("putend_max_ns", percentile(&mut during, 100.0));
+    s.set("putend_base_p99_ns", percentile(&mut base, 99.0));
+    s.set("putend_base_p50_ns", percentile(&mut base, 50.0));
+    s
+}
+
+fn figures(r: &Results, mode: Mode) -> Vec<Figure> {
+    let mut out = Vec::new();
+    let sizes = sizes(mode);
+    let top = *sizes.last().unwrap();
+    for &n in &sizes {
+        let ns = n.to_string();
+        let tier = [("n", ns.as_str()), ("kind", "tiers")];
+        let wave = [("n", ns.as_str()), ("kind", "wave")];
+        let par = |due: &str| vec![("n", ns.clone()), ("due_pct", due.to_owned())];
+        let at_top = n == top && !mode.quick;
+        let scale = |v: Vec<f64>, k: f64| v.into_iter().map(|x| x * k).collect::<Vec<_>>();
+
+        let mut f = Figure::new(
+            "cleanup",
+            "index_cycle_hot",
+            &par("0"),
+            "us",
+            Better::Lower,
+            scale(r.values(&tier, "idx_0_hot_ns"), 1e-3),
+        )
+        .target(Target::AtMost(0.5));
+        if n == sizes[0] {
+            f = f.note(format!("mean of {HOT_CALLS} back-to-back calls"));
+        }
+        out.push(f);
+        out.push(Figure::new(
+            "cleanup",
+            "index_cycle_cold",
+            &par("0"),
+            "us",
+            Better::Lower,
+            scale(r.values(&tier, "idx_0_cold_ns"), 1e-3),
+        ));
+        out.push(Figure::new(
+            "cleanup",
+            "scan_cycle",
+            &par("0"),
+            "ms",
+            Better::Lower,
+            scale(r.values(&tier, "scan_0_ns"), 1e-6),
+        ));
+        let mut ratio = Figure::new(
+            "cleanup",
+            "scan_over_index",
+            &par("0"),
+            "x",
+            Better::Higher,
+            r.zip(&tier, "scan_0_ns", "idx_0_hot_ns", |s, i| s / i),
+        );
+        if at_top {
+            ratio = ratio.target(Target::AtLeast(10_000.0));
+        }
+        out.push(ratio);
+        out.push(
+            Figure::new(
+                "cleanup",
+                "build_longest_index_hold",
+                &par("-"),
+                "ms",
+                Better::Lower,
+                scale(r.values(&tier, "build_longest_hold_ns"), 1e-6),
+            )
+            .target(Target::AtMost(1.0)),
+        );
+
+        for (label, case, key) in [
+            ("0.1", &tier, "0.1"),
+            ("1", &tier, "1"),
+            ("100", &wave, "100"),
+        ] {
+            out.push(Figure::new(
+                "cleanup",
+                "index_cycle",
+                &par(label),
+                "ms",
+                Better::Lower,
+                {
+                    let v = scale(r.values(case, &format!("idx_{key}_ns")), 1e-6);
+                    v
+                },
+            ));
+            out.push(Figure::new(
+                "cleanup",
+                "scan_cycle",
+                &par(label),
+                "ms",
+                Better::Lower,
+                scale(r.values(case, &format!("scan_{key}_ns")), 1e-6),
+            ));
+            out.push(Figure::new(
+                "cleanup",
+                "scan_over_index",
+                &par(label),
+                "x",
+                Better::Higher,
+                r.zip(
+                    case,
+                    &format!("scan_{key}_ns"),
+                    &format!("idx_{key}_ns"),
+                    |s, i| s / i,
+                ),
+            ));
+            out.push(
+                Figure::new(
+                    "cleanup",
+                    "longest_index_hold",
+                    &par(label),
+                    "ms",
+                    Better::Lower,
+                    scale(r.values(case, &format!("idx_{key}_hold_ns")), 1e-6),
+                )
+                .target(Target::AtMost(1.0)),
+            );
+        }
+        out.push(
+            Figure::new(
+                "cleanup",
+                "per_expired_pin",
+                &par("100"),
+                "us",
+                Better::Lower,
+                r.zip(&wave, "idx_100_ns", "idx_100_expected", |t, e| t / e * 1e-3),
+            )
+            .target(Target::AtMost(0.3)),
+        );
+        if at_top {
+            out.push(
+                Figure::new(
+                    "cleanup",
+                    "wave_100pct",
+                    &par("100"),
+                    "ms",
+                    Better::Lower,
+                    scale(r.values(&wave, "idx_100_ns"), 1e-6),
+                )
+                .target(Target::AtMost(300.0)),
+            );
+        }
+        // Correctness: every cycle cleared exactly what was due.
+        let mut bad = Vec::new();
+        for s in r.samples(&tier).iter().chain(r.samples(&wave)) {
+            for key in ["0.1", "1", "100"] {
+                let (got, want) = (
+                    s.get(&format!("idx_{key}_expired")),
+                    s.get(&format!("idx_{key}_expected")),
+                );
+                if !want.is_nan() && got != want {
+                    bad.push(format!("{key}% due: expired {got} of {want}"));
+                }
+            }
+        }
+        if !bad.is_empty() {
+            out.push(
+                Figure::new(
+                    "cleanup",
+                    "CHECK_FAILED",
+                    &par("-"),
+                    "",
+                    Better::Lower,
+                    vec![],
+                )
+                .note(bad.join("; ")),
+            );
+        }
+    }
+    let w = [("kind", "writer")];
+    let tn = top.to_string();
+    let par = || vec![("n", tn.clone()), ("due_pct", "100".to_owned())];
+    let us = |metric: &str| {
+        r.values(&w, metric)
+            .into_iter()
+            .map(|v| v * 1e-3)
+            .collect::<Vec<_>>()
+    };
+    out.push(
+        Figure::new("cleanup", "putend_p99_during_wave", &par(), "us", Better::Lower, us("putend_p99_ns"))
+            .note("a pinned writer thread (PutStart+PutEnd, ENABLE 60 min) runs through the 100 %-due cycle; \
+                   baseline = the same writer in the 300 ms before it"),
+    );
+    out.push(Figure::new(
+        "cleanup",
+        "putend_p50_during_wave",
+        &par(),
+        "us",
+        Better::Lower,
+        us("putend_p50_ns"),
+    ));
+    out.push(Figure::new(
+        "cleanup",
+        "putend_max_during_wave",
+        &par(),
+        "us",
+        Better::Lower,
+        us("putend_max_ns"),
+    ));
+    out.push(Figure::new(
+        "cleanup",
+        "putend_p99_baseline",
+        &par(),
+        "us",
+        Better::Lower,
+        us("putend_base_p99_ns"),
+    ));
+    out.push(Figure::new(
+        "cleanup",
+        "wave_with_writer",
+        &par(),
+        "ms",
+        Better::Lower,
+        r.values(&w, "cycle_ns")
+            .into_iter()
+            .map(|v| v * 1e-6)
+            .collect(),
+    ));
+    out.push(Figure::new(
+        "cleanup",
+        "writer_puts_during_wave",
+        &par(),
+        "ops/s",
+        Better::Higher,
+        r.values(&w, "puts_per_s_during"),
+    ));
+    out.push(
+        Figure::new(
+            "cleanup",
+            "longest_index_hold_with_writer",
+            &par(),
+            "ms",
+            Better::Lower,
+            r.values(&w, "cycle_hold_ns")
+                .into_iter()
+                .map(|v| v * 1e-6)
+                .collect(),
+        )
+        .target(Target::AtMost(1.0)),
+    );
+    out
+}

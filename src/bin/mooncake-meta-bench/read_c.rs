@@ -1,0 +1,120 @@
+//! `read-c`: the C ABI half of the read scenario. It runs the C program
+//! `bench/read_c` (linked to the shared library, so no LTO inlining across
+//! the boundary) when it has been built, forwards its figures and compares
+//! its single-thread Exist with the Rust call's; otherwise it only says so.
+//!
+//! Contract for `bench/read_c` (see bench/README.md): invoked as
+//! `read_c [--quick]`, it prints one JSON object per line, each
+//! `{"figure": NAME, "params": {...}, "unit": UNIT, "better": "higher"|"lower",
+//! "values": [one number per repetition]}`; anything else on stdout is ignored.
+
+use crate::json::{self, Value};
+use crate::report::{Better, Figure, Target};
+use crate::Mode;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+
+pub const NAME: &str = "read-c";
+pub const ABOUT: &str =
+    "Get/Exist through the C ABI, from bench/read_c (a C program linked to the .so) if built";
+
+fn default_path() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("bench")
+        .join("read_c")
+}
+
+fn leak(s: String) -> &'static str {
+    Box::leak(s.into_boxed_str())
+}
+
+pub fn run(
+    mode: Mode,
+    path: Option<&str>,
+    so_far: &[Figure],
+    notes: &mut Vec<String>,
+) -> Vec<Figure> {
+    let path = path.map(PathBuf::from).unwrap_or_else(default_path);
+    if !path.is_file() {
+        let why = format!(
+            "{} is not built: the C ABI read benchmark is not measured in this run",
+            path.display()
+        );
+        eprintln!("   {why}");
+        return vec![Figure::new(NAME, "not_run", &[], "", Better::Higher, vec![]).note(why)];
+    }
+    let mut cmd = Command::new(&path);
+    if mode.quick {
+        cmd.arg("--quick");
+    }
+    let out = match cmd.stdin(Stdio::null()).stderr(Stdio::inherit()).output() {
+        Ok(o) if o.status.success() => o,
+        Ok(o) => {
+            notes.push(format!("{} failed: {}", path.display(), o.status));
+            return Vec::new();
+        }
+        Err(e) => {
+            notes.push(format!("cannot run {}: {e}", path.display()));
+            return Vec::new();
+        }
+    };
+    let mut figs = Vec::new();
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        let Ok(v) = json::parse(line) else { continue };
+        let (Some(name), Some(Value::Arr(vals))) =
+            (v.get("figure").and_then(Value::str), v.get("values"))
+        else {
+            continue;
+        };
+        let params: Vec<(&str, String)> = match v.get("params") {
+            Some(Value::Obj(m)) => m
+                .iter()
+                .map(|(k, v)| {
+                    let text = match v {
+                        Value::Num(x) => format!("{x}"),
+                        Value::Str(s) => s.clone(),
+                        other => format!("{other:?}"),
+                    };
+                    (leak(k.clone()), text)
+                })
+                .collect(),
+            _ => Vec::new(),
+        };
+        let better = match v.get("better").and_then(Value::str) {
+            Some("lower") => Better::Lower,
+            _ => Better::Higher,
+        };
+        let unit = leak(v.get("unit").and_then(Value::str).unwrap_or("").to_owned());
+        let values = vals.iter().map(|x| x.num().unwrap_or(f64::NAN)).collect();
+        let mut f = Figure::new(NAME, name, &params, unit, better, values);
+        if name.ends_with("_per_thread") && unit == "ops/s" {
+            f = f.target(Target::AtLeast(4e6));
+        }
+        figs.push(f);
+    }
+    // C ABI Exist (1 thread, no pins) within 15 % of the Rust call.
+    let pick = |fs: &[Figure], scenario: &str| {
+        fs.iter()
+            .find(|f| {
+                f.scenario == scenario
+                    && f.name == "exist_per_thread"
+                    && f.params.iter().any(|(k, v)| k == "threads" && v == "1")
+                    && f.params.iter().any(|(k, v)| k == "pinned_pct" && v == "0")
+            })
+            .and_then(Figure::median)
+    };
+    if let (Some(c), Some(rust)) = (pick(&figs, NAME), pick(so_far, "read")) {
+        figs.push(
+            Figure::new(
+                NAME,
+                "c_exist_slowdown_vs_rust",
+                &[("threads", "1".into()), ("pinned_pct", "0".into())],
+                "%",
+                Better::Lower,
+                vec![(rust - c) / rust * 100.0],
+            )
+            .target(Target::AtMost(15.0)),
+        );
+    }
+    figs
+}
