@@ -21,34 +21,34 @@ type Code int32
 
 // The status codes of the C ABI, with the values of include/mooncake_meta.h.
 const (
-	CodeOK                         Code = C.MOONCAKE_META_OK
-	CodeInternalError              Code = C.MOONCAKE_META_INTERNAL_ERROR
-	CodeSegmentNotFound            Code = C.MOONCAKE_META_SEGMENT_NOT_FOUND
-	CodeSegmentAlreadyExists       Code = C.MOONCAKE_META_SEGMENT_ALREADY_EXISTS
-	CodeNoAvailableHandle          Code = C.MOONCAKE_META_NO_AVAILABLE_HANDLE
-	CodeInvalidParams              Code = C.MOONCAKE_META_INVALID_PARAMS
-	CodeIllegalClient              Code = C.MOONCAKE_META_ILLEGAL_CLIENT
-	CodeInvalidWrite               Code = C.MOONCAKE_META_INVALID_WRITE
-	CodeReplicaIsNotReady          Code = C.MOONCAKE_META_REPLICA_IS_NOT_READY
-	CodeObjectNotFound             Code = C.MOONCAKE_META_OBJECT_NOT_FOUND
-	CodeObjectAlreadyExists        Code = C.MOONCAKE_META_OBJECT_ALREADY_EXISTS
-	CodeObjectHasLease             Code = C.MOONCAKE_META_OBJECT_HAS_LEASE
-	CodeObjectHasReplicationTask   Code = C.MOONCAKE_META_OBJECT_HAS_REPLICATION_TASK
-	CodeObjectNoReplicationTask    Code = C.MOONCAKE_META_OBJECT_NO_REPLICATION_TASK
-	CodeReplicaNotFound            Code = C.MOONCAKE_META_REPLICA_NOT_FOUND
-	CodeReplicaIsGone              Code = C.MOONCAKE_META_REPLICA_IS_GONE
-	CodeObjectReplicaBusy          Code = C.MOONCAKE_META_OBJECT_REPLICA_BUSY
-	CodeUnavailableInCurrentStatus Code = C.MOONCAKE_META_UNAVAILABLE_IN_CURRENT_STATUS
-	CodeSerializeFail              Code = C.MOONCAKE_META_SERIALIZE_FAIL
-	CodeDeserializeFail            Code = C.MOONCAKE_META_DESERIALIZE_FAIL
-	CodeNullArgument               Code = C.MOONCAKE_META_NULL_ARGUMENT
-	CodeInvalidUTF8                Code = C.MOONCAKE_META_INVALID_UTF8
-	CodeBufferTooSmall             Code = C.MOONCAKE_META_BUFFER_TOO_SMALL
-	CodeStructSizeUnsupported      Code = C.MOONCAKE_META_STRUCT_SIZE_UNSUPPORTED
-	CodeUnknownFlags               Code = C.MOONCAKE_META_UNKNOWN_FLAGS
-	CodePanic                      Code = C.MOONCAKE_META_PANIC
-	CodeStaleWriteToken            Code = C.MOONCAKE_META_STALE_WRITE_TOKEN
-	CodeClockUnsupported           Code = C.MOONCAKE_META_CLOCK_UNSUPPORTED
+	CodeOK                         Code = 0
+	CodeInternalError              Code = -1
+	CodeSegmentNotFound            Code = -101
+	CodeSegmentAlreadyExists       Code = -102
+	CodeNoAvailableHandle          Code = -200
+	CodeInvalidParams              Code = -600
+	CodeIllegalClient              Code = -601
+	CodeInvalidWrite               Code = -700
+	CodeReplicaIsNotReady          Code = -703
+	CodeObjectNotFound             Code = -704
+	CodeObjectAlreadyExists        Code = -705
+	CodeObjectHasLease             Code = -706
+	CodeObjectHasReplicationTask   Code = -708
+	CodeObjectNoReplicationTask    Code = -709
+	CodeReplicaNotFound            Code = -710
+	CodeReplicaIsGone              Code = -712
+	CodeObjectReplicaBusy          Code = -714
+	CodeUnavailableInCurrentStatus Code = -1010
+	CodeSerializeFail              Code = -1501
+	CodeDeserializeFail            Code = -1502
+	CodeNullArgument               Code = -9001
+	CodeInvalidUTF8                Code = -9002
+	CodeBufferTooSmall             Code = -9003
+	CodeStructSizeUnsupported      Code = -9004
+	CodeUnknownFlags               Code = -9005
+	CodePanic                      Code = -9006
+	CodeStaleWriteToken            Code = -9007
+	CodeClockUnsupported           Code = -9008
 )
 
 // String returns the code's name as the linked library spells it without

@@ -9,7 +9,10 @@ package mooncakemeta
 */
 import "C"
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // ClientID identifies a client (a segment owner or a writer).
 type ClientID uint64
@@ -19,7 +22,7 @@ type SegmentID uint32
 
 // NoSegment is the SegmentID of a LOCAL_DISK replica, which lives on no
 // segment.
-const NoSegment SegmentID = C.MOONCAKE_META_NO_SEGMENT
+const NoSegment SegmentID = math.MaxUint32
 
 // WriteToken names one write (one PutStart or UpsertStart). Passing it to
 // End/Revoke makes a call meant for an older write of the same key fail
@@ -36,9 +39,9 @@ type Pool uint32
 // The segment pools.
 const (
 	// PoolMemory holds MEMORY replicas; it is what eviction frees.
-	PoolMemory Pool = C.MOONCAKE_META_POOL_MEMORY
+	PoolMemory Pool = 0
 	// PoolNofSSD is the second pool (upstream NOF_SSD).
-	PoolNofSSD Pool = C.MOONCAKE_META_POOL_NOF_SSD
+	PoolNofSSD Pool = 1
 )
 
 // String returns "MEMORY" or "NOF_SSD".
@@ -58,11 +61,11 @@ type ReplicaKind uint32
 // The replica kinds.
 const (
 	// ReplicaMemory is a buffer in a memory segment.
-	ReplicaMemory ReplicaKind = C.MOONCAKE_META_REPLICA_MEMORY
+	ReplicaMemory ReplicaKind = 0
 	// ReplicaNofSSD is a buffer in a second-pool segment.
-	ReplicaNofSSD ReplicaKind = C.MOONCAKE_META_REPLICA_NOF_SSD
+	ReplicaNofSSD ReplicaKind = 1
 	// ReplicaLocalDisk is a copy on a client's local disk.
-	ReplicaLocalDisk ReplicaKind = C.MOONCAKE_META_REPLICA_LOCAL_DISK
+	ReplicaLocalDisk ReplicaKind = 2
 )
 
 // String returns "MEMORY", "NOF_SSD" or "LOCAL_DISK".
@@ -84,9 +87,9 @@ type ReplicaStatus uint32
 // The replica statuses.
 const (
 	// ReplicaProcessing: being written; not readable.
-	ReplicaProcessing ReplicaStatus = C.MOONCAKE_META_REPLICA_PROCESSING
+	ReplicaProcessing ReplicaStatus = 0
 	// ReplicaComplete: written; readable while its segment is mounted.
-	ReplicaComplete ReplicaStatus = C.MOONCAKE_META_REPLICA_COMPLETE
+	ReplicaComplete ReplicaStatus = 1
 )
 
 // String returns "PROCESSING" or "COMPLETE".
@@ -106,11 +109,11 @@ type Selector uint32
 // The End/Revoke selectors.
 const (
 	// SelectMemory selects MEMORY replicas.
-	SelectMemory Selector = C.MOONCAKE_META_SELECT_MEMORY
+	SelectMemory Selector = 0
 	// SelectNofSSD selects NOF_SSD replicas.
-	SelectNofSSD Selector = C.MOONCAKE_META_SELECT_NOF_SSD
+	SelectNofSSD Selector = 1
 	// SelectAll selects MEMORY and NOF_SSD replicas.
-	SelectAll Selector = C.MOONCAKE_META_SELECT_ALL
+	SelectAll Selector = 2
 )
 
 // Replica describes one replica of an object.

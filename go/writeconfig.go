@@ -24,13 +24,13 @@ type SoftPinAction uint32
 // The soft-pin actions, with the C ABI's values.
 const (
 	// Preserve keeps an unexpired committed deadline (the default).
-	Preserve SoftPinAction = C.MOONCAKE_META_SOFT_PIN_PRESERVE
+	Preserve SoftPinAction = 0
 	// Enable starts a new soft-pin lifetime: ReplicateConfig.SoftPinTTL,
 	// or the master's default TTL when it is nil. A TTL of 0 commits
 	// ordinary cache (it clears a committed deadline).
-	Enable SoftPinAction = C.MOONCAKE_META_SOFT_PIN_ENABLE
+	Enable SoftPinAction = 1
 	// Disable removes the committed deadline.
-	Disable SoftPinAction = C.MOONCAKE_META_SOFT_PIN_DISABLE
+	Disable SoftPinAction = 2
 )
 
 // String returns "PRESERVE", "ENABLE" or "DISABLE".
