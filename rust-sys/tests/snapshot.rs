@@ -96,8 +96,8 @@ fn file_candidates_restore_the_newest() {
     a.snapshot_save(&newer.0).unwrap();
 
     let b = Master::deterministic(T0 + 1_000).unwrap();
-    let report = b.restore_files(&[&newer.0, &older.0]).unwrap();
-    assert_eq!(report.candidate, 0);
+    let report = b.restore_files(&[&older.0, &newer.0]).unwrap();
+    assert_eq!(report.candidate, 1); // by creation instant, not list order
     assert_eq!(report.created_at, T0 + 1_000);
     assert!(b.exist(Key::new("later")).unwrap());
 
