@@ -101,7 +101,7 @@ demo:
 
 # Each suite is a target; `test` runs them in order, timing each, and stops
 # at the first failure.
-SUITES := test-rust libraries test-checks test-c test-install test-go test-sys readme-check
+SUITES := test-rust libraries test-checks test-c test-install test-go test-sys readme-check bench-quick
 
 test: tools
 	@n=0; for suite in $(SUITES); do \
@@ -171,11 +171,16 @@ test-sys: lib
 readme-check: lib
 	scripts/readme-check.sh
 
+# The benchmark harness (src/bin/mooncake-meta-bench, bench/README.md): every
+# scenario of the benchmark issue, one JSON line per figure plus a table;
+# then the C-boundary micro-benchmark.
 bench:
+	$(CARGO) run --release --bin mooncake-meta-bench
 	$(CARGO) bench --bench ffi_boundary
 
+# The short run CI does as part of `make test`.
 bench-quick:
-	$(CARGO) bench --bench ffi_boundary -- --quick
+	$(CARGO) run --release --bin mooncake-meta-bench -- --quick
 
 lint:
 	$(CARGO) fmt --all --check
