@@ -111,9 +111,12 @@ test: tools
 libraries: lib hooks-lib
 
 # Release, so property tests run fast; includes tests/header.rs.
+# The soak test runs once, in the hooks target dir, with parking_lot's
+# deadlock detection on (60 s when CI=true, SOAK_SECS to change it).
 test-rust:
-	$(CARGO) test --release
-	$(CARGO) test --release --features test-hooks --target-dir $(HOOKS) --test core_maintenance_panic
+	$(CARGO) test --release -- --skip soak_mixed_operations
+	$(CARGO) test --release --features "test-hooks deadlock-detection" --target-dir $(HOOKS) \
+		--test core_maintenance_panic --test soak -- --nocapture
 
 test-checks:
 	scripts/check-header.sh --self-test
