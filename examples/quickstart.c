@@ -23,8 +23,9 @@ int main(void) {
     mooncake_meta_config_free(cfg);
 
     /* Client 1 mounts 64 MiB of memory at address 0x10000000. */
+    uint32_t segment_id = 0;
     CHECK(mooncake_meta_mount_segment(m, 1, "seg0", 4, 0x10000000, 64 << 20,
-                                      MOONCAKE_META_POOL_MEMORY, NULL, NULL));
+                                      MOONCAKE_META_POOL_MEMORY, &segment_id, NULL));
 
     /* Write "k" with ENABLE and a 60 s soft pin. */
     mooncake_meta_write_config wc;
