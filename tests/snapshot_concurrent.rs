@@ -52,8 +52,10 @@ fn busy_master() -> Arc<Master> {
 /// One writer: puts, upserts that re-enable pins, ends (sometimes partial,
 /// sometimes never), revokes, removes and reads on a key space shared with
 /// the other writers. Errors are expected (contention) and ignored; panics
-/// are not.
-fn writer(m: &Master, id: u64, stop: &AtomicBool, ops: &AtomicU64) {
+/// are not. `ops` counts every call; `started` counts successful
+/// PutStart/UpsertStart, each of which draws a fresh write token, so the
+/// image's `next_write_token` moves whenever `started` does.
+fn writer(m: &Master, id: u64, stop: &AtomicBool, ops: &AtomicU64, started: &AtomicU64) {
     let client = 10 + id;
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15 ^ (id + 1).wrapping_mul(0xD1B5_4A32_D192_ED03));
     let mut open: Vec<(String, u64)> = Vec::new();
@@ -73,6 +75,7 @@ fn writer(m: &Master, id: u64, stop: &AtomicBool, ops: &AtomicU64) {
                 };
                 if let Ok(w) = m.put_start(client, k(&key), size, &c) {
                     open.push((key, w.token));
+                    started.fetch_add(1, Ordering::Relaxed);
                 }
             }
             2 | 3 => {
@@ -81,6 +84,7 @@ fn writer(m: &Master, id: u64, stop: &AtomicBool, ops: &AtomicU64) {
                 let c = enable(1 + rng.below(5_000));
                 if let Ok(w) = m.upsert_start(client, k(&key), size, &c) {
                     open.push((key, w.token));
+                    started.fetch_add(1, Ordering::Relaxed);
                 }
             }
             4 | 5 if !open.is_empty() => {
@@ -165,10 +169,16 @@ fn snapshots_taken_under_concurrent_writes_restore_consistently() {
     let m = busy_master();
     let stop = Arc::new(AtomicBool::new(false));
     let ops = Arc::new(AtomicU64::new(0));
+    let started = Arc::new(AtomicU64::new(0));
     let mut handles = Vec::new();
     for id in 0..WRITERS {
-        let (m, stop, ops) = (Arc::clone(&m), Arc::clone(&stop), Arc::clone(&ops));
-        handles.push(thread::spawn(move || writer(&m, id, &stop, &ops)));
+        let (m, stop, ops, started) = (
+            Arc::clone(&m),
+            Arc::clone(&stop),
+            Arc::clone(&ops),
+            Arc::clone(&started),
+        );
+        handles.push(thread::spawn(move || writer(&m, id, &stop, &ops, &started)));
     }
     {
         let (m, stop) = (Arc::clone(&m), Arc::clone(&stop));
@@ -176,14 +186,22 @@ fn snapshots_taken_under_concurrent_writes_restore_consistently() {
     }
 
     let (mut restored, mut pinned, mut dropped_replicas) = (0u64, 0u64, 0u64);
-    let mut last_ops = 0;
     let mut distinct = std::collections::HashSet::new();
     for i in 0..SNAPSHOTS {
-        // Let the writers move on between captures.
-        while ops.load(Ordering::Relaxed) < last_ops + 50 {
+        // Let the writers move on between captures: at least one write must
+        // have started, so this image's `next_write_token` differs from the
+        // last one's. The bound only turns a stuck master into a failure
+        // instead of a hang; it does not time anything.
+        let target = started.load(Ordering::Relaxed) + 1;
+        let give_up = std::time::Instant::now() + std::time::Duration::from_secs(120);
+        while started.load(Ordering::Relaxed) < target {
+            assert!(
+                std::time::Instant::now() < give_up,
+                "snapshot {i}: no write could start for 120 s ({} calls made)",
+                ops.load(Ordering::Relaxed)
+            );
             thread::yield_now();
         }
-        last_ops = ops.load(Ordering::Relaxed);
         let bytes = m.snapshot().unwrap();
         let img = decode(&bytes).unwrap_or_else(|e| panic!("snapshot {i} does not decode: {e}"));
         distinct.insert(bytes.clone());
@@ -213,7 +231,12 @@ fn snapshots_taken_under_concurrent_writes_restore_consistently() {
         ops.load(Ordering::Relaxed)
     );
     assert!(restored > 0 && pinned > 0 && dropped_replicas > 0);
-    assert!(distinct.len() > SNAPSHOTS / 2, "the writers hardly ran");
+    // A write started between any two captures, so no two images are equal.
+    assert_eq!(
+        distinct.len(),
+        SNAPSHOTS,
+        "two captures showed the same state"
+    );
 }
 
 #[test]
@@ -223,10 +246,16 @@ fn snapshots_taken_during_mounts_and_unmounts_restore_consistently() {
     let m = busy_master();
     let stop = Arc::new(AtomicBool::new(false));
     let ops = Arc::new(AtomicU64::new(0));
+    let started = Arc::new(AtomicU64::new(0));
     let mut handles = Vec::new();
     for id in 0..2 {
-        let (m, stop, ops) = (Arc::clone(&m), Arc::clone(&stop), Arc::clone(&ops));
-        handles.push(thread::spawn(move || writer(&m, id, &stop, &ops)));
+        let (m, stop, ops, started) = (
+            Arc::clone(&m),
+            Arc::clone(&stop),
+            Arc::clone(&ops),
+            Arc::clone(&started),
+        );
+        handles.push(thread::spawn(move || writer(&m, id, &stop, &ops, &started)));
     }
     {
         let (m, stop) = (Arc::clone(&m), Arc::clone(&stop));
