@@ -171,6 +171,9 @@ fn wave_child(n: usize) -> Sample {
     s.set("idx_100_shards_touched", st.shards_touched as f64);
     let (scan, _) = timed_scan(&m, at);
     s.set("scan_100_ns", scan);
+    drop(m);
+    let pins: Vec<String> = keys.into_iter().step_by(2).collect();
+    s.set("index_pop_100_ns", bare_index_pop_ns(&pins));
     s
 }
 
@@ -362,6 +365,14 @@ fn figures(r: &Results, mode: Mode) -> Vec<Figure> {
             )
             .target(Target::AtMost(0.3)),
         );
+        out.push(Figure::new(
+            "cleanup",
+            "of_which_bare_index_pops",
+            &par("100"),
+            "ms",
+            Better::Lower,
+            scale(r.values(&wave, "index_pop_100_ns"), 1e-6),
+        ));
         if at_top {
             out.push(
                 Figure::new(
