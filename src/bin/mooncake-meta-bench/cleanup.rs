@@ -373,6 +373,26 @@ fn figures(r: &Results, mode: Mode) -> Vec<Figure> {
             Better::Lower,
             scale(r.values(&wave, "index_pop_100_ns"), 1e-6),
         ));
+        let mut per_batch = Figure::new(
+            "cleanup",
+            "index_work_per_batch",
+            &par("100"),
+            "ms",
+            Better::Lower,
+            r.zip(&wave, "index_pop_100_ns", "idx_100_batches", |t, b| {
+                t / b * 1e-6
+            }),
+        )
+        .target(Target::AtMost(1.0));
+        if n == sizes[0] {
+            per_batch = per_batch.note(
+                "bare-index pop time / batches of 256: the work one index-lock hold does (an upper \
+                 bound: it includes the out-of-lock part). On a loaded machine the measured longest \
+                 hold also contains time slices lost to preemption of the holder (multiples of the \
+                 4 ms scheduler tick)",
+            );
+        }
+        out.push(per_batch);
         if at_top {
             out.push(
                 Figure::new(
