@@ -194,7 +194,7 @@ impl MasterCore {
         report: &mut EvictionReport,
     ) {
         let allow_pinned = matches!(pass, Pass::Second { take_pinned: true });
-        for i in 0..cands.len() {
+        for (i, done) in done.iter_mut().enumerate() {
             if report.evicted >= goal {
                 return;
             }
@@ -203,15 +203,15 @@ impl MasterCore {
             // pins; the pinned half (only with allow_evict_soft_pinned_objects)
             // takes what is left, pinned or not (a group with a pinned member
             // only goes then).
-            if done[i] || (c.pinned && !allow_pinned) {
+            if *done || (c.pinned && !allow_pinned) {
                 continue;
             }
             if let Some(g) = &c.group {
                 if !groups_done.insert(Arc::as_ptr(g)) {
-                    done[i] = true;
+                    *done = true;
                     continue;
                 }
-                done[i] = true;
+                *done = true;
                 let (n, bytes, pinned) = self.evict_group(g, now, allow_pinned);
                 report.evicted += n;
                 report.evicted_bytes += bytes;
@@ -219,19 +219,19 @@ impl MasterCore {
                 if n == 0 {
                     // The group stays whole; a later pass may take it.
                     groups_done.remove(&Arc::as_ptr(g));
-                    done[i] = false;
+                    *done = false;
                 }
                 continue;
             }
             let mut st = self.shards[c.shard].state.write();
             let Some(obj) = st.objects.find(c.hash, |o| o.seq == c.seq) else {
-                done[i] = true;
+                *done = true;
                 continue;
             };
             if !evictable(obj, now, allow_pinned) {
                 continue;
             }
-            done[i] = true;
+            *done = true;
             let pinned = is_active(obj.committed(), now);
             let key = obj.key.clone();
             let bytes = self.evict_object(&mut st, c.shard, c.hash, &key);
