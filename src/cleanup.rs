@@ -39,7 +39,8 @@ impl MasterCore {
     pub fn run_cleanup_at(&self, at: Instant) -> CleanupStats {
         let started = std::time::Instant::now();
         let mut stats = CleanupStats::default();
-        let mut batch: Vec<DueEntry> = Vec::with_capacity(CLEANUP_BATCH);
+        // pop_due sizes it on the first due entries; nothing due, no allocation.
+        let mut batch: Vec<DueEntry> = Vec::new();
         loop {
             batch.clear();
             let out = self.index.pop_due(at, CLEANUP_BATCH, &mut batch);
@@ -61,15 +62,18 @@ impl MasterCore {
                 break;
             }
         }
-        stats.longest_index_hold_ns = self.index.stats().longest_hold_ns;
+        // Lock-free read: stats() would take the index mutex once more.
+        stats.longest_index_hold_ns = self.index.longest_hold_ns();
         stats.duration_ns = started.elapsed().as_nanos() as u64;
         let m = &self.metrics;
         m.cleanup_cycles.fetch_add(1, Ordering::Relaxed);
-        m.cleanup_popped.fetch_add(stats.popped, Ordering::Relaxed);
-        m.cleanup_stale
-            .fetch_add(stats.stale_dropped, Ordering::Relaxed);
-        m.cleanup_expired
-            .fetch_add(stats.expired, Ordering::Relaxed);
+        if stats.popped > 0 {
+            m.cleanup_popped.fetch_add(stats.popped, Ordering::Relaxed);
+            m.cleanup_stale
+                .fetch_add(stats.stale_dropped, Ordering::Relaxed);
+            m.cleanup_expired
+                .fetch_add(stats.expired, Ordering::Relaxed);
+        }
         m.cleanup_last_duration_ns
             .store(stats.duration_ns, Ordering::Relaxed);
         m.cleanup_longest_hold_ns

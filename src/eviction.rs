@@ -108,15 +108,15 @@ impl MasterCore {
             discarded_released: self.release_discarded_at(now),
             ..Default::default()
         };
-        let mut cands = self.collect_candidates(now, &mut report);
-        cands.sort_unstable_by_key(|c| (c.lease, c.seq));
+        let cands = self.collect_candidates(now, &mut report);
         let target_n = ceil_count(report.base, target);
         let lower_n = ceil_count(report.base, lowerbound);
+        let mut cands = Ordered::new(cands, target_n.max(lower_n) as usize);
 
         let mut done = vec![false; cands.len()];
         let mut groups_done: HashSet<*const Group> = HashSet::new();
         self.pass(
-            &cands,
+            &mut cands,
             &mut done,
             &mut groups_done,
             Pass::First,
@@ -128,7 +128,7 @@ impl MasterCore {
         if credited < lower_n {
             let goal = report.evicted + (lower_n - credited);
             self.pass(
-                &cands,
+                &mut cands,
                 &mut done,
                 &mut groups_done,
                 Pass::Second { take_pinned: false },
@@ -138,7 +138,7 @@ impl MasterCore {
             );
             if self.config.allow_evict_soft_pinned_objects {
                 self.pass(
-                    &cands,
+                    &mut cands,
                     &mut done,
                     &mut groups_done,
                     Pass::Second { take_pinned: true },
@@ -199,7 +199,7 @@ impl MasterCore {
     #[allow(clippy::too_many_arguments)]
     fn pass(
         &self,
-        cands: &[Candidate],
+        cands: &mut Ordered,
         done: &mut [bool],
         groups_done: &mut HashSet<*const Group>,
         pass: Pass,
@@ -208,23 +208,24 @@ impl MasterCore {
         report: &mut EvictionReport,
     ) {
         let allow_pinned = matches!(pass, Pass::Second { take_pinned: true });
-        for (i, c) in cands.iter().enumerate() {
+        for (i, done) in done.iter_mut().enumerate() {
             if report.evicted >= goal {
                 return;
             }
+            let c = cands.at(i);
             // The first pass and the unpinned half of the second skip active
             // pins; the pinned half (only with allow_evict_soft_pinned_objects)
             // takes what is left, pinned or not (a group with a pinned member
             // only goes then).
-            if done[i] || (c.pinned && !allow_pinned) {
+            if *done || (c.pinned && !allow_pinned) {
                 continue;
             }
             if let Some(g) = &c.group {
                 if !groups_done.insert(Arc::as_ptr(g)) {
-                    done[i] = true;
+                    *done = true;
                     continue;
                 }
-                done[i] = true;
+                *done = true;
                 let (n, bytes, pinned) = self.evict_group(g, now, allow_pinned);
                 report.evicted += n;
                 report.evicted_bytes += bytes;
@@ -232,19 +233,19 @@ impl MasterCore {
                 if n == 0 {
                     // The group stays whole; a later pass may take it.
                     groups_done.remove(&Arc::as_ptr(g));
-                    done[i] = false;
+                    *done = false;
                 }
                 continue;
             }
             let mut st = self.shards[c.shard].state.write();
             let Some(obj) = st.objects.find(c.hash, |o| o.seq == c.seq) else {
-                done[i] = true;
+                *done = true;
                 continue;
             };
             if !evictable(obj, now, allow_pinned) {
                 continue;
             }
-            done[i] = true;
+            *done = true;
             let pinned = is_active(obj.committed(), now);
             let key = obj.key.clone();
             let bytes = self.evict_object(&mut st, c.shard, c.hash, &key);
@@ -319,10 +320,97 @@ impl MasterCore {
     }
 }
 
+/// Candidates in (lease, creation sequence) order, sorted only as far as a
+/// pass reads: a run usually stops after a few percent of them, so the rest
+/// is only partitioned (`select_nth_unstable`), never sorted. Sequences are
+/// unique, so the order is exactly that of a full sort.
+struct Ordered {
+    cands: Vec<Candidate>,
+    /// `cands[..sorted]` is the sorted prefix of the total order.
+    sorted: usize,
+    /// Size of the first chunk to sort.
+    first: usize,
+}
+
+impl Ordered {
+    fn new(cands: Vec<Candidate>, expected: usize) -> Self {
+        Ordered {
+            cands,
+            sorted: 0,
+            first: expected.saturating_mul(2).max(1024),
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.cands.len()
+    }
+
+    /// The `i`-th candidate in order; sorts the next chunk (doubling) when
+    /// `i` is past the sorted prefix.
+    fn at(&mut self, i: usize) -> &Candidate {
+        while i >= self.sorted {
+            let rest = &mut self.cands[self.sorted..];
+            let chunk = self.sorted.max(self.first).min(rest.len());
+            let key = |c: &Candidate| (c.lease, c.seq);
+            if chunk < rest.len() {
+                rest.select_nth_unstable_by_key(chunk, key);
+            }
+            rest[..chunk].sort_unstable_by_key(key);
+            self.sorted += chunk;
+        }
+        &self.cands[i]
+    }
+}
+
 fn evictable(obj: &Object, now: Instant, allow_pinned: bool) -> bool {
     !obj.hard_pin
         && !obj.lease_live(now)
         && obj.replicas.iter().any(|r| r.kind == ReplicaKind::Memory)
         && obj.evictable_memory().next().is_some()
         && (allow_pinned || !is_active(obj.committed(), now))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cand(lease: Instant, seq: u64) -> Candidate {
+        Candidate {
+            lease,
+            seq,
+            hash: seq,
+            shard: 0,
+            pinned: false,
+            group: None,
+        }
+    }
+
+    #[test]
+    fn lazily_ordered_candidates_follow_the_full_sort() {
+        // §4: eviction order is (effective lease, creation sequence), however far a pass reads.
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for (n, expected) in [(0, 0), (1, 5), (5_000, 10), (5_000, 4_000), (20_000, 1)] {
+            let cands: Vec<Candidate> = (0..n as u64).map(|s| cand(next() % 50, s)).collect();
+            let mut want: Vec<(Instant, u64)> = cands.iter().map(|c| (c.lease, c.seq)).collect();
+            want.sort_unstable();
+            let mut lazy = Ordered::new(cands, expected);
+            let got: Vec<(Instant, u64)> = (0..lazy.len())
+                .map(|i| {
+                    let c = lazy.at(i);
+                    (c.lease, c.seq)
+                })
+                .collect();
+            assert_eq!(got, want, "n={n} expected={expected}");
+            // A later pass starts again from the front and reads the same order.
+            if n > 0 {
+                assert_eq!((lazy.at(0).lease, lazy.at(0).seq), want[0]);
+            }
+        }
+    }
 }

@@ -221,19 +221,19 @@ impl MasterCore {
         let first = self.replica_ids(mem + nof);
         let table = self.segments.read();
         let mut placed = Vec::with_capacity(mem + nof);
-        let mut excluded = exclude.to_vec();
+        // A segment belongs to one pool and `place` keeps the replicas of one
+        // call on distinct segments, so `exclude` is all either pool needs.
         for (pool, count, offset) in [(Pool::Memory, mem, 0), (Pool::NofSsd, nof, mem)] {
             if count == 0 {
                 continue;
             }
-            let got = table.place(pool, count, size, &cfg.preferred_segments, &excluded, |i| {
+            let got = table.place(pool, count, size, &cfg.preferred_segments, exclude, |i| {
                 BufferOwner {
                     object_hash: hash,
                     replica_id: first + (offset + i) as u64,
                 }
             });
             for (i, (segment, addr)) in got.into_iter().enumerate() {
-                excluded.push(segment);
                 placed.push(Replica {
                     id: first + (offset + i) as u64,
                     addr,

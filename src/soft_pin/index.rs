@@ -412,13 +412,18 @@ impl DeadlineIndex {
     pub fn pop_due(&self, at: u64, max_batch: usize, out: &mut Vec<DueEntry>) -> PopOutcome {
         // Consumed registrations leave the lock still referenced, so freeing them and building
         // the output (allocation, key copy) happen after it is released.
-        let mut consumed: Vec<(u64, Arc<Registration>)> = Vec::with_capacity(max_batch.min(256));
+        // Allocated at the first due entry: a cycle with nothing due (the
+        // common periodic case) allocates nothing.
+        let mut consumed: Vec<(u64, Arc<Registration>)> = Vec::new();
         let (outcome, job) = self.locked(|inner| {
             let mut outcome = PopOutcome::default();
             while outcome.popped + outcome.stale < max_batch {
                 match inner.heap.peek() {
                     Some(Reverse(top)) if top.deadline <= at => {}
                     _ => break,
+                }
+                if consumed.capacity() == 0 {
+                    consumed.reserve(max_batch.min(256));
                 }
                 let Some(Reverse(entry)) = inner.heap.pop() else {
                     break;
@@ -471,6 +476,11 @@ impl DeadlineIndex {
             rebuilds,
             longest_hold_ns: self.longest_hold_ns.load(Relaxed),
         }
+    }
+
+    /// Longest index-mutex hold since creation or the last reset; lock-free.
+    pub fn longest_hold_ns(&self) -> u64 {
+        self.longest_hold_ns.load(Relaxed)
     }
 
     /// All heap entries, including those detached by a running rebuild.

@@ -129,6 +129,7 @@ fn child(p: &Params) -> Sample {
             }
             s.set("remove_per_s", n as f64 / t.elapsed().as_secs_f64());
             s.set("remove_failures", failures as f64);
+            s.set("index_pop_all_ns", bare_index_pop_ns(&keys));
         }
     }
     s
@@ -248,6 +249,19 @@ const ROWS: &[Row] = &[
         note: "",
     },
     Row {
+        name: "index_pops_100pct_due",
+        phase: "pinall",
+        metric: "index_pop_all_ns",
+        unit: "ms",
+        scale: 1e-6,
+        better: Better::Lower,
+        cpp: [(95.0, ""), (1190.0, "")],
+        target: None,
+        note: "ours: popping N due entries from a bare DeadlineIndex with the same keys, in \
+               batches of 256 (the lock is released between batches); C++: popping the whole \
+               index with its mutex held throughout",
+    },
+    Row {
         name: "index_lock_hold_100pct_due",
         phase: "pinall",
         metric: "cleanup_longest_hold_ns",
@@ -256,8 +270,8 @@ const ROWS: &[Row] = &[
         better: Better::Lower,
         cpp: [(95.0, ""), (1190.0, "")],
         target: Some(Target::AtMost(1.0)),
-        note: "ours: the longest single index-mutex hold (cleanup pops in batches of 256); \
-               C++: popping the whole index under its mutex",
+        note: "ours: the longest single index-mutex hold of the cycle; C++: the mutex is held \
+               for the whole pop",
     },
     Row {
         name: "remove_not_forced",

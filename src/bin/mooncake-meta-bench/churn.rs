@@ -30,7 +30,7 @@ fn updates(live: usize, mode: Mode) -> usize {
     if mode.quick {
         100_000
     } else {
-        (3 * live).max(1_000_000)
+        (2 * live).max(1_000_000)
     }
 }
 

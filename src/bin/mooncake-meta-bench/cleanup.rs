@@ -171,6 +171,9 @@ fn wave_child(n: usize) -> Sample {
     s.set("idx_100_shards_touched", st.shards_touched as f64);
     let (scan, _) = timed_scan(&m, at);
     s.set("scan_100_ns", scan);
+    drop(m);
+    let pins: Vec<String> = keys.into_iter().step_by(2).collect();
+    s.set("index_pop_100_ns", bare_index_pop_ns(&pins));
     s
 }
 
@@ -362,6 +365,34 @@ fn figures(r: &Results, mode: Mode) -> Vec<Figure> {
             )
             .target(Target::AtMost(0.3)),
         );
+        out.push(Figure::new(
+            "cleanup",
+            "of_which_bare_index_pops",
+            &par("100"),
+            "ms",
+            Better::Lower,
+            scale(r.values(&wave, "index_pop_100_ns"), 1e-6),
+        ));
+        let mut per_batch = Figure::new(
+            "cleanup",
+            "index_work_per_batch",
+            &par("100"),
+            "ms",
+            Better::Lower,
+            r.zip(&wave, "index_pop_100_ns", "idx_100_batches", |t, b| {
+                t / b * 1e-6
+            }),
+        )
+        .target(Target::AtMost(1.0));
+        if n == sizes[0] {
+            per_batch = per_batch.note(
+                "bare-index pop time / batches of 256: the work one index-lock hold does (an upper \
+                 bound: it includes the out-of-lock part). On a loaded machine the measured longest \
+                 hold also contains time slices lost to preemption of the holder (multiples of the \
+                 4 ms scheduler tick)",
+            );
+        }
+        out.push(per_batch);
         if at_top {
             out.push(
                 Figure::new(

@@ -29,9 +29,9 @@ fn size(mode: Mode) -> usize {
 /// Calls per thread per measurement.
 fn per_thread(mode: Mode) -> usize {
     if mode.quick {
-        200_000
+        100_000
     } else {
-        500_000
+        300_000
     }
 }
 

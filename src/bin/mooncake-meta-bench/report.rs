@@ -284,7 +284,15 @@ pub fn table(figures: &[Figure], notes: &[String]) -> String {
         last = r[0].clone();
         line(r, &mut out);
     }
-    let annotated: Vec<&Figure> = figures.iter().filter(|f| f.note.is_some()).collect();
+    let mut annotated: Vec<&Figure> = Vec::new();
+    for f in figures.iter().filter(|f| f.note.is_some()) {
+        let seen = annotated
+            .iter()
+            .any(|a| a.scenario == f.scenario && a.name == f.name && a.note == f.note);
+        if !seen {
+            annotated.push(f);
+        }
+    }
     if !annotated.is_empty() || !notes.is_empty() {
         out.push_str("\nNotes:\n");
         for f in annotated {

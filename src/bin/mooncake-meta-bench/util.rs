@@ -374,3 +374,33 @@ impl Params {
             .collect()
     }
 }
+
+/// Time to pop every entry of a bare `DeadlineIndex` holding `keys` (scoped
+/// as the master stores them, default tenant) all due at once, in batches
+/// of 256 as cleanup does: the index's share of a 100 %-due wave.
+pub fn bare_index_pop_ns(keys: &[String]) -> f64 {
+    use mooncake_meta::soft_pin::DeadlineIndex;
+    let idx = DeadlineIndex::new();
+    for (i, k) in keys.iter().enumerate() {
+        idx.register(
+            &format!("{DEFAULT_TENANT}\0{k}"),
+            (i % 1024) as u32,
+            T0 + 30 * MIN,
+        );
+    }
+    let mut out = Vec::with_capacity(256);
+    flush_caches();
+    let t = Stopwatch::start();
+    let mut popped = 0;
+    loop {
+        out.clear();
+        let o = idx.pop_due(T0 + 31 * MIN, 256, &mut out);
+        popped += o.popped;
+        if !o.more_due {
+            break;
+        }
+    }
+    let ns = t.elapsed().as_nanos() as f64;
+    assert_eq!(popped, keys.len());
+    ns
+}
