@@ -308,9 +308,10 @@ mod tests {
             .err()
             .unwrap();
         assert_eq!(e.kind(), ErrorKind::StructSizeUnsupported);
-        assert!(e
-            .message()
-            .starts_with("out_report.struct_size: struct_size 8"));
+        assert_eq!(
+            e.message(),
+            "out_report.struct_size is 8, below the smallest supported size 24"
+        );
         r.struct_size = 24;
         let out =
             unsafe { SizedOut::optional(&mut r, UNMOUNT_REPORT_V1_SIZE, "out_report") }.unwrap();
