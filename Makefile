@@ -189,6 +189,8 @@ lint:
 	$(CARGO) fmt --all --check
 	$(CARGO) clippy --all-targets -- -D warnings
 	$(CARGO) clippy --all-targets --features test-hooks -- -D warnings
+	$(CARGO) clippy -p mooncake-meta-sys --all-targets -- -D warnings
+	$(CARGO) clippy -p mooncake-meta-sys --all-targets --all-features -- -D warnings
 	$(call need,go,$(GO_HINT))
 	@test -z "$$(gofmt -l go)" || { echo "gofmt: these files need formatting:" >&2; gofmt -l go >&2; exit 1; }
 	cd go && GOTOOLCHAIN=local go vet ./...
