@@ -358,6 +358,13 @@ impl DeadlineIndex {
         result
     }
 
+    /// Constant-time reads under the mutex, not timed: `longest_hold_ns`
+    /// reports the holds that do index work (register, unregister, pop,
+    /// rebuild swaps), so reading metrics cannot inflate it.
+    fn read<R>(&self, f: impl FnOnce(&Inner) -> R) -> R {
+        f(&self.inner.lock())
+    }
+
     fn hash(&self, key: &str) -> u64 {
         self.hasher.hash_one(key)
     }
@@ -396,7 +403,7 @@ impl DeadlineIndex {
     /// `(deadline, shard)` of the latest registration.
     pub fn registration(&self, key: &str) -> Option<(u64, u32)> {
         let hash = self.hash(key);
-        self.locked(|inner| {
+        self.read(|inner| {
             inner
                 .map
                 .get(hash, key)
@@ -463,7 +470,7 @@ impl DeadlineIndex {
     }
 
     pub fn stats(&self) -> IndexStats {
-        let (heap_len, live, rebuilds) = self.locked(|inner| {
+        let (heap_len, live, rebuilds) = self.read(|inner| {
             (
                 inner.heap.len() + inner.detached,
                 inner.map.len(),
@@ -485,11 +492,11 @@ impl DeadlineIndex {
 
     /// All heap entries, including those detached by a running rebuild.
     pub fn heap_len(&self) -> usize {
-        self.locked(|inner| inner.heap.len() + inner.detached)
+        self.read(|inner| inner.heap.len() + inner.detached)
     }
 
     pub fn live(&self) -> usize {
-        self.locked(|inner| inner.map.len())
+        self.read(|inner| inner.map.len())
     }
 
     pub fn reset_longest_hold(&self) {
@@ -886,6 +893,21 @@ mod tests {
         regs.sort();
         assert_eq!(regs, vec![("a".into(), 3, 30), ("b".into(), 2, 20)]);
         assert_eq!(pop(&idx, 100).0, vec![due("b", 2, 20), due("a", 3, 30)]);
+    }
+
+    #[test]
+    fn reading_stats_does_not_count_as_an_index_hold() {
+        // Metrics: the longest hold reports index work, not the reads of it.
+        let idx = DeadlineIndex::new();
+        idx.register("k", 0, 10);
+        idx.reset_longest_hold();
+        for _ in 0..1_000 {
+            let st = idx.stats();
+            assert_eq!((st.heap_len, st.live), (1, 1));
+            assert_eq!(idx.registration("k"), Some((10, 0)));
+            assert_eq!((idx.heap_len(), idx.live()), (1, 1));
+        }
+        assert_eq!(idx.longest_hold_ns(), 0);
     }
 
     #[test]
