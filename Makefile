@@ -177,13 +177,21 @@ readme-check: lib
 # The benchmark harness (src/bin/mooncake-meta-bench, bench/README.md): every
 # scenario of the benchmark issue, one JSON line per figure plus a table;
 # then the C-boundary micro-benchmark.
-bench:
+bench: target/c/read_c
 	$(CARGO) run --release --bin mooncake-meta-bench
 	$(CARGO) bench --bench ffi_boundary
 
 # The short run CI does as part of `make test`.
-bench-quick:
+bench-quick: target/c/read_c
 	$(CARGO) run --release --bin mooncake-meta-bench -- --quick
+
+# The C ABI read benchmark: a C program linked to the shared library (no LTO
+# inlining across the boundary); the harness's `read-c` scenario runs it.
+target/c/read_c: bench/read_c.c include/mooncake_meta.h lib
+	$(call need,$(CC),$(call apt,gcc))
+	@mkdir -p target/c
+	$(CC) -std=c11 -O2 -Wall -Wextra -Wpedantic -Werror -Iinclude bench/read_c.c \
+		-L$(RELEASE) -Wl,-rpath,$(CURDIR)/$(RELEASE) -lmooncake_meta -lpthread -o $@
 
 lint:
 	$(CARGO) fmt --all --check

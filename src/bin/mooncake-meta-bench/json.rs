@@ -1,5 +1,5 @@
 //! Just enough JSON for the harness: writing flat objects and reading back
-//! what a child process (or `bench/read_c`) printed. No dependency on a
+//! what a child process (or the C read benchmark) printed. No dependency on a
 //! JSON crate, so the library's dependency set stays what it ships with.
 
 use std::collections::BTreeMap;

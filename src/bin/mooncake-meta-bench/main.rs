@@ -127,7 +127,7 @@ usage: mooncake-meta-bench [--quick] [--reps N] [--table] [--list] [SCENARIO...]
   --table     print the table on stdout after the JSON lines (default: stderr)
   --cpu-time  time throughput and cycles by the measuring threads' CPU time
               instead of wall time (robust on a shared machine; latencies stay wall)
-  --read-c P  the C read benchmark to run for `read-c` (default bench/read_c)
+  --read-c P  the C read benchmark to run for `read-c` (default target/c/read_c, built by make bench)
   --list      list the scenarios
 Scenarios (all by default, in this order): ";
 

@@ -1,9 +1,11 @@
 //! `read-c`: the C ABI half of the read scenario. It runs the C program
-//! `bench/read_c` (linked to the shared library, so no LTO inlining across
-//! the boundary) when it has been built, forwards its figures and compares
-//! its single-thread Exist with the Rust call's; otherwise it only says so.
+//! built from `bench/read_c.c` (linked to the shared library, so no LTO
+//! inlining across the boundary; `make bench` builds it as
+//! `target/c/read_c`) when it has been built, forwards its figures and
+//! compares its single-thread Exist with the Rust call's; otherwise it only
+//! says so.
 //!
-//! Contract for `bench/read_c` (see bench/README.md): invoked as
+//! Contract for the program (see bench/README.md): invoked as
 //! `read_c [--quick]`, it prints one JSON object per line, each
 //! `{"figure": NAME, "params": {...}, "unit": UNIT, "better": "higher"|"lower",
 //! "values": [one number per repetition]}`; anything else on stdout is ignored.
@@ -16,11 +18,12 @@ use std::process::{Command, Stdio};
 
 pub const NAME: &str = "read-c";
 pub const ABOUT: &str =
-    "Get/Exist through the C ABI, from bench/read_c (a C program linked to the .so) if built";
+    "Get/Exist through the C ABI, from target/c/read_c (bench/read_c.c linked to the .so) if built";
 
 fn default_path() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("bench")
+        .join("target")
+        .join("c")
         .join("read_c")
 }
 
