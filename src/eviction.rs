@@ -260,9 +260,10 @@ impl MasterCore {
     fn evict_object(&self, st: &mut ShardState, si: usize, hash: u64, scoped: &str) -> u64 {
         let obj = st.find_scoped_mut(hash, scoped).expect("object is locked");
         let victims: Vec<u64> = obj.evictable_memory().map(|r| r.id).collect();
-        let (freed, kept): (Vec<_>, Vec<_>) = std::mem::take(&mut obj.replicas)
-            .into_iter()
-            .partition(|r| victims.contains(&r.id));
+        let (freed, kept): (crate::object::Replicas, crate::object::Replicas) =
+            std::mem::take(&mut obj.replicas)
+                .into_iter()
+                .partition(|r| victims.contains(&r.id));
         obj.replicas = kept;
         let size = obj.size;
         self.free_now(&freed, size);

@@ -227,9 +227,10 @@ impl MasterCore {
                     continue;
                 };
                 let release_at = obj.put_start.saturating_add(release);
-                let (gone, kept): (Vec<_>, Vec<_>) = std::mem::take(&mut obj.replicas)
-                    .into_iter()
-                    .partition(|r| r.is_write_processing());
+                let (gone, kept): (crate::object::Replicas, crate::object::Replicas) =
+                    std::mem::take(&mut obj.replicas)
+                        .into_iter()
+                        .partition(|r| r.is_write_processing());
                 obj.replicas = kept;
                 obj.apply_pending_rule();
                 let (size, empty, scoped) = (obj.size, obj.replicas.is_empty(), obj.key.clone());

@@ -25,7 +25,7 @@ use crate::group::Groups;
 use crate::key::{self, KeyHasher};
 use crate::maintenance::{Maintenance, Wakeup};
 use crate::metrics::Metrics;
-use crate::object::{Object, Replica, Role};
+use crate::object::{Object, Replica, Replicas, Role};
 use crate::quiesce::Quiesce;
 use crate::segment::{BufferOwner, SegmentTable};
 use crate::shard::{Discarded, Shard, ShardState};
@@ -215,12 +215,12 @@ impl MasterCore {
         size: u64,
         cfg: &WriteConfig,
         exclude: &[SegmentId],
-    ) -> Result<Vec<Replica>> {
+    ) -> Result<Replicas> {
         let mem = cfg.memory_replicas as usize;
         let nof = cfg.nof_ssd_replicas as usize;
         let first = self.replica_ids(mem + nof);
         let table = self.segments.read();
-        let mut placed = Vec::with_capacity(mem + nof);
+        let mut placed = Replicas::with_capacity(mem + nof);
         // A segment belongs to one pool and `place` keeps the replicas of one
         // call on distinct segments, so `exclude` is all either pool needs.
         for (pool, count, offset) in [(Pool::Memory, mem, 0), (Pool::NofSsd, nof, mem)] {

@@ -79,6 +79,10 @@ impl Replica {
     }
 }
 
+/// An object's replicas: one lives inline in the object (no allocation, and
+/// a read touches no other cache line); more spill to the heap.
+pub(crate) type Replicas = smallvec::SmallVec<[Replica; 1]>;
+
 /// A copy, move or promotion in progress on the key (one per key).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Task {
@@ -112,7 +116,7 @@ pub(crate) struct Object {
     pub lease: AtomicU64,
     /// Committed soft-pin deadline or [`NO_DEADLINE`].
     pub soft_pin: AtomicU64,
-    pub replicas: Vec<Replica>,
+    pub replicas: Replicas,
     /// Soft-pin intent of the write in flight (SEMANTICS §3.4).
     pub pending: Option<SoftPinIntent>,
     pub group: Option<Arc<Group>>,

@@ -119,7 +119,7 @@ impl MasterCore {
         &self,
         k: Key<'_>,
         hash: u64,
-        replicas: Vec<crate::object::Replica>,
+        replicas: crate::object::Replicas,
         token: u64,
         n: NewObject,
         group: Option<&str>,
@@ -223,9 +223,10 @@ impl MasterCore {
                 "a targeted replica is not PROCESSING",
             ));
         }
-        let (revoked, kept): (Vec<_>, Vec<_>) = obj
+        let (revoked, kept): (crate::object::Replicas, crate::object::Replicas) = obj
             .replicas
             .iter()
+            .copied()
             .partition(|r| r.is_write_processing() && sel.matches(r.kind));
         obj.replicas = kept;
         let size = obj.size;

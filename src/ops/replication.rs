@@ -3,7 +3,7 @@
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::master::{free_in, MasterCore};
-use crate::object::{Object, Replica, Role, Task};
+use crate::object::{Object, Replica, Replicas, Role, Task};
 use crate::segment::BufferOwner;
 use crate::shard::ShardState;
 use crate::types::{Key, ReplicaDescriptor, ReplicaKind, ReplicaStatus};
@@ -95,7 +95,7 @@ impl MasterCore {
     fn abandon_task(&self, st: &mut ShardState, si: usize, hash: u64, k: Key<'_>) {
         let obj = st.find_mut(hash, k).expect("object is locked");
         let task = obj.task.take();
-        let (targets, kept): (Vec<Replica>, Vec<Replica>) = std::mem::take(&mut obj.replicas)
+        let (targets, kept): (Replicas, Replicas) = std::mem::take(&mut obj.replicas)
             .into_iter()
             .partition(|r| r.role == Role::TaskTarget && r.status == ReplicaStatus::Processing);
         obj.replicas = kept;

@@ -116,7 +116,7 @@ impl MasterCore {
         // object, its deadline, registration and the gauge untouched
         // [diverges: upstream erases first and loses the object].
         let fresh = match case {
-            Case::InPlace => Vec::new(),
+            Case::InPlace => crate::object::Replicas::new(),
             _ => self.allocate_write(hash, size, cfg, &[])?,
         };
         let token = self.new_token();
@@ -152,9 +152,10 @@ impl MasterCore {
                 let old_token = obj.write_token;
                 // Preempt the write in flight: its PROCESSING replicas are
                 // discarded, its pending intent is replaced below.
-                let (preempted, mut kept): (Vec<_>, Vec<_>) = std::mem::take(&mut obj.replicas)
-                    .into_iter()
-                    .partition(|r| r.is_write_processing());
+                let (preempted, mut kept): (crate::object::Replicas, crate::object::Replicas) =
+                    std::mem::take(&mut obj.replicas)
+                        .into_iter()
+                        .partition(|r| r.is_write_processing());
                 // Old LOCAL_DISK copies are stale once the value changes.
                 kept.retain(|r| r.kind != ReplicaKind::LocalDisk);
                 for r in kept.iter_mut() {

@@ -197,7 +197,7 @@ impl MasterCore {
             }
             let hash = self.hasher.hash(k);
             let si = self.shard_index_of(hash);
-            let mut replicas = Vec::with_capacity(complete.len());
+            let mut replicas = crate::object::Replicas::with_capacity(complete.len());
             for r in complete {
                 let kind = ReplicaKind::from_raw(r.kind as u32)
                     .ok_or_else(|| Error::new(ErrorKind::DeserializeFail, "bad replica kind"))?;
