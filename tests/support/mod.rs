@@ -5,6 +5,7 @@
 //! mutator. Each user takes a subset.
 #![allow(dead_code)]
 
+pub mod cabi;
 pub mod entropy;
 pub mod opseq;
 pub mod snapmut;
