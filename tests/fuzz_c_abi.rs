@@ -178,3 +178,23 @@ fn c_abi_calls_give_defined_statuses_and_leave_no_trace() {
         }
     }
 }
+
+/// The fixture of `scripts/rust-valgrind.sh --self-test`: a failing C call's
+/// error object is dropped without `mooncake_meta_error_free`, a definite
+/// leak that memcheck must report. Ignored: it runs only when named.
+#[test]
+#[ignore = "leaks on purpose; run by scripts/rust-valgrind.sh --self-test"]
+fn valgrind_self_test_leaks_one_error_object() {
+    // Rule: the valgrind run must fail on a real leak through the C ABI.
+    use mooncake_meta::ffi::master::mooncake_meta_master_now;
+    use mooncake_meta::ffi::status::MOONCAKE_META_NULL_ARGUMENT;
+    let mut now = 0u64;
+    let mut err = std::ptr::null_mut();
+    // SAFETY: a NULL master is refused with an error object.
+    let st = unsafe { mooncake_meta_master_now(std::ptr::null(), &mut now, &mut err) };
+    assert_eq!(st, MOONCAKE_META_NULL_ARGUMENT);
+    assert!(!err.is_null(), "no error object to leak");
+    // The only pointer to it is overwritten: unreachable once this returns.
+    err = std::ptr::null_mut();
+    std::hint::black_box(err);
+}
