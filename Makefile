@@ -123,7 +123,7 @@ test-rust:
 # tests/fuzz_c_abi.rs with MOONCAKE_META_CABI_CASES=$(VALGRIND_CABI_CASES))
 # under valgrind memcheck: any error or definite leak fails; no suppressions.
 # Then the self-test: a deliberately leaked C error object must fail it.
-VALGRIND_CABI_CASES ?= 5000
+VALGRIND_CABI_CASES ?= 10000
 test-rust-valgrind:
 	$(call need,valgrind,$(call apt,valgrind))
 	MOONCAKE_META_CABI_CASES=$(VALGRIND_CABI_CASES) CARGO=$(CARGO) scripts/rust-valgrind.sh

@@ -2,7 +2,7 @@
 # make test-rust-valgrind: the Rust tests of the C ABI under valgrind memcheck
 # (issue 14): the `ffi::` unit tests of the library's test binary,
 # tests/ffi_legacy.rs, and tests/fuzz_c_abi.rs with a reduced case count
-# (MOONCAKE_META_CABI_CASES, default 5000 here). Any memcheck error or
+# (MOONCAKE_META_CABI_CASES, default 10000 here). Any memcheck error or
 # definite leak fails the run. No suppressions are used.
 #
 # The test binaries are found from cargo's own build report
@@ -18,7 +18,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 CARGO=${CARGO:-cargo}
-CASES=${MOONCAKE_META_CABI_CASES:-5000}
+CASES=${MOONCAKE_META_CABI_CASES:-10000}
 LOGS=target/valgrind
 command -v valgrind >/dev/null 2>&1 || {
     echo "rust-valgrind: 'valgrind' is required; install it with: apt-get install -y valgrind" >&2
