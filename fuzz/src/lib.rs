@@ -62,7 +62,7 @@ pub fn seed_snapshots(count: u64) -> Vec<Vec<u8>> {
 /// Starts, End/Revoke, soft-pin queries, mounts) with malformed structs,
 /// enums, TTLs, keys and tenants, against a C-created master and its Rust
 /// twin; support/cabi.rs lists the rules checked after each. Returns the
-/// number of calls made.
+/// number of cases run.
 pub fn c_abi_config(data: &[u8]) -> u64 {
     let mut src = Bytes(Unstructured::new(data));
     targets::c_abi_config(&mut src, 256).0
