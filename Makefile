@@ -5,8 +5,9 @@
 #                      $(DESTDIR)$(PREFIX) (PREFIX=/usr/local by default)
 #   make demo          install into target/demo-prefix, build the C demo
 #                      against it through pkg-config, and run it
-#   make test          every suite: Rust, header, symbol and allocator checks
-#                      (with their mutation self-tests), C in static/dynamic/
+#   make test          every suite: Rust, the Rust ffi tests under valgrind
+#                      memcheck, header, symbol and allocator checks (with
+#                      their mutation self-tests), C in static/dynamic/
 #                      ASan+UBSan/valgrind modes, C++, the installed layout,
 #                      Go (vet, test, -race, cgocheck2), the Rust sys crate,
 #                      the README check
@@ -34,7 +35,7 @@ ABI     := $(shell sed -n 's/^\#define MOONCAKE_META_ABI_VERSION \([0-9][0-9]*\)
 SONAME  := libmooncake_meta.so.$(ABI)
 DEMO_PREFIX := $(CURDIR)/target/demo-prefix
 
-.PHONY: all build lib hooks-lib libraries install demo test test-rust test-checks test-c test-install test-go test-sys readme-check \
+.PHONY: all build lib hooks-lib libraries install demo test test-rust test-rust-valgrind test-checks test-c test-install test-go test-sys readme-check \
         bench bench-quick lint bless-header tools clean
 all: build
 
@@ -101,7 +102,7 @@ demo:
 
 # Each suite is a target; `test` runs them in order, timing each, and stops
 # at the first failure.
-SUITES := test-rust libraries test-checks test-c test-install test-go test-sys readme-check bench-quick
+SUITES := test-rust test-rust-valgrind libraries test-checks test-c test-install test-go test-sys readme-check bench-quick
 
 test: tools
 	@n=0; for suite in $(SUITES); do \
@@ -117,6 +118,16 @@ test-rust:
 	$(CARGO) test --release -- --skip soak_mixed_operations
 	$(CARGO) test --release --features "test-hooks deadlock-detection" --target-dir $(HOOKS) \
 		--test core_maintenance_panic --test soak -- --nocapture
+
+# The Rust tests of the C ABI (the lib's ffi:: unit tests, tests/ffi_legacy.rs,
+# tests/fuzz_c_abi.rs with MOONCAKE_META_CABI_CASES=$(VALGRIND_CABI_CASES))
+# under valgrind memcheck: any error or definite leak fails; no suppressions.
+# Then the self-test: a deliberately leaked C error object must fail it.
+VALGRIND_CABI_CASES ?= 10000
+test-rust-valgrind:
+	$(call need,valgrind,$(call apt,valgrind))
+	MOONCAKE_META_CABI_CASES=$(VALGRIND_CABI_CASES) CARGO=$(CARGO) scripts/rust-valgrind.sh
+	CARGO=$(CARGO) scripts/rust-valgrind.sh --self-test
 
 test-checks:
 	scripts/check-header.sh --self-test

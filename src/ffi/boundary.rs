@@ -100,10 +100,18 @@ fn panic_message(payload: &(dyn Any + Send)) -> &str {
 }
 
 /// A payload whose destructor panics again must not unwind out of here.
+/// The new panic's payload (normally a string) is dropped in turn, so
+/// nothing leaks; only after a few payloads whose destructors all panic is
+/// the last one forgotten, so a pathological chain cannot loop forever.
 fn drop_payload(payload: Box<dyn Any + Send>) {
-    if let Err(again) = catch_unwind(AssertUnwindSafe(move || drop(payload))) {
-        std::mem::forget(again);
+    let mut payload = payload;
+    for _ in 0..8 {
+        match catch_unwind(AssertUnwindSafe(move || drop(payload))) {
+            Ok(()) => return,
+            Err(again) => payload = again,
+        }
     }
+    std::mem::forget(payload);
 }
 
 #[cfg(test)]

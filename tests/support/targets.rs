@@ -64,3 +64,12 @@ pub fn op_sequence(e: &mut impl Entropy, max_steps: usize) -> Driver {
     d.run(e, max_steps);
     d
 }
+
+/// Up to `max_cases` C-ABI calls drawn from `e` (master configurations,
+/// extended and legacy write configs, Starts, batches, End/Revoke, soft-pin
+/// queries, mounts; keys and tenants of every malformed kind) against a
+/// C-created master and its Rust twin; see support/cabi.rs for the rules
+/// checked after each. Returns the cases run and the status tally.
+pub fn c_abi_config(e: &mut impl Entropy, max_cases: u64) -> (u64, super::cabi::Tally) {
+    super::cabi::run(e, max_cases)
+}
