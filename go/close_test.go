@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	mm "github.com/kvcache-ai/libmooncake_meta/go"
 )
@@ -47,8 +48,13 @@ func TestCloseDuring64GoroutinesGets(t *testing.T) {
 	}
 	close(start)
 	// Close once every goroutine has had the chance to run, from two
-	// goroutines at once: both return nil.
+	// goroutines at once: both return nil. The bound only turns getters
+	// that all failed (or hung) into a failure instead of a hang.
+	giveUp := time.Now().Add(2 * time.Minute)
 	for calls.Load() < 4*goroutines {
+		if time.Now().After(giveUp) {
+			t.Fatalf("only %d successful gets in 2 minutes (%d goroutines failed)", calls.Load(), len(failures))
+		}
 		runtime.Gosched()
 	}
 	var closers sync.WaitGroup

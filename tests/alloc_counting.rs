@@ -104,6 +104,9 @@ fn with_maintenance_thread() {
         }
         let _ = m.get_replica_list(Key::new(&format!("k{}", i % 17)));
     }
+    // The thread ticks every millisecond: a cleanup batch it has popped but
+    // not applied yet is not a violation, so check with it parked.
+    let _quiet = m.quiesce();
     m.check_invariants().unwrap();
 }
 
@@ -189,18 +192,40 @@ fn eviction_and_cleanup() {
 /// parking_lot keeps one global table of parked threads, sized for the most
 /// threads ever alive at once and never freed (its old tables are leaked on
 /// purpose). Parking 32 threads at once sizes it once, before any baseline,
-/// so a maintenance thread's first park cannot look like a leak.
+/// so a maintenance thread's first park cannot look like a leak. Each thread
+/// parks in a condvar wait, which registers it with parking_lot before
+/// releasing the mutex; the main thread sees all 32 arrivals only once all
+/// have done so (no sleep, whatever the scheduling).
 fn grow_parking_lot_table() {
-    let gate = std::sync::Arc::new(parking_lot::Mutex::new(()));
-    let held = gate.lock();
-    let threads: Vec<_> = (0..32)
+    const THREADS: usize = 32;
+    // (arrived, released)
+    let state = std::sync::Arc::new((
+        parking_lot::Mutex::new((0usize, false)),
+        parking_lot::Condvar::new(),
+    ));
+    let threads: Vec<_> = (0..THREADS)
         .map(|_| {
-            let g = gate.clone();
-            std::thread::spawn(move || drop(g.lock()))
+            let state = state.clone();
+            std::thread::spawn(move || {
+                let (lock, cv) = &*state;
+                let mut s = lock.lock();
+                s.0 += 1;
+                cv.notify_all();
+                while !s.1 {
+                    cv.wait(&mut s);
+                }
+            })
         })
         .collect();
-    std::thread::sleep(std::time::Duration::from_millis(50));
-    drop(held);
+    {
+        let (lock, cv) = &*state;
+        let mut s = lock.lock();
+        while s.0 < THREADS {
+            cv.wait(&mut s);
+        }
+        s.1 = true;
+        cv.notify_all();
+    }
     for t in threads {
         t.join().unwrap();
     }

@@ -7,15 +7,23 @@ use common::*;
 use mooncake_meta::*;
 use std::time::Duration;
 
-fn wait_for(what: &str, mut cond: impl FnMut() -> bool) {
-    let give_up = std::time::Instant::now() + Duration::from_secs(30);
+/// A hang guard for the waits below, never a speed check.
+const HANG: Duration = Duration::from_secs(120);
+
+/// Polls `cond` until it holds (fails after [`HANG`]: a hang check), then
+/// waits for the maintenance thread to finish the tick that made it hold
+/// (the quiesce gate is held for a whole tick), so every counter that tick
+/// updates is visible, not only the one polled.
+fn wait_for(m: &Master, what: &str, mut cond: impl FnMut() -> bool) {
+    let give_up = std::time::Instant::now() + HANG;
     while !cond() {
         assert!(
             std::time::Instant::now() < give_up,
-            "timed out waiting for {what}"
+            "timed out after {HANG:?} waiting for {what}: the maintenance thread hangs"
         );
         std::thread::sleep(Duration::from_millis(1));
     }
+    drop(m.quiesce());
 }
 
 fn background(evict_ms: u64, cleanup_ms: u64) -> MasterConfig {
@@ -32,20 +40,24 @@ fn a_panicking_task_is_counted_and_later_ticks_still_run() {
     let m = master_with(background(0, 5), 1, 0, 1 << 20);
     put(&m, "k", 64, &enable(100));
     m.debug_inject_maintenance_panic();
-    wait_for("the panic to be counted", || {
+    wait_for(&m, "the panic to be counted", || {
         m.metrics().maintenance_task_panics == 1
     });
     let cycles = m.metrics().cleanup_cycles;
-    wait_for("a later cleanup tick", || {
+    wait_for(&m, "a later cleanup tick", || {
         m.metrics().cleanup_cycles > cycles
     });
     m.advance_time(100).unwrap();
-    wait_for("cleanup after the panic", || gauge(&m) == 0);
+    wait_for(&m, "cleanup after the panic", || gauge(&m) == 0);
     m.debug_inject_maintenance_panic();
-    wait_for("the second panic", || {
+    wait_for(&m, "the second panic", || {
         m.metrics().maintenance_task_panics == 2
     });
-    inv(&m);
+    {
+        // No cleanup batch in flight while the invariants are checked.
+        let _quiet = m.quiesce();
+        inv(&m);
+    }
 }
 
 #[test]
@@ -56,14 +68,16 @@ fn an_eviction_wake_up_still_works_after_a_panic() {
         put(&m, &format!("k{i:02}"), 64, &preserve());
     }
     m.debug_inject_maintenance_panic();
-    wait_for("the panic to be counted", || {
+    wait_for(&m, "the panic to be counted", || {
         m.metrics().maintenance_task_panics == 1
     });
     assert_eq!(
         code(m.put_start(C1, k("new"), 64, &preserve())),
         ErrorKind::NoAvailableHandle
     );
-    wait_for("the woken eviction", || m.metrics().eviction_successes == 1);
+    wait_for(&m, "the woken eviction", || {
+        m.metrics().eviction_successes == 1
+    });
     m.put_start(C1, k("new"), 64, &preserve()).unwrap();
     // and the master still drops promptly
     let (tx, rx) = std::sync::mpsc::channel();
@@ -71,6 +85,6 @@ fn an_eviction_wake_up_still_works_after_a_panic() {
         drop(m);
         let _ = tx.send(());
     });
-    rx.recv_timeout(Duration::from_secs(5))
-        .expect("drop after a panic hung");
+    // a hang check, not a speed check: the bug waits for the next tick (an hour)
+    rx.recv_timeout(HANG).expect("drop after a panic hung");
 }

@@ -20,16 +20,33 @@ fn background(evict_ms: u64, cleanup_ms: u64, sweep_ms: u64) -> MasterConfig {
     }
 }
 
-/// Polls `cond` until it holds; fails after a generous bound (a hang check).
-fn wait_for(what: &str, mut cond: impl FnMut() -> bool) {
-    let give_up = std::time::Instant::now() + Duration::from_secs(30);
+/// A hang guard for the waits below, never a speed check: a maintenance
+/// thread that is only slow (a starved CI core) still gets there.
+const HANG: Duration = Duration::from_secs(120);
+
+/// Polls `cond` until it holds (fails after [`HANG`]: a hang check), then
+/// waits for the maintenance thread to finish the tick that made it hold.
+/// A task updates several counters one after the other (the gauge before
+/// `cleanup_expired`, `eviction_successes` before `evicted_keys`), so the
+/// condition can hold mid-tick; taking the quiesce gate, which the thread
+/// holds for a whole tick, makes everything that tick did visible.
+fn wait_for(m: &Master, what: &str, mut cond: impl FnMut() -> bool) {
+    let give_up = std::time::Instant::now() + HANG;
     while !cond() {
         assert!(
             std::time::Instant::now() < give_up,
-            "timed out waiting for {what}"
+            "timed out after {HANG:?} waiting for {what}: the maintenance thread hangs"
         );
         std::thread::sleep(Duration::from_millis(1));
     }
+    drop(m.quiesce());
+}
+
+/// `check_invariants` with the maintenance thread parked between tasks, so
+/// no eviction, cleanup batch or sweep is half done (see `quiesce`).
+fn inv_quiet(m: &Master) {
+    let _quiet = m.quiesce();
+    inv(m);
 }
 
 /// A 1 KiB memory segment filled with 16 objects of 64 bytes.
@@ -51,14 +68,16 @@ fn allocation_failure_wakes_the_maintenance_thread_and_the_retry_succeeds() {
         ErrorKind::NoAvailableHandle
     );
     assert_eq!(m.metrics().put_start_failures, 1);
-    wait_for("the woken eviction", || m.metrics().eviction_successes >= 1);
+    wait_for(&m, "the woken eviction", || {
+        m.metrics().eviction_successes >= 1
+    });
     let mt = m.metrics();
     assert_eq!(mt.eviction_attempts, 1, "one wake-up, one run");
     // forced, used 1.0: target max(0.05, 1.0 − 0.9 + 0.05) = 0.15 → ceil(16 × 0.15) = 3
     assert_eq!(mt.evicted_keys, 3);
     assert_eq!(m.list_keys("default", "", None, 0).unwrap().keys[0], "k03");
     m.put_start(C1, k("new"), 64, &preserve()).unwrap();
-    inv(&m);
+    inv_quiet(&m);
 }
 
 #[test]
@@ -90,9 +109,11 @@ fn copy_failure_wakes_the_maintenance_thread_too() {
         code(m.copy_start(k("src"), &["mem1"])),
         ErrorKind::NoAvailableHandle
     );
-    wait_for("the woken eviction", || m.metrics().eviction_successes >= 1);
+    wait_for(&m, "the woken eviction", || {
+        m.metrics().eviction_successes >= 1
+    });
     m.copy_start(k("src"), &["mem1"]).unwrap();
-    inv(&m);
+    inv_quiet(&m);
 }
 
 #[test]
@@ -112,8 +133,8 @@ fn dropping_a_master_with_hour_long_intervals_returns_promptly() {
             drop(m);
             let _ = tx.send(());
         });
-        // a hang check, not a speed check
-        rx.recv_timeout(Duration::from_secs(5))
+        // a hang check, not a speed check: the bug waits for the next tick (an hour)
+        rx.recv_timeout(HANG)
             .unwrap_or_else(|_| panic!("dropping the master hung ({clock:?})"));
     }
 }
@@ -125,10 +146,10 @@ fn cleanup_runs_on_its_interval() {
     put(&m, "k", 64, &enable(100));
     assert_eq!(gauge(&m), 1);
     m.advance_time(100).unwrap();
-    wait_for("cleanup to expire the pin", || gauge(&m) == 0);
+    wait_for(&m, "cleanup to expire the pin", || gauge(&m) == 0);
     assert_eq!(deadline(&m, "k"), None);
     assert!(m.metrics().cleanup_expired >= 1);
-    inv(&m);
+    inv_quiet(&m);
 }
 
 #[test]
@@ -139,19 +160,21 @@ fn sweep_and_release_run_on_their_interval() {
     put(&m, "k", 64, &preserve());
     upsert(&m, "k", 32, &preserve());
     m.advance_time(600_001).unwrap();
-    wait_for("the sweep", || m.key_count() == 1);
-    wait_for("the release", || m.metrics().discarded_staging_bytes == 0);
+    wait_for(&m, "the sweep", || m.key_count() == 1);
+    wait_for(&m, "the release", || {
+        m.metrics().discarded_staging_bytes == 0
+    });
     assert_eq!(m.metrics().memory_allocated_bytes, 32);
     assert_eq!(m.metrics().swept_writes, 1);
-    inv(&m);
+    inv_quiet(&m);
 }
 
 #[test]
 fn eviction_check_runs_on_its_interval() {
     // §4/§9: above the watermark the periodic eviction check evicts without any request
     let m = full(background(5, 0, 0), &preserve());
-    wait_for("a periodic eviction", || m.key_count() < 16);
-    inv(&m);
+    wait_for(&m, "a periodic eviction", || m.key_count() < 16);
+    inv_quiet(&m);
 }
 
 #[test]
@@ -164,7 +187,7 @@ fn interval_zero_switches_a_task_off() {
     let m = full(background(5, 0, 0), &hard_pinned);
     m.advance_time(100).unwrap();
     // above the watermark, nothing evictable: every check is an attempt
-    wait_for("three eviction checks", || {
+    wait_for(&m, "three eviction checks", || {
         m.metrics().eviction_attempts >= 3
     });
     let mt = m.metrics();
@@ -173,6 +196,8 @@ fn interval_zero_switches_a_task_off() {
     drop(m);
 
     let m = full(background(0, 5, 0), &hard_pinned);
-    wait_for("three cleanup cycles", || m.metrics().cleanup_cycles >= 3);
+    wait_for(&m, "three cleanup cycles", || {
+        m.metrics().cleanup_cycles >= 3
+    });
     assert_eq!(m.metrics().eviction_attempts, 0);
 }
