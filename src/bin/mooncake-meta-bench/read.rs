@@ -51,10 +51,20 @@ const OPS: [(&str, ReadOp); 2] = [("exist", ReadOp::Exist), ("get", ReadOp::GetI
 
 fn child(p: &Params) -> Sample {
     let n = p.usize("n");
-    let passes = (p.usize("calls") / n).max(1);
+    // Each thread reads `calls` random keys per measurement: the first ones
+    // of its own permutation of all n keys (spread over the whole table),
+    // in passes of at most `calls` distinct keys.
+    let per_pass = n.min(p.usize("calls"));
+    let passes = (p.usize("calls") / per_pass).max(1);
     let mut s = Sample::default();
     let keys = keys(n);
-    let perms: Vec<Vec<u32>> = (0..2).map(|t| permutation(n, 31 + t)).collect();
+    let perms: Vec<Vec<u32>> = (0..2)
+        .map(|t| {
+            let mut perm = permutation(n, 31 + t);
+            perm.truncate(per_pass);
+            perm
+        })
+        .collect();
     let (preserve, enable) = (cfg(SoftPinRequest::PRESERVE), cfg(SoftPinRequest::enable()));
     let plain = master();
     put_all(&plain, &keys, |_| &preserve);
