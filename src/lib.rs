@@ -51,7 +51,7 @@ pub use clock::{ClockSource, Instant, MAX_INSTANT};
 pub use config::MasterConfig;
 pub use error::{Error, ErrorKind, Result};
 pub use eviction::EvictionReport;
-pub use master::{Master, MasterCore};
+pub use master::{Master, MasterCore, CLEANUP_BATCH};
 pub use metrics::{MetricsSnapshot, SegmentUsage};
 pub use ops::{KeyPage, UnmountReport};
 pub use quiesce::QuiesceGuard;

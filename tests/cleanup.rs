@@ -65,7 +65,7 @@ fn cleanup_expires_exactly_the_due_entries_across_shards_and_groups() {
         assert_eq!(st.stale_dropped, 0);
         if due_now > 0 {
             assert!(st.shards_touched >= 1 && st.shards_touched <= due_now);
-            assert!(st.batches >= due_now.div_ceil(256));
+            assert!(st.batches >= due_now.div_ceil(CLEANUP_BATCH as u64));
         } else {
             assert_eq!(st.shards_touched, 0);
         }
@@ -138,8 +138,12 @@ fn batches_are_bounded_and_shards_are_counted_per_batch() {
     let st = m.run_cleanup_at(T0 + 10_000);
     assert_eq!(st.popped, N);
     assert_eq!(st.expired, N);
-    assert!(st.batches >= N / 256, "{} batches", st.batches);
-    assert!(st.batches >= N.div_ceil(256));
+    assert!(
+        st.batches >= N / CLEANUP_BATCH as u64,
+        "{} batches",
+        st.batches
+    );
+    assert!(st.batches >= N.div_ceil(CLEANUP_BATCH as u64));
     // One lock per affected shard per batch: at least one per batch, at most
     // one per entry, and more than the 1024 distinct shards in total (a
     // per-cycle count could never exceed 1024).
@@ -249,7 +253,7 @@ fn full_wave_of_100k_pins_never_holds_the_index_for_long() {
             registration.longest_index_hold_ns
         );
         assert_eq!((st.popped, st.expired, st.stale_dropped), (N, N, 0));
-        assert!(st.batches >= N / 256);
+        assert!(st.batches >= N / CLEANUP_BATCH as u64);
         assert_eq!(gauge(&m), 0);
         assert_eq!(m.index_sizes(), (0, 0));
         inv(&m);

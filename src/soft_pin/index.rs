@@ -24,10 +24,6 @@ const MERGE_UNDER_LOCK: usize = 1024;
 /// After this many out-of-lock rounds the remainder is merged under the lock regardless, so a
 /// flood of concurrent pushes cannot keep the rebuilding thread busy forever.
 const MAX_MERGE_ROUNDS: u32 = 8;
-/// From this many entries a heap that is full (a push would reallocate it) is detached and grown
-/// outside the lock, like a rebuild, instead of being copied into a buffer twice its size under
-/// the lock (24 MB at 10^6 entries). Below it the copy is shorter than a batch of pops.
-const GROW_OUTSIDE_FROM: usize = 1 << 16;
 /// How many rebuild passes one triggering call runs at most (see `next_pass`).
 const MAX_REBUILD_PASSES: u32 = 4;
 /// Version of a registration that was unregistered or consumed. Live versions count up from 0 and
@@ -257,13 +253,9 @@ struct Inner {
 }
 
 impl Inner {
-    /// Starts a rebuild if the heap is over the bound, or is big and full, and none is running.
-    /// O(1).
+    /// Starts a rebuild if the heap is over the bound and none is running. O(1).
     fn maybe_start_rebuild(&mut self) -> Option<RebuildJob> {
-        let len = self.heap.len();
-        let over_bound = len > heap_bound(self.map.len());
-        let full = len >= GROW_OUTSIDE_FROM && len == self.heap.capacity();
-        if self.rebuilding || !(over_bound || full) {
+        if self.rebuilding || self.heap.len() <= heap_bound(self.map.len()) {
             return None;
         }
         self.rebuilding = true;
@@ -304,12 +296,9 @@ fn compact(heap: Heap) -> Heap {
     let mut entries = heap.into_vec();
     entries.retain(|Reverse(e)| e.is_valid());
     let keep = heap_bound(entries.len());
-    // The heap may grow back to the bound before the next rebuild: room for that is made here,
-    // outside the lock (a heap detached because it was full needs it); beyond twice that, give
-    // the memory back (many unregistrations).
-    if entries.capacity() < keep {
-        entries.reserve_exact(keep - entries.len());
-    } else if entries.capacity() > 2 * keep {
+    // The heap may grow back to the bound before the next rebuild; beyond twice that, give the
+    // memory back (many unregistrations).
+    if entries.capacity() > 2 * keep {
         entries.shrink_to(keep);
     }
     BinaryHeap::from(entries)
@@ -917,30 +906,6 @@ mod tests {
     }
 
     #[test]
-    fn a_big_full_heap_grows_outside_the_lock() {
-        // Lock rule: a push never copies a big heap under the mutex; a full one is detached
-        // and grown like a rebuild, losing nothing.
-        let idx = DeadlineIndex::new();
-        let n = 3 * GROW_OUTSIDE_FROM;
-        for i in 0..n {
-            idx.register(&format!("k{i}"), 0, 1_000 + i as u64);
-        }
-        let st = idx.stats();
-        // No key was registered twice, so nothing is stale: only growth can have detached it.
-        assert_eq!((st.live, st.heap_len), (n, n));
-        assert!(
-            st.rebuilds >= 1,
-            "a full heap of {n} entries was grown in place"
-        );
-        let cap = idx.read(|inner| inner.heap.capacity());
-        assert!(cap >= n, "capacity {cap} for {n} entries");
-        check_consistency(&idx);
-        let (due, out) = pop(&idx, u64::MAX);
-        assert_eq!((due.len(), out.stale), (n, 0));
-        assert!(due.windows(2).all(|w| w[0].deadline <= w[1].deadline));
-    }
-
-    #[test]
     fn reading_stats_does_not_count_as_an_index_hold() {
         // Metrics: the longest hold reports index work, not the reads of it.
         let idx = DeadlineIndex::new();
@@ -1119,40 +1084,22 @@ mod tests {
             idx.register(key, (i % 1024) as u32, 2_000_000 + i as u64);
         }
         let before = idx.stats();
-        // Growing the heap past 2^16 entries detaches and compacts it outside the lock, so some
-        // stale entries may already be gone; within the bound, more than the live ones remain.
-        assert_eq!(before.live, N);
-        assert!(
-            before.heap_len > N && before.heap_len <= 2 * N,
-            "{before:?}"
+        assert_eq!(
+            (before.heap_len, before.live, before.rebuilds),
+            (2 * N, N, 0)
         );
         eprintln!(
             "registering {N} keys and updating each once: longest index-lock hold {} ns \
-             ({} growth detaches)",
-            before.longest_hold_ns, before.rebuilds
+             (map-part growth and heap growth happen under the lock)",
+            before.longest_hold_ns
         );
 
-        // Update keys until the heap reaches its bound (2 * live; a compacted heap's capacity
-        // is exactly that, so full and over the bound coincide): that call rebuilds.
         idx.reset_longest_hold();
-        let mut j = 0;
-        let mut rebuild_time = None;
-        while rebuild_time.is_none() {
-            assert!(
-                j < N,
-                "no rebuild after updating every key again: {:?}",
-                idx.stats()
-            );
-            let started = WallInstant::now();
-            idx.register(&keys[j], (j % 1024) as u32, 3_000_000 + j as u64);
-            if idx.stats().rebuilds > before.rebuilds {
-                rebuild_time = Some(started.elapsed());
-            }
-            j += 1;
-        }
-        let rebuild_time = rebuild_time.unwrap();
+        let started = WallInstant::now();
+        idx.register(&keys[0], 0, 3_000_000); // heap 2N + 1 > 2 * live: triggers the rebuild
+        let rebuild_time = started.elapsed();
         let after = idx.stats();
-        assert_eq!(after.rebuilds, before.rebuilds + 1);
+        assert_eq!(after.rebuilds, 1);
         assert_eq!(
             (after.heap_len, after.live),
             (N, N),

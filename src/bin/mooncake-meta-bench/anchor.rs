@@ -258,7 +258,7 @@ const ROWS: &[Row] = &[
         cpp: [(95.0, ""), (1190.0, "")],
         target: None,
         note: "ours: popping N due entries from a bare DeadlineIndex with the same keys, in \
-               batches of 256 (the lock is released between batches); C++: popping the whole \
+               batches of 128 (the lock is released between batches); C++: popping the whole \
                index with its mutex held throughout",
     },
     Row {

@@ -388,13 +388,13 @@ pub fn bare_index_pop_ns(keys: &[String]) -> f64 {
             T0 + 30 * MIN,
         );
     }
-    let mut out = Vec::with_capacity(256);
+    let mut out = Vec::with_capacity(CLEANUP_BATCH);
     flush_caches();
     let t = Stopwatch::start();
     let mut popped = 0;
     loop {
         out.clear();
-        let o = idx.pop_due(T0 + 31 * MIN, 256, &mut out);
+        let o = idx.pop_due(T0 + 31 * MIN, CLEANUP_BATCH, &mut out);
         popped += o.popped;
         if !o.more_due {
             break;
