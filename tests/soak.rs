@@ -15,7 +15,7 @@
 //! operation; with `--features deadlock-detection` a detector thread runs
 //! parking_lot's deadlock check and aborts with the cycle's backtraces.
 //!
-//! Duration: `SOAK_SECS` if set, else 60 s when `CI=true`, else 10 s — a
+//! Duration: `SOAK_SECS` if set (`make test` sets 60), else 60 s when `CI=true`, else 10 s — a
 //! minimum: the run then goes on (barriers and checks included) until the
 //! mix has exercised what it is for (pins expired by cleanup, writes
 //! swept, keys evicted, each kind of task and write completed; see
