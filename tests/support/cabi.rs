@@ -277,6 +277,40 @@ fn gen_tenant(e: &mut impl Entropy) -> Bytes {
     }
 }
 
+/// The client of a batch call (mostly the segments' owner) and its tenant,
+/// NULL (the default tenant) in `null_tenant_pct` % of the cases.
+fn gen_batch_caller(e: &mut impl Entropy, null_tenant_pct: u64) -> (u64, Bytes) {
+    let client = if e.chance(85) { C1 } else { C2 };
+    let tenant = if e.chance(null_tenant_pct) {
+        Bytes::Null(0)
+    } else {
+        gen_tenant(e)
+    };
+    (client, tenant)
+}
+
+/// `count` batch keys (mostly from the shared pool, so batches hit live
+/// objects) with the pointer and length arrays a batch call takes. The
+/// pointers point into the returned keys' buffers, which moving the Vec
+/// does not move.
+fn gen_batch_keys(
+    e: &mut impl Entropy,
+    count: usize,
+) -> (Vec<Bytes>, Vec<*const c_char>, Vec<usize>) {
+    let keys: Vec<Bytes> = (0..count)
+        .map(|_| {
+            if e.chance(85) {
+                Bytes::Data(pool_key(e))
+            } else {
+                gen_key(e)
+            }
+        })
+        .collect();
+    let ptrs = keys.iter().map(Bytes::ptr).collect();
+    let lens = keys.iter().map(Bytes::len).collect();
+    (keys, ptrs, lens)
+}
+
 /// The key the library should see, or the code it should refuse it with
 /// (the order of `ffi::master::key`).
 fn model_key(tenant: &Bytes, key: &Bytes) -> Result<(String, String), ErrorKind> {
@@ -1514,24 +1548,9 @@ impl Harness {
 
     /// Batch Put/Upsert Start with one shared extended config.
     fn batch_start(&mut self, e: &mut impl Entropy, upsert: bool) -> bool {
-        let client = if e.chance(85) { C1 } else { C2 };
-        let tenant = if e.chance(70) {
-            Bytes::Null(0)
-        } else {
-            gen_tenant(e)
-        };
+        let (client, tenant) = gen_batch_caller(e, 70);
         let count = e.below(5) as usize;
-        let keys: Vec<Bytes> = (0..count)
-            .map(|_| {
-                if e.chance(85) {
-                    Bytes::Data(pool_key(e))
-                } else {
-                    gen_key(e)
-                }
-            })
-            .collect();
-        let key_ptrs: Vec<*const c_char> = keys.iter().map(Bytes::ptr).collect();
-        let key_lens: Vec<usize> = keys.iter().map(Bytes::len).collect();
+        let (keys, key_ptrs, key_lens) = gen_batch_keys(e, count);
         let sizes: Vec<u64> = (0..count).map(|_| gen_size(e)).collect();
         let (null_keys, null_lens, null_sizes) = (e.chance(4), e.chance(4), e.chance(4));
         let cfg = ExtCfg::gen(e);
@@ -1759,24 +1778,9 @@ impl Harness {
 
     /// Batch End/Revoke.
     fn batch_end(&mut self, e: &mut impl Entropy) -> bool {
-        let client = if e.chance(85) { C1 } else { C2 };
-        let tenant = if e.chance(80) {
-            Bytes::Null(0)
-        } else {
-            gen_tenant(e)
-        };
+        let (client, tenant) = gen_batch_caller(e, 80);
         let count = e.below(4) as usize;
-        let keys: Vec<Bytes> = (0..count)
-            .map(|_| {
-                if e.chance(85) {
-                    Bytes::Data(pool_key(e))
-                } else {
-                    gen_key(e)
-                }
-            })
-            .collect();
-        let key_ptrs: Vec<*const c_char> = keys.iter().map(Bytes::ptr).collect();
-        let key_lens: Vec<usize> = keys.iter().map(Bytes::len).collect();
+        let (keys, key_ptrs, key_lens) = gen_batch_keys(e, count);
         let toks: Vec<u64> = (0..count).map(|_| self.gen_token(e)).collect();
         let null_tokens = e.chance(40);
         let null_statuses = e.chance(4);
