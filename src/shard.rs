@@ -59,10 +59,19 @@ impl ShardState {
             .map(|e| e.remove().0)
     }
 
-    /// The object holding replica `replica_id`, among those hashing to `hash`.
-    pub fn find_by_replica_mut(&mut self, hash: u64, replica_id: u64) -> Option<&mut Object> {
-        self.objects
-            .find_mut(hash, |o| o.replicas.iter().any(|r| r.id == replica_id))
+    /// The object holding replica `replica_id` on `segment`, among those
+    /// hashing to `hash`.
+    pub fn find_by_replica_mut(
+        &mut self,
+        hash: u64,
+        segment: SegmentId,
+        replica_id: u64,
+    ) -> Option<&mut Object> {
+        self.objects.find_mut(hash, |o| {
+            o.replicas
+                .iter()
+                .any(|r| r.id == replica_id && r.segment == segment)
+        })
     }
 }
 

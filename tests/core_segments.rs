@@ -264,3 +264,48 @@ fn remount_after_unmount_gets_a_fresh_segment() {
     assert_eq!(m.key_count(), 0);
     inv(&m);
 }
+
+#[test]
+fn restore_never_reuses_a_segment_id() {
+    // §1 + §6: a segment id names one mount for the master's lifetime, so an
+    // unmount still dropping replicas of a replaced table can never match a
+    // restored segment (nor a stored id a client kept).
+    let m = Master::new(config()).unwrap();
+    let a = m
+        .mount_segment(C1, &spec("a", 0, SEG, Pool::Memory))
+        .unwrap();
+    let b = m
+        .mount_segment(C1, &spec("b", 1, SEG, Pool::Memory))
+        .unwrap();
+    // Hard-pinned, so the survival rule keeps it whatever its lease.
+    let pinned = WriteConfig {
+        hard_pin: true,
+        ..on(&["a"])
+    };
+    put(&m, "k", 4096, &pinned);
+    let bytes = m.snapshot().unwrap();
+    m.restore(&bytes).unwrap();
+    assert_eq!(m.segment_name(a), None, "id {a} names a restored segment");
+    assert_eq!(m.segment_name(b), None, "id {b} names a restored segment");
+    let restored: Vec<u32> = m
+        .get_replica_list(Key::new("k"))
+        .unwrap()
+        .iter()
+        .filter_map(|r| match r.location {
+            Location::Buffer { segment, .. } => Some(segment),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(restored.len(), 1);
+    assert!(
+        restored[0] > b,
+        "restored segment id {} reuses an old one",
+        restored[0]
+    );
+    assert_eq!(m.segment_name(restored[0]).as_deref(), Some("a"));
+    let c = m
+        .mount_segment(C1, &spec("c", 2, SEG, Pool::Memory))
+        .unwrap();
+    assert!(c > restored[0], "a mount after the restore got id {c}");
+    inv(&m);
+}

@@ -92,10 +92,14 @@ impl MasterCore {
                 let (_, hash, replica_id) = owners[i];
                 i += 1;
                 // Discarded buffers have no owning replica any more.
-                let Some(obj) = st.find_by_replica_mut(hash, replica_id) else {
+                // Matched by segment too: a restore installed meanwhile may
+                // hold a replica with this id on one of its own segments,
+                // whose ids are never this one's (SegmentTable::reserve_ids).
+                let Some(obj) = st.find_by_replica_mut(hash, seg.id, replica_id) else {
                     continue;
                 };
-                obj.replicas.retain(|r| r.id != replica_id);
+                obj.replicas
+                    .retain(|r| !(r.id == replica_id && r.segment == seg.id));
                 report.replicas_dropped += 1;
                 obj.apply_pending_rule();
                 let (in_flight, empty, token, scoped) = (

@@ -112,6 +112,49 @@ impl SegmentTable {
         Ok(Mounted::New(seg))
     }
 
+    /// Reserves `n` fresh segment ids and returns the first: a restore
+    /// numbers its segments from there, so no id is ever used twice in this
+    /// master's lifetime, even by an unmount still running against the
+    /// table the restore replaces.
+    pub fn reserve_ids(&mut self, n: usize) -> Result<SegmentId> {
+        let first = self.next_id;
+        self.next_id = SegmentId::try_from(n)
+            .ok()
+            .and_then(|n| first.checked_add(n))
+            .ok_or_else(|| Error::new(ErrorKind::Internal, "segment ids exhausted"))?;
+        Ok(first)
+    }
+
+    /// Gives back ids [`Self::reserve_ids`] returned, if nothing was mounted
+    /// since (a failed restore then leaves the counter as it was).
+    pub fn release_ids(&mut self, first: SegmentId, n: usize) {
+        if SegmentId::try_from(n)
+            .ok()
+            .and_then(|n| first.checked_add(n))
+            == Some(self.next_id)
+        {
+            self.next_id = first;
+        }
+    }
+
+    /// An empty table whose first id is `first` (see [`Self::reserve_ids`]).
+    pub fn starting_at(seed: u64, first: SegmentId) -> Self {
+        SegmentTable {
+            next_id: first,
+            ..SegmentTable::new(seed)
+        }
+    }
+
+    /// The next id a mount would get.
+    pub fn next_id(&self) -> SegmentId {
+        self.next_id
+    }
+
+    /// Never hands out an id below `next` (ids the replaced table used).
+    pub fn raise_next_id(&mut self, next: SegmentId) {
+        self.next_id = self.next_id.max(next);
+    }
+
     /// Removes the segment `name` mounted by `owner` and returns it; the
     /// caller drops the replicas it still holds (`Segment::live_buffers`).
     pub fn unmount(&mut self, owner: ClientId, name: &str) -> Result<Arc<Segment>> {

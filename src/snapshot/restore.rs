@@ -13,7 +13,7 @@ use crate::master::MasterCore;
 use crate::object::{Object, Replica, Role, LOCAL_DISK_SEGMENT, NO_DEADLINE};
 use crate::segment::{BufferOwner, SegmentTable};
 use crate::shard::ShardState;
-use crate::types::{Key, Pool, ReplicaKind, ReplicaStatus, SegmentSpec};
+use crate::types::{Key, Pool, ReplicaKind, ReplicaStatus, SegmentId, SegmentSpec};
 use hashbrown::HashMap;
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -97,7 +97,24 @@ impl MasterCore {
         Err(Error::new(ErrorKind::DeserializeFail, detail.join("; ")))
     }
 
+    /// Stages `img` with segment ids reserved in the live table, so an
+    /// unmount racing this restore never matches a restored segment; a
+    /// failed stage gives them back (unless a mount took later ones).
     fn stage(&self, img: &SnapshotImage) -> Result<(Staged, RestoreReport)> {
+        let n = img.segments.len();
+        let first = self.segments.write().reserve_ids(n)?;
+        let staged = self.stage_numbered(img, first);
+        if staged.is_err() {
+            self.segments.write().release_ids(first, n);
+        }
+        staged
+    }
+
+    fn stage_numbered(
+        &self,
+        img: &SnapshotImage,
+        first_segment_id: SegmentId,
+    ) -> Result<(Staged, RestoreReport)> {
         // The counters carry on with plain (wrapping) `fetch_add`s: a counter
         // near u64::MAX, which the codec accepts, would wrap after a few
         // operations and hand out ids and tokens again. Anything up to
@@ -116,7 +133,7 @@ impl MasterCore {
         }
         let now = self.clock.now();
         let mut report = RestoreReport::default();
-        let mut table = SegmentTable::new(now | 1);
+        let mut table = SegmentTable::starting_at(now | 1, first_segment_id);
         let mut seg_ids = HashMap::new();
         for s in &img.segments {
             let pool = Pool::from_raw(s.pool as u32)
@@ -302,7 +319,9 @@ impl MasterCore {
         for (g, st) in guards.iter_mut().zip(staged.shards) {
             **g = st;
         }
+        let live_next = table.next_id();
         *table = staged.table;
+        table.raise_next_id(live_next);
         let pins = staged.registrations.len() as i64;
         self.index.replace_all(staged.registrations);
         self.metrics.keys.store(staged.keys, Ordering::Relaxed);
