@@ -309,3 +309,24 @@ fn restore_never_reuses_a_segment_id() {
     assert!(c > restored[0], "a mount after the restore got id {c}");
     inv(&m);
 }
+
+#[test]
+fn a_failed_restore_gives_its_segment_ids_back() {
+    // §6 "Failure": a candidate that decodes but fails validation leaves the
+    // master as it was, its segment-id counter included.
+    use mooncake_meta::snapshot::codec::{decode, encode};
+    let m = Master::new(config()).unwrap();
+    let a = m
+        .mount_segment(C1, &spec("a", 0, SEG, Pool::Memory))
+        .unwrap();
+    let mut img = decode(&m.snapshot().unwrap()).unwrap();
+    img.next_replica_id = MAX_INSTANT + 1; // refused by restore, after staging began
+    let before = fingerprint(&m);
+    let e = m.restore(&encode(&img)).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::DeserializeFail, "{e}");
+    assert_unchanged(&m, &before);
+    let b = m
+        .mount_segment(C1, &spec("b", 1, SEG, Pool::Memory))
+        .unwrap();
+    assert_eq!(b, a + 1, "the failed restore used up segment ids");
+}
