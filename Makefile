@@ -54,6 +54,7 @@ tools:
 	$(call need,readelf,$(call apt,binutils))
 	$(call need,valgrind,$(call apt,valgrind))
 	$(call need,pkg-config,$(call apt,pkg-config))
+	$(call need,python3,$(call apt,python3))
 	@echo 'int main(void){return 0;}' | $(CC) -fsanitize=address,undefined -x c - -o /dev/null 2>/dev/null || { \
 		echo "error: $(CC) cannot build with -fsanitize=address,undefined; install: apt-get install -y libasan8 libubsan1" >&2; exit 1; }
 
