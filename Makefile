@@ -119,7 +119,7 @@ libraries: lib hooks-lib
 # users alike; a bare `cargo test` runs it for 10 s).
 test-rust:
 	$(CARGO) test --release -- --skip soak_mixed_operations
-	SOAK_SECS=$(SOAK_SECS) $(CARGO) test --release --features "test-hooks deadlock-detection" --target-dir $(HOOKS) \
+	SOAK_SECS=$(SOAK_SECS) $(CARGO) test -p mooncake-meta-core --release --features "test-hooks deadlock-detection" --target-dir $(HOOKS) \
 		--test core_maintenance_panic --test soak -- --nocapture
 
 # The Rust tests of the C ABI (the lib's ffi:: unit tests, tests/ffi_legacy.rs,

@@ -1,5 +1,5 @@
 //! Generates the C header `mooncake_meta.h` into OUT_DIR with the pinned
-//! cbindgen, from `src/ffi` only, and tells the crate where it is
+//! cbindgen, from `src/` (the C-ABI crate) only, and tells the crate where it is
 //! (`MOONCAKE_META_GENERATED_HEADER`, used by tests/header.rs). A header that
 //! cannot be generated is a broken build: this fails loudly.
 
@@ -7,7 +7,7 @@ use std::env;
 use std::path::PathBuf;
 
 fn main() {
-    println!("cargo:rerun-if-changed=src/ffi");
+    println!("cargo:rerun-if-changed=src");
     println!("cargo:rerun-if-changed=cbindgen.toml");
     println!("cargo:rerun-if-changed=build.rs");
 
@@ -21,10 +21,10 @@ fn main() {
     let header = out_dir.join("mooncake_meta.h");
     cbindgen::Builder::new()
         .with_config(config)
-        // Only the ffi module tree: nothing outside src/ffi reaches the header.
-        .with_src(manifest_dir.join("src/ffi/mod.rs"))
+        // Only this crate's module tree: the core crate never reaches the header.
+        .with_src(manifest_dir.join("src/lib.rs"))
         .generate()
-        .unwrap_or_else(|e| panic!("cbindgen could not generate mooncake_meta.h from src/ffi: {e}"))
+        .unwrap_or_else(|e| panic!("cbindgen could not generate mooncake_meta.h from src/: {e}"))
         .write_to_file(&header);
 
     println!(
@@ -38,7 +38,7 @@ fn main() {
 /// Gives the shared library the SONAME `libmooncake_meta.so.<ABI major>`, so
 /// programs linked against it keep loading any later release with the same
 /// ABI and refuse one without (`make install` adds the matching symlinks).
-/// The major comes from `MOONCAKE_META_ABI_VERSION` in src/ffi/version.rs,
+/// The major comes from `MOONCAKE_META_ABI_VERSION` in src/version.rs,
 /// the one place it is defined. ELF targets only; macOS uses install names.
 fn set_soname(manifest_dir: &std::path::Path) {
     let os = env::var("CARGO_CFG_TARGET_OS").unwrap_or_default();
@@ -46,7 +46,7 @@ fn set_soname(manifest_dir: &std::path::Path) {
     if family != "unix" || matches!(os.as_str(), "macos" | "ios" | "tvos" | "watchos") {
         return;
     }
-    let version_rs = manifest_dir.join("src/ffi/version.rs");
+    let version_rs = manifest_dir.join("src/version.rs");
     let source = std::fs::read_to_string(&version_rs)
         .unwrap_or_else(|e| panic!("{}: {e}", version_rs.display()));
     let abi = source

@@ -5,11 +5,11 @@
 //! `cargo bench --bench ffi_boundary [-- --quick]` (`make bench`,
 //! `make bench-quick`).
 
-use mooncake_meta::ffi::config::*;
-use mooncake_meta::ffi::error::mooncake_meta_error_free;
-use mooncake_meta::ffi::legacy_config::*;
-use mooncake_meta::ffi::version::mooncake_meta_abi_version;
-use mooncake_meta::ffi::write_config::*;
+use mooncake_meta::config::*;
+use mooncake_meta::error::mooncake_meta_error_free;
+use mooncake_meta::legacy_config::*;
+use mooncake_meta::version::mooncake_meta_abi_version;
+use mooncake_meta::write_config::*;
 use std::hint::black_box;
 use std::os::raw::c_char;
 use std::ptr;

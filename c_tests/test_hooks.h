@@ -3,7 +3,7 @@
  * the `test-hooks` cargo feature (target-hooks/). They are deliberately not
  * in the public header; scripts/check-symbols.sh checks that this list is
  * exactly what the hooks build adds and that the default build has none.
- * Keep in sync with src/ffi/test_hooks.rs.
+ * Keep in sync with src/test_hooks.rs.
  */
 #ifndef MOONCAKE_META_TEST_HOOKS_H
 #define MOONCAKE_META_TEST_HOOKS_H

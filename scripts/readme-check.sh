@@ -8,7 +8,7 @@ command -v python3 >/dev/null || { echo "readme-check: python3 is required (apt-
 python3 - <<'PY'
 import re, sys, pathlib
 readme = pathlib.Path("README.md").read_text()
-built = ["examples/quickstart.c", "examples/quickstart.rs", "go/example_test.go",
+built = ["examples/quickstart.c", "core/examples/quickstart.rs", "go/example_test.go",
          "rust-sys/examples/quickstart.rs"]
 corpus = {p: pathlib.Path(p).read_text() for p in built if pathlib.Path(p).exists()}
 blocks = re.findall(r"```(c|go|rust)\n(.*?)```", readme, re.S)
@@ -30,4 +30,4 @@ mkdir -p target/c
 cc -std=c11 -Wall -Wextra -Wpedantic -Werror -Iinclude examples/quickstart.c \
     target/release/libmooncake_meta.a -lpthread -ldl -lm -o target/c/quickstart
 ./target/c/quickstart
-cargo run --release --quiet --example quickstart
+cargo run --release --quiet -p mooncake-meta-core --example quickstart

@@ -1,159 +1,702 @@
-//! Master configuration with the defaults and rules of SEMANTICS §9.
-//! [`MasterConfig::validate`] is the single gate: a master is never built
-//! from a configuration it would misbehave under.
+//! The master configuration handle: `_new` gives the documented defaults
+//! (SEMANTICS §9), one setter per field, `_validate` to check early. Setters
+//! reject only values the field cannot hold; the rules between fields are
+//! checked by `MasterConfig::validate`, at master creation or `_validate`.
 
-use crate::clock::ClockSource;
-use crate::error::{Error, Result};
+use super::boundary;
+use super::error::mooncake_meta_error;
+use super::handle::{self, Opaque};
+use super::input::{self, Out};
+use super::status::mooncake_meta_status;
+use mooncake_meta_core::clock::{Clock, ClockSource};
+use mooncake_meta_core::config::MasterConfig;
+use mooncake_meta_core::error::{Error, Result};
+use parking_lot::Mutex;
+use std::os::raw::c_int;
 
-/// Every tunable of a master. `Default` gives the documented defaults.
-#[derive(Debug, Clone, PartialEq)]
-pub struct MasterConfig {
-    /// Read lease granted by Get/Exist.
-    pub default_kv_lease_ttl_ms: u64,
-    /// TTL of `ENABLE` without a request TTL; must be ≤ the maximum.
-    pub default_kv_soft_pin_ttl_ms: u64,
-    /// Largest accepted request TTL.
-    pub max_kv_soft_pin_ttl_ms: u64,
-    /// Whether the second eviction pass may take actively soft-pinned objects.
-    pub allow_evict_soft_pinned_objects: bool,
-    /// Fraction of the eviction base evicted per run, in [0, 1].
-    pub eviction_ratio: f64,
-    /// Memory usage above which eviction runs, in (0, 1].
-    pub eviction_high_watermark_ratio: f64,
-    /// A write younger than this blocks a PutStart on the same key.
-    pub put_start_discard_timeout_ms: u64,
-    /// Discarded buffers are held this long; stale writes are swept after it.
-    pub put_start_release_timeout_ms: u64,
-    /// Soft-pin expiration cleanup period; 0 = off.
-    pub soft_pin_cleanup_interval_ms: u64,
-    /// Eviction check period; 0 = off.
-    pub eviction_check_interval_ms: u64,
-    /// Stale-write sweep and discarded-buffer release period; 0 = off.
-    pub sweep_interval_ms: u64,
-    /// Metadata shards (≥ 1).
-    pub shard_count: usize,
-    /// Which clock the master reads.
-    pub clock: ClockSource,
+/// A master configuration under construction. Opaque; created by
+/// `mooncake_meta_config_new`, released by `mooncake_meta_config_free`.
+/// Internally locked: setters may race without corrupting it (the last
+/// write to a field wins).
+pub struct mooncake_meta_config {
+    _private: [u8; 0],
 }
 
-impl Default for MasterConfig {
-    fn default() -> Self {
-        MasterConfig {
-            default_kv_lease_ttl_ms: 10_000,
-            default_kv_soft_pin_ttl_ms: 1_800_000,
-            max_kv_soft_pin_ttl_ms: 86_400_000,
-            allow_evict_soft_pinned_objects: true,
-            eviction_ratio: 0.05,
-            eviction_high_watermark_ratio: 0.90,
-            put_start_discard_timeout_ms: 30_000,
-            put_start_release_timeout_ms: 600_000,
-            soft_pin_cleanup_interval_ms: 1_000,
-            eviction_check_interval_ms: 10,
-            sweep_interval_ms: 1_000,
-            shard_count: 1024,
-            clock: ClockSource::System,
-        }
+impl Opaque for mooncake_meta_config {
+    type Inner = Mutex<MasterConfig>;
+    const C_NAME: &'static str = "mooncake_meta_config";
+    const FREE: &'static str = "mooncake_meta_config_free";
+}
+
+/// A copy of the configuration behind `cfg`, for functions that build from
+/// it (master creation). Not validated.
+///
+/// # Safety
+/// `cfg` must be NULL or a live `mooncake_meta_config`.
+pub(crate) unsafe fn read(cfg: *const mooncake_meta_config, arg: &str) -> Result<MasterConfig> {
+    // SAFETY: forwarded.
+    Ok(unsafe { handle::borrow(cfg, arg) }?.lock().clone())
+}
+
+/// Every check master creation makes on a configuration.
+pub(crate) fn validate(config: &MasterConfig) -> Result<()> {
+    config.validate()?;
+    Clock::new(config.clock).map(drop)
+}
+
+/// Runs one setter under the boundary with the config locked.
+///
+/// # Safety
+/// As every setter: `cfg` NULL or live, `err` NULL or writable.
+unsafe fn update(
+    function: &'static str,
+    cfg: *mut mooncake_meta_config,
+    err: *mut *mut mooncake_meta_error,
+    set: impl FnOnce(&mut MasterConfig) -> Result<()>,
+) -> mooncake_meta_status {
+    // SAFETY: forwarded from the exported function's contract.
+    unsafe {
+        boundary::with_handle(function, cfg.cast_const(), "cfg", err, |c| {
+            set(&mut c.lock())
+        })
     }
 }
 
-impl MasterConfig {
-    /// A configuration for deterministic use: manual clock starting at
-    /// `start_ms` and every background task off.
-    pub fn deterministic(start_ms: u64) -> Self {
-        MasterConfig {
-            soft_pin_cleanup_interval_ms: 0,
-            eviction_check_interval_ms: 0,
-            sweep_interval_ms: 0,
-            clock: ClockSource::Manual { start_ms },
-            ..MasterConfig::default()
-        }
+/// Creates a configuration holding the documented defaults (system clock,
+/// background tasks on).
+///
+/// Ownership: on success `*out_cfg` is a new handle owned by the caller, to
+/// be released with `mooncake_meta_config_free`; on failure `*out_cfg` is
+/// not written.
+/// Thread safety: may be called from any thread.
+///
+/// # Safety
+/// `out_cfg` must be valid for writing one pointer; `err` must be NULL or
+/// valid for writing one pointer.
+#[no_mangle]
+pub unsafe extern "C" fn mooncake_meta_config_new(
+    out_cfg: *mut *mut mooncake_meta_config,
+    err: *mut *mut mooncake_meta_error,
+) -> mooncake_meta_status {
+    // SAFETY: the caller upholds the documented contract.
+    unsafe {
+        boundary::call("mooncake_meta_config_new", err, || {
+            let out = Out::new(out_cfg, "out_cfg")?;
+            out.write(handle::into_raw(Mutex::new(MasterConfig::default())));
+            Ok(())
+        })
     }
+}
 
-    /// Checks every rule of SEMANTICS §9; the message names the bad field.
-    pub fn validate(&self) -> Result<()> {
-        if self.default_kv_soft_pin_ttl_ms > self.max_kv_soft_pin_ttl_ms {
-            return Err(Error::invalid(format!(
-                "default_kv_soft_pin_ttl ({} ms) exceeds max_kv_soft_pin_ttl ({} ms)",
-                self.default_kv_soft_pin_ttl_ms, self.max_kv_soft_pin_ttl_ms
-            )));
-        }
-        if !(0.0..=1.0).contains(&self.eviction_ratio) {
-            return Err(Error::invalid(format!(
-                "eviction_ratio {} must be in [0, 1]",
-                self.eviction_ratio
-            )));
-        }
-        let hwm = self.eviction_high_watermark_ratio;
-        if !(hwm > 0.0 && hwm <= 1.0) {
-            return Err(Error::invalid(format!(
-                "eviction_high_watermark_ratio {hwm} must be in (0, 1]"
-            )));
-        }
-        if self.put_start_release_timeout_ms <= self.put_start_discard_timeout_ms {
-            return Err(Error::invalid(format!(
-                "put_start_release_timeout ({} ms) must exceed put_start_discard_timeout ({} ms)",
-                self.put_start_release_timeout_ms, self.put_start_discard_timeout_ms
-            )));
-        }
-        if self.shard_count == 0 || self.shard_count > 1 << 20 {
-            return Err(Error::invalid(format!(
-                "shard_count {} must be in [1, 1048576]",
-                self.shard_count
-            )));
-        }
-        Ok(())
+/// Releases a configuration. `mooncake_meta_config_free(NULL)` does nothing;
+/// a configuration poisoned by a panic may (and should) still be freed.
+/// A master created from it keeps its own copy.
+///
+/// Ownership: takes ownership of `cfg`; it is invalid afterwards.
+/// Thread safety: no other thread may use `cfg` concurrently.
+///
+/// # Safety
+/// `cfg` must be NULL or a configuration from `mooncake_meta_config_new`
+/// not yet freed.
+#[no_mangle]
+pub unsafe extern "C" fn mooncake_meta_config_free(cfg: *mut mooncake_meta_config) {
+    // SAFETY: the caller upholds the documented contract.
+    boundary::guard((), || unsafe { handle::free(cfg) })
+}
+
+/// Checks the configuration as master creation will (SEMANTICS section 9): default
+/// soft-pin TTL <= maximum, ratios in range, release timeout > discard
+/// timeout, shard count in [1, 2^20], manual clock start below
+/// `MAX_INSTANT`. `MOONCAKE_META_INVALID_PARAMS` names the bad field.
+///
+/// Ownership: `cfg` stays owned by the caller.
+/// Thread safety: may run concurrently with any call on `cfg` but `_free`.
+///
+/// # Safety
+/// `cfg` must be NULL or a live configuration; `err` must be NULL or valid
+/// for writing one pointer.
+#[no_mangle]
+pub unsafe extern "C" fn mooncake_meta_config_validate(
+    cfg: *const mooncake_meta_config,
+    err: *mut *mut mooncake_meta_error,
+) -> mooncake_meta_status {
+    // SAFETY: the caller upholds the documented contract.
+    unsafe {
+        boundary::call("mooncake_meta_config_validate", err, || {
+            validate(&read(cfg, "cfg")?)
+        })
+    }
+}
+
+/// Sets the read lease that Get and Exist grant, in milliseconds
+/// (default 10000).
+///
+/// Ownership: `cfg` stays owned by the caller.
+/// Thread safety: may run concurrently with any call on `cfg` but `_free`.
+///
+/// # Safety
+/// `cfg` must be NULL or a live configuration; `err` must be NULL or valid
+/// for writing one pointer.
+#[no_mangle]
+pub unsafe extern "C" fn mooncake_meta_config_set_default_kv_lease_ttl_ms(
+    cfg: *mut mooncake_meta_config,
+    ttl_ms: u64,
+    err: *mut *mut mooncake_meta_error,
+) -> mooncake_meta_status {
+    // SAFETY: the caller upholds the documented contract.
+    unsafe {
+        update(
+            "mooncake_meta_config_set_default_kv_lease_ttl_ms",
+            cfg,
+            err,
+            |c| {
+                c.default_kv_lease_ttl_ms = ttl_ms;
+                Ok(())
+            },
+        )
+    }
+}
+
+/// Sets the soft-pin TTL of a write that asks for ENABLE without a TTL, in
+/// milliseconds (default 1800000); must not exceed the maximum.
+///
+/// Ownership: `cfg` stays owned by the caller.
+/// Thread safety: may run concurrently with any call on `cfg` but `_free`.
+///
+/// # Safety
+/// `cfg` must be NULL or a live configuration; `err` must be NULL or valid
+/// for writing one pointer.
+#[no_mangle]
+pub unsafe extern "C" fn mooncake_meta_config_set_default_kv_soft_pin_ttl_ms(
+    cfg: *mut mooncake_meta_config,
+    ttl_ms: u64,
+    err: *mut *mut mooncake_meta_error,
+) -> mooncake_meta_status {
+    // SAFETY: the caller upholds the documented contract.
+    unsafe {
+        update(
+            "mooncake_meta_config_set_default_kv_soft_pin_ttl_ms",
+            cfg,
+            err,
+            |c| {
+                c.default_kv_soft_pin_ttl_ms = ttl_ms;
+                Ok(())
+            },
+        )
+    }
+}
+
+/// Sets the largest soft-pin TTL a write may request, in milliseconds
+/// (default 86400000).
+///
+/// Ownership: `cfg` stays owned by the caller.
+/// Thread safety: may run concurrently with any call on `cfg` but `_free`.
+///
+/// # Safety
+/// `cfg` must be NULL or a live configuration; `err` must be NULL or valid
+/// for writing one pointer.
+#[no_mangle]
+pub unsafe extern "C" fn mooncake_meta_config_set_max_kv_soft_pin_ttl_ms(
+    cfg: *mut mooncake_meta_config,
+    ttl_ms: u64,
+    err: *mut *mut mooncake_meta_error,
+) -> mooncake_meta_status {
+    // SAFETY: the caller upholds the documented contract.
+    unsafe {
+        update(
+            "mooncake_meta_config_set_max_kv_soft_pin_ttl_ms",
+            cfg,
+            err,
+            |c| {
+                c.max_kv_soft_pin_ttl_ms = ttl_ms;
+                Ok(())
+            },
+        )
+    }
+}
+
+/// Sets whether eviction's second pass may take actively soft-pinned
+/// objects: 1 (default) or 0. Any other value is
+/// `MOONCAKE_META_INVALID_PARAMS` and leaves the field unchanged.
+///
+/// Ownership: `cfg` stays owned by the caller.
+/// Thread safety: may run concurrently with any call on `cfg` but `_free`.
+///
+/// # Safety
+/// `cfg` must be NULL or a live configuration; `err` must be NULL or valid
+/// for writing one pointer.
+#[no_mangle]
+pub unsafe extern "C" fn mooncake_meta_config_set_allow_evict_soft_pinned_objects(
+    cfg: *mut mooncake_meta_config,
+    allow: c_int,
+    err: *mut *mut mooncake_meta_error,
+) -> mooncake_meta_status {
+    // SAFETY: the caller upholds the documented contract.
+    unsafe {
+        update(
+            "mooncake_meta_config_set_allow_evict_soft_pinned_objects",
+            cfg,
+            err,
+            |c| {
+                c.allow_evict_soft_pinned_objects = input::bool01(allow, "allow")?;
+                Ok(())
+            },
+        )
+    }
+}
+
+/// Sets the fraction of the eviction base evicted per run (default 0.05;
+/// valid range [0, 1], checked at validation).
+///
+/// Ownership: `cfg` stays owned by the caller.
+/// Thread safety: may run concurrently with any call on `cfg` but `_free`.
+///
+/// # Safety
+/// `cfg` must be NULL or a live configuration; `err` must be NULL or valid
+/// for writing one pointer.
+#[no_mangle]
+pub unsafe extern "C" fn mooncake_meta_config_set_eviction_ratio(
+    cfg: *mut mooncake_meta_config,
+    ratio: f64,
+    err: *mut *mut mooncake_meta_error,
+) -> mooncake_meta_status {
+    // SAFETY: the caller upholds the documented contract.
+    unsafe {
+        update("mooncake_meta_config_set_eviction_ratio", cfg, err, |c| {
+            c.eviction_ratio = ratio;
+            Ok(())
+        })
+    }
+}
+
+/// Sets the memory usage above which eviction runs (default 0.90; valid
+/// range (0, 1], checked at validation).
+///
+/// Ownership: `cfg` stays owned by the caller.
+/// Thread safety: may run concurrently with any call on `cfg` but `_free`.
+///
+/// # Safety
+/// `cfg` must be NULL or a live configuration; `err` must be NULL or valid
+/// for writing one pointer.
+#[no_mangle]
+pub unsafe extern "C" fn mooncake_meta_config_set_eviction_high_watermark_ratio(
+    cfg: *mut mooncake_meta_config,
+    ratio: f64,
+    err: *mut *mut mooncake_meta_error,
+) -> mooncake_meta_status {
+    // SAFETY: the caller upholds the documented contract.
+    unsafe {
+        update(
+            "mooncake_meta_config_set_eviction_high_watermark_ratio",
+            cfg,
+            err,
+            |c| {
+                c.eviction_high_watermark_ratio = ratio;
+                Ok(())
+            },
+        )
+    }
+}
+
+/// Sets how long a write stays young (blocking a PutStart on its key), in
+/// milliseconds (default 30000).
+///
+/// Ownership: `cfg` stays owned by the caller.
+/// Thread safety: may run concurrently with any call on `cfg` but `_free`.
+///
+/// # Safety
+/// `cfg` must be NULL or a live configuration; `err` must be NULL or valid
+/// for writing one pointer.
+#[no_mangle]
+pub unsafe extern "C" fn mooncake_meta_config_set_put_start_discard_timeout_ms(
+    cfg: *mut mooncake_meta_config,
+    timeout_ms: u64,
+    err: *mut *mut mooncake_meta_error,
+) -> mooncake_meta_status {
+    // SAFETY: the caller upholds the documented contract.
+    unsafe {
+        update(
+            "mooncake_meta_config_set_put_start_discard_timeout_ms",
+            cfg,
+            err,
+            |c| {
+                c.put_start_discard_timeout_ms = timeout_ms;
+                Ok(())
+            },
+        )
+    }
+}
+
+/// Sets how long discarded buffers are held, and after which stale writes
+/// are swept, in milliseconds (default 600000; must exceed the discard
+/// timeout).
+///
+/// Ownership: `cfg` stays owned by the caller.
+/// Thread safety: may run concurrently with any call on `cfg` but `_free`.
+///
+/// # Safety
+/// `cfg` must be NULL or a live configuration; `err` must be NULL or valid
+/// for writing one pointer.
+#[no_mangle]
+pub unsafe extern "C" fn mooncake_meta_config_set_put_start_release_timeout_ms(
+    cfg: *mut mooncake_meta_config,
+    timeout_ms: u64,
+    err: *mut *mut mooncake_meta_error,
+) -> mooncake_meta_status {
+    // SAFETY: the caller upholds the documented contract.
+    unsafe {
+        update(
+            "mooncake_meta_config_set_put_start_release_timeout_ms",
+            cfg,
+            err,
+            |c| {
+                c.put_start_release_timeout_ms = timeout_ms;
+                Ok(())
+            },
+        )
+    }
+}
+
+/// Sets the period of the soft-pin expiration cleanup, in milliseconds
+/// (default 1000; 0 = no background cleanup).
+///
+/// Ownership: `cfg` stays owned by the caller.
+/// Thread safety: may run concurrently with any call on `cfg` but `_free`.
+///
+/// # Safety
+/// `cfg` must be NULL or a live configuration; `err` must be NULL or valid
+/// for writing one pointer.
+#[no_mangle]
+pub unsafe extern "C" fn mooncake_meta_config_set_soft_pin_cleanup_interval_ms(
+    cfg: *mut mooncake_meta_config,
+    interval_ms: u64,
+    err: *mut *mut mooncake_meta_error,
+) -> mooncake_meta_status {
+    // SAFETY: the caller upholds the documented contract.
+    unsafe {
+        update(
+            "mooncake_meta_config_set_soft_pin_cleanup_interval_ms",
+            cfg,
+            err,
+            |c| {
+                c.soft_pin_cleanup_interval_ms = interval_ms;
+                Ok(())
+            },
+        )
+    }
+}
+
+/// Sets the period of the eviction check, in milliseconds (default 10;
+/// 0 = no background eviction).
+///
+/// Ownership: `cfg` stays owned by the caller.
+/// Thread safety: may run concurrently with any call on `cfg` but `_free`.
+///
+/// # Safety
+/// `cfg` must be NULL or a live configuration; `err` must be NULL or valid
+/// for writing one pointer.
+#[no_mangle]
+pub unsafe extern "C" fn mooncake_meta_config_set_eviction_check_interval_ms(
+    cfg: *mut mooncake_meta_config,
+    interval_ms: u64,
+    err: *mut *mut mooncake_meta_error,
+) -> mooncake_meta_status {
+    // SAFETY: the caller upholds the documented contract.
+    unsafe {
+        update(
+            "mooncake_meta_config_set_eviction_check_interval_ms",
+            cfg,
+            err,
+            |c| {
+                c.eviction_check_interval_ms = interval_ms;
+                Ok(())
+            },
+        )
+    }
+}
+
+/// Sets the period of the stale-write sweep and discarded-buffer release,
+/// in milliseconds (default 1000; 0 = no background sweep).
+///
+/// Ownership: `cfg` stays owned by the caller.
+/// Thread safety: may run concurrently with any call on `cfg` but `_free`.
+///
+/// # Safety
+/// `cfg` must be NULL or a live configuration; `err` must be NULL or valid
+/// for writing one pointer.
+#[no_mangle]
+pub unsafe extern "C" fn mooncake_meta_config_set_sweep_interval_ms(
+    cfg: *mut mooncake_meta_config,
+    interval_ms: u64,
+    err: *mut *mut mooncake_meta_error,
+) -> mooncake_meta_status {
+    // SAFETY: the caller upholds the documented contract.
+    unsafe {
+        update(
+            "mooncake_meta_config_set_sweep_interval_ms",
+            cfg,
+            err,
+            |c| {
+                c.sweep_interval_ms = interval_ms;
+                Ok(())
+            },
+        )
+    }
+}
+
+/// Sets the number of metadata shards (default 1024; valid range
+/// [1, 1048576], checked at validation). A count the platform's `size_t`
+/// cannot hold is `MOONCAKE_META_INVALID_PARAMS`.
+///
+/// Ownership: `cfg` stays owned by the caller.
+/// Thread safety: may run concurrently with any call on `cfg` but `_free`.
+///
+/// # Safety
+/// `cfg` must be NULL or a live configuration; `err` must be NULL or valid
+/// for writing one pointer.
+#[no_mangle]
+pub unsafe extern "C" fn mooncake_meta_config_set_shard_count(
+    cfg: *mut mooncake_meta_config,
+    shard_count: u64,
+    err: *mut *mut mooncake_meta_error,
+) -> mooncake_meta_status {
+    // SAFETY: the caller upholds the documented contract.
+    unsafe {
+        update("mooncake_meta_config_set_shard_count", cfg, err, |c| {
+            c.shard_count = usize::try_from(shard_count).map_err(|_| {
+                Error::invalid(format!("shard_count {shard_count} does not fit in size_t"))
+            })?;
+            Ok(())
+        })
+    }
+}
+
+/// Makes the master read a manual clock that starts at `start_ms`
+/// (milliseconds since the Unix epoch) and moves only when set or advanced;
+/// the start must be below `MAX_INSTANT` (2^63 - 1), checked at validation.
+/// For deterministic tests, also set the three intervals to 0.
+///
+/// Ownership: `cfg` stays owned by the caller.
+/// Thread safety: may run concurrently with any call on `cfg` but `_free`.
+///
+/// # Safety
+/// `cfg` must be NULL or a live configuration; `err` must be NULL or valid
+/// for writing one pointer.
+#[no_mangle]
+pub unsafe extern "C" fn mooncake_meta_config_set_manual_clock(
+    cfg: *mut mooncake_meta_config,
+    start_ms: u64,
+    err: *mut *mut mooncake_meta_error,
+) -> mooncake_meta_status {
+    // SAFETY: the caller upholds the documented contract.
+    unsafe {
+        update("mooncake_meta_config_set_manual_clock", cfg, err, |c| {
+            c.clock = ClockSource::Manual { start_ms };
+            Ok(())
+        })
+    }
+}
+
+/// Makes the master read the operating system's real-time clock (the
+/// default).
+///
+/// Ownership: `cfg` stays owned by the caller.
+/// Thread safety: may run concurrently with any call on `cfg` but `_free`.
+///
+/// # Safety
+/// `cfg` must be NULL or a live configuration; `err` must be NULL or valid
+/// for writing one pointer.
+#[no_mangle]
+pub unsafe extern "C" fn mooncake_meta_config_set_system_clock(
+    cfg: *mut mooncake_meta_config,
+    err: *mut *mut mooncake_meta_error,
+) -> mooncake_meta_status {
+    // SAFETY: the caller upholds the documented contract.
+    unsafe {
+        update("mooncake_meta_config_set_system_clock", cfg, err, |c| {
+            c.clock = ClockSource::System;
+            Ok(())
+        })
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error::ErrorKind;
+    use mooncake_meta_core::clock::MAX_INSTANT;
+    use mooncake_meta_core::error::ErrorKind;
+    use crate::error::{mooncake_meta_error_free, mooncake_meta_error_message};
+    use crate::status::{
+        MOONCAKE_META_INVALID_PARAMS, MOONCAKE_META_NULL_ARGUMENT, MOONCAKE_META_OK,
+    };
+    use std::ffi::CStr;
+    use std::ptr;
 
+    fn new_config() -> *mut mooncake_meta_config {
+        let mut cfg = ptr::null_mut();
+        assert_eq!(
+            unsafe { mooncake_meta_config_new(&mut cfg, ptr::null_mut()) },
+            MOONCAKE_META_OK
+        );
+        cfg
+    }
+
+    fn take_message(err: *mut mooncake_meta_error) -> String {
+        let m = unsafe { CStr::from_ptr(mooncake_meta_error_message(err)) }
+            .to_str()
+            .unwrap()
+            .to_owned();
+        unsafe { mooncake_meta_error_free(err) };
+        m
+    }
+
+    // §9: a new handle holds exactly the documented defaults.
     #[test]
-    fn defaults_are_valid_and_match_the_contract() {
-        let c = MasterConfig::default();
-        c.validate().unwrap();
-        assert_eq!(c.max_kv_soft_pin_ttl_ms, 24 * 3600 * 1000);
-        assert_eq!(c.default_kv_soft_pin_ttl_ms, 30 * 60 * 1000);
-        assert_eq!(c.shard_count, 1024);
+    fn new_config_holds_the_defaults() {
+        let cfg = new_config();
+        unsafe {
+            assert_eq!(read(cfg, "cfg").unwrap(), MasterConfig::default());
+            mooncake_meta_config_free(cfg);
+        }
     }
 
     #[test]
-    fn default_ttl_above_max_is_rejected() {
-        let c = MasterConfig {
-            default_kv_soft_pin_ttl_ms: 2,
-            max_kv_soft_pin_ttl_ms: 1,
-            ..MasterConfig::default()
-        };
-        assert_eq!(c.validate().unwrap_err().kind(), ErrorKind::InvalidParams);
+    fn setters_reach_every_field() {
+        let cfg = new_config();
+        let e = ptr::null_mut();
+        unsafe {
+            assert_eq!(
+                mooncake_meta_config_set_default_kv_lease_ttl_ms(cfg, 1, e),
+                0
+            );
+            assert_eq!(
+                mooncake_meta_config_set_default_kv_soft_pin_ttl_ms(cfg, 2, e),
+                0
+            );
+            assert_eq!(
+                mooncake_meta_config_set_max_kv_soft_pin_ttl_ms(cfg, 3, e),
+                0
+            );
+            assert_eq!(
+                mooncake_meta_config_set_allow_evict_soft_pinned_objects(cfg, 0, e),
+                0
+            );
+            assert_eq!(mooncake_meta_config_set_eviction_ratio(cfg, 0.25, e), 0);
+            assert_eq!(
+                mooncake_meta_config_set_eviction_high_watermark_ratio(cfg, 0.5, e),
+                0
+            );
+            assert_eq!(
+                mooncake_meta_config_set_put_start_discard_timeout_ms(cfg, 4, e),
+                0
+            );
+            assert_eq!(
+                mooncake_meta_config_set_put_start_release_timeout_ms(cfg, 5, e),
+                0
+            );
+            assert_eq!(
+                mooncake_meta_config_set_soft_pin_cleanup_interval_ms(cfg, 6, e),
+                0
+            );
+            assert_eq!(
+                mooncake_meta_config_set_eviction_check_interval_ms(cfg, 7, e),
+                0
+            );
+            assert_eq!(mooncake_meta_config_set_sweep_interval_ms(cfg, 8, e), 0);
+            assert_eq!(mooncake_meta_config_set_shard_count(cfg, 9, e), 0);
+            assert_eq!(mooncake_meta_config_set_manual_clock(cfg, 10, e), 0);
+            let want = MasterConfig {
+                default_kv_lease_ttl_ms: 1,
+                default_kv_soft_pin_ttl_ms: 2,
+                max_kv_soft_pin_ttl_ms: 3,
+                allow_evict_soft_pinned_objects: false,
+                eviction_ratio: 0.25,
+                eviction_high_watermark_ratio: 0.5,
+                put_start_discard_timeout_ms: 4,
+                put_start_release_timeout_ms: 5,
+                soft_pin_cleanup_interval_ms: 6,
+                eviction_check_interval_ms: 7,
+                sweep_interval_ms: 8,
+                shard_count: 9,
+                clock: ClockSource::Manual { start_ms: 10 },
+            };
+            assert_eq!(read(cfg, "cfg").unwrap(), want);
+            assert_eq!(mooncake_meta_config_validate(cfg, e), 0);
+            assert_eq!(mooncake_meta_config_set_system_clock(cfg, e), 0);
+            assert_eq!(read(cfg, "cfg").unwrap().clock, ClockSource::System);
+            mooncake_meta_config_free(cfg);
+        }
     }
 
     #[test]
-    fn ratios_and_timeouts_are_checked() {
-        for bad in [
-            MasterConfig {
-                eviction_ratio: 1.5,
-                ..Default::default()
-            },
-            MasterConfig {
-                eviction_ratio: f64::NAN,
-                ..Default::default()
-            },
-            MasterConfig {
-                eviction_high_watermark_ratio: 0.0,
-                ..Default::default()
-            },
-            MasterConfig {
-                put_start_release_timeout_ms: 1,
-                ..Default::default()
-            },
-            MasterConfig {
-                shard_count: 0,
-                ..Default::default()
-            },
-        ] {
-            assert_eq!(bad.validate().unwrap_err().kind(), ErrorKind::InvalidParams);
+    fn non_boolean_allow_is_rejected_and_leaves_the_field() {
+        let cfg = new_config();
+        let mut err = ptr::null_mut();
+        unsafe {
+            let st = mooncake_meta_config_set_allow_evict_soft_pinned_objects(cfg, 2, &mut err);
+            assert_eq!(st, MOONCAKE_META_INVALID_PARAMS);
+            assert_eq!(
+                take_message(err),
+                "mooncake_meta_config_set_allow_evict_soft_pinned_objects: allow must be 0 or 1, got 2"
+            );
+            assert!(read(cfg, "cfg").unwrap().allow_evict_soft_pinned_objects);
+            mooncake_meta_config_free(cfg);
+        }
+    }
+
+    // §2/§9: validation happens at creation (or _validate), not in setters.
+    #[test]
+    fn rules_between_fields_are_checked_by_validate() {
+        type Setter = fn(*mut mooncake_meta_config) -> mooncake_meta_status;
+        let cases: [(&str, Setter); 4] = [
+            ("default_kv_soft_pin_ttl", |c| unsafe {
+                mooncake_meta_config_set_default_kv_soft_pin_ttl_ms(c, 86_400_001, ptr::null_mut())
+            }),
+            ("eviction_ratio", |c| unsafe {
+                mooncake_meta_config_set_eviction_ratio(c, f64::NAN, ptr::null_mut())
+            }),
+            ("shard_count", |c| unsafe {
+                mooncake_meta_config_set_shard_count(c, 0, ptr::null_mut())
+            }),
+            ("MAX_INSTANT", |c| unsafe {
+                mooncake_meta_config_set_manual_clock(c, MAX_INSTANT, ptr::null_mut())
+            }),
+        ];
+        for (field, set) in cases {
+            let cfg = new_config();
+            assert_eq!(set(cfg), MOONCAKE_META_OK, "{field}: setters accept");
+            let mut err = ptr::null_mut();
+            unsafe {
+                assert_eq!(
+                    mooncake_meta_config_validate(cfg, &mut err),
+                    MOONCAKE_META_INVALID_PARAMS
+                );
+                let msg = take_message(err);
+                assert!(msg.contains(field), "{field} not named in {msg:?}");
+                mooncake_meta_config_free(cfg);
+            }
+        }
+    }
+
+    #[test]
+    fn null_config_is_a_null_argument() {
+        let mut err = ptr::null_mut();
+        unsafe {
+            let st = mooncake_meta_config_set_eviction_ratio(ptr::null_mut(), 0.1, &mut err);
+            assert_eq!(st, MOONCAKE_META_NULL_ARGUMENT);
+            assert_eq!(
+                take_message(err),
+                "mooncake_meta_config_set_eviction_ratio: cfg is NULL (expected a mooncake_meta_config)"
+            );
+            assert_eq!(
+                mooncake_meta_config_new(ptr::null_mut(), ptr::null_mut()),
+                MOONCAKE_META_NULL_ARGUMENT
+            );
+            mooncake_meta_config_free(ptr::null_mut());
+            assert_eq!(
+                read(ptr::null(), "cfg").unwrap_err().kind(),
+                ErrorKind::NullArgument
+            );
         }
     }
 }

@@ -1,147 +1,119 @@
-//! The one error type of the core. Every fallible operation returns
-//! [`Error`]: a kind (which maps to an upstream-compatible numeric code in the
-//! ffi layer, and only there) plus a message naming what was wrong.
+//! The per-call error object: a library-owned code + message that a failing
+//! call hands to the caller through its optional last parameter. There is no
+//! thread-local "last error" (Go moves goroutines between threads).
 
-use std::borrow::Cow;
-use std::fmt;
+use super::boundary;
+use super::status::{mooncake_meta_status, MOONCAKE_META_NULL_ARGUMENT, MOONCAKE_META_PANIC};
+use std::ffi::CString;
+use std::os::raw::c_char;
 
-/// What went wrong. Names follow upstream Mooncake's `ErrorCode`; the library
-/// additions (boundary problems, stale write tokens, clock misuse) come last.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum ErrorKind {
-    Internal,
-    SegmentNotFound,
-    SegmentAlreadyExists,
-    NoAvailableHandle,
-    InvalidParams,
-    IllegalClient,
-    InvalidWrite,
-    ReplicaIsNotReady,
-    ObjectNotFound,
-    ObjectAlreadyExists,
-    ObjectHasLease,
-    ObjectHasReplicationTask,
-    ObjectNoReplicationTask,
-    ReplicaNotFound,
-    ReplicaIsGone,
-    ObjectReplicaBusy,
-    UnavailableInCurrentStatus,
-    SerializeFail,
-    DeserializeFail,
-    NullArgument,
-    InvalidUtf8,
-    BufferTooSmall,
-    StructSizeUnsupported,
-    UnknownFlags,
-    Panic,
-    StaleWriteToken,
-    ClockUnsupported,
+/// Details of one failed call: its status code and a message naming the
+/// function and the offending argument. Opaque; created by the library,
+/// released with `mooncake_meta_error_free`.
+pub struct mooncake_meta_error {
+    code: mooncake_meta_status,
+    message: CString,
 }
 
-impl ErrorKind {
-    /// Every kind, for exhaustive tables (code mapping tests, docs).
-    pub const ALL: [ErrorKind; 27] = [
-        ErrorKind::Internal,
-        ErrorKind::SegmentNotFound,
-        ErrorKind::SegmentAlreadyExists,
-        ErrorKind::NoAvailableHandle,
-        ErrorKind::InvalidParams,
-        ErrorKind::IllegalClient,
-        ErrorKind::InvalidWrite,
-        ErrorKind::ReplicaIsNotReady,
-        ErrorKind::ObjectNotFound,
-        ErrorKind::ObjectAlreadyExists,
-        ErrorKind::ObjectHasLease,
-        ErrorKind::ObjectHasReplicationTask,
-        ErrorKind::ObjectNoReplicationTask,
-        ErrorKind::ReplicaNotFound,
-        ErrorKind::ReplicaIsGone,
-        ErrorKind::ObjectReplicaBusy,
-        ErrorKind::UnavailableInCurrentStatus,
-        ErrorKind::SerializeFail,
-        ErrorKind::DeserializeFail,
-        ErrorKind::NullArgument,
-        ErrorKind::InvalidUtf8,
-        ErrorKind::BufferTooSmall,
-        ErrorKind::StructSizeUnsupported,
-        ErrorKind::UnknownFlags,
-        ErrorKind::Panic,
-        ErrorKind::StaleWriteToken,
-        ErrorKind::ClockUnsupported,
-    ];
+impl mooncake_meta_error {
+    /// A heap error for the caller. Interior NULs (from echoed input) are
+    /// escaped so the message is always one C string.
+    pub(crate) fn into_raw(code: mooncake_meta_status, message: &str) -> *mut mooncake_meta_error {
+        let message =
+            CString::new(message.replace('\0', "\\0")).expect("NUL bytes were escaped just above");
+        Box::into_raw(Box::new(mooncake_meta_error { code, message }))
+    }
+}
 
-    /// Upper-case upstream-style name (`OBJECT_NOT_FOUND`).
-    pub fn name(self) -> &'static str {
-        match self {
-            ErrorKind::Internal => "INTERNAL_ERROR",
-            ErrorKind::SegmentNotFound => "SEGMENT_NOT_FOUND",
-            ErrorKind::SegmentAlreadyExists => "SEGMENT_ALREADY_EXISTS",
-            ErrorKind::NoAvailableHandle => "NO_AVAILABLE_HANDLE",
-            ErrorKind::InvalidParams => "INVALID_PARAMS",
-            ErrorKind::IllegalClient => "ILLEGAL_CLIENT",
-            ErrorKind::InvalidWrite => "INVALID_WRITE",
-            ErrorKind::ReplicaIsNotReady => "REPLICA_IS_NOT_READY",
-            ErrorKind::ObjectNotFound => "OBJECT_NOT_FOUND",
-            ErrorKind::ObjectAlreadyExists => "OBJECT_ALREADY_EXISTS",
-            ErrorKind::ObjectHasLease => "OBJECT_HAS_LEASE",
-            ErrorKind::ObjectHasReplicationTask => "OBJECT_HAS_REPLICATION_TASK",
-            ErrorKind::ObjectNoReplicationTask => "OBJECT_NO_REPLICATION_TASK",
-            ErrorKind::ReplicaNotFound => "REPLICA_NOT_FOUND",
-            ErrorKind::ReplicaIsGone => "REPLICA_IS_GONE",
-            ErrorKind::ObjectReplicaBusy => "OBJECT_REPLICA_BUSY",
-            ErrorKind::UnavailableInCurrentStatus => "UNAVAILABLE_IN_CURRENT_STATUS",
-            ErrorKind::SerializeFail => "SERIALIZE_FAIL",
-            ErrorKind::DeserializeFail => "DESERIALIZE_FAIL",
-            ErrorKind::NullArgument => "NULL_ARGUMENT",
-            ErrorKind::InvalidUtf8 => "INVALID_UTF8",
-            ErrorKind::BufferTooSmall => "BUFFER_TOO_SMALL",
-            ErrorKind::StructSizeUnsupported => "STRUCT_SIZE_UNSUPPORTED",
-            ErrorKind::UnknownFlags => "UNKNOWN_FLAGS",
-            ErrorKind::Panic => "PANIC",
-            ErrorKind::StaleWriteToken => "STALE_WRITE_TOKEN",
-            ErrorKind::ClockUnsupported => "CLOCK_UNSUPPORTED",
+/// The status code of a failed call: one of the negative `MOONCAKE_META_*`
+/// codes (the value the call returned), or `MOONCAKE_META_NULL_ARGUMENT`
+/// when `err` is NULL. Typed `int32_t`, not `mooncake_meta_status`, because
+/// it reports a stored value rather than the outcome of this call.
+///
+/// Ownership: `err` stays owned by the caller.
+/// Thread safety: an error is immutable; any number of threads may read it
+/// at once, but not while another frees it.
+///
+/// # Safety
+/// `err` must be NULL or an error from this library not yet freed.
+#[no_mangle]
+pub unsafe extern "C" fn mooncake_meta_error_code(err: *const mooncake_meta_error) -> i32 {
+    boundary::guard(MOONCAKE_META_PANIC, || {
+        // SAFETY: the caller passes NULL or a live error.
+        match unsafe { err.as_ref() } {
+            Some(e) => e.code,
+            None => MOONCAKE_META_NULL_ARGUMENT,
         }
-    }
+    })
 }
 
-impl fmt::Display for ErrorKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
+/// The NUL-terminated UTF-8 message of a failed call. A NULL `err` gives a
+/// static string saying so.
+///
+/// Ownership: the string belongs to `err` and is valid until
+/// `mooncake_meta_error_free(err)`; do not free it separately.
+/// Thread safety: as `mooncake_meta_error_code`.
+///
+/// # Safety
+/// `err` must be NULL or an error from this library not yet freed.
+#[no_mangle]
+pub unsafe extern "C" fn mooncake_meta_error_message(
+    err: *const mooncake_meta_error,
+) -> *const c_char {
+    boundary::guard(c"mooncake_meta_error_message panicked".as_ptr(), || {
+        // SAFETY: the caller passes NULL or a live error.
+        match unsafe { err.as_ref() } {
+            Some(e) => e.message.as_ptr(),
+            None => c"NULL mooncake_meta_error".as_ptr(),
+        }
+    })
 }
 
-/// An error of the metadata master: its kind and a human-readable message.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{kind}: {message}")]
-pub struct Error {
-    kind: ErrorKind,
-    message: Cow<'static, str>,
+/// Releases an error object. `mooncake_meta_error_free(NULL)` does nothing.
+///
+/// Ownership: takes ownership of `err`; it and its message are invalid
+/// afterwards.
+/// Thread safety: no other thread may use `err` concurrently.
+///
+/// # Safety
+/// `err` must be NULL or an error from this library not yet freed.
+#[no_mangle]
+pub unsafe extern "C" fn mooncake_meta_error_free(err: *mut mooncake_meta_error) {
+    boundary::guard((), || {
+        if !err.is_null() {
+            // SAFETY: a non-NULL err came from `into_raw` (Box) and is freed once.
+            drop(unsafe { Box::from_raw(err) });
+        }
+    })
 }
 
-impl Error {
-    pub fn new(kind: ErrorKind, message: impl Into<Cow<'static, str>>) -> Self {
-        Error {
-            kind,
-            message: message.into(),
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::status::MOONCAKE_META_INVALID_PARAMS;
+    use std::ffi::CStr;
+
+    #[test]
+    fn error_keeps_code_and_escapes_nul_in_message() {
+        let e = mooncake_meta_error::into_raw(MOONCAKE_META_INVALID_PARAMS, "key a\0b: bad");
+        unsafe {
+            assert_eq!(mooncake_meta_error_code(e), MOONCAKE_META_INVALID_PARAMS);
+            let msg = CStr::from_ptr(mooncake_meta_error_message(e));
+            assert_eq!(msg.to_str().unwrap(), "key a\\0b: bad");
+            mooncake_meta_error_free(e);
         }
     }
 
-    pub fn kind(&self) -> ErrorKind {
-        self.kind
-    }
-
-    pub fn message(&self) -> &str {
-        &self.message
-    }
-
-    pub(crate) fn invalid(message: impl Into<Cow<'static, str>>) -> Self {
-        Error::new(ErrorKind::InvalidParams, message)
-    }
-
-    pub(crate) fn not_found() -> Self {
-        Error::new(ErrorKind::ObjectNotFound, "object not found")
+    #[test]
+    fn null_error_is_harmless() {
+        unsafe {
+            assert_eq!(
+                mooncake_meta_error_code(std::ptr::null()),
+                MOONCAKE_META_NULL_ARGUMENT
+            );
+            let msg = CStr::from_ptr(mooncake_meta_error_message(std::ptr::null()));
+            assert_eq!(msg.to_str().unwrap(), "NULL mooncake_meta_error");
+            mooncake_meta_error_free(std::ptr::null_mut());
+        }
     }
 }
-
-pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,60 +1,62 @@
-//! # mooncake_meta
+//! The C ABI: the only module with `extern "C"`, raw pointers and `#[repr(C)]`.
+//! Every exported function runs inside [`boundary::call`] (or
+//! [`boundary::guard`] for the few that cannot fail), so a panic becomes
+//! `MOONCAKE_META_PANIC` instead of an abort.
 //!
-//! The metadata master of the Mooncake KV-cache store — segments and
-//! allocation, objects and replicas, leases, pins, groups, eviction,
-//! copy/move/promotion and snapshots — with the **fixed-lifecycle soft pin**
-//! of the upstream RFC (Mooncake issue #3028): a soft pin is an
-//! eviction-priority hint whose deadline starts when a write first becomes
-//! readable and is never extended by reads, and a deadline index makes
-//! expiration cost proportional to what is due.
-//!
-//! The safe Rust API is this crate ([`Master`]); the C ABI lives in `ffi`
-//! and is the only place with foreign-facing `unsafe` code.
-//!
-//! ```
-//! use mooncake_meta::*;
-//! let m = Master::new(MasterConfig::deterministic(1_000)).unwrap();
-//! m.mount_segment(1, &SegmentSpec { name: "seg0".into(), base: 0x1000, size: 1 << 20, pool: Pool::Memory }).unwrap();
-//! let cfg = WriteConfig::default().with_soft_pin(SoftPinRequest::enable_for(60_000));
-//! m.put_start(1, Key::new("k"), 4096, &cfg).unwrap();
-//! m.put_end(1, Key::new("k"), ReplicaSelector::All, None).unwrap();
-//! assert_eq!(m.soft_pin_deadline(Key::new("k")).unwrap(), Some(61_000));
-//! m.get_replica_list(Key::new("k")).unwrap(); // reads never extend the pin
-//! assert_eq!(m.run_cleanup_at(61_000).expired, 1);
-//! ```
+//! cbindgen reads this directory, and only this directory, to generate
+//! `include/mooncake_meta.h`; the module order below is the header's order.
+//! Naming: functions and types `mooncake_meta_*`, constants `MOONCAKE_META_*`.
 
-pub mod clock;
-pub mod config;
+#![allow(non_camel_case_types)]
+#![deny(unsafe_op_in_unsafe_fn)]
+
+// One declaration per group: rustfmt would sort a group alphabetically, and
+// this order (status codes first) is the header's order.
+pub mod status;
+
+pub mod version;
+
 pub mod error;
-pub mod ffi;
-pub mod segment;
-pub mod snapshot;
+
+pub mod config;
+
+pub mod write_config;
+
+pub mod legacy_config;
+
+pub mod master;
+
+pub mod replica;
+
+pub mod segments;
+
+pub mod write;
+
+pub mod read;
+
+pub mod remove;
+
+pub mod replication;
+
+pub mod batch;
+
+pub mod bytes;
+
 pub mod soft_pin;
-pub mod types;
 
-mod cleanup;
-mod debug_scan;
-mod eviction;
-mod group;
-mod invariants;
-mod key;
-mod maintenance;
-mod master;
-mod metrics;
-mod object;
-mod ops;
-mod quiesce;
-mod shard;
+pub mod maintenance;
 
-pub use cleanup::CleanupStats;
-pub use clock::{ClockSource, Instant, MAX_INSTANT};
-pub use config::MasterConfig;
-pub use error::{Error, ErrorKind, Result};
-pub use eviction::EvictionReport;
-pub use master::{Master, MasterCore, CLEANUP_BATCH};
-pub use metrics::{MetricsSnapshot, SegmentUsage};
-pub use ops::{KeyPage, UnmountReport};
-pub use quiesce::QuiesceGuard;
-pub use snapshot::restore::RestoreReport;
-pub use soft_pin::{SoftPinAction, SoftPinIntent, SoftPinRequest};
-pub use types::*;
+pub mod metrics;
+
+pub mod snapshot;
+
+pub(crate) mod boundary;
+pub(crate) mod handle;
+pub(crate) mod input;
+pub(crate) mod sized_out;
+
+/// Test-only entry points (a forced panic), built only with the `test-hooks`
+/// feature into its own target directory; left out of the public header and
+/// declared for the C tests by `c_tests/test_hooks.h`.
+#[cfg(feature = "test-hooks")]
+pub mod test_hooks;

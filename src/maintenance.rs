@@ -1,280 +1,347 @@
-//! The one maintenance thread: eviction checks, soft-pin expiration
-//! cleanup, the stale-write sweep and discarded-buffer release, each on its
-//! own interval (0 = off). It sleeps on a condvar, so an allocation failure
-//! wakes it at once and dropping the master stops it promptly. A panic in a
-//! task is caught and counted; later ticks still run.
+//! Maintenance through the C ABI, for embedders and tests that drive the
+//! master themselves (background intervals 0): soft-pin expiration cleanup
+//! with its statistics (SEMANTICS §3.8), eviction (§4), one whole
+//! maintenance tick, the stale-write sweep and the release of discarded
+//! buffers (§2).
 
-use crate::clock::Instant;
-use crate::master::MasterCore;
-use parking_lot::{Condvar, Mutex};
-use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::Ordering;
-use std::sync::Arc;
-use std::thread::JoinHandle;
-use std::time::Duration;
+use super::error::mooncake_meta_error;
+use super::input::{self, Out};
+use super::master::{mooncake_meta_master, with_master};
+use super::sized_out::{size_versioned, SizedOut};
+use super::status::mooncake_meta_status;
+use mooncake_meta_core::clock::{Instant, MAX_INSTANT};
+use mooncake_meta_core::error::{Error, Result};
+use mooncake_meta_core::{CleanupStats, EvictionReport};
+use std::os::raw::c_int;
 
-#[derive(Default)]
-struct WakeState {
-    eviction_requested: bool,
-    stop: bool,
-    /// Test hook: the next wake-up runs a task that panics.
-    #[cfg(feature = "test-hooks")]
-    panic_requested: bool,
+/// What one soft-pin cleanup cycle did. Size-versioned output: set
+/// `struct_size = sizeof(mooncake_meta_cleanup_stats)` before the call; the
+/// library fills `min(struct_size, its size)` bytes and sets `struct_size`
+/// to that. Fields are only ever appended.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct mooncake_meta_cleanup_stats {
+    /// Set by the caller; on success, the bytes the library filled.
+    pub struct_size: u32,
+    /// Written as 0.
+    pub reserved0: u32,
+    /// Index entries popped (valid and stale).
+    pub popped: u64,
+    /// Popped entries dropped because a newer registration replaced them.
+    pub stale_dropped: u64,
+    /// Soft pins cleared.
+    pub expired: u64,
+    /// Index-lock holds that popped entries (bounded batches).
+    pub batches: u64,
+    /// Shard read locks taken (one per affected shard per batch).
+    pub shards_touched: u64,
+    /// Longest deadline-index lock hold seen by this master so far, in ns.
+    pub longest_index_hold_ns: u64,
+    /// Wall time of the cycle on a real monotonic clock, in ns.
+    pub duration_ns: u64,
 }
+// Version 1 is 64 bytes on every target (integers only); frozen.
+size_versioned!(mooncake_meta_cleanup_stats, v1_size = 64);
 
-#[cfg(feature = "test-hooks")]
-fn panic_pending(w: &WakeState) -> bool {
-    w.panic_requested
-}
-
-#[cfg(not(feature = "test-hooks"))]
-fn panic_pending(_: &WakeState) -> bool {
-    false
-}
-
-#[cfg(feature = "test-hooks")]
-fn take_panic_request(w: &mut WakeState) -> bool {
-    std::mem::take(&mut w.panic_requested)
-}
-
-#[cfg(not(feature = "test-hooks"))]
-fn take_panic_request(_: &mut WakeState) -> bool {
-    false
-}
-
-/// How operations poke the maintenance thread.
-#[derive(Default)]
-pub(crate) struct Wakeup {
-    state: Mutex<WakeState>,
-    cv: Condvar,
-}
-
-impl Wakeup {
-    /// An allocation failed: evict on the next wake-up (now).
-    pub fn request_eviction(&self) {
-        self.state.lock().eviction_requested = true;
-        self.cv.notify_one();
+impl From<CleanupStats> for mooncake_meta_cleanup_stats {
+    fn from(s: CleanupStats) -> Self {
+        mooncake_meta_cleanup_stats {
+            struct_size: 0,
+            reserved0: 0,
+            popped: s.popped,
+            stale_dropped: s.stale_dropped,
+            expired: s.expired,
+            batches: s.batches,
+            shards_touched: s.shards_touched,
+            longest_index_hold_ns: s.longest_index_hold_ns,
+            duration_ns: s.duration_ns,
+        }
     }
 }
 
-pub(crate) struct Maintenance {
-    core: Arc<MasterCore>,
-    handle: JoinHandle<()>,
+/// What one eviction run did. Size-versioned output, as
+/// `mooncake_meta_cleanup_stats`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct mooncake_meta_eviction_report {
+    /// Set by the caller; on success, the bytes the library filled.
+    pub struct_size: u32,
+    /// Written as 0.
+    pub reserved0: u32,
+    /// The eviction base: non-hard-pinned objects with an evictable memory
+    /// replica (objects, not bytes).
+    pub base: u64,
+    /// Base objects whose lease was not live.
+    pub candidates: u64,
+    /// Objects whose memory replicas were freed.
+    pub evicted: u64,
+    /// Bytes freed by those evictions.
+    pub evicted_bytes: u64,
+    /// Of `evicted`, those taken by the second pass while actively pinned.
+    pub evicted_pinned: u64,
+    /// Discarded buffers released by this run.
+    pub discarded_released: u64,
+    /// Expired soft-pin deadlines cleared while examining candidates.
+    pub normalised: u64,
+}
+// Version 1 is 64 bytes on every target (integers only); frozen.
+size_versioned!(mooncake_meta_eviction_report, v1_size = 64);
+
+impl From<EvictionReport> for mooncake_meta_eviction_report {
+    fn from(r: EvictionReport) -> Self {
+        mooncake_meta_eviction_report {
+            struct_size: 0,
+            reserved0: 0,
+            base: r.base,
+            candidates: r.candidates,
+            evicted: r.evicted,
+            evicted_bytes: r.evicted_bytes,
+            evicted_pinned: r.evicted_pinned,
+            discarded_released: r.discarded_released,
+            normalised: r.normalised,
+        }
+    }
 }
 
-struct Task {
-    interval: Duration,
-    next: std::time::Instant,
+/// An instant argument: at most `MAX_INSTANT` (SEMANTICS section 0), so a
+/// saturated deadline can never be treated as due.
+fn instant(at: u64, arg: &str) -> Result<Instant> {
+    if at > MAX_INSTANT {
+        return Err(Error::invalid(format!(
+            "{arg} {at} is beyond MAX_INSTANT ({MAX_INSTANT})"
+        )));
+    }
+    Ok(at)
 }
 
-impl Task {
-    fn new(ms: u64, now: std::time::Instant) -> Option<Task> {
-        (ms > 0).then(|| Task {
-            interval: Duration::from_millis(ms),
-            next: now + Duration::from_millis(ms),
+/// An eviction ratio: a number in [0, 1] (NaN is not).
+fn ratio(v: f64, arg: &str) -> Result<f64> {
+    if !(0.0..=1.0).contains(&v) {
+        return Err(Error::invalid(format!("{arg} must be in [0, 1], got {v}")));
+    }
+    Ok(v)
+}
+
+/// Runs one soft-pin expiration cleanup cycle at the master clock's now:
+/// clears every committed deadline that is due, in bounded batches. The
+/// statistics go to `*out` unless `out` is NULL. A bad `out->struct_size`
+/// is `MOONCAKE_META_STRUCT_SIZE_UNSUPPORTED` and nothing runs.
+///
+/// Ownership: nothing is transferred; `*out` is the caller's.
+/// Thread safety: may be called concurrently with any call but `_free`,
+/// including another cleanup (each deadline is cleared at most once).
+///
+/// # Safety
+/// `m` NULL or a live master; `out` NULL or valid for reading its first
+/// `uint32_t` and writing `out->struct_size` bytes; `err` NULL or valid for
+/// writing one pointer.
+#[no_mangle]
+pub unsafe extern "C" fn mooncake_meta_run_cleanup(
+    m: *const mooncake_meta_master,
+    out: *mut mooncake_meta_cleanup_stats,
+    err: *mut *mut mooncake_meta_error,
+) -> mooncake_meta_status {
+    // SAFETY: the caller upholds the documented contract.
+    unsafe {
+        with_master("mooncake_meta_run_cleanup", m, err, |master| {
+            let out = SizedOut::optional(out, "out")?;
+            let stats = master.run_cleanup();
+            if let Some(out) = out {
+                out.write(stats.into());
+            }
+            Ok(())
         })
     }
-
-    fn due(&mut self, now: std::time::Instant) -> bool {
-        if now >= self.next {
-            self.next = now + self.interval;
-            true
-        } else {
-            false
-        }
-    }
 }
 
-impl Maintenance {
-    /// Starts the thread, unless every interval is 0.
-    pub fn start(core: &Arc<MasterCore>) -> Option<Maintenance> {
-        let c = &core.config;
-        if c.eviction_check_interval_ms == 0
-            && c.soft_pin_cleanup_interval_ms == 0
-            && c.sweep_interval_ms == 0
-        {
-            return None;
-        }
-        let worker = core.clone();
-        let handle = std::thread::Builder::new()
-            .name("mooncake-meta-maint".into())
-            .spawn(move || run(&worker))
-            .ok()?;
-        Some(Maintenance {
-            core: core.clone(),
-            handle,
+/// `mooncake_meta_run_cleanup` treating `at_ms` as now (the clock does not
+/// move): deadlines `<= at_ms` are due. `at_ms` above `MAX_INSTANT`
+/// (`INT64_MAX`) is `MOONCAKE_META_INVALID_PARAMS`.
+///
+/// Ownership: nothing is transferred; `*out` is the caller's.
+/// Thread safety: as `mooncake_meta_run_cleanup`.
+///
+/// # Safety
+/// As `mooncake_meta_run_cleanup`.
+#[no_mangle]
+pub unsafe extern "C" fn mooncake_meta_run_cleanup_at(
+    m: *const mooncake_meta_master,
+    at_ms: u64,
+    out: *mut mooncake_meta_cleanup_stats,
+    err: *mut *mut mooncake_meta_error,
+) -> mooncake_meta_status {
+    // SAFETY: the caller upholds the documented contract.
+    unsafe {
+        with_master("mooncake_meta_run_cleanup_at", m, err, |master| {
+            let at = instant(at_ms, "at_ms")?;
+            let out = SizedOut::optional(out, "out")?;
+            let stats = master.run_cleanup_at(at);
+            if let Some(out) = out {
+                out.write(stats.into());
+            }
+            Ok(())
         })
     }
+}
 
-    pub fn stop(self) {
-        self.core.wakeup.state.lock().stop = true;
-        self.core.wakeup.cv.notify_all();
-        let _ = self.handle.join();
+/// One deterministic eviction run (SEMANTICS section 4) at the master clock's now,
+/// with explicit `target` and `lowerbound` fractions of the eviction base,
+/// each in [0, 1] (NaN or out of range: `MOONCAKE_META_INVALID_PARAMS` and
+/// nothing runs). The report goes to `*out` unless `out` is NULL.
+///
+/// Ownership: nothing is transferred; `*out` is the caller's.
+/// Thread safety: may be called concurrently with any call but `_free`.
+///
+/// # Safety
+/// `m` NULL or a live master; `out` NULL or valid for reading its first
+/// `uint32_t` and writing `out->struct_size` bytes; `err` NULL or valid for
+/// writing one pointer.
+#[no_mangle]
+pub unsafe extern "C" fn mooncake_meta_run_eviction(
+    m: *const mooncake_meta_master,
+    target: f64,
+    lowerbound: f64,
+    out: *mut mooncake_meta_eviction_report,
+    err: *mut *mut mooncake_meta_error,
+) -> mooncake_meta_status {
+    // SAFETY: the caller upholds the documented contract.
+    unsafe {
+        with_master("mooncake_meta_run_eviction", m, err, |master| {
+            let target = ratio(target, "target")?;
+            let lowerbound = ratio(lowerbound, "lowerbound")?;
+            let out = SizedOut::optional(out, "out")?;
+            let report = master.run_eviction(target, lowerbound)?;
+            if let Some(out) = out {
+                out.write(report.into());
+            }
+            Ok(())
+        })
     }
 }
 
-fn guarded(core: &MasterCore, f: impl FnOnce()) {
-    if catch_unwind(AssertUnwindSafe(f)).is_err() {
-        core.metrics
-            .maintenance_panics
-            .fetch_add(1, Ordering::Relaxed);
+/// The eviction trigger of SEMANTICS section 4: evicts if memory usage is above
+/// the high watermark, or if `force` is 1 and `eviction_ratio > 0` (what an
+/// allocation failure does), with the target and lowerbound derived from
+/// the configuration. `*out_ran` = 1 if a run happened, and then its report
+/// goes to `*out` unless `out` is NULL; `*out_ran` = 0 and `*out` untouched
+/// otherwise. `force` must be 0 or 1.
+///
+/// Ownership: nothing is transferred; `*out` is the caller's.
+/// Thread safety: may be called concurrently with any call but `_free`.
+///
+/// # Safety
+/// `m` NULL or a live master; `out_ran` valid for writing an `int`; `out`
+/// NULL or valid for reading its first `uint32_t` and writing
+/// `out->struct_size` bytes; `err` NULL or valid for writing one pointer.
+#[no_mangle]
+pub unsafe extern "C" fn mooncake_meta_evict_if_needed(
+    m: *const mooncake_meta_master,
+    force: c_int,
+    out_ran: *mut c_int,
+    out: *mut mooncake_meta_eviction_report,
+    err: *mut *mut mooncake_meta_error,
+) -> mooncake_meta_status {
+    // SAFETY: the caller upholds the documented contract.
+    unsafe {
+        with_master("mooncake_meta_evict_if_needed", m, err, |master| {
+            let force = input::bool01(force, "force")?;
+            let ran = Out::new(out_ran, "out_ran")?;
+            let out = SizedOut::optional(out, "out")?;
+            let report = master.evict_if_needed(force);
+            ran.write(report.is_some() as c_int);
+            if let (Some(out), Some(report)) = (out, report) {
+                out.write(report.into());
+            }
+            Ok(())
+        })
     }
 }
 
-fn run(core: &MasterCore) {
-    let c = &core.config;
-    let start = std::time::Instant::now();
-    let mut evict = Task::new(c.eviction_check_interval_ms, start);
-    let mut cleanup = Task::new(c.soft_pin_cleanup_interval_ms, start);
-    let mut sweep = Task::new(c.sweep_interval_ms, start);
-    loop {
-        let (forced, inject_panic) = {
-            let mut w = core.wakeup.state.lock();
-            let next = [&evict, &cleanup, &sweep]
-                .into_iter()
-                .flatten()
-                .map(|t| t.next)
-                .min()
-                .unwrap_or_else(|| std::time::Instant::now() + Duration::from_secs(3600));
-            if !w.stop && !w.eviction_requested && !panic_pending(&w) {
-                core.wakeup.cv.wait_until(&mut w, next);
-            }
-            if w.stop {
-                return;
-            }
-            (
-                std::mem::take(&mut w.eviction_requested),
-                take_panic_request(&mut w),
-            )
-        };
-        // Parked here while a test holds a quiesce guard (see quiesce.rs).
-        let _gate = core.quiesce.enter();
-        if inject_panic {
-            guarded(core, || {
-                panic!("maintenance task panic injected by a test hook")
-            });
-        }
-        let now = std::time::Instant::now();
-        let evict_due = evict.as_mut().is_some_and(|t| t.due(now));
-        if evict_due || (forced && evict.is_some()) {
-            guarded(core, || {
-                core.evict_if_needed(forced);
-            });
-        }
-        if cleanup.as_mut().is_some_and(|t| t.due(now)) {
-            guarded(core, || {
-                core.run_cleanup();
-            });
-        }
-        if sweep.as_mut().is_some_and(|t| t.due(now)) {
-            guarded(core, || {
-                let at = core.clock.now();
-                core.sweep_stale_writes_at(at);
-                core.release_discarded_at(at);
-            });
-        }
+/// Runs every maintenance task once, in order, at the master clock's now:
+/// the eviction trigger, soft-pin cleanup, the stale-write sweep and the
+/// release of due discarded buffers: what the maintenance thread does when
+/// every task is due. For masters whose background intervals are 0.
+///
+/// Ownership: nothing is transferred.
+/// Thread safety: may be called concurrently with any call but `_free`.
+///
+/// # Safety
+/// `m` NULL or a live master; `err` NULL or valid for writing one pointer.
+#[no_mangle]
+pub unsafe extern "C" fn mooncake_meta_run_maintenance_tick(
+    m: *const mooncake_meta_master,
+    err: *mut *mut mooncake_meta_error,
+) -> mooncake_meta_status {
+    // SAFETY: the caller upholds the documented contract.
+    unsafe {
+        with_master("mooncake_meta_run_maintenance_tick", m, err, |master| {
+            master.run_maintenance_tick();
+            Ok(())
+        })
     }
 }
 
-impl MasterCore {
-    /// Test hook (feature `test-hooks`): the maintenance thread runs a task
-    /// that panics at its next wake-up (now), exercising the catch-and-count
-    /// path (`maintenance_task_panics`). No effect on a master without a
-    /// maintenance thread.
-    #[cfg(feature = "test-hooks")]
-    #[doc(hidden)]
-    pub fn debug_inject_maintenance_panic(&self) {
-        self.wakeup.state.lock().panic_requested = true;
-        self.wakeup.cv.notify_all();
+/// Sweeps the writes that are stale at `at_ms` (`put_start +
+/// put_start_release_timeout < at_ms`): their PROCESSING replicas are
+/// discarded, their pending intent cleared, and an object left without
+/// replicas is erased. The number of writes swept goes to `*out_swept`
+/// unless it is NULL. `at_ms` above `MAX_INSTANT` is
+/// `MOONCAKE_META_INVALID_PARAMS`. The clock does not move.
+///
+/// Ownership: nothing is transferred.
+/// Thread safety: may be called concurrently with any call but `_free`.
+///
+/// # Safety
+/// `m` NULL or a live master; `out_swept` NULL or valid for writing a
+/// `uint64_t`; `err` NULL or valid for writing one pointer.
+#[no_mangle]
+pub unsafe extern "C" fn mooncake_meta_sweep_stale_writes_at(
+    m: *const mooncake_meta_master,
+    at_ms: u64,
+    out_swept: *mut u64,
+    err: *mut *mut mooncake_meta_error,
+) -> mooncake_meta_status {
+    // SAFETY: the caller upholds the documented contract.
+    unsafe {
+        with_master("mooncake_meta_sweep_stale_writes_at", m, err, |master| {
+            let at = instant(at_ms, "at_ms")?;
+            let swept = master.sweep_stale_writes_at(at);
+            if !out_swept.is_null() {
+                out_swept.write(swept);
+            }
+            Ok(())
+        })
     }
+}
 
-    /// Runs every maintenance task once, now, whatever the intervals:
-    /// eviction check, cleanup, stale-write sweep, discarded-buffer release.
-    /// For embedders and tests that drive the master deterministically.
-    pub fn run_maintenance_tick(&self) {
-        let now = self.clock.now();
-        self.evict_if_needed(false);
-        self.run_cleanup_at(now);
-        self.sweep_stale_writes_at(now);
-        self.release_discarded_at(now);
-    }
-
-    /// Sweeps writes whose `put_start + put_start_release_timeout < at`:
-    /// their PROCESSING replicas are discarded (released at that instant),
-    /// pending is cleared, and an object left without replicas is erased.
-    /// Visits only writes in flight. Returns how many writes were swept.
-    pub fn sweep_stale_writes_at(&self, at: Instant) -> u64 {
-        let release = self.config.put_start_release_timeout_ms;
-        let mut swept = 0;
-        for (si, shard) in self.shards.iter().enumerate() {
-            if shard.state.read().in_flight.is_empty() {
-                continue;
+/// Frees the discarded buffers (preempted, replaced, swept, moved away)
+/// whose release instant is `<= at_ms`; they stop counting in allocated
+/// bytes. The number freed goes to `*out_released` unless it is NULL.
+/// `at_ms` above `MAX_INSTANT` is `MOONCAKE_META_INVALID_PARAMS`. The clock
+/// does not move.
+///
+/// Ownership: nothing is transferred.
+/// Thread safety: may be called concurrently with any call but `_free`.
+///
+/// # Safety
+/// `m` NULL or a live master; `out_released` NULL or valid for writing a
+/// `uint64_t`; `err` NULL or valid for writing one pointer.
+#[no_mangle]
+pub unsafe extern "C" fn mooncake_meta_release_discarded_at(
+    m: *const mooncake_meta_master,
+    at_ms: u64,
+    out_released: *mut u64,
+    err: *mut *mut mooncake_meta_error,
+) -> mooncake_meta_status {
+    // SAFETY: the caller upholds the documented contract.
+    unsafe {
+        with_master("mooncake_meta_release_discarded_at", m, err, |master| {
+            let at = instant(at_ms, "at_ms")?;
+            let released = master.release_discarded_at(at);
+            if !out_released.is_null() {
+                out_released.write(released);
             }
-            let mut st = shard.state.write();
-            let stale: Vec<(u64, u64)> = st
-                .in_flight
-                .iter()
-                .map(|(&t, &h)| (t, h))
-                .filter(|&(t, h)| {
-                    st.objects
-                        .find(h, |o| o.write_token == t)
-                        .is_some_and(|o| o.put_start.saturating_add(release) < at)
-                })
-                .collect();
-            for (token, hash) in stale {
-                st.in_flight.remove(&token);
-                let Some(obj) = st.objects.find_mut(hash, |o| o.write_token == token) else {
-                    continue;
-                };
-                let release_at = obj.put_start.saturating_add(release);
-                let (gone, kept): (crate::object::Replicas, crate::object::Replicas) =
-                    std::mem::take(&mut obj.replicas)
-                        .into_iter()
-                        .partition(|r| r.is_write_processing());
-                obj.replicas = kept;
-                obj.apply_pending_rule();
-                let (size, empty, scoped) = (obj.size, obj.replicas.is_empty(), obj.key.clone());
-                self.discard(&mut st, &gone, size, release_at);
-                if empty {
-                    self.erase(&mut st, si, hash, &scoped, None);
-                }
-                swept += 1;
-            }
-        }
-        self.metrics
-            .swept_writes
-            .fetch_add(swept, Ordering::Relaxed);
-        swept
-    }
-
-    /// Frees discarded buffers whose release instant is `<= at`. Returns
-    /// how many were freed.
-    pub fn release_discarded_at(&self, at: Instant) -> u64 {
-        let mut released = 0;
-        for shard in self.shards.iter() {
-            if !shard
-                .state
-                .read()
-                .discarded
-                .iter()
-                .any(|d| d.release_at <= at)
-            {
-                continue;
-            }
-            let mut st = shard.state.write();
-            let (due, keep): (Vec<_>, Vec<_>) = std::mem::take(&mut st.discarded)
-                .into_iter()
-                .partition(|d| d.release_at <= at);
-            st.discarded = keep;
-            let table = self.segments.read();
-            for d in &due {
-                crate::master::free_in(&table, d.segment, d.addr, d.len);
-                self.metrics
-                    .discarded_bytes
-                    .fetch_sub(d.len as i64, Ordering::Relaxed);
-            }
-            released += due.len() as u64;
-        }
-        released
+            Ok(())
+        })
     }
 }

@@ -1,387 +1,216 @@
-//! The metadata master: state, lock order and the helpers every operation
-//! shares. Operations live in `ops/`, eviction, cleanup and snapshots in
-//! their own modules; all are `impl MasterCore` blocks.
-//!
-//! # Lock order
-//!
-//! Locks are always taken in this order, never backwards:
-//!
-//! 0. the quiesce gate (`quiesce.rs`: the maintenance thread around a tick,
-//!    a test holding a guard) — held with no other lock;
-//! 1. metadata shard locks, several only in ascending index order;
-//! 2. the group domain (a group-shard mutex, then a group's member list);
-//! 3. the segment table `RwLock`;
-//! 4. one segment's allocator mutex;
-//! 5. the deadline-index mutex — last: nothing is acquired while it is held,
-//!    and cleanup releases it before it takes any shard lock.
-//!
-//! The read path (Get/Exist) takes one shard read lock and touches only
-//! atomics (lease); it never reads or writes soft-pin state.
+//! The master handle: creation from a configuration, release, the manual
+//! clock, and the key-argument convention shared by every key-taking call
+//! (`tenant`/`tenant_len`, `key`/`key_len`; a `(NULL, 0)` tenant is the
+//! default tenant).
 
-use crate::clock::{Clock, Instant};
-use crate::config::MasterConfig;
-use crate::error::{Error, ErrorKind, Result};
-use crate::group::Groups;
-use crate::key::{self, KeyHasher};
-use crate::maintenance::{Maintenance, Wakeup};
-use crate::metrics::Metrics;
-use crate::object::{Object, Replica, Replicas, Role};
-use crate::quiesce::Quiesce;
-use crate::segment::{BufferOwner, SegmentTable};
-use crate::shard::{Discarded, Shard, ShardState};
-use crate::soft_pin::index::DeadlineIndex;
-use crate::soft_pin::state::{Delta, IndexOp};
-use crate::types::{ClientId, Key, Pool, ReplicaStatus, SegmentId, WriteConfig};
-use parking_lot::RwLock;
-use std::ops::Deref;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use super::boundary;
+use super::config::{self, mooncake_meta_config};
+use super::error::mooncake_meta_error;
+use super::handle::{self, Opaque};
+use super::input::{self, Out};
+use super::status::mooncake_meta_status;
+use mooncake_meta_core::error::Result;
+use mooncake_meta_core::types::{Key, DEFAULT_TENANT};
+use mooncake_meta_core::{Master, MasterConfig};
+use std::os::raw::c_char;
 
-/// A metadata master. Dropping it stops its maintenance thread promptly.
+/// An opaque metadata master. Create with `mooncake_meta_master_new`,
+/// release with `mooncake_meta_master_free`. Every operation may be called
+/// concurrently from any number of threads, except `_free`, which must not
+/// race any other call on the same master.
+pub struct mooncake_meta_master {
+    _private: [u8; 0],
+}
+
+impl Opaque for mooncake_meta_master {
+    type Inner = Master;
+    const C_NAME: &'static str = "mooncake_meta_master";
+    const FREE: &'static str = "mooncake_meta_master_free";
+}
+
+/// Runs `f` on the master behind `m` inside the panic boundary (NULL →
+/// `NULL_ARGUMENT`, poisoned → `PANIC`; a panic poisons the master).
 ///
-/// All operations are `&self` and may be called from any number of threads
-/// (`Master: Send + Sync`); see [`MasterCore`] for the operations.
-pub struct Master {
-    core: Arc<MasterCore>,
-    maintenance: Option<Maintenance>,
+/// # Safety
+/// `m` must be NULL or a live master; `err` NULL or writable.
+pub(crate) unsafe fn with_master(
+    function: &'static str,
+    m: *const mooncake_meta_master,
+    err: *mut *mut mooncake_meta_error,
+    f: impl FnOnce(&Master) -> Result<()>,
+) -> mooncake_meta_status {
+    // SAFETY: forwarded from the caller.
+    unsafe { boundary::with_handle(function, m, "master", err, f) }
 }
 
-impl Master {
-    /// Builds a master; fails with `INVALID_PARAMS` on a bad configuration.
-    pub fn new(config: MasterConfig) -> Result<Master> {
-        config.validate()?;
-        let core = Arc::new(MasterCore::new(config)?);
-        let maintenance = Maintenance::start(&core);
-        Ok(Master { core, maintenance })
-    }
+/// The master behind a live handle, for Rust tests that drive the C ABI and
+/// then inspect state the C ABI does not expose. Not part of the C ABI.
+///
+/// # Safety
+/// `m` must be a live, non-NULL master from `mooncake_meta_master_new`, not
+/// freed while the reference is in use.
+#[doc(hidden)]
+pub unsafe fn master_ref<'a>(m: *const mooncake_meta_master) -> &'a Master {
+    // SAFETY: forwarded; handles of this type point at a `Handle<Master>`.
+    let guard = unsafe { handle::borrow::<mooncake_meta_master>(m, "master") }
+        .expect("master_ref: NULL or poisoned master");
+    let master: *const Master = std::ptr::from_ref(&*guard);
+    // SAFETY: the master lives as long as the handle, which the caller
+    // keeps alive; the guard only polices poisoning.
+    unsafe { &*master }
 }
 
-impl Deref for Master {
-    type Target = MasterCore;
-    fn deref(&self) -> &MasterCore {
-        &self.core
-    }
+/// Reads the key arguments of a key-taking call. Both strings are UTF-8
+/// given as `(ptr, len)`; a `(NULL, 0)` tenant means the default tenant.
+///
+/// # Safety
+/// Non-NULL pointers must be valid for reading their lengths.
+pub(crate) unsafe fn key<'a>(
+    tenant: *const c_char,
+    tenant_len: usize,
+    key: *const c_char,
+    key_len: usize,
+) -> Result<Key<'a>> {
+    // SAFETY: forwarded from the caller.
+    let tenant = unsafe { input::string(tenant, tenant_len, "tenant")? };
+    let key = unsafe { input::string(key, key_len, "key")? };
+    let k = Key {
+        tenant: if tenant.is_empty() {
+            DEFAULT_TENANT
+        } else {
+            tenant
+        },
+        key,
+    };
+    k.validate()?;
+    Ok(k)
 }
 
-impl Drop for Master {
-    fn drop(&mut self) {
-        if let Some(m) = self.maintenance.take() {
-            m.stop();
-        }
-    }
-}
-
-/// The state and operations of a master (reached through [`Master`]).
-pub struct MasterCore {
-    pub(crate) config: MasterConfig,
-    pub(crate) clock: Clock,
-    pub(crate) hasher: KeyHasher,
-    pub(crate) shards: Box<[Shard]>,
-    pub(crate) segments: RwLock<SegmentTable>,
-    pub(crate) groups: Groups,
-    pub(crate) index: DeadlineIndex,
-    pub(crate) metrics: Metrics,
-    pub(crate) next_replica_id: AtomicU64,
-    pub(crate) next_token: AtomicU64,
-    pub(crate) next_seq: AtomicU64,
-    pub(crate) wakeup: Wakeup,
-    pub(crate) quiesce: Quiesce,
-}
-
-/// Largest batch of due index entries a cleanup cycle pops per index-lock
-/// hold. Popping costs ~2–4 µs per entry at 10^6 pins (cache misses on the
-/// heap's path), so 128 keeps every hold near 0.3 ms however large the wave,
-/// with room under 1 ms for an interrupt or a page fault during the hold.
-pub const CLEANUP_BATCH: usize = 128;
-
-impl MasterCore {
-    fn new(config: MasterConfig) -> Result<Self> {
-        let clock = Clock::new(config.clock)?;
-        let shards = (0..config.shard_count).map(|_| Shard::new()).collect();
-        let seed = {
-            use std::hash::{BuildHasher, Hasher};
-            let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-            h.write_u64(0x6d6f6f6e63616b65);
-            h.finish() | 1
-        };
-        Ok(MasterCore {
-            groups: Groups::new(64),
-            config,
-            clock,
-            hasher: KeyHasher::new(),
-            shards,
-            segments: RwLock::new(SegmentTable::new(seed)),
-            index: DeadlineIndex::new(),
-            metrics: Metrics::default(),
-            next_replica_id: AtomicU64::new(1),
-            next_token: AtomicU64::new(1),
-            next_seq: AtomicU64::new(1),
-            wakeup: Wakeup::default(),
-            quiesce: Quiesce::default(),
+/// Creates a master from `cfg` (NULL = the documented defaults: system
+/// clock, background tasks on). The configuration is copied; `cfg` may be
+/// freed or reused afterwards. A configuration the master would misbehave
+/// under (e.g. default soft-pin TTL above the maximum) is
+/// `MOONCAKE_META_INVALID_PARAMS`.
+///
+/// Ownership: on success `*out_master` is a new master owned by the caller,
+/// released with `mooncake_meta_master_free`; on failure it is not written.
+/// Thread safety: may be called from any thread.
+///
+/// # Safety
+/// `cfg` must be NULL or a live configuration; `out_master` must be valid
+/// for writing one pointer; `err` must be NULL or valid for writing one
+/// pointer.
+#[no_mangle]
+pub unsafe extern "C" fn mooncake_meta_master_new(
+    cfg: *const mooncake_meta_config,
+    out_master: *mut *mut mooncake_meta_master,
+    err: *mut *mut mooncake_meta_error,
+) -> mooncake_meta_status {
+    // SAFETY: the caller upholds the documented contract.
+    unsafe {
+        boundary::call("mooncake_meta_master_new", err, || {
+            let out = Out::new(out_master, "out_master")?;
+            let config = if cfg.is_null() {
+                MasterConfig::default()
+            } else {
+                config::read(cfg, "cfg")?
+            };
+            let master = Master::new(config)?;
+            out.write(handle::into_raw::<mooncake_meta_master>(master));
+            Ok(())
         })
     }
+}
 
-    /// The configuration this master was built with.
-    pub fn config(&self) -> &MasterConfig {
-        &self.config
-    }
+/// Releases a master and stops its maintenance thread (promptly, whatever
+/// the intervals). `mooncake_meta_master_free(NULL)` does nothing; a master
+/// poisoned by a panic may (and should) still be freed.
+///
+/// Ownership: takes ownership of `m`; it and every pointer into it are
+/// invalid afterwards.
+/// Thread safety: no other call on `m` may run concurrently or later.
+///
+/// # Safety
+/// `m` must be NULL or a master from `mooncake_meta_master_new` not yet freed.
+#[no_mangle]
+pub unsafe extern "C" fn mooncake_meta_master_free(m: *mut mooncake_meta_master) {
+    // SAFETY: the caller upholds the documented contract.
+    boundary::guard((), || unsafe { handle::free(m) })
+}
 
-    /// The master's current instant.
-    pub fn now(&self) -> Instant {
-        self.clock.now()
-    }
-
-    /// Sets the manual clock (monotonic). `CLOCK_UNSUPPORTED` on a
-    /// system-clock master or when moving backwards.
-    pub fn set_time(&self, to: Instant) -> Result<()> {
-        self.clock.set(to)
-    }
-
-    /// Advances the manual clock; returns the new instant.
-    pub fn advance_time(&self, by_ms: u64) -> Result<Instant> {
-        self.clock.advance(by_ms)
-    }
-
-    // ----- shared helpers -------------------------------------------------
-
-    #[inline]
-    pub(crate) fn locate(&self, k: Key<'_>) -> (u64, usize) {
-        let h = self.hasher.hash(k);
-        (h, key::shard_of(h, self.shards.len()))
-    }
-
-    #[inline]
-    pub(crate) fn shard_index_of(&self, hash: u64) -> usize {
-        key::shard_of(hash, self.shards.len())
-    }
-
-    pub(crate) fn replica_ids(&self, n: usize) -> u64 {
-        self.next_replica_id.fetch_add(n as u64, Ordering::Relaxed)
-    }
-
-    /// Gives back the `n` replica ids from `first` that a failed allocation
-    /// reserved, so the rejection leaves the persisted counter unchanged
-    /// (SEMANTICS §2: every rejection happens before any side effect). Only
-    /// done when no other operation took ids since; otherwise the gap stays
-    /// (harmless: ids remain unique).
-    pub(crate) fn return_replica_ids(&self, first: u64, n: usize) {
-        let _ = self.next_replica_id.compare_exchange(
-            first + n as u64,
-            first,
-            Ordering::Relaxed,
-            Ordering::Relaxed,
-        );
-    }
-
-    pub(crate) fn new_token(&self) -> u64 {
-        self.next_token.fetch_add(1, Ordering::Relaxed)
-    }
-
-    pub(crate) fn new_seq(&self) -> u64 {
-        self.next_seq.fetch_add(1, Ordering::Relaxed)
-    }
-
-    /// Applies a soft-pin transition's side effects. Called with the shard
-    /// lock held (the index mutex comes last in the lock order), so the
-    /// index never disagrees with the metadata outside a cleanup batch.
-    pub(crate) fn apply_delta(&self, scoped: &str, shard: usize, delta: Delta) {
-        if delta.gauge != 0 {
-            self.metrics
-                .soft_pin_keys
-                .fetch_add(delta.gauge, Ordering::Relaxed);
-        }
-        match delta.index {
-            IndexOp::None => {}
-            IndexOp::Register(d) => self.index.register(scoped, shard as u32, d),
-            IndexOp::Unregister => {
-                self.index.unregister(scoped);
-            }
-        }
-    }
-
-    /// Drops an object's committed deadline (if any) with its gauge and
-    /// index effects.
-    pub(crate) fn drop_committed(&self, obj: &Object, shard: usize) {
-        if obj.committed().is_some() {
-            obj.set_committed(None);
-            self.apply_delta(&obj.key, shard, Delta::DROPPED);
-        }
-    }
-
-    /// Allocates the buffers of a write per the shape rules of SEMANTICS §2.
-    /// On failure nothing stays allocated and an eviction is requested.
-    pub(crate) fn allocate_write(
-        &self,
-        hash: u64,
-        size: u64,
-        cfg: &WriteConfig,
-        exclude: &[SegmentId],
-    ) -> Result<Replicas> {
-        let mem = cfg.memory_replicas as usize;
-        let nof = cfg.nof_ssd_replicas as usize;
-        let first = self.replica_ids(mem + nof);
-        let table = self.segments.read();
-        let mut placed = Replicas::with_capacity(mem + nof);
-        // A segment belongs to one pool and `place` keeps the replicas of one
-        // call on distinct segments, so `exclude` is all either pool needs.
-        for (pool, count, offset) in [(Pool::Memory, mem, 0), (Pool::NofSsd, nof, mem)] {
-            if count == 0 {
-                continue;
-            }
-            let got = table.place(pool, count, size, &cfg.preferred_segments, exclude, |i| {
-                BufferOwner {
-                    object_hash: hash,
-                    replica_id: first + (offset + i) as u64,
-                }
-            });
-            for (i, (segment, addr)) in got.into_iter().enumerate() {
-                placed.push(Replica {
-                    id: first + (offset + i) as u64,
-                    addr,
-                    segment,
-                    kind: pool.replica_kind(),
-                    status: ReplicaStatus::Processing,
-                    role: Role::Write,
-                });
-            }
-        }
-        let got_mem = placed
-            .iter()
-            .filter(|r| r.kind == crate::ReplicaKind::Memory)
-            .count();
-        let got_nof = placed.len() - got_mem;
-        let enough = if nof == 0 {
-            got_mem >= 1
-        } else if mem == 1 && nof == 1 {
-            !placed.is_empty()
-        } else {
-            got_mem == mem && got_nof == nof
-        };
-        if enough {
-            return Ok(placed);
-        }
-        for r in &placed {
-            free_in(&table, r.segment, r.addr, size);
-        }
-        drop(table);
-        self.return_replica_ids(first, mem + nof);
-        self.metrics
-            .put_start_failures
-            .fetch_add(1, Ordering::Relaxed);
-        self.wakeup.request_eviction();
-        Err(Error::new(
-            ErrorKind::NoAvailableHandle,
-            format!(
-                "cannot place {mem} MEMORY + {nof} NOF_SSD replica(s) of {size} bytes \
-                 (placed {got_mem} + {got_nof})"
-            ),
-        ))
-    }
-
-    /// Frees buffers now (revoke, remove, eviction).
-    pub(crate) fn free_now<'a>(&self, replicas: impl IntoIterator<Item = &'a Replica>, size: u64) {
-        let table = self.segments.read();
-        for r in replicas {
-            if r.has_buffer() {
-                free_in(&table, r.segment, r.addr, size);
-            }
-        }
-    }
-
-    /// Sends buffers to the shard's discarded list until `release_at`.
-    pub(crate) fn discard<'a>(
-        &self,
-        st: &mut ShardState,
-        replicas: impl IntoIterator<Item = &'a Replica>,
-        size: u64,
-        release_at: Instant,
-    ) {
-        for r in replicas {
-            if r.has_buffer() {
-                st.discarded.push(Discarded {
-                    segment: r.segment,
-                    addr: r.addr,
-                    len: size,
-                    release_at,
-                });
-                self.metrics
-                    .discarded_bytes
-                    .fetch_add(size as i64, Ordering::Relaxed);
-            }
-        }
-    }
-
-    /// Erases an object under its shard's write lock: buffers freed now
-    /// (`release_at == None`) or discarded, committed deadline dropped
-    /// (gauge −1, unregistered), write-in-flight entry and group
-    /// membership removed, key count −1.
-    pub(crate) fn erase(
-        &self,
-        st: &mut ShardState,
-        shard: usize,
-        hash: u64,
-        scoped: &str,
-        release_at: Option<Instant>,
-    ) -> Option<Object> {
-        let obj = st.take(hash, scoped)?;
-        self.retire(st, shard, &obj, release_at);
-        Some(obj)
-    }
-
-    /// The rest of [`erase`](Self::erase) for an object the caller already
-    /// took out of `st.objects` (one lookup instead of two, and no key copy).
-    pub(crate) fn retire(
-        &self,
-        st: &mut ShardState,
-        shard: usize,
-        obj: &Object,
-        release_at: Option<Instant>,
-    ) {
-        match release_at {
-            None => self.free_now(&obj.replicas, obj.size),
-            Some(at) => self.discard(st, &obj.replicas, obj.size, at),
-        }
-        self.drop_committed(obj, shard);
-        st.in_flight.remove(&obj.write_token);
-        if let Some(g) = &obj.group {
-            self.groups.leave(&self.hasher, g, &obj.key);
-        }
-        self.metrics.keys.fetch_sub(1, Ordering::Relaxed);
-    }
-
-    pub(crate) fn check_writer(obj: &Object, client: ClientId, token: Option<u64>) -> Result<()> {
-        if obj.writer != client {
-            return Err(Error::new(
-                ErrorKind::IllegalClient,
-                format!(
-                    "client {client} is not the writer of this object (writer {})",
-                    obj.writer
-                ),
-            ));
-        }
-        if let Some(t) = token {
-            if t != obj.write_token {
-                return Err(Error::new(
-                    ErrorKind::StaleWriteToken,
-                    format!(
-                        "write token {t} is not the current write's ({})",
-                        obj.write_token
-                    ),
-                ));
-            }
-        }
-        Ok(())
+/// Writes the master clock's current instant (milliseconds since the Unix
+/// epoch) to `*out_now`.
+///
+/// Ownership: nothing is transferred.
+/// Thread safety: may be called concurrently with any call but `_free`.
+///
+/// # Safety
+/// `m` must be NULL or a live master; `out_now` valid for writing a
+/// `uint64_t`; `err` NULL or valid for writing one pointer.
+#[no_mangle]
+pub unsafe extern "C" fn mooncake_meta_master_now(
+    m: *const mooncake_meta_master,
+    out_now: *mut u64,
+    err: *mut *mut mooncake_meta_error,
+) -> mooncake_meta_status {
+    // SAFETY: the caller upholds the documented contract.
+    unsafe {
+        with_master("mooncake_meta_master_now", m, err, |master| {
+            Out::new(out_now, "out_now")?.write(master.now());
+            Ok(())
+        })
     }
 }
 
-/// Frees a buffer if its segment is still mounted (an unmounted segment's
-/// buffers went with it).
-pub(crate) fn free_in(table: &SegmentTable, segment: SegmentId, addr: u64, len: u64) {
-    if let Some(seg) = table.get(segment) {
-        let freed = seg.free(addr, len);
-        debug_assert!(
-            freed.is_ok(),
-            "freeing {addr:#x}+{len} on segment {segment}: {freed:?}"
-        );
+/// Sets a manual clock to `to_ms`. Moving it backwards, or calling this on
+/// a system-clock master, is `MOONCAKE_META_CLOCK_UNSUPPORTED`; reaching
+/// `INT64_MAX` is `MOONCAKE_META_INVALID_PARAMS`. The clock is unchanged on
+/// failure.
+///
+/// Ownership: nothing is transferred.
+/// Thread safety: may be called concurrently with any call but `_free`.
+///
+/// # Safety
+/// `m` must be NULL or a live master; `err` NULL or valid for writing one
+/// pointer.
+#[no_mangle]
+pub unsafe extern "C" fn mooncake_meta_master_set_time(
+    m: *const mooncake_meta_master,
+    to_ms: u64,
+    err: *mut *mut mooncake_meta_error,
+) -> mooncake_meta_status {
+    // SAFETY: the caller upholds the documented contract.
+    unsafe {
+        with_master("mooncake_meta_master_set_time", m, err, |master| {
+            master.set_time(to_ms)
+        })
+    }
+}
+
+/// Advances a manual clock by `by_ms`; the new instant goes to `*out_now`
+/// when `out_now` is not NULL. Errors as `mooncake_meta_master_set_time`.
+///
+/// Ownership: nothing is transferred.
+/// Thread safety: may be called concurrently with any call but `_free`.
+///
+/// # Safety
+/// `m` must be NULL or a live master; `out_now` NULL or valid for writing a
+/// `uint64_t`; `err` NULL or valid for writing one pointer.
+#[no_mangle]
+pub unsafe extern "C" fn mooncake_meta_master_advance_time(
+    m: *const mooncake_meta_master,
+    by_ms: u64,
+    out_now: *mut u64,
+    err: *mut *mut mooncake_meta_error,
+) -> mooncake_meta_status {
+    // SAFETY: the caller upholds the documented contract.
+    unsafe {
+        with_master("mooncake_meta_master_advance_time", m, err, |master| {
+            let now = master.advance_time(by_ms)?;
+            if !out_now.is_null() {
+                out_now.write(now);
+            }
+            Ok(())
+        })
     }
 }

@@ -1,300 +1,193 @@
-//! Per-instance metrics (SEMANTICS §5): atomics updated on the operation
-//! paths, a plain [`MetricsSnapshot`] struct, and Prometheus text with
-//! upstream-style names.
+//! Metrics through the C ABI (SEMANTICS §5): every scalar as a plain
+//! size-versioned struct, and the Prometheus text (which also carries the
+//! per-segment usage) as a library-owned buffer or copied into the caller's.
 
-use crate::master::MasterCore;
-use crate::types::Pool;
-use std::fmt::Write as _;
-use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use super::bytes::{self, mooncake_meta_bytes};
+use super::error::mooncake_meta_error;
+use super::input::Out;
+use super::master::{mooncake_meta_master, with_master};
+use super::sized_out::{size_versioned, SizedOut};
+use super::status::mooncake_meta_status;
+use mooncake_meta_core::MetricsSnapshot;
+use std::os::raw::c_char;
 
-#[derive(Default)]
-pub(crate) struct Metrics {
-    pub keys: AtomicI64,
-    /// `master_soft_pin_key_count`: live objects with a committed deadline.
-    pub soft_pin_keys: AtomicI64,
-    pub discarded_bytes: AtomicI64,
-    pub put_start_failures: AtomicU64,
-    pub eviction_attempts: AtomicU64,
-    pub eviction_successes: AtomicU64,
-    pub evicted_keys: AtomicU64,
-    pub evicted_bytes: AtomicU64,
-    pub cleanup_cycles: AtomicU64,
-    pub cleanup_popped: AtomicU64,
-    pub cleanup_stale: AtomicU64,
-    pub cleanup_expired: AtomicU64,
-    pub cleanup_last_duration_ns: AtomicU64,
-    pub cleanup_longest_hold_ns: AtomicU64,
-    pub maintenance_panics: AtomicU64,
-    pub swept_writes: AtomicU64,
-}
-
-/// Per-segment usage.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SegmentUsage {
-    pub name: String,
-    pub pool: Pool,
-    pub capacity: u64,
-    pub allocated: u64,
-}
-
-/// A consistent-enough copy of every metric (each value read atomically).
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct MetricsSnapshot {
+/// Every scalar metric of one master. Size-versioned output: set
+/// `struct_size = sizeof(mooncake_meta_metrics_snapshot)` before calling
+/// `mooncake_meta_metrics`; the library fills `min(struct_size, its size)`
+/// bytes and sets `struct_size` to that. Fields are only ever appended.
+/// Each value is read atomically; the set is not one atomic cut. Counters
+/// (`*_total` in Prometheus) only grow; they restart at 0 on restore.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct mooncake_meta_metrics_snapshot {
+    /// Set by the caller; on success, the bytes the library filled.
+    pub struct_size: u32,
+    /// Written as 0.
+    pub reserved0: u32,
+    /// Objects stored (`master_key_count`).
     pub key_count: u64,
+    /// Objects with a committed soft-pin deadline, expired-but-not-yet-
+    /// normalised ones included (`master_soft_pin_key_count`).
     pub soft_pin_key_count: u64,
+    /// Capacity of the memory segments.
     pub memory_capacity_bytes: u64,
+    /// Bytes allocated in memory segments (discarded buffers included).
     pub memory_allocated_bytes: u64,
+    /// Capacity of the second-pool (NOF_SSD) segments.
     pub nof_ssd_capacity_bytes: u64,
+    /// Bytes allocated in second-pool segments.
     pub nof_ssd_allocated_bytes: u64,
+    /// Discarded buffers waiting for their release instant, in bytes.
     pub discarded_staging_bytes: u64,
+    /// Starts rejected with NO_AVAILABLE_HANDLE.
     pub put_start_failures: u64,
+    /// Eviction runs.
     pub eviction_attempts: u64,
+    /// Eviction runs that freed something.
     pub eviction_successes: u64,
+    /// Objects evicted.
     pub evicted_keys: u64,
+    /// Bytes evicted.
     pub evicted_bytes: u64,
+    /// Soft-pin cleanup cycles.
     pub cleanup_cycles: u64,
+    /// Index entries popped by cleanup (valid and stale).
     pub cleanup_popped: u64,
+    /// Popped entries dropped as stale.
     pub cleanup_stale_dropped: u64,
+    /// Soft pins expired by cleanup.
     pub cleanup_expired: u64,
+    /// Duration of the last cleanup cycle, in ns.
     pub cleanup_last_duration_ns: u64,
+    /// Longest deadline-index lock hold, in ns.
     pub cleanup_longest_hold_ns: u64,
+    /// Deadline heap entries, stale ones included.
     pub index_heap_size: u64,
+    /// Live deadline registrations.
     pub index_live_registrations: u64,
+    /// Maintenance tasks that panicked (caught; the thread goes on).
     pub maintenance_task_panics: u64,
+    /// Stale writes swept.
     pub swept_writes: u64,
-    pub segments: Vec<SegmentUsage>,
+    /// Mounted segments (their usage is in the Prometheus text).
+    pub segment_count: u64,
 }
+// Version 1: 8 + 23 * 8 = 192 bytes on every target; frozen.
+size_versioned!(mooncake_meta_metrics_snapshot, v1_size = 192);
 
-fn load(a: &AtomicU64) -> u64 {
-    a.load(Ordering::Relaxed)
-}
-
-fn load_i(a: &AtomicI64) -> u64 {
-    a.load(Ordering::Relaxed).max(0) as u64
-}
-
-impl MasterCore {
-    /// Every metric of this master.
-    pub fn metrics(&self) -> MetricsSnapshot {
-        let m = &self.metrics;
-        let (segments, caps) = {
-            let t = self.segments.read();
-            let segs: Vec<SegmentUsage> = t
-                .iter()
-                .map(|s| SegmentUsage {
-                    name: s.name.to_string(),
-                    pool: s.pool,
-                    capacity: s.size,
-                    allocated: s.allocated_bytes(),
-                })
-                .collect();
-            let caps = [
-                t.capacity(Pool::Memory),
-                t.allocated(Pool::Memory),
-                t.capacity(Pool::NofSsd),
-                t.allocated(Pool::NofSsd),
-            ];
-            (segs, caps)
-        };
-        let idx = self.index.stats();
-        MetricsSnapshot {
-            key_count: load_i(&m.keys),
-            soft_pin_key_count: load_i(&m.soft_pin_keys),
-            memory_capacity_bytes: caps[0],
-            memory_allocated_bytes: caps[1],
-            nof_ssd_capacity_bytes: caps[2],
-            nof_ssd_allocated_bytes: caps[3],
-            discarded_staging_bytes: load_i(&m.discarded_bytes),
-            put_start_failures: load(&m.put_start_failures),
-            eviction_attempts: load(&m.eviction_attempts),
-            eviction_successes: load(&m.eviction_successes),
-            evicted_keys: load(&m.evicted_keys),
-            evicted_bytes: load(&m.evicted_bytes),
-            cleanup_cycles: load(&m.cleanup_cycles),
-            cleanup_popped: load(&m.cleanup_popped),
-            cleanup_stale_dropped: load(&m.cleanup_stale),
-            cleanup_expired: load(&m.cleanup_expired),
-            cleanup_last_duration_ns: load(&m.cleanup_last_duration_ns),
-            cleanup_longest_hold_ns: load(&m.cleanup_longest_hold_ns),
-            index_heap_size: idx.heap_len as u64,
-            index_live_registrations: idx.live as u64,
-            maintenance_task_panics: load(&m.maintenance_panics),
-            swept_writes: load(&m.swept_writes),
-            segments,
+impl From<MetricsSnapshot> for mooncake_meta_metrics_snapshot {
+    fn from(s: MetricsSnapshot) -> Self {
+        mooncake_meta_metrics_snapshot {
+            struct_size: 0,
+            reserved0: 0,
+            key_count: s.key_count,
+            soft_pin_key_count: s.soft_pin_key_count,
+            memory_capacity_bytes: s.memory_capacity_bytes,
+            memory_allocated_bytes: s.memory_allocated_bytes,
+            nof_ssd_capacity_bytes: s.nof_ssd_capacity_bytes,
+            nof_ssd_allocated_bytes: s.nof_ssd_allocated_bytes,
+            discarded_staging_bytes: s.discarded_staging_bytes,
+            put_start_failures: s.put_start_failures,
+            eviction_attempts: s.eviction_attempts,
+            eviction_successes: s.eviction_successes,
+            evicted_keys: s.evicted_keys,
+            evicted_bytes: s.evicted_bytes,
+            cleanup_cycles: s.cleanup_cycles,
+            cleanup_popped: s.cleanup_popped,
+            cleanup_stale_dropped: s.cleanup_stale_dropped,
+            cleanup_expired: s.cleanup_expired,
+            cleanup_last_duration_ns: s.cleanup_last_duration_ns,
+            cleanup_longest_hold_ns: s.cleanup_longest_hold_ns,
+            index_heap_size: s.index_heap_size,
+            index_live_registrations: s.index_live_registrations,
+            maintenance_task_panics: s.maintenance_task_panics,
+            swept_writes: s.swept_writes,
+            segment_count: s.segments.len() as u64,
         }
     }
+}
 
-    /// Metrics as Prometheus text exposition (format 0.0.4).
-    pub fn metrics_prometheus(&self) -> String {
-        let s = self.metrics();
-        let mut out = String::with_capacity(4096);
-        let mut put = |name: &str, kind: &str, help: &str, v: u64| {
-            let _ = writeln!(
-                out,
-                "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {v}"
-            );
-        };
-        put("master_key_count", "gauge", "Objects stored.", s.key_count);
-        put(
-            "master_soft_pin_key_count",
-            "gauge",
-            "Objects with a committed soft-pin deadline (converges within one cleanup interval).",
-            s.soft_pin_key_count,
-        );
-        put(
-            "master_allocated_bytes",
-            "gauge",
-            "Bytes allocated in memory segments.",
-            s.memory_allocated_bytes,
-        );
-        put(
-            "master_total_capacity_bytes",
-            "gauge",
-            "Capacity of memory segments.",
-            s.memory_capacity_bytes,
-        );
-        put(
-            "master_allocated_nof_ssd_bytes",
-            "gauge",
-            "Bytes allocated in second-pool segments.",
-            s.nof_ssd_allocated_bytes,
-        );
-        put(
-            "master_total_nof_ssd_capacity_bytes",
-            "gauge",
-            "Capacity of second-pool segments.",
-            s.nof_ssd_capacity_bytes,
-        );
-        put(
-            "master_discarded_staging_bytes",
-            "gauge",
-            "Discarded buffers waiting for their release instant.",
-            s.discarded_staging_bytes,
-        );
-        put(
-            "master_put_start_failures_total",
-            "counter",
-            "Starts rejected with NO_AVAILABLE_HANDLE.",
-            s.put_start_failures,
-        );
-        put(
-            "master_eviction_attempts_total",
-            "counter",
-            "Eviction runs.",
-            s.eviction_attempts,
-        );
-        put(
-            "master_eviction_success_total",
-            "counter",
-            "Eviction runs that freed something.",
-            s.eviction_successes,
-        );
-        put(
-            "master_evicted_key_count_total",
-            "counter",
-            "Objects evicted.",
-            s.evicted_keys,
-        );
-        put(
-            "master_evicted_size_bytes_total",
-            "counter",
-            "Bytes evicted.",
-            s.evicted_bytes,
-        );
-        put(
-            "master_soft_pin_cleanup_cycles_total",
-            "counter",
-            "Soft-pin expiration cleanup cycles.",
-            s.cleanup_cycles,
-        );
-        put(
-            "master_soft_pin_cleanup_popped_total",
-            "counter",
-            "Due index entries popped.",
-            s.cleanup_popped,
-        );
-        put(
-            "master_soft_pin_cleanup_stale_total",
-            "counter",
-            "Popped entries dropped as stale.",
-            s.cleanup_stale_dropped,
-        );
-        put(
-            "master_soft_pin_cleanup_expired_total",
-            "counter",
-            "Soft pins expired by cleanup.",
-            s.cleanup_expired,
-        );
-        put(
-            "master_soft_pin_cleanup_last_duration_ns",
-            "gauge",
-            "Duration of the last cleanup cycle.",
-            s.cleanup_last_duration_ns,
-        );
-        put(
-            "master_soft_pin_index_longest_hold_ns",
-            "gauge",
-            "Longest deadline-index mutex hold.",
-            s.cleanup_longest_hold_ns,
-        );
-        put(
-            "master_soft_pin_index_heap_size",
-            "gauge",
-            "Deadline heap entries, stale included.",
-            s.index_heap_size,
-        );
-        put(
-            "master_soft_pin_index_live_registrations",
-            "gauge",
-            "Live deadline registrations.",
-            s.index_live_registrations,
-        );
-        put(
-            "master_maintenance_task_panics_total",
-            "counter",
-            "Maintenance tasks that panicked (caught).",
-            s.maintenance_task_panics,
-        );
-        put(
-            "master_swept_writes_total",
-            "counter",
-            "Stale writes swept.",
-            s.swept_writes,
-        );
-        let _ = writeln!(out, "# HELP master_segment_capacity_bytes Capacity per segment.\n# TYPE master_segment_capacity_bytes gauge");
-        for seg in &s.segments {
-            let _ = writeln!(
-                out,
-                "master_segment_capacity_bytes{{segment=\"{}\",pool=\"{}\"}} {}",
-                escape(&seg.name),
-                pool_name(seg.pool),
-                seg.capacity
-            );
-        }
-        let _ = writeln!(out, "# HELP master_segment_allocated_bytes Allocated bytes per segment.\n# TYPE master_segment_allocated_bytes gauge");
-        for seg in &s.segments {
-            let _ = writeln!(
-                out,
-                "master_segment_allocated_bytes{{segment=\"{}\",pool=\"{}\"}} {}",
-                escape(&seg.name),
-                pool_name(seg.pool),
-                seg.allocated
-            );
-        }
-        out
+/// Fills `*out` with every scalar metric of the master. A bad
+/// `out->struct_size` is `MOONCAKE_META_STRUCT_SIZE_UNSUPPORTED`.
+///
+/// Ownership: nothing is transferred; `*out` is the caller's.
+/// Thread safety: may be called concurrently with any call but `_free`.
+///
+/// # Safety
+/// `m` NULL or a live master; `out` valid for reading its first `uint32_t`
+/// and writing `out->struct_size` bytes; `err` NULL or valid for writing
+/// one pointer.
+#[no_mangle]
+pub unsafe extern "C" fn mooncake_meta_metrics(
+    m: *const mooncake_meta_master,
+    out: *mut mooncake_meta_metrics_snapshot,
+    err: *mut *mut mooncake_meta_error,
+) -> mooncake_meta_status {
+    // SAFETY: the caller upholds the documented contract.
+    unsafe {
+        with_master("mooncake_meta_metrics", m, err, |master| {
+            let out = SizedOut::new(out, "out")?;
+            out.write(master.metrics().into());
+            Ok(())
+        })
     }
 }
 
-fn pool_name(p: Pool) -> &'static str {
-    match p {
-        Pool::Memory => "memory",
-        Pool::NofSsd => "nof_ssd",
+/// The metrics as Prometheus text exposition (format 0.0.4), upstream-style
+/// names, per-segment capacity and usage included, in a new buffer at
+/// `*out`.
+///
+/// Ownership: on success `*out` is a new buffer owned by the caller, to be
+/// released with `mooncake_meta_bytes_free`; on failure it is not written.
+/// Thread safety: may be called concurrently with any call but `_free`.
+///
+/// # Safety
+/// `m` NULL or a live master; `out` valid for writing one pointer; `err`
+/// NULL or valid for writing one pointer.
+#[no_mangle]
+pub unsafe extern "C" fn mooncake_meta_metrics_prometheus(
+    m: *const mooncake_meta_master,
+    out: *mut *mut mooncake_meta_bytes,
+    err: *mut *mut mooncake_meta_error,
+) -> mooncake_meta_status {
+    // SAFETY: the caller upholds the documented contract.
+    unsafe {
+        with_master("mooncake_meta_metrics_prometheus", m, err, |master| {
+            let out = Out::new(out, "out")?;
+            bytes::give(out, master.metrics_prometheus().into_bytes());
+            Ok(())
+        })
     }
 }
 
-/// Label-value escaping of the exposition format.
-fn escape(s: &str) -> String {
-    s.replace('\\', "\\\\")
-        .replace('"', "\\\"")
-        .replace('\n', "\\n")
+/// The Prometheus text of `mooncake_meta_metrics_prometheus`, copied into
+/// the caller's `buf` of `cap` bytes, without a terminating NUL;
+/// `*out_len` = its length. If it does not fit: `MOONCAKE_META_BUFFER_TOO_SMALL`,
+/// `*out_len` = the length needed, `buf` untouched. `(NULL, 0)` asks for the
+/// length. Metrics move, so the text may have grown by the next call: retry
+/// with some headroom.
+///
+/// Ownership: nothing is transferred; `buf` is the caller's.
+/// Thread safety: may be called concurrently with any call but `_free`.
+///
+/// # Safety
+/// `m` NULL or a live master; `buf` NULL (only with `cap == 0`) or valid
+/// for writing `cap` bytes; `out_len` valid for writing a `size_t`; `err`
+/// NULL or valid for writing one pointer.
+#[no_mangle]
+pub unsafe extern "C" fn mooncake_meta_metrics_prometheus_into(
+    m: *const mooncake_meta_master,
+    buf: *mut c_char,
+    cap: usize,
+    out_len: *mut usize,
+    err: *mut *mut mooncake_meta_error,
+) -> mooncake_meta_status {
+    // SAFETY: the caller upholds the documented contract.
+    unsafe {
+        with_master("mooncake_meta_metrics_prometheus_into", m, err, |master| {
+            bytes::check_buffer_args(buf.cast(), cap, out_len, "buf")?;
+            let text = master.metrics_prometheus();
+            bytes::copy_out(text.as_bytes(), buf.cast(), cap, out_len, "buf")
+        })
+    }
 }

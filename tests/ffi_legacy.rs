@@ -3,17 +3,17 @@
 //! not expose: `with_soft_pin != 0` is ENABLE with the master's default TTL
 //! and `0` is PRESERVE (SEMANTICS §3.1, "Legacy boolean").
 
-use mooncake_meta::ffi::config::*;
-use mooncake_meta::ffi::error::{mooncake_meta_error, mooncake_meta_error_free};
-use mooncake_meta::ffi::legacy_config::*;
-use mooncake_meta::ffi::master::*;
-use mooncake_meta::ffi::read::mooncake_meta_get_replica_list;
-use mooncake_meta::ffi::replica::mooncake_meta_replica;
-use mooncake_meta::ffi::segments::*;
-use mooncake_meta::ffi::status::*;
-use mooncake_meta::ffi::write::*;
-use mooncake_meta::ffi::write_config::*;
-use mooncake_meta::Key;
+use mooncake_meta::config::*;
+use mooncake_meta::error::{mooncake_meta_error, mooncake_meta_error_free};
+use mooncake_meta::legacy_config::*;
+use mooncake_meta::master::*;
+use mooncake_meta::read::mooncake_meta_get_replica_list;
+use mooncake_meta::replica::mooncake_meta_replica;
+use mooncake_meta::segments::*;
+use mooncake_meta::status::*;
+use mooncake_meta::write::*;
+use mooncake_meta::write_config::*;
+use mooncake_meta_core::Key;
 use std::ptr::{self, null, null_mut};
 
 const T0: u64 = 1_000_000;

@@ -20,7 +20,6 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicI64, Ordering::Relaxed};
 use support::cabi::{self, Tally};
 use support::entropy::XorShift;
-use support::targets;
 
 struct Counting;
 
@@ -108,7 +107,7 @@ fn c_abi_calls_give_defined_statuses_and_leave_no_trace() {
     while done < total {
         let n = BATCH.min(total - done);
         let before = LIVE.load(Relaxed);
-        let (ran, t) = targets::c_abi_config(&mut rng, n);
+        let (ran, t) = cabi::run(&mut rng, n);
         let after = LIVE.load(Relaxed);
         // The first batch is the warm-up: one-time lazy statics (status
         // names, thread bookkeeping) are allocated there.
@@ -142,7 +141,7 @@ fn c_abi_calls_give_defined_statuses_and_leave_no_trace() {
     if env.is_none() {
         assert!(done >= scaled(50_000));
         // Not vacuous: the cases reach successes and every boundary refusal.
-        use mooncake_meta::ffi::status::*;
+        use mooncake_meta::status::*;
         for (op, st) in [
             ("put_start", MOONCAKE_META_OK),
             ("upsert_start", MOONCAKE_META_OK),
@@ -186,8 +185,8 @@ fn c_abi_calls_give_defined_statuses_and_leave_no_trace() {
 #[ignore = "leaks on purpose; run by scripts/rust-valgrind.sh --self-test"]
 fn valgrind_self_test_leaks_one_error_object() {
     // Rule: the valgrind run must fail on a real leak through the C ABI.
-    use mooncake_meta::ffi::master::mooncake_meta_master_now;
-    use mooncake_meta::ffi::status::MOONCAKE_META_NULL_ARGUMENT;
+    use mooncake_meta::master::mooncake_meta_master_now;
+    use mooncake_meta::status::MOONCAKE_META_NULL_ARGUMENT;
     let mut now = 0u64;
     let mut err = std::ptr::null_mut();
     // SAFETY: a NULL master is refused with an error object.

@@ -1,5 +1,5 @@
 //! The committed C header `include/mooncake_meta.h` is exactly what the
-//! pinned cbindgen generates from src/ffi, and it keeps the conventions of
+//! pinned cbindgen generates from src/, and it keeps the conventions of
 //! the C boundary (CONVENTIONS.md): every function documented with ownership
 //! and thread safety, every fallible function taking `err` last, one prefix,
 //! status codes equal to the library's.
@@ -9,7 +9,7 @@
 //! `MOONCAKE_META_BLESS=1` copies the generated header over the committed
 //! one instead of comparing (`make bless-header`).
 
-use mooncake_meta::ErrorKind;
+use mooncake_meta_core::ErrorKind;
 use std::ffi::CStr;
 use std::path::PathBuf;
 
@@ -78,7 +78,7 @@ fn committed_header_matches_generated() {
         "{} differs from the header cbindgen generates (first difference at line {}).\n\
          committed:\n{}generated:\n{}\
          See everything with:  diff -u {} {GENERATED}\n\
-         If the change to src/ffi is intended, update the committed header with:  make bless-header",
+         If the change to src/ is intended, update the committed header with:  make bless-header",
         path.display(),
         first + 1,
         context(&old),
@@ -228,7 +228,7 @@ fn every_function_is_documented_with_ownership_and_thread_safety() {
     }
     assert!(
         missing.is_empty(),
-        "every exported function needs a doc comment (`///` in src/ffi) with an \
+        "every exported function needs a doc comment (`///` in src/) with an \
          \"Ownership:\" and a \"Thread safety:\" line:\n  {}",
         missing.join("\n  ")
     );
@@ -314,7 +314,7 @@ fn status_defines_match_the_library() {
     for kind in ErrorKind::ALL {
         let code = define(kind.name());
         let name =
-            unsafe { CStr::from_ptr(mooncake_meta::ffi::status::mooncake_meta_status_name(code)) };
+            unsafe { CStr::from_ptr(mooncake_meta::status::mooncake_meta_status_name(code)) };
         assert_eq!(
             name.to_str().unwrap(),
             kind.name(),
@@ -338,7 +338,7 @@ fn version_defines_match_the_crate() {
     }
     let abi = format!(
         "#define MOONCAKE_META_ABI_VERSION {}",
-        mooncake_meta::ffi::version::MOONCAKE_META_ABI_VERSION
+        mooncake_meta::version::MOONCAKE_META_ABI_VERSION
     );
     assert!(header.lines().any(|l| l == abi), "missing `{abi}`");
 }

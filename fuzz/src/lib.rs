@@ -1,11 +1,20 @@
 //! The bodies of the cargo-fuzz targets as plain functions, so they also
 //! build and run on stable (`cargo test` here) without libFuzzer. The
 //! generators, the operation driver and the checks are the ones the bounded
-//! CI versions use (`tests/support/`, included by path): a rule broken under
-//! the fuzzer is the same panic `tests/fuzz_bounded.rs` would hit.
+//! CI versions use (`core/tests/support/` and the C-ABI harness
+//! `tests/support/cabi.rs`, included by path): a rule broken under the
+//! fuzzer is the same panic `core/tests/fuzz_bounded.rs` or
+//! `tests/fuzz_c_abi.rs` would hit.
 
-#[path = "../../tests/support/mod.rs"]
+#[path = "../../core/tests/support/mod.rs"]
 pub mod support;
+
+/// The C-ABI call harness, drawing from the same entropy trait.
+pub mod cabi_harness {
+    pub use crate::support::entropy;
+    #[path = "../../../tests/support/cabi.rs"]
+    pub mod cabi;
+}
 
 use arbitrary::Unstructured;
 use support::entropy::Entropy;
@@ -65,7 +74,7 @@ pub fn seed_snapshots(count: u64) -> Vec<Vec<u8>> {
 /// number of cases run.
 pub fn c_abi_config(data: &[u8]) -> u64 {
     let mut src = Bytes(Unstructured::new(data));
-    targets::c_abi_config(&mut src, 256).0
+    cabi_harness::cabi::run(&mut src, 256).0
 }
 
 #[cfg(test)]

@@ -62,7 +62,7 @@ fn committed_bindings_match_the_header() {
 #[test]
 fn committed_abi_test_matches_the_header() {
     let items = parse(&header());
-    let index = header_gen::core_index(&repo_root().join("src/ffi"));
+    let index = header_gen::core_index(&repo_root().join("src"));
     check_or_bless(
         "tests/abi_bundled.rs",
         &header_gen::render_abi_test(&items, &index),

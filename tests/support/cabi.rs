@@ -26,18 +26,18 @@
 //! Any broken rule panics, which is what a fuzzer reports.
 
 use super::entropy::Entropy;
-use mooncake_meta::ffi::batch::*;
-use mooncake_meta::ffi::config::*;
-use mooncake_meta::ffi::error::*;
-use mooncake_meta::ffi::legacy_config::*;
-use mooncake_meta::ffi::master::*;
-use mooncake_meta::ffi::replica::mooncake_meta_replica;
-use mooncake_meta::ffi::segments::*;
-use mooncake_meta::ffi::soft_pin::*;
-use mooncake_meta::ffi::status::*;
-use mooncake_meta::ffi::write::*;
-use mooncake_meta::ffi::write_config::*;
-use mooncake_meta::*;
+use mooncake_meta::batch::*;
+use mooncake_meta::config::*;
+use mooncake_meta::error::*;
+use mooncake_meta::legacy_config::*;
+use mooncake_meta::master::*;
+use mooncake_meta::replica::mooncake_meta_replica;
+use mooncake_meta::segments::*;
+use mooncake_meta::soft_pin::*;
+use mooncake_meta::status::*;
+use mooncake_meta::write::*;
+use mooncake_meta::write_config::*;
+use mooncake_meta_core::*;
 use std::ffi::{CStr, CString};
 use std::mem::size_of;
 use std::os::raw::{c_char, c_int};

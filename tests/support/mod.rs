@@ -1,13 +1,10 @@
-//! Shared by the reliability tests (`fuzz_bounded`, `fuzz_c_abi`,
-//! `alloc_counting`) and by the cargo-fuzz crate in `fuzz/`, which includes
-//! this directory by path: an entropy source the generators draw from (a
-//! deterministic xorshift here, libFuzzer's bytes there), the
-//! operation-sequence driver, the snapshot mutator and the C-ABI call
-//! harness. Each user takes a subset.
+//! The C-ABI call harness (`cabi`), shared by `tests/fuzz_c_abi.rs` and the
+//! cargo-fuzz crate in `fuzz/`, which includes this directory by path. Its
+//! entropy source is the core crate's (`core/tests/support/entropy.rs`), so
+//! a libFuzzer input drives the same generators as the bounded CI run.
 #![allow(dead_code)]
 
-pub mod cabi;
+#[path = "../../core/tests/support/entropy.rs"]
 pub mod entropy;
-pub mod opseq;
-pub mod snapmut;
-pub mod targets;
+
+pub mod cabi;

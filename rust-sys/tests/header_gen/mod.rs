@@ -546,7 +546,7 @@ pub fn render_bindings(items: &[Item]) -> String {
     out
 }
 
-/// Which module of the core's `src/ffi` defines each `mooncake_meta_*` /
+/// Which module of the C-ABI crate's `src/` defines each `mooncake_meta_*` /
 /// `MOONCAKE_META_*` item (functions, structs, constants, type aliases).
 pub fn core_index(ffi_dir: &Path) -> BTreeMap<String, String> {
     let mut index = BTreeMap::new();
@@ -558,7 +558,7 @@ pub fn core_index(ffi_dir: &Path) -> BTreeMap<String, String> {
     files.sort();
     for path in files {
         let module = path.file_stem().unwrap().to_str().unwrap().to_string();
-        if module == "mod" || module == "test_hooks" {
+        if module == "lib" || module == "test_hooks" {
             continue;
         }
         let text = std::fs::read_to_string(&path).unwrap();
@@ -583,7 +583,7 @@ pub fn core_index(ffi_dir: &Path) -> BTreeMap<String, String> {
                 .collect();
             if name.to_ascii_lowercase().starts_with("mooncake_meta_") {
                 if let Some(old) = index.insert(name.clone(), module.clone()) {
-                    panic!("{name} is defined in both src/ffi/{old}.rs and src/ffi/{module}.rs");
+                    panic!("{name} is defined in both src/{old}.rs and src/{module}.rs");
                 }
             }
         }
@@ -605,7 +605,7 @@ pub fn render_abi_test(items: &[Item], index: &BTreeMap<String, String>) -> Stri
     let module_of = |name: &str| -> &str {
         index
             .get(name)
-            .unwrap_or_else(|| panic!("{name} is in the header but no src/ffi module defines it"))
+            .unwrap_or_else(|| panic!("{name} is in the header but no src/ module defines it"))
     };
     let mut out = String::new();
     writeln!(
@@ -630,7 +630,7 @@ pub fn render_abi_test(items: &[Item], index: &BTreeMap<String, String>) -> Stri
     out.push_str(
         "use mooncake_meta_sys as sys;\nuse std::mem::{align_of, offset_of, size_of};\n\n",
     );
-    out.push_str("/// The core's item for every header name, from the `src/ffi` module that defines it.\nmod core_ffi {\n");
+    out.push_str("/// The core's item for every header name, from the `src/` module that defines it.\nmod core_ffi {\n");
     for item in items {
         if matches!(item, Item::Const { name, .. } if name.starts_with("MOONCAKE_META_VERSION_")) {
             continue; // written by the core's build.rs, not Rust items
@@ -638,7 +638,7 @@ pub fn render_abi_test(items: &[Item], index: &BTreeMap<String, String>) -> Stri
         let name = item.name();
         writeln!(
             out,
-            "    pub use mooncake_meta::ffi::{}::{name};",
+            "    pub use mooncake_meta::{}::{name};",
             module_of(name)
         )
         .unwrap();

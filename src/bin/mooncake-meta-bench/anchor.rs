@@ -8,7 +8,7 @@
 use crate::report::{Better, Cpp, Figure, Target};
 use crate::util::*;
 use crate::{Mode, Results, Scenario};
-use mooncake_meta::*;
+use mooncake_meta_core::*;
 
 pub const SCENARIO: Scenario = Scenario {
     name: "anchor",

@@ -7,8 +7,8 @@
 use crate::report::{Better, Figure, Target};
 use crate::util::*;
 use crate::{Mode, Results, Scenario};
-use mooncake_meta::soft_pin::DeadlineIndex;
-use mooncake_meta::*;
+use mooncake_meta_core::soft_pin::DeadlineIndex;
+use mooncake_meta_core::*;
 
 pub const SCENARIO: Scenario = Scenario {
     name: "index-churn",

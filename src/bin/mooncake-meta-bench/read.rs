@@ -6,7 +6,7 @@
 use crate::report::{Better, Figure, Target};
 use crate::util::*;
 use crate::{Mode, Results, Scenario};
-use mooncake_meta::*;
+use mooncake_meta_core::*;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::Duration;
 

@@ -2,7 +2,7 @@
 //! permutations, timed reader threads, latency percentiles, cache flushing
 //! and the flat measurement record a child process prints.
 
-use mooncake_meta::*;
+use mooncake_meta_core::*;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Barrier;
@@ -379,7 +379,7 @@ impl Params {
 /// as the master stores them, default tenant) all due at once, in batches
 /// of 256 as cleanup does: the index's share of a 100 %-due wave.
 pub fn bare_index_pop_ns(keys: &[String]) -> f64 {
-    use mooncake_meta::soft_pin::DeadlineIndex;
+    use mooncake_meta_core::soft_pin::DeadlineIndex;
     let idx = DeadlineIndex::new();
     for (i, k) in keys.iter().enumerate() {
         idx.register(

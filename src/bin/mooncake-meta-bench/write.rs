@@ -6,7 +6,7 @@
 use crate::report::{Better, Figure, Target};
 use crate::util::*;
 use crate::{Mode, Results, Scenario};
-use mooncake_meta::*;
+use mooncake_meta_core::*;
 
 pub const SCENARIO: Scenario = Scenario {
     name: "write",

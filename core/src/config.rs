@@ -1,0 +1,159 @@
+//! Master configuration with the defaults and rules of SEMANTICS §9.
+//! [`MasterConfig::validate`] is the single gate: a master is never built
+//! from a configuration it would misbehave under.
+
+use crate::clock::ClockSource;
+use crate::error::{Error, Result};
+
+/// Every tunable of a master. `Default` gives the documented defaults.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MasterConfig {
+    /// Read lease granted by Get/Exist.
+    pub default_kv_lease_ttl_ms: u64,
+    /// TTL of `ENABLE` without a request TTL; must be ≤ the maximum.
+    pub default_kv_soft_pin_ttl_ms: u64,
+    /// Largest accepted request TTL.
+    pub max_kv_soft_pin_ttl_ms: u64,
+    /// Whether the second eviction pass may take actively soft-pinned objects.
+    pub allow_evict_soft_pinned_objects: bool,
+    /// Fraction of the eviction base evicted per run, in [0, 1].
+    pub eviction_ratio: f64,
+    /// Memory usage above which eviction runs, in (0, 1].
+    pub eviction_high_watermark_ratio: f64,
+    /// A write younger than this blocks a PutStart on the same key.
+    pub put_start_discard_timeout_ms: u64,
+    /// Discarded buffers are held this long; stale writes are swept after it.
+    pub put_start_release_timeout_ms: u64,
+    /// Soft-pin expiration cleanup period; 0 = off.
+    pub soft_pin_cleanup_interval_ms: u64,
+    /// Eviction check period; 0 = off.
+    pub eviction_check_interval_ms: u64,
+    /// Stale-write sweep and discarded-buffer release period; 0 = off.
+    pub sweep_interval_ms: u64,
+    /// Metadata shards (≥ 1).
+    pub shard_count: usize,
+    /// Which clock the master reads.
+    pub clock: ClockSource,
+}
+
+impl Default for MasterConfig {
+    fn default() -> Self {
+        MasterConfig {
+            default_kv_lease_ttl_ms: 10_000,
+            default_kv_soft_pin_ttl_ms: 1_800_000,
+            max_kv_soft_pin_ttl_ms: 86_400_000,
+            allow_evict_soft_pinned_objects: true,
+            eviction_ratio: 0.05,
+            eviction_high_watermark_ratio: 0.90,
+            put_start_discard_timeout_ms: 30_000,
+            put_start_release_timeout_ms: 600_000,
+            soft_pin_cleanup_interval_ms: 1_000,
+            eviction_check_interval_ms: 10,
+            sweep_interval_ms: 1_000,
+            shard_count: 1024,
+            clock: ClockSource::System,
+        }
+    }
+}
+
+impl MasterConfig {
+    /// A configuration for deterministic use: manual clock starting at
+    /// `start_ms` and every background task off.
+    pub fn deterministic(start_ms: u64) -> Self {
+        MasterConfig {
+            soft_pin_cleanup_interval_ms: 0,
+            eviction_check_interval_ms: 0,
+            sweep_interval_ms: 0,
+            clock: ClockSource::Manual { start_ms },
+            ..MasterConfig::default()
+        }
+    }
+
+    /// Checks every rule of SEMANTICS §9; the message names the bad field.
+    pub fn validate(&self) -> Result<()> {
+        if self.default_kv_soft_pin_ttl_ms > self.max_kv_soft_pin_ttl_ms {
+            return Err(Error::invalid(format!(
+                "default_kv_soft_pin_ttl ({} ms) exceeds max_kv_soft_pin_ttl ({} ms)",
+                self.default_kv_soft_pin_ttl_ms, self.max_kv_soft_pin_ttl_ms
+            )));
+        }
+        if !(0.0..=1.0).contains(&self.eviction_ratio) {
+            return Err(Error::invalid(format!(
+                "eviction_ratio {} must be in [0, 1]",
+                self.eviction_ratio
+            )));
+        }
+        let hwm = self.eviction_high_watermark_ratio;
+        if !(hwm > 0.0 && hwm <= 1.0) {
+            return Err(Error::invalid(format!(
+                "eviction_high_watermark_ratio {hwm} must be in (0, 1]"
+            )));
+        }
+        if self.put_start_release_timeout_ms <= self.put_start_discard_timeout_ms {
+            return Err(Error::invalid(format!(
+                "put_start_release_timeout ({} ms) must exceed put_start_discard_timeout ({} ms)",
+                self.put_start_release_timeout_ms, self.put_start_discard_timeout_ms
+            )));
+        }
+        if self.shard_count == 0 || self.shard_count > 1 << 20 {
+            return Err(Error::invalid(format!(
+                "shard_count {} must be in [1, 1048576]",
+                self.shard_count
+            )));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::ErrorKind;
+
+    #[test]
+    fn defaults_are_valid_and_match_the_contract() {
+        let c = MasterConfig::default();
+        c.validate().unwrap();
+        assert_eq!(c.max_kv_soft_pin_ttl_ms, 24 * 3600 * 1000);
+        assert_eq!(c.default_kv_soft_pin_ttl_ms, 30 * 60 * 1000);
+        assert_eq!(c.shard_count, 1024);
+    }
+
+    #[test]
+    fn default_ttl_above_max_is_rejected() {
+        let c = MasterConfig {
+            default_kv_soft_pin_ttl_ms: 2,
+            max_kv_soft_pin_ttl_ms: 1,
+            ..MasterConfig::default()
+        };
+        assert_eq!(c.validate().unwrap_err().kind(), ErrorKind::InvalidParams);
+    }
+
+    #[test]
+    fn ratios_and_timeouts_are_checked() {
+        for bad in [
+            MasterConfig {
+                eviction_ratio: 1.5,
+                ..Default::default()
+            },
+            MasterConfig {
+                eviction_ratio: f64::NAN,
+                ..Default::default()
+            },
+            MasterConfig {
+                eviction_high_watermark_ratio: 0.0,
+                ..Default::default()
+            },
+            MasterConfig {
+                put_start_release_timeout_ms: 1,
+                ..Default::default()
+            },
+            MasterConfig {
+                shard_count: 0,
+                ..Default::default()
+            },
+        ] {
+            assert_eq!(bad.validate().unwrap_err().kind(), ErrorKind::InvalidParams);
+        }
+    }
+}

@@ -1,0 +1,65 @@
+//! # mooncake_meta_core
+//!
+//! The metadata master of the Mooncake KV-cache store — segments and
+//! allocation, objects and replicas, leases, pins, groups, eviction,
+//! copy/move/promotion and snapshots — with the **fixed-lifecycle soft pin**
+//! of the upstream RFC (Mooncake issue #3028): a soft pin is an
+//! eviction-priority hint whose deadline starts when a write first becomes
+//! readable and is never extended by reads, and a deadline index makes
+//! expiration cost proportional to what is due.
+//!
+//! This is the pure-Rust core: the safe API is this crate ([`Master`]), with
+//! no C types and no `unsafe` code. The C ABI (`libmooncake_meta`, the
+//! `mooncake_meta` crate at the repository root) is a thin layer over it, and
+//! the sys crate's safe layer mirrors this crate's names, so a program moves
+//! between linking the C library and compiling this crate in by changing one
+//! `use` line.
+//!
+//! ```
+//! use mooncake_meta_core::*;
+//! let m = Master::new(MasterConfig::deterministic(1_000)).unwrap();
+//! m.mount_segment(1, &SegmentSpec { name: "seg0".into(), base: 0x1000, size: 1 << 20, pool: Pool::Memory }).unwrap();
+//! let cfg = WriteConfig::default().with_soft_pin(SoftPinRequest::enable_for(60_000));
+//! m.put_start(1, Key::new("k"), 4096, &cfg).unwrap();
+//! m.put_end(1, Key::new("k"), ReplicaSelector::All, None).unwrap();
+//! assert_eq!(m.soft_pin_deadline(Key::new("k")).unwrap(), Some(61_000));
+//! m.get_replica_list(Key::new("k")).unwrap(); // reads never extend the pin
+//! assert_eq!(m.run_cleanup_at(61_000).expired, 1);
+//! ```
+
+#![forbid(unsafe_code)]
+
+pub mod clock;
+pub mod config;
+pub mod error;
+pub mod segment;
+pub mod snapshot;
+pub mod soft_pin;
+pub mod types;
+
+mod cleanup;
+mod debug_scan;
+mod eviction;
+mod group;
+mod invariants;
+mod key;
+mod maintenance;
+mod master;
+mod metrics;
+mod object;
+mod ops;
+mod quiesce;
+mod shard;
+
+pub use cleanup::CleanupStats;
+pub use clock::{ClockSource, Instant, MAX_INSTANT};
+pub use config::MasterConfig;
+pub use error::{Error, ErrorKind, Result};
+pub use eviction::EvictionReport;
+pub use master::{Master, MasterCore, CLEANUP_BATCH};
+pub use metrics::{MetricsSnapshot, SegmentUsage};
+pub use ops::{Bounded, KeyPage, UnmountReport};
+pub use quiesce::QuiesceGuard;
+pub use snapshot::restore::RestoreReport;
+pub use soft_pin::{SoftPinAction, SoftPinIntent, SoftPinRequest};
+pub use types::*;

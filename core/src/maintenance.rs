@@ -1,0 +1,280 @@
+//! The one maintenance thread: eviction checks, soft-pin expiration
+//! cleanup, the stale-write sweep and discarded-buffer release, each on its
+//! own interval (0 = off). It sleeps on a condvar, so an allocation failure
+//! wakes it at once and dropping the master stops it promptly. A panic in a
+//! task is caught and counted; later ticks still run.
+
+use crate::clock::Instant;
+use crate::master::MasterCore;
+use parking_lot::{Condvar, Mutex};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+#[derive(Default)]
+struct WakeState {
+    eviction_requested: bool,
+    stop: bool,
+    /// Test hook: the next wake-up runs a task that panics.
+    #[cfg(feature = "test-hooks")]
+    panic_requested: bool,
+}
+
+#[cfg(feature = "test-hooks")]
+fn panic_pending(w: &WakeState) -> bool {
+    w.panic_requested
+}
+
+#[cfg(not(feature = "test-hooks"))]
+fn panic_pending(_: &WakeState) -> bool {
+    false
+}
+
+#[cfg(feature = "test-hooks")]
+fn take_panic_request(w: &mut WakeState) -> bool {
+    std::mem::take(&mut w.panic_requested)
+}
+
+#[cfg(not(feature = "test-hooks"))]
+fn take_panic_request(_: &mut WakeState) -> bool {
+    false
+}
+
+/// How operations poke the maintenance thread.
+#[derive(Default)]
+pub(crate) struct Wakeup {
+    state: Mutex<WakeState>,
+    cv: Condvar,
+}
+
+impl Wakeup {
+    /// An allocation failed: evict on the next wake-up (now).
+    pub fn request_eviction(&self) {
+        self.state.lock().eviction_requested = true;
+        self.cv.notify_one();
+    }
+}
+
+pub(crate) struct Maintenance {
+    core: Arc<MasterCore>,
+    handle: JoinHandle<()>,
+}
+
+struct Task {
+    interval: Duration,
+    next: std::time::Instant,
+}
+
+impl Task {
+    fn new(ms: u64, now: std::time::Instant) -> Option<Task> {
+        (ms > 0).then(|| Task {
+            interval: Duration::from_millis(ms),
+            next: now + Duration::from_millis(ms),
+        })
+    }
+
+    fn due(&mut self, now: std::time::Instant) -> bool {
+        if now >= self.next {
+            self.next = now + self.interval;
+            true
+        } else {
+            false
+        }
+    }
+}
+
+impl Maintenance {
+    /// Starts the thread, unless every interval is 0.
+    pub fn start(core: &Arc<MasterCore>) -> Option<Maintenance> {
+        let c = &core.config;
+        if c.eviction_check_interval_ms == 0
+            && c.soft_pin_cleanup_interval_ms == 0
+            && c.sweep_interval_ms == 0
+        {
+            return None;
+        }
+        let worker = core.clone();
+        let handle = std::thread::Builder::new()
+            .name("mooncake-meta-maint".into())
+            .spawn(move || run(&worker))
+            .ok()?;
+        Some(Maintenance {
+            core: core.clone(),
+            handle,
+        })
+    }
+
+    pub fn stop(self) {
+        self.core.wakeup.state.lock().stop = true;
+        self.core.wakeup.cv.notify_all();
+        let _ = self.handle.join();
+    }
+}
+
+fn guarded(core: &MasterCore, f: impl FnOnce()) {
+    if catch_unwind(AssertUnwindSafe(f)).is_err() {
+        core.metrics
+            .maintenance_panics
+            .fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+fn run(core: &MasterCore) {
+    let c = &core.config;
+    let start = std::time::Instant::now();
+    let mut evict = Task::new(c.eviction_check_interval_ms, start);
+    let mut cleanup = Task::new(c.soft_pin_cleanup_interval_ms, start);
+    let mut sweep = Task::new(c.sweep_interval_ms, start);
+    loop {
+        let (forced, inject_panic) = {
+            let mut w = core.wakeup.state.lock();
+            let next = [&evict, &cleanup, &sweep]
+                .into_iter()
+                .flatten()
+                .map(|t| t.next)
+                .min()
+                .unwrap_or_else(|| std::time::Instant::now() + Duration::from_secs(3600));
+            if !w.stop && !w.eviction_requested && !panic_pending(&w) {
+                core.wakeup.cv.wait_until(&mut w, next);
+            }
+            if w.stop {
+                return;
+            }
+            (
+                std::mem::take(&mut w.eviction_requested),
+                take_panic_request(&mut w),
+            )
+        };
+        // Parked here while a test holds a quiesce guard (see quiesce.rs).
+        let _gate = core.quiesce.enter();
+        if inject_panic {
+            guarded(core, || {
+                panic!("maintenance task panic injected by a test hook")
+            });
+        }
+        let now = std::time::Instant::now();
+        let evict_due = evict.as_mut().is_some_and(|t| t.due(now));
+        if evict_due || (forced && evict.is_some()) {
+            guarded(core, || {
+                core.evict_if_needed(forced);
+            });
+        }
+        if cleanup.as_mut().is_some_and(|t| t.due(now)) {
+            guarded(core, || {
+                core.run_cleanup();
+            });
+        }
+        if sweep.as_mut().is_some_and(|t| t.due(now)) {
+            guarded(core, || {
+                let at = core.clock.now();
+                core.sweep_stale_writes_at(at);
+                core.release_discarded_at(at);
+            });
+        }
+    }
+}
+
+impl MasterCore {
+    /// Test hook (feature `test-hooks`): the maintenance thread runs a task
+    /// that panics at its next wake-up (now), exercising the catch-and-count
+    /// path (`maintenance_task_panics`). No effect on a master without a
+    /// maintenance thread.
+    #[cfg(feature = "test-hooks")]
+    #[doc(hidden)]
+    pub fn debug_inject_maintenance_panic(&self) {
+        self.wakeup.state.lock().panic_requested = true;
+        self.wakeup.cv.notify_all();
+    }
+
+    /// Runs every maintenance task once, now, whatever the intervals:
+    /// eviction check, cleanup, stale-write sweep, discarded-buffer release.
+    /// For embedders and tests that drive the master deterministically.
+    pub fn run_maintenance_tick(&self) {
+        let now = self.clock.now();
+        self.evict_if_needed(false);
+        self.run_cleanup_at(now);
+        self.sweep_stale_writes_at(now);
+        self.release_discarded_at(now);
+    }
+
+    /// Sweeps writes whose `put_start + put_start_release_timeout < at`:
+    /// their PROCESSING replicas are discarded (released at that instant),
+    /// pending is cleared, and an object left without replicas is erased.
+    /// Visits only writes in flight. Returns how many writes were swept.
+    pub fn sweep_stale_writes_at(&self, at: Instant) -> u64 {
+        let release = self.config.put_start_release_timeout_ms;
+        let mut swept = 0;
+        for (si, shard) in self.shards.iter().enumerate() {
+            if shard.state.read().in_flight.is_empty() {
+                continue;
+            }
+            let mut st = shard.state.write();
+            let stale: Vec<(u64, u64)> = st
+                .in_flight
+                .iter()
+                .map(|(&t, &h)| (t, h))
+                .filter(|&(t, h)| {
+                    st.objects
+                        .find(h, |o| o.write_token == t)
+                        .is_some_and(|o| o.put_start.saturating_add(release) < at)
+                })
+                .collect();
+            for (token, hash) in stale {
+                st.in_flight.remove(&token);
+                let Some(obj) = st.objects.find_mut(hash, |o| o.write_token == token) else {
+                    continue;
+                };
+                let release_at = obj.put_start.saturating_add(release);
+                let (gone, kept): (crate::object::Replicas, crate::object::Replicas) =
+                    std::mem::take(&mut obj.replicas)
+                        .into_iter()
+                        .partition(|r| r.is_write_processing());
+                obj.replicas = kept;
+                obj.apply_pending_rule();
+                let (size, empty, scoped) = (obj.size, obj.replicas.is_empty(), obj.key.clone());
+                self.discard(&mut st, &gone, size, release_at);
+                if empty {
+                    self.erase(&mut st, si, hash, &scoped, None);
+                }
+                swept += 1;
+            }
+        }
+        self.metrics
+            .swept_writes
+            .fetch_add(swept, Ordering::Relaxed);
+        swept
+    }
+
+    /// Frees discarded buffers whose release instant is `<= at`. Returns
+    /// how many were freed.
+    pub fn release_discarded_at(&self, at: Instant) -> u64 {
+        let mut released = 0;
+        for shard in self.shards.iter() {
+            if !shard
+                .state
+                .read()
+                .discarded
+                .iter()
+                .any(|d| d.release_at <= at)
+            {
+                continue;
+            }
+            let mut st = shard.state.write();
+            let (due, keep): (Vec<_>, Vec<_>) = std::mem::take(&mut st.discarded)
+                .into_iter()
+                .partition(|d| d.release_at <= at);
+            st.discarded = keep;
+            let table = self.segments.read();
+            for d in &due {
+                crate::master::free_in(&table, d.segment, d.addr, d.len);
+                self.metrics
+                    .discarded_bytes
+                    .fetch_sub(d.len as i64, Ordering::Relaxed);
+            }
+            released += due.len() as u64;
+        }
+        released
+    }
+}

@@ -1,0 +1,300 @@
+//! Per-instance metrics (SEMANTICS §5): atomics updated on the operation
+//! paths, a plain [`MetricsSnapshot`] struct, and Prometheus text with
+//! upstream-style names.
+
+use crate::master::MasterCore;
+use crate::types::Pool;
+use std::fmt::Write as _;
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+
+#[derive(Default)]
+pub(crate) struct Metrics {
+    pub keys: AtomicI64,
+    /// `master_soft_pin_key_count`: live objects with a committed deadline.
+    pub soft_pin_keys: AtomicI64,
+    pub discarded_bytes: AtomicI64,
+    pub put_start_failures: AtomicU64,
+    pub eviction_attempts: AtomicU64,
+    pub eviction_successes: AtomicU64,
+    pub evicted_keys: AtomicU64,
+    pub evicted_bytes: AtomicU64,
+    pub cleanup_cycles: AtomicU64,
+    pub cleanup_popped: AtomicU64,
+    pub cleanup_stale: AtomicU64,
+    pub cleanup_expired: AtomicU64,
+    pub cleanup_last_duration_ns: AtomicU64,
+    pub cleanup_longest_hold_ns: AtomicU64,
+    pub maintenance_panics: AtomicU64,
+    pub swept_writes: AtomicU64,
+}
+
+/// Per-segment usage.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SegmentUsage {
+    pub name: String,
+    pub pool: Pool,
+    pub capacity: u64,
+    pub allocated: u64,
+}
+
+/// A consistent-enough copy of every metric (each value read atomically).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct MetricsSnapshot {
+    pub key_count: u64,
+    pub soft_pin_key_count: u64,
+    pub memory_capacity_bytes: u64,
+    pub memory_allocated_bytes: u64,
+    pub nof_ssd_capacity_bytes: u64,
+    pub nof_ssd_allocated_bytes: u64,
+    pub discarded_staging_bytes: u64,
+    pub put_start_failures: u64,
+    pub eviction_attempts: u64,
+    pub eviction_successes: u64,
+    pub evicted_keys: u64,
+    pub evicted_bytes: u64,
+    pub cleanup_cycles: u64,
+    pub cleanup_popped: u64,
+    pub cleanup_stale_dropped: u64,
+    pub cleanup_expired: u64,
+    pub cleanup_last_duration_ns: u64,
+    pub cleanup_longest_hold_ns: u64,
+    pub index_heap_size: u64,
+    pub index_live_registrations: u64,
+    pub maintenance_task_panics: u64,
+    pub swept_writes: u64,
+    pub segments: Vec<SegmentUsage>,
+}
+
+fn load(a: &AtomicU64) -> u64 {
+    a.load(Ordering::Relaxed)
+}
+
+fn load_i(a: &AtomicI64) -> u64 {
+    a.load(Ordering::Relaxed).max(0) as u64
+}
+
+impl MasterCore {
+    /// Every metric of this master.
+    pub fn metrics(&self) -> MetricsSnapshot {
+        let m = &self.metrics;
+        let (segments, caps) = {
+            let t = self.segments.read();
+            let segs: Vec<SegmentUsage> = t
+                .iter()
+                .map(|s| SegmentUsage {
+                    name: s.name.to_string(),
+                    pool: s.pool,
+                    capacity: s.size,
+                    allocated: s.allocated_bytes(),
+                })
+                .collect();
+            let caps = [
+                t.capacity(Pool::Memory),
+                t.allocated(Pool::Memory),
+                t.capacity(Pool::NofSsd),
+                t.allocated(Pool::NofSsd),
+            ];
+            (segs, caps)
+        };
+        let idx = self.index.stats();
+        MetricsSnapshot {
+            key_count: load_i(&m.keys),
+            soft_pin_key_count: load_i(&m.soft_pin_keys),
+            memory_capacity_bytes: caps[0],
+            memory_allocated_bytes: caps[1],
+            nof_ssd_capacity_bytes: caps[2],
+            nof_ssd_allocated_bytes: caps[3],
+            discarded_staging_bytes: load_i(&m.discarded_bytes),
+            put_start_failures: load(&m.put_start_failures),
+            eviction_attempts: load(&m.eviction_attempts),
+            eviction_successes: load(&m.eviction_successes),
+            evicted_keys: load(&m.evicted_keys),
+            evicted_bytes: load(&m.evicted_bytes),
+            cleanup_cycles: load(&m.cleanup_cycles),
+            cleanup_popped: load(&m.cleanup_popped),
+            cleanup_stale_dropped: load(&m.cleanup_stale),
+            cleanup_expired: load(&m.cleanup_expired),
+            cleanup_last_duration_ns: load(&m.cleanup_last_duration_ns),
+            cleanup_longest_hold_ns: load(&m.cleanup_longest_hold_ns),
+            index_heap_size: idx.heap_len as u64,
+            index_live_registrations: idx.live as u64,
+            maintenance_task_panics: load(&m.maintenance_panics),
+            swept_writes: load(&m.swept_writes),
+            segments,
+        }
+    }
+
+    /// Metrics as Prometheus text exposition (format 0.0.4).
+    pub fn metrics_prometheus(&self) -> String {
+        let s = self.metrics();
+        let mut out = String::with_capacity(4096);
+        let mut put = |name: &str, kind: &str, help: &str, v: u64| {
+            let _ = writeln!(
+                out,
+                "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {v}"
+            );
+        };
+        put("master_key_count", "gauge", "Objects stored.", s.key_count);
+        put(
+            "master_soft_pin_key_count",
+            "gauge",
+            "Objects with a committed soft-pin deadline (converges within one cleanup interval).",
+            s.soft_pin_key_count,
+        );
+        put(
+            "master_allocated_bytes",
+            "gauge",
+            "Bytes allocated in memory segments.",
+            s.memory_allocated_bytes,
+        );
+        put(
+            "master_total_capacity_bytes",
+            "gauge",
+            "Capacity of memory segments.",
+            s.memory_capacity_bytes,
+        );
+        put(
+            "master_allocated_nof_ssd_bytes",
+            "gauge",
+            "Bytes allocated in second-pool segments.",
+            s.nof_ssd_allocated_bytes,
+        );
+        put(
+            "master_total_nof_ssd_capacity_bytes",
+            "gauge",
+            "Capacity of second-pool segments.",
+            s.nof_ssd_capacity_bytes,
+        );
+        put(
+            "master_discarded_staging_bytes",
+            "gauge",
+            "Discarded buffers waiting for their release instant.",
+            s.discarded_staging_bytes,
+        );
+        put(
+            "master_put_start_failures_total",
+            "counter",
+            "Starts rejected with NO_AVAILABLE_HANDLE.",
+            s.put_start_failures,
+        );
+        put(
+            "master_eviction_attempts_total",
+            "counter",
+            "Eviction runs.",
+            s.eviction_attempts,
+        );
+        put(
+            "master_eviction_success_total",
+            "counter",
+            "Eviction runs that freed something.",
+            s.eviction_successes,
+        );
+        put(
+            "master_evicted_key_count_total",
+            "counter",
+            "Objects evicted.",
+            s.evicted_keys,
+        );
+        put(
+            "master_evicted_size_bytes_total",
+            "counter",
+            "Bytes evicted.",
+            s.evicted_bytes,
+        );
+        put(
+            "master_soft_pin_cleanup_cycles_total",
+            "counter",
+            "Soft-pin expiration cleanup cycles.",
+            s.cleanup_cycles,
+        );
+        put(
+            "master_soft_pin_cleanup_popped_total",
+            "counter",
+            "Due index entries popped.",
+            s.cleanup_popped,
+        );
+        put(
+            "master_soft_pin_cleanup_stale_total",
+            "counter",
+            "Popped entries dropped as stale.",
+            s.cleanup_stale_dropped,
+        );
+        put(
+            "master_soft_pin_cleanup_expired_total",
+            "counter",
+            "Soft pins expired by cleanup.",
+            s.cleanup_expired,
+        );
+        put(
+            "master_soft_pin_cleanup_last_duration_ns",
+            "gauge",
+            "Duration of the last cleanup cycle.",
+            s.cleanup_last_duration_ns,
+        );
+        put(
+            "master_soft_pin_index_longest_hold_ns",
+            "gauge",
+            "Longest deadline-index mutex hold.",
+            s.cleanup_longest_hold_ns,
+        );
+        put(
+            "master_soft_pin_index_heap_size",
+            "gauge",
+            "Deadline heap entries, stale included.",
+            s.index_heap_size,
+        );
+        put(
+            "master_soft_pin_index_live_registrations",
+            "gauge",
+            "Live deadline registrations.",
+            s.index_live_registrations,
+        );
+        put(
+            "master_maintenance_task_panics_total",
+            "counter",
+            "Maintenance tasks that panicked (caught).",
+            s.maintenance_task_panics,
+        );
+        put(
+            "master_swept_writes_total",
+            "counter",
+            "Stale writes swept.",
+            s.swept_writes,
+        );
+        let _ = writeln!(out, "# HELP master_segment_capacity_bytes Capacity per segment.\n# TYPE master_segment_capacity_bytes gauge");
+        for seg in &s.segments {
+            let _ = writeln!(
+                out,
+                "master_segment_capacity_bytes{{segment=\"{}\",pool=\"{}\"}} {}",
+                escape(&seg.name),
+                pool_name(seg.pool),
+                seg.capacity
+            );
+        }
+        let _ = writeln!(out, "# HELP master_segment_allocated_bytes Allocated bytes per segment.\n# TYPE master_segment_allocated_bytes gauge");
+        for seg in &s.segments {
+            let _ = writeln!(
+                out,
+                "master_segment_allocated_bytes{{segment=\"{}\",pool=\"{}\"}} {}",
+                escape(&seg.name),
+                pool_name(seg.pool),
+                seg.allocated
+            );
+        }
+        out
+    }
+}
+
+fn pool_name(p: Pool) -> &'static str {
+    match p {
+        Pool::Memory => "memory",
+        Pool::NofSsd => "nof_ssd",
+    }
+}
+
+/// Label-value escaping of the exposition format.
+fn escape(s: &str) -> String {
+    s.replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
+}

@@ -1,0 +1,15 @@
+//! The master's operations, one file per area. Each is an `impl MasterCore`
+//! block; every rejection happens before any side effect.
+
+mod batch;
+mod promotion;
+mod put;
+mod read;
+mod remove;
+mod replication;
+mod segments;
+mod upsert;
+
+pub use read::Bounded;
+pub use read::KeyPage;
+pub use segments::UnmountReport;

@@ -1,0 +1,160 @@
+//! Reads: GetReplicaList, Exist, key count and key listing. They grant the
+//! ordinary read lease and nothing else: they never read, extend,
+//! reactivate or normalise soft-pin state (RFC "Read and eviction paths").
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::key;
+use crate::master::MasterCore;
+use crate::types::{Key, ReplicaDescriptor};
+use std::sync::atomic::Ordering;
+
+/// The outcome of a read or write into a caller's fixed-size array (the C
+/// ABI's BUFFER_TOO_SMALL convention): either the result, or how many
+/// entries it needs, decided before any side effect.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Bounded<T> {
+    Fits(T),
+    TooSmall(usize),
+}
+
+/// One page of a key listing.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct KeyPage {
+    /// Keys in ascending byte order.
+    pub keys: Vec<String>,
+    /// Pass as `after` to get the next page; `None` at the end.
+    pub next: Option<String>,
+}
+
+impl MasterCore {
+    /// The readable replicas of a key; grants the read lease.
+    pub fn get_replica_list(&self, k: Key<'_>) -> Result<Vec<ReplicaDescriptor>> {
+        let mut out = Vec::with_capacity(1);
+        self.get_replica_list_into(k, &mut out)?;
+        Ok(out)
+    }
+
+    /// As [`get_replica_list`](Self::get_replica_list), appending to `out`
+    /// (no allocation when `out` has room).
+    pub fn get_replica_list_into(
+        &self,
+        k: Key<'_>,
+        out: &mut Vec<ReplicaDescriptor>,
+    ) -> Result<()> {
+        k.validate()?;
+        let (hash, si) = self.locate(k);
+        let st = self.shards[si].state.read();
+        let obj = st.find(hash, k).ok_or_else(Error::not_found)?;
+        let before = out.len();
+        out.extend(obj.readable().map(|r| r.descriptor(obj.size)));
+        if out.len() == before {
+            return Err(Error::new(
+                ErrorKind::ReplicaIsNotReady,
+                "no replica of this object is readable yet",
+            ));
+        }
+        obj.grant_lease(
+            self.clock
+                .now()
+                .saturating_add(self.config.default_kv_lease_ttl_ms),
+        );
+        Ok(())
+    }
+
+    /// As [`get_replica_list`](Self::get_replica_list) when at most `max`
+    /// replicas are readable; otherwise `TooSmall(count)` and no lease.
+    pub fn get_replica_list_bounded(
+        &self,
+        k: Key<'_>,
+        max: usize,
+    ) -> Result<Bounded<Vec<ReplicaDescriptor>>> {
+        k.validate()?;
+        let (hash, si) = self.locate(k);
+        let st = self.shards[si].state.read();
+        let obj = st.find(hash, k).ok_or_else(Error::not_found)?;
+        let readable = obj.readable().count();
+        if readable == 0 {
+            return Err(Error::new(
+                ErrorKind::ReplicaIsNotReady,
+                "no replica of this object is readable yet",
+            ));
+        }
+        if readable > max {
+            return Ok(Bounded::TooSmall(readable));
+        }
+        let out = obj.readable().map(|r| r.descriptor(obj.size)).collect();
+        obj.grant_lease(
+            self.clock
+                .now()
+                .saturating_add(self.config.default_kv_lease_ttl_ms),
+        );
+        Ok(Bounded::Fits(out))
+    }
+
+    /// How many replicas of a key are readable now (0 when the key is
+    /// missing); grants nothing.
+    pub fn readable_count(&self, k: Key<'_>) -> usize {
+        if k.validate().is_err() {
+            return 0;
+        }
+        let (hash, si) = self.locate(k);
+        let st = self.shards[si].state.read();
+        st.find(hash, k).map_or(0, |obj| obj.readable().count())
+    }
+
+    /// Whether a key has a readable replica; grants the read lease if so.
+    pub fn exist(&self, k: Key<'_>) -> Result<bool> {
+        k.validate()?;
+        let (hash, si) = self.locate(k);
+        let st = self.shards[si].state.read();
+        match st.find(hash, k) {
+            Some(obj) if obj.has_complete() => {
+                obj.grant_lease(
+                    self.clock
+                        .now()
+                        .saturating_add(self.config.default_kv_lease_ttl_ms),
+                );
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
+    }
+
+    /// Number of objects (all tenants).
+    pub fn key_count(&self) -> u64 {
+        self.metrics.keys.load(Ordering::Relaxed).max(0) as u64
+    }
+
+    /// Lists keys of `tenant` starting with `prefix`, strictly after `after`,
+    /// at most `limit` (0 = no limit), in ascending order.
+    pub fn list_keys(
+        &self,
+        tenant: &str,
+        prefix: &str,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<KeyPage> {
+        crate::types::validate_name("tenant", tenant)?;
+        let mut keys: Vec<String> = Vec::new();
+        for shard in self.shards.iter() {
+            let st = shard.state.read();
+            for obj in st.objects.iter() {
+                let k = key::split(&obj.key);
+                if k.tenant == tenant
+                    && k.key.starts_with(prefix)
+                    && after.is_none_or(|a| k.key > a)
+                {
+                    keys.push(k.key.to_owned());
+                }
+            }
+        }
+        keys.sort_unstable();
+        let next = if limit > 0 && keys.len() > limit {
+            keys.truncate(limit);
+            keys.last().cloned()
+        } else {
+            None
+        };
+        Ok(KeyPage { keys, next })
+    }
+}

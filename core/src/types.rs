@@ -1,0 +1,228 @@
+//! Plain value types shared by the master's operations: clients, keys,
+//! replica kinds and states, segment specs, replica descriptors and the
+//! write configuration.
+
+use crate::error::{Error, Result};
+use crate::soft_pin::SoftPinRequest;
+
+/// A client (writer / segment owner). Upstream uses a UUID; here any u64.
+pub type ClientId = u64;
+
+/// The tenant used when a caller names none.
+pub const DEFAULT_TENANT: &str = "default";
+
+/// A tenant-scoped object key borrowed from the caller. Tenants may not
+/// contain NUL, which is what keeps `("a/b","c")` and `("a","b/c")` apart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Key<'a> {
+    pub tenant: &'a str,
+    pub key: &'a str,
+}
+
+impl<'a> Key<'a> {
+    /// A key in the default tenant.
+    pub const fn new(key: &'a str) -> Self {
+        Key {
+            tenant: DEFAULT_TENANT,
+            key,
+        }
+    }
+
+    pub const fn scoped(tenant: &'a str, key: &'a str) -> Self {
+        Key { tenant, key }
+    }
+
+    /// Rejects empty keys and tenants, and tenants containing NUL.
+    pub fn validate(&self) -> Result<()> {
+        if self.key.is_empty() {
+            return Err(Error::invalid("key must not be empty"));
+        }
+        validate_name("tenant", self.tenant)
+    }
+}
+
+impl<'a> From<&'a str> for Key<'a> {
+    fn from(key: &'a str) -> Self {
+        Key::new(key)
+    }
+}
+
+/// Names (tenants, groups, segments) are non-empty and NUL-free.
+pub fn validate_name(what: &str, name: &str) -> Result<()> {
+    if name.is_empty() {
+        return Err(Error::invalid(format!("{what} must not be empty")));
+    }
+    if name.contains('\0') {
+        return Err(Error::invalid(format!("{what} must not contain NUL")));
+    }
+    Ok(())
+}
+
+/// Where a replica lives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[repr(u8)]
+pub enum ReplicaKind {
+    /// A buffer in a memory segment.
+    Memory = 0,
+    /// A buffer in a second-pool segment (upstream NOF_SSD).
+    NofSsd = 1,
+    /// A file on a client's local disk; source of promotion.
+    LocalDisk = 2,
+}
+
+impl ReplicaKind {
+    pub fn from_raw(v: u32) -> Option<Self> {
+        match v {
+            0 => Some(ReplicaKind::Memory),
+            1 => Some(ReplicaKind::NofSsd),
+            2 => Some(ReplicaKind::LocalDisk),
+            _ => None,
+        }
+    }
+}
+
+/// Whether a replica's data is written yet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum ReplicaStatus {
+    Processing = 0,
+    Complete = 1,
+}
+
+/// Which replicas an End or Revoke targets. `All` is MEMORY ∪ NOF_SSD.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum ReplicaSelector {
+    Memory = 0,
+    NofSsd = 1,
+    All = 2,
+}
+
+impl ReplicaSelector {
+    pub fn from_raw(v: u32) -> Option<Self> {
+        match v {
+            0 => Some(ReplicaSelector::Memory),
+            1 => Some(ReplicaSelector::NofSsd),
+            2 => Some(ReplicaSelector::All),
+            _ => None,
+        }
+    }
+
+    #[inline]
+    pub fn matches(self, kind: ReplicaKind) -> bool {
+        match self {
+            ReplicaSelector::Memory => kind == ReplicaKind::Memory,
+            ReplicaSelector::NofSsd => kind == ReplicaKind::NofSsd,
+            ReplicaSelector::All => kind != ReplicaKind::LocalDisk,
+        }
+    }
+}
+
+/// The pool a segment belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum Pool {
+    Memory = 0,
+    NofSsd = 1,
+}
+
+impl Pool {
+    pub fn from_raw(v: u32) -> Option<Self> {
+        match v {
+            0 => Some(Pool::Memory),
+            1 => Some(Pool::NofSsd),
+            _ => None,
+        }
+    }
+
+    pub fn replica_kind(self) -> ReplicaKind {
+        match self {
+            Pool::Memory => ReplicaKind::Memory,
+            Pool::NofSsd => ReplicaKind::NofSsd,
+        }
+    }
+}
+
+/// Dense per-master segment number (stable while the segment is mounted).
+pub type SegmentId = u32;
+
+/// A segment a client mounts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SegmentSpec {
+    pub name: String,
+    pub base: u64,
+    pub size: u64,
+    pub pool: Pool,
+}
+
+/// Where a replica's bytes are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Location {
+    /// `size` bytes at `address` inside segment `segment`.
+    Buffer {
+        segment: SegmentId,
+        address: u64,
+        size: u64,
+    },
+    /// A file held by the client that registered it.
+    LocalDisk { client: ClientId, size: u64 },
+}
+
+/// One replica as the master reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ReplicaDescriptor {
+    pub id: u64,
+    pub kind: ReplicaKind,
+    pub status: ReplicaStatus,
+    pub location: Location,
+}
+
+/// The write configuration of Put/Upsert (upstream `ReplicateConfig`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WriteConfig {
+    /// MEMORY replicas to allocate.
+    pub memory_replicas: u32,
+    /// Second-pool (NOF_SSD) replicas to allocate.
+    pub nof_ssd_replicas: u32,
+    /// Never evicted. Fixed for the object's life except that a
+    /// size-changing Upsert ORs it in.
+    pub hard_pin: bool,
+    /// Segments to try first, in order.
+    pub preferred_segments: Vec<String>,
+    /// The explicit soft-pin action and optional request TTL.
+    pub soft_pin: SoftPinRequest,
+    /// Group to join; fixed at creation.
+    pub group: Option<String>,
+}
+
+impl Default for WriteConfig {
+    fn default() -> Self {
+        WriteConfig {
+            memory_replicas: 1,
+            nof_ssd_replicas: 0,
+            hard_pin: false,
+            preferred_segments: Vec::new(),
+            soft_pin: SoftPinRequest::default(),
+            group: None,
+        }
+    }
+}
+
+impl WriteConfig {
+    pub fn with_soft_pin(mut self, req: SoftPinRequest) -> Self {
+        self.soft_pin = req;
+        self
+    }
+
+    pub fn with_group(mut self, group: impl Into<String>) -> Self {
+        self.group = Some(group.into());
+        self
+    }
+}
+
+/// What a Start returns: the staged replicas and the write's token.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StartedWrite {
+    pub replicas: Vec<ReplicaDescriptor>,
+    pub token: u64,
+}

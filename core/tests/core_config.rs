@@ -1,0 +1,198 @@
+//! SEMANTICS §9 configuration (defaults and rules: a bad config is a clear
+//! INVALID_PARAMS at creation, never a panic) and §0 clock (manual clock is
+//! monotonic and never reaches MAX_INSTANT; CLOCK_UNSUPPORTED on a
+//! system-clock master or when set backwards).
+mod common;
+use common::*;
+use mooncake_meta_core::*;
+
+fn rejected(c: MasterConfig, field: &str) {
+    match Master::new(c) {
+        Ok(_) => panic!("config with a bad {field} was accepted"),
+        Err(e) => {
+            assert_eq!(e.kind(), ErrorKind::InvalidParams, "{field}: {e}");
+            assert!(
+                e.message().contains(field),
+                "message should name {field}: {e}"
+            );
+        }
+    }
+}
+
+#[test]
+fn defaults_match_section_9() {
+    // §9: the documented defaults
+    let c = MasterConfig::default();
+    assert_eq!(c.default_kv_lease_ttl_ms, 10_000);
+    assert_eq!(c.default_kv_soft_pin_ttl_ms, 1_800_000);
+    assert_eq!(c.max_kv_soft_pin_ttl_ms, 86_400_000);
+    assert!(c.allow_evict_soft_pinned_objects);
+    assert_eq!(c.eviction_ratio, 0.05);
+    assert_eq!(c.eviction_high_watermark_ratio, 0.90);
+    assert_eq!(c.put_start_discard_timeout_ms, 30_000);
+    assert_eq!(c.put_start_release_timeout_ms, 600_000);
+    assert_eq!(c.soft_pin_cleanup_interval_ms, 1_000);
+    assert_eq!(c.eviction_check_interval_ms, 10);
+    assert_eq!(c.shard_count, 1024);
+    assert_eq!(c.clock, ClockSource::System);
+    let d = MasterConfig::deterministic(5);
+    assert_eq!(
+        (
+            d.soft_pin_cleanup_interval_ms,
+            d.eviction_check_interval_ms,
+            d.sweep_interval_ms
+        ),
+        (0, 0, 0)
+    );
+    assert_eq!(Master::new(d).unwrap().now(), 5);
+}
+
+#[test]
+fn master_new_invalid_params_for_default_ttl_above_max() {
+    // §2/§9: default soft-pin TTL above the maximum → INVALID_PARAMS at master creation
+    rejected(
+        MasterConfig {
+            default_kv_soft_pin_ttl_ms: 11,
+            max_kv_soft_pin_ttl_ms: 10,
+            ..config()
+        },
+        "default_kv_soft_pin_ttl",
+    );
+    // equal is fine
+    Master::new(MasterConfig {
+        default_kv_soft_pin_ttl_ms: 10,
+        max_kv_soft_pin_ttl_ms: 10,
+        ..config()
+    })
+    .unwrap();
+}
+
+#[test]
+fn master_new_invalid_params_for_eviction_ratio_outside_0_1() {
+    // §9: eviction_ratio in [0, 1]
+    for r in [-0.1, 1.01, f64::NAN, f64::INFINITY] {
+        rejected(
+            MasterConfig {
+                eviction_ratio: r,
+                ..config()
+            },
+            "eviction_ratio",
+        );
+    }
+    for r in [0.0, 1.0] {
+        Master::new(MasterConfig {
+            eviction_ratio: r,
+            ..config()
+        })
+        .unwrap();
+    }
+}
+
+#[test]
+fn master_new_invalid_params_for_watermark_outside_0_1() {
+    // §9: eviction_high_watermark_ratio in (0, 1]
+    for r in [0.0, -1.0, 1.5, f64::NAN] {
+        rejected(
+            MasterConfig {
+                eviction_high_watermark_ratio: r,
+                ..config()
+            },
+            "eviction_high_watermark_ratio",
+        );
+    }
+    Master::new(MasterConfig {
+        eviction_high_watermark_ratio: 1.0,
+        ..config()
+    })
+    .unwrap();
+}
+
+#[test]
+fn master_new_invalid_params_when_release_does_not_exceed_discard() {
+    // §9: put_start_release_timeout > put_start_discard_timeout
+    for (d, r) in [(30_000, 30_000), (30_000, 29_999)] {
+        rejected(
+            MasterConfig {
+                put_start_discard_timeout_ms: d,
+                put_start_release_timeout_ms: r,
+                ..config()
+            },
+            "put_start_release_timeout",
+        );
+    }
+}
+
+#[test]
+fn master_new_invalid_params_for_zero_shards() {
+    // §9: shard count >= 1
+    rejected(
+        MasterConfig {
+            shard_count: 0,
+            ..config()
+        },
+        "shard_count",
+    );
+    let m = master_with(
+        MasterConfig {
+            shard_count: 1,
+            ..config()
+        },
+        1,
+        0,
+        1 << 20,
+    );
+    for i in 0..10 {
+        put(&m, &format!("k{i}"), 64, &preserve());
+    }
+    inv(&m);
+}
+
+#[test]
+fn master_new_invalid_params_for_a_manual_clock_at_max_instant() {
+    // §0: the manual clock can never reach MAX_INSTANT
+    let e = Master::new(MasterConfig::deterministic(MAX_INSTANT))
+        .err()
+        .unwrap();
+    assert_eq!(e.kind(), ErrorKind::InvalidParams);
+    Master::new(MasterConfig::deterministic(MAX_INSTANT - 1)).unwrap();
+}
+
+#[test]
+fn manual_clock_clock_unsupported_when_set_backwards() {
+    // §0/§2: the manual clock is monotonic; setting it earlier → CLOCK_UNSUPPORTED, unchanged
+    let m = master();
+    m.advance_time(10).unwrap();
+    assert_eq!(code(m.set_time(T0 + 9)), ErrorKind::ClockUnsupported);
+    assert_eq!(m.now(), T0 + 10);
+    m.set_time(T0 + 10).unwrap();
+    m.set_time(T0 + 20).unwrap();
+    assert_eq!(m.advance_time(0).unwrap(), T0 + 20);
+}
+
+#[test]
+fn manual_clock_never_reaches_max_instant() {
+    // §0: saturated deadlines never become due because the clock cannot reach MAX_INSTANT
+    let m = master();
+    assert!(m.set_time(MAX_INSTANT).is_err());
+    assert!(m.advance_time(MAX_INSTANT).is_err());
+    assert_eq!(m.now(), T0);
+    m.set_time(MAX_INSTANT - 1).unwrap();
+    assert!(m.advance_time(1).is_err());
+    assert_eq!(m.now(), MAX_INSTANT - 1);
+}
+
+#[test]
+fn system_clock_master_clock_unsupported_for_manual_calls() {
+    // §2: a manual-clock call on a system-clock master → CLOCK_UNSUPPORTED
+    let m = Master::new(MasterConfig {
+        soft_pin_cleanup_interval_ms: 0,
+        eviction_check_interval_ms: 0,
+        sweep_interval_ms: 0,
+        ..MasterConfig::default()
+    })
+    .unwrap();
+    let now = m.now();
+    assert!(now > 1_600_000_000_000, "system time in ms since the epoch");
+    assert_eq!(code(m.set_time(now + 1_000)), ErrorKind::ClockUnsupported);
+    assert_eq!(code(m.advance_time(1)), ErrorKind::ClockUnsupported);
+}

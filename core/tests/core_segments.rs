@@ -1,0 +1,332 @@
+//! SEMANTICS §1 segments: identical re-mount is OK, conflicting mounts are
+//! SEGMENT_ALREADY_EXISTS, unmount is owner-checked and synchronous (replicas
+//! dropped, objects left without a replica erased with gauge −1), and
+//! unmount_client takes every segment of a client.
+mod common;
+use common::*;
+use mooncake_meta_core::*;
+
+const SEG: u64 = 1 << 20;
+
+fn fingerprint(m: &Master) -> (Vec<u8>, MetricsSnapshot) {
+    (m.snapshot().unwrap(), m.metrics())
+}
+
+fn assert_unchanged(m: &Master, before: &(Vec<u8>, MetricsSnapshot)) {
+    let now = fingerprint(m);
+    assert_eq!(now.1, before.1, "metrics changed");
+    assert!(now.0 == before.0, "snapshot bytes changed");
+    inv(m);
+}
+
+fn on(segs: &[&str]) -> WriteConfig {
+    WriteConfig {
+        memory_replicas: segs.len() as u32,
+        preferred_segments: segs.iter().map(|s| s.to_string()).collect(),
+        ..WriteConfig::default()
+    }
+}
+
+#[test]
+fn mount_segment_identical_remount_is_ok() {
+    // §1/issue 3: re-mounting an identical segment from the same client is OK (same id, nothing changes)
+    let m = Master::new(config()).unwrap();
+    let s = spec("a", 0, SEG, Pool::Memory);
+    let id = m.mount_segment(C1, &s).unwrap();
+    put(&m, "k", 64, &preserve());
+    let before = fingerprint(&m);
+    assert_eq!(m.mount_segment(C1, &s).unwrap(), id);
+    assert_unchanged(&m, &before);
+    assert_eq!(m.metrics().memory_capacity_bytes, SEG);
+}
+
+#[test]
+fn mount_segment_segment_already_exists() {
+    // §1: the same name with another base, size, pool or client → SEGMENT_ALREADY_EXISTS
+    let m = Master::new(config()).unwrap();
+    let s = spec("a", 0, SEG, Pool::Memory);
+    m.mount_segment(C1, &s).unwrap();
+    let before = fingerprint(&m);
+    let variants = [
+        (C2, s.clone()),
+        (
+            C1,
+            SegmentSpec {
+                base: s.base + 4096,
+                ..s.clone()
+            },
+        ),
+        (
+            C1,
+            SegmentSpec {
+                size: SEG / 2,
+                ..s.clone()
+            },
+        ),
+        (
+            C1,
+            SegmentSpec {
+                pool: Pool::NofSsd,
+                ..s.clone()
+            },
+        ),
+    ];
+    for (client, v) in variants {
+        assert_eq!(
+            code(m.mount_segment(client, &v)),
+            ErrorKind::SegmentAlreadyExists,
+            "{client} {v:?}"
+        );
+    }
+    assert_unchanged(&m, &before);
+}
+
+#[test]
+fn mount_segment_invalid_params_for_a_bad_spec() {
+    // §1: empty or NUL names, size 0 and address overflow are rejected
+    let m = Master::new(config()).unwrap();
+    let before = fingerprint(&m);
+    let bad = [
+        SegmentSpec {
+            name: "".into(),
+            base: 0,
+            size: SEG,
+            pool: Pool::Memory,
+        },
+        SegmentSpec {
+            name: "a\0".into(),
+            base: 0,
+            size: SEG,
+            pool: Pool::Memory,
+        },
+        SegmentSpec {
+            name: "z".into(),
+            base: 0,
+            size: 0,
+            pool: Pool::Memory,
+        },
+        SegmentSpec {
+            name: "o".into(),
+            base: u64::MAX - 10,
+            size: 100,
+            pool: Pool::NofSsd,
+        },
+    ];
+    for s in bad {
+        assert_eq!(
+            code(m.mount_segment(C1, &s)),
+            ErrorKind::InvalidParams,
+            "{s:?}"
+        );
+    }
+    assert_unchanged(&m, &before);
+}
+
+#[test]
+fn unmount_segment_segment_not_found() {
+    // §2 codes: unmounting an unknown segment → SEGMENT_NOT_FOUND
+    let m = master();
+    put(&m, "k", 64, &preserve());
+    let before = fingerprint(&m);
+    assert_eq!(
+        code(m.unmount_segment(C1, "nope")),
+        ErrorKind::SegmentNotFound
+    );
+    assert_unchanged(&m, &before);
+}
+
+#[test]
+fn unmount_segment_illegal_client() {
+    // §2 codes: only the owner may unmount → ILLEGAL_CLIENT, nothing dropped
+    let m = master();
+    put(&m, "k", 64, &on(&["mem0"]));
+    let before = fingerprint(&m);
+    assert_eq!(
+        code(m.unmount_segment(C2, "mem0")),
+        ErrorKind::IllegalClient
+    );
+    assert_unchanged(&m, &before);
+}
+
+#[test]
+fn unmount_segment_drops_replicas_and_erases_orphans_synchronously() {
+    // §1: unmount drops every replica on the segment; objects without a valid replica
+    // are erased (index entry removed, gauge −1); others keep their other replicas
+    let m = master_with(config(), 2, 1, SEG);
+    put(
+        &m,
+        "only0",
+        64,
+        &WriteConfig {
+            preferred_segments: vec!["mem0".into()],
+            ..enable(MAX_TTL)
+        },
+    );
+    put(&m, "both", 64, &on(&["mem0", "mem1"]));
+    put(&m, "only1", 64, &on(&["mem1"]));
+    m.put_start(C1, k("writing0"), 64, &on(&["mem0"])).unwrap();
+    assert_eq!((gauge(&m), m.index_sizes().1), (1, 1));
+    let r = m.unmount_segment(C1, "mem0").unwrap();
+    assert_eq!(
+        r,
+        UnmountReport {
+            replicas_dropped: 3,
+            objects_erased: 2
+        }
+    );
+    // done by the time unmount returns
+    assert_eq!(m.key_count(), 2);
+    assert_eq!((gauge(&m), m.index_sizes().1), (0, 0));
+    assert_eq!(
+        code(m.get_replica_list(k("only0"))),
+        ErrorKind::ObjectNotFound
+    );
+    assert_eq!(
+        code(m.get_replica_list(k("writing0"))),
+        ErrorKind::ObjectNotFound
+    );
+    assert_eq!(m.get_replica_list(k("both")).unwrap().len(), 1);
+    assert_eq!(m.get_replica_list(k("only1")).unwrap().len(), 1);
+    let mt = m.metrics();
+    assert_eq!(mt.memory_capacity_bytes, SEG);
+    assert_eq!(mt.memory_allocated_bytes, 128);
+    assert!(mt.segments.iter().all(|s| s.name != "mem0"));
+    // the write that lost its replica can be started again
+    m.put_start(C1, k("writing0"), 64, &preserve()).unwrap();
+    inv(&m);
+}
+
+#[test]
+fn unmount_segment_drops_discarded_buffers_on_it() {
+    // §2: discarded buffers of an unmounted segment go with it (no longer counted)
+    let m = master_with(config(), 2, 0, SEG);
+    put(&m, "k", 64, &on(&["mem0"]));
+    m.upsert_start(C1, k("k"), 128, &on(&["mem1"])).unwrap();
+    assert_eq!(m.metrics().discarded_staging_bytes, 64);
+    m.unmount_segment(C1, "mem0").unwrap();
+    assert_eq!(m.metrics().discarded_staging_bytes, 0);
+    assert_eq!(m.key_count(), 1);
+    assert_eq!(m.release_discarded_at(T0 + 600_000), 0);
+    inv(&m);
+}
+
+#[test]
+fn unmount_client_unmounts_every_segment_of_the_client() {
+    // issue 3: unmount_client drops all of one client's segments, none of another's
+    let m = Master::new(config()).unwrap();
+    m.mount_segment(C1, &spec("a0", 0, SEG, Pool::Memory))
+        .unwrap();
+    m.mount_segment(C1, &spec("a1", 1, SEG, Pool::NofSsd))
+        .unwrap();
+    m.mount_segment(C2, &spec("b0", 2, SEG, Pool::Memory))
+        .unwrap();
+    put(
+        &m,
+        "ka",
+        64,
+        &WriteConfig {
+            nof_ssd_replicas: 1,
+            ..on(&["a0"])
+        },
+    );
+    put(&m, "kb", 64, &on(&["b0"]));
+    let r = m.unmount_client(C1).unwrap();
+    assert_eq!(
+        r,
+        UnmountReport {
+            replicas_dropped: 2,
+            objects_erased: 1
+        }
+    );
+    let mt = m.metrics();
+    assert_eq!(mt.segments.len(), 1);
+    assert_eq!(mt.segments[0].name, "b0");
+    assert_eq!(mt.nof_ssd_capacity_bytes, 0);
+    assert_eq!(m.key_count(), 1);
+    // a client without segments: nothing to do
+    assert_eq!(m.unmount_client(99).unwrap(), UnmountReport::default());
+    inv(&m);
+}
+
+#[test]
+fn remount_after_unmount_gets_a_fresh_segment() {
+    // §1: a name is free again after unmount; the new segment starts empty
+    let m = master_with(config(), 1, 0, SEG);
+    put(&m, "k", 64, &preserve());
+    let old = m.metrics().segments[0].clone();
+    m.unmount_segment(C1, "mem0").unwrap();
+    let id = m
+        .mount_segment(C2, &spec("mem0", 5, SEG, Pool::Memory))
+        .unwrap();
+    assert_eq!(m.segment_name(id).as_deref(), Some("mem0"));
+    assert_eq!(m.metrics().segments[0].allocated, 0);
+    assert_eq!(old.allocated, 64);
+    assert_eq!(m.key_count(), 0);
+    inv(&m);
+}
+
+#[test]
+fn restore_never_reuses_a_segment_id() {
+    // §1 + §6: a segment id names one mount for the master's lifetime, so an
+    // unmount still dropping replicas of a replaced table can never match a
+    // restored segment (nor a stored id a client kept).
+    let m = Master::new(config()).unwrap();
+    let a = m
+        .mount_segment(C1, &spec("a", 0, SEG, Pool::Memory))
+        .unwrap();
+    let b = m
+        .mount_segment(C1, &spec("b", 1, SEG, Pool::Memory))
+        .unwrap();
+    // Hard-pinned, so the survival rule keeps it whatever its lease.
+    let pinned = WriteConfig {
+        hard_pin: true,
+        ..on(&["a"])
+    };
+    put(&m, "k", 4096, &pinned);
+    let bytes = m.snapshot().unwrap();
+    m.restore(&bytes).unwrap();
+    assert_eq!(m.segment_name(a), None, "id {a} names a restored segment");
+    assert_eq!(m.segment_name(b), None, "id {b} names a restored segment");
+    let restored: Vec<u32> = m
+        .get_replica_list(Key::new("k"))
+        .unwrap()
+        .iter()
+        .filter_map(|r| match r.location {
+            Location::Buffer { segment, .. } => Some(segment),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(restored.len(), 1);
+    assert!(
+        restored[0] > b,
+        "restored segment id {} reuses an old one",
+        restored[0]
+    );
+    assert_eq!(m.segment_name(restored[0]).as_deref(), Some("a"));
+    let c = m
+        .mount_segment(C1, &spec("c", 2, SEG, Pool::Memory))
+        .unwrap();
+    assert!(c > restored[0], "a mount after the restore got id {c}");
+    inv(&m);
+}
+
+#[test]
+fn a_failed_restore_gives_its_segment_ids_back() {
+    // §6 "Failure": a candidate that decodes but fails validation leaves the
+    // master as it was, its segment-id counter included.
+    use mooncake_meta_core::snapshot::codec::{decode, encode};
+    let m = Master::new(config()).unwrap();
+    let a = m
+        .mount_segment(C1, &spec("a", 0, SEG, Pool::Memory))
+        .unwrap();
+    let mut img = decode(&m.snapshot().unwrap()).unwrap();
+    img.next_replica_id = MAX_INSTANT + 1; // refused by restore, after staging began
+    let before = fingerprint(&m);
+    let e = m.restore(&encode(&img)).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::DeserializeFail, "{e}");
+    assert_unchanged(&m, &before);
+    let b = m
+        .mount_segment(C1, &spec("b", 1, SEG, Pool::Memory))
+        .unwrap();
+    assert_eq!(b, a + 1, "the failed restore used up segment ids");
+}

@@ -1,0 +1,249 @@
+//! SEMANTICS §3.8 deadline index through the master: updates leave stale
+//! entries that cleanup drops, the heap stays within max(4096, 2 × live)
+//! under repeated re-enabling, deletion paths unregister, and the
+//! exact-deadline compare-and-swap keeps cleanup from clearing a newer
+//! deadline — also while upserts re-enable the same keys concurrently.
+mod common;
+
+use common::*;
+use mooncake_meta_core::*;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread;
+
+#[test]
+fn ttl_update_leaves_a_stale_entry_that_cleanup_ignores() {
+    // §3.8: updating a deadline pushes a new entry; the old one goes stale (lazy invalidation)
+    let m = master();
+    put(&m, "k", 64, &enable(1_000));
+    m.advance_time(10).unwrap();
+    upsert(&m, "k", 64, &enable(5_000)); // active D replaced at End
+    let (d_old, d_new) = (T0 + 1_000, T0 + 10 + 5_000);
+    assert_eq!(deadline(&m, "k"), Some(d_new));
+    assert_eq!(m.index_sizes(), (2, 1));
+    let st = m.run_cleanup_at(d_old);
+    assert_eq!((st.popped, st.stale_dropped, st.expired), (1, 1, 0));
+    assert_eq!(st.shards_touched, 0, "a stale entry needs no shard lock");
+    assert_eq!(deadline(&m, "k"), Some(d_new));
+    assert_eq!(m.index_sizes(), (1, 1));
+    assert_eq!(gauge(&m), 1);
+    inv(&m);
+    assert_eq!(m.run_cleanup_at(d_new).expired, 1);
+    assert_eq!((gauge(&m), m.index_sizes()), (0, (0, 0)));
+    inv(&m);
+}
+
+#[test]
+fn shorter_ttl_update_expires_at_the_new_deadline_only() {
+    // §3.3: ENABLE replaces an active deadline even when shorter; the longer old entry is stale
+    let m = master();
+    put(&m, "k", 64, &enable(50_000));
+    upsert(&m, "k", 64, &enable(1_000));
+    assert_eq!(m.run_cleanup_at(T0 + 1_000).expired, 1);
+    assert_eq!(deadline(&m, "k"), None);
+    let st = m.run_cleanup_at(T0 + 50_000);
+    assert_eq!((st.stale_dropped, st.expired), (1, 0));
+    assert_eq!(gauge(&m), 0);
+    inv(&m);
+}
+
+#[test]
+fn five_thousand_updates_keep_the_heap_bounded_and_only_the_newest_expires() {
+    // §3.8: rebuild when heap > max(4096, 2 × live); the newest registration alone is valid
+    let m = master();
+    put(&m, "k", 64, &enable(30_000));
+    let mut newest = 0;
+    let mut max_heap = 0;
+    for i in 0..5_000u64 {
+        m.advance_time(1).unwrap();
+        // Shrinking TTLs: every older deadline lies after the newest one, so
+        // an old entry that wrongly expired would show.
+        let ttl = 30_000 - 3 * i;
+        upsert(&m, "k", 64, &enable(ttl));
+        newest = m.now() + ttl;
+        let (heap, live) = m.index_sizes();
+        assert!(heap <= 4_096, "update {i}: heap {heap}");
+        assert_eq!(live, 1);
+        max_heap = max_heap.max(heap);
+    }
+    assert_eq!(deadline(&m, "k"), Some(newest));
+    assert!(
+        max_heap > 1_000,
+        "entries accumulate until a rebuild ({max_heap})"
+    );
+    inv(&m);
+    let st = m.run_cleanup_at(newest);
+    assert_eq!(st.expired, 1);
+    assert_eq!(deadline(&m, "k"), None);
+    assert_eq!(gauge(&m), 0);
+    // Everything left in the heap is stale: nothing else ever expires.
+    let st = m.run_cleanup_at(u64::MAX / 2);
+    assert_eq!(st.expired, 0);
+    assert_eq!(st.popped, st.stale_dropped);
+    assert_eq!(m.index_sizes(), (0, 0));
+    assert_eq!(gauge(&m), 0);
+    inv(&m);
+}
+
+#[test]
+fn every_deletion_path_unregisters() {
+    // §3.8: unregistered on deletion (by key, whatever the deadline), gauge −1 each
+    type Delete = fn(&Master);
+    let cases: [(&str, Delete, u64); 7] = [
+        ("remove", |m| m.remove(k("k"), true).unwrap(), 1),
+        ("remove_all", |m| assert_eq!(m.remove_all(true), 2), 0),
+        (
+            "remove_by_regex",
+            |m| assert_eq!(m.remove_by_regex(None, "^k$", true).unwrap(), 1),
+            1,
+        ),
+        (
+            "eviction of an active pin (second pass)",
+            |m| {
+                m.set_time(T0 + 1).unwrap();
+                assert_eq!(m.run_eviction(1.0, 1.0).unwrap().evicted, 1);
+            },
+            1,
+        ),
+        (
+            "unmount",
+            |m| {
+                m.unmount_segment(C1, "mem0").unwrap();
+                m.unmount_segment(C1, "mem1").unwrap();
+            },
+            1,
+        ),
+        (
+            "case-B revoke",
+            |m| {
+                let w = m.upsert_start(C1, k("k"), 64, &preserve()).unwrap();
+                m.upsert_revoke(C1, k("k"), ReplicaSelector::All, Some(w.token))
+                    .unwrap();
+            },
+            1,
+        ),
+        (
+            "stale-write sweep of a case-B write",
+            |m| {
+                m.upsert_start(C1, k("k"), 64, &preserve()).unwrap();
+                m.sweep_stale_writes_at(u64::MAX / 4);
+            },
+            1,
+        ),
+    ];
+    for (name, delete, remaining) in cases {
+        let m = master();
+        put(&m, "k", 64, &enable(MAX_TTL));
+        // A pin that none of the paths above touches (second pool only).
+        let other = WriteConfig {
+            memory_replicas: 0,
+            nof_ssd_replicas: 1,
+            ..enable(MAX_TTL)
+        };
+        put(&m, "other", 64, &other);
+        assert_eq!(m.index_sizes(), (2, 2), "{name}");
+        delete(&m);
+        assert_eq!(
+            code(m.soft_pin_deadline(k("k"))),
+            ErrorKind::ObjectNotFound,
+            "{name}"
+        );
+        assert_eq!(m.index_sizes().1 as u64, remaining, "{name}");
+        assert_eq!(gauge(&m), remaining, "{name}");
+        inv(&m);
+        // The deleted key's entry is stale for ever: only "other" can expire.
+        let st = m.run_cleanup_at(u64::MAX / 2);
+        assert_eq!(st.expired, remaining, "{name}");
+        assert_eq!(gauge(&m), 0, "{name}");
+        inv(&m);
+    }
+}
+
+#[test]
+fn re_enabled_key_keeps_its_newer_deadline_when_the_old_entry_is_due() {
+    // §3.8: clear only if the committed deadline still equals the popped one (CAS)
+    let m = master();
+    put(&m, "k", 64, &enable(1_000));
+    m.set_time(T0 + 1_000).unwrap(); // stored but expired: its entry is due
+    upsert(&m, "k", 64, &enable(9_000)); // re-enabled: gauge-neutral re-register
+    assert_eq!(deadline(&m, "k"), Some(T0 + 10_000));
+    let st = m.run_cleanup_at(T0 + 1_000);
+    assert_eq!((st.popped, st.stale_dropped, st.expired), (1, 1, 0));
+    assert_eq!(deadline(&m, "k"), Some(T0 + 10_000));
+    assert_eq!(gauge(&m), 1);
+    inv(&m);
+}
+
+#[test]
+fn cleanup_racing_re_enabling_upserts_never_clears_the_newer_deadline() {
+    // §3.8 CAS under concurrency: a popped old entry never clears a re-enabled deadline
+    const WRITERS: usize = 3;
+    const KEYS: usize = 64;
+    const ROUNDS: u64 = 300;
+    let m = Arc::new(master_with(config(), 2, 0, 4 << 20));
+    for w in 0..WRITERS {
+        for i in 0..KEYS {
+            put(&m, &format!("w{w}-{i}"), 64, &preserve());
+        }
+    }
+    let stop = Arc::new(AtomicBool::new(false));
+    let cleaner = {
+        let (m, stop) = (Arc::clone(&m), Arc::clone(&stop));
+        thread::spawn(move || {
+            let (mut cas_misses, mut cycles) = (0u64, 0u64);
+            while !stop.load(Ordering::Relaxed) {
+                m.advance_time(1).unwrap();
+                let st = m.run_cleanup();
+                // Valid pops whose compare-and-swap found another deadline.
+                cas_misses += st.popped - st.stale_dropped - st.expired;
+                cycles += 1;
+            }
+            (cas_misses, cycles)
+        })
+    };
+    let writers: Vec<_> = (0..WRITERS)
+        .map(|w| {
+            let m = Arc::clone(&m);
+            thread::spawn(move || {
+                let keys: Vec<String> = (0..KEYS).map(|i| format!("w{w}-{i}")).collect();
+                let mut long = vec![0u64; KEYS];
+                for round in 0..ROUNDS {
+                    // Each key is this writer's alone, and nothing but cleanup
+                    // runs: a long pin can only disappear by a wrong clear.
+                    for key in &keys {
+                        upsert(&m, key, 64, &enable(1 + round % 3));
+                    }
+                    // The short pins fall due while these re-enable them; the
+                    // cleaner pops their entries meanwhile.
+                    for (i, key) in keys.iter().enumerate() {
+                        upsert(&m, key, 64, &enable(MAX_TTL));
+                        long[i] = m.soft_pin_deadline(k(key)).unwrap().unwrap_or(0);
+                        assert!(long[i] > m.now(), "{key}: long pin cleared at once");
+                    }
+                    for (i, key) in keys.iter().enumerate() {
+                        assert_eq!(
+                            m.soft_pin_deadline(k(key)).unwrap(),
+                            Some(long[i]),
+                            "{key}: round {round}: cleanup cleared a newer deadline"
+                        );
+                    }
+                }
+            })
+        })
+        .collect();
+    for w in writers {
+        w.join().unwrap();
+    }
+    stop.store(true, Ordering::Relaxed);
+    let (cas_misses, cycles) = cleaner.join().unwrap();
+    inv(&m);
+    assert_eq!(
+        gauge(&m),
+        (WRITERS * KEYS) as u64,
+        "every key ends long-pinned"
+    );
+    println!(
+        "{cycles} cleanup cycles raced {WRITERS} re-enabling writers; \
+         {cas_misses} popped entries lost the compare-and-swap"
+    );
+}

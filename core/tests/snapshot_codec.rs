@@ -1,0 +1,546 @@
+//! The snapshot byte format: round trips, the pinned layout, canonicity and
+//! every decode failure of SEMANTICS §6 ("bad magic, version, checksum or
+//! length; truncation").
+
+mod snapshot_support;
+
+use mooncake_meta_core::snapshot::codec::{
+    decode, encode, peek_created_at, validate, FORMAT_VERSION, HEADER_LEN, MAGIC,
+};
+use mooncake_meta_core::snapshot::image::{ObjectRecord, SnapshotImage};
+use mooncake_meta_core::{ErrorKind, MAX_INSTANT};
+use snapshot_support::*;
+
+/// Asserts `bytes` fail to decode with DESERIALIZE_FAIL and a message
+/// containing `needle`; returns the message.
+#[track_caller]
+fn rejected(bytes: &[u8], needle: &str) -> String {
+    let err = decode(bytes).expect_err("decode should fail");
+    assert_eq!(err.kind(), ErrorKind::DeserializeFail, "{err}");
+    assert!(
+        err.message().contains(needle),
+        "message {:?} lacks {needle:?}",
+        err.message()
+    );
+    err.message().to_string()
+}
+
+#[track_caller]
+fn assert_round_trip(img: &SnapshotImage) {
+    validate(img).expect("sample image must be valid");
+    let bytes = encode(img);
+    let back = decode(&bytes).expect("decode of encoded image");
+    assert_eq!(&back, img);
+    assert_eq!(encode(&back), bytes, "encode(decode(b)) == b");
+    assert_eq!(peek_created_at(&bytes).unwrap(), img.created_at);
+}
+
+// ------------------------------------------------------------ round trips
+
+#[test]
+fn empty_image_round_trips() {
+    let img = SnapshotImage::default();
+    assert_round_trip(&img);
+    assert_eq!(encode(&img).len(), HEADER_LEN + 7 * 8);
+}
+
+#[test]
+fn representative_image_round_trips() {
+    assert_round_trip(&representative());
+}
+
+#[test]
+fn generated_images_round_trip() {
+    for n in [1, 2, 10, 300] {
+        assert_round_trip(&generated(n));
+    }
+}
+
+#[test]
+fn segments_of_both_pools_without_objects_round_trip() {
+    let img = SnapshotImage {
+        created_at: 5,
+        segments: vec![segment("a", 0, 0, 1), segment("b", 1, 0, u64::MAX)],
+        ..Default::default()
+    };
+    assert_round_trip(&img);
+}
+
+#[test]
+fn saturated_timestamps_round_trip() {
+    // §0: deadlines saturate at MAX_INSTANT and must be stored verbatim.
+    let mut img = representative();
+    img.created_at = MAX_INSTANT;
+    for o in &mut img.objects {
+        o.soft_pin_deadline = Some(MAX_INSTANT);
+        o.lease = MAX_INSTANT;
+        o.put_start = MAX_INSTANT;
+    }
+    for g in &mut img.groups {
+        g.lease = MAX_INSTANT;
+    }
+    assert_round_trip(&img);
+}
+
+#[test]
+fn counters_at_u64_max_round_trip() {
+    let mut img = generated(3);
+    img.next_replica_id = u64::MAX;
+    img.next_object_seq = u64::MAX;
+    img.next_write_token = u64::MAX;
+    assert_round_trip(&img);
+}
+
+#[test]
+fn encoding_is_deterministic() {
+    assert_eq!(encode(&representative()), encode(&representative().clone()));
+}
+
+// ------------------------------------------------------------ the layout
+
+/// One record of each kind with every optional field present; the bytes
+/// are spelled out here so a layout change cannot slip through.
+fn small_image() -> SnapshotImage {
+    SnapshotImage {
+        created_at: 7,
+        next_replica_id: 3,
+        next_write_token: 9,
+        next_object_seq: 2,
+        segments: vec![segment("s", MEMORY, 100, 50)],
+        groups: vec![group("t", "g", 5)],
+        objects: vec![ObjectRecord {
+            tenant: "t".into(),
+            key: "k".into(),
+            writer: 1,
+            size: 10,
+            put_start: 2,
+            lease: 3,
+            soft_pin_deadline: Some(4),
+            hard_pin: true,
+            group: Some("g".into()),
+            seq: 1,
+            write_token: 8,
+            replicas: vec![
+                buffer(1, MEMORY, COMPLETE, "s", 100, 10),
+                local_disk(2, PROCESSING, 6),
+            ],
+        }],
+    }
+}
+
+/// The bytes a field-by-field variation of [`small_image`] encodes to.
+struct Small {
+    pool: u8,
+    deadline_tag: u8,
+    hard_pin: u8,
+    group_tag: u8,
+    kind: u8,
+    status: u8,
+    location_tag: u8,
+    key: &'static [u8],
+}
+
+const SMALL: Small = Small {
+    pool: 0,
+    deadline_tag: 1,
+    hard_pin: 1,
+    group_tag: 1,
+    kind: 0,
+    status: 1,
+    location_tag: 0,
+    key: b"k",
+};
+
+fn small_payload(v: Small) -> Vec<u8> {
+    let mut p = counters(7, 3, 9, 2)
+        .u64(1) // segments
+        .str("s")
+        .u64(0xC11E_0000)
+        .u8(v.pool)
+        .u64(100)
+        .u64(50)
+        .u64(1) // groups
+        .str("t")
+        .str("g")
+        .u64(5)
+        .u64(1) // objects
+        .str("t")
+        .raw_str(v.key)
+        .u64(1)
+        .u64(10)
+        .u64(2)
+        .u64(3)
+        .u8(v.deadline_tag);
+    if v.deadline_tag != 0 {
+        p = p.u64(4);
+    }
+    p = p.u8(v.hard_pin).u8(v.group_tag);
+    if v.group_tag != 0 {
+        p = p.str("g");
+    }
+    p = p.u64(1).u64(8).u32(2); // seq, write_token, replica count
+    p = p.u64(1).u8(v.kind).u8(v.status).u8(v.location_tag);
+    p = if v.location_tag == 1 {
+        p.u64(6)
+    } else {
+        p.str("s").u64(100).u64(10)
+    };
+    p.u64(2).u8(LOCAL_DISK).u8(PROCESSING).u8(1).u64(6).0
+}
+
+#[test]
+fn layout_matches_the_documented_bytes() {
+    let bytes = encode(&small_image());
+    assert_eq!(bytes, frame(&small_payload(SMALL)));
+    assert_eq!(&bytes[..8], &MAGIC);
+    assert_eq!(&bytes[8..12], &FORMAT_VERSION.to_le_bytes());
+    assert_eq!(decode(&bytes).unwrap(), small_image());
+}
+
+#[test]
+fn absent_options_are_a_single_zero_byte() {
+    let mut img = small_image();
+    img.objects[0].soft_pin_deadline = None;
+    img.objects[0].group = None;
+    img.objects[0].hard_pin = false;
+    let payload = small_payload(Small {
+        deadline_tag: 0,
+        group_tag: 0,
+        hard_pin: 0,
+        ..SMALL
+    });
+    assert_eq!(encode(&img), frame(&payload));
+    assert_eq!(decode(&frame(&payload)).unwrap(), img);
+}
+
+// ------------------------------------------------------------ header failures
+
+#[test]
+fn bad_magic_is_rejected() {
+    let mut b = encode(&small_image());
+    b[0] = b'M';
+    rejected(&b, "bad magic");
+    assert!(peek_created_at(&b).is_err());
+}
+
+#[test]
+fn unknown_version_is_rejected() {
+    let mut b = encode(&small_image());
+    b[8..12].copy_from_slice(&2u32.to_le_bytes());
+    rejected(&b, "unsupported snapshot format version 2");
+    b[8..12].copy_from_slice(&0u32.to_le_bytes());
+    rejected(&b, "version 0");
+}
+
+#[test]
+fn nonzero_flags_are_rejected() {
+    let mut b = encode(&small_image());
+    b[12] = 1;
+    rejected(&b, "unknown header flags 0x1");
+}
+
+#[test]
+fn bad_checksum_is_rejected() {
+    let mut b = encode(&small_image());
+    b[24] ^= 0xFF;
+    rejected(&b, "checksum mismatch");
+    assert_eq!(
+        peek_created_at(&b).unwrap_err().kind(),
+        ErrorKind::DeserializeFail
+    );
+    // A flipped payload bit without a fixed checksum fails the same way.
+    let mut b = encode(&small_image());
+    let last = b.len() - 1;
+    b[last] ^= 1;
+    rejected(&b, "checksum mismatch");
+}
+
+#[test]
+fn payload_length_larger_than_input_is_rejected() {
+    let mut b = encode(&small_image());
+    let len = (b.len() - HEADER_LEN) as u64;
+    b[16..24].copy_from_slice(&(len + 1).to_le_bytes());
+    rejected(&b, "truncated payload");
+    b[16..24].copy_from_slice(&u64::MAX.to_le_bytes());
+    rejected(&b, "truncated payload");
+}
+
+#[test]
+fn payload_length_smaller_than_input_is_rejected() {
+    let mut b = encode(&small_image());
+    let len = (b.len() - HEADER_LEN) as u64;
+    b[16..24].copy_from_slice(&(len - 1).to_le_bytes());
+    rejected(&b, "1 trailing bytes after the");
+}
+
+#[test]
+fn trailing_bytes_after_the_payload_are_rejected() {
+    let mut b = encode(&small_image());
+    b.push(0);
+    rejected(&b, "trailing bytes after the");
+    assert!(peek_created_at(&b).is_err());
+}
+
+#[test]
+fn trailing_bytes_inside_the_payload_are_rejected() {
+    // Length and checksum cover the extra bytes, but no record claims them.
+    let mut b = encode(&small_image());
+    b.extend_from_slice(&[0, 0, 0]);
+    reframe(&mut b);
+    rejected(&b, "3 trailing bytes inside the payload");
+    // The header is fine, so peek (which does not parse records) accepts it.
+    assert_eq!(peek_created_at(&b).unwrap(), 7);
+}
+
+#[test]
+fn every_truncation_is_rejected() {
+    for img in [SnapshotImage::default(), small_image(), representative()] {
+        let full = encode(&img);
+        for n in 0..full.len() {
+            let cut = &full[..n];
+            decode_fails(cut);
+            // With the header fixed up the cut reaches the payload parser,
+            // which must notice that records are missing.
+            if n >= HEADER_LEN {
+                let mut fixed = cut.to_vec();
+                reframe(&mut fixed);
+                // Either a field runs past the end, or a count promises
+                // more records than the remaining bytes could hold.
+                let msg = decode(&fixed).unwrap_err().message().to_string();
+                assert!(
+                    msg.starts_with("truncated in") || msg.contains("elements but only"),
+                    "{msg}"
+                );
+                assert!(msg.contains(" at byte "), "{msg}");
+            } else {
+                rejected(cut, "truncated header");
+            }
+        }
+    }
+}
+
+#[track_caller]
+fn decode_fails(bytes: &[u8]) {
+    let err = decode(bytes).expect_err("decode should fail");
+    assert_eq!(err.kind(), ErrorKind::DeserializeFail, "{err}");
+}
+
+#[test]
+fn truncation_names_the_record_and_field() {
+    // The object count is backed by object 0's long key, so the parser gets
+    // into object 1 and runs out two bytes into its key length.
+    let mut img = SnapshotImage {
+        next_object_seq: 10,
+        next_write_token: 10,
+        ..Default::default()
+    };
+    img.objects.push(object("t", &"a".repeat(300), 1, vec![]));
+    img.objects.push(object("t", "zz", 1, vec![]));
+    let full = encode(&img);
+    decode(&full).unwrap();
+    let object_1_len = 63 + 1 + 2; // fixed part + tenant + key bytes
+    let key_len_at = full.len() - object_1_len + 4 + 1;
+    let mut cut = full[..key_len_at + 2].to_vec();
+    reframe(&mut cut);
+    let msg = rejected(&cut, "truncated in object 1 (key length)");
+    assert!(
+        msg.contains(&format!("at byte {key_len_at}: need 4 bytes, 2 left")),
+        "{msg}"
+    );
+}
+
+#[test]
+fn peek_needs_a_full_counter() {
+    let b = frame(&[1, 2, 3]);
+    assert_eq!(
+        peek_created_at(&b).unwrap_err().kind(),
+        ErrorKind::DeserializeFail
+    );
+    let b = frame(&counters(MAX_INSTANT + 1, 0, 0, 0).0);
+    assert!(peek_created_at(&b).is_err());
+}
+
+// ------------------------------------------------------------ counts
+
+#[test]
+fn huge_segment_count_fails_without_allocating() {
+    let payload = counters(1, 0, 0, 0).u64(1 << 60).0;
+    rejected(
+        &frame(&payload),
+        "segment list (count) at byte 60 claims 1152921504606846976",
+    );
+}
+
+#[test]
+fn huge_group_and_object_counts_fail_without_allocating() {
+    let payload = counters(1, 0, 0, 0).u64(0).u64(1 << 60).0;
+    rejected(&frame(&payload), "group list (count)");
+    let payload = counters(1, 0, 0, 0).u64(0).u64(0).u64(u64::MAX).0;
+    rejected(&frame(&payload), "object list (count)");
+    // The bound is exact: two groups need at least 2 × 16 bytes.
+    let two_groups = |pad: usize| {
+        let p = counters(1, 0, 0, 0).u64(0).u64(2).str("t").str("g").u64(0);
+        frame(&p.bytes(&vec![0; pad]).0)
+    };
+    rejected(
+        &two_groups(13),
+        "group list (count) at byte 68 claims 2 elements but only 31 bytes",
+    );
+    rejected(&two_groups(14), "truncated in group 1 (lease)");
+}
+
+#[test]
+fn huge_replica_count_fails_without_allocating() {
+    let mut b = small_payload(SMALL);
+    let count_at = b.len() - (8 + 3 + 4 + 1 + 16) - (8 + 3 + 8) - 4;
+    b[count_at..count_at + 4].copy_from_slice(&u32::MAX.to_le_bytes());
+    rejected(&frame(&b), "object 0 (replica count)");
+}
+
+#[test]
+fn huge_string_length_fails_without_allocating() {
+    let payload = counters(1, 0, 0, 0).u64(1).u32(u32::MAX).bytes(&[0; 40]).0;
+    rejected(&frame(&payload), "truncated in segment 0 (name bytes)");
+}
+
+// ------------------------------------------------------------ bytes with one meaning
+
+#[test]
+fn bad_option_tags_are_rejected() {
+    let b = frame(&small_payload(Small {
+        deadline_tag: 2,
+        ..SMALL
+    }));
+    rejected(&b, "bad byte 2 in object 0 (soft_pin_deadline tag)");
+    let b = frame(&small_payload(Small {
+        group_tag: 0xFF,
+        ..SMALL
+    }));
+    rejected(&b, "bad byte 255 in object 0 (group tag)");
+}
+
+#[test]
+fn bad_location_tag_is_rejected() {
+    let b = frame(&small_payload(Small {
+        location_tag: 2,
+        ..SMALL
+    }));
+    rejected(&b, "bad byte 2 in object 0 replica 0 (location tag)");
+}
+
+#[test]
+fn bool_bytes_other_than_0_or_1_are_rejected() {
+    let b = frame(&small_payload(Small {
+        hard_pin: 2,
+        ..SMALL
+    }));
+    rejected(&b, "bad byte 2 in object 0 (hard_pin)");
+}
+
+#[test]
+fn enum_bytes_out_of_range_are_rejected() {
+    let b = frame(&small_payload(Small { pool: 2, ..SMALL }));
+    rejected(
+        &b,
+        "bad byte 2 in segment 0 (pool) at byte 81 (expected 0..=1)",
+    );
+    let b = frame(&small_payload(Small { kind: 3, ..SMALL }));
+    rejected(&b, "bad byte 3 in object 0 replica 0 (kind)");
+    let b = frame(&small_payload(Small { status: 2, ..SMALL }));
+    rejected(&b, "bad byte 2 in object 0 replica 0 (status)");
+}
+
+#[test]
+fn non_utf8_strings_are_rejected() {
+    let b = frame(&small_payload(Small {
+        key: b"\xFF\xFE",
+        ..SMALL
+    }));
+    rejected(&b, "object 0 (key) at byte");
+    rejected(&b, "is not UTF-8");
+    // Overlong encodings and lone surrogates are not UTF-8 either.
+    let b = frame(&small_payload(Small {
+        key: b"\xC0\x80",
+        ..SMALL
+    }));
+    rejected(&b, "is not UTF-8");
+    let b = frame(&small_payload(Small {
+        key: b"\xED\xA0\x80",
+        ..SMALL
+    }));
+    rejected(&b, "is not UTF-8");
+}
+
+#[test]
+fn payload_errors_are_all_deserialize_fail_with_valid_variants_accepted() {
+    // Sanity check on the builder: the valid variations decode.
+    let b = frame(&small_payload(Small {
+        location_tag: 1,
+        kind: LOCAL_DISK,
+        ..SMALL
+    }));
+    let img = decode(&b).unwrap();
+    assert_eq!(encode(&img), b);
+}
+
+// ------------------------------------------------------------ canonical order
+
+#[test]
+fn unsorted_objects_are_rejected_by_decode() {
+    let mut img = generated(3);
+    img.objects.swap(0, 1);
+    rejected(&encode(&img), "not sorted");
+}
+
+#[test]
+fn duplicate_keys_are_rejected_by_decode() {
+    let mut img = generated(3);
+    img.objects[1].tenant = img.objects[0].tenant.clone();
+    img.objects[1].key = img.objects[0].key.clone();
+    rejected(&encode(&img), "duplicate of its predecessor");
+}
+
+#[test]
+fn unsorted_segments_groups_and_replicas_are_rejected_by_decode() {
+    let mut img = representative();
+    img.segments.swap(0, 1);
+    rejected(&encode(&img), "segment 1 (\"mem-a\"): not sorted");
+
+    let mut img = representative();
+    img.groups.swap(0, 1);
+    rejected(
+        &encode(&img),
+        "group 1 (tenant \"default\", name \"g1\"): not sorted",
+    );
+
+    let mut img = representative();
+    let o = img
+        .objects
+        .iter_mut()
+        .find(|o| o.replicas.len() > 2)
+        .unwrap();
+    o.replicas.swap(0, 1);
+    rejected(&encode(&img), "replica 1 (id 2): not sorted");
+}
+
+/// Times encode/decode/validate of 10^6 objects; run with
+/// `cargo test --release --test snapshot_codec -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn million_object_timing() {
+    let img = generated(1_000_000);
+    let t = std::time::Instant::now();
+    let bytes = encode(&img);
+    let enc = t.elapsed();
+    let t = std::time::Instant::now();
+    let back = decode(&bytes).unwrap();
+    let dec = t.elapsed();
+    let t = std::time::Instant::now();
+    validate(&back).unwrap();
+    let val = t.elapsed();
+    println!(
+        "10^6 objects, {} MB: encode {enc:?}, decode+validate {dec:?}, validate alone {val:?}",
+        bytes.len() >> 20
+    );
+    assert_eq!(back, img);
+}

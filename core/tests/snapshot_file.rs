@@ -1,0 +1,117 @@
+//! Snapshot files: an atomic save leaves the old file or the new one, never
+//! a torn one, and no temporary file behind; I/O errors carry the path.
+
+use mooncake_meta_core::snapshot::file::{load, save_atomic, save_with};
+use mooncake_meta_core::ErrorKind;
+use std::fs::{self, File};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+/// A fresh directory per test under cargo's per-target temp dir.
+fn scratch(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("snapshot_file-{name}"));
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn listing(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+/// Writes the first `n` bytes, then fails like a full disk would.
+fn fail_after(n: usize) -> impl FnMut(&mut File, &[u8]) -> io::Result<()> {
+    move |file, bytes| {
+        file.write_all(&bytes[..n.min(bytes.len())])?;
+        Err(io::Error::other(format!(
+            "injected failure after {n} bytes"
+        )))
+    }
+}
+
+#[test]
+fn save_then_load_round_trips_and_overwrites() {
+    let dir = scratch("round-trip");
+    let path = dir.join("meta.snap");
+    save_atomic(&path, b"first version").unwrap();
+    assert_eq!(load(&path).unwrap(), b"first version");
+    save_atomic(&path, b"second").unwrap();
+    assert_eq!(load(&path).unwrap(), b"second");
+    save_atomic(&path, b"").unwrap();
+    assert_eq!(load(&path).unwrap(), b"");
+    assert_eq!(listing(&dir), ["meta.snap"]);
+}
+
+#[test]
+fn failing_writer_keeps_the_previous_file_and_leaves_no_temp_file() {
+    let dir = scratch("fail-after-n");
+    let path = dir.join("meta.snap");
+    let old = vec![0xAA; 4096];
+    let new = vec![0x55; 10_000];
+    save_atomic(&path, &old).unwrap();
+    for n in [0, 1, 17, 4096, 9_999, 10_000] {
+        let err = save_with(&path, &new, fail_after(n)).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::SerializeFail);
+        assert!(err.message().contains(&path.display().to_string()), "{err}");
+        assert!(
+            err.message()
+                .contains(&format!("injected failure after {n} bytes")),
+            "{err}"
+        );
+        assert_eq!(load(&path).unwrap(), old, "n = {n}");
+        assert_eq!(listing(&dir), ["meta.snap"], "n = {n}");
+    }
+}
+
+#[test]
+fn failing_first_save_creates_nothing() {
+    let dir = scratch("fail-first");
+    let path = dir.join("meta.snap");
+    save_with(&path, b"abc", fail_after(2)).unwrap_err();
+    assert!(listing(&dir).is_empty());
+    assert_eq!(load(&path).unwrap_err().kind(), ErrorKind::DeserializeFail);
+}
+
+#[test]
+fn save_into_a_missing_directory_names_the_path() {
+    let dir = scratch("missing-dir");
+    let path = dir.join("no/such/dir/meta.snap");
+    let err = save_atomic(&path, b"x").unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::SerializeFail);
+    assert!(err.message().contains(&path.display().to_string()), "{err}");
+    assert!(err.message().contains("os error"), "{err}");
+}
+
+#[test]
+fn save_to_a_path_without_file_name_fails() {
+    let err = save_atomic(Path::new("/"), b"x").unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::SerializeFail);
+}
+
+#[test]
+fn load_of_a_missing_file_names_the_path_and_os_error() {
+    let dir = scratch("missing-file");
+    let path = dir.join("absent.snap");
+    let err = load(&path).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::DeserializeFail);
+    assert!(err.message().contains(&path.display().to_string()), "{err}");
+    assert!(err.message().contains("os error"), "{err}");
+}
+
+#[test]
+fn save_over_a_directory_fails_and_cleans_up() {
+    // rename() cannot replace a non-empty directory: the error path after a
+    // complete write must still remove the temporary file.
+    let dir = scratch("over-dir");
+    let path = dir.join("taken");
+    fs::create_dir_all(path.join("child")).unwrap();
+    let err = save_atomic(&path, b"x").unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::SerializeFail);
+    assert!(err.message().contains("renaming"), "{err}");
+    assert_eq!(listing(&dir), ["taken"]);
+}

@@ -1,0 +1,424 @@
+//! validate(): one test per structural rule of SEMANTICS §6 "Failure" (and
+//! the ordering rules behind canonical encoding). Each rejection is checked
+//! through validate() and through decode(encode(..)), the restore path.
+
+mod snapshot_support;
+
+use mooncake_meta_core::snapshot::codec::{decode, encode, validate};
+use mooncake_meta_core::snapshot::image::{LocationRecord, SnapshotImage};
+use mooncake_meta_core::{ErrorKind, MAX_INSTANT};
+use snapshot_support::*;
+
+fn base() -> SnapshotImage {
+    let img = representative();
+    validate(&img).expect("the base image is valid");
+    img
+}
+
+fn index(img: &SnapshotImage, tenant: &str, key: &str) -> usize {
+    img.objects
+        .iter()
+        .position(|o| o.tenant == tenant && o.key == key)
+        .unwrap()
+}
+
+/// The object every rule below tampers with: one memory replica in "mem-a".
+fn plain(img: &mut SnapshotImage) -> &mut mooncake_meta_core::snapshot::image::ObjectRecord {
+    let i = index(img, "default", "plain");
+    &mut img.objects[i]
+}
+
+fn buffer_of(img: &mut SnapshotImage) -> (&mut String, &mut u64, &mut u64) {
+    match &mut plain(img).replicas[0].location {
+        LocationRecord::Buffer {
+            segment,
+            address,
+            len,
+        } => (segment, address, len),
+        LocationRecord::LocalDisk { .. } => unreachable!("plain has a buffer replica"),
+    }
+}
+
+#[track_caller]
+fn assert_rejected(img: &SnapshotImage, needle: &str) {
+    let err = validate(img).expect_err("validate should reject");
+    assert_eq!(err.kind(), ErrorKind::DeserializeFail, "{err}");
+    assert!(
+        err.message().contains(needle),
+        "{:?} lacks {needle:?}",
+        err.message()
+    );
+    let via_decode = decode(&encode(img)).expect_err("decode should reject");
+    assert_eq!(via_decode, err, "decode reports the validate error");
+}
+
+#[track_caller]
+fn assert_accepted(img: &SnapshotImage) {
+    validate(img).expect("validate should accept");
+    assert_eq!(&decode(&encode(img)).unwrap(), img);
+}
+
+/// `rule!(name, |img| mutation, "message fragment")`: one test per rule.
+macro_rules! rejects {
+    ($name:ident, |$img:ident| $mutate:expr, $needle:expr) => {
+        #[test]
+        fn $name() {
+            let mut $img = base();
+            $mutate;
+            assert_rejected(&$img, $needle);
+        }
+    };
+}
+
+macro_rules! accepts {
+    ($name:ident, |$img:ident| $mutate:expr) => {
+        #[test]
+        fn $name() {
+            #[allow(unused_mut)] // some checks only look
+            let mut $img = base();
+            $mutate;
+            assert_accepted(&$img);
+        }
+    };
+}
+
+// Timestamps within [0, MAX_INSTANT].
+rejects!(
+    created_at_beyond_max_instant,
+    |img| img.created_at = MAX_INSTANT + 1,
+    "snapshot created_at 9223372036854775808 is beyond MAX_INSTANT"
+);
+rejects!(
+    put_start_beyond_max_instant,
+    |img| plain(&mut img).put_start = MAX_INSTANT + 1,
+    "put_start"
+);
+rejects!(
+    lease_beyond_max_instant,
+    |img| plain(&mut img).lease = u64::MAX,
+    "key \"plain\"): lease 18446744073709551615 is beyond MAX_INSTANT"
+);
+rejects!(
+    soft_pin_deadline_beyond_max_instant,
+    |img| plain(&mut img).soft_pin_deadline = Some(MAX_INSTANT + 1),
+    "soft_pin_deadline"
+);
+rejects!(
+    group_lease_beyond_max_instant,
+    |img| img.groups[0].lease = MAX_INSTANT + 1,
+    "group 0 (tenant \"default\", name \"g1\"): lease"
+);
+accepts!(timestamps_at_max_instant_are_valid, |img| {
+    img.created_at = MAX_INSTANT;
+    img.groups[0].lease = MAX_INSTANT;
+    plain(&mut img).soft_pin_deadline = Some(MAX_INSTANT);
+});
+
+// Keys and replica ids are unique.
+rejects!(
+    duplicate_key_is_rejected,
+    |img| {
+        let i = index(&img, "default", "grouped-1");
+        img.objects[i + 1].key = "grouped-1".into();
+    },
+    "object 2 (tenant \"default\", key \"grouped-1\"): duplicate of its predecessor"
+);
+rejects!(
+    unsorted_objects_are_rejected,
+    |img| img.objects.swap(0, 1),
+    "not sorted"
+);
+accepts!(same_key_in_two_tenants_is_valid, |img| {
+    assert!(img.objects.iter().filter(|o| o.key == "plain").count() == 2);
+});
+rejects!(duplicate_replica_id_across_objects_is_rejected, |img| {
+    let i = index(&img, "tenant-b", "plain");
+    img.objects[i].replicas[0].id = 1;
+}, "replica id 1 is used by object 4 (tenant \"default\", key \"plain\") and object 6 (tenant \"tenant-b\"");
+rejects!(
+    duplicate_replica_id_within_an_object_is_rejected,
+    |img| {
+        let i = index(&img, "default", "every-kind");
+        img.objects[i].replicas[1].id = 2;
+    },
+    "replica 1 (id 2): duplicate of its predecessor"
+);
+rejects!(
+    unsorted_replicas_are_rejected,
+    |img| {
+        let i = index(&img, "default", "every-kind");
+        img.objects[i].replicas.swap(2, 3);
+    },
+    "replica 3 (id 4): not sorted"
+);
+
+// Stored ids are below the persisted counters.
+rejects!(
+    replica_id_at_the_counter_is_rejected,
+    |img| {
+        let next = img.next_replica_id;
+        plain(&mut img).replicas[0].id = next;
+    },
+    "id is not below next_replica_id"
+);
+rejects!(
+    object_seq_at_the_counter_is_rejected,
+    |img| {
+        let next = img.next_object_seq;
+        plain(&mut img).seq = next;
+    },
+    "is not below next_object_seq"
+);
+rejects!(
+    write_token_at_the_counter_is_rejected,
+    |img| {
+        let next = img.next_write_token;
+        plain(&mut img).write_token = next + 5;
+    },
+    "is not below next_write_token"
+);
+
+// Buffers live inside known segments of the right pool, without overlap.
+rejects!(
+    buffer_on_unknown_segment_is_rejected,
+    |img| *buffer_of(&mut img).0 = "gone".into(),
+    "unknown segment \"gone\""
+);
+rejects!(
+    buffer_below_segment_base_is_rejected,
+    |img| *buffer_of(&mut img).1 = 0x1000_0000 - 1,
+    "lies outside segment \"mem-a\""
+);
+rejects!(
+    buffer_past_segment_end_is_rejected,
+    |img| *buffer_of(&mut img).1 = 0x1000_0000 + 64 * MB - 4095,
+    "lies outside segment"
+);
+rejects!(
+    buffer_address_overflow_is_rejected,
+    |img| *buffer_of(&mut img).1 = u64::MAX - 10,
+    "lies outside segment"
+);
+accepts!(buffer_ending_at_segment_end_is_valid, |img| *buffer_of(
+    &mut img
+)
+.1 =
+    0x1000_0000 + 64 * MB - 4096);
+rejects!(
+    overlapping_buffers_are_rejected,
+    |img| *buffer_of(&mut img).1 = 0x1000_3000 + 63,
+    "buffers overlap in segment \"mem-a\""
+);
+rejects!(
+    buffer_inside_another_is_rejected,
+    |img| {
+        // every-kind's replica spans [0x1000_1000, 0x1000_3000); a small buffer
+        // in its middle overlaps it but not its neighbours.
+        let o = plain(&mut img);
+        o.size = 16;
+        if let LocationRecord::Buffer { address, len, .. } = &mut o.replicas[0].location {
+            *address = 0x1000_2000;
+            *len = 16;
+        }
+    },
+    "buffers overlap"
+);
+accepts!(touching_buffers_are_valid, |img| {
+    // plain ends exactly where every-kind starts in the base image.
+    let (_, address, len) = buffer_of(&mut img);
+    assert_eq!(*address + *len, 0x1000_1000);
+});
+accepts!(same_range_in_another_segment_is_valid, |img| {
+    let i = index(&img, "tenant-b", "plain");
+    if let LocationRecord::Buffer { address, .. } = &mut img.objects[i].replicas[0].location {
+        *address = 0x2000_0000 + 64 * MB - 4096;
+    }
+    *buffer_of(&mut img).1 = 0x1000_0000;
+});
+rejects!(
+    buffer_length_differing_from_size_is_rejected,
+    |img| *buffer_of(&mut img).2 = 4095,
+    "buffer length 4095 differs from object size 4096"
+);
+rejects!(
+    zero_size_object_is_rejected,
+    |img| {
+        plain(&mut img).size = 0;
+        *buffer_of(&mut img).2 = 0;
+    },
+    "size is 0"
+);
+rejects!(
+    memory_replica_in_nof_ssd_segment_is_rejected,
+    |img| *buffer_of(&mut img).0 = "ssd-a".into(),
+    "a Memory replica cannot live in segment \"ssd-a\" of pool 1"
+);
+rejects!(
+    nof_ssd_replica_in_memory_segment_is_rejected,
+    |img| plain(&mut img).replicas[0].kind = NOF_SSD,
+    "a NofSsd replica cannot live in segment \"mem-a\" of pool 0"
+);
+rejects!(
+    local_disk_kind_with_buffer_is_rejected,
+    |img| plain(&mut img).replicas[0].kind = LOCAL_DISK,
+    "must have a local-disk location"
+);
+rejects!(
+    memory_kind_with_local_disk_location_is_rejected,
+    |img| {
+        plain(&mut img).replicas[0].location = LocationRecord::LocalDisk { client: 1 };
+    },
+    "a Memory replica cannot have a local-disk location"
+);
+rejects!(
+    segment_range_overflow_is_rejected,
+    |img| img.segments[0].size = u64::MAX,
+    "overflows"
+);
+
+// Names.
+rejects!(
+    empty_key_is_rejected,
+    |img| {
+        img.objects[0].key.clear();
+    },
+    "key is empty"
+);
+rejects!(
+    empty_tenant_is_rejected,
+    |img| {
+        for o in &mut img.objects {
+            if o.tenant == "default" {
+                o.tenant.clear();
+                o.group = None;
+            }
+        }
+    },
+    "tenant is empty"
+);
+rejects!(
+    tenant_with_nul_is_rejected,
+    |img| {
+        let last = img.objects.len() - 1;
+        img.objects[last].tenant.push('\0');
+    },
+    "tenant contains NUL"
+);
+accepts!(key_with_nul_is_valid, |img| {
+    assert!(img.objects.iter().any(|o| o.key.contains('\0')));
+});
+rejects!(
+    empty_segment_name_is_rejected,
+    |img| img.segments[0].name.clear(),
+    "segment 0 (\"\"): name is empty"
+);
+rejects!(
+    segment_name_with_nul_is_rejected,
+    |img| img.segments[0].name.insert(0, '\0'),
+    "name contains NUL"
+);
+rejects!(
+    group_name_with_nul_is_rejected,
+    |img| img.groups[2].name.push('\0'),
+    "group 2 (tenant \"租户-β\", name \"unused\\0\"): name contains NUL"
+);
+rejects!(
+    group_tenant_with_nul_is_rejected,
+    |img| img.groups[2].tenant.push('\0'),
+    "tenant contains NUL"
+);
+rejects!(
+    empty_group_name_is_rejected,
+    |img| img.groups[0].name.clear(),
+    "name is empty"
+);
+
+// Groups.
+rejects!(
+    unknown_group_is_rejected,
+    |img| plain(&mut img).group = Some("nope".into()),
+    "group \"nope\" is not in the group list of its tenant"
+);
+rejects!(
+    group_of_another_tenant_is_rejected,
+    |img| plain(&mut img).group = Some("unused".into()),
+    "group \"unused\""
+);
+accepts!(objects_sharing_a_group_are_valid, |img| plain(&mut img)
+    .group =
+    Some("g1".into()));
+rejects!(
+    duplicate_group_is_rejected,
+    |img| {
+        img.groups[1].tenant = "default".into();
+    },
+    "group 1 (tenant \"default\", name \"g1\"): duplicate of its predecessor"
+);
+rejects!(
+    unsorted_segments_are_rejected,
+    |img| img.segments.swap(1, 2),
+    "not sorted"
+);
+rejects!(
+    duplicate_segment_is_rejected,
+    |img| img.segments[1].name = "mem-a".into(),
+    "duplicate of its predecessor"
+);
+
+// Enum values of an in-memory image. decode refuses the byte itself, with
+// a byte-level message, before validate would see it.
+macro_rules! rejects_enum {
+    ($name:ident, |$img:ident| $mutate:expr, $needle:expr, $decode_needle:expr) => {
+        #[test]
+        fn $name() {
+            let mut $img = base();
+            $mutate;
+            let err = validate(&$img).unwrap_err();
+            assert_eq!(err.kind(), ErrorKind::DeserializeFail);
+            assert!(err.message().contains($needle), "{err}");
+            let err = decode(&encode(&$img)).unwrap_err();
+            assert_eq!(err.kind(), ErrorKind::DeserializeFail);
+            assert!(err.message().contains($decode_needle), "{err}");
+        }
+    };
+}
+
+rejects_enum!(
+    pool_out_of_range_is_rejected,
+    |img| img.segments[0].pool = 2,
+    "pool 2 is not 0 or 1",
+    "bad byte 2 in segment 0 (pool)"
+);
+rejects_enum!(
+    kind_out_of_range_is_rejected,
+    |img| plain(&mut img).replicas[0].kind = 3,
+    "kind 3 is not 0, 1 or 2",
+    "bad byte 3 in object 4 replica 0 (kind)"
+);
+rejects_enum!(
+    status_out_of_range_is_rejected,
+    |img| plain(&mut img).replicas[0].status = 2,
+    "status 2 is not 0 or 1",
+    "bad byte 2 in object 4 replica 0 (status)"
+);
+
+#[test]
+fn overlap_check_scales_to_many_buffers() {
+    // 200k packed buffers in one segment, the last one overlapping the first:
+    // an O(n^2) check would not finish; the sort-based one takes milliseconds.
+    let mut img = generated(100_000);
+    validate(&img).unwrap();
+    let last = img.objects.len() - 1;
+    let first_addr = match &img.objects[0].replicas[0].location {
+        LocationRecord::Buffer { address, .. } => *address,
+        LocationRecord::LocalDisk { .. } => unreachable!(),
+    };
+    if let LocationRecord::Buffer { address, .. } = &mut img.objects[last].replicas[0].location {
+        *address = first_addr;
+    }
+    let err = validate(&img).unwrap_err();
+    assert!(
+        err.message().contains("buffers overlap in segment \"m\""),
+        "{err}"
+    );
+}

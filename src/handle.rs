@@ -1,0 +1,154 @@
+//! Opaque handles. A C handle type is a zero-sized marker (`struct
+//! mooncake_meta_x { _private: [u8; 0] }`, opaque in the header) whose
+//! pointers really point at a [`Handle`] of the Rust state named by
+//! [`Opaque::Inner`]. Handles hand out only shared references, so the state
+//! must be `Sync` and does its own locking; a panic while a handle is
+//! borrowed poisons it, after which only `_free` works.
+
+use mooncake_meta_core::error::{Error, ErrorKind, Result};
+use std::ops::Deref;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Ties an opaque C type to the Rust state behind it.
+pub(crate) trait Opaque: Sized {
+    /// The state a handle owns. `Send + Sync`: C may use and free a handle
+    /// from any thread.
+    type Inner: Send + Sync + 'static;
+    /// The C type name, for messages.
+    const C_NAME: &'static str;
+    /// The function that frees this handle, for messages.
+    const FREE: &'static str;
+}
+
+/// What a handle pointer points at.
+pub(crate) struct Handle<T> {
+    poisoned: AtomicBool,
+    inner: T,
+}
+
+/// Moves `inner` to the heap and returns the C handle for it.
+pub(crate) fn into_raw<O: Opaque>(inner: O::Inner) -> *mut O {
+    Box::into_raw(Box::new(Handle {
+        poisoned: AtomicBool::new(false),
+        inner,
+    }))
+    .cast()
+}
+
+/// Borrows a handle's state for the rest of the call. NULL →
+/// `NULL_ARGUMENT` naming `arg`; poisoned → `PANIC`.
+///
+/// # Safety
+/// `ptr` must be NULL or come from [`into_raw`] for the same `O` and not yet
+/// be freed, for as long as the returned guard lives.
+pub(crate) unsafe fn borrow<'a, O: Opaque>(
+    ptr: *const O,
+    arg: &str,
+) -> Result<HandleRef<'a, O::Inner>> {
+    // SAFETY: per the contract, a non-NULL ptr is a live Handle<O::Inner>.
+    let Some(handle) = (unsafe { ptr.cast::<Handle<O::Inner>>().as_ref() }) else {
+        return Err(Error::new(
+            ErrorKind::NullArgument,
+            format!("{arg} is NULL (expected a {})", O::C_NAME),
+        ));
+    };
+    if handle.poisoned.load(Ordering::Acquire) {
+        return Err(Error::new(
+            ErrorKind::Panic,
+            format!(
+                "{arg}: this {} was poisoned by an earlier panic; only {} may be called on it",
+                O::C_NAME,
+                O::FREE
+            ),
+        ));
+    }
+    Ok(HandleRef { handle })
+}
+
+/// Frees a handle; NULL is a no-op. Poisoned handles are freed too.
+///
+/// # Safety
+/// `ptr` must be NULL or come from [`into_raw`] for the same `O`, be freed
+/// once, and not be in use by another thread.
+pub(crate) unsafe fn free<O: Opaque>(ptr: *mut O) {
+    if !ptr.is_null() {
+        // SAFETY: per the contract, ptr is an unfreed Box<Handle<O::Inner>>.
+        drop(unsafe { Box::from_raw(ptr.cast::<Handle<O::Inner>>()) });
+    }
+}
+
+/// A handle borrowed for one call. Dropped while a panic unwinds through it,
+/// it poisons the handle: the state may be half-updated.
+pub(crate) struct HandleRef<'a, T> {
+    handle: &'a Handle<T>,
+}
+
+impl<T> Deref for HandleRef<'_, T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.handle.inner
+    }
+}
+
+impl<T> Drop for HandleRef<'_, T> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.handle.poisoned.store(true, Ordering::Release);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::panic::{catch_unwind, AssertUnwindSafe};
+    use std::sync::atomic::AtomicU32;
+
+    struct Thing {
+        _private: [u8; 0],
+    }
+    impl Opaque for Thing {
+        type Inner = AtomicU32;
+        const C_NAME: &'static str = "thing";
+        const FREE: &'static str = "thing_free";
+    }
+
+    #[test]
+    fn null_handle_is_a_null_argument_naming_the_parameter() {
+        let e = unsafe { borrow::<Thing>(std::ptr::null(), "t") }
+            .err()
+            .unwrap();
+        assert_eq!(e.kind(), ErrorKind::NullArgument);
+        assert_eq!(e.message(), "t is NULL (expected a thing)");
+    }
+
+    #[test]
+    fn panic_while_borrowed_poisons_until_free() {
+        let t = into_raw::<Thing>(AtomicU32::new(1));
+        unsafe {
+            borrow(t, "t").unwrap().store(2, Ordering::Relaxed);
+            let r = catch_unwind(AssertUnwindSafe(|| {
+                let _h = borrow(t, "t").unwrap();
+                panic!("inside");
+            }));
+            assert!(r.is_err());
+            let e = borrow(t, "t").err().unwrap();
+            assert_eq!(e.kind(), ErrorKind::Panic);
+            assert!(e.message().contains("thing_free"), "{}", e.message());
+            free(t);
+            free::<Thing>(std::ptr::null_mut());
+        }
+    }
+
+    #[test]
+    fn normal_use_does_not_poison() {
+        let t = into_raw::<Thing>(AtomicU32::new(1));
+        unsafe {
+            for _ in 0..3 {
+                borrow(t, "t").unwrap().fetch_add(1, Ordering::Relaxed);
+            }
+            assert_eq!(borrow(t, "t").unwrap().load(Ordering::Relaxed), 4);
+            free(t);
+        }
+    }
+}

@@ -1,0 +1,370 @@
+//! Snapshots through the C ABI (SEMANTICS §6): serialise to a library-owned
+//! buffer, into the caller's buffer or atomically to a file; restore from
+//! one buffer, from candidate buffers or from candidate files (newest valid
+//! one wins, and the report says which). A failed restore leaves the master
+//! untouched.
+
+use super::bytes::{self, mooncake_meta_bytes};
+use super::error::mooncake_meta_error;
+use super::input::{self, Index, Out};
+use super::master::{mooncake_meta_master, with_master};
+use super::sized_out::{size_versioned, SizedOut};
+use super::status::mooncake_meta_status;
+use mooncake_meta_core::error::{Error, ErrorKind, Result};
+use mooncake_meta_core::snapshot::{codec, file};
+use mooncake_meta_core::RestoreReport;
+use std::ffi::CStr;
+use std::fmt::Display;
+use std::os::raw::c_char;
+use std::path::PathBuf;
+
+/// What a restore did. Size-versioned output: set
+/// `struct_size = sizeof(mooncake_meta_restore_report)` before the call; the
+/// library fills `min(struct_size, its size)` bytes and sets `struct_size`
+/// to that. Fields are only ever appended.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct mooncake_meta_restore_report {
+    /// Set by the caller; on success, the bytes the library filled.
+    pub struct_size: u32,
+    /// Written as 0.
+    pub reserved0: u32,
+    /// Index, in the caller's list, of the candidate that was restored (0
+    /// for `mooncake_meta_restore`).
+    pub candidate: u64,
+    /// The restored snapshot's creation instant (ms since the epoch).
+    pub created_at: u64,
+    /// Objects restored.
+    pub objects_restored: u64,
+    /// Objects dropped by the survival rule (nothing COMPLETE, or neither a
+    /// live lease, an active soft pin nor a hard pin).
+    pub objects_dropped: u64,
+    /// PROCESSING replicas dropped (in-flight writes, task targets).
+    pub replicas_dropped: u64,
+    /// Surviving active soft pins (registered in the deadline index).
+    pub soft_pins_restored: u64,
+    /// Expired deadlines normalised to none.
+    pub soft_pins_normalised: u64,
+    /// Candidates rejected before the winner (newer ones that failed to
+    /// validate, or could not be read).
+    pub candidates_rejected: u64,
+}
+// Version 1: 8 + 8 * 8 = 72 bytes on every target; frozen.
+size_versioned!(mooncake_meta_restore_report, v1_size = 72);
+
+impl From<RestoreReport> for mooncake_meta_restore_report {
+    fn from(r: RestoreReport) -> Self {
+        mooncake_meta_restore_report {
+            struct_size: 0,
+            reserved0: 0,
+            candidate: r.candidate as u64,
+            created_at: r.created_at,
+            objects_restored: r.objects_restored,
+            objects_dropped: r.objects_dropped,
+            replicas_dropped: r.replicas_dropped,
+            soft_pins_restored: r.soft_pins_restored,
+            soft_pins_normalised: r.soft_pins_normalised,
+            candidates_rejected: r.rejected.len() as u64,
+        }
+    }
+}
+
+/// A NUL-terminated path. On Unix any bytes but NUL are a valid path; on
+/// other platforms it must be UTF-8.
+///
+/// # Safety
+/// A non-NULL `ptr` must point to a NUL-terminated string.
+unsafe fn path(ptr: *const c_char, arg: impl Display + Copy) -> Result<PathBuf> {
+    if ptr.is_null() {
+        return Err(input::null(arg));
+    }
+    // SAFETY: non-NULL and NUL-terminated per the caller.
+    let raw = unsafe { CStr::from_ptr(ptr) };
+    if raw.is_empty() {
+        return Err(Error::invalid(format!("{arg} is empty")));
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        Ok(PathBuf::from(std::ffi::OsStr::from_bytes(raw.to_bytes())))
+    }
+    #[cfg(not(unix))]
+    {
+        // SAFETY: as above.
+        Ok(PathBuf::from(unsafe { input::c_str(ptr, arg) }?))
+    }
+}
+
+/// Serialises the master into a new buffer at `*out`: a consistent cut,
+/// deterministic for a given state (sorted keys), with soft-pin deadlines
+/// kept (SEMANTICS section 6).
+///
+/// Ownership: on success `*out` is a new buffer owned by the caller, to be
+/// released with `mooncake_meta_bytes_free`; on failure it is not written.
+/// Thread safety: may be called concurrently with any call but `_free`;
+/// writers wait while the cut is taken, reads go on.
+///
+/// # Safety
+/// `m` NULL or a live master; `out` valid for writing one pointer; `err`
+/// NULL or valid for writing one pointer.
+#[no_mangle]
+pub unsafe extern "C" fn mooncake_meta_snapshot(
+    m: *const mooncake_meta_master,
+    out: *mut *mut mooncake_meta_bytes,
+    err: *mut *mut mooncake_meta_error,
+) -> mooncake_meta_status {
+    // SAFETY: the caller upholds the documented contract.
+    unsafe {
+        with_master("mooncake_meta_snapshot", m, err, |master| {
+            let out = Out::new(out, "out")?;
+            bytes::give(out, master.snapshot()?);
+            Ok(())
+        })
+    }
+}
+
+/// Serialises the master into the caller's `buf` of `cap` bytes;
+/// `*out_len` = the snapshot's length. If it does not fit:
+/// `MOONCAKE_META_BUFFER_TOO_SMALL`, `*out_len` = the length needed, `buf`
+/// untouched. `(NULL, 0)` asks for the length. The master may change (and
+/// the snapshot grow) before the next call: retry with some headroom.
+///
+/// Ownership: nothing is transferred; `buf` is the caller's.
+/// Thread safety: as `mooncake_meta_snapshot`.
+///
+/// # Safety
+/// `m` NULL or a live master; `buf` NULL (only with `cap == 0`) or valid
+/// for writing `cap` bytes; `out_len` valid for writing a `size_t`; `err`
+/// NULL or valid for writing one pointer.
+#[no_mangle]
+pub unsafe extern "C" fn mooncake_meta_snapshot_into(
+    m: *const mooncake_meta_master,
+    buf: *mut u8,
+    cap: usize,
+    out_len: *mut usize,
+    err: *mut *mut mooncake_meta_error,
+) -> mooncake_meta_status {
+    // SAFETY: the caller upholds the documented contract.
+    unsafe {
+        with_master("mooncake_meta_snapshot_into", m, err, |master| {
+            bytes::check_buffer_args(buf, cap, out_len, "buf")?;
+            let snapshot = master.snapshot()?;
+            bytes::copy_out(&snapshot, buf, cap, out_len, "buf")
+        })
+    }
+}
+
+/// Serialises the master to the file `path` atomically: written to a
+/// temporary file in the same directory, synced, renamed over `path`, and
+/// the directory synced, so a crash leaves the old file or the new one,
+/// never a torn one. An I/O failure is `MOONCAKE_META_SERIALIZE_FAIL` and
+/// leaves `path` as it was.
+///
+/// Ownership: nothing is transferred; `path` is only read during the call.
+/// Thread safety: may be called concurrently with any call but `_free`;
+/// concurrent saves to one path each land whole (the last rename wins).
+///
+/// # Safety
+/// `m` NULL or a live master; `path` a NUL-terminated string; `err` NULL or
+/// valid for writing one pointer.
+#[no_mangle]
+pub unsafe extern "C" fn mooncake_meta_snapshot_save(
+    m: *const mooncake_meta_master,
+    path: *const c_char,
+    err: *mut *mut mooncake_meta_error,
+) -> mooncake_meta_status {
+    // SAFETY: the caller upholds the documented contract.
+    unsafe {
+        with_master("mooncake_meta_snapshot_save", m, err, |master| {
+            let path = self::path(path, "path")?;
+            file::save_atomic(&path, &master.snapshot()?)
+        })
+    }
+}
+
+/// Restores the master from one snapshot of `len` bytes at `data`,
+/// replacing its whole state atomically, with the survival rule evaluated
+/// at the master clock's now (SEMANTICS section 6). A snapshot that does not
+/// validate is `MOONCAKE_META_DESERIALIZE_FAIL` with the reason, and the
+/// master is unchanged. The report goes to `*out` unless `out` is NULL (a
+/// bad `out->struct_size` fails before anything is restored).
+///
+/// Ownership: nothing is transferred; `data` is only read during the call.
+/// Thread safety: may be called concurrently with any call but `_free`;
+/// other calls see the state before or after, never a mix.
+///
+/// # Safety
+/// `m` NULL or a live master; `data` NULL (only with `len == 0`) or valid
+/// for reading `len` bytes; `out` NULL or valid for reading its first
+/// `uint32_t` and writing `out->struct_size` bytes; `err` NULL or valid for
+/// writing one pointer.
+#[no_mangle]
+pub unsafe extern "C" fn mooncake_meta_restore(
+    m: *const mooncake_meta_master,
+    data: *const u8,
+    len: usize,
+    out: *mut mooncake_meta_restore_report,
+    err: *mut *mut mooncake_meta_error,
+) -> mooncake_meta_status {
+    // SAFETY: the caller upholds the documented contract.
+    unsafe {
+        with_master("mooncake_meta_restore", m, err, |master| {
+            let data = input::bytes(data.cast(), len, "data")?;
+            let out = SizedOut::optional(out, "out")?;
+            let report = master.restore(data)?;
+            if let Some(out) = out {
+                out.write(report.into());
+            }
+            Ok(())
+        })
+    }
+}
+
+/// Restores from `count` candidate snapshots, candidate `i` being
+/// `lens[i]` bytes at `datas[i]`: tried newest first (by stored creation
+/// instant, ties in list order); the first that validates is restored and
+/// `out->candidate` says which. If none validates:
+/// `MOONCAKE_META_DESERIALIZE_FAIL` whose message gives each candidate's
+/// reason, and the master is unchanged. `count == 0` is
+/// `MOONCAKE_META_DESERIALIZE_FAIL` too (nothing to restore).
+///
+/// Ownership: nothing is transferred; the buffers are only read during the
+/// call.
+/// Thread safety: as `mooncake_meta_restore`.
+///
+/// # Safety
+/// `m` NULL or a live master; `datas` and `lens` NULL (only with `count ==
+/// 0`) or valid for reading `count` elements, each `datas[i]` NULL (only
+/// with `lens[i] == 0`) or valid for reading `lens[i]` bytes; `out` as for
+/// `mooncake_meta_restore`; `err` NULL or valid for writing one pointer.
+#[no_mangle]
+pub unsafe extern "C" fn mooncake_meta_restore_candidates(
+    m: *const mooncake_meta_master,
+    datas: *const *const u8,
+    lens: *const usize,
+    count: usize,
+    out: *mut mooncake_meta_restore_report,
+    err: *mut *mut mooncake_meta_error,
+) -> mooncake_meta_status {
+    // SAFETY: the caller upholds the documented contract.
+    unsafe {
+        with_master("mooncake_meta_restore_candidates", m, err, |master| {
+            let datas = array(datas, count, "datas")?;
+            let lens = array(lens, count, "lens")?;
+            let candidates = datas
+                .iter()
+                .zip(lens)
+                .enumerate()
+                .map(|(i, (&d, &n))| input::bytes(d.cast(), n, Index("datas", i)))
+                .collect::<Result<Vec<&[u8]>>>()?;
+            let out = SizedOut::optional(out, "out")?;
+            let report = master.restore_candidates(&candidates)?;
+            if let Some(out) = out {
+                out.write(report.into());
+            }
+            Ok(())
+        })
+    }
+}
+
+/// Restores from `count` candidate snapshot files (NUL-terminated paths),
+/// as `mooncake_meta_restore_candidates`; a file that cannot be read counts
+/// as a failed candidate (named, with the reason, in the error message if
+/// no candidate wins; counted in `out->candidates_rejected` if one does).
+///
+/// Ownership: nothing is transferred; the paths are only read during the
+/// call.
+/// Thread safety: as `mooncake_meta_restore`.
+///
+/// # Safety
+/// `m` NULL or a live master; `paths` NULL (only with `count == 0`) or valid
+/// for reading `count` pointers, each a NUL-terminated string; `out` as for
+/// `mooncake_meta_restore`; `err` NULL or valid for writing one pointer.
+#[no_mangle]
+pub unsafe extern "C" fn mooncake_meta_restore_files(
+    m: *const mooncake_meta_master,
+    paths: *const *const c_char,
+    count: usize,
+    out: *mut mooncake_meta_restore_report,
+    err: *mut *mut mooncake_meta_error,
+) -> mooncake_meta_status {
+    // SAFETY: the caller upholds the documented contract.
+    unsafe {
+        with_master("mooncake_meta_restore_files", m, err, |master| {
+            let paths = array(paths, count, "paths")?
+                .iter()
+                .enumerate()
+                .map(|(i, &p)| path(p, Index("paths", i)))
+                .collect::<Result<Vec<PathBuf>>>()?;
+            let out = SizedOut::optional(out, "out")?;
+            let report = restore_files(master, &paths)?;
+            if let Some(out) = out {
+                out.write(report.into());
+            }
+            Ok(())
+        })
+    }
+}
+
+/// Reads every file and restores the newest valid one. An unreadable file
+/// stays in the list as an empty candidate, so indices (and the core's
+/// ordering) are untouched, and the core's verdict on that empty candidate
+/// is replaced by the read error in the failure message.
+fn restore_files(master: &mooncake_meta_core::Master, paths: &[PathBuf]) -> Result<RestoreReport> {
+    let loaded: Vec<std::result::Result<Vec<u8>, String>> = paths
+        .iter()
+        .map(|p| file::load(p).map_err(|e| e.message().to_owned()))
+        .collect();
+    let candidates: Vec<&[u8]> = loaded.iter().map(|l| l.as_deref().unwrap_or(&[])).collect();
+    master.restore_candidates(&candidates).map_err(|e| {
+        let verdict_on_empty = codec::peek_created_at(&[])
+            .err()
+            .map(|e| e.message().to_owned())
+            .unwrap_or_default();
+        let mut message = e.message().to_owned();
+        for (i, l) in loaded.iter().enumerate() {
+            if let Err(read_error) = l {
+                message = message.replace(
+                    &format!("candidate {i}: {verdict_on_empty}"),
+                    &format!("candidate {i}: {read_error}"),
+                );
+            }
+        }
+        Error::new(e.kind(), message)
+    })
+}
+
+/// `count` elements at `ptr`; `(NULL, 0)` is empty, NULL with a count is
+/// `NULL_ARGUMENT`.
+///
+/// # Safety
+/// A non-NULL `ptr` must be valid for reading `count` elements for `'a`.
+unsafe fn array<'a, T>(ptr: *const T, count: usize, arg: &str) -> Result<&'a [T]> {
+    if ptr.is_null() {
+        return if count == 0 {
+            Ok(&[])
+        } else {
+            Err(Error::new(
+                ErrorKind::NullArgument,
+                format!("{arg} is NULL but count is {count}"),
+            ))
+        };
+    }
+    if count > isize::MAX as usize / size_of::<T>().max(1) {
+        return Err(Error::invalid(format!("{arg}: count {count} is too large")));
+    }
+    // SAFETY: non-NULL, count bounded, validity promised by the caller.
+    Ok(unsafe { std::slice::from_raw_parts(ptr, count) })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // The empty placeholder's verdict must be an error, or an unreadable
+    // file's reason could not be substituted in the failure message.
+    #[test]
+    fn an_empty_candidate_never_validates() {
+        assert!(codec::peek_created_at(&[]).is_err());
+    }
+}
