@@ -60,6 +60,8 @@ pub use master::{Master, MasterCore, CLEANUP_BATCH};
 pub use metrics::{MetricsSnapshot, SegmentUsage};
 pub use ops::{Bounded, KeyPage, UnmountReport};
 pub use quiesce::QuiesceGuard;
+#[cfg(feature = "test-hooks")]
+pub use quiesce::{RaceHook, RacePoint};
 pub use snapshot::restore::RestoreReport;
 pub use soft_pin::{SoftPinAction, SoftPinIntent, SoftPinRequest};
 pub use types::*;

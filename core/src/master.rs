@@ -17,6 +17,19 @@
 //!
 //! The read path (Get/Exist) takes one shard read lock and touches only
 //! atomics (lease); it never reads or writes soft-pin state.
+//!
+//! # Restore and background work
+//!
+//! A restore installs a new state while it holds every shard write lock
+//! (`snapshot/restore.rs`), and in that critical section the state
+//! [`generation`](MasterCore::generation) moves on. Cleanup and eviction
+//! gather their work without shard locks (due index entries, eviction
+//! candidates and group member lists), so each captures the generation the
+//! work came from and, under the shard lock where it acts, drops the work
+//! if the generation moved: nothing planned on a replaced state ever touches
+//! the restored one. Every gauge change is made under the shard lock of the
+//! state change it accounts for, so a restore, which sets the gauges from
+//! the state it installs, never sees half of one.
 
 use crate::clock::{Clock, Instant};
 use crate::config::MasterConfig;
@@ -86,6 +99,8 @@ pub struct MasterCore {
     pub(crate) next_seq: AtomicU64,
     pub(crate) wakeup: Wakeup,
     pub(crate) quiesce: Quiesce,
+    #[cfg(feature = "test-hooks")]
+    pub(crate) race_hooks: crate::quiesce::RaceHooks,
 }
 
 /// Largest batch of due index entries a cleanup cycle pops per index-lock
@@ -118,6 +133,8 @@ impl MasterCore {
             next_seq: AtomicU64::new(1),
             wakeup: Wakeup::default(),
             quiesce: Quiesce::default(),
+            #[cfg(feature = "test-hooks")]
+            race_hooks: Default::default(),
         })
     }
 
@@ -143,6 +160,19 @@ impl MasterCore {
     }
 
     // ----- shared helpers -------------------------------------------------
+
+    /// The generation of the master state: moves on each time a restore
+    /// installs a state, and only then. It is the deadline index's epoch,
+    /// which the install moves by replacing the index while it holds every
+    /// shard write lock (and nothing else replaces or clears this master's
+    /// index), so a caller holding any shard lock reads a value that cannot
+    /// change before it releases that lock; a cleanup batch compares it with
+    /// the epoch its entries were popped under
+    /// ([`PopOutcome::epoch`](crate::soft_pin::PopOutcome::epoch)).
+    #[inline]
+    pub(crate) fn generation(&self) -> u64 {
+        self.index.epoch()
+    }
 
     #[inline]
     pub(crate) fn locate(&self, k: Key<'_>) -> (u64, usize) {

@@ -7,7 +7,10 @@ use std::collections::BinaryHeap;
 use std::fmt;
 use std::hash::BuildHasher;
 use std::mem;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{
+    AtomicU64,
+    Ordering::{Acquire, Relaxed, Release},
+};
 use std::sync::Arc;
 use std::time::Instant as WallInstant;
 
@@ -53,6 +56,10 @@ pub struct PopOutcome {
     pub stale: usize,
     /// A due entry remains in the visible heap (one being rebuilt is not visible).
     pub more_due: bool,
+    /// [`DeadlineIndex::epoch`] of the contents the entries were popped from, read in the same
+    /// lock hold: a caller that finds the epoch moved on since knows its entries belong to
+    /// contents that `clear`/`replace_all` threw away.
+    pub epoch: u64,
 }
 
 #[derive(Default, Debug, Clone, Copy)]
@@ -309,6 +316,8 @@ pub struct DeadlineIndex {
     inner: Mutex<Inner>,
     hasher: foldhash::fast::RandomState,
     longest_hold_ns: AtomicU64,
+    /// `Inner::epoch`, written under the mutex by `clear`/`replace_all`, readable without it.
+    epoch: AtomicU64,
 }
 
 impl Default for DeadlineIndex {
@@ -338,6 +347,7 @@ impl DeadlineIndex {
             }),
             hasher: foldhash::fast::RandomState::default(),
             longest_hold_ns: AtomicU64::new(0),
+            epoch: AtomicU64::new(0),
         }
     }
 
@@ -461,6 +471,7 @@ impl DeadlineIndex {
                 }
                 outcome.more_due =
                     matches!(inner.heap.peek(), Some(Reverse(top)) if top.deadline <= at);
+                outcome.epoch = inner.epoch;
                 Some((outcome, inner.maybe_start_rebuild()))
             });
             match step {
@@ -502,6 +513,14 @@ impl DeadlineIndex {
         }
     }
 
+    /// Generation of the contents: starts at 0 and moves on with every `clear` and
+    /// `replace_all`, which change it under the mutex. Lock-free. A caller that excludes those
+    /// two (the master calls them only while it holds every shard write lock) reads a value
+    /// that stays put, and compares it with [`PopOutcome::epoch`].
+    pub fn epoch(&self) -> u64 {
+        self.epoch.load(Acquire)
+    }
+
     /// Longest index-mutex hold since creation or the last reset; lock-free.
     pub fn longest_hold_ns(&self) -> u64 {
         self.longest_hold_ns.load(Relaxed)
@@ -525,6 +544,7 @@ impl DeadlineIndex {
         let empty = RegMap::new();
         let old = self.locked(|inner| {
             inner.epoch += 1;
+            self.epoch.store(inner.epoch, Release);
             inner.detached = 0;
             (
                 mem::replace(&mut inner.map, empty),
@@ -556,6 +576,7 @@ impl DeadlineIndex {
         let heap = BinaryHeap::from(entries);
         let old = self.locked(|inner| {
             inner.epoch += 1;
+            self.epoch.store(inner.epoch, Release);
             inner.detached = 0;
             (
                 mem::replace(&mut inner.map, map),
@@ -739,6 +760,7 @@ mod tests {
             popped: 3,
             stale: 0,
             more_due: false,
+            epoch: 0,
         };
         assert_eq!(outcome, expected);
         assert_eq!(idx.live(), 1);
@@ -866,6 +888,7 @@ mod tests {
             popped: 0,
             stale: 0,
             more_due: true,
+            epoch: 0,
         };
         assert_eq!(nothing, expected);
         let (mut popped, mut stale, mut calls) = (0, 0, 0);
@@ -910,6 +933,23 @@ mod tests {
         regs.sort();
         assert_eq!(regs, vec![("a".into(), 3, 30), ("b".into(), 2, 20)]);
         assert_eq!(pop(&idx, 100).0, vec![due("b", 2, 20), due("a", 3, 30)]);
+    }
+
+    #[test]
+    fn pops_carry_the_epoch_of_the_contents_they_came_from() {
+        // Restore: a batch popped before the index was replaced is recognisable afterwards.
+        let idx = DeadlineIndex::new();
+        idx.register("a", 0, 1);
+        let (out, before) = pop(&idx, 10);
+        assert_eq!((out.len(), before.epoch, idx.epoch()), (1, 0, 0));
+        idx.replace_all(vec![("a".to_string(), 0, 1)]);
+        assert_eq!(idx.epoch(), 1);
+        assert_ne!(before.epoch, idx.epoch());
+        let (out, after) = pop(&idx, 10);
+        assert_eq!((out.len(), after.epoch), (1, 1));
+        idx.clear();
+        assert_eq!(idx.epoch(), 2);
+        assert_eq!(pop(&idx, 10).1.epoch, 2);
     }
 
     #[test]
