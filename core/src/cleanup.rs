@@ -93,9 +93,9 @@ impl MasterCore {
     fn expire_batch(&self, batch: &mut [DueEntry], epoch: u64, stats: &mut CleanupStats) -> u64 {
         batch.sort_unstable_by_key(|e| e.shard);
         let (total, mut seen, mut expired) = (batch.len(), 0, 0);
-        for (_i, group) in batch.chunk_by(|a, b| a.shard == b.shard).enumerate() {
+        for group in batch.chunk_by(|a, b| a.shard == b.shard) {
             #[cfg(feature = "test-hooks")]
-            self.race_point(crate::quiesce::RacePoint::CleanupShard { group: _i });
+            self.race_point(crate::quiesce::RacePoint::CleanupShard { entries_done: seen });
             let st = self.shards[group[0].shard as usize].state.read();
             stats.shards_touched += 1;
             // Under a shard lock the generation cannot move (restore holds

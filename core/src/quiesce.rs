@@ -50,9 +50,10 @@ impl MasterCore {
 #[doc(hidden)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RacePoint {
-    /// A cleanup batch was popped and is about to take the lock of its
-    /// `group`-th shard (0 = the first). No lock is held.
-    CleanupShard { group: usize },
+    /// A cleanup batch was popped and is about to take the lock of its next
+    /// shard, after `entries_done` of its entries (0 = its first shard). No
+    /// lock is held.
+    CleanupShard { entries_done: usize },
     /// An eviction run collected its candidates and is about to evict. No
     /// lock is held.
     EvictionCollected,

@@ -367,11 +367,15 @@ mod at_exact_points {
 
     const KEYS: u64 = 16;
 
-    /// Runs `f` as the race hook at the first `point` only.
-    fn once_at(m: &Master, point: RacePoint, f: impl Fn(&MasterCore) + Send + Sync + 'static) {
+    /// Runs `f` as the race hook at the first point `at` accepts only.
+    fn once_at(
+        m: &Master,
+        at: impl Fn(RacePoint) -> bool + Send + Sync + 'static,
+        f: impl Fn(&MasterCore) + Send + Sync + 'static,
+    ) {
         let fired = std::sync::atomic::AtomicBool::new(false);
         m.debug_set_race_hook(Some(Arc::new(move |core: &MasterCore, p: RacePoint| {
-            if p == point && !fired.swap(true, Ordering::Relaxed) {
+            if at(p) && !fired.swap(true, Ordering::Relaxed) {
                 f(core);
             }
         })));
@@ -406,7 +410,9 @@ mod at_exact_points {
         // the restored pins (same keys, same deadlines) stay, registered.
         let (m, snap) = pinned_master();
         let s = snap.clone();
-        once_at(&m, RacePoint::CleanupShard { group: 0 }, move |core| {
+        // The batch is popped; before its first shard is locked:
+        let first = |p| p == RacePoint::CleanupShard { entries_done: 0 };
+        once_at(&m, first, move |core| {
             core.restore(&s).unwrap();
         });
         let stats = m.run_cleanup_at(T0 + 5);
@@ -428,7 +434,9 @@ mod at_exact_points {
         // count.
         let (m, snap) = pinned_master();
         let s = snap.clone();
-        once_at(&m, RacePoint::CleanupShard { group: 1 }, move |core| {
+        // After the batch's first shard, before its second:
+        let second = |p| matches!(p, RacePoint::CleanupShard { entries_done } if entries_done > 0);
+        once_at(&m, second, move |core| {
             core.restore(&s).unwrap();
         });
         let stats = m.run_cleanup_at(T0 + 5);
@@ -475,9 +483,13 @@ mod at_exact_points {
 
     fn eviction_across_restore(b_first: bool) {
         let (m, whole) = two_images(b_first);
-        once_at(&m, RacePoint::EvictionCollected, move |core| {
-            core.restore(&whole).unwrap();
-        });
+        once_at(
+            &m,
+            |p| p == RacePoint::EvictionCollected,
+            move |core| {
+                core.restore(&whole).unwrap();
+            },
+        );
         // Goal: one object, taken by the pinned half of the second pass from
         // the first candidate (b0 alone, or the group {a0, a1}).
         let r = m.run_eviction(0.25, 0.25).unwrap();
