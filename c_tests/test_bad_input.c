@@ -1,8 +1,8 @@
-/* The bad-input matrix (issue 10): every rejection returns its documented
+/* The bad-input matrix: every rejection returns its documented
  * code with an error object carrying the same code and a message naming the
  * problem; output parameters keep the sentinel they were filled with; and
  * the master is unchanged: its snapshot bytes, every metric and its clock
- * compare equal before and after (SEMANTICS section 2: every rejection
+ * compare equal before and after (docs/CONTRACT.md section 3: every rejection
  * happens before any side effect). */
 #include <math.h>
 

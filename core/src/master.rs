@@ -161,7 +161,7 @@ impl MasterCore {
 
     /// Gives back the `n` replica ids from `first` that a failed allocation
     /// reserved, so the rejection leaves the persisted counter unchanged
-    /// (SEMANTICS §2: every rejection happens before any side effect). Only
+    /// (docs/CONTRACT.md §3: every rejection happens before any side effect). Only
     /// done when no other operation took ids since; otherwise the gap stays
     /// (harmless: ids remain unique).
     pub(crate) fn return_replica_ids(&self, first: u64, n: usize) {
@@ -208,7 +208,7 @@ impl MasterCore {
         }
     }
 
-    /// Allocates the buffers of a write per the shape rules of SEMANTICS §2.
+    /// Allocates the buffers of a write per the shape rules of docs/CONTRACT.md §3.
     /// On failure nothing stays allocated and an eviction is requested.
     pub(crate) fn allocate_write(
         &self,

@@ -1,6 +1,6 @@
 //! The explicit write intent of the RFC: `PRESERVE | ENABLE | DISABLE` with
 //! an optional request TTL, validated and resolved at Start, before any side
-//! effect (SEMANTICS §3.1).
+//! effect (docs/CONTRACT.md §4.1).
 
 use crate::config::MasterConfig;
 use crate::error::{Error, Result};
