@@ -180,7 +180,7 @@ static void soft_pin_action_255(void) {
     fingerprint before = take(s.m);
     mooncake_meta_write_config cfg = fx_config(1);
     cfg.soft_pin_action = 255;
-    PUT_START_REJECTS(s.m, &cfg, MOONCAKE_META_INVALID_PARAMS, "unknown soft_pin_action 255");
+    PUT_START_REJECTS(s.m, &cfg, MOONCAKE_META_INVALID_PARAMS, "cfg.soft_pin_action: unknown value 255");
     CHECK_UNCHANGED(s.m, before);
     teardown(&s);
 }

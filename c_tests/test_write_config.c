@@ -143,7 +143,7 @@ static void sizes_flags_and_actions_are_checked(void) {
     c = init();
     c.soft_pin_action = 3;
     CHECK_FAILS(mooncake_meta_write_config_validate(&c, &err), MOONCAKE_META_INVALID_PARAMS, err,
-                "unknown soft_pin_action 3");
+                "cfg.soft_pin_action: unknown value 3 (expected 0 = PRESERVE");
     c = init();
     c.reserved0 = 1;
     CHECK_FAILS(mooncake_meta_write_config_validate(&c, &err), MOONCAKE_META_INVALID_PARAMS, err,

@@ -567,4 +567,17 @@ mod tests {
         c.soft_pin_action = MOONCAKE_META_SOFT_PIN_DISABLE;
         assert_eq!(read(&c).unwrap().soft_pin, SoftPinRequest::DISABLE);
     }
+
+    // The message names the field, then says what is wrong with its value.
+    #[test]
+    fn unknown_action_message_names_the_field_then_the_value() {
+        let mut c = init();
+        c.soft_pin_action = 7;
+        let e = read(&c).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidParams);
+        assert_eq!(
+            e.message(),
+            "cfg.soft_pin_action: unknown value 7 (expected 0 = PRESERVE, 1 = ENABLE or 2 = DISABLE)"
+        );
+    }
 }

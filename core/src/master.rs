@@ -260,6 +260,25 @@ impl MasterCore {
         if enough {
             return Ok(placed);
         }
+        // Why, per pool that came up short: nothing mounted, or no room.
+        let why: Vec<String> = [(Pool::Memory, mem, got_mem), (Pool::NofSsd, nof, got_nof)]
+            .into_iter()
+            .filter(|&(_, wanted, got)| got < wanted)
+            .map(|(pool, wanted, got)| {
+                let name = match pool {
+                    Pool::Memory => "MEMORY",
+                    Pool::NofSsd => "NOF_SSD",
+                };
+                match table.iter().filter(|s| s.pool == pool).count() {
+                    0 => format!("no segment is mounted in pool {name}"),
+                    n if got == 0 => format!("no {name} segment has room ({n} mounted)"),
+                    n => format!(
+                        "only {got} of {wanted} {name} replicas fit on the {n} mounted \
+                         segment(s), one replica per segment"
+                    ),
+                }
+            })
+            .collect();
         for r in &placed {
             free_in(&table, r.segment, r.addr, size);
         }
@@ -273,7 +292,8 @@ impl MasterCore {
             ErrorKind::NoAvailableHandle,
             format!(
                 "cannot place {mem} MEMORY + {nof} NOF_SSD replica(s) of {size} bytes \
-                 (placed {got_mem} + {got_nof})"
+                 (placed {got_mem} + {got_nof}): {}",
+                why.join("; ")
             ),
         ))
     }

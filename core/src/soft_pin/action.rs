@@ -26,7 +26,8 @@ impl SoftPinAction {
             1 => Ok(SoftPinAction::Enable),
             2 => Ok(SoftPinAction::Disable),
             other => Err(Error::invalid(format!(
-                "unknown soft_pin_action {other} (expected 0 PRESERVE, 1 ENABLE, 2 DISABLE)"
+                "soft_pin_action: unknown value {other} (expected 0 = PRESERVE, 1 = ENABLE \
+                 or 2 = DISABLE)"
             ))),
         }
     }
