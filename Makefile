@@ -191,6 +191,7 @@ test-sys: lib
 # in a file the tests build. Then the quick-start examples are built and run.
 readme-check: lib
 	scripts/readme-check.sh
+	scripts/readme-check.sh --self-test
 
 # Every section reference (§N, "docs/CONTRACT.md section N") is a heading of
 # docs/CONTRACT.md, nothing names a document outside the repository, and every
@@ -200,13 +201,16 @@ docs-check:
 	scripts/check-docs.sh --self-test
 
 # rustdoc of the core crate and the C-ABI crate with warnings as errors
-# (broken intra-doc links included), then the C API reference: a Markdown
-# page generated from the header's doc comments by scripts/c-api-doc.py,
-# which fails on an undocumented item or a reference to an undeclared name.
+# (broken intra-doc links included; --release reuses the dependencies the
+# release build already compiled, so this takes seconds after `make lib`),
+# then the C API reference: a Markdown page generated from the header's doc
+# comments by scripts/c-api-doc.py (Python's standard library only, so there
+# is nothing to provision), which fails on an undocumented item or a
+# reference to a name the header does not declare.
 docs:
 	$(call need,$(CARGO),$(RUST_HINT))
 	$(call need,python3,$(call apt,python3))
-	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --no-deps -p mooncake-meta-core -p mooncake_meta
+	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --release --no-deps -p mooncake-meta-core -p mooncake_meta
 	python3 scripts/c-api-doc.py include/mooncake_meta.h target/doc/c-api/mooncake_meta.md
 
 # The benchmark harness (src/bin/mooncake-meta-bench, bench/README.md): every

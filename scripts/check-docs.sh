@@ -192,6 +192,39 @@ make_tree
 echo 'Read [the guide](docs/GUIDE.md#intro).' >>"$tmp/tree/README.md"
 expect "link to a missing file" "link to 'docs/GUIDE.md#intro': docs/GUIDE.md does not exist"
 
+# The C API reference generator (make docs) fails on mutated headers.
+# expect_api NAME MESSAGE HEADER: scripts/c-api-doc.py must fail on HEADER saying MESSAGE.
+expect_api() {
+    local name=$1 message=$2 header=$3 out
+    if out=$(python3 scripts/c-api-doc.py "$header" "$tmp/api.md" 2>&1); then
+        echo "check-docs self-test: FAIL: c-api-doc did not detect '$name'" >&2
+        rc=1
+    elif ! grep -qF -- "$message" <<<"$out"; then
+        echo "check-docs self-test: FAIL: c-api-doc failed on '$name' for another reason:" >&2
+        echo "$out" >&2
+        rc=1
+    else
+        echo "check-docs self-test: ok: c-api-doc: $name -> $(grep -F -- "$message" <<<"$out" | head -1)"
+    fi
+}
+sed 's/`mooncake_meta_bytes_len`/`mooncake_meta_bytes_length`/' include/mooncake_meta.h >"$tmp/badref.h"
+expect_api "reference to an undeclared name" "names \`mooncake_meta_bytes_length\`, which the header does not declare" "$tmp/badref.h"
+# Drop the doc comment right above mooncake_meta_version's declaration.
+awk '
+    /^\/\*\*/ { held = ""; holding = 1 }
+    holding { held = held $0 "\n"; if ($0 ~ /\*\/$/) holding = 0; next }
+    /^const char \*mooncake_meta_version\(void\);/ { held = "" }
+    { printf "%s", held; held = ""; print }
+' include/mooncake_meta.h >"$tmp/undocumented.h"
+expect_api "undocumented function" "function mooncake_meta_version has no doc comment" "$tmp/undocumented.h"
+if out=$(python3 scripts/c-api-doc.py include/mooncake_meta.h "$tmp/api.md" 2>&1); then
+    echo "check-docs self-test: ok: c-api-doc passes on the real header"
+else
+    echo "check-docs self-test: FAIL: c-api-doc fails on the real header:" >&2
+    echo "$out" >&2
+    rc=1
+fi
+
 # And the repository itself passes, so the failures above are the fixtures'.
 if out=$(bash "$SCRIPT" 2>&1); then
     echo "check-docs self-test: ok: the repository passes ($(tail -1 <<<"$out"))"

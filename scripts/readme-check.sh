@@ -44,13 +44,13 @@ if [ "${1:-}" = "--self-test" ]; then
         fi
     }
     fence='```'
-    expect "complete C block that does not compile" "c block 1 (line 2) does not build" \
+    expect "complete C block that does not compile" "c block at line 2 does not build" \
         "$(printf 'x\n%sc\n#include <mooncake_meta.h>\nint main(void) { return mooncake_meta_no_such_function(); }\n%s' "$fence" "$fence")"
-    expect "complete C block that fails when run" "c block 1 (line 2) exited with status 3" \
+    expect "complete C block that fails when run" "c block at line 2 exited with status 3" \
         "$(printf 'x\n%sc\nint main(void) { return 3; }\n%s' "$fence" "$fence")"
-    expect "complete C++ block that does not compile" "cpp block 1 (line 2) does not build" \
+    expect "complete C++ block that does not compile" "cpp block at line 2 does not build" \
         "$(printf 'x\n%scpp\n#include <string_view>\nint main() { std::string_view s = 1; return 0; }\n%s' "$fence" "$fence")"
-    expect "fragment found nowhere" "rust block 1 (line 2) is a fragment in no built file" \
+    expect "fragment found nowhere" "rust block at line 2 is a fragment in no built file" \
         "$(printf 'x\n%srust\n    let no_such_line_anywhere = 42;\n%s' "$fence" "$fence")"
     expect "README without code" "no C, C++, Go or Rust block" "just prose"
     exit $rc
@@ -104,7 +104,7 @@ while i < len(lines):
         continue
     lang = LANG[tag]
     count[lang] = count.get(lang, 0) + 1
-    name = f"{lang} block {count[lang]} (line {start})"
+    name = f"{lang} block at line {start}"
     text = "\n".join(body) + "\n"
     if re.search(MAIN[lang], text):
         f = out / f"block{len(listing)}.{ {'c': 'c', 'cpp': 'cpp', 'go': 'go', 'rust': 'rs'}[lang] }"
@@ -131,7 +131,7 @@ n=0
 while read -r kind lang line file; do
     [ "$kind" = complete ] || continue
     n=$((n + 1))
-    name="$lang block $n (line $line)"
+    name="$lang block at line $line"
     exe=$tmp/prog$n
     case $lang in
     c) build() { "$CC" -std=c11 -Wall -Wextra -Wpedantic -Werror -Iinclude "$file" "$LIB" -lpthread -ldl -lm -o "$exe"; } ;;
