@@ -49,7 +49,9 @@ fn nothing_mounted_in_either_pool_names_both() {
     let m = master();
     let msg = no_room(&m, 4096, &replicas(1, 1));
     assert!(
-        msg.ends_with(": no segment is mounted in pool MEMORY; no segment is mounted in pool NOF_SSD"),
+        msg.ends_with(
+            ": no segment is mounted in pool MEMORY; no segment is mounted in pool NOF_SSD"
+        ),
         "{msg}"
     );
 }
@@ -59,7 +61,10 @@ fn only_the_other_pool_mounted_names_the_missing_pool() {
     let m = master();
     mount(&m, "mem", 0x1000_0000, 1 << 20, Pool::Memory);
     let msg = no_room(&m, 4096, &replicas(0, 1));
-    assert!(msg.ends_with("(placed 0 + 0): no segment is mounted in pool NOF_SSD"), "{msg}");
+    assert!(
+        msg.ends_with("(placed 0 + 0): no segment is mounted in pool NOF_SSD"),
+        "{msg}"
+    );
 }
 
 #[test]
@@ -67,8 +72,14 @@ fn full_segments_say_there_is_no_room() {
     let m = master();
     mount(&m, "small", 0x1000_0000, 4096, Pool::Memory);
     let msg = no_room(&m, 1 << 20, &WriteConfig::default());
-    assert!(msg.ends_with("(placed 0 + 0): no MEMORY segment has room (1 mounted)"), "{msg}");
-    assert!(!msg.contains("not mounted") && !msg.contains("is mounted"), "{msg}");
+    assert!(
+        msg.ends_with("(placed 0 + 0): no MEMORY segment has room (1 mounted)"),
+        "{msg}"
+    );
+    assert!(
+        !msg.contains("not mounted") && !msg.contains("is mounted"),
+        "{msg}"
+    );
 }
 
 #[test]
