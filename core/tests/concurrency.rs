@@ -4,7 +4,7 @@
 //! soft pins, sweeps stale writes and releases discarded buffers. Upserts
 //! keep re-enabling the same keys' pins while cleanup expires them (issue 7).
 //! A watchdog fails the run after 60 s without progress; afterwards every
-//! SEMANTICS §8 invariant holds (`check_invariants`).
+//! docs/CONTRACT.md §8 invariant holds (`check_invariants`).
 mod common;
 use common::*;
 use mooncake_meta_core::*;
@@ -276,7 +276,7 @@ fn worker(m: &Master, id: u64, heartbeat: &AtomicU64) -> u64 {
 #[test]
 fn concurrent_operations_with_clock_and_maintenance_keep_every_invariant() {
     // issue 5: several threads, ≤ 64 keys, 2 segments, a clock thread and the maintenance
-    // thread; no hang (watchdog), no panic, and SEMANTICS §8 holds afterwards
+    // thread; no hang (watchdog), no panic, and docs/CONTRACT.md §8 holds afterwards
     let cfg = MasterConfig {
         default_kv_lease_ttl_ms: 30,
         default_kv_soft_pin_ttl_ms: 100,

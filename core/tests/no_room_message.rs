@@ -1,6 +1,6 @@
 //! NO_AVAILABLE_HANDLE says why a write found no room: nothing mounted in a
 //! pool the write needs, or the mounted segments are full (docs/CONTRACT.md
-//! §3, PutStart). A failed PutStart leaves nothing behind.
+//! §4, PutStart). A failed PutStart leaves nothing behind.
 use mooncake_meta_core::*;
 
 fn master() -> Master {
