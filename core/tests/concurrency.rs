@@ -1,8 +1,8 @@
-//! Issue 5 concurrency test: several threads run random operations over at
+//! Concurrency test: several threads run random operations over at
 //! most 64 keys and 2 segments while one thread advances the manual clock
 //! and the maintenance thread (short intervals) evicts, cleans up expired
 //! soft pins, sweeps stale writes and releases discarded buffers. Upserts
-//! keep re-enabling the same keys' pins while cleanup expires them (issue 7).
+//! keep re-enabling the same keys' pins while cleanup expires them.
 //! A watchdog fails the run after 60 s without progress; afterwards every
 //! docs/CONTRACT.md §8 invariant holds (`check_invariants`).
 mod common;
@@ -275,7 +275,7 @@ fn worker(m: &Master, id: u64, heartbeat: &AtomicU64) -> u64 {
 
 #[test]
 fn concurrent_operations_with_clock_and_maintenance_keep_every_invariant() {
-    // issue 5: several threads, ≤ 64 keys, 2 segments, a clock thread and the maintenance
+    // several threads, ≤ 64 keys, 2 segments, a clock thread and the maintenance
     // thread; no hang (watchdog), no panic, and docs/CONTRACT.md §8 holds afterwards
     let cfg = MasterConfig {
         default_kv_lease_ttl_ms: 30,

@@ -429,7 +429,7 @@ fn put_start_tries_preferred_segments_first() {
 
 #[test]
 fn placement_finds_buffers_on_all_four_segments() {
-    // §3 / issue 3: with 4 segments, load spreads and full segments are skipped
+    // §3: with 4 segments, load spreads and full segments are skipped
     let m = master_with(config(), 4, 0, SEG);
     let mut used = std::collections::BTreeSet::new();
     // 16 objects of a quarter segment exactly fill the 4 segments

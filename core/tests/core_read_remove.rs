@@ -296,7 +296,7 @@ fn remove_by_regex_invalid_params_for_a_bad_pattern() {
 
 #[test]
 fn remove_by_regex_invalid_params_for_an_oversized_pattern() {
-    // issue 3: patterns are compiled with a size limit; too big → INVALID_PARAMS
+    // patterns are compiled with a size limit; too big → INVALID_PARAMS
     let m = master();
     put(&m, "k", 64, &preserve());
     let before = fingerprint(&m);
@@ -351,7 +351,7 @@ fn listed(m: &Master, tenant: &str, prefix: &str, after: Option<&str>, limit: us
 
 #[test]
 fn list_keys_filters_by_tenant_and_prefix_and_pages_with_a_cursor() {
-    // issue 3: paginated key listing (tenant, prefix, cursor, limit), ascending order
+    // paginated key listing (tenant, prefix, cursor, limit), ascending order
     let m = master();
     for key in ["b2", "a1", "b1", "b3", "c"] {
         put(&m, key, 64, &preserve());
@@ -386,7 +386,7 @@ fn list_keys_filters_by_tenant_and_prefix_and_pages_with_a_cursor() {
 
 #[test]
 fn tenant_scoped_keys_cannot_collide() {
-    // issue 3: ("a/b","c") and ("a","b/c") are different objects
+    // ("a/b","c") and ("a","b/c") are different objects
     let m = master();
     let x = Key::scoped("a/b", "c");
     let y = Key::scoped("a", "b/c");

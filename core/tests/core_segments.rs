@@ -29,7 +29,7 @@ fn on(segs: &[&str]) -> WriteConfig {
 
 #[test]
 fn mount_segment_identical_remount_is_ok() {
-    // §2/issue 3: re-mounting an identical segment from the same client is OK (same id, nothing changes)
+    // §2: re-mounting an identical segment from the same client is OK (same id, nothing changes)
     let m = Master::new(config()).unwrap();
     let s = spec("a", 0, SEG, Pool::Memory);
     let id = m.mount_segment(C1, &s).unwrap();
@@ -212,7 +212,7 @@ fn unmount_segment_drops_discarded_buffers_on_it() {
 
 #[test]
 fn unmount_client_unmounts_every_segment_of_the_client() {
-    // issue 3: unmount_client drops all of one client's segments, none of another's
+    // unmount_client drops all of one client's segments, none of another's
     let m = Master::new(config()).unwrap();
     m.mount_segment(C1, &spec("a0", 0, SEG, Pool::Memory))
         .unwrap();

@@ -1,4 +1,4 @@
-//! Fault cases (issue 14): segments unmounted in the middle of a write and
+//! Fault cases: segments unmounted in the middle of a write and
 //! of a copy or move, a client that never ends its write, restore whose
 //! newest candidate is corrupt, allocation failure during a size-changing
 //! upsert. Each ends with `check_invariants()` (docs/CONTRACT.md §8).

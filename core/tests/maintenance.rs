@@ -1,4 +1,4 @@
-//! Issue 5 / docs/CONTRACT.md §4.8, §5, §9: the one maintenance thread. An
+//! docs/CONTRACT.md §4.8, §5, §9: the one maintenance thread. An
 //! allocation failure returns NO_AVAILABLE_HANDLE at once and wakes it (the
 //! retry succeeds after that one tick); each task runs on its own interval,
 //! 0 = off; dropping a master returns promptly even with hour-long
@@ -60,7 +60,7 @@ fn full(cfg: MasterConfig, c: &WriteConfig) -> Master {
 
 #[test]
 fn allocation_failure_wakes_the_maintenance_thread_and_the_retry_succeeds() {
-    // issue 5: NO_AVAILABLE_HANDLE at once, the thread wakes and evicts; the retry then succeeds.
+    // NO_AVAILABLE_HANDLE at once, the thread wakes and evicts; the retry then succeeds.
     // The eviction interval is an hour, so only the wake-up can explain the eviction.
     let m = full(background(HOUR, 0, 0), &preserve());
     assert_eq!(
@@ -118,7 +118,7 @@ fn copy_failure_wakes_the_maintenance_thread_too() {
 
 #[test]
 fn dropping_a_master_with_hour_long_intervals_returns_promptly() {
-    // issue 5: the thread sleeps on a condvar, so drop does not wait for the next tick
+    // the thread sleeps on a condvar, so drop does not wait for the next tick
     for clock in [ClockSource::System, ClockSource::Manual { start_ms: T0 }] {
         let m = Master::new(MasterConfig {
             clock,

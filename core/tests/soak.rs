@@ -1,4 +1,4 @@
-//! Concurrency soak (issue 14). Four threads issue a weighted random mix of
+//! Concurrency soak. Four threads issue a weighted random mix of
 //! every operation — all soft-pin actions with TTLs of 10–100 ms so pins
 //! really expire, preempting upserts, copy/move, promotion, LOCAL_DISK
 //! replicas, unmount/mount of a spare segment, removes, reads and batches —
