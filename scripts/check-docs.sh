@@ -4,7 +4,8 @@
 #   - a section reference ("§4", "§4.8", "docs/CONTRACT.md section 9") that
 #     is not a heading of docs/CONTRACT.md ("## 4. ..." or "### 4.8 ...");
 #   - any mention of SEMANTICS, ANCHOR.md or ../shared (documents that are
-#     not in the repository);
+#     not in the repository), or of this project's issue tracker by number
+#     ("issue 11"; an upstream "Mooncake issue #3028" is fine);
 #   - a relative Markdown link [text](path) in a .md file whose path does not
 #     exist (an #anchor after the path is not checked; http(s):, mailto: and
 #     pure #anchor links are skipped).
@@ -50,7 +51,7 @@ def files():
                         yield f
 
 SECTION = re.compile(r"§\s?(\d+(?:\.\d+)?)|CONTRACT\.md,? sections? (\d+(?:\.\d+)?)")
-OUTSIDE = re.compile(r"SEMANTICS|ANCHOR\.md|\.\./shared")
+OUTSIDE = re.compile(r"SEMANTICS|ANCHOR\.md|\.\./shared|\b[Ii]ssue[- ]\d+\b")
 LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
 FENCE = re.compile(r"^\s*(```|~~~)")
 
@@ -75,7 +76,9 @@ for f in files():
             if sec not in headings:
                 fail(f, n, f"'{m.group(0)}' is not a section of docs/CONTRACT.md")
         m = OUTSIDE.search(line)
-        if m:
+        if m and m.group(0).lower().startswith("issue"):
+            fail(f, n, f"'{m.group(0)}' points at the issue tracker; say what it asks in the repository's own words")
+        elif m:
             fail(f, n, f"'{m.group(0)}' names a document outside the repository")
         if f.suffix != ".md":
             continue
@@ -130,7 +133,7 @@ make_tree() {
 EOF
     cat >"$tmp/tree/README.md" <<'EOF'
 See [the contract](docs/CONTRACT.md#4-the-soft-pin), [upstream](https://example.com/x.md)
-and [below](#time); the index is in §4.8 and time in §1.
+and [below](#time); the index is in §4.8 and time in §1 (upstream: Mooncake issue #3028).
 ```sh
 echo "[not a link](nowhere.md)"
 ```
@@ -187,6 +190,10 @@ expect "ANCHOR.md" "'ANCHOR.md' names a document outside the repository"
 make_tree
 echo 'As in ../shared/spec, roughly.' >>"$tmp/tree/docs/CONTRACT.md"
 expect "../shared" "docs/CONTRACT.md:5: '../shared' names a document outside the repository"
+
+make_tree
+echo '// The targets of issue 11.' >>"$tmp/tree/src/lib.rs"
+expect "issue-tracker number" "src/lib.rs:2: 'issue 11' points at the issue tracker"
 
 make_tree
 echo 'Read [the guide](docs/GUIDE.md#intro).' >>"$tmp/tree/README.md"
