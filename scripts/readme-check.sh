@@ -90,7 +90,7 @@ for p in sorted(pathlib.Path("go").glob("*_test.go")):
 listing, count, bad = [], {}, 0
 i = 0
 while i < len(lines):
-    m = re.match(r"^```\s*([A-Za-z+]*)\s*$", lines[i])
+    m = re.match(r"^```\s*([^\s`]*)", lines[i])
     if not m:
         i += 1
         continue
@@ -138,6 +138,7 @@ while read -r kind lang line file; do
     cpp) build() { "$CXX" -std=c++17 -Wall -Wextra -Wpedantic -Werror -Iinclude "$file" "$LIB" -lpthread -ldl -lm -o "$exe"; } ;;
     go)
         build() {
+            command -v go >/dev/null || { echo "go is required: install Go >= 1.24 from https://go.dev/dl/"; return 1; }
             rm -rf go/.readme-check && mkdir -p go/.readme-check && cp "$file" go/.readme-check/main.go &&
                 (cd go && GOTOOLCHAIN=local CGO_ENABLED=1 go build -o "$exe" ./.readme-check)
         }
