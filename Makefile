@@ -10,9 +10,12 @@
 #                      their mutation self-tests), C in static/dynamic/
 #                      ASan+UBSan/valgrind modes, C++, the installed layout,
 #                      Go (vet, test, -race, cgocheck2), the Rust sys crate,
-#                      the README check
+#                      the README check, the docs checks and rustdoc
 #   make bench         benchmarks (make bench-quick: a short run)
 #   make lint          cargo fmt --check, clippy -D warnings, gofmt, go vet
+#   make docs          rustdoc of the core and C crates (warnings are errors) and
+#                      the C API reference target/doc/c-api/mooncake_meta.md
+#   make docs-check    every reference in the docs resolves inside the repository
 #   make bless-header  copy the generated header over include/mooncake_meta.h
 #   make clean
 #
@@ -37,12 +40,12 @@ SONAME  := libmooncake_meta.so.$(ABI)
 DEMO_PREFIX := $(CURDIR)/target/demo-prefix
 
 .PHONY: all build lib hooks-lib libraries install demo test test-rust test-rust-valgrind test-checks test-c test-install test-go test-sys readme-check \
-        bench bench-quick lint bless-header tools clean
+        docs docs-check bench bench-quick lint bless-header tools clean
 all: build
 
 # need TOOL HOW: fail, saying how to install it, when TOOL is missing.
 need = @command -v $(1) >/dev/null 2>&1 || { echo "error: '$(1)' is required; $(2)" >&2; exit 1; }
-RUST_HINT := install a Rust toolchain >= 1.80 with rustup
+RUST_HINT := install a Rust toolchain >= 1.85 with rustup
 GO_HINT   := install Go >= 1.24 from https://go.dev/dl/ (and put its bin directory on PATH)
 apt = install it with: apt-get install -y $(1)
 
@@ -104,7 +107,7 @@ demo:
 
 # Each suite is a target; `test` runs them in order, timing each, and stops
 # at the first failure.
-SUITES := test-rust test-rust-valgrind libraries test-checks test-c test-install test-go test-sys readme-check bench-quick
+SUITES := test-rust test-rust-valgrind libraries test-checks test-c test-install test-go test-sys readme-check docs-check docs bench-quick
 
 test: tools
 	@n=0; for suite in $(SUITES); do \
@@ -187,10 +190,32 @@ test-sys: lib
 	$(CARGO) test -p mooncake-meta-sys --features bundled
 	rust-sys/scripts/mutation-check.sh
 
-# Every fenced C/Go/Rust block of README.md appears verbatim in a built file;
-# the C and Rust quick starts are built and run.
+# Every fenced C, C++, Go and Rust block of README.md that is a whole program
+# (it has a main) is built and run as shown; every other one appears verbatim
+# in a file the tests build. Then the quick-start examples are built and run.
 readme-check: lib
 	scripts/readme-check.sh
+	scripts/readme-check.sh --self-test
+
+# Every section reference (§N, "docs/CONTRACT.md section N") is a heading of
+# docs/CONTRACT.md, nothing names a document outside the repository, and every
+# relative Markdown link names an existing file; then the self-test.
+docs-check:
+	scripts/check-docs.sh
+	scripts/check-docs.sh --self-test
+
+# rustdoc of the core crate and the C-ABI crate with warnings as errors
+# (broken intra-doc links included; --release reuses the dependencies the
+# release build already compiled, so this takes seconds after `make lib`),
+# then the C API reference: a Markdown page generated from the header's doc
+# comments by scripts/c-api-doc.py (Python's standard library only, so there
+# is nothing to provision), which fails on an undocumented item or a
+# reference to a name the header does not declare.
+docs:
+	$(call need,$(CARGO),$(RUST_HINT))
+	$(call need,python3,$(call apt,python3))
+	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --release --no-deps -p mooncake-meta-core -p mooncake_meta
+	python3 scripts/c-api-doc.py include/mooncake_meta.h target/doc/c-api/mooncake_meta.md
 
 # The benchmark harness (src/bin/mooncake-meta-bench, bench/README.md): every
 # scenario of the benchmark issue, one JSON line per figure plus a table;

@@ -1,6 +1,6 @@
 /* The legacy entry points (upstream store_c.h's mooncake_replicate_config):
  * replica_num, preferred segments, C-truthy pin flags, NULL = defaults
- * (SEMANTICS 3.1 "Legacy boolean"). What the C ABI cannot observe -- the
+ * (docs/CONTRACT.md §4.1 "Legacy boolean"). What the C ABI cannot observe -- the
  * committed soft-pin deadline: with_soft_pin != 0 commits now + the master's
  * default TTL, 0 keeps a pinned object's deadline -- is asserted through the
  * same entry points by tests/ffi_legacy.rs. */

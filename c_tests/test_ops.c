@@ -1,4 +1,4 @@
-/* The core operations through the C ABI (SEMANTICS 2): each one's success
+/* The core operations through the C ABI (docs/CONTRACT.md §3): each one's success
  * path and an error path with the right code and a message, replica
  * descriptors, the BUFFER_TOO_SMALL convention without side effects (no
  * lease, no preemption, no allocation), tenants. */

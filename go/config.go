@@ -1,6 +1,6 @@
 package mooncakemeta
 
-// Master configuration: the Config struct, its defaults (SEMANTICS §9), the
+// Master configuration: the Config struct, its defaults (docs/CONTRACT.md §9), the
 // functional options of New, and its translation into a C config handle.
 
 /*
@@ -112,7 +112,7 @@ type Config struct {
 	ClockStart Instant
 }
 
-// DefaultConfig returns the library's documented defaults (SEMANTICS §9):
+// DefaultConfig returns the library's documented defaults (docs/CONTRACT.md §9):
 // system clock and background maintenance on.
 func DefaultConfig() Config {
 	return Config{

@@ -11,7 +11,7 @@ import (
 
 // Tenants, listing, removal, segments and replication tasks.
 
-// SEMANTICS §1: a key lives in its tenant; "" and "default" are the
+// docs/CONTRACT.md §2: a key lives in its tenant; "" and "default" are the
 // default tenant.
 func TestTenantsAreSeparateKeyspaces(t *testing.T) {
 	m := newMaster(t)
@@ -89,7 +89,7 @@ func TestListKeysAndRemoveByRegex(t *testing.T) {
 	}
 }
 
-// SEMANTICS §2 Remove: missing, not ready, lease; pins never block.
+// docs/CONTRACT.md §3 Remove: missing, not ready, lease; pins never block.
 func TestRemoveRules(t *testing.T) {
 	m := newMaster(t)
 	wantErr(t, "missing", m.Remove("k", false), mm.ErrNotFound)
@@ -108,7 +108,7 @@ func TestRemoveRules(t *testing.T) {
 	invariants(t, m)
 }
 
-// SEMANTICS §1: unmount drops the segment's replicas and erases objects
+// docs/CONTRACT.md §2: unmount drops the segment's replicas and erases objects
 // left without one; names and ids round-trip.
 func TestSegments(t *testing.T) {
 	m := newMaster(t)
@@ -151,7 +151,7 @@ func TestSegments(t *testing.T) {
 	invariants(t, m)
 }
 
-// SEMANTICS §2/§3.6: copy, move, promotion and local-disk replicas work
+// docs/CONTRACT.md §3/§4.6: copy, move, promotion and local-disk replicas work
 // and never touch soft-pin state.
 func TestReplicationTasksLeaveSoftPinAlone(t *testing.T) {
 	m := newMaster(t)

@@ -11,7 +11,7 @@ import (
 // Write tokens, batch calls with per-key errors, and the write lifecycle
 // errors.
 
-// SEMANTICS §7: every Start returns a new token; End/Revoke with a token
+// docs/CONTRACT.md §7: every Start returns a new token; End/Revoke with a token
 // that is not the current write's is STALE_WRITE_TOKEN whether or not a
 // write is in flight; NoToken behaves as upstream.
 func TestWriteTokenRejectsStaleEnds(t *testing.T) {
@@ -43,7 +43,7 @@ func TestWriteTokenRejectsStaleEnds(t *testing.T) {
 	invariants(t, m)
 }
 
-// SEMANTICS §2 PutEnd order: OBJECT_NOT_FOUND, then ILLEGAL_CLIENT, then
+// docs/CONTRACT.md §3 PutEnd order: OBJECT_NOT_FOUND, then ILLEGAL_CLIENT, then
 // STALE_WRITE_TOKEN.
 func TestEndErrorOrder(t *testing.T) {
 	m := newMaster(t)
@@ -60,7 +60,7 @@ func TestEndErrorOrder(t *testing.T) {
 	wantErr(t, "no room", err, mm.ErrNoAvailableHandle)
 }
 
-// SEMANTICS §2 batch forms: keys processed in order as single calls with
+// docs/CONTRACT.md §3 batch forms: keys processed in order as single calls with
 // per-key results; the call's error is the first failure.
 func TestBatchCallsReportPerKeyErrors(t *testing.T) {
 	m := newMaster(t)
@@ -153,7 +153,7 @@ func TestBatchUpsertAndRevoke(t *testing.T) {
 	invariants(t, m)
 }
 
-// SEMANTICS §1: NOF_SSD replicas through the explicit path, and ends per
+// docs/CONTRACT.md §2: NOF_SSD replicas through the explicit path, and ends per
 // selector.
 func TestSecondPoolReplicasAndSelectors(t *testing.T) {
 	m := newMaster(t)

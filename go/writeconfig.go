@@ -18,7 +18,7 @@ import (
 )
 
 // SoftPinAction is what a write does to its object's soft pin when the
-// write first makes the object readable (SEMANTICS §3).
+// write first makes the object readable (docs/CONTRACT.md §4).
 type SoftPinAction uint32
 
 // The soft-pin actions, with the C ABI's values.

@@ -832,7 +832,7 @@ mooncake_meta_status mooncake_meta_config_new(struct mooncake_meta_config **out_
 void mooncake_meta_config_free(struct mooncake_meta_config *cfg);
 
 /**
- * Checks the configuration as master creation will (SEMANTICS section 9): default
+ * Checks the configuration as master creation will (docs/CONTRACT.md section 9): default
  * soft-pin TTL <= maximum, ratios in range, release timeout > discard
  * timeout, shard count in [1, 2^20], manual clock start below
  * `MAX_INSTANT`. `MOONCAKE_META_INVALID_PARAMS` names the bad field.
@@ -2221,7 +2221,7 @@ mooncake_meta_status mooncake_meta_soft_pin_deadline(const struct mooncake_meta_
 
 /**
  * Writes 1 to `*out_pending` if the key's write in flight carries a soft-pin
- * intent that can still commit (SEMANTICS section 3.4), else 0. A missing key is
+ * intent that can still commit (docs/CONTRACT.md section 4.4), else 0. A missing key is
  * `MOONCAKE_META_OBJECT_NOT_FOUND`.
  *
  * Ownership: nothing is transferred; strings are only read during the call.
@@ -2243,7 +2243,7 @@ mooncake_meta_status mooncake_meta_has_pending_soft_pin(const struct mooncake_me
 /**
  * The deadline index's sizes: `*out_heap` = heap entries (stale ones
  * included), `*out_live` = live registrations (one per object with a
- * registered deadline). SEMANTICS section 3.8 bounds the heap by
+ * registered deadline). docs/CONTRACT.md section 4.8 bounds the heap by
  * `max(4096, 2 * live)`.
  *
  * Ownership: nothing is transferred.
@@ -2260,7 +2260,7 @@ mooncake_meta_status mooncake_meta_index_sizes(const struct mooncake_meta_master
                                                struct mooncake_meta_error **err);
 
 /**
- * Checks every invariant of SEMANTICS section 8 (gauge, index registrations, heap
+ * Checks every invariant of docs/CONTRACT.md section 8 (gauge, index registrations, heap
  * bound, pending, allocated bytes, buffer overlap). A violation is
  * `MOONCAKE_META_INTERNAL_ERROR` (a library bug) whose message describes
  * it. Takes every lock, so it is meant for tests and diagnostics, not hot
@@ -2315,7 +2315,7 @@ mooncake_meta_status mooncake_meta_run_cleanup_at(const struct mooncake_meta_mas
                                                   struct mooncake_meta_error **err);
 
 /**
- * One deterministic eviction run (SEMANTICS section 4) at the master clock's now,
+ * One deterministic eviction run (docs/CONTRACT.md section 5) at the master clock's now,
  * with explicit `target` and `lowerbound` fractions of the eviction base,
  * each in [0, 1] (NaN or out of range: `MOONCAKE_META_INVALID_PARAMS` and
  * nothing runs). The report goes to `*out` unless `out` is NULL.
@@ -2335,7 +2335,7 @@ mooncake_meta_status mooncake_meta_run_eviction(const struct mooncake_meta_maste
                                                 struct mooncake_meta_error **err);
 
 /**
- * The eviction trigger of SEMANTICS section 4: evicts if memory usage is above
+ * The eviction trigger of docs/CONTRACT.md section 5: evicts if memory usage is above
  * the high watermark, or if `force` is 1 and `eviction_ratio > 0` (what an
  * allocation failure does), with the target and lowerbound derived from
  * the configuration. `*out_ran` = 1 if a run happened, and then its report
@@ -2468,7 +2468,7 @@ mooncake_meta_status mooncake_meta_metrics_prometheus_into(const struct mooncake
 /**
  * Serialises the master into a new buffer at `*out`: a consistent cut,
  * deterministic for a given state (sorted keys), with soft-pin deadlines
- * kept (SEMANTICS section 6).
+ * kept (docs/CONTRACT.md section 6).
  *
  * Ownership: on success `*out` is a new buffer owned by the caller, to be
  * released with `mooncake_meta_bytes_free`; on failure it is not written.
@@ -2526,7 +2526,7 @@ mooncake_meta_status mooncake_meta_snapshot_save(const struct mooncake_meta_mast
 /**
  * Restores the master from one snapshot of `len` bytes at `data`,
  * replacing its whole state atomically, with the survival rule evaluated
- * at the master clock's now (SEMANTICS section 6). A snapshot that does not
+ * at the master clock's now (docs/CONTRACT.md section 6). A snapshot that does not
  * validate is `MOONCAKE_META_DESERIALIZE_FAIL` with the reason, and the
  * master is unchanged. The report goes to `*out` unless `out` is NULL (a
  * bad `out->struct_size` fails before anything is restored).

@@ -210,7 +210,7 @@ unsafe fn batch_start(
     let out = unsafe { ReplicaArray::new(out_replicas, replicas_cap, "out_replicas") }?;
     let counts = unsafe { OutArray::new(out_replica_counts, count, "out_replica_counts") }?;
     let tokens = unsafe { OutArray::new(out_tokens, count, "out_tokens") }?;
-    // A bad shared configuration refuses every key (SEMANTICS §2).
+    // A bad shared configuration refuses every key (docs/CONTRACT.md §3).
     check(&cfg, "cfg")?;
     cfg.soft_pin
         .resolve(master.config())

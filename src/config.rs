@@ -1,5 +1,5 @@
 //! The master configuration handle: `_new` gives the documented defaults
-//! (SEMANTICS §9), one setter per field, `_validate` to check early. Setters
+//! (docs/CONTRACT.md §9), one setter per field, `_validate` to check early. Setters
 //! reject only values the field cannot hold; the rules between fields are
 //! checked by `MasterConfig::validate`, at master creation or `_validate`.
 
@@ -104,7 +104,7 @@ pub unsafe extern "C" fn mooncake_meta_config_free(cfg: *mut mooncake_meta_confi
     boundary::guard((), || unsafe { handle::free(cfg) })
 }
 
-/// Checks the configuration as master creation will (SEMANTICS section 9): default
+/// Checks the configuration as master creation will (docs/CONTRACT.md section 9): default
 /// soft-pin TTL <= maximum, ratios in range, release timeout > discard
 /// timeout, shard count in [1, 2^20], manual clock start below
 /// `MAX_INSTANT`. `MOONCAKE_META_INVALID_PARAMS` names the bad field.
@@ -644,7 +644,7 @@ mod tests {
         }
     }
 
-    // §2/§9: validation happens at creation (or _validate), not in setters.
+    // §3/§9: validation happens at creation (or _validate), not in setters.
     #[test]
     fn rules_between_fields_are_checked_by_validate() {
         type Setter = fn(*mut mooncake_meta_config) -> mooncake_meta_status;

@@ -1,4 +1,4 @@
-//! Metrics through the C ABI (SEMANTICS §5): every scalar as a plain
+//! Metrics through the C ABI (docs/CONTRACT.md §10): every scalar as a plain
 //! size-versioned struct, and the Prometheus text (which also carries the
 //! per-segment usage) as a library-owned buffer or copied into the caller's.
 

@@ -1,4 +1,4 @@
-//! Snapshots through the C ABI (SEMANTICS §6): serialise to a library-owned
+//! Snapshots through the C ABI (docs/CONTRACT.md §6): serialise to a library-owned
 //! buffer, into the caller's buffer or atomically to a file; restore from
 //! one buffer, from candidate buffers or from candidate files (newest valid
 //! one wins, and the report says which). A failed restore leaves the master
@@ -97,7 +97,7 @@ unsafe fn path(ptr: *const c_char, arg: impl Display + Copy) -> Result<PathBuf> 
 
 /// Serialises the master into a new buffer at `*out`: a consistent cut,
 /// deterministic for a given state (sorted keys), with soft-pin deadlines
-/// kept (SEMANTICS section 6).
+/// kept (docs/CONTRACT.md section 6).
 ///
 /// Ownership: on success `*out` is a new buffer owned by the caller, to be
 /// released with `mooncake_meta_bytes_free`; on failure it is not written.
@@ -184,7 +184,7 @@ pub unsafe extern "C" fn mooncake_meta_snapshot_save(
 
 /// Restores the master from one snapshot of `len` bytes at `data`,
 /// replacing its whole state atomically, with the survival rule evaluated
-/// at the master clock's now (SEMANTICS section 6). A snapshot that does not
+/// at the master clock's now (docs/CONTRACT.md section 6). A snapshot that does not
 /// validate is `MOONCAKE_META_DESERIALIZE_FAIL` with the reason, and the
 /// master is unchanged. The report goes to `*out` unless `out` is NULL (a
 /// bad `out->struct_size` fails before anything is restored).

@@ -1,6 +1,6 @@
 //! Status codes: the one place where an [`ErrorKind`] becomes a number.
 //! Values are upstream Mooncake's `ErrorCode`s plus the library's reserved
-//! block −9001..−9008 (SEMANTICS §2); they never change once released.
+//! block −9001..−9008 (docs/CONTRACT.md §3); they never change once released.
 
 use mooncake_meta_core::error::ErrorKind;
 use std::collections::HashMap;
@@ -144,7 +144,7 @@ mod tests {
     use super::*;
     use std::collections::HashSet;
 
-    /// SEMANTICS §2, copied literally: the codes are part of the ABI.
+    /// docs/CONTRACT.md §3.2, copied literally: the codes are part of the ABI.
     const CONTRACT: [(&str, i32); 27] = [
         ("INTERNAL_ERROR", -1),
         ("SEGMENT_NOT_FOUND", -101),
@@ -175,7 +175,7 @@ mod tests {
         ("CLOCK_UNSUPPORTED", -9008),
     ];
 
-    // §2: every kind has its own negative code, and the code leads back to it.
+    // §3.2: every kind has its own negative code, and the code leads back to it.
     #[test]
     fn every_kind_maps_to_a_distinct_code_that_round_trips() {
         let mut seen = HashSet::new();
@@ -189,7 +189,7 @@ mod tests {
         assert_eq!(kind_of(-2), None);
     }
 
-    // §2: the numbers are exactly the contract's, name by name.
+    // §3.2: the numbers are exactly the contract's, name by name.
     #[test]
     fn codes_match_the_contract_table() {
         assert_eq!(CONTRACT.len(), ErrorKind::ALL.len());

@@ -1,4 +1,4 @@
-//! Soft-pin expiration cleanup (SEMANTICS §3.8): pop due index entries in
+//! Soft-pin expiration cleanup (docs/CONTRACT.md §4.8): pop due index entries in
 //! bounded batches, group each batch by shard, take each affected shard's
 //! read lock once, and clear a committed deadline only if it still equals
 //! the popped one (compare-and-swap). Cost O(due · log heap); nothing due →

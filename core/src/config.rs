@@ -1,4 +1,4 @@
-//! Master configuration with the defaults and rules of SEMANTICS §9.
+//! Master configuration with the defaults and rules of docs/CONTRACT.md §9.
 //! [`MasterConfig::validate`] is the single gate: a master is never built
 //! from a configuration it would misbehave under.
 
@@ -69,7 +69,7 @@ impl MasterConfig {
         }
     }
 
-    /// Checks every rule of SEMANTICS §9; the message names the bad field.
+    /// Checks every rule of docs/CONTRACT.md §9; the message names the bad field.
     pub fn validate(&self) -> Result<()> {
         if self.default_kv_soft_pin_ttl_ms > self.max_kv_soft_pin_ttl_ms {
             return Err(Error::invalid(format!(

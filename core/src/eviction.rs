@@ -1,4 +1,4 @@
-//! Memory eviction (SEMANTICS §4, soft-pin parts §3.7). Candidates are
+//! Memory eviction (docs/CONTRACT.md §5, soft-pin parts §4.7). Candidates are
 //! collected holding one shard read lock at a time, ordered by (lease,
 //! creation sequence), then evicted one object (or one whole group) at a
 //! time. Soft pin is a priority hint evaluated as `now < deadline`: the
@@ -94,7 +94,7 @@ fn ratio_ok(r: f64) -> bool {
 }
 
 impl MasterCore {
-    /// Runs the trigger of §4: evicts when memory usage is above the high
+    /// Runs the trigger of §5: evicts when memory usage is above the high
     /// watermark (or `force`, after an allocation failure, when
     /// `eviction_ratio > 0`). Returns the report if it ran.
     pub fn evict_if_needed(&self, force: bool) -> Option<EvictionReport> {
@@ -455,7 +455,7 @@ mod tests {
 
     #[test]
     fn lazily_ordered_candidates_follow_the_full_sort() {
-        // §4: eviction order is (effective lease, creation sequence), however far a pass reads.
+        // §5: eviction order is (effective lease, creation sequence), however far a pass reads.
         let mut x = 0x9E37_79B9_7F4A_7C15u64;
         let mut next = move || {
             x ^= x << 13;

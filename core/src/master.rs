@@ -191,7 +191,7 @@ impl MasterCore {
 
     /// Gives back the `n` replica ids from `first` that a failed allocation
     /// reserved, so the rejection leaves the persisted counter unchanged
-    /// (SEMANTICS §2: every rejection happens before any side effect). Only
+    /// (docs/CONTRACT.md §3: every rejection happens before any side effect). Only
     /// done when no other operation took ids since; otherwise the gap stays
     /// (harmless: ids remain unique).
     pub(crate) fn return_replica_ids(&self, first: u64, n: usize) {
@@ -238,7 +238,7 @@ impl MasterCore {
         }
     }
 
-    /// Allocates the buffers of a write per the shape rules of SEMANTICS §2.
+    /// Allocates the buffers of a write per the shape rules of docs/CONTRACT.md §3.
     /// On failure nothing stays allocated and an eviction is requested.
     pub(crate) fn allocate_write(
         &self,
@@ -290,6 +290,25 @@ impl MasterCore {
         if enough {
             return Ok(placed);
         }
+        // Why, per pool that came up short: nothing mounted, or no room.
+        let why: Vec<String> = [(Pool::Memory, mem, got_mem), (Pool::NofSsd, nof, got_nof)]
+            .into_iter()
+            .filter(|&(_, wanted, got)| got < wanted)
+            .map(|(pool, wanted, got)| {
+                let name = match pool {
+                    Pool::Memory => "MEMORY",
+                    Pool::NofSsd => "NOF_SSD",
+                };
+                match table.iter().filter(|s| s.pool == pool).count() {
+                    0 => format!("no segment is mounted in pool {name}"),
+                    n if got == 0 => format!("no {name} segment has room ({n} mounted)"),
+                    n => format!(
+                        "only {got} of {wanted} {name} replicas fit on the {n} mounted \
+                         segment(s), one replica per segment"
+                    ),
+                }
+            })
+            .collect();
         for r in &placed {
             free_in(&table, r.segment, r.addr, size);
         }
@@ -303,7 +322,8 @@ impl MasterCore {
             ErrorKind::NoAvailableHandle,
             format!(
                 "cannot place {mem} MEMORY + {nof} NOF_SSD replica(s) of {size} bytes \
-                 (placed {got_mem} + {got_nof})"
+                 (placed {got_mem} + {got_nof}): {}",
+                why.join("; ")
             ),
         ))
     }

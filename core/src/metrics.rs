@@ -1,4 +1,4 @@
-//! Per-instance metrics (SEMANTICS §5): atomics updated on the operation
+//! Per-instance metrics (docs/CONTRACT.md §10): atomics updated on the operation
 //! paths, a plain [`MetricsSnapshot`] struct, and Prometheus text with
 //! upstream-style names.
 

@@ -1,4 +1,4 @@
-//! SEMANTICS §2 UpsertStart / UpsertEnd / UpsertRevoke: the check order
+//! docs/CONTRACT.md §3 UpsertStart / UpsertEnd / UpsertRevoke: the check order
 //! (validation → group change → task, nothing preempted before), cases A, B
 //! and C, allocate-first case C, and that every rejection leaves the master
 //! unchanged.
@@ -64,7 +64,7 @@ fn object_with_task_and_write(m: &Master) -> StartedWrite {
 
 #[test]
 fn upsert_start_invalid_params_for_bad_request_comes_first() {
-    // §2: request validation comes before the group and task checks
+    // §3: request validation comes before the group and task checks
     let m = master();
     object_with_task_and_write(&m);
     let before = fingerprint(&m);
@@ -96,7 +96,7 @@ fn upsert_start_invalid_params_for_bad_request_comes_first() {
 
 #[test]
 fn upsert_start_invalid_params_on_group_change() {
-    // §1/§2: the group id is fixed at creation; None vs Some counts as a change
+    // §2/§3: the group id is fixed at creation; None vs Some counts as a change
     let m = master();
     put(&m, "plain", 64, &preserve());
     put(&m, "grouped", 64, &preserve().with_group("g"));
@@ -125,7 +125,7 @@ fn upsert_start_invalid_params_on_group_change() {
 
 #[test]
 fn upsert_start_group_change_is_checked_before_the_task() {
-    // §2 order: group change → INVALID_PARAMS before OBJECT_HAS_REPLICATION_TASK
+    // §3 order: group change → INVALID_PARAMS before OBJECT_HAS_REPLICATION_TASK
     let m = master();
     object_with_task_and_write(&m);
     let before = fingerprint(&m);
@@ -138,7 +138,7 @@ fn upsert_start_group_change_is_checked_before_the_task() {
 
 #[test]
 fn upsert_start_object_has_replication_task_preempts_nothing() {
-    // §2: a copy/move/promotion task → OBJECT_HAS_REPLICATION_TASK, the write in flight survives
+    // §3: a copy/move/promotion task → OBJECT_HAS_REPLICATION_TASK, the write in flight survives
     let m = master();
     let w = object_with_task_and_write(&m);
     let before = fingerprint(&m);
@@ -161,7 +161,7 @@ fn upsert_start_object_has_replication_task_preempts_nothing() {
 
 #[test]
 fn upsert_start_case_a_on_an_absent_key_is_a_put() {
-    // §2 case A: absent → as PutStart (requested counts and hard pin honoured)
+    // §3 case A: absent → as PutStart (requested counts and hard pin honoured)
     let m = master();
     let w = m
         .upsert_start(
@@ -189,7 +189,7 @@ fn upsert_start_case_a_on_an_absent_key_is_a_put() {
 
 #[test]
 fn upsert_start_case_a_preempts_a_young_write_with_nothing_complete() {
-    // §2: an in-flight write is preempted (replicas discarded); nothing COMPLETE left → case A
+    // §3: an in-flight write is preempted (replicas discarded); nothing COMPLETE left → case A
     let m = master();
     let old = m.put_start(C1, k("k"), 64, &enable(5_000)).unwrap();
     let seq_before = object(&m, "k").seq;
@@ -221,7 +221,7 @@ fn upsert_start_case_a_preempts_a_young_write_with_nothing_complete() {
 
 #[test]
 fn upsert_start_leases_never_block() {
-    // §2: leases never block an Upsert (case B and case C)
+    // §3: leases never block an Upsert (case B and case C)
     let m = master();
     put(&m, "b", 64, &preserve());
     put(&m, "c", 64, &preserve());
@@ -236,7 +236,7 @@ fn upsert_start_leases_never_block() {
 
 #[test]
 fn upsert_start_case_b_flips_replicas_to_processing_with_same_ids() {
-    // §2 case B: same size in place; MEMORY/NOF_SSD back to PROCESSING with the same ids,
+    // §3 case B: same size in place; MEMORY/NOF_SSD back to PROCESSING with the same ids,
     // old LOCAL_DISK discarded, counts and hard pin ignored, caller becomes the writer
     let m = master();
     let w = m.put_start(C1, k("k"), 64, &shape(1, 1)).unwrap();
@@ -288,7 +288,7 @@ fn upsert_start_case_b_flips_replicas_to_processing_with_same_ids() {
 
 #[test]
 fn upsert_start_case_b_preempts_the_write_in_flight() {
-    // §2: PROCESSING replicas of the preempted write go to the discarded list; COMPLETE ones flip
+    // §3: PROCESSING replicas of the preempted write go to the discarded list; COMPLETE ones flip
     let m = master();
     let w = m.put_start(C1, k("k"), 64, &shape(1, 1)).unwrap();
     m.put_end(C1, k("k"), ReplicaSelector::Memory, Some(w.token))
@@ -307,7 +307,7 @@ fn upsert_start_case_b_preempts_the_write_in_flight() {
 
 #[test]
 fn upsert_start_same_size_on_a_local_disk_only_object_keeps_a_valid_object() {
-    // §1/§2: case B discards stale LOCAL_DISK copies; the object must never be left without replicas
+    // §2/§3: case B discards stale LOCAL_DISK copies; the object must never be left without replicas
     let m = master();
     m.add_local_disk_replica(C1, k("k"), 64).unwrap();
     let w = m.upsert_start(C1, k("k"), 64, &preserve()).unwrap();
@@ -325,7 +325,7 @@ fn upsert_start_same_size_on_a_local_disk_only_object_keeps_a_valid_object() {
 
 #[test]
 fn upsert_start_case_c_failure_leaves_the_old_object_untouched() {
-    // §2 [diverges]: case C allocates first; on failure the old object, its deadline,
+    // §3 [diverges]: case C allocates first; on failure the old object, its deadline,
     // registration and the gauge are untouched
     let m = master_with(config(), 1, 0, 4096);
     put(&m, "k", 1024, &enable(MAX_TTL));
@@ -350,7 +350,7 @@ fn upsert_start_case_c_failure_leaves_the_old_object_untouched() {
 
 #[test]
 fn upsert_start_case_c_failure_does_not_preempt_the_write_in_flight() {
-    // §2: allocate first — a failed case C leaves the preempted-to-be write running
+    // §3: allocate first — a failed case C leaves the preempted-to-be write running
     let m = master_with(config(), 1, 1, 4096);
     let w = m.put_start(C1, k("k"), 1024, &shape(1, 1)).unwrap();
     m.put_end(C1, k("k"), ReplicaSelector::Memory, Some(w.token))
@@ -368,7 +368,7 @@ fn upsert_start_case_c_failure_does_not_preempt_the_write_in_flight() {
 
 #[test]
 fn upsert_start_case_c_replaces_replicas_and_ors_hard_pin() {
-    // §2 case C: new replicas, old ones discarded, hard-pin flags ORed, new sequence
+    // §3 case C: new replicas, old ones discarded, hard-pin flags ORed, new sequence
     let m = master();
     let hard = WriteConfig {
         hard_pin: true,
@@ -405,7 +405,7 @@ fn upsert_start_case_c_replaces_replicas_and_ors_hard_pin() {
 
 #[test]
 fn upsert_end_and_revoke_codes_match_put() {
-    // §2: UpsertEnd / UpsertRevoke are PutEnd / PutRevoke
+    // §3: UpsertEnd / UpsertRevoke are PutEnd / PutRevoke
     let m = master();
     let before = fingerprint(&m);
     assert_eq!(
@@ -453,7 +453,7 @@ fn upsert_end_and_revoke_codes_match_put() {
 
 #[test]
 fn upsert_revoke_of_case_b_erases_the_object_and_its_deadline() {
-    // §2: revoking a case-B write erases the object (every replica was PROCESSING) and its deadline
+    // §3: revoking a case-B write erases the object (every replica was PROCESSING) and its deadline
     let m = master();
     put(&m, "k", 64, &enable(MAX_TTL));
     let w = m.upsert_start(C1, k("k"), 64, &preserve()).unwrap();

@@ -1,4 +1,4 @@
-//! SEMANTICS §1 groups: id fixed at creation, a shared group lease refreshed
+//! docs/CONTRACT.md §2 groups: id fixed at creation, a shared group lease refreshed
 //! by grouped reads, membership in its own domain (no change to routing),
 //! and all-or-none eviction: a group goes only when every member passes the
 //! per-object checks of the current pass; a group counts as its members.
@@ -37,7 +37,7 @@ fn own_lease(m: &Master, key: &str) -> u64 {
 
 #[test]
 fn grouped_read_refreshes_the_shared_group_lease() {
-    // §1: Get/Exist on a grouped object refresh the group's shared lease, protecting every member
+    // §2: Get/Exist on a grouped object refresh the group's shared lease, protecting every member
     let m = big();
     put(&m, "a", 64, &grouped("g"));
     put(&m, "b", 64, &grouped("g"));
@@ -60,7 +60,7 @@ fn grouped_read_refreshes_the_shared_group_lease() {
 
 #[test]
 fn a_leased_member_protects_the_whole_group() {
-    // §1/§4: one member read → no member is evicted (all-or-none)
+    // §2/§5: one member read → no member is evicted (all-or-none)
     let m = big();
     for i in 0..3 {
         put(&m, &format!("g{i}"), 64, &grouped("g"));
@@ -79,7 +79,7 @@ fn a_leased_member_protects_the_whole_group() {
 
 #[test]
 fn a_hard_pinned_member_keeps_the_whole_group() {
-    // §1/§4: a member that fails the hard-pin check keeps every member
+    // §2/§5: a member that fails the hard-pin check keeps every member
     let m = big();
     put(&m, "g0", 64, &grouped("g"));
     put(
@@ -103,7 +103,7 @@ fn a_hard_pinned_member_keeps_the_whole_group() {
 
 #[test]
 fn a_group_counts_as_its_members_and_goes_whole() {
-    // §4: all-or-none: reaching the group evicts every member, each counted
+    // §5: all-or-none: reaching the group evicts every member, each counted
     let m = big();
     for i in 0..3 {
         put(&m, &format!("g{i}"), 64, &grouped("g")); // oldest
@@ -122,7 +122,7 @@ fn a_group_counts_as_its_members_and_goes_whole() {
 
 #[test]
 fn a_pinned_member_keeps_the_group_out_of_the_first_pass() {
-    // §1/§4: in the first pass every member must be unpinned; the second pass may take the
+    // §2/§5: in the first pass every member must be unpinned; the second pass may take the
     // group (allowed) — never when allow_evict_soft_pinned_objects is false
     for allow in [true, false] {
         let m = master_with(
@@ -163,7 +163,7 @@ fn a_pinned_member_keeps_the_group_out_of_the_first_pass() {
 
 #[test]
 fn group_members_spread_over_shards_are_evicted_together() {
-    // §1: groups do not change routing; all-or-none holds across many shards
+    // §2: groups do not change routing; all-or-none holds across many shards
     let m = big();
     for i in 0..40 {
         put(&m, &format!("m{i:02}"), 64, &grouped("big"));
@@ -182,7 +182,7 @@ fn group_members_spread_over_shards_are_evicted_together() {
 
 #[test]
 fn same_group_name_in_two_tenants_is_two_groups() {
-    // §1: the group domain is keyed by (tenant, group)
+    // §2: the group domain is keyed by (tenant, group)
     let m = big();
     for t in ["a", "b"] {
         let key = Key::scoped(t, "x");
@@ -202,7 +202,7 @@ fn same_group_name_in_two_tenants_is_two_groups() {
 
 #[test]
 fn a_member_without_an_evictable_replica_neither_blocks_nor_goes() {
-    // §1: the per-object checks are lease, hard pin and active pin; a member still being
+    // §2: the per-object checks are lease, hard pin and active pin; a member still being
     // written passes them but has no memory replica to free
     let m = big();
     put(&m, "g0", 64, &grouped("g"));
@@ -217,7 +217,7 @@ fn a_member_without_an_evictable_replica_neither_blocks_nor_goes() {
 
 #[test]
 fn group_id_is_fixed_at_creation() {
-    // §1: changing the group on Upsert → INVALID_PARAMS; a removed member leaves the group
+    // §2: changing the group on Upsert → INVALID_PARAMS; a removed member leaves the group
     let m = big();
     put(&m, "a", 64, &grouped("g"));
     put(&m, "b", 64, &grouped("g"));

@@ -1,5 +1,5 @@
 //! The snapshot byte format: round trips, the pinned layout, canonicity and
-//! every decode failure of SEMANTICS §6 ("bad magic, version, checksum or
+//! every decode failure of docs/CONTRACT.md §6 ("bad magic, version, checksum or
 //! length; truncation").
 
 mod snapshot_support;
@@ -68,7 +68,7 @@ fn segments_of_both_pools_without_objects_round_trip() {
 
 #[test]
 fn saturated_timestamps_round_trip() {
-    // §0: deadlines saturate at MAX_INSTANT and must be stored verbatim.
+    // §1: deadlines saturate at MAX_INSTANT and must be stored verbatim.
     let mut img = representative();
     img.created_at = MAX_INSTANT;
     for o in &mut img.objects {

@@ -1,5 +1,5 @@
 //! The committed format-v1 fixture must load, byte for byte, in every later
-//! version of the library (SEMANTICS §6: snapshots outlive binaries).
+//! version of the library (docs/CONTRACT.md §6: snapshots outlive binaries).
 //!
 //! `tests/data/snapshot_v1.bin` is `encode(&fixture_image())`. Regenerate it
 //! ONLY on a deliberate format bump, and then as a new file: add

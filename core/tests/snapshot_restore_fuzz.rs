@@ -1,4 +1,4 @@
-//! Fuzz-style restore (SEMANTICS §6 "Failure" and survival rule): mutated
+//! Fuzz-style restore (docs/CONTRACT.md §6 "Failure" and survival rule): mutated
 //! snapshots of masters with varied state either fail with DESERIALIZE_FAIL
 //! and leave the target master untouched, or restore into a master that
 //! passes `check_invariants()` and keeps working. Half of the cases get their

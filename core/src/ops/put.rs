@@ -1,6 +1,6 @@
 //! PutStart, PutEnd and PutRevoke (Upsert's End and Revoke are the same
 //! operations). End is where a soft pin is committed: only by the End that
-//! takes the object from zero COMPLETE replicas to at least one (§3.3).
+//! takes the object from zero COMPLETE replicas to at least one (§4.3).
 
 use crate::clock::Instant;
 use crate::error::{Error, ErrorKind, Result};
@@ -79,7 +79,7 @@ impl MasterCore {
         };
         let replicas = self.allocate_write(hash, size, cfg, &[])?;
         // A stale write with nothing COMPLETE is replaced: its buffers are
-        // discarded and its deadline dropped (no carry, §3.5).
+        // discarded and its deadline dropped (no carry, §4.5).
         if let Some(scoped) = replace {
             self.erase(
                 &mut st,
@@ -178,7 +178,7 @@ impl MasterCore {
                 completed += 1;
             }
         }
-        // Commit rule (§3.3): only the End that takes the object from zero
+        // Commit rule (§4.3): only the End that takes the object from zero
         // COMPLETE replicas to some commits; pending is then gone, so later
         // and repeated Ends never refresh the deadline.
         if !had_complete && completed > 0 {
@@ -232,7 +232,7 @@ impl MasterCore {
         let size = obj.size;
         self.free_now(&revoked, size);
         // Partial revoke keeps pending while another eligible replica can
-        // still complete (§3.4); committed state is untouched.
+        // still complete (§4.4); committed state is untouched.
         obj.apply_pending_rule();
         let (in_flight, empty, token_now, scoped) = (
             obj.write_in_flight(),

@@ -1,5 +1,5 @@
 //! Removal: Remove(key, force), RemoveAll and RemoveByRegex. Soft and hard
-//! pins never block removal (RFC semantics 10); a live lease blocks it unless
+//! pins never block removal (docs/CONTRACT.md §3, Remove); a live lease blocks it unless
 //! forced.
 
 use crate::error::{Error, ErrorKind, Result};

@@ -1,6 +1,6 @@
 //! UpsertStart: case A (absent, or nothing COMPLETE survives preemption),
 //! case B (same size, in place) and case C (other size: allocate first,
-//! then replace). Soft-pin carry per SEMANTICS §3.5.
+//! then replace). Soft-pin carry per docs/CONTRACT.md §4.5.
 
 use super::put::{validate_write, NewObject};
 use super::read::Bounded;

@@ -11,7 +11,7 @@ use crate::types::ReplicaKind;
 use std::sync::atomic::Ordering;
 
 impl MasterCore {
-    /// Serialises the master (SEMANTICS §6). Deterministic for a given state.
+    /// Serialises the master (docs/CONTRACT.md §6). Deterministic for a given state.
     pub fn snapshot(&self) -> Result<Vec<u8>> {
         Ok(super::codec::encode(&self.capture()))
     }

@@ -1,5 +1,5 @@
 //! The snapshot image: a plain, owned description of everything a snapshot
-//! persists (SEMANTICS §6). The master captures into it and restores from
+//! persists (docs/CONTRACT.md §6). The master captures into it and restores from
 //! it; the codec turns it into bytes and back. Nothing here knows about
 //! locks, shards or allocators.
 

@@ -1,4 +1,4 @@
-//! Restore (SEMANTICS §6): decode and validate into a staging state, apply
+//! Restore (docs/CONTRACT.md §6): decode and validate into a staging state, apply
 //! the survival rule once at the restoring clock's now, then replace the
 //! whole master state atomically under every lock. The live master is
 //! untouched unless a candidate fully succeeds; the deadline index is

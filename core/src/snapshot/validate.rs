@@ -1,5 +1,5 @@
 //! Structural rules a snapshot image must satisfy before restore may use it
-//! (SEMANTICS §6 "Failure"), plus the ordering rules that make its encoding
+//! (docs/CONTRACT.md §6 "Failure"), plus the ordering rules that make its encoding
 //! canonical. Re-exported as [`super::codec::validate`].
 
 use super::codec::fail;

@@ -1,4 +1,4 @@
-//! Master-level deadline index (SEMANTICS §3.8). Invariants: each live registration has exactly
+//! Master-level deadline index (docs/CONTRACT.md §4.8). Invariants: each live registration has exactly
 //! one valid heap entry, a stale entry never turns valid again, heap_len <= max(4096, 2 * live).
 //! Lock rule: this mutex is LAST in the master's lock order; nothing here calls out under it.
 
@@ -18,7 +18,7 @@ use hashbrown::hash_table::Entry;
 use hashbrown::HashTable;
 use parking_lot::Mutex;
 
-/// Below this many heap entries stale entries are tolerated whatever `live` is (RFC: the floor
+/// Below this many heap entries stale entries are tolerated whatever `live` is (the floor
 /// avoids rebuilding a small heap after every few updates).
 const REBUILD_FLOOR: usize = 4096;
 /// A rebuild merges what was pushed meanwhile under the lock only once that is this small;
@@ -748,7 +748,7 @@ mod tests {
 
     #[test]
     fn pop_returns_only_due_entries_in_deadline_order() {
-        // §3.8: a cleanup pops entries with deadline <= at, earliest first.
+        // §4.8: a cleanup pops entries with deadline <= at, earliest first.
         let idx = DeadlineIndex::new();
         idx.register("c", 3, 30);
         idx.register("a", 1, 10);
@@ -771,7 +771,7 @@ mod tests {
 
     #[test]
     fn deadline_equal_to_at_is_due() {
-        // §0: a deadline is expired when now >= deadline.
+        // §1: a deadline is expired when now >= deadline.
         let idx = DeadlineIndex::new();
         idx.register("k", 0, 100);
         assert!(pop(&idx, 99).0.is_empty());
@@ -780,7 +780,7 @@ mod tests {
 
     #[test]
     fn update_leaves_stale_entry_and_only_the_newest_fires() {
-        // §3.8: updating pushes a new entry and overwrites the registration; the old one goes stale.
+        // §4.8: updating pushes a new entry and overwrites the registration; the old one goes stale.
         let idx = DeadlineIndex::new();
         idx.register("k", 1, 10);
         idx.register("k", 1, 20);
@@ -803,7 +803,7 @@ mod tests {
 
     #[test]
     fn same_deadline_update_still_goes_stale() {
-        // §3.8: every registration is a new entry, even with an unchanged deadline.
+        // §4.8: every registration is a new entry, even with an unchanged deadline.
         let idx = DeadlineIndex::new();
         idx.register("k", 0, 10);
         idx.register("k", 0, 10);
@@ -814,7 +814,7 @@ mod tests {
 
     #[test]
     fn unregister_makes_the_entry_stale() {
-        // §3.8: unregistered by key whatever the deadline; the entry is dropped when popped.
+        // §4.8: unregistered by key whatever the deadline; the entry is dropped when popped.
         let idx = DeadlineIndex::new();
         idx.register("k", 0, 10);
         assert!(idx.unregister("k"));
@@ -827,7 +827,7 @@ mod tests {
 
     #[test]
     fn reregister_after_unregister_or_pop_fires_again() {
-        // §3.8: a key registered again after removal is a fresh registration.
+        // §4.8: a key registered again after removal is a fresh registration.
         let idx = DeadlineIndex::new();
         idx.register("k", 0, 10);
         idx.unregister("k");
@@ -844,7 +844,7 @@ mod tests {
 
     #[test]
     fn shard_change_replaces_the_registration() {
-        // §3.8: the registration is (deadline, shard) of the latest registration.
+        // §4.8: the registration is (deadline, shard) of the latest registration.
         let idx = DeadlineIndex::new();
         idx.register("k", 1, 10);
         idx.register("k", 2, 20);
@@ -856,7 +856,7 @@ mod tests {
 
     #[test]
     fn many_updates_of_one_key_keep_the_heap_within_the_floor() {
-        // RFC "TTL updates": rebuild when heap_size > max(4096, 2 * live).
+        // §4.8: rebuild when heap_size > max(4096, 2 * live).
         let idx = DeadlineIndex::new();
         for i in 0..5_000u64 {
             idx.register("k", 7, 10_000 - i);
@@ -874,7 +874,7 @@ mod tests {
 
     #[test]
     fn pop_due_respects_max_batch_and_reports_more_due() {
-        // §3.8: due entries are popped in batches of bounded size per index-lock hold.
+        // §4.8: due entries are popped in batches of bounded size per index-lock hold.
         let idx = DeadlineIndex::new();
         for i in 0..10u64 {
             idx.register(&format!("k{i}"), 0, i);
@@ -915,7 +915,7 @@ mod tests {
 
     #[test]
     fn replace_all_swaps_in_new_registrations() {
-        // §3.8: the index is derived state, rebuilt on restore; a repeated key keeps the last.
+        // §4.8: the index is derived state, rebuilt on restore; a repeated key keeps the last.
         let idx = DeadlineIndex::new();
         idx.register("old", 0, 5);
         idx.register("a", 0, 1);
@@ -983,7 +983,7 @@ mod tests {
 
     #[test]
     fn rebuild_in_progress_delays_but_never_loses_entries() {
-        // §3.8 design: pops see only the new heap while a rebuild runs; one rebuild at a time.
+        // §4.8 design: pops see only the new heap while a rebuild runs; one rebuild at a time.
         let idx = DeadlineIndex::new();
         idx.register("a", 0, 10);
         idx.register("b", 0, 20);
@@ -1119,7 +1119,7 @@ mod tests {
 
     #[test]
     fn rebuild_of_a_million_entries_drops_stale_entries_outside_the_lock() {
-        // RFC "TTL updates": the rebuild filters and heapifies outside the mutex. Speed is checked
+        // §4.8: the rebuild filters and heapifies outside the mutex. Speed is checked
         // by benchmarks, not asserted here: the hold time is printed.
         const N: usize = 1_000_000;
         let idx = DeadlineIndex::new();

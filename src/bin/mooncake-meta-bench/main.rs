@@ -1,4 +1,4 @@
-//! mooncake-meta-bench: the benchmark harness of issue 11.
+//! mooncake-meta-bench: the benchmark harness (bench/README.md).
 //!
 //! Every scenario runs its measurements in child processes (the harness
 //! re-executes itself with a hidden `--child` argument and reads back one
