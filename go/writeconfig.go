@@ -113,6 +113,44 @@ func (c *ReplicateConfig) isLegacy() (bool, error) {
 	return true, nil
 }
 
+// checkSoftPin reports the soft-pin request rules the library checks too,
+// in Go terms (the library's messages name the C fields): an action it
+// does not define, and a TTL with an action other than Enable.
+func (c *ReplicateConfig) checkSoftPin() error {
+	switch c.SoftPinAction {
+	case Preserve, Enable, Disable:
+	default:
+		return invalidParams("ReplicateConfig.SoftPinAction is %v; want Preserve, Enable or Disable", c.SoftPinAction)
+	}
+	if c.SoftPinTTL != nil && c.SoftPinAction != Enable {
+		return invalidParams("ReplicateConfig.SoftPinTTL is set but SoftPinAction is %s: only Enable takes a TTL",
+			c.SoftPinAction.goName())
+	}
+	return nil
+}
+
+// goName is the action's Go identifier ("Preserve"), for messages.
+func (a SoftPinAction) goName() string {
+	switch a {
+	case Preserve:
+		return "Preserve"
+	case Enable:
+		return "Enable"
+	case Disable:
+		return "Disable"
+	}
+	return a.String()
+}
+
+// checkMaxTTL reports a SoftPinTTL above the master's maximum (the
+// library's Start checks it too, naming the C fields).
+func (c *ReplicateConfig) checkMaxTTL(max time.Duration) error {
+	if c.SoftPinTTL != nil && *c.SoftPinTTL > max {
+		return invalidParams("ReplicateConfig.SoftPinTTL %v exceeds the master's Config.MaxSoftPinTTL %v", *c.SoftPinTTL, max)
+	}
+	return nil
+}
+
 // counts returns the memory and second-pool replica counts requested.
 func (c *ReplicateConfig) counts() (memory, nof int, err error) {
 	if c.ReplicaNum < 0 || c.NofSSDReplicaNum < 0 {
@@ -155,6 +193,9 @@ func (w *cWriteConfig) free() {
 func (c *ReplicateConfig) build(allowLegacy bool) (*cWriteConfig, error) {
 	legacy, err := c.isLegacy()
 	if err != nil {
+		return nil, err
+	}
+	if err := c.checkSoftPin(); err != nil {
 		return nil, err
 	}
 	memory, nof, err := c.counts()

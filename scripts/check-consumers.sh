@@ -15,6 +15,11 @@
 # GOMODCACHE). Each consumer's output is printed; any failure fails the
 # check, after all consumers have run.
 #
+# First, the consumers must run what the README says: every sh and cmake
+# block of README.md's "Installing and linking" section (but the
+# make install/uninstall one, which this script runs itself) appears
+# verbatim in a file of tests/consumers/.
+#
 # usage: scripts/check-consumers.sh [NAME...]   (default: every consumer)
 set -euo pipefail
 
@@ -26,6 +31,33 @@ command -v pkg-config >/dev/null 2>&1 || {
     echo "check-consumers: 'pkg-config' is missing; install it with: apt-get install -y pkg-config" >&2
     exit 2
 }
+
+command -v python3 >/dev/null 2>&1 || {
+    echo "check-consumers: 'python3' is missing; install it with: apt-get install -y python3" >&2
+    exit 2
+}
+python3 - <<'PY'
+import pathlib, re, sys
+readme = pathlib.Path("README.md").read_text()
+m = re.search(r"^## Installing and linking\n(.*?)(?=^## )", readme, re.S | re.M)
+if not m:
+    sys.exit("check-consumers: README.md has no '## Installing and linking' section")
+blocks = [b for b in re.findall(r"```(?:sh|cmake)\n(.*?)```", m.group(1), re.S)
+          if not b.startswith("make install")]
+if not blocks:
+    sys.exit("check-consumers: no sh or cmake block in README.md's 'Installing and linking'")
+files = {p: p.read_text() for p in pathlib.Path("tests/consumers").rglob("*") if p.is_file()}
+bad = 0
+for b in blocks:
+    where = [str(p) for p, text in files.items() if b in text]
+    first = b.splitlines()[0]
+    if where:
+        print(f"check-consumers: README block '{first[:50]}' is run by {where[0]}")
+    else:
+        bad += 1
+        print(f"check-consumers: FAIL: README block '{first[:60]}' is in no file of tests/consumers/")
+sys.exit(1 if bad else 0)
+PY
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
