@@ -45,6 +45,13 @@ case "$PREFIX" in
 /*) ;;
 *) die "PREFIX must be an absolute path, got '$PREFIX'" ;;
 esac
+# The prefix is written into mooncake_meta.pc, whose paths pkg-config
+# splits at whitespace, through sed; refuse what neither can carry.
+case "$PREFIX" in
+*[[:space:]\|\&\\]*) die "PREFIX must not contain whitespace, '|', '&' or '\\', got '$PREFIX'" ;;
+esac
+while [ "${#PREFIX}" -gt 1 ] && [ "${PREFIX%/}" != "$PREFIX" ]; do PREFIX=${PREFIX%/}; done
+[ "$PREFIX" != / ] || die "PREFIX=/ is not supported (use /usr)"
 [ -n "$VERSION" ] && [ -n "$ABI" ] || die "cannot read the version (Cargo.toml) or the ABI major (include/mooncake_meta.h)"
 
 root="$DESTDIR$PREFIX"
