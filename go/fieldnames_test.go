@@ -49,56 +49,72 @@ func TestErrorsNameGoFields(t *testing.T) {
 		name string
 		call func() error
 		want []string
+		code error // nil: ErrInvalidParams
 	}{
 		{"PutStart TTL above the master's maximum",
 			start(mm.ReplicateConfig{SoftPinAction: mm.Enable, SoftPinTTL: ttl(2 * time.Hour)}),
-			[]string{"ReplicateConfig.SoftPinTTL", "2h0m0s", "MaxSoftPinTTL", "1h0m0s"}},
+			[]string{"ReplicateConfig.SoftPinTTL", "2h0m0s", "MaxSoftPinTTL", "1h0m0s"}, nil},
 		{"UpsertStart TTL above the master's maximum",
 			upsert(mm.ReplicateConfig{SoftPinAction: mm.Enable, SoftPinTTL: ttl(2 * time.Hour)}),
-			[]string{"ReplicateConfig.SoftPinTTL", "MaxSoftPinTTL"}},
+			[]string{"ReplicateConfig.SoftPinTTL", "MaxSoftPinTTL"}, nil},
 		{"BatchPutStart TTL above the master's maximum",
 			batch(mm.ReplicateConfig{SoftPinAction: mm.Enable, SoftPinTTL: ttl(2 * time.Hour)}),
-			[]string{"ReplicateConfig.SoftPinTTL", "MaxSoftPinTTL"}},
+			[]string{"ReplicateConfig.SoftPinTTL", "MaxSoftPinTTL"}, nil},
 		{"PutStart TTL with Preserve",
 			start(mm.ReplicateConfig{SoftPinTTL: ttl(time.Minute)}),
-			[]string{"ReplicateConfig.SoftPinTTL", "Preserve", "Enable"}},
+			[]string{"ReplicateConfig.SoftPinTTL", "Preserve", "Enable"}, nil},
 		{"PutStart TTL with Disable",
 			start(mm.ReplicateConfig{SoftPinAction: mm.Disable, SoftPinTTL: ttl(time.Minute)}),
-			[]string{"ReplicateConfig.SoftPinTTL", "Disable", "Enable"}},
+			[]string{"ReplicateConfig.SoftPinTTL", "Disable", "Enable"}, nil},
 		{"BatchPutStart TTL with Disable",
 			batch(mm.ReplicateConfig{SoftPinAction: mm.Disable, SoftPinTTL: ttl(time.Minute)}),
-			[]string{"ReplicateConfig.SoftPinTTL", "Disable"}},
+			[]string{"ReplicateConfig.SoftPinTTL", "Disable"}, nil},
 		{"PutStart unknown action",
 			start(mm.ReplicateConfig{SoftPinAction: mm.SoftPinAction(7)}),
-			[]string{"ReplicateConfig.SoftPinAction", "SoftPinAction(7)", "Preserve, Enable or Disable"}},
+			[]string{"ReplicateConfig.SoftPinAction", "SoftPinAction(7)", "Preserve, Enable or Disable"}, nil},
 		{"ReplicateConfig.Validate unknown action",
 			func() error { return mm.ReplicateConfig{SoftPinAction: mm.SoftPinAction(3)}.Validate() },
-			[]string{"ReplicateConfig.SoftPinAction", "SoftPinAction(3)"}},
+			[]string{"ReplicateConfig.SoftPinAction", "SoftPinAction(3)"}, nil},
 		{"ReplicateConfig.Validate TTL with Preserve",
 			func() error { return mm.ReplicateConfig{SoftPinTTL: ttl(time.Second)}.Validate() },
-			[]string{"ReplicateConfig.SoftPinTTL", "Preserve"}},
+			[]string{"ReplicateConfig.SoftPinTTL", "Preserve"}, nil},
 		{"New default TTL above the maximum", newWith(mm.WithDefaultSoftPinTTL(25 * time.Hour)),
-			[]string{"Config.DefaultSoftPinTTL", "25h0m0s", "Config.MaxSoftPinTTL", "24h0m0s"}},
+			[]string{"Config.DefaultSoftPinTTL", "25h0m0s", "Config.MaxSoftPinTTL", "24h0m0s"}, nil},
 		{"Validate default TTL above the maximum", validate(mm.WithMaxSoftPinTTL(time.Minute)),
-			[]string{"Config.DefaultSoftPinTTL", "30m0s", "Config.MaxSoftPinTTL", "1m0s"}},
+			[]string{"Config.DefaultSoftPinTTL", "30m0s", "Config.MaxSoftPinTTL", "1m0s"}, nil},
 		{"New eviction ratio", newWith(mm.WithEvictionRatio(1.5)),
-			[]string{"Config.EvictionRatio", "1.5", "[0, 1]"}},
+			[]string{"Config.EvictionRatio", "1.5", "[0, 1]"}, nil},
 		{"Validate eviction ratio NaN", validate(mm.WithEvictionRatio(nan())),
-			[]string{"Config.EvictionRatio", "NaN"}},
+			[]string{"Config.EvictionRatio", "NaN"}, nil},
 		{"New watermark", newWith(mm.WithEvictionHighWatermarkRatio(0)),
-			[]string{"Config.EvictionHighWatermarkRatio", "(0, 1]"}},
+			[]string{"Config.EvictionHighWatermarkRatio", "(0, 1]"}, nil},
 		{"New release not above discard", newWith(mm.WithPutStartReleaseTimeout(30 * time.Second)),
-			[]string{"Config.PutStartReleaseTimeout", "30s", "Config.PutStartDiscardTimeout"}},
+			[]string{"Config.PutStartReleaseTimeout", "30s", "Config.PutStartDiscardTimeout"}, nil},
 		{"New no shards", newWith(mm.WithShardCount(0)),
-			[]string{"Config.ShardCount", "0", "[1, 1048576]"}},
+			[]string{"Config.ShardCount", "0", "[1, 1048576]"}, nil},
 		{"Validate too many shards", validate(mm.WithShardCount(1<<20 + 1)),
-			[]string{"Config.ShardCount", "1048577"}},
+			[]string{"Config.ShardCount", "1048577"}, nil},
 		{"New clock at MaxInstant", newWith(mm.WithManualClock(mm.MaxInstant)),
-			[]string{"Config.ClockStart", "MaxInstant"}},
+			[]string{"Config.ClockStart", "MaxInstant"}, nil},
+		{"PutStart group not UTF-8", start(mm.ReplicateConfig{Group: "g\xff"}),
+			[]string{"ReplicateConfig.Group", "offset 1"}, mm.ErrInvalidUTF8},
+		{"BatchPutStart group not UTF-8", batch(mm.ReplicateConfig{Group: "\xffg"}),
+			[]string{"ReplicateConfig.Group", "offset 0"}, mm.ErrInvalidUTF8},
+		{"PutStart preferred segment not UTF-8", start(mm.ReplicateConfig{PreferredSegments: []string{"mem0", "ab\xc3"}}),
+			[]string{"ReplicateConfig.PreferredSegments[1]", "offset 2"}, mm.ErrInvalidUTF8},
+		{"legacy preferred segment not UTF-8", start(mm.ReplicateConfig{WithSoftPin: true, PreferredSegments: []string{"\xff"}}),
+			[]string{"ReplicateConfig.PreferredSegments[0]"}, mm.ErrInvalidUTF8},
+		{"Validate preferred segment not UTF-8",
+			func() error { return mm.ReplicateConfig{PreferredSegments: []string{"\xff"}}.Validate() },
+			[]string{"ReplicateConfig.PreferredSegments[0]"}, mm.ErrInvalidUTF8},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.call()
-			wantErr(t, "call", err, mm.ErrInvalidParams)
+			code := tc.code
+			if code == nil {
+				code = mm.ErrInvalidParams
+			}
+			wantErr(t, "call", err, code)
 			var e *mm.Error
 			if !errors.As(err, &e) {
 				t.Fatalf("%v is not an *Error", err)

@@ -12,8 +12,10 @@ package mooncakemeta
 import "C"
 
 import (
+	"fmt"
 	"strconv"
 	"time"
+	"unicode/utf8"
 	"unsafe"
 )
 
@@ -151,6 +153,23 @@ func (c *ReplicateConfig) checkMaxTTL(max time.Duration) error {
 	return nil
 }
 
+// checkUTF8 is the library's INVALID_UTF8 for a string field, naming the
+// Go field instead of the C one.
+func checkUTF8(what, s string) error {
+	if utf8.ValidString(s) {
+		return nil
+	}
+	off := 0
+	for off < len(s) {
+		r, n := utf8.DecodeRuneInString(s[off:])
+		if r == utf8.RuneError && n <= 1 {
+			break
+		}
+		off += n
+	}
+	return &Error{Code: CodeInvalidUTF8, Message: fmt.Sprintf("%s is not valid UTF-8 (bad byte at offset %d)", what, off)}
+}
+
 // counts returns the memory and second-pool replica counts requested.
 func (c *ReplicateConfig) counts() (memory, nof int, err error) {
 	if c.ReplicaNum < 0 || c.NofSSDReplicaNum < 0 {
@@ -212,6 +231,14 @@ func (c *ReplicateConfig) build(allowLegacy bool) (*cWriteConfig, error) {
 		if ttlMs, err = millis("ReplicateConfig.SoftPinTTL", *c.SoftPinTTL); err != nil {
 			return nil, err
 		}
+	}
+	for i, seg := range c.PreferredSegments {
+		if err := checkUTF8(fmt.Sprintf("ReplicateConfig.PreferredSegments[%d]", i), seg); err != nil {
+			return nil, err
+		}
+	}
+	if err := checkUTF8("ReplicateConfig.Group", c.Group); err != nil {
+		return nil, err
 	}
 	segs, err := newCStrings("ReplicateConfig.PreferredSegments", c.PreferredSegments)
 	if err != nil {
