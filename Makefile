@@ -1,16 +1,19 @@
 # libmooncake_meta: the single entry point.
 #
 #   make build         release libraries (static + shared) and the header check
-#   make install       header, static and shared library, pkg-config file into
+#   make install       header, stripped static and shared library (debug info
+#                      in lib/.debug), pkg-config file and CMake package into
 #                      $(DESTDIR)$(PREFIX) (PREFIX=/usr/local by default)
+#   make uninstall     remove exactly what make install put there
 #   make demo          install into target/demo-prefix, build the C demo
 #                      against it through pkg-config, and run it
 #   make test          every suite: Rust, the Rust ffi tests under valgrind
 #                      memcheck, header, symbol and allocator checks (with
 #                      their mutation self-tests), C in static/dynamic/
 #                      ASan+UBSan/valgrind modes, C++, the installed layout,
-#                      Go (vet, test, -race, cgocheck2), the Rust sys crate,
-#                      the README check, the docs checks and rustdoc
+#                      out-of-tree consumers of an installed prefix, Go (vet,
+#                      test, -race, cgocheck2), the Rust sys crate, the
+#                      README check, the docs checks and rustdoc
 #   make bench         benchmarks (make bench-quick: a short run)
 #   make lint          cargo fmt --check, clippy -D warnings, gofmt, go vet
 #   make docs          rustdoc of the core and C crates (warnings are errors) and
@@ -39,7 +42,7 @@ ABI     := $(shell sed -n 's/^\#define MOONCAKE_META_ABI_VERSION \([0-9][0-9]*\)
 SONAME  := libmooncake_meta.so.$(ABI)
 DEMO_PREFIX := $(CURDIR)/target/demo-prefix
 
-.PHONY: all build lib hooks-lib libraries install demo test test-rust test-rust-valgrind test-checks test-c test-install test-go test-sys readme-check \
+.PHONY: all build lib hooks-lib libraries install uninstall demo test test-rust test-rust-valgrind test-checks test-c test-install test-consumers test-go test-sys readme-check \
         docs docs-check bench bench-quick lint bless-header tools clean
 all: build
 
@@ -57,6 +60,8 @@ tools:
 	$(call need,readelf,$(call apt,binutils))
 	$(call need,valgrind,$(call apt,valgrind))
 	$(call need,pkg-config,$(call apt,pkg-config))
+	$(call need,objcopy,$(call apt,binutils))
+	$(call need,cmake,$(call apt,cmake))
 	$(call need,python3,$(call apt,python3))
 	@echo 'int main(void){return 0;}' | $(CC) -fsanitize=address,undefined -x c - -o /dev/null 2>/dev/null || { \
 		echo "error: $(CC) cannot build with -fsanitize=address,undefined; install: apt-get install -y libasan8 libubsan1" >&2; exit 1; }
@@ -77,20 +82,21 @@ hooks-lib:
 build: lib
 	scripts/check-header.sh
 
-# include/mooncake_meta.h, lib/libmooncake_meta.a, lib/libmooncake_meta.so.$(VERSION)
-# with its SONAME symlink (.so.$(ABI)) and development symlink (.so), and
-# lib/pkgconfig/mooncake_meta.pc. DESTDIR stages the files for packaging.
+# The layout of a packaged library (scripts/install.sh lists it): the
+# header, lib/libmooncake_meta.a (debug info stripped),
+# lib/libmooncake_meta.so.$(VERSION) (stripped, with a debuglink to
+# lib/.debug/libmooncake_meta.so.$(VERSION).debug) with its SONAME symlink
+# (.so.$(ABI)) and development symlink (.so), lib/pkgconfig/mooncake_meta.pc
+# and the CMake package lib/cmake/mooncake_meta/. DESTDIR stages the files
+# for packaging. `make uninstall` (same PREFIX and DESTDIR) removes exactly
+# those files, and the directories install created once they are empty.
+INSTALL_ENV = PREFIX="$(PREFIX)" DESTDIR="$(DESTDIR)" VERSION="$(VERSION)" ABI="$(ABI)" RELEASE="$(RELEASE)"
 install: lib
-	@test -n "$(VERSION)" -a -n "$(ABI)" || { echo "install: cannot read the version or the ABI major" >&2; exit 1; }
-	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
-	install -m 0644 include/mooncake_meta.h $(DESTDIR)$(PREFIX)/include/mooncake_meta.h
-	install -m 0644 $(RELEASE)/libmooncake_meta.a $(DESTDIR)$(PREFIX)/lib/libmooncake_meta.a
-	install -m 0755 $(RELEASE)/libmooncake_meta.so $(DESTDIR)$(PREFIX)/lib/libmooncake_meta.so.$(VERSION)
-	ln -sfn libmooncake_meta.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/$(SONAME)
-	ln -sfn $(SONAME) $(DESTDIR)$(PREFIX)/lib/libmooncake_meta.so
-	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' mooncake_meta.pc.in \
-		>$(DESTDIR)$(PREFIX)/lib/pkgconfig/mooncake_meta.pc
-	chmod 0644 $(DESTDIR)$(PREFIX)/lib/pkgconfig/mooncake_meta.pc
+	$(call need,objcopy,$(call apt,binutils))
+	$(INSTALL_ENV) scripts/install.sh install
+
+uninstall:
+	$(INSTALL_ENV) scripts/install.sh uninstall
 
 # The demo is built the way a user would: against the installed header and
 # shared library, with flags from pkg-config only.
@@ -107,7 +113,7 @@ demo:
 
 # Each suite is a target; `test` runs them in order, timing each, and stops
 # at the first failure.
-SUITES := test-rust test-rust-valgrind libraries test-checks test-c test-install test-go test-sys readme-check docs-check docs bench-quick
+SUITES := test-rust test-rust-valgrind libraries test-checks test-c test-install test-consumers test-go test-sys readme-check docs-check docs bench-quick
 
 test: tools
 	@n=0; for suite in $(SUITES); do \
@@ -149,10 +155,18 @@ test-checks:
 test-c:
 	$(MAKE) -C c_tests all
 
-# make install into a scratch prefix, then check the layout, the SONAME and
-# that a program builds against it through pkg-config (shared and static).
-test-install:
+# make install into a scratch prefix, then check the layout, the SONAME,
+# the stripping and debuglink, the pkg-config and CMake files, that a
+# program builds against it through pkg-config (shared and static), and
+# that make uninstall leaves nothing behind.
+test-install: lib
 	scripts/check-install.sh
+
+# The out-of-tree consumers (tests/consumers/<name>/): make install into a
+# scratch prefix, copy each consumer outside the repository and run its
+# build-and-run.sh, which follows only the README's instructions.
+test-consumers: lib
+	scripts/check-consumers.sh
 
 # The Go package against the release static library. GOTOOLCHAIN=local: never
 # download another Go. -count=1: go caches test results (and cgo objects)

@@ -62,8 +62,11 @@ func (c Code) String() string {
 	return name
 }
 
-// Error is a failed call: the library's status code and its message, which
-// names the C function and the offending argument. Compare it with the
+// Error is a failed call: the library's status code and its message. A bad
+// Config or ReplicateConfig field is reported by this package before any C
+// call, naming the Go field ("ReplicateConfig.SoftPinTTL 2h0m0s exceeds the
+// master's Config.MaxSoftPinTTL 1h0m0s"); other messages come from the
+// library and name the C function and argument. Compare an Error with the
 // sentinels using errors.Is: any *Error matches the sentinel of its code.
 type Error struct {
 	// Code is the status the call returned.

@@ -21,6 +21,9 @@ func (k Keyspace) start(key string, cfg *ReplicateConfig, pick func(w *cWriteCon
 		return nil, NoToken, err
 	}
 	defer w.free()
+	if err := cfg.checkMaxTTL(k.m.maxSoftPinTTL); err != nil {
+		return nil, NoToken, err
+	}
 	f := pick(w)
 	p, err := k.m.acquire()
 	if err != nil {
