@@ -81,6 +81,7 @@ install: lib
 	@test -n "$(VERSION)" -a -n "$(ABI)" || { echo "install: cannot read the version or the ABI major" >&2; exit 1; }
 	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
 	install -m 0644 include/mooncake_meta.h $(DESTDIR)$(PREFIX)/include/mooncake_meta.h
+	install -m 0644 include/mooncake_meta.hpp $(DESTDIR)$(PREFIX)/include/mooncake_meta.hpp
 	install -m 0644 $(RELEASE)/libmooncake_meta.a $(DESTDIR)$(PREFIX)/lib/libmooncake_meta.a
 	install -m 0755 $(RELEASE)/libmooncake_meta.so $(DESTDIR)$(PREFIX)/lib/libmooncake_meta.so.$(VERSION)
 	ln -sfn libmooncake_meta.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/$(SONAME)

@@ -1,19 +1,19 @@
 #!/usr/bin/env bash
-# make readme-check: every fenced C, Go or Rust block of README.md must appear
-# verbatim in a file that CI builds; the C and Rust quick starts are built and
-# run here, the Go example runs in `make test-go`.
+# make readme-check: every fenced C, C++, Go or Rust block of README.md must
+# appear verbatim in a file that CI builds; the C, C++ and Rust quick starts
+# are built and run here, the Go example runs in `make test-go`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v python3 >/dev/null || { echo "readme-check: python3 is required (apt-get install -y python3)" >&2; exit 1; }
 python3 - <<'PY'
 import re, sys, pathlib
 readme = pathlib.Path("README.md").read_text()
-built = ["examples/quickstart.c", "core/examples/quickstart.rs", "go/example_test.go",
+built = ["examples/quickstart.c", "examples/quickstart.cpp", "core/examples/quickstart.rs", "go/example_test.go",
          "rust-sys/examples/quickstart.rs"]
 corpus = {p: pathlib.Path(p).read_text() for p in built if pathlib.Path(p).exists()}
-blocks = re.findall(r"```(c|go|rust)\n(.*?)```", readme, re.S)
+blocks = re.findall(r"```(c|cpp|go|rust)\n(.*?)```", readme, re.S)
 if not blocks:
-    sys.exit("readme-check: no C/Go/Rust block found in README.md")
+    sys.exit("readme-check: no C/C++/Go/Rust block found in README.md")
 bad = 0
 for lang, body in blocks:
     where = [p for p, text in corpus.items() if body.strip("\n") in text]
@@ -30,4 +30,7 @@ mkdir -p target/c
 cc -std=c11 -Wall -Wextra -Wpedantic -Werror -Iinclude examples/quickstart.c \
     target/release/libmooncake_meta.a -lpthread -ldl -lm -o target/c/quickstart
 ./target/c/quickstart
+c++ -std=c++17 -Wall -Wextra -Wpedantic -Werror -Iinclude examples/quickstart.cpp \
+    target/release/libmooncake_meta.a -lpthread -ldl -lm -o target/c/quickstart_cpp
+./target/c/quickstart_cpp
 cargo run --release --quiet -p mooncake-meta-core --example quickstart
