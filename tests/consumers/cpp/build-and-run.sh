@@ -13,7 +13,8 @@ CXX=${CXX:-c++}
 for tool in "$CXX" pkg-config; do
     command -v "$tool" >/dev/null || { echo "cpp consumer: '$tool' is missing (apt-get install -y g++ pkg-config)" >&2; exit 2; }
 done
-PREFIX=$(cd "$PREFIX" 2>/dev/null && pwd) || { echo "cpp consumer: PREFIX=$PREFIX is not a directory" >&2; exit 1; }
+abs=$(cd "$PREFIX" 2>/dev/null && pwd) || { echo "cpp consumer: PREFIX=$PREFIX is not a directory" >&2; exit 1; }
+PREFIX=$abs
 [ -f "$PREFIX/include/mooncake_meta.hpp" ] || { echo "cpp consumer: no $PREFIX/include/mooncake_meta.hpp" >&2; exit 1; }
 export PKG_CONFIG_PATH="$PREFIX/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
 
