@@ -11,16 +11,19 @@
  *   each key's status in their result (see batch_status).
  * - Ownership is RAII: master, config, c_error, bytes and key_list each own
  *   one library object and release it with its C _free function. They are
- *   movable, not copyable; a moved-from handle holds nothing, and a call on it
+ *   movable, not copyable; a moved-from handle holds nothing: a call on it
  *   reaches the library with NULL and throws error with code
- *   MOONCAKE_META_NULL_ARGUMENT.
+ *   MOONCAKE_META_NULL_ARGUMENT (a batch call reports that code for every
+ *   key; bytes and key_list read as empty; master(config) refuses an empty
+ *   config rather than taking the defaults).
  * - Keys, tenants, group and segment names are std::string_view, only read
  *   during the call. Names the C API takes as NUL-terminated strings
  *   (preferred segments, group, copy targets, paths) are copied once into the
  *   configuration or call; one containing a NUL byte is refused with
  *   MOONCAKE_META_INVALID_PARAMS before the library is called.
  * - Allocations: only the std::vector / std::string results, the copies of
- *   NUL-terminated names above, and the pointer/length arrays of batch calls.
+ *   NUL-terminated names above, and the pointer/length arrays of batch and
+ *   restore_candidates calls.
  * - Thread safety is the C library's: a master may be used from any number of
  *   threads at once (every method is const), except that destroying or
  *   assigning to it must not race another call on it. A config is internally
@@ -37,7 +40,8 @@
 #ifndef MOONCAKE_META_HPP
 #define MOONCAKE_META_HPP
 
-#if !defined(__cplusplus) || __cplusplus < 201703L
+#if !defined(__cplusplus) || \
+    (__cplusplus < 201703L && (!defined(_MSVC_LANG) || _MSVC_LANG < 201703L))
 #error "mooncake_meta.hpp needs C++17 or later (use mooncake_meta.h from C)"
 #endif
 
