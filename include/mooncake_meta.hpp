@@ -691,6 +691,10 @@ struct batch_exist_result : batch_status {
 };
 
 /// batch_get_replica_list: key i's readable replicas (empty when it failed).
+/// The buffer is sized from the library's count first; a key that gains
+/// replicas between that count and its read (a concurrent write) alone
+/// fails with MOONCAKE_META_BUFFER_TOO_SMALL and no lease: read it again
+/// with get_replica_list.
 struct batch_get_result : batch_status {
     std::vector<std::vector<replica>> replicas;
 };
