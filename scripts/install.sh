@@ -4,6 +4,7 @@
 # that back out.
 #
 #   include/mooncake_meta.h                           the header
+#   include/mooncake_meta.hpp                         the C++17 header over it
 #   lib/libmooncake_meta.a                            static library, debug info stripped
 #   lib/libmooncake_meta.so.<version>                 shared library, stripped, with a
 #                                                     .gnu_debuglink to its debug file
@@ -63,6 +64,7 @@ manifest="$cmakedir/install-manifest.txt"
 # Every file and symlink install writes, relative to the prefix.
 files=(
     include/mooncake_meta.h
+    include/mooncake_meta.hpp
     lib/libmooncake_meta.a
     "lib/$real"
     "lib/$soname"
@@ -161,6 +163,7 @@ for d in "${dirs[@]}"; do
 done
 
 install -m 0644 include/mooncake_meta.h "$root/include/mooncake_meta.h"
+install -m 0644 include/mooncake_meta.hpp "$root/include/mooncake_meta.hpp"
 install -m 0644 "$stage/libmooncake_meta.a" "$root/lib/libmooncake_meta.a"
 install -m 0755 "$stage/$real" "$root/lib/$real"
 ln -sfn "$real" "$root/lib/$soname"

@@ -180,3 +180,6 @@ mkdir -p target/c
     "$LIB" -lpthread -ldl -lm -o target/c/quickstart
 ./target/c/quickstart
 "$CARGO" run --release --quiet -p mooncake-meta-core --example quickstart
+"$CXX" -std=c++17 -Wall -Wextra -Wpedantic -Werror -Iinclude examples/quickstart.cpp \
+    "$LIB" -lpthread -ldl -lm -o target/c/quickstart_cpp
+./target/c/quickstart_cpp
