@@ -25,6 +25,8 @@ cp "$repo/Cargo.lock" "$copy/"
 # Its own workspace, the core by absolute path.
 sed -i "s|^mooncake_meta = { path = \"..\"|mooncake_meta = { path = \"$repo\"|" "$copy/Cargo.toml"
 grep -q "path = \"$repo\"" "$copy/Cargo.toml" || { echo "mutation-check: could not repoint the core dependency" >&2; exit 1; }
+sed -i "s|^mooncake-meta-core = { path = \"../core\"|mooncake-meta-core = { path = \"$repo/core\"|" "$copy/Cargo.toml"
+grep -q "path = \"$repo/core\"" "$copy/Cargo.toml" || { echo "mutation-check: could not repoint the core dev-dependency" >&2; exit 1; }
 printf '\n[workspace]\n' >>"$copy/Cargo.toml"
 pristine=$tmp/bindings.rs
 cp "$copy/src/bindings.rs" "$pristine"
