@@ -160,7 +160,7 @@ fn nul_in_a_c_string_argument_is_refused() {
     assert_eq!(err.kind(), ErrorKind::InvalidParams);
     assert!(err.message().contains("group"), "{err}");
     let cfg = WriteConfig {
-        preferred_segments: vec!["mem\00".into()],
+        preferred_segments: vec!["mem\0x".into()],
         ..WriteConfig::default()
     };
     let err = m.put_start(C1, Key::new("k"), SIZE, &cfg).unwrap_err();
