@@ -7,7 +7,7 @@
 use super::*;
 
 /// Every tunable of a master, as the core's `MasterConfig`. `Default`
-/// gives the documented defaults (docs/CONTRACT.md, configuration).
+/// gives the documented defaults (docs/CONTRACT.md §9).
 #[derive(Debug, Clone, PartialEq)]
 pub struct MasterConfig {
     /// Read lease granted by Get/Exist.

@@ -1,5 +1,5 @@
 //! The explicit write intent: `PRESERVE | ENABLE | DISABLE` with an
-//! optional request TTL (docs/CONTRACT.md, the soft pin), as the core
+//! optional request TTL (docs/CONTRACT.md §4.1), as the core
 //! crate's `soft_pin` types.
 
 use super::*;
