@@ -87,6 +87,14 @@ fn main() {
             for d in &rpath {
                 println!("cargo:rustc-link-arg=-Wl,-rpath,{}", d.display());
             }
+            if !matches!(os.as_str(), "macos" | "ios") {
+                // DT_RPATH, not DT_RUNPATH: cargo runs tests with its own
+                // LD_LIBRARY_PATH (which can hold another build of the
+                // library, e.g. target/release), and only DT_RPATH is
+                // searched before it, so a test links and loads the same
+                // library.
+                println!("cargo:rustc-link-arg=-Wl,--disable-new-dtags");
+            }
             // Link arguments do not reach dependents: their build scripts
             // read this as DEP_MOONCAKE_META_RPATH (a search-path list) and
             // pass the same `-Wl,-rpath` for their binaries.
