@@ -4,7 +4,10 @@
 //! (empty, bad tenant) fails alone, here, without being sent, as in the
 //! core. Only the first failure of a C call carries the library's message
 //! (the others carry their status and position): the C ABI writes one
-//! message per call.
+//! message per call. An in-place upsert whose existing replicas outnumber
+//! the requested ones is skipped by the C batch (BUFFER_TOO_SMALL, nothing
+//! done) and redone here on its own after the rest of its call, which only
+//! a repeated key later in the same batch could tell apart.
 
 use super::*;
 use std::ops::Range;
@@ -76,9 +79,14 @@ fn key_errors(
 ) -> Vec<Option<Error>> {
     // SAFETY: `err` is NULL or the call's new error object, owned here.
     let first = (status != MOONCAKE_META_OK).then(|| unsafe { Error::take(status, err) });
-    let whole = first
-        .as_ref()
-        .is_some_and(|_| statuses.iter().all(|&s| s == status));
+    // Refused as a whole: every status is the call's. After a PANIC the
+    // statuses are unspecified, and a failed call that wrote no failing
+    // status cannot be pinned on one key: both fail every key.
+    let whole = first.as_ref().is_some_and(|_| {
+        status == MOONCAKE_META_PANIC
+            || statuses.iter().all(|&s| s == status)
+            || statuses.iter().all(|&s| s == MOONCAKE_META_OK)
+    });
     let mut first = first;
     statuses
         .iter()
