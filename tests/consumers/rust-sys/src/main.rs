@@ -4,11 +4,7 @@
 use mooncake_meta_sys::safe::*;
 
 fn main() -> Result<()> {
-    println!(
-        "libmooncake_meta {} (ABI {})",
-        version(),
-        abi_version()
-    );
+    println!("libmooncake_meta {} (ABI {})", version(), abi_version());
     let m = Master::new(MasterConfig::deterministic(1_000))?;
     let seg = SegmentSpec {
         name: "seg0".into(),
@@ -23,14 +19,23 @@ fn main() -> Result<()> {
     let w = m.put_start(1, Key::new("prompt/42"), 4096, &cfg)?;
     // Time passes between Start and End: the deadline starts at End.
     m.advance_time(250)?;
-    m.put_end(1, Key::new("prompt/42"), ReplicaSelector::All, Some(w.token))?;
+    m.put_end(
+        1,
+        Key::new("prompt/42"),
+        ReplicaSelector::All,
+        Some(w.token),
+    )?;
     let deadline = m.soft_pin_deadline(Key::new("prompt/42"))?;
     println!("soft-pin deadline: {deadline:?}");
     assert_eq!(deadline, Some(61_250));
 
     m.advance_time(30_000)?;
     let replicas = m.get_replica_list(Key::new("prompt/42"))?;
-    println!("read {} replica(s): {:?}", replicas.len(), replicas[0].location);
+    println!(
+        "read {} replica(s): {:?}",
+        replicas.len(),
+        replicas[0].location
+    );
     assert_eq!(replicas.len(), 1);
     assert_eq!(m.soft_pin_deadline(Key::new("prompt/42"))?, deadline);
 
