@@ -199,9 +199,10 @@ test-go: lib
 # The Rust sys crate (rust-sys/, debug builds): linked to the release shared
 # library, then with the core compiled in (feature bundled, which adds the
 # declaration/layout consistency test), then that test's mutation self-check.
-test-sys: lib
+test-sys: lib hooks-lib
 	$(CARGO) test -p mooncake-meta-sys
 	$(CARGO) test -p mooncake-meta-sys --features bundled
+	MOONCAKE_META_LIB_DIR=../$(HOOKS)/release $(CARGO) test -p mooncake-meta-sys --features test-hooks --test panic
 	rust-sys/scripts/mutation-check.sh
 
 # Every fenced C, C++, Go and Rust block of README.md that is a whole program
