@@ -14,8 +14,8 @@ use super::replica::{mooncake_meta_replica, require, too_small, ReplicaArray};
 use super::status::mooncake_meta_status;
 use super::write_config::{mooncake_meta_write_config, read_extended};
 use mooncake_meta_core::error::{Error, Result};
-use mooncake_meta_core::Bounded;
 use mooncake_meta_core::types::{ClientId, ReplicaSelector, WriteConfig};
+use mooncake_meta_core::Bounded;
 use mooncake_meta_core::Master;
 use std::os::raw::c_char;
 

@@ -96,14 +96,14 @@ fn upsert_start_invalid_params_for_bad_request_comes_first() {
 
 #[test]
 fn upsert_start_invalid_params_on_group_change() {
-    // §1/§2: the group id is fixed at creation; None vs Some counts as a change
+    // §1/§2: the group id is fixed at creation: naming another group, or a
+    // group for an ungrouped object, is a change
     let m = master();
     put(&m, "plain", 64, &preserve());
     put(&m, "grouped", 64, &preserve().with_group("g"));
     let before = fingerprint(&m);
     for (key, c) in [
         ("plain", preserve().with_group("g")),
-        ("grouped", preserve()),
         ("grouped", preserve().with_group("h")),
     ] {
         assert_eq!(
@@ -120,6 +120,31 @@ fn upsert_start_invalid_params_on_group_change() {
     assert_unchanged(&m, &before);
     // the same group is fine
     upsert(&m, "grouped", 64, &preserve().with_group("g"));
+    inv(&m);
+}
+
+#[test]
+fn upsert_start_naming_no_group_keeps_the_objects_group() {
+    // §1: an Upsert that names no group (the legacy configs never can) keeps
+    // the object's group, in case A (nothing COMPLETE), B (same size) and C
+    // (other size); the member stays covered by the group's shared lease
+    let m = master();
+    put(&m, "b", 64, &preserve().with_group("g"));
+    put(&m, "c", 64, &preserve().with_group("g"));
+    m.put_start(C1, k("a"), 64, &preserve().with_group("g"))
+        .unwrap(); // still PROCESSING: an upsert of it is case A
+    upsert(&m, "a", 64, &preserve());
+    upsert(&m, "b", 64, &preserve());
+    upsert(&m, "c", 128, &preserve());
+    for key in ["a", "b", "c"] {
+        assert_eq!(object(&m, key).group.as_deref(), Some("g"), "{key}");
+    }
+    let groups = m.capture().groups;
+    assert_eq!(groups.len(), 1);
+    m.get_replica_list(k("a")).unwrap(); // raises the group's lease
+    for key in ["b", "c"] {
+        assert_eq!(code(m.remove(k(key), false)), ErrorKind::ObjectHasLease);
+    }
     inv(&m);
 }
 
