@@ -153,8 +153,32 @@ fn extended_preferred_segments_and_group_are_passed() {
     let s = put_legacy(&m, "l", &legacy);
     assert_eq!(m.segment_name(s.replicas[0].segment_id).unwrap(), "mem0");
     // An upsert naming another group than the object's is refused.
-    let err = m
-        .upsert_start(C1, Key::new("k"), SIZE, &WriteConfig::default())
-        .unwrap_err();
+    let other = WriteConfig {
+        group: Some("h"),
+        ..WriteConfig::default()
+    };
+    let err = m.upsert_start(C1, Key::new("k"), SIZE, &other).unwrap_err();
     assert_eq!(err.code(), mooncake_meta_sys::MOONCAKE_META_INVALID_PARAMS);
+    // One that names no group keeps it (the legacy struct has no group):
+    // the group's lease, raised by a read of another member, protects it.
+    put(&m, "k2", &cfg);
+    let s = m
+        .upsert_start(C1, Key::new("k"), SIZE, &WriteConfig::default())
+        .unwrap();
+    m.upsert_end(C1, Key::new("k"), Selector::All, Some(s.token))
+        .unwrap();
+    let s = m
+        .upsert_start_legacy(C1, Key::new("k2"), SIZE, &LegacyConfig::default())
+        .unwrap();
+    m.upsert_end(C1, Key::new("k2"), Selector::All, Some(s.token))
+        .unwrap();
+    put(&m, "k3", &cfg);
+    assert!(m.exist(Key::new("k3")).unwrap());
+    for key in ["k", "k2"] {
+        let err = m.remove(Key::new(key), false).unwrap_err();
+        assert_eq!(
+            err.code(),
+            mooncake_meta_sys::MOONCAKE_META_OBJECT_HAS_LEASE
+        );
+    }
 }
