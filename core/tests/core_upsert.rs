@@ -346,6 +346,61 @@ fn upsert_start_same_size_on_a_local_disk_only_object_keeps_a_valid_object() {
     inv(&m);
 }
 
+#[test]
+fn upsert_start_same_size_on_a_local_disk_only_object_allocates_first() {
+    // CONTRACT §3 deliberate choice: a same-size Upsert of an object whose
+    // only COMPLETE replicas are LOCAL_DISK has nothing to rewrite in place,
+    // so it takes case C's allocate-first path: new replica ids, a new
+    // creation sequence, and on failure the object is untouched
+    let m = master_with(config(), 1, 0, 64);
+    put(&m, "fill", 64, &preserve()); // the only memory segment is full
+    let disk = m.add_local_disk_replica(C1, k("k"), 64).unwrap();
+    let before = fingerprint(&m);
+    assert_eq!(
+        code(m.upsert_start(C2, k("k"), 64, &preserve())),
+        ErrorKind::NoAvailableHandle
+    );
+    let mut expected = before.1.clone();
+    expected.put_start_failures += 1;
+    assert_eq!(m.metrics(), expected);
+    assert!(m.snapshot().unwrap() == before.0, "the object is untouched");
+    assert_eq!(ids(&m.get_replica_list(k("k")).unwrap()), [disk.id]);
+    m.remove(k("fill"), true).unwrap();
+    let seq = object(&m, "k").seq;
+    let w = m.upsert_start(C2, k("k"), 64, &preserve()).unwrap();
+    assert_eq!(w.replicas.len(), 1);
+    assert_ne!(w.replicas[0].id, disk.id, "new replicas, not in place");
+    assert!(
+        object(&m, "k").seq > seq,
+        "a new creation sequence, as case C"
+    );
+    m.upsert_end(C2, k("k"), ReplicaSelector::All, Some(w.token))
+        .unwrap();
+    assert_eq!(ids(&m.get_replica_list(k("k")).unwrap()), ids(&w.replicas));
+    inv(&m);
+}
+
+#[test]
+fn upsert_start_case_a_by_preemption_keeps_the_old_read_lease() {
+    // CONTRACT §3 deliberate choice: case A reached by preempting the write
+    // in flight rewrites the existing object, so a read lease granted
+    // before stays (unlike PutStart replacing a stale write, a new object)
+    let m = master();
+    put(&m, "k", 64, &preserve());
+    m.get_replica_list(k("k")).unwrap(); // lease T0 + LEASE
+    m.upsert_start(C1, k("k"), 64, &preserve()).unwrap(); // B: nothing COMPLETE
+    m.advance_time(5).unwrap();
+    let w = m.upsert_start(C2, k("k"), 100, &preserve()).unwrap(); // A
+    assert_eq!(object(&m, "k").lease, T0 + LEASE);
+    m.upsert_end(C2, k("k"), ReplicaSelector::All, Some(w.token))
+        .unwrap();
+    assert_eq!(object(&m, "k").lease, T0 + LEASE);
+    assert_eq!(code(m.remove(k("k"), false)), ErrorKind::ObjectHasLease);
+    m.set_time(T0 + LEASE).unwrap();
+    m.remove(k("k"), false).unwrap();
+    inv(&m);
+}
+
 // ----- case C ----------------------------------------------------------------
 
 #[test]
