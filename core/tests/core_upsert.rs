@@ -348,7 +348,7 @@ fn upsert_start_same_size_on_a_local_disk_only_object_keeps_a_valid_object() {
 
 #[test]
 fn upsert_start_same_size_on_a_local_disk_only_object_allocates_first() {
-    // CONTRACT §3 deliberate choice: a same-size Upsert of an object whose
+    // docs/CONTRACT.md §3.3 deliberate choice: a same-size Upsert of an object whose
     // only COMPLETE replicas are LOCAL_DISK has nothing to rewrite in place,
     // so it takes case C's allocate-first path: new replica ids, a new
     // creation sequence, and on failure the object is untouched
@@ -382,7 +382,7 @@ fn upsert_start_same_size_on_a_local_disk_only_object_allocates_first() {
 
 #[test]
 fn upsert_start_case_a_by_preemption_keeps_the_old_read_lease() {
-    // CONTRACT §3 deliberate choice: case A reached by preempting the write
+    // docs/CONTRACT.md §3.3 deliberate choice: case A reached by preempting the write
     // in flight rewrites the existing object, so a read lease granted
     // before stays (unlike PutStart replacing a stale write, a new object)
     let m = master();

@@ -135,7 +135,7 @@ fn second_pass_credits_discarded_replicas_released() {
 
 #[test]
 fn second_pass_credits_discarded_buffers_of_both_pools() {
-    // CONTRACT §5 deliberate choice: the credit counts every discarded
+    // docs/CONTRACT.md §3.3 deliberate choice: the credit counts every discarded
     // buffer the run released, second-pool (NOF_SSD) ones included, though
     // eviction itself frees memory only
     let m = big();

@@ -18,6 +18,8 @@ pub struct WriteConfig<'a> {
     /// `Enable` takes the master's default TTL.
     pub soft_pin_ttl_ms: Option<u64>,
     pub preferred_segments: Vec<&'a str>,
+    /// Group to join at creation; `None` on an Upsert of an existing object
+    /// keeps its group (naming another is `MOONCAKE_META_INVALID_PARAMS`).
     pub group: Option<&'a str>,
 }
 
