@@ -193,3 +193,31 @@ func otherSegment(t *testing.T, m *mm.Master, key string) string {
 	}
 	return "mem0"
 }
+
+// SEMANTICS §1: an Upsert that names no group keeps the object's group —
+// through the legacy path (which has no group field) and through the
+// explicit path with Group empty, in place and resized; naming another
+// group is ErrInvalidParams. Membership shows through the shared lease: a
+// read of one member blocks the non-forced removal of the others.
+func TestUpsertWithoutGroupKeepsTheGroup(t *testing.T) {
+	m := newMaster(t)
+	grouped := mm.ReplicateConfig{ReplicaNum: 1, Group: "g"}
+	for _, key := range []string{"a", "b", "c", "d", "e"} {
+		put(t, m.Keyspace, key, 4096, grouped)
+	}
+	upsert(t, m.Keyspace, "b", 4096, mm.ReplicateConfig{Legacy: true})
+	upsert(t, m.Keyspace, "c", 8192, mm.ReplicateConfig{Legacy: true})
+	upsert(t, m.Keyspace, "d", 4096, mm.ReplicateConfig{})
+	upsert(t, m.Keyspace, "e", 8192, mm.ReplicateConfig{})
+	_, _, err := m.UpsertStart(c1, "b", 4096, mm.ReplicateConfig{Group: "h"})
+	wantErr(t, "UpsertStart naming another group", err, mm.ErrInvalidParams)
+	ok, err := m.Exist("a")
+	must(t, "Exist", err)
+	if !ok {
+		t.Fatal("a does not exist")
+	}
+	for _, key := range []string{"b", "c", "d", "e"} {
+		wantErr(t, "Remove "+key+" under the group lease", m.Remove(key, false), mm.ErrHasLease)
+	}
+	invariants(t, m)
+}

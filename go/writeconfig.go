@@ -76,7 +76,8 @@ type ReplicateConfig struct {
 	// PreferredSegments are segment names to try first, in order.
 	PreferredSegments []string
 	// Group is the group the object joins at creation (explicit path
-	// only); "" for none.
+	// only); "" for none. An Upsert of an existing object that names no
+	// group keeps the object's group; naming another is ErrInvalidParams.
 	Group string
 
 	// Legacy sends the configuration through the legacy struct even when

@@ -219,7 +219,8 @@ typedef struct mooncake_meta_write_config {
      */
     size_t preferred_segments_count;
     /**
-     * NUL-terminated UTF-8 group to join at creation; NULL for none.
+     * NUL-terminated UTF-8 group to join at creation; NULL for none (an
+     * Upsert of an existing object then keeps the object's group).
      */
     const char *group;
 } mooncake_meta_write_config;
@@ -623,7 +624,8 @@ typedef struct mooncake_meta_restore_report {
 #define MOONCAKE_META_ILLEGAL_CLIENT -601
 
 /**
- * End/Revoke that matches no write in flight.
+ * Revoke that matches no write in flight, or a selected replica not
+ * PROCESSING (an End with no write in flight is OK, never this).
  */
 #define MOONCAKE_META_INVALID_WRITE -700
 
@@ -668,7 +670,9 @@ typedef struct mooncake_meta_restore_report {
 #define MOONCAKE_META_REPLICA_IS_GONE -712
 
 /**
- * A replica is busy (being copied, moved or promoted).
+ * Reserved (upstream's value), never returned: a replica is busy only as
+ * the source or target of a copy, move or promotion, which every operation
+ * reports first as `MOONCAKE_META_OBJECT_HAS_REPLICATION_TASK`.
  */
 #define MOONCAKE_META_OBJECT_REPLICA_BUSY -714
 
@@ -1362,7 +1366,9 @@ mooncake_meta_status mooncake_meta_put_start_legacy(const struct mooncake_meta_m
  * `cfg` (NULL = defaults): absent key -> as PutStart; same size -> in place
  * (the object's MEMORY/NOF_SSD replicas, back to PROCESSING with the same
  * ids; requested counts ignored); other size -> new replicas, allocated
- * before the old ones are let go. Leases never block it.
+ * before the old ones are let go. Leases never block it. A NULL `cfg.group`
+ * keeps an existing object's group; naming another group than the
+ * object's (or one for an ungrouped object) is `MOONCAKE_META_INVALID_PARAMS`.
  *
  * `cap` must be at least the replicas requested and, for an in-place
  * write, at least the object's MEMORY/NOF_SSD replicas (copies may have
@@ -1423,8 +1429,8 @@ mooncake_meta_status mooncake_meta_upsert_start_legacy(const struct mooncake_met
  * that is not the current write's is `MOONCAKE_META_STALE_WRITE_TOKEN`).
  * The End that first makes the object readable commits its soft pin.
  * Errors in order: OBJECT_NOT_FOUND, ILLEGAL_CLIENT (not the writer),
- * STALE_WRITE_TOKEN, then INVALID_WRITE when there is no write in flight
- * and a selected replica is not COMPLETE.
+ * STALE_WRITE_TOKEN. With no write in flight every replica a write made is
+ * COMPLETE, so the End is an OK no-op: it never returns INVALID_WRITE.
  *
  * Ownership: nothing is transferred.
  * Thread safety: may be called concurrently with any call but `_free`.
@@ -1666,10 +1672,12 @@ void mooncake_meta_key_list_free(struct mooncake_meta_key_list *list);
 
 /**
  * Removes one object. `force` must be 0 or 1 (1 ignores a live read
- * lease). Missing -> `MOONCAKE_META_OBJECT_NOT_FOUND`; a replica not
- * COMPLETE -> `MOONCAKE_META_REPLICA_IS_NOT_READY` (even forced); a copy,
- * move or promotion running -> `MOONCAKE_META_OBJECT_HAS_REPLICATION_TASK`;
- * live lease, not forced -> `MOONCAKE_META_OBJECT_HAS_LEASE`.
+ * lease). Checked in order: missing -> `MOONCAKE_META_OBJECT_NOT_FOUND`; a
+ * write in flight (a replica of it not COMPLETE) ->
+ * `MOONCAKE_META_REPLICA_IS_NOT_READY` (even forced); a copy, move or
+ * promotion running (its PROCESSING target included) ->
+ * `MOONCAKE_META_OBJECT_HAS_REPLICATION_TASK` (even forced); live lease,
+ * not forced -> `MOONCAKE_META_OBJECT_HAS_LEASE`.
  *
  * Ownership: nothing is transferred.
  * Thread safety: may be called concurrently with any call but `_free`.

@@ -523,12 +523,12 @@ pub unsafe extern "C" fn mooncake_meta_config_set_system_clock(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use mooncake_meta_core::clock::MAX_INSTANT;
-    use mooncake_meta_core::error::ErrorKind;
     use crate::error::{mooncake_meta_error_free, mooncake_meta_error_message};
     use crate::status::{
         MOONCAKE_META_INVALID_PARAMS, MOONCAKE_META_NULL_ARGUMENT, MOONCAKE_META_OK,
     };
+    use mooncake_meta_core::clock::MAX_INSTANT;
+    use mooncake_meta_core::error::ErrorKind;
     use std::ffi::CStr;
     use std::ptr;
 

@@ -26,7 +26,8 @@ pub const MOONCAKE_META_NO_AVAILABLE_HANDLE: mooncake_meta_status = -200;
 pub const MOONCAKE_META_INVALID_PARAMS: mooncake_meta_status = -600;
 /// The caller is not the object's current writer.
 pub const MOONCAKE_META_ILLEGAL_CLIENT: mooncake_meta_status = -601;
-/// End/Revoke that matches no write in flight.
+/// Revoke that matches no write in flight, or a selected replica not
+/// PROCESSING (an End with no write in flight is OK, never this).
 pub const MOONCAKE_META_INVALID_WRITE: mooncake_meta_status = -700;
 /// The object has no readable replica yet.
 pub const MOONCAKE_META_REPLICA_IS_NOT_READY: mooncake_meta_status = -703;
@@ -44,7 +45,9 @@ pub const MOONCAKE_META_OBJECT_NO_REPLICATION_TASK: mooncake_meta_status = -709;
 pub const MOONCAKE_META_REPLICA_NOT_FOUND: mooncake_meta_status = -710;
 /// The source or target replica vanished during a task.
 pub const MOONCAKE_META_REPLICA_IS_GONE: mooncake_meta_status = -712;
-/// A replica is busy (being copied, moved or promoted).
+/// Reserved (upstream's value), never returned: a replica is busy only as
+/// the source or target of a copy, move or promotion, which every operation
+/// reports first as `MOONCAKE_META_OBJECT_HAS_REPLICATION_TASK`.
 pub const MOONCAKE_META_OBJECT_REPLICA_BUSY: mooncake_meta_status = -714;
 /// The operation is not available in the object's current state.
 pub const MOONCAKE_META_UNAVAILABLE_IN_CURRENT_STATUS: mooncake_meta_status = -1010;

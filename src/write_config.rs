@@ -76,7 +76,8 @@ pub struct mooncake_meta_write_config {
     pub preferred_segments: *const *const c_char,
     /// Number of entries in `preferred_segments`.
     pub preferred_segments_count: usize,
-    /// NUL-terminated UTF-8 group to join at creation; NULL for none.
+    /// NUL-terminated UTF-8 group to join at creation; NULL for none (an
+    /// Upsert of an existing object then keeps the object's group).
     pub group: *const c_char,
 }
 

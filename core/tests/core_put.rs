@@ -627,6 +627,50 @@ fn put_end_never_completes_a_copy_target() {
     inv(&m);
 }
 
+#[test]
+fn put_end_never_returns_invalid_write() {
+    // §2/§3.2: PutEnd's INVALID_WRITE is unused, as upstream: once nothing of
+    // a write is PROCESSING every replica a write made is COMPLETE, so an
+    // End with no write in flight is OK for every selector, even while a
+    // copy target of the same kind is PROCESSING (which it never completes)
+    let m = master_with(config(), 2, 1, 1 << 20);
+    let c = WriteConfig {
+        preferred_segments: vec!["mem0".into()],
+        ..shape(1, 1)
+    };
+    let w = m.put_start(C1, k("k"), 64, &c).unwrap();
+    m.put_end(C1, k("k"), ReplicaSelector::Memory, Some(w.token))
+        .unwrap();
+    m.put_end(C1, k("k"), ReplicaSelector::Memory, Some(w.token))
+        .unwrap(); // nothing of that kind left PROCESSING: still OK
+    m.put_end(C1, k("k"), ReplicaSelector::NofSsd, Some(w.token))
+        .unwrap();
+    let t = m.copy_start(k("k"), &["mem1"]).unwrap();
+    let before = fingerprint(&m);
+    for sel in [
+        ReplicaSelector::All,
+        ReplicaSelector::Memory,
+        ReplicaSelector::NofSsd,
+    ] {
+        m.put_end(C1, k("k"), sel, Some(w.token)).unwrap();
+        m.put_end(C1, k("k"), sel, None).unwrap();
+    }
+    assert_unchanged(&m, &before);
+    let target = m
+        .capture()
+        .objects
+        .into_iter()
+        .flat_map(|o| o.replicas)
+        .find(|r| r.id == t[0].id)
+        .expect("the copy target is still there");
+    assert_eq!(target.status, 0, "PROCESSING");
+    // PutRevoke is where INVALID_WRITE lives
+    assert_eq!(
+        code(m.put_revoke(C1, k("k"), ReplicaSelector::All, Some(w.token))),
+        ErrorKind::InvalidWrite
+    );
+}
+
 // ----- PutRevoke -------------------------------------------------------------
 
 #[test]

@@ -159,13 +159,67 @@ fn remove_replica_is_not_ready_even_forced() {
 }
 
 #[test]
-fn remove_replica_is_not_ready_for_a_running_copy_target() {
-    // §3 order: a PROCESSING copy target is a replica not COMPLETE → REPLICA_IS_NOT_READY first
-    let m = two_segments();
-    with_copy(&m, "k");
+fn remove_object_has_replication_task_for_a_running_task_target() {
+    // §3 order: a task's PROCESSING target belongs to the task, not to a
+    // write: a running copy, move or promotion → OBJECT_HAS_REPLICATION_TASK
+    // (forced too, and before a live lease), never REPLICA_IS_NOT_READY
+    let m = master_with(config(), 3, 0, 1 << 20);
+    with_copy(&m, "copy");
+    let c = WriteConfig {
+        preferred_segments: vec!["mem0".into()],
+        ..WriteConfig::default()
+    };
+    put(&m, "move", 64, &c);
+    m.move_start(k("move"), "mem0", "mem2").unwrap();
+    m.add_local_disk_replica(C1, k("promote"), 64).unwrap();
+    m.promotion_start(k("promote"), &[]).unwrap();
+    for key in ["copy", "move", "promote"] {
+        m.exist(k(key)).unwrap();
+    }
     let before = fingerprint(&m);
-    assert_eq!(code(m.remove(k("k"), true)), ErrorKind::ReplicaIsNotReady);
+    for key in ["copy", "move", "promote"] {
+        for force in [false, true] {
+            assert_eq!(
+                code(m.remove(k(key), force)),
+                ErrorKind::ObjectHasReplicationTask,
+                "{key} force={force}"
+            );
+        }
+    }
+    assert_eq!(m.remove_all(true), 0, "RemoveAll skips them too");
     assert_unchanged(&m, &before);
+    m.copy_end(k("copy")).unwrap();
+    m.remove(k("copy"), true).unwrap();
+    inv(&m);
+}
+
+#[test]
+fn remove_replica_is_not_ready_before_the_replication_task() {
+    // §3 order (as upstream): a write in flight and a running copy on the
+    // same key → REPLICA_IS_NOT_READY, checked first, even forced
+    let m = two_segments();
+    let c = WriteConfig {
+        nof_ssd_replicas: 1,
+        preferred_segments: vec!["mem0".into()],
+        ..WriteConfig::default()
+    };
+    let w = m.put_start(C1, k("k"), 64, &c).unwrap();
+    m.put_end(C1, k("k"), ReplicaSelector::Memory, Some(w.token))
+        .unwrap();
+    m.copy_start(k("k"), &["mem1"]).unwrap();
+    let before = fingerprint(&m);
+    for force in [false, true] {
+        assert_eq!(code(m.remove(k("k"), force)), ErrorKind::ReplicaIsNotReady);
+    }
+    assert_unchanged(&m, &before);
+    // the write ends: the task is what remains
+    m.put_end(C1, k("k"), ReplicaSelector::NofSsd, Some(w.token))
+        .unwrap();
+    assert_eq!(
+        code(m.remove(k("k"), true)),
+        ErrorKind::ObjectHasReplicationTask
+    );
+    inv(&m);
 }
 
 #[test]

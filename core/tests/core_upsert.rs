@@ -96,14 +96,14 @@ fn upsert_start_invalid_params_for_bad_request_comes_first() {
 
 #[test]
 fn upsert_start_invalid_params_on_group_change() {
-    // §2/§3: the group id is fixed at creation; None vs Some counts as a change
+    // §2/§3: the group id is fixed at creation: naming another group, or a
+    // group for an ungrouped object, is a change
     let m = master();
     put(&m, "plain", 64, &preserve());
     put(&m, "grouped", 64, &preserve().with_group("g"));
     let before = fingerprint(&m);
     for (key, c) in [
         ("plain", preserve().with_group("g")),
-        ("grouped", preserve()),
         ("grouped", preserve().with_group("h")),
     ] {
         assert_eq!(
@@ -120,6 +120,31 @@ fn upsert_start_invalid_params_on_group_change() {
     assert_unchanged(&m, &before);
     // the same group is fine
     upsert(&m, "grouped", 64, &preserve().with_group("g"));
+    inv(&m);
+}
+
+#[test]
+fn upsert_start_naming_no_group_keeps_the_objects_group() {
+    // §2: an Upsert that names no group (the legacy configs never can) keeps
+    // the object's group, in case A (nothing COMPLETE), B (same size) and C
+    // (other size); the member stays covered by the group's shared lease
+    let m = master();
+    put(&m, "b", 64, &preserve().with_group("g"));
+    put(&m, "c", 64, &preserve().with_group("g"));
+    m.put_start(C1, k("a"), 64, &preserve().with_group("g"))
+        .unwrap(); // still PROCESSING: an upsert of it is case A
+    upsert(&m, "a", 64, &preserve());
+    upsert(&m, "b", 64, &preserve());
+    upsert(&m, "c", 128, &preserve());
+    for key in ["a", "b", "c"] {
+        assert_eq!(object(&m, key).group.as_deref(), Some("g"), "{key}");
+    }
+    let groups = m.capture().groups;
+    assert_eq!(groups.len(), 1);
+    m.get_replica_list(k("a")).unwrap(); // raises the group's lease
+    for key in ["b", "c"] {
+        assert_eq!(code(m.remove(k(key), false)), ErrorKind::ObjectHasLease);
+    }
     inv(&m);
 }
 
@@ -318,6 +343,61 @@ fn upsert_start_same_size_on_a_local_disk_only_object_keeps_a_valid_object() {
     let r = m.get_replica_list(k("k")).unwrap();
     assert!(r.iter().all(|r| r.kind != ReplicaKind::LocalDisk));
     assert!(!r.is_empty());
+    inv(&m);
+}
+
+#[test]
+fn upsert_start_same_size_on_a_local_disk_only_object_allocates_first() {
+    // docs/CONTRACT.md §4.3 deliberate choice: a same-size Upsert of an object whose
+    // only COMPLETE replicas are LOCAL_DISK has nothing to rewrite in place,
+    // so it takes case C's allocate-first path: new replica ids, a new
+    // creation sequence, and on failure the object is untouched
+    let m = master_with(config(), 1, 0, 64);
+    put(&m, "fill", 64, &preserve()); // the only memory segment is full
+    let disk = m.add_local_disk_replica(C1, k("k"), 64).unwrap();
+    let before = fingerprint(&m);
+    assert_eq!(
+        code(m.upsert_start(C2, k("k"), 64, &preserve())),
+        ErrorKind::NoAvailableHandle
+    );
+    let mut expected = before.1.clone();
+    expected.put_start_failures += 1;
+    assert_eq!(m.metrics(), expected);
+    assert!(m.snapshot().unwrap() == before.0, "the object is untouched");
+    assert_eq!(ids(&m.get_replica_list(k("k")).unwrap()), [disk.id]);
+    m.remove(k("fill"), true).unwrap();
+    let seq = object(&m, "k").seq;
+    let w = m.upsert_start(C2, k("k"), 64, &preserve()).unwrap();
+    assert_eq!(w.replicas.len(), 1);
+    assert_ne!(w.replicas[0].id, disk.id, "new replicas, not in place");
+    assert!(
+        object(&m, "k").seq > seq,
+        "a new creation sequence, as case C"
+    );
+    m.upsert_end(C2, k("k"), ReplicaSelector::All, Some(w.token))
+        .unwrap();
+    assert_eq!(ids(&m.get_replica_list(k("k")).unwrap()), ids(&w.replicas));
+    inv(&m);
+}
+
+#[test]
+fn upsert_start_case_a_by_preemption_keeps_the_old_read_lease() {
+    // docs/CONTRACT.md §4.3 deliberate choice: case A reached by preempting the write
+    // in flight rewrites the existing object, so a read lease granted
+    // before stays (unlike PutStart replacing a stale write, a new object)
+    let m = master();
+    put(&m, "k", 64, &preserve());
+    m.get_replica_list(k("k")).unwrap(); // lease T0 + LEASE
+    m.upsert_start(C1, k("k"), 64, &preserve()).unwrap(); // B: nothing COMPLETE
+    m.advance_time(5).unwrap();
+    let w = m.upsert_start(C2, k("k"), 100, &preserve()).unwrap(); // A
+    assert_eq!(object(&m, "k").lease, T0 + LEASE);
+    m.upsert_end(C2, k("k"), ReplicaSelector::All, Some(w.token))
+        .unwrap();
+    assert_eq!(object(&m, "k").lease, T0 + LEASE);
+    assert_eq!(code(m.remove(k("k"), false)), ErrorKind::ObjectHasLease);
+    m.set_time(T0 + LEASE).unwrap();
+    m.remove(k("k"), false).unwrap();
     inv(&m);
 }
 

@@ -134,6 +134,33 @@ fn second_pass_credits_discarded_replicas_released() {
 }
 
 #[test]
+fn second_pass_credits_discarded_buffers_of_both_pools() {
+    // docs/CONTRACT.md §3.3 deliberate choice: the credit counts every discarded
+    // buffer the run released, second-pool (NOF_SSD) ones included, though
+    // eviction itself frees memory only
+    let m = big();
+    for i in 0..8 {
+        put(&m, &format!("u{i}"), 64, &preserve());
+    }
+    let nof_only = WriteConfig {
+        memory_replicas: 0,
+        nof_ssd_replicas: 1,
+        ..preserve()
+    };
+    put(&m, "n", 64, &nof_only); // not in the base: no memory replica
+    upsert(&m, "n", 32, &nof_only); // case C: its NOF_SSD buffer is discarded
+    assert_eq!(m.metrics().discarded_staging_bytes, 64);
+    m.advance_time(RELEASE).unwrap();
+    // need ceil(8 × 0.25) = 2, of which the released NOF_SSD buffer is one
+    let r = m.run_eviction(0.0, 0.25).unwrap();
+    assert_eq!(r.base, 8);
+    assert_eq!((r.discarded_released, r.evicted), (1, 1));
+    assert_eq!(m.metrics().discarded_staging_bytes, 0);
+    assert_eq!(m.key_count(), 8);
+    inv(&m);
+}
+
+#[test]
 fn twenty_objects_ten_pinned_target_and_lowerbound_point_eight() {
     // RFC/§5: 20 objects (10 pinned), target 0.8, lowerbound 0.8 →
     // all 10 unpinned and the 6 oldest-lease pinned go

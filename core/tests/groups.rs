@@ -234,3 +234,47 @@ fn group_id_is_fixed_at_creation() {
     assert_eq!(m.capture().groups.len(), 1);
     inv(&m);
 }
+
+#[test]
+fn replacing_the_last_member_through_a_stale_write_keeps_the_group_lease() {
+    // §1/§2: PutStart replacing a stale write of the group's last member
+    // keeps the group and its shared lease (it is not recreated with lease 0)
+    let c = MasterConfig {
+        default_kv_lease_ttl_ms: 100_000,
+        put_start_discard_timeout_ms: 30_000,
+        ..config()
+    };
+    let m = master_with(c, 1, 0, 1 << 24);
+    put(&m, "a", 64, &grouped("g"));
+    m.put_start(C1, k("b"), 64, &grouped("g")).unwrap(); // never ended
+    m.get_replica_list(k("a")).unwrap(); // group lease T0 + 100 s
+    m.remove(k("a"), true).unwrap(); // b is now the last member
+    assert_eq!(group_lease(&m, "default", "g"), Some(T0 + 100_000));
+    m.advance_time(30_001).unwrap(); // b's write is no longer young
+    let w = m.put_start(C2, k("b"), 64, &grouped("g")).unwrap();
+    assert_eq!(group_lease(&m, "default", "g"), Some(T0 + 100_000));
+    m.put_end(C2, k("b"), ReplicaSelector::All, Some(w.token))
+        .unwrap();
+    // the group's lease, still live, protects the replacement
+    assert_eq!(code(m.remove(k("b"), false)), ErrorKind::ObjectHasLease);
+    assert_eq!(m.capture().groups.len(), 1);
+    inv(&m);
+    m.set_time(T0 + 100_000).unwrap();
+    m.remove(k("b"), false).unwrap();
+    assert!(m.capture().groups.is_empty(), "an empty group is gone");
+    inv(&m);
+}
+
+#[test]
+fn replacing_a_stale_write_under_another_group_moves_the_key() {
+    // §2: the replacement is a new object: it joins the group it names and
+    // leaves the stale write's group, which goes when it has no member left
+    let m = big();
+    m.put_start(C1, k("b"), 64, &grouped("g")).unwrap();
+    m.advance_time(30_001).unwrap();
+    put(&m, "b", 64, &grouped("h"));
+    let groups = m.capture().groups;
+    assert_eq!(groups.len(), 1);
+    assert_eq!(groups[0].name, "h");
+    inv(&m);
+}

@@ -473,10 +473,10 @@ fn groups_and_their_shared_lease_are_restored() {
     assert_eq!(ev.evicted, 2, "all members go together");
     assert!(r.capture().groups.is_empty());
     inv(&r);
-    // Upsert must still name the same group.
+    // The restored object keeps its group: naming another is refused.
     let (r3, _) = restored_at(&s, T0 + 200);
     assert_eq!(
-        code(r3.upsert_start(C1, k("a"), 64, &preserve())),
+        code(r3.upsert_start(C1, k("a"), 64, &preserve().with_group("h"))),
         ErrorKind::InvalidParams
     );
     r3.upsert_start(C1, k("a"), 64, &preserve().with_group("g"))

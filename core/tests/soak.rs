@@ -180,7 +180,8 @@ fn soft_pin(r: &mut XorShift) -> SoftPinRequest {
 fn write_config(r: &mut XorShift, u: &Universe, key: usize) -> WriteConfig {
     let mut group = u.group(key);
     if r.chance(3) {
-        // A group change: INVALID_PARAMS on an Upsert of an existing object.
+        // Naming another group (or one for an ungrouped key) is INVALID_PARAMS
+        // on an Upsert of an existing object; naming none keeps its group.
         group = match group {
             Some(_) => None,
             None => Some("g0".into()),

@@ -166,7 +166,8 @@ pub struct mooncake_meta_write_config {
     pub preferred_segments: *const *const c_char,
     /// Number of entries in `preferred_segments`.
     pub preferred_segments_count: usize,
-    /// NUL-terminated UTF-8 group to join at creation; NULL for none.
+    /// NUL-terminated UTF-8 group to join at creation; NULL for none (an
+    /// Upsert of an existing object then keeps the object's group).
     pub group: *const c_char,
 }
 
@@ -558,7 +559,8 @@ pub const MOONCAKE_META_INVALID_PARAMS: mooncake_meta_status = -600;
 /// The caller is not the object's current writer.
 pub const MOONCAKE_META_ILLEGAL_CLIENT: mooncake_meta_status = -601;
 
-/// End/Revoke that matches no write in flight.
+/// Revoke that matches no write in flight, or a selected replica not
+/// PROCESSING (an End with no write in flight is OK, never this).
 pub const MOONCAKE_META_INVALID_WRITE: mooncake_meta_status = -700;
 
 /// The object has no readable replica yet.
@@ -585,7 +587,9 @@ pub const MOONCAKE_META_REPLICA_NOT_FOUND: mooncake_meta_status = -710;
 /// The source or target replica vanished during a task.
 pub const MOONCAKE_META_REPLICA_IS_GONE: mooncake_meta_status = -712;
 
-/// A replica is busy (being copied, moved or promoted).
+/// Reserved (upstream's value), never returned: a replica is busy only as
+/// the source or target of a copy, move or promotion, which every operation
+/// reports first as `MOONCAKE_META_OBJECT_HAS_REPLICATION_TASK`.
 pub const MOONCAKE_META_OBJECT_REPLICA_BUSY: mooncake_meta_status = -714;
 
 /// The operation is not available in the object's current state.
@@ -1236,7 +1240,9 @@ extern "C" {
     /// `cfg` (NULL = defaults): absent key -> as PutStart; same size -> in place
     /// (the object's MEMORY/NOF_SSD replicas, back to PROCESSING with the same
     /// ids; requested counts ignored); other size -> new replicas, allocated
-    /// before the old ones are let go. Leases never block it.
+    /// before the old ones are let go. Leases never block it. A NULL `cfg.group`
+    /// keeps an existing object's group; naming another group than the
+    /// object's (or one for an ungrouped object) is `MOONCAKE_META_INVALID_PARAMS`.
     ///
     /// `cap` must be at least the replicas requested and, for an in-place
     /// write, at least the object's MEMORY/NOF_SSD replicas (copies may have
@@ -1297,8 +1303,8 @@ extern "C" {
     /// that is not the current write's is `MOONCAKE_META_STALE_WRITE_TOKEN`).
     /// The End that first makes the object readable commits its soft pin.
     /// Errors in order: OBJECT_NOT_FOUND, ILLEGAL_CLIENT (not the writer),
-    /// STALE_WRITE_TOKEN, then INVALID_WRITE when there is no write in flight
-    /// and a selected replica is not COMPLETE.
+    /// STALE_WRITE_TOKEN. With no write in flight every replica a write made is
+    /// COMPLETE, so the End is an OK no-op: it never returns INVALID_WRITE.
     ///
     /// Ownership: nothing is transferred.
     /// Thread safety: may be called concurrently with any call but `_free`.
@@ -1536,10 +1542,12 @@ extern "C" {
     pub fn mooncake_meta_key_list_free(list: *mut mooncake_meta_key_list);
 
     /// Removes one object. `force` must be 0 or 1 (1 ignores a live read
-    /// lease). Missing -> `MOONCAKE_META_OBJECT_NOT_FOUND`; a replica not
-    /// COMPLETE -> `MOONCAKE_META_REPLICA_IS_NOT_READY` (even forced); a copy,
-    /// move or promotion running -> `MOONCAKE_META_OBJECT_HAS_REPLICATION_TASK`;
-    /// live lease, not forced -> `MOONCAKE_META_OBJECT_HAS_LEASE`.
+    /// lease). Checked in order: missing -> `MOONCAKE_META_OBJECT_NOT_FOUND`; a
+    /// write in flight (a replica of it not COMPLETE) ->
+    /// `MOONCAKE_META_REPLICA_IS_NOT_READY` (even forced); a copy, move or
+    /// promotion running (its PROCESSING target included) ->
+    /// `MOONCAKE_META_OBJECT_HAS_REPLICATION_TASK` (even forced); live lease,
+    /// not forced -> `MOONCAKE_META_OBJECT_HAS_LEASE`.
     ///
     /// Ownership: nothing is transferred.
     /// Thread safety: may be called concurrently with any call but `_free`.

@@ -78,19 +78,12 @@ impl MasterCore {
             None => None,
         };
         let replicas = self.allocate_write(hash, size, cfg, &[])?;
-        // A stale write with nothing COMPLETE is replaced: its buffers are
-        // discarded and its deadline dropped (no carry, §4.5).
-        if let Some(scoped) = replace {
-            self.erase(
-                &mut st,
-                si,
-                hash,
-                &scoped,
-                Some(now + self.config.put_start_release_timeout_ms),
-            );
-        }
         let token = self.new_token();
         let descriptors = replicas.iter().map(|r| r.descriptor(size)).collect();
+        // The new object joins its group before a replaced write leaves it:
+        // when the stale write is the group's last member, the group (and
+        // its shared lease) lives on instead of being dropped and recreated
+        // with lease 0.
         let obj = self.new_object(
             k,
             hash,
@@ -106,6 +99,17 @@ impl MasterCore {
             },
             cfg.group.as_deref(),
         );
+        // A stale write with nothing COMPLETE is replaced: its buffers are
+        // discarded and its deadline dropped (no carry, §4.5).
+        if let Some(scoped) = replace {
+            self.erase(
+                &mut st,
+                si,
+                hash,
+                &scoped,
+                Some(now + self.config.put_start_release_timeout_ms),
+            );
+        }
         st.in_flight.insert(token, hash);
         st.insert(obj);
         self.metrics.keys.fetch_add(1, Ordering::Relaxed);
@@ -161,14 +165,11 @@ impl MasterCore {
         let obj = st.find_mut(hash, k).ok_or_else(Error::not_found)?;
         MasterCore::check_writer(obj, client, token)?;
         if !obj.write_in_flight() {
-            return if obj.targeted(sel).all(|r| r.is_complete()) {
-                Ok(())
-            } else {
-                Err(Error::new(
-                    ErrorKind::InvalidWrite,
-                    "no write in flight to end",
-                ))
-            };
+            // Once no replica of a write is PROCESSING every replica a write
+            // made is COMPLETE: an End then (a retry, or one naming a kind
+            // the write did not place) is an OK no-op. PutEnd never returns
+            // INVALID_WRITE, as upstream; a task's target is never touched.
+            return Ok(());
         }
         let had_complete = obj.has_complete();
         let mut completed = 0usize;

@@ -60,12 +60,16 @@ impl MasterCore {
         let case = match st.find(hash, k) {
             None => Case::Absent,
             Some(obj) => {
-                let current = obj.group.as_ref().map(|g| g.name());
-                if current != cfg.group.as_deref() {
-                    return Err(Error::invalid(format!(
-                        "the group of an object is fixed at creation (is {current:?}, request {:?})",
-                        cfg.group
-                    )));
+                // The group is fixed at creation: an Upsert that names no
+                // group keeps the object's (the legacy configs cannot name
+                // one); only naming another group is refused.
+                if let Some(requested) = cfg.group.as_deref() {
+                    let current = obj.group.as_ref().map(|g| g.name());
+                    if current != Some(requested) {
+                        return Err(Error::invalid(format!(
+                            "the group of an object is fixed at creation (is {current:?}, request {requested:?})"
+                        )));
+                    }
                 }
                 if obj.task.is_some() {
                     return Err(Error::new(

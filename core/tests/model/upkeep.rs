@@ -56,7 +56,9 @@ impl Model {
 
     fn removable(&self, k: usize, force: bool) -> Result<(), ErrorKind> {
         let o = &self.objs[&k];
-        if o.reps.iter().any(|r| !r.complete) {
+        // A write in flight first, then a task (whose PROCESSING targets
+        // are the task's, not a write's), then the lease.
+        if o.write_in_flight() {
             return Err(ErrorKind::ReplicaIsNotReady);
         }
         if o.task.is_some() {

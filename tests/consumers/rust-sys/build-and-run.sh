@@ -6,23 +6,23 @@
 # copied out of the repository first, so nothing of the repository's
 # workspace, target directory or library build is used.
 #
-# usage: PREFIX=/installed/prefix REPO=/path/to/repository build-and-run.sh
+# usage: PREFIX=/installed/prefix MOONCAKE_META_REPO=/path/to/repository build-and-run.sh
 set -euo pipefail
 : "${PREFIX:?set PREFIX to an installed prefix (make install PREFIX=...)}"
-: "${REPO:?set REPO to the repository (the sys crate is \$REPO/rust-sys)}"
+: "${MOONCAKE_META_REPO:?set MOONCAKE_META_REPO to the repository (the sys crate is \$MOONCAKE_META_REPO/rust-sys)}"
 CARGO=${CARGO:-cargo}
 here=$(cd "$(dirname "$0")" && pwd)
-REPO=$(cd "$REPO" && pwd)
+MOONCAKE_META_REPO=$(cd "$MOONCAKE_META_REPO" && pwd)
 PREFIX=$(cd "$PREFIX" && pwd)
-for f in "$PREFIX/lib/libmooncake_meta.so" "$REPO/rust-sys/Cargo.toml"; do
+for f in "$PREFIX/lib/libmooncake_meta.so" "$MOONCAKE_META_REPO/rust-sys/Cargo.toml"; do
     [ -e "$f" ] || { echo "rust-sys consumer: $f is missing" >&2; exit 1; }
 done
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cp -R "$here/Cargo.toml" "$here/build.rs" "$here/src" "$tmp/"
-sed -i "s|^mooncake-meta-sys = { path = \"[^\"]*\" }|mooncake-meta-sys = { path = \"$REPO/rust-sys\" }|" "$tmp/Cargo.toml"
-grep -q "path = \"$REPO/rust-sys\"" "$tmp/Cargo.toml" || { echo "rust-sys consumer: could not point Cargo.toml at $REPO/rust-sys" >&2; exit 1; }
+sed -i "s|^mooncake-meta-sys = { path = \"[^\"]*\" }|mooncake-meta-sys = { path = \"$MOONCAKE_META_REPO/rust-sys\" }|" "$tmp/Cargo.toml"
+grep -q "path = \"$MOONCAKE_META_REPO/rust-sys\"" "$tmp/Cargo.toml" || { echo "rust-sys consumer: could not point Cargo.toml at $MOONCAKE_META_REPO/rust-sys" >&2; exit 1; }
 
 cd "$tmp"
 # The only setting the README asks for. No LD_LIBRARY_PATH: the rpath must
