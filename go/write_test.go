@@ -194,7 +194,7 @@ func otherSegment(t *testing.T, m *mm.Master, key string) string {
 	return "mem0"
 }
 
-// SEMANTICS §1: an Upsert that names no group keeps the object's group —
+// docs/CONTRACT.md §2: an Upsert that names no group keeps the object's group —
 // through the legacy path (which has no group field) and through the
 // explicit path with Group empty, in place and resized; naming another
 // group is ErrInvalidParams. Membership shows through the shared lease: a

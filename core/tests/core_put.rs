@@ -629,7 +629,7 @@ fn put_end_never_completes_a_copy_target() {
 
 #[test]
 fn put_end_never_returns_invalid_write() {
-    // §2/§3.2: PutEnd's INVALID_WRITE is unused, as upstream: once nothing of
+    // §3/§4.2: PutEnd's INVALID_WRITE is unused, as upstream: once nothing of
     // a write is PROCESSING every replica a write made is COMPLETE, so an
     // End with no write in flight is OK for every selector, even while a
     // copy target of the same kind is PROCESSING (which it never completes)

@@ -237,7 +237,7 @@ fn group_id_is_fixed_at_creation() {
 
 #[test]
 fn replacing_the_last_member_through_a_stale_write_keeps_the_group_lease() {
-    // §1/§2: PutStart replacing a stale write of the group's last member
+    // §2/§3: PutStart replacing a stale write of the group's last member
     // keeps the group and its shared lease (it is not recreated with lease 0)
     let c = MasterConfig {
         default_kv_lease_ttl_ms: 100_000,
@@ -267,7 +267,7 @@ fn replacing_the_last_member_through_a_stale_write_keeps_the_group_lease() {
 
 #[test]
 fn replacing_a_stale_write_under_another_group_moves_the_key() {
-    // §2: the replacement is a new object: it joins the group it names and
+    // §3: the replacement is a new object: it joins the group it names and
     // leaves the stale write's group, which goes when it has no member left
     let m = big();
     m.put_start(C1, k("b"), 64, &grouped("g")).unwrap();
