@@ -22,7 +22,9 @@ mod ops;
 #[path = "model/reference.rs"]
 mod reference;
 
-use mooncake_meta_core::{Key, Master, MasterConfig, Pool, ReplicaSelector, SegmentSpec, WriteConfig};
+use mooncake_meta_core::{
+    Key, Master, MasterConfig, Pool, ReplicaSelector, SegmentSpec, WriteConfig,
+};
 use proptest::prelude::*;
 use proptest::test_runner::{RngAlgorithm, RngSeed, TestRunner};
 

@@ -647,7 +647,10 @@ struct Last {
 }
 
 /// The captured record of one key, if it exists.
-fn record_of(m: &MasterCore, k: Key<'_>) -> Option<mooncake_meta_core::snapshot::image::ObjectRecord> {
+fn record_of(
+    m: &MasterCore,
+    k: Key<'_>,
+) -> Option<mooncake_meta_core::snapshot::image::ObjectRecord> {
     m.capture()
         .objects
         .into_iter()
