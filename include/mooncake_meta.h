@@ -534,6 +534,12 @@ typedef struct mooncake_meta_metrics_snapshot {
      * Mounted segments (their usage is in the Prometheus text).
      */
     uint64_t segment_count;
+    /**
+     * Version 2: the master's timeline minus the wall clock,
+     * in ms (`master_clock_skew_ms`). A wall-clock step moves this, never a
+     * lifetime.
+     */
+    int64_t clock_skew_ms;
 } mooncake_meta_metrics_snapshot;
 
 /**
@@ -557,7 +563,8 @@ typedef struct mooncake_meta_restore_report {
      */
     uint64_t candidate;
     /**
-     * The restored snapshot's creation instant (ms since the epoch).
+     * The restored snapshot's creation instant, on the timeline of the
+     * master that took it.
      */
     uint64_t created_at;
     /**
@@ -586,6 +593,12 @@ typedef struct mooncake_meta_restore_report {
      * validate, or could not be read).
      */
     uint64_t candidates_rejected;
+    /**
+     * Version 2: how far every stored instant was shifted
+     * onto this master's timeline — its clock skew now minus the skew at
+     * capture; 0 for equal skews and for format-1 snapshots.
+     */
+    int64_t clock_shift_ms;
 } mooncake_meta_restore_report;
 
 /**
@@ -1158,8 +1171,11 @@ mooncake_meta_status mooncake_meta_master_new(const struct mooncake_meta_config 
 void mooncake_meta_master_free(struct mooncake_meta_master *m);
 
 /**
- * Writes the master clock's current instant (milliseconds since the Unix
- * epoch) to `*out_now`.
+ * Writes the master's current instant to `*out_now`: milliseconds on its
+ * timeline, which is anchored to the Unix epoch when the master is created
+ * and then advanced by a monotonic clock, so it never goes backwards and a
+ * wall-clock step moves no deadline. Every instant of this API (deadlines,
+ * leases, `run_cleanup_at`, snapshots' `created_at`) is on this timeline.
  *
  * Ownership: nothing is transferred.
  * Thread safety: may be called concurrently with any call but `_free`.
@@ -1188,6 +1204,44 @@ mooncake_meta_status mooncake_meta_master_now(const struct mooncake_meta_master 
 mooncake_meta_status mooncake_meta_master_set_time(const struct mooncake_meta_master *m,
                                                    uint64_t to_ms,
                                                    struct mooncake_meta_error **err);
+
+/**
+ * Writes the wall clock now (milliseconds since the Unix epoch) to
+ * `*out_wall`. No lifetime depends on it: it is what the skew
+ * (`clock_skew_ms` in the metrics) is measured against and what a snapshot
+ * records beside its capture instant. For a manual clock it is the
+ * timeline unless set apart with `mooncake_meta_master_set_wall_time`.
+ *
+ * Ownership: nothing is transferred.
+ * Thread safety: may be called concurrently with any call but `_free`.
+ *
+ * # Safety
+ * `m` must be NULL or a live master; `out_wall` valid for writing a
+ * `uint64_t`; `err` NULL or valid for writing one pointer.
+ */
+mooncake_meta_status mooncake_meta_master_wall_time(const struct mooncake_meta_master *m,
+                                                    uint64_t *out_wall,
+                                                    struct mooncake_meta_error **err);
+
+/**
+ * Sets a manual clock's wall apart from its timeline, as a wall-clock step
+ * would: the timeline, and so every lease, soft pin and write timeout, is
+ * unchanged; the skew becomes `now − wall_ms` and snapshots record the new
+ * wall. The wall then keeps that distance as the clock advances. A
+ * system-clock master is `MOONCAKE_META_CLOCK_UNSUPPORTED` (its wall is the
+ * operating system's); `wall_ms >= INT64_MAX` is
+ * `MOONCAKE_META_INVALID_PARAMS`. Nothing changes on failure.
+ *
+ * Ownership: nothing is transferred.
+ * Thread safety: may be called concurrently with any call but `_free`.
+ *
+ * # Safety
+ * `m` must be NULL or a live master; `err` NULL or valid for writing one
+ * pointer.
+ */
+mooncake_meta_status mooncake_meta_master_set_wall_time(const struct mooncake_meta_master *m,
+                                                        uint64_t wall_ms,
+                                                        struct mooncake_meta_error **err);
 
 /**
  * Advances a manual clock by `by_ms`; the new instant goes to `*out_now`

@@ -41,7 +41,7 @@ pub(crate) unsafe fn read(cfg: *const mooncake_meta_config, arg: &str) -> Result
 /// Every check master creation makes on a configuration.
 pub(crate) fn validate(config: &MasterConfig) -> Result<()> {
     config.validate()?;
-    Clock::new(config.clock).map(drop)
+    Clock::new(config.clock.clone()).map(drop)
 }
 
 /// Runs one setter under the boundary with the config locked.

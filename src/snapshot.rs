@@ -32,7 +32,8 @@ pub struct mooncake_meta_restore_report {
     /// Index, in the caller's list, of the candidate that was restored (0
     /// for `mooncake_meta_restore`).
     pub candidate: u64,
-    /// The restored snapshot's creation instant (ms since the epoch).
+    /// The restored snapshot's creation instant, on the timeline of the
+    /// master that took it.
     pub created_at: u64,
     /// Objects restored.
     pub objects_restored: u64,
@@ -48,8 +49,13 @@ pub struct mooncake_meta_restore_report {
     /// Candidates rejected before the winner (newer ones that failed to
     /// validate, or could not be read).
     pub candidates_rejected: u64,
+    /// Version 2: how far every stored instant was shifted
+    /// onto this master's timeline — its clock skew now minus the skew at
+    /// capture; 0 for equal skews and for format-1 snapshots.
+    pub clock_shift_ms: i64,
 }
-// Version 1: 8 + 8 * 8 = 72 bytes on every target; frozen.
+// Version 1: 8 + 8 * 8 = 72 bytes on every target; frozen. Version 2
+// appends clock_shift_ms (80 bytes).
 size_versioned!(mooncake_meta_restore_report, v1_size = 72);
 
 impl From<RestoreReport> for mooncake_meta_restore_report {
@@ -65,6 +71,7 @@ impl From<RestoreReport> for mooncake_meta_restore_report {
             soft_pins_restored: r.soft_pins_restored,
             soft_pins_normalised: r.soft_pins_normalised,
             candidates_rejected: r.rejected.len() as u64,
+            clock_shift_ms: r.clock_shift_ms,
         }
     }
 }

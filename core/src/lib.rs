@@ -52,7 +52,7 @@ mod quiesce;
 mod shard;
 
 pub use cleanup::CleanupStats;
-pub use clock::{ClockSource, Instant, MAX_INSTANT};
+pub use clock::{ClockSource, Instant, WallSource, MAX_INSTANT};
 pub use config::MasterConfig;
 pub use error::{Error, ErrorKind, Result};
 pub use eviction::EvictionReport;

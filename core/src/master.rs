@@ -111,7 +111,7 @@ pub const CLEANUP_BATCH: usize = 128;
 
 impl MasterCore {
     fn new(config: MasterConfig) -> Result<Self> {
-        let clock = Clock::new(config.clock)?;
+        let clock = Clock::new(config.clock.clone())?;
         let shards = (0..config.shard_count).map(|_| Shard::new()).collect();
         let seed = {
             use std::hash::{BuildHasher, Hasher};
@@ -143,9 +143,29 @@ impl MasterCore {
         &self.config
     }
 
-    /// The master's current instant.
+    /// The master's current instant, on its timeline: monotonic, and
+    /// unaffected by wall-clock steps (docs/CONTRACT.md §1).
     pub fn now(&self) -> Instant {
         self.clock.now()
+    }
+
+    /// The wall clock now, in ms since the Unix epoch. No lifetime depends
+    /// on it; it is what the skew is measured against and what a snapshot
+    /// records beside its capture instant.
+    pub fn wall_time(&self) -> Instant {
+        self.clock.wall()
+    }
+
+    /// `timeline − wall` in ms (the `master_clock_skew_ms` metric).
+    pub fn clock_skew_ms(&self) -> i64 {
+        self.clock.skew()
+    }
+
+    /// Sets a manual clock's wall apart from its timeline: a simulated wall
+    /// step that, by design, changes no lifetime (only the skew and the wall
+    /// recorded in snapshots). `CLOCK_UNSUPPORTED` on a system-clock master.
+    pub fn set_wall_time(&self, wall: Instant) -> Result<()> {
+        self.clock.set_wall(wall)
     }
 
     /// Sets the manual clock (monotonic). `CLOCK_UNSUPPORTED` on a

@@ -121,7 +121,7 @@ fn dropping_a_master_with_hour_long_intervals_returns_promptly() {
     // the thread sleeps on a condvar, so drop does not wait for the next tick
     for clock in [ClockSource::System, ClockSource::Manual { start_ms: T0 }] {
         let m = Master::new(MasterConfig {
-            clock,
+            clock: clock.clone(),
             ..background(HOUR, HOUR, HOUR)
         })
         .unwrap();

@@ -8,6 +8,11 @@
 pub struct SnapshotImage {
     /// When the snapshot was taken (master clock); orders restore candidates.
     pub created_at: u64,
+    /// The wall clock when `created_at` was read (format 2 on); restore
+    /// shifts every stored instant by the change in skew since then
+    /// (docs/CONTRACT.md §6). `None` for format-1 snapshots, which restore
+    /// verbatim.
+    pub wall_at_capture: Option<u64>,
     /// Next replica id the master would hand out; every stored id is below it.
     pub next_replica_id: u64,
     /// Next write token the master would hand out.
