@@ -453,6 +453,10 @@ pub struct mooncake_meta_metrics_snapshot {
     pub swept_writes: u64,
     /// Mounted segments (their usage is in the Prometheus text).
     pub segment_count: u64,
+    /// Version 2: the master's timeline minus the wall clock,
+    /// in ms (`master_clock_skew_ms`). A wall-clock step moves this, never a
+    /// lifetime.
+    pub clock_skew_ms: i64,
 }
 
 impl Default for mooncake_meta_metrics_snapshot {
@@ -484,6 +488,7 @@ impl Default for mooncake_meta_metrics_snapshot {
             maintenance_task_panics: 0,
             swept_writes: 0,
             segment_count: 0,
+            clock_skew_ms: 0,
         }
     }
 }
@@ -502,7 +507,8 @@ pub struct mooncake_meta_restore_report {
     /// Index, in the caller's list, of the candidate that was restored (0
     /// for `mooncake_meta_restore`).
     pub candidate: u64,
-    /// The restored snapshot's creation instant (ms since the epoch).
+    /// The restored snapshot's creation instant, on the timeline of the
+    /// master that took it.
     pub created_at: u64,
     /// Objects restored.
     pub objects_restored: u64,
@@ -518,6 +524,10 @@ pub struct mooncake_meta_restore_report {
     /// Candidates rejected before the winner (newer ones that failed to
     /// validate, or could not be read).
     pub candidates_rejected: u64,
+    /// Version 2: how far every stored instant was shifted
+    /// onto this master's timeline — its clock skew now minus the skew at
+    /// capture; 0 for equal skews and for format-1 snapshots.
+    pub clock_shift_ms: i64,
 }
 
 impl Default for mooncake_meta_restore_report {
@@ -534,6 +544,7 @@ impl Default for mooncake_meta_restore_report {
             soft_pins_restored: 0,
             soft_pins_normalised: 0,
             candidates_rejected: 0,
+            clock_shift_ms: 0,
         }
     }
 }
@@ -1032,8 +1043,11 @@ extern "C" {
     /// `m` must be NULL or a master from `mooncake_meta_master_new` not yet freed.
     pub fn mooncake_meta_master_free(m: *mut mooncake_meta_master);
 
-    /// Writes the master clock's current instant (milliseconds since the Unix
-    /// epoch) to `*out_now`.
+    /// Writes the master's current instant to `*out_now`: milliseconds on its
+    /// timeline, which is anchored to the Unix epoch when the master is created
+    /// and then advanced by a monotonic clock, so it never goes backwards and a
+    /// wall-clock step moves no deadline. Every instant of this API (deadlines,
+    /// leases, `run_cleanup_at`, snapshots' `created_at`) is on this timeline.
     ///
     /// Ownership: nothing is transferred.
     /// Thread safety: may be called concurrently with any call but `_free`.
@@ -1061,6 +1075,44 @@ extern "C" {
     pub fn mooncake_meta_master_set_time(
         m: *const mooncake_meta_master,
         to_ms: u64,
+        err: *mut *mut mooncake_meta_error,
+    ) -> mooncake_meta_status;
+
+    /// Writes the wall clock now (milliseconds since the Unix epoch) to
+    /// `*out_wall`. No lifetime depends on it: it is what the skew
+    /// (`clock_skew_ms` in the metrics) is measured against and what a snapshot
+    /// records beside its capture instant. For a manual clock it is the
+    /// timeline unless set apart with `mooncake_meta_master_set_wall_time`.
+    ///
+    /// Ownership: nothing is transferred.
+    /// Thread safety: may be called concurrently with any call but `_free`.
+    ///
+    /// # Safety
+    /// `m` must be NULL or a live master; `out_wall` valid for writing a
+    /// `uint64_t`; `err` NULL or valid for writing one pointer.
+    pub fn mooncake_meta_master_wall_time(
+        m: *const mooncake_meta_master,
+        out_wall: *mut u64,
+        err: *mut *mut mooncake_meta_error,
+    ) -> mooncake_meta_status;
+
+    /// Sets a manual clock's wall apart from its timeline, as a wall-clock step
+    /// would: the timeline, and so every lease, soft pin and write timeout, is
+    /// unchanged; the skew becomes `now − wall_ms` and snapshots record the new
+    /// wall. The wall then keeps that distance as the clock advances. A
+    /// system-clock master is `MOONCAKE_META_CLOCK_UNSUPPORTED` (its wall is the
+    /// operating system's); `wall_ms >= INT64_MAX` is
+    /// `MOONCAKE_META_INVALID_PARAMS`. Nothing changes on failure.
+    ///
+    /// Ownership: nothing is transferred.
+    /// Thread safety: may be called concurrently with any call but `_free`.
+    ///
+    /// # Safety
+    /// `m` must be NULL or a live master; `err` NULL or valid for writing one
+    /// pointer.
+    pub fn mooncake_meta_master_set_wall_time(
+        m: *const mooncake_meta_master,
+        wall_ms: u64,
         err: *mut *mut mooncake_meta_error,
     ) -> mooncake_meta_status;
 

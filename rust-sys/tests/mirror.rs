@@ -39,6 +39,7 @@ mirrored!(
     cleanup,
     eviction,
     snapshot_restore,
+    clock,
     metrics,
     batches,
     lifecycle
@@ -51,6 +52,8 @@ fn transcripts_carry_the_expected_values() {
     assert!(q.contains("deadline: Some(61500)"), "{q}");
     assert!(q.contains("deadline after 2nd End: Ok(Some(61500))"), "{q}");
     assert!(q.contains("deadline after cleanup: Ok(None)"), "{q}");
+    let c = via_sys::clock().join("\n");
+    assert!(c.contains("restore shift: -600000"), "{c}");
     let e = via_sys::errors().join("\n");
     for kind in [
         "NoAvailableHandle",

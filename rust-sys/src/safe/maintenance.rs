@@ -101,6 +101,9 @@ pub struct MetricsSnapshot {
     pub index_live_registrations: u64,
     pub maintenance_task_panics: u64,
     pub swept_writes: u64,
+    /// `timeline − wall` in ms: how far the master's instants have drifted
+    /// from the wall clock (a wall step moves this, never a lifetime).
+    pub clock_skew_ms: i64,
     /// Read from the Prometheus text (`master_segment_*_bytes`), the only
     /// place the C ABI reports per-segment usage.
     pub segments: Vec<SegmentUsage>,
@@ -127,6 +130,10 @@ pub struct RestoreReport {
     /// report lists them with their reasons (`rejected`); the C ABI reports
     /// only their number.
     pub candidates_rejected: u64,
+    /// How far every stored instant was shifted onto this master's timeline
+    /// (its skew now minus the skew at capture; 0 for equal skews and for
+    /// format-1 snapshots).
+    pub clock_shift_ms: i64,
 }
 
 impl RestoreReport {
@@ -145,6 +152,7 @@ impl RestoreReport {
             soft_pins_restored: r.soft_pins_restored,
             soft_pins_normalised: r.soft_pins_normalised,
             candidates_rejected: r.candidates_rejected,
+            clock_shift_ms: r.clock_shift_ms,
         })
     }
 }
@@ -312,6 +320,7 @@ impl Master {
             index_live_registrations: s.index_live_registrations,
             maintenance_task_panics: s.maintenance_task_panics,
             swept_writes: s.swept_writes,
+            clock_skew_ms: s.clock_skew_ms,
             segments,
         }
     }

@@ -64,6 +64,36 @@ impl Master {
         call(|err| unsafe { mooncake_meta_master_set_time(self.raw.as_ptr(), to, err) })
     }
 
+    /// The wall clock now, in ms since the Unix epoch. No lifetime depends
+    /// on it; it is what the skew is measured against and what a snapshot
+    /// records beside its capture instant.
+    pub fn wall_time(&self) -> Instant {
+        let mut wall = 0;
+        // SAFETY: live master, writable output.
+        let r = call(|err| unsafe {
+            mooncake_meta_master_wall_time(self.raw.as_ptr(), &mut wall, err)
+        });
+        infallible("mooncake_meta_master_wall_time", r);
+        wall
+    }
+
+    /// `timeline − wall` in ms (the `master_clock_skew_ms` metric).
+    pub fn clock_skew_ms(&self) -> i64 {
+        let mut s = mooncake_meta_metrics_snapshot::default();
+        // SAFETY: live master, `s` sized.
+        let r = call(|err| unsafe { mooncake_meta_metrics(self.raw.as_ptr(), &mut s, err) });
+        infallible("mooncake_meta_metrics", r);
+        s.clock_skew_ms
+    }
+
+    /// Sets a manual clock's wall apart from its timeline: a simulated wall
+    /// step that changes no lifetime (only the skew and the wall recorded in
+    /// snapshots). `CLOCK_UNSUPPORTED` on a system-clock master.
+    pub fn set_wall_time(&self, wall: Instant) -> Result<()> {
+        // SAFETY: live master.
+        call(|err| unsafe { mooncake_meta_master_set_wall_time(self.raw.as_ptr(), wall, err) })
+    }
+
     /// Advances the manual clock; returns the new instant.
     pub fn advance_time(&self, by_ms: u64) -> Result<Instant> {
         let mut now = 0;

@@ -60,7 +60,10 @@ pub const DEFAULT_TENANT: &str = "default";
 /// Which clock a master reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ClockSource {
-    /// The operating system's real-time clock.
+    /// The master's timeline: anchored to the operating system's wall clock
+    /// when the master is created, then advanced by the monotonic clock, so
+    /// a wall-clock step changes no lifetime. (The core's
+    /// `SystemWithWall`, a wall read from a Rust closure, has no C form.)
     System,
     /// A clock that only moves when told to, starting at the given instant.
     Manual { start_ms: Instant },

@@ -407,6 +407,32 @@ pub fn snapshot_restore() -> Vec<String> {
 }
 
 /// Metrics in both forms, with per-segment usage.
+/// The timeline and the wall beside it: a wall set apart moves no lifetime,
+/// only the skew; a snapshot restored under another skew shifts its
+/// instants by the difference.
+pub fn clock() -> Vec<String> {
+    let mut t = Transcript::new();
+    let a = master();
+    a.mount_segment(1, &seg("mem0", 1 << 40, 1 << 20, Pool::Memory))
+        .unwrap();
+    put(&a, Key::new("pinned"), &pinned(3_600_000));
+    t.note("wall, skew", (a.wall_time(), a.clock_skew_ms()));
+    t.res("wall beyond MAX_INSTANT", a.set_wall_time(MAX_INSTANT));
+    t.res("wall an hour back", a.set_wall_time(T0 - 600_000));
+    t.note("now, wall, skew", (a.now(), a.wall_time(), a.clock_skew_ms()));
+    t.res("deadline", a.soft_pin_deadline(Key::new("pinned")));
+    t.note("cleanup", cleanup_view(a.run_cleanup()));
+    a.advance_time(1_000).unwrap();
+    t.note("after 1 s: wall, skew", (a.wall_time(), a.clock_skew_ms()));
+    t.note("metrics skew", a.metrics().clock_skew_ms);
+    let snap = a.snapshot().unwrap();
+    let b = master_with(MasterConfig::deterministic(T0 + 1_000));
+    let report = b.restore(&snap).unwrap();
+    t.note("restore shift", report.clock_shift_ms);
+    t.res("shifted deadline", b.soft_pin_deadline(Key::new("pinned")));
+    t.0
+}
+
 pub fn metrics() -> Vec<String> {
     let mut t = Transcript::new();
     let m = master();
