@@ -10,6 +10,7 @@
 mod anchor;
 mod churn;
 mod cleanup;
+mod clock;
 mod evict;
 mod footprint;
 mod json;
@@ -105,6 +106,7 @@ fn scenarios() -> Vec<Scenario> {
         evict::SCENARIO,
         footprint::SCENARIO,
         snapshot::SCENARIO,
+        clock::SCENARIO,
     ]
 }
 
