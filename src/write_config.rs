@@ -266,9 +266,9 @@ pub(crate) fn check(config: &WriteConfig, arg: &str) -> Result<()> {
         .soft_pin
         .resolve(&unlimited)
         .map_err(|e| Error::new(e.kind(), format!("{arg}: {}", e.message())))?;
-    if config.memory_replicas == 0 && config.nof_ssd_replicas == 0 {
-        return Err(Error::invalid(format!("{arg}: no replicas requested")));
-    }
+    config
+        .check_replica_counts()
+        .map_err(|e| Error::new(e.kind(), format!("{arg}: {}", e.message())))?;
     if let Some(group) = &config.group {
         validate_name("group", group)
             .map_err(|e| Error::new(e.kind(), format!("{arg}.{}", e.message())))?;

@@ -180,9 +180,10 @@ pub struct ReplicaDescriptor {
 /// The write configuration of Put/Upsert (upstream `ReplicateConfig`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WriteConfig {
-    /// MEMORY replicas to allocate.
+    /// MEMORY replicas to allocate, at most [`MAX_REPLICAS_PER_POOL`].
     pub memory_replicas: u32,
-    /// Second-pool (NOF_SSD) replicas to allocate.
+    /// Second-pool (NOF_SSD) replicas to allocate, at most
+    /// [`MAX_REPLICAS_PER_POOL`].
     pub nof_ssd_replicas: u32,
     /// Never evicted. Fixed for the object's life except that a
     /// size-changing Upsert ORs it in.
@@ -208,7 +209,38 @@ impl Default for WriteConfig {
     }
 }
 
+/// The most bytes that may be mounted at once, both pools together
+/// (`INT64_MAX`): every byte gauge the master keeps (capacity, allocated,
+/// discarded) then fits a signed 64-bit counter and never wraps.
+pub const MAX_MOUNTED_BYTES: u64 = i64::MAX as u64;
+
+/// The most replicas one write may request in each pool. Replicas of one
+/// object go to distinct segments, so a request is only meaningful up to the
+/// segments a pool can hold; the bound keeps a caller-supplied count from
+/// sizing an allocation (or reserving ids) unchecked.
+pub const MAX_REPLICAS_PER_POOL: u32 = 1024;
+
 impl WriteConfig {
+    /// The replica-count rules of a write request: at least one replica in
+    /// all, at most [`MAX_REPLICAS_PER_POOL`] per pool (`INVALID_PARAMS`
+    /// naming the field).
+    pub fn check_replica_counts(&self) -> Result<()> {
+        for (field, n) in [
+            ("memory_replicas", self.memory_replicas),
+            ("nof_ssd_replicas", self.nof_ssd_replicas),
+        ] {
+            if n > MAX_REPLICAS_PER_POOL {
+                return Err(Error::invalid(format!(
+                    "{field} {n} exceeds the maximum of {MAX_REPLICAS_PER_POOL} replicas per pool"
+                )));
+            }
+        }
+        if self.memory_replicas == 0 && self.nof_ssd_replicas == 0 {
+            return Err(Error::invalid("no replicas requested: at least one is needed"));
+        }
+        Ok(())
+    }
+
     pub fn with_soft_pin(mut self, req: SoftPinRequest) -> Self {
         self.soft_pin = req;
         self
