@@ -550,6 +550,32 @@ mod tests {
         check(&w, "cfg").unwrap();
     }
 
+    // docs/CONTRACT.md §3: a replica count above MAX_REPLICAS_PER_POOL is
+    // INVALID_PARAMS before any allocation, whatever the buffer capacity.
+    #[test]
+    fn replica_counts_above_the_maximum_are_invalid_params() {
+        for (mem, nof, field) in [
+            (u32::MAX, 0, "memory_replicas"),
+            (
+                mooncake_meta_core::MAX_REPLICAS_PER_POOL + 1,
+                1,
+                "memory_replicas",
+            ),
+            (1, u32::MAX, "nof_ssd_replicas"),
+        ] {
+            let mut c = init();
+            c.memory_replicas = mem;
+            c.nof_ssd_replicas = nof;
+            let e = validate(&c).unwrap_err();
+            assert_eq!(e.kind(), ErrorKind::InvalidParams);
+            assert!(e.message().contains(field), "{}", e.message());
+        }
+        let mut c = init();
+        c.memory_replicas = mooncake_meta_core::MAX_REPLICAS_PER_POOL;
+        c.nof_ssd_replicas = mooncake_meta_core::MAX_REPLICAS_PER_POOL;
+        validate(&c).unwrap();
+    }
+
     // §3.1: ENABLE with TTL 0 is accepted; the maximum is the master's to check.
     #[test]
     fn enable_ttl_bounds_are_left_to_the_master() {

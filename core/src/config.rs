@@ -83,9 +83,18 @@ impl MasterConfig {
             ("default_kv_lease_ttl", self.default_kv_lease_ttl_ms),
             ("default_kv_soft_pin_ttl", self.default_kv_soft_pin_ttl_ms),
             ("max_kv_soft_pin_ttl", self.max_kv_soft_pin_ttl_ms),
-            ("put_start_discard_timeout", self.put_start_discard_timeout_ms),
-            ("put_start_release_timeout", self.put_start_release_timeout_ms),
-            ("soft_pin_cleanup_interval", self.soft_pin_cleanup_interval_ms),
+            (
+                "put_start_discard_timeout",
+                self.put_start_discard_timeout_ms,
+            ),
+            (
+                "put_start_release_timeout",
+                self.put_start_release_timeout_ms,
+            ),
+            (
+                "soft_pin_cleanup_interval",
+                self.soft_pin_cleanup_interval_ms,
+            ),
             ("eviction_check_interval", self.eviction_check_interval_ms),
             ("sweep_interval", self.sweep_interval_ms),
         ] {

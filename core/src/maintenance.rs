@@ -223,9 +223,9 @@ impl MasterCore {
                 .iter()
                 .map(|(&t, &h)| (t, h))
                 .filter(|&(t, h)| {
-                    st.objects
-                        .find(h, |o| o.write_token == t)
-                        .is_some_and(|o| crate::clock::saturating_deadline(o.put_start, release) < at)
+                    st.objects.find(h, |o| o.write_token == t).is_some_and(|o| {
+                        crate::clock::saturating_deadline(o.put_start, release) < at
+                    })
                 })
                 .collect();
             for (token, hash) in stale {

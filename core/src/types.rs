@@ -236,7 +236,9 @@ impl WriteConfig {
             }
         }
         if self.memory_replicas == 0 && self.nof_ssd_replicas == 0 {
-            return Err(Error::invalid("no replicas requested: at least one is needed"));
+            return Err(Error::invalid(
+                "no replicas requested: at least one is needed",
+            ));
         }
         Ok(())
     }

@@ -96,7 +96,9 @@ fn assert_restorable(m: &Master) -> Result<(), TestCaseError> {
 const LAST: Instant = MAX_INSTANT - 1;
 
 fn put_complete(m: &Master, key: &str, pin: SoftPinRequest) {
-    let w = m.put_start(C1, Key::new(key), 64, &write(key, 1, 0, pin)).unwrap();
+    let w = m
+        .put_start(C1, Key::new(key), 64, &write(key, 1, 0, pin))
+        .unwrap();
     m.put_end(C1, Key::new(key), ReplicaSelector::All, Some(w.token))
         .unwrap();
 }
@@ -168,7 +170,10 @@ fn maximum_lease_ttl_saturates_at_max_instant() {
 fn maximum_soft_pin_ttl_near_max_instant_saturates_and_never_expires() {
     let m = master_at(LAST, MAX_DURATION_MS);
     put_complete(&m, "a", SoftPinRequest::enable_for(MAX_DURATION_MS));
-    assert_eq!(m.soft_pin_deadline(Key::new("a")).unwrap(), Some(MAX_INSTANT));
+    assert_eq!(
+        m.soft_pin_deadline(Key::new("a")).unwrap(),
+        Some(MAX_INSTANT)
+    );
     assert_eq!(m.run_cleanup_at(LAST).expired, 0);
     assert_restorable(&m).unwrap();
 }
@@ -219,7 +224,9 @@ fn lease_ttl_beyond_the_maximum_is_rejected() {
         default_kv_lease_ttl_ms: u64::MAX,
         ..MasterConfig::deterministic(common::T0)
     };
-    let e = Master::new(cfg).err().expect("accepted an unbounded lease TTL");
+    let e = Master::new(cfg)
+        .err()
+        .expect("accepted an unbounded lease TTL");
     assert_eq!(e.kind(), ErrorKind::InvalidParams);
     assert!(e.message().contains("default_kv_lease_ttl"), "{e}");
 }
@@ -229,19 +236,53 @@ fn lease_ttl_beyond_the_maximum_is_rejected() {
 #[derive(Debug, Clone)]
 enum Op {
     /// PutStart, then PutEnd(ALL) at once when `end`.
-    Put { key: usize, mem: u32, nof: u32, ttl: Option<u64>, end: bool },
-    Upsert { key: usize, size: u64, ttl: Option<u64> },
-    End { key: usize },
-    Revoke { key: usize },
-    Get { key: usize },
-    Exist { key: usize },
-    Remove { key: usize, force: bool },
-    Copy { key: usize },
-    Move { key: usize },
-    FinishTask { key: usize, end: bool },
-    AddLocalDisk { key: usize },
-    Promote { key: usize },
-    Advance { by: u64 },
+    Put {
+        key: usize,
+        mem: u32,
+        nof: u32,
+        ttl: Option<u64>,
+        end: bool,
+    },
+    Upsert {
+        key: usize,
+        size: u64,
+        ttl: Option<u64>,
+    },
+    End {
+        key: usize,
+    },
+    Revoke {
+        key: usize,
+    },
+    Get {
+        key: usize,
+    },
+    Exist {
+        key: usize,
+    },
+    Remove {
+        key: usize,
+        force: bool,
+    },
+    Copy {
+        key: usize,
+    },
+    Move {
+        key: usize,
+    },
+    FinishTask {
+        key: usize,
+        end: bool,
+    },
+    AddLocalDisk {
+        key: usize,
+    },
+    Promote {
+        key: usize,
+    },
+    Advance {
+        by: u64,
+    },
     Maintenance,
     Evict,
     Restore,
@@ -348,7 +389,13 @@ fn apply(m: &Master, op: &Op) -> Result<(), TestCaseError> {
     let k = |i: usize| Key::new(KEYS[i]);
     let segs = ["m0", "m1"];
     let result: Result<()> = match op {
-        Op::Put { key, mem, nof, ttl, end } => m
+        Op::Put {
+            key,
+            mem,
+            nof,
+            ttl,
+            end,
+        } => m
             .put_start(C1, k(*key), 64, &write(KEYS[*key], *mem, *nof, pin(*ttl)))
             .and_then(|w| match end {
                 true => m.put_end(C1, k(*key), ReplicaSelector::All, Some(w.token)),
@@ -424,4 +471,3 @@ proptest! {
         }
     }
 }
-
