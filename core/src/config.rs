@@ -192,7 +192,9 @@ mod tests {
 
     /// Every duration field with its setter, so the bound tests cover all
     /// of them.
-    fn durations() -> Vec<(&'static str, fn(&mut MasterConfig, u64))> {
+    type Setter = fn(&mut MasterConfig, u64);
+
+    fn durations() -> Vec<(&'static str, Setter)> {
         vec![
             ("default_kv_lease_ttl", |c, v| c.default_kv_lease_ttl_ms = v),
             ("default_kv_soft_pin_ttl", |c, v| {
