@@ -31,12 +31,18 @@ pub const MOONCAKE_META_WRITE_HAS_SOFT_PIN_TTL: u32 = 1;
 /// `flags` bit: hard-pin the object (never evicted).
 pub const MOONCAKE_META_WRITE_HARD_PIN: u32 = 2;
 
+/// The most MEMORY replicas, and separately the most NOF_SSD replicas, one
+/// write may request; more is `MOONCAKE_META_INVALID_PARAMS`, checked before
+/// anything is allocated.
+pub const MOONCAKE_META_MAX_REPLICAS_PER_POOL: u32 = 1024;
+
 const KNOWN_FLAGS: u32 = MOONCAKE_META_WRITE_HAS_SOFT_PIN_TTL | MOONCAKE_META_WRITE_HARD_PIN;
 
 const _: () = {
     assert!(SoftPinAction::Preserve as u32 == MOONCAKE_META_SOFT_PIN_PRESERVE);
     assert!(SoftPinAction::Enable as u32 == MOONCAKE_META_SOFT_PIN_ENABLE);
     assert!(SoftPinAction::Disable as u32 == MOONCAKE_META_SOFT_PIN_DISABLE);
+    assert!(MOONCAKE_META_MAX_REPLICAS_PER_POOL == mooncake_meta_core::MAX_REPLICAS_PER_POOL);
 };
 
 /// The extended write configuration: size-versioned and append-only, so a
@@ -67,9 +73,11 @@ pub struct mooncake_meta_write_config {
     /// `MOONCAKE_META_WRITE_HAS_SOFT_PIN_TTL` (and then only valid with
     /// ENABLE; 0 commits ordinary cache). Must be 0 without the flag.
     pub soft_pin_ttl_ms: u64,
-    /// Memory replicas to allocate (default 1).
+    /// Memory replicas to allocate (default 1), at most
+    /// `MOONCAKE_META_MAX_REPLICAS_PER_POOL`.
     pub memory_replicas: u32,
-    /// Second-pool (NOF_SSD) replicas to allocate (default 0).
+    /// Second-pool (NOF_SSD) replicas to allocate (default 0), at most
+    /// `MOONCAKE_META_MAX_REPLICAS_PER_POOL`.
     pub nof_ssd_replicas: u32,
     /// `preferred_segments_count` NUL-terminated UTF-8 segment names to try
     /// first, in order; may be NULL when the count is 0.
