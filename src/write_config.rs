@@ -262,7 +262,8 @@ pub(crate) unsafe fn read_extended(
 }
 
 /// The checks of PutStart that need no master: the soft-pin request rules
-/// of SEMANTICS §3.1 except the maximum TTL, at least one replica, and a
+/// of docs/CONTRACT.md §4.1 except the maximum TTL, at least one and at
+/// most `MOONCAKE_META_MAX_REPLICAS_PER_POOL` replicas per pool, and a
 /// well-formed group name.
 pub(crate) fn check(config: &WriteConfig, arg: &str) -> Result<()> {
     // Reuse the one implementation of §3.1 with the maximum lifted.
@@ -329,7 +330,8 @@ pub unsafe extern "C" fn mooncake_meta_write_config_init(
 /// Checks an extended write configuration as PutStart/UpsertStart will,
 /// except for what depends on a master (the TTL against its maximum, segment
 /// names against its segments): struct size, flags, action, `reserved0`,
-/// TTL only with ENABLE, at least one replica, and that every string is
+/// TTL only with ENABLE, at least one replica and at most
+/// `MOONCAKE_META_MAX_REPLICAS_PER_POOL` per pool, and that every string is
 /// non-NULL valid UTF-8 and the group name non-empty. NULL is the default
 /// configuration, which is valid.
 ///

@@ -237,7 +237,7 @@ impl WriteConfig {
         }
         if self.memory_replicas == 0 && self.nof_ssd_replicas == 0 {
             return Err(Error::invalid(
-                "no replicas requested: at least one is needed",
+                "no replicas requested: at least one replica is needed",
             ));
         }
         Ok(())

@@ -981,7 +981,8 @@ extern "C" {
     /// Checks an extended write configuration as PutStart/UpsertStart will,
     /// except for what depends on a master (the TTL against its maximum, segment
     /// names against its segments): struct size, flags, action, `reserved0`,
-    /// TTL only with ENABLE, at least one replica, and that every string is
+    /// TTL only with ENABLE, at least one replica and at most
+    /// `MOONCAKE_META_MAX_REPLICAS_PER_POOL` per pool, and that every string is
     /// non-NULL valid UTF-8 and the group name non-empty. NULL is the default
     /// configuration, which is valid.
     ///
