@@ -32,11 +32,13 @@ impl<'a> Key<'a> {
         Key { tenant, key }
     }
 
-    /// Rejects empty keys and tenants, and tenants containing NUL.
+    /// Rejects empty keys and tenants, tenants containing NUL, and either
+    /// longer than [`MAX_NAME_BYTES`].
     pub fn validate(&self) -> Result<()> {
         if self.key.is_empty() {
             return Err(Error::invalid("key must not be empty"));
         }
+        check_length("key", self.key.len())?;
         validate_name("tenant", self.tenant)
     }
 }
@@ -47,11 +49,27 @@ impl<'a> From<&'a str> for Key<'a> {
     }
 }
 
-/// Names (tenants, groups, segments) are non-empty and NUL-free.
+/// The longest key, tenant, group or segment name, in bytes. A snapshot
+/// stores each with a 32-bit length, so a longer one would make the
+/// master's state impossible to snapshot.
+pub const MAX_NAME_BYTES: usize = u32::MAX as usize;
+
+fn check_length(what: &str, len: usize) -> Result<()> {
+    if len > MAX_NAME_BYTES {
+        return Err(Error::invalid(format!(
+            "{what} is {len} bytes long; at most {MAX_NAME_BYTES} are allowed"
+        )));
+    }
+    Ok(())
+}
+
+/// Names (tenants, groups, segments) are non-empty, NUL-free and at most
+/// [`MAX_NAME_BYTES`] long.
 pub fn validate_name(what: &str, name: &str) -> Result<()> {
     if name.is_empty() {
         return Err(Error::invalid(format!("{what} must not be empty")));
     }
+    check_length(what, name.len())?;
     if name.contains('\0') {
         return Err(Error::invalid(format!("{what} must not contain NUL")));
     }
@@ -259,4 +277,23 @@ impl WriteConfig {
 pub struct StartedWrite {
     pub replicas: Vec<ReplicaDescriptor>,
     pub token: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::ErrorKind;
+
+    #[test]
+    #[cfg(target_pointer_width = "64")]
+    fn names_longer_than_a_snapshot_can_hold_are_invalid_params() {
+        // A snapshot stores each name with a u32 length.
+        let e = check_length("group", MAX_NAME_BYTES + 1).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidParams);
+        assert_eq!(
+            e.message(),
+            "group is 4294967296 bytes long; at most 4294967295 are allowed"
+        );
+        check_length("group", MAX_NAME_BYTES).unwrap();
+    }
 }

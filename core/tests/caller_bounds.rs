@@ -169,3 +169,24 @@ fn snapshot_mounting_more_than_the_maximum_is_refused_and_changes_nothing() {
     assert_eq!(e.kind(), ErrorKind::DeserializeFail, "{e}");
     assert_unchanged(&m, &before);
 }
+
+#[test]
+#[cfg(target_pointer_width = "64")]
+fn a_key_longer_than_a_snapshot_can_hold_is_invalid_params() {
+    // A snapshot stores each key with a u32 length: a longer key used to be
+    // accepted, after which every snapshot of the master panicked. The
+    // zeroed buffer is never written, so its pages stay unbacked.
+    let long = String::from_utf8(vec![0u8; MAX_NAME_BYTES + 1]).unwrap();
+    let m = master();
+    let before = fingerprint(&m);
+    assert_invalid_naming(
+        m.put_start(C1, Key::new(&long), 64, &WriteConfig::default()),
+        "key is 4294967296 bytes long",
+    );
+    assert_invalid_naming(m.add_local_disk_replica(C1, Key::new(&long), 64), "key is");
+    assert_invalid_naming(
+        m.put_start(C1, Key::scoped(&long, "k"), 64, &WriteConfig::default()),
+        "tenant is",
+    );
+    assert_unchanged(&m, &before);
+}
