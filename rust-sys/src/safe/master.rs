@@ -121,6 +121,11 @@ impl Master {
             *mut *mut mooncake_meta_error,
         ) -> mooncake_meta_status,
     ) -> Result<WriteStart> {
+        // A caller's replica count never sizes the first buffer beyond what
+        // the library accepts: it refuses larger counts (INVALID_PARAMS)
+        // before looking at the buffer, and answers BUFFER_TOO_SMALL with the
+        // length it needs when it needs more.
+        let cap = cap.clamp(1, 2 * MOONCAKE_META_MAX_REPLICAS_PER_POOL as usize);
         let mut token = 0;
         let replicas = fill(cap, |buf, cap, len, err| f(buf, cap, len, &mut token, err))?;
         Ok(WriteStart { replicas, token })
