@@ -1,18 +1,24 @@
 # libmooncake_meta: the single entry point.
 #
 #   make build         release libraries (static + shared) and the header check
-#   make install       header, static and shared library, pkg-config file into
+#   make install       header, stripped static and shared library (debug info
+#                      in lib/.debug), pkg-config file and CMake package into
 #                      $(DESTDIR)$(PREFIX) (PREFIX=/usr/local by default)
+#   make uninstall     remove exactly what make install put there
 #   make demo          install into target/demo-prefix, build the C demo
 #                      against it through pkg-config, and run it
 #   make test          every suite: Rust, the Rust ffi tests under valgrind
 #                      memcheck, header, symbol and allocator checks (with
 #                      their mutation self-tests), C in static/dynamic/
 #                      ASan+UBSan/valgrind modes, C++, the installed layout,
-#                      Go (vet, test, -race, cgocheck2), the Rust sys crate,
-#                      the README check
+#                      out-of-tree consumers of an installed prefix, Go (vet,
+#                      test, -race, cgocheck2), the Rust sys crate, the
+#                      README check, the docs checks and rustdoc
 #   make bench         benchmarks (make bench-quick: a short run)
 #   make lint          cargo fmt --check, clippy -D warnings, gofmt, go vet
+#   make docs          rustdoc of the core and C crates (warnings are errors) and
+#                      the C API reference target/doc/c-api/mooncake_meta.md
+#   make docs-check    every reference in the docs resolves inside the repository
 #   make bless-header  copy the generated header over include/mooncake_meta.h
 #   make clean
 #
@@ -36,13 +42,13 @@ ABI     := $(shell sed -n 's/^\#define MOONCAKE_META_ABI_VERSION \([0-9][0-9]*\)
 SONAME  := libmooncake_meta.so.$(ABI)
 DEMO_PREFIX := $(CURDIR)/target/demo-prefix
 
-.PHONY: all build lib hooks-lib libraries install demo test test-rust test-rust-valgrind test-checks test-c test-install test-go test-sys readme-check \
-        bench bench-quick lint bless-header tools clean
+.PHONY: all build lib hooks-lib libraries install uninstall demo test test-rust test-rust-valgrind test-checks test-c test-install test-consumers test-go test-sys readme-check \
+        docs docs-check bench bench-quick lint bless-header tools clean
 all: build
 
 # need TOOL HOW: fail, saying how to install it, when TOOL is missing.
 need = @command -v $(1) >/dev/null 2>&1 || { echo "error: '$(1)' is required; $(2)" >&2; exit 1; }
-RUST_HINT := install a Rust toolchain >= 1.80 with rustup
+RUST_HINT := install a Rust toolchain >= 1.85 with rustup
 GO_HINT   := install Go >= 1.24 from https://go.dev/dl/ (and put its bin directory on PATH)
 apt = install it with: apt-get install -y $(1)
 
@@ -54,6 +60,8 @@ tools:
 	$(call need,readelf,$(call apt,binutils))
 	$(call need,valgrind,$(call apt,valgrind))
 	$(call need,pkg-config,$(call apt,pkg-config))
+	$(call need,objcopy,$(call apt,binutils))
+	$(call need,cmake,$(call apt,cmake))
 	$(call need,python3,$(call apt,python3))
 	@echo 'int main(void){return 0;}' | $(CC) -fsanitize=address,undefined -x c - -o /dev/null 2>/dev/null || { \
 		echo "error: $(CC) cannot build with -fsanitize=address,undefined; install: apt-get install -y libasan8 libubsan1" >&2; exit 1; }
@@ -74,20 +82,21 @@ hooks-lib:
 build: lib
 	scripts/check-header.sh
 
-# include/mooncake_meta.h, lib/libmooncake_meta.a, lib/libmooncake_meta.so.$(VERSION)
-# with its SONAME symlink (.so.$(ABI)) and development symlink (.so), and
-# lib/pkgconfig/mooncake_meta.pc. DESTDIR stages the files for packaging.
+# The layout of a packaged library (scripts/install.sh lists it): the
+# header, lib/libmooncake_meta.a (debug info stripped),
+# lib/libmooncake_meta.so.$(VERSION) (stripped, with a debuglink to
+# lib/.debug/libmooncake_meta.so.$(VERSION).debug) with its SONAME symlink
+# (.so.$(ABI)) and development symlink (.so), lib/pkgconfig/mooncake_meta.pc
+# and the CMake package lib/cmake/mooncake_meta/. DESTDIR stages the files
+# for packaging. `make uninstall` (same PREFIX and DESTDIR) removes exactly
+# those files, and the directories install created once they are empty.
+INSTALL_ENV = PREFIX="$(PREFIX)" DESTDIR="$(DESTDIR)" VERSION="$(VERSION)" ABI="$(ABI)" RELEASE="$(RELEASE)"
 install: lib
-	@test -n "$(VERSION)" -a -n "$(ABI)" || { echo "install: cannot read the version or the ABI major" >&2; exit 1; }
-	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
-	install -m 0644 include/mooncake_meta.h $(DESTDIR)$(PREFIX)/include/mooncake_meta.h
-	install -m 0644 $(RELEASE)/libmooncake_meta.a $(DESTDIR)$(PREFIX)/lib/libmooncake_meta.a
-	install -m 0755 $(RELEASE)/libmooncake_meta.so $(DESTDIR)$(PREFIX)/lib/libmooncake_meta.so.$(VERSION)
-	ln -sfn libmooncake_meta.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/$(SONAME)
-	ln -sfn $(SONAME) $(DESTDIR)$(PREFIX)/lib/libmooncake_meta.so
-	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' mooncake_meta.pc.in \
-		>$(DESTDIR)$(PREFIX)/lib/pkgconfig/mooncake_meta.pc
-	chmod 0644 $(DESTDIR)$(PREFIX)/lib/pkgconfig/mooncake_meta.pc
+	$(call need,objcopy,$(call apt,binutils))
+	$(INSTALL_ENV) scripts/install.sh install
+
+uninstall:
+	$(INSTALL_ENV) scripts/install.sh uninstall
 
 # The demo is built the way a user would: against the installed header and
 # shared library, with flags from pkg-config only.
@@ -104,7 +113,7 @@ demo:
 
 # Each suite is a target; `test` runs them in order, timing each, and stops
 # at the first failure.
-SUITES := test-rust test-rust-valgrind libraries test-checks test-c test-install test-go test-sys readme-check bench-quick
+SUITES := test-rust test-rust-valgrind libraries test-checks test-c test-install test-consumers test-go test-sys readme-check docs-check docs bench-quick
 
 test: tools
 	@n=0; for suite in $(SUITES); do \
@@ -116,11 +125,15 @@ libraries: lib hooks-lib
 # Release, so property tests run fast; includes tests/header.rs.
 # The soak test runs once, in the hooks target dir, with parking_lot's
 # deadlock detection on, for SOAK_SECS seconds (60 here, in CI and for
-# users alike; a bare `cargo test` runs it for 10 s).
+# users alike; a bare `cargo test` runs it for 10 s). The deterministic
+# restore-race tests (core/tests/restore_race.rs, at_exact_points) need the
+# hooks too and run there after it.
 test-rust:
 	$(CARGO) test --release -- --skip soak_mixed_operations
 	SOAK_SECS=$(SOAK_SECS) $(CARGO) test -p mooncake-meta-core --release --features "test-hooks deadlock-detection" --target-dir $(HOOKS) \
 		--test core_maintenance_panic --test soak -- --nocapture
+	$(CARGO) test -p mooncake-meta-core --release --features "test-hooks deadlock-detection" --target-dir $(HOOKS) \
+		--test restore_race at_exact_points
 
 # The Rust tests of the C ABI (the lib's ffi:: unit tests, tests/ffi_legacy.rs,
 # tests/fuzz_c_abi.rs with MOONCAKE_META_CABI_CASES=$(VALGRIND_CABI_CASES))
@@ -142,10 +155,18 @@ test-checks:
 test-c:
 	$(MAKE) -C c_tests all
 
-# make install into a scratch prefix, then check the layout, the SONAME and
-# that a program builds against it through pkg-config (shared and static).
-test-install:
+# make install into a scratch prefix, then check the layout, the SONAME,
+# the stripping and debuglink, the pkg-config and CMake files, that a
+# program builds against it through pkg-config (shared and static), and
+# that make uninstall leaves nothing behind.
+test-install: lib
 	scripts/check-install.sh
+
+# The out-of-tree consumers (tests/consumers/<name>/): make install into a
+# scratch prefix, copy each consumer outside the repository and run its
+# build-and-run.sh, which follows only the README's instructions.
+test-consumers: lib
+	scripts/check-consumers.sh
 
 # The Go package against the release static library. GOTOOLCHAIN=local: never
 # download another Go. -count=1: go caches test results (and cgo objects)
@@ -178,15 +199,38 @@ test-go: lib
 # The Rust sys crate (rust-sys/, debug builds): linked to the release shared
 # library, then with the core compiled in (feature bundled, which adds the
 # declaration/layout consistency test), then that test's mutation self-check.
-test-sys: lib
+test-sys: lib hooks-lib
 	$(CARGO) test -p mooncake-meta-sys
 	$(CARGO) test -p mooncake-meta-sys --features bundled
+	MOONCAKE_META_LIB_DIR=../$(HOOKS)/release $(CARGO) test -p mooncake-meta-sys --features test-hooks --test panic
 	rust-sys/scripts/mutation-check.sh
 
-# Every fenced C/Go/Rust block of README.md appears verbatim in a built file;
-# the C and Rust quick starts are built and run.
+# Every fenced C, C++, Go and Rust block of README.md that is a whole program
+# (it has a main) is built and run as shown; every other one appears verbatim
+# in a file the tests build. Then the quick-start examples are built and run.
 readme-check: lib
 	scripts/readme-check.sh
+	scripts/readme-check.sh --self-test
+
+# Every section reference (§N, "docs/CONTRACT.md section N") is a heading of
+# docs/CONTRACT.md, nothing names a document outside the repository, and every
+# relative Markdown link names an existing file; then the self-test.
+docs-check:
+	scripts/check-docs.sh
+	scripts/check-docs.sh --self-test
+
+# rustdoc of the core crate and the C-ABI crate with warnings as errors
+# (broken intra-doc links included; --release reuses the dependencies the
+# release build already compiled, so this takes seconds after `make lib`),
+# then the C API reference: a Markdown page generated from the header's doc
+# comments by scripts/c-api-doc.py (Python's standard library only, so there
+# is nothing to provision), which fails on an undocumented item or a
+# reference to a name the header does not declare.
+docs:
+	$(call need,$(CARGO),$(RUST_HINT))
+	$(call need,python3,$(call apt,python3))
+	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --release --no-deps -p mooncake-meta-core -p mooncake_meta
+	python3 scripts/c-api-doc.py include/mooncake_meta.h target/doc/c-api/mooncake_meta.md
 
 # The benchmark harness (src/bin/mooncake-meta-bench, bench/README.md): every
 # scenario of the benchmark issue, one JSON line per figure plus a table;

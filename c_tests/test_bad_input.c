@@ -1,8 +1,8 @@
-/* The bad-input matrix (issue 10): every rejection returns its documented
+/* The bad-input matrix: every rejection returns its documented
  * code with an error object carrying the same code and a message naming the
  * problem; output parameters keep the sentinel they were filled with; and
  * the master is unchanged: its snapshot bytes, every metric and its clock
- * compare equal before and after (SEMANTICS section 2: every rejection
+ * compare equal before and after (docs/CONTRACT.md section 3: every rejection
  * happens before any side effect). */
 #include <math.h>
 
@@ -180,7 +180,7 @@ static void soft_pin_action_255(void) {
     fingerprint before = take(s.m);
     mooncake_meta_write_config cfg = fx_config(1);
     cfg.soft_pin_action = 255;
-    PUT_START_REJECTS(s.m, &cfg, MOONCAKE_META_INVALID_PARAMS, "unknown soft_pin_action 255");
+    PUT_START_REJECTS(s.m, &cfg, MOONCAKE_META_INVALID_PARAMS, "cfg.soft_pin_action: unknown value 255");
     CHECK_UNCHANGED(s.m, before);
     teardown(&s);
 }

@@ -1,4 +1,4 @@
-/* Batch forms through the C ABI (SEMANTICS 2 "Batch forms"): per-key
+/* Batch forms through the C ABI (docs/CONTRACT.md §3 "Batch forms"): per-key
  * statuses always written, the first failure's message in err, a bad shared
  * configuration or too small a shared array refuses every key with no side
  * effect, replica layout by stride (starts) or by running offset (reads). */

@@ -1,5 +1,5 @@
 /* The master configuration handle: defaults, one setter per field, setters
- * reject only unrepresentable values, _validate applies SEMANTICS section 9. */
+ * reject only unrepresentable values, _validate applies docs/CONTRACT.md section 9. */
 #include "check.h"
 
 #include <math.h>

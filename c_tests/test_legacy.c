@@ -1,6 +1,6 @@
 /* The legacy entry points (upstream store_c.h's mooncake_replicate_config):
  * replica_num, preferred segments, C-truthy pin flags, NULL = defaults
- * (SEMANTICS 3.1 "Legacy boolean"). What the C ABI cannot observe -- the
+ * (docs/CONTRACT.md §4.1 "Legacy boolean"). What the C ABI cannot observe -- the
  * committed soft-pin deadline: with_soft_pin != 0 commits now + the master's
  * default TTL, 0 keeps a pinned object's deadline -- is asserted through the
  * same entry points by tests/ffi_legacy.rs. */
@@ -145,11 +145,55 @@ static void legacy_upsert_runs_in_place_and_resizes(void) {
     mooncake_meta_master_free(m);
 }
 
+/* The legacy struct has no group field, and an Upsert that names no group
+ * keeps the object's group: a legacy Upsert of a grouped object works, in
+ * place and resized, and the object stays a member (the group's shared
+ * lease, raised by a read of another member, still blocks its removal).
+ * Naming another group through the extended struct is still refused. */
+static void legacy_upsert_keeps_the_objects_group(void) {
+    mooncake_meta_error *err = NULL;
+    mooncake_meta_master *m = new_master();
+    mooncake_meta_write_config grouped;
+    const char *keys[] = {"a", "b", "c"};
+    mooncake_meta_replica r[1];
+    size_t len = 0;
+    uint64_t token = 0;
+    int exists = 0;
+    CHECK_OK(mooncake_meta_write_config_init(&grouped, sizeof grouped, &err), err);
+    grouped.group = "g";
+    for (int i = 0; i < 3; i++) {
+        CHECK_OK(mooncake_meta_put_start(m, C1, KEY(keys[i]), SIZE, &grouped, r, 1, &len, &token,
+                                         &err),
+                 err);
+        CHECK_OK(mooncake_meta_put_end(m, C1, KEY(keys[i]), MOONCAKE_META_SELECT_ALL, token, &err),
+                 err);
+    }
+    CHECK_OK(mooncake_meta_upsert_start_legacy(m, C1, KEY("b"), SIZE, NULL, r, 1, &len, &token,
+                                               &err),
+             err);
+    CHECK_OK(mooncake_meta_upsert_end(m, C1, KEY("b"), MOONCAKE_META_SELECT_ALL, token, &err), err);
+    CHECK_OK(mooncake_meta_upsert_start_legacy(m, C1, KEY("c"), 2 * SIZE, NULL, r, 1, &len, &token,
+                                               &err),
+             err);
+    CHECK_OK(mooncake_meta_upsert_end(m, C1, KEY("c"), MOONCAKE_META_SELECT_ALL, token, &err), err);
+    CHECK_OK(mooncake_meta_exist(m, KEY("a"), &exists, &err), err);
+    CHECK_EQ_INT(exists, 1);
+    CHECK_FAILS(mooncake_meta_remove(m, KEY("b"), 0, &err), MOONCAKE_META_OBJECT_HAS_LEASE, err,
+                NULL);
+    CHECK_FAILS(mooncake_meta_remove(m, KEY("c"), 0, &err), MOONCAKE_META_OBJECT_HAS_LEASE, err,
+                NULL);
+    grouped.group = "h";
+    CHECK_FAILS(mooncake_meta_upsert_start(m, C1, KEY("b"), SIZE, &grouped, r, 1, &len, NULL, &err),
+                MOONCAKE_META_INVALID_PARAMS, err, "the group of an object is fixed at creation");
+    mooncake_meta_master_free(m);
+}
+
 int main(void) {
     RUN_TEST(null_legacy_config_is_one_memory_replica);
     RUN_TEST(replica_num_sets_the_memory_replicas_and_the_capacity_needed);
     RUN_TEST(preferred_segments_place_the_replica);
     RUN_TEST(any_with_soft_pin_value_is_accepted);
     RUN_TEST(legacy_upsert_runs_in_place_and_resizes);
+    RUN_TEST(legacy_upsert_keeps_the_objects_group);
     return check_summary("test_legacy");
 }

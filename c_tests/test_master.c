@@ -1,6 +1,6 @@
 /* The master handle's lifecycle, segments (mount, unmount with its
  * size-versioned report, names under the BUFFER_TOO_SMALL convention), the
- * key count and paged key listing (SEMANTICS 2, CONVENTIONS "The C boundary"). */
+ * key count and paged key listing (docs/CONTRACT.md §3, CONVENTIONS "The C boundary"). */
 #include "check.h"
 
 #include <stdint.h>

@@ -1,4 +1,4 @@
-/* The core operations through the C ABI (SEMANTICS 2): each one's success
+/* The core operations through the C ABI (docs/CONTRACT.md §3): each one's success
  * path and an error path with the right code and a message, replica
  * descriptors, the BUFFER_TOO_SMALL convention without side effects (no
  * lease, no preemption, no allocation), tenants. */
@@ -290,6 +290,46 @@ static void remove_respects_leases_unless_forced(void) {
     mooncake_meta_master_free(m);
 }
 
+/* Remove's order: a write in flight (REPLICA_IS_NOT_READY) comes before a
+ * copy, move or promotion (OBJECT_HAS_REPLICATION_TASK), both even forced;
+ * a task's PROCESSING target is reported as the task, not as a write. */
+static void remove_reports_a_write_before_a_task(void) {
+    mooncake_meta_error *err = NULL;
+    mooncake_meta_master *m = master_with_segments();
+    const char *prefer[] = {"mem0"};
+    const char *to[] = {"mem1"};
+    mooncake_meta_write_config cfg = config(1, prefer);
+    mooncake_meta_replica r[2];
+    size_t len = 0;
+    uint64_t token = 0;
+    uint32_t nof = 0;
+    CHECK_OK(mooncake_meta_mount_segment(m, C1, "nof0", 4, (uint64_t)16 << 40, 1 << 20,
+                                         MOONCAKE_META_POOL_NOF_SSD, &nof, &err),
+             err);
+    put(m, "copy", &cfg);
+    CHECK_OK(mooncake_meta_copy_start(m, KEY("copy"), to, 1, r, 2, &len, &err), err);
+    for (int force = 0; force < 2; force++) {
+        CHECK_FAILS(mooncake_meta_remove(m, KEY("copy"), force, &err),
+                    MOONCAKE_META_OBJECT_HAS_REPLICATION_TASK, err, "copy, move or promotion");
+    }
+    cfg.nof_ssd_replicas = 1;
+    CHECK_OK(mooncake_meta_put_start(m, C1, KEY("both"), SIZE, &cfg, r, 2, &len, &token, &err), err);
+    CHECK_OK(mooncake_meta_put_end(m, C1, KEY("both"), MOONCAKE_META_SELECT_MEMORY, token, &err),
+             err);
+    CHECK_OK(mooncake_meta_copy_start(m, KEY("both"), to, 1, r, 2, &len, &err), err);
+    for (int force = 0; force < 2; force++) {
+        CHECK_FAILS(mooncake_meta_remove(m, KEY("both"), force, &err),
+                    MOONCAKE_META_REPLICA_IS_NOT_READY, err, "write in flight");
+    }
+    CHECK_OK(mooncake_meta_put_end(m, C1, KEY("both"), MOONCAKE_META_SELECT_NOF_SSD, token, &err),
+             err);
+    CHECK_FAILS(mooncake_meta_remove(m, KEY("both"), 1, &err),
+                MOONCAKE_META_OBJECT_HAS_REPLICATION_TASK, err, NULL);
+    CHECK_OK(mooncake_meta_copy_end(m, KEY("both"), &err), err);
+    CHECK_OK(mooncake_meta_remove(m, KEY("both"), 1, &err), err);
+    mooncake_meta_master_free(m);
+}
+
 static void remove_all_and_by_regex_count_what_they_remove(void) {
     mooncake_meta_error *err = NULL;
     mooncake_meta_master *m = master_with_segments();
@@ -473,6 +513,7 @@ int main(void) {
     RUN_TEST(upsert_in_place_too_small_preempts_nothing);
     RUN_TEST(get_replica_list_too_small_grants_no_lease);
     RUN_TEST(remove_respects_leases_unless_forced);
+    RUN_TEST(remove_reports_a_write_before_a_task);
     RUN_TEST(remove_all_and_by_regex_count_what_they_remove);
     RUN_TEST(copy_stages_targets_that_end_completes_and_revoke_frees);
     RUN_TEST(move_relocates_the_replica_on_the_named_segment);

@@ -1,4 +1,4 @@
-/* Snapshots from C (SEMANTICS section 6): library-owned bytes, the
+/* Snapshots from C (docs/CONTRACT.md section 6): library-owned bytes, the
  * caller-buffer convention, atomic files, restore from one buffer, from
  * candidate buffers and from candidate files, with the report saying what
  * happened; and the Prometheus text through both buffer styles. */

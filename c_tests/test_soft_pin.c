@@ -1,4 +1,4 @@
-/* The soft-pin surface from C (SEMANTICS section 3): the commit rule through
+/* The soft-pin surface from C (docs/CONTRACT.md section 4): the commit rule through
  * both write configs (the legacy translation included), introspection,
  * expiration cleanup with its statistics, eviction priority, and the
  * maintenance entry points. Manual clock only. */

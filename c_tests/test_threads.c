@@ -3,7 +3,7 @@
  * everyone's, one thread runs expiration cleanup and one moves the manual
  * clock. Every status must be one the contract allows for that call; after
  * the join the key count matches what the threads left behind and every
- * invariant of SEMANTICS section 8 holds. */
+ * invariant of docs/CONTRACT.md section 8 holds. */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
 #include <stdio.h>

@@ -1,4 +1,4 @@
-/* Version and ABI queries, and the status codes of SEMANTICS section 2. */
+/* Version and ABI queries, and the status codes of docs/CONTRACT.md section 3.2. */
 #include "check.h"
 
 #include <stdint.h>

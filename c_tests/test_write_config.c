@@ -1,5 +1,5 @@
 /* Write configurations: the legacy struct frozen in upstream store_c.h's
- * layout, and the size-versioned extended struct (SEMANTICS 3.1 and 7). */
+ * layout, and the size-versioned extended struct (docs/CONTRACT.md §4.1 and §7). */
 #include "check.h"
 
 #include <stdalign.h>
@@ -143,14 +143,14 @@ static void sizes_flags_and_actions_are_checked(void) {
     c = init();
     c.soft_pin_action = 3;
     CHECK_FAILS(mooncake_meta_write_config_validate(&c, &err), MOONCAKE_META_INVALID_PARAMS, err,
-                "unknown soft_pin_action 3");
+                "cfg.soft_pin_action: unknown value 3 (expected 0 = PRESERVE");
     c = init();
     c.reserved0 = 1;
     CHECK_FAILS(mooncake_meta_write_config_validate(&c, &err), MOONCAKE_META_INVALID_PARAMS, err,
                 "reserved0");
 }
 
-/* SEMANTICS 3.1: a TTL only with ENABLE; the maximum is the master's. */
+/* docs/CONTRACT.md §4.1: a TTL only with ENABLE; the maximum is the master's. */
 static void soft_pin_requests_follow_the_rules(void) {
     mooncake_meta_error *err = NULL;
     mooncake_meta_write_config c = init();

@@ -3,11 +3,15 @@
  *
  * A master on a manual clock gets two memory segments, then a KV cache's
  * day: a few prefix-cache objects soft-pinned (through the extended config
- * and through the legacy upstream struct), many ordinary objects written
- * under memory pressure while the eviction trigger runs, reads that never
- * extend a pin, the clock moving through the pins' expiry with the cleanup
- * and the soft-pin gauge converging, a snapshot restored into a new master,
- * and the Prometheus text at the end.
+ * and through the legacy upstream struct) whose deadlines start when their
+ * write ends, not when it starts, and are not refreshed by a repeated End;
+ * many ordinary objects written under memory pressure while the eviction
+ * trigger runs (its first pass leaves pinned objects alone); reads that
+ * never extend a pin; a snapshot restored into two new masters, where an
+ * eviction that needs more than the ordinary objects can give takes pinned
+ * ones in its second pass only if allow_evict_soft_pinned_objects is on;
+ * the clock moving through the pins' expiry with the cleanup and the
+ * soft-pin gauge converging; and the Prometheus text at the end.
  *
  * `make demo` installs the library into target/demo-prefix and builds this
  * file against the installed header and shared library with pkg-config:
@@ -49,8 +53,9 @@ static void ok(const char *what, mooncake_meta_status st, mooncake_meta_error *e
 /* Notes a result the demo did not expect, and carries on. */
 static void expect(int cond, const char *what) {
     if (!cond) {
-        printf("   !! unexpected: %s\n", what);
-        unexpected = 1;
+        printf("   !! UNEXPECTED: %s\n", what);
+        fprintf(stderr, "demo: unexpected result: %s\n", what);
+        unexpected++;
     }
 }
 
@@ -112,11 +117,14 @@ static void show_deadline(char *buf, size_t cap, uint64_t d) {
 
 /* PutStart + PutEnd of a whole object, placed on `segment` first (the
  * demo names a segment for every write, so placement, and so the whole run,
- * is reproducible); `cfg`/`legacy` NULL means the defaults. Returns the
+ * is reproducible); `cfg`/`legacy` NULL means the defaults. The clock moves
+ * `transfer_ms` between the two calls (the client copying the bytes), and
+ * the write token goes to `*token_out` when it is not NULL. Returns the
  * PutStart status (the object is written only on OK). */
-static mooncake_meta_status write_object(const char *key, uint64_t size, const char *segment,
-                                         const mooncake_meta_write_config *cfg,
-                                         const mooncake_meta_replicate_config *legacy) {
+static mooncake_meta_status write_object_timed(const char *key, uint64_t size, const char *segment,
+                                               const mooncake_meta_write_config *cfg,
+                                               const mooncake_meta_replicate_config *legacy,
+                                               uint64_t transfer_ms, uint64_t *token_out) {
     mooncake_meta_error *err = NULL;
     mooncake_meta_replica replicas[4];
     size_t n = 0;
@@ -145,10 +153,18 @@ static mooncake_meta_status write_object(const char *key, uint64_t size, const c
         mooncake_meta_error_free(err);
         return st;
     }
+    if (transfer_ms) advance(transfer_ms);
     ok("put_end", mooncake_meta_put_end(master, 7, NULL, 0, key, strlen(key), MOONCAKE_META_SELECT_ALL,
                                         token, &err),
        err);
+    if (token_out) *token_out = token;
     return st;
+}
+
+static mooncake_meta_status write_object(const char *key, uint64_t size, const char *segment,
+                                         const mooncake_meta_write_config *cfg,
+                                         const mooncake_meta_replicate_config *legacy) {
+    return write_object_timed(key, size, segment, cfg, legacy, 0, NULL);
 }
 
 static mooncake_meta_eviction_report new_report(void) {
@@ -163,6 +179,10 @@ static mooncake_meta_eviction_report new_report(void) {
 static const char *pinned[] = {"prompt/system", "prompt/tools", "prompt/few-shot-a",
                                "prompt/few-shot-b", "prompt/legacy"};
 #define N_PINNED 5
+#define TRANSFER_MS UINT64_C(2000) /* time between a pinned write's Start and End */
+
+/* The deadline each pinned object got at its End (section 2). */
+static uint64_t pin_deadline[N_PINNED];
 
 static int active_pins(void) {
     int n = 0;
@@ -192,7 +212,7 @@ static void setup(void) {
 
     section("1. A master and its segments");
     printf("   manual clock at t0 = %" PRIu64 " ms; default soft-pin TTL %" PRIu64
-           " s; eviction above 80%% memory, 10%% of the base per run\n",
+           " s;\n   eviction starts above 80%% memory use and frees 10%% of the evictable objects\n",
            T0, DEFAULT_TTL_MS / 1000);
     printf("\n   %-14s %6s  %-7s %9s  %s\n", "segment", "client", "pool", "capacity", "id");
     const char *names[] = {NODE1, NODE2};
@@ -211,37 +231,71 @@ static void setup(void) {
 static void pinned_writes(void) {
     mooncake_meta_error *err = NULL;
     section("2. Soft-pinned prefix-cache objects (256 KiB each, on " NODE1 ")");
-    printf("   %-18s %-34s %s\n", "key", "request", "committed deadline");
+    printf("   Each write takes %" PRIu64 " s from PutStart to PutEnd (the client copying the\n"
+           "   bytes). The pin's lifetime starts at the PutEnd that makes the object readable:\n"
+           "   deadline = time of the End + TTL.\n\n",
+           TRANSFER_MS / 1000);
+    printf("   %-18s %-33s %-9s %-9s %s\n", "key", "request", "PutStart", "PutEnd", "deadline");
     const uint64_t ttls[] = {10 * 60 * 1000, 10 * 60 * 1000, 2 * 60 * 1000, 2 * 60 * 1000};
-    for (int i = 0; i < 4; i++) {
-        mooncake_meta_write_config cfg;
-        ok("write_config_init", mooncake_meta_write_config_init(&cfg, sizeof cfg, &err), err);
-        cfg.soft_pin_action = MOONCAKE_META_SOFT_PIN_ENABLE;
-        cfg.flags = MOONCAKE_META_WRITE_HAS_SOFT_PIN_TTL;
-        cfg.soft_pin_ttl_ms = ttls[i];
-        ok("put", write_object(pinned[i], OBJECT_SIZE, NODE1, &cfg, NULL), NULL);
-        char request[48], d[32];
-        snprintf(request, sizeof request, "ENABLE, ttl %" PRIu64 " min", ttls[i] / 60000);
-        show_deadline(d, sizeof d, deadline_of(pinned[i]));
-        printf("   %-18s %-34s %s\n", pinned[i], request, d);
-        expect(deadline_of(pinned[i]) == T0 + ttls[i], "deadline = End + TTL");
+    uint64_t first_token = 0;
+    for (int i = 0; i < N_PINNED; i++) {
+        uint64_t start = now(), ttl = i < 4 ? ttls[i] : DEFAULT_TTL_MS, token = 0;
+        char request[48], d[32], ts[32], te[32];
+        if (i < 4) {
+            mooncake_meta_write_config cfg;
+            ok("write_config_init", mooncake_meta_write_config_init(&cfg, sizeof cfg, &err), err);
+            cfg.soft_pin_action = MOONCAKE_META_SOFT_PIN_ENABLE;
+            cfg.flags = MOONCAKE_META_WRITE_HAS_SOFT_PIN_TTL;
+            cfg.soft_pin_ttl_ms = ttl;
+            ok("put", write_object_timed(pinned[i], OBJECT_SIZE, NODE1, &cfg, NULL, TRANSFER_MS, &token),
+               NULL);
+            snprintf(request, sizeof request, "ENABLE, TTL %" PRIu64 " min", ttl / 60000);
+        } else {
+            /* The upstream store_c.h struct: with_soft_pin = 1 means ENABLE
+             * with the master's default TTL. */
+            mooncake_meta_replicate_config legacy = {1, 1, 0, NULL, 0};
+            ok("put (legacy)",
+               write_object_timed(pinned[i], OBJECT_SIZE, NODE1, NULL, &legacy, TRANSFER_MS, &token),
+               NULL);
+            snprintf(request, sizeof request, "legacy struct, with_soft_pin = 1");
+        }
+        if (i == 0) first_token = token;
+        uint64_t end = now();
+        pin_deadline[i] = deadline_of(pinned[i]);
+        show_deadline(d, sizeof d, pin_deadline[i]);
+        snprintf(ts, sizeof ts, "t+%" PRIu64 " s", (start - T0) / 1000);
+        snprintf(te, sizeof te, "t+%" PRIu64 " s", (end - T0) / 1000);
+        printf("   %-18s %-33s %-9s %-9s %s\n", pinned[i], request, ts, te, d);
+        expect(pin_deadline[i] == end + ttl, "deadline = time of the End + TTL");
+        expect(pin_deadline[i] != start + ttl, "the deadline does not start at PutStart");
     }
-    /* The upstream store_c.h struct: with_soft_pin = 1 means the master default. */
-    mooncake_meta_replicate_config legacy = {1, 1, 0, NULL, 0};
-    ok("put (legacy)", write_object(pinned[4], OBJECT_SIZE, NODE1, NULL, &legacy), NULL);
+    expect(pin_deadline[4] == now() + DEFAULT_TTL_MS, "legacy pin = the master's default TTL");
+
+    /* A second End of a finished write is accepted (every replica is already
+     * COMPLETE) and changes nothing: only the End that first made the object
+     * readable starts the lifetime. */
+    advance(5000);
+    mooncake_meta_status st = mooncake_meta_put_end(master, 7, NULL, 0, pinned[0], strlen(pinned[0]),
+                                                    MOONCAKE_META_SELECT_ALL, first_token, &err);
+    ok("repeated put_end", st, err);
     char d[32];
-    show_deadline(d, sizeof d, deadline_of(pinned[4]));
-    printf("   %-18s %-34s %s\n", pinned[4], "legacy struct, with_soft_pin = 1", d);
-    expect(deadline_of(pinned[4]) == T0 + DEFAULT_TTL_MS, "legacy pin = master default TTL");
+    show_deadline(d, sizeof d, deadline_of(pinned[0]));
+    printf("\n   PutEnd of %s again at t+%" PRIu64 " s -> %s; its deadline is still %s:\n"
+           "   a repeated End never refreshes a pin.\n",
+           pinned[0], (now() - T0) / 1000, mooncake_meta_status_name(st), d);
+    expect(deadline_of(pinned[0]) == pin_deadline[0], "a repeated End does not move the deadline");
 }
 
 static void writes_under_pressure(void) {
     mooncake_meta_error *err = NULL;
     section("3. Ordinary objects under memory pressure");
-    printf("   %d ordinary 256 KiB writes, alternating between the segments; the eviction\n"
-           "   trigger runs after each one\n\n",
+    printf("   %d ordinary 256 KiB writes, alternating between the segments. After each one\n"
+           "   the eviction trigger runs: above 80%% memory it frees 10%% of the objects that\n"
+           "   eviction may take (every object with a memory replica that is not hard-pinned,\n"
+           "   counted below as \"evictable\"). Its first pass skips objects whose soft pin is\n"
+           "   active, so the ordinary objects with the oldest leases go first.\n\n",
            N_CHAT);
-    printf("   %-10s %8s   %-40s %8s\n", "after", "memory", "eviction run", "memory");
+    printf("   %-14s %8s   %-42s %8s\n", "after writing", "memory", "the eviction trigger", "memory");
     uint64_t evicted = 0, evicted_pinned = 0;
     char key[32];
     for (int i = 0; i < N_CHAT; i++) {
@@ -254,9 +308,9 @@ static void writes_under_pressure(void) {
         ok("evict_if_needed", mooncake_meta_evict_if_needed(master, 0, &ran, &r, &err), err);
         if (ran) {
             char what[64];
-            snprintf(what, sizeof what, "base %2" PRIu64 ", evicted %" PRIu64 " (%" PRIu64 " pinned)",
-                     r.base, r.evicted, r.evicted_pinned);
-            printf("   %-10s %7.1f%%   %-40s %7.1f%%\n", key, before, what, usage());
+            snprintf(what, sizeof what, "evicted %" PRIu64 " of %2" PRIu64 " evictable, %" PRIu64 " pinned",
+                     r.evicted, r.base, r.evicted_pinned);
+            printf("   %-14s %7.1f%%   %-42s %7.1f%%\n", key, before, what, usage());
             evicted += r.evicted;
             evicted_pinned += r.evicted_pinned;
         }
@@ -272,8 +326,8 @@ static void writes_under_pressure(void) {
         int ran = 0;
         mooncake_meta_eviction_report r = new_report();
         ok("evict_if_needed", mooncake_meta_evict_if_needed(master, 1, &ran, &r, &err), err);
-        printf("     put_start -> NO_AVAILABLE_HANDLE; forced eviction: evicted %" PRIu64
-               " (%" PRIu64 " pinned), memory %.1f%%\n",
+        printf("     put_start -> NO_AVAILABLE_HANDLE (no segment has room); a forced eviction\n"
+               "     frees %" PRIu64 " objects (%" PRIu64 " pinned), memory %.1f%%\n",
                r.evicted, r.evicted_pinned, usage());
         evicted += r.evicted;
         evicted_pinned += r.evicted_pinned;
@@ -287,7 +341,7 @@ static void writes_under_pressure(void) {
            evicted, evicted_pinned, s.key_count, active_pins(), N_PINNED);
     expect(evicted > 0, "the pressure caused evictions");
     expect(evicted_pinned == 0 && active_pins() == N_PINNED,
-           "eviction took ordinary objects first (section 3.7)");
+           "eviction took ordinary objects first (docs/CONTRACT.md section 4.7)");
 }
 
 static void reads(void) {
@@ -305,10 +359,33 @@ static void reads(void) {
                ", %" PRIu64 " bytes, %s; deadline %s\n",
                (now() - T0) / 1000, pinned[0], n, r[0].segment_id, r[0].address, r[0].size,
                r[0].status == MOONCAKE_META_REPLICA_COMPLETE ? "COMPLETE" : "PROCESSING", d);
-        expect(deadline_of(pinned[0]) == T0 + 10 * 60 * 1000, "reads never move the deadline");
+        expect(deadline_of(pinned[0]) == pin_deadline[0], "reads never move the deadline");
         advance(50 * 1000);
     }
 }
+
+/* A new master on the demo's clock, restored from `candidates`; `allow` is
+ * its allow_evict_soft_pinned_objects. */
+static mooncake_meta_master *restore_into(const char *const *candidates, size_t n, int allow,
+                                          mooncake_meta_restore_report *r) {
+    mooncake_meta_error *err = NULL;
+    mooncake_meta_config *cfg = NULL;
+    mooncake_meta_master *m = NULL;
+    ok("config_new", mooncake_meta_config_new(&cfg, &err), err);
+    ok("manual clock", mooncake_meta_config_set_manual_clock(cfg, now(), &err), err);
+    ok("background off", mooncake_meta_config_set_soft_pin_cleanup_interval_ms(cfg, 0, &err), err);
+    ok("eviction off", mooncake_meta_config_set_eviction_check_interval_ms(cfg, 0, &err), err);
+    ok("allow_evict_soft_pinned_objects",
+       mooncake_meta_config_set_allow_evict_soft_pinned_objects(cfg, allow, &err), err);
+    ok("master_new", mooncake_meta_master_new(cfg, &m, &err), err);
+    mooncake_meta_config_free(cfg);
+    memset(r, 0, sizeof *r);
+    r->struct_size = sizeof *r;
+    ok("restore_files", mooncake_meta_restore_files(m, candidates, n, r, &err), err);
+    return m;
+}
+
+static mooncake_meta_master *restored, *restored_strict;
 
 static void snapshot_and_restore(void) {
     mooncake_meta_error *err = NULL;
@@ -323,49 +400,108 @@ static void snapshot_and_restore(void) {
     ok("snapshot", mooncake_meta_snapshot(master, &snap, &err), err);
     printf("   saved %zu bytes atomically to %s\n", mooncake_meta_bytes_len(snap), path);
 
-    mooncake_meta_config *cfg = NULL;
-    mooncake_meta_master *restored = NULL;
-    ok("config_new", mooncake_meta_config_new(&cfg, &err), err);
-    ok("manual clock", mooncake_meta_config_set_manual_clock(cfg, now(), &err), err);
-    ok("background off", mooncake_meta_config_set_soft_pin_cleanup_interval_ms(cfg, 0, &err), err);
-    ok("master_new", mooncake_meta_master_new(cfg, &restored, &err), err);
-    mooncake_meta_config_free(cfg);
-
+    /* Candidates newest first: a file that does not exist, then the one saved. */
     const char *candidates[] = {missing, path};
-    mooncake_meta_restore_report r;
-    memset(&r, 0, sizeof r);
-    r.struct_size = sizeof r;
-    ok("restore_files", mooncake_meta_restore_files(restored, candidates, 2, &r, &err), err);
+    mooncake_meta_restore_report r, r2;
+    restored = restore_into(candidates, 2, 1, &r);
+    restored_strict = restore_into(candidates, 2, 0, &r2);
     mooncake_meta_metrics_snapshot a = metrics_of(master), b = metrics_of(restored);
-    printf("   a new master restored from [%s, %s]:\n", "<missing file>", "<saved file>");
-    printf("   %-34s %" PRIu64 " (%" PRIu64 " rejected)\n", "candidate restored", r.candidate,
-           r.candidates_rejected);
-    printf("   %-34s %" PRIu64 "\n", "objects restored", r.objects_restored);
-    printf("   %-34s %" PRIu64 "\n", "objects dropped (no lease, no pin)", r.objects_dropped);
-    printf("   %-34s %" PRIu64 "\n", "soft pins restored", r.soft_pins_restored);
-    printf("   %-34s %" PRIu64 " -> %" PRIu64 "\n", "soft-pin gauge (original -> new)",
+    printf("   restored into a new master from the candidates [<missing file>, <saved file>],\n"
+           "   newest first: %" PRIu64 " could not be read, so candidate %" PRIu64
+           " (the saved file) was used\n"
+           "   (the same file also goes into a second master, for section 6)\n\n",
+           r.candidates_rejected, r.candidate);
+    printf("   %-52s %" PRIu64 "\n", "objects restored", r.objects_restored);
+    printf("   %-52s %" PRIu64 "\n", "objects left out: lease run out and no active pin",
+           r.objects_dropped);
+    printf("   %-52s %" PRIu64 "\n", "soft pins restored, with their original deadlines",
+           r.soft_pins_restored);
+    printf("   %-52s %" PRIu64 " -> %" PRIu64 "\n", "pinned objects counted by the gauge (old -> new)",
            a.soft_pin_key_count, b.soft_pin_key_count);
     expect(r.candidate == 1 && r.candidates_rejected == 1, "the readable file won");
     expect(r.soft_pins_restored == N_PINNED && b.soft_pin_key_count == N_PINNED,
            "every active pin survives the restore");
+    expect(r.objects_restored + r.objects_dropped == a.key_count, "every object is restored or left out");
+    expect(r2.objects_restored == r.objects_restored, "the second restore is the same");
+    for (int i = 0; i < N_PINNED; i++) {
+        int has = 0;
+        uint64_t d = 0;
+        ok("soft_pin_deadline", mooncake_meta_soft_pin_deadline(restored, NULL, 0, pinned[i],
+                                                                strlen(pinned[i]), &has, &d, &err),
+           err);
+        expect(has && d == pin_deadline[i], "a restored pin keeps its original deadline");
+    }
     ok("check_invariants (restored)", mooncake_meta_check_invariants(restored, &err), err);
-    mooncake_meta_master_free(restored);
     mooncake_meta_bytes_free(snap);
     unlink(path);
 }
 
+/* How many of the pinned keys `m` still holds. */
+static int pins_left(mooncake_meta_master *m) {
+    int n = 0;
+    for (int i = 0; i < N_PINNED; i++) {
+        mooncake_meta_error *err = NULL;
+        int has = 0;
+        uint64_t d = 0;
+        mooncake_meta_status st =
+            mooncake_meta_soft_pin_deadline(m, NULL, 0, pinned[i], strlen(pinned[i]), &has, &d, &err);
+        if (st == MOONCAKE_META_OBJECT_NOT_FOUND) {
+            mooncake_meta_error_free(err);
+            continue;
+        }
+        ok("soft_pin_deadline", st, err);
+        n++;
+    }
+    return n;
+}
+
+static void second_pass(void) {
+    mooncake_meta_error *err = NULL;
+    section("6. When ordinary objects are not enough: the second eviction pass");
+    printf("   The restored masters hold only the %d pinned objects, all still pinned. An\n"
+           "   eviction that must free 40%% of them finds nothing in its first pass (which\n"
+           "   skips active pins); its second pass may take pinned objects, but only when\n"
+           "   allow_evict_soft_pinned_objects is on.\n\n",
+           N_PINNED);
+    printf("   %-36s %-9s %-15s %s\n", "allow_evict_soft_pinned_objects", "evicted", "of them pinned",
+           "pinned objects left");
+    mooncake_meta_master *masters[] = {restored, restored_strict};
+    const char *label[] = {"on (the default)", "off"};
+    for (int i = 0; i < 2; i++) {
+        mooncake_meta_eviction_report r = new_report();
+        ok("run_eviction", mooncake_meta_run_eviction(masters[i], 0.4, 0.4, &r, &err), err);
+        int left = pins_left(masters[i]);
+        printf("   %-36s %-9" PRIu64 " %-15" PRIu64 " %d of %d\n", label[i], r.evicted, r.evicted_pinned,
+               left, N_PINNED);
+        if (i == 0)
+            expect(r.evicted == 2 && r.evicted_pinned == 2 && left == N_PINNED - 2,
+                   "allowed: the second pass takes ceil(5 x 0.4) = 2 pinned objects");
+        else
+            expect(r.evicted == 0 && left == N_PINNED, "not allowed: pinned objects are never evicted");
+        ok("check_invariants", mooncake_meta_check_invariants(masters[i], &err), err);
+    }
+    mooncake_meta_master_free(restored);
+    mooncake_meta_master_free(restored_strict);
+}
+
 static void time_passes(void) {
     mooncake_meta_error *err = NULL;
-    section("6. The clock runs through the pins' expiry");
-    printf("   the gauge counts committed deadlines, expired ones included until cleanup runs\n\n");
-    printf("   %-8s %-22s %11s %6s %11s  %s\n", "time", "step", "active pins", "gauge", "index live",
-           "cleanup: popped/expired");
+    section("7. The clock runs through the pins' expiry");
+    printf("   \"pinned now\": objects whose deadline is still ahead. \"gauge\": the metric\n"
+           "   master_soft_pin_key_count, which counts every stored deadline, expired ones\n"
+           "   included until a cleanup clears them. \"in the index\": deadlines the cleanup\n"
+           "   will look at. A cleanup looks only at the deadlines that are due.\n\n");
+    printf("   %-8s %-12s %10s %6s %13s  %s\n", "time", "step", "pinned now", "gauge", "in the index",
+           "cleanup: due / expired");
+    /* The 2-minute pins end at t+126 s and t+128 s, the legacy one (5 min)
+     * at t+310 s, the 10-minute ones at t+602 s and t+604 s. */
     const struct {
         uint64_t to_s;
         int cleanup;
-    } steps[] = {{110, 0}, {130, 0}, {130, 1}, {300, 0}, {301, 1}, {600, 1}};
+    } steps[] = {{125, 0}, {130, 0}, {130, 1}, {310, 0}, {311, 1}, {610, 1}};
     for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
         uint64_t target = T0 + steps[i].to_s * 1000;
+        expect(now() <= target, "the story's clock is where the table expects it");
         if (now() < target) ok("set_time", mooncake_meta_master_set_time(master, target, &err), err);
         char cleaned[32] = "-";
         if (steps[i].cleanup) {
@@ -373,13 +509,13 @@ static void time_passes(void) {
             memset(&c, 0, sizeof c);
             c.struct_size = sizeof c;
             ok("run_cleanup", mooncake_meta_run_cleanup(master, &c, &err), err);
-            snprintf(cleaned, sizeof cleaned, "%" PRIu64 "/%" PRIu64, c.popped, c.expired);
+            snprintf(cleaned, sizeof cleaned, "%" PRIu64 " / %" PRIu64, c.popped, c.expired);
         }
         uint64_t heap = 0, live = 0;
         ok("index_sizes", mooncake_meta_index_sizes(master, &heap, &live, &err), err);
         mooncake_meta_metrics_snapshot s = metrics_of(master);
         int active = active_pins();
-        printf("   t+%-5" PRIu64 " %-22s %11d %6" PRIu64 " %11" PRIu64 "  %s\n", (now() - T0) / 1000,
+        printf("   t+%-5" PRIu64 " %-12s %10d %6" PRIu64 " %13" PRIu64 "  %s\n", (now() - T0) / 1000,
                steps[i].cleanup ? "run_cleanup" : "advance", active, s.soft_pin_key_count, live,
                cleaned);
         if (steps[i].cleanup)
@@ -391,11 +527,11 @@ static void time_passes(void) {
 
 static void pressure_after_expiry(void) {
     mooncake_meta_error *err = NULL;
-    section("7. Expired pins protect nothing: the old prompts are ordinary cache now");
+    section("8. Expired pins protect nothing: the old prompts are ordinary cache now");
     mooncake_meta_eviction_report r = new_report();
     ok("run_eviction", mooncake_meta_run_eviction(master, 0.5, 0.5, &r, &err), err);
-    printf("   run_eviction(target 0.5, lowerbound 0.5): base %" PRIu64 ", evicted %" PRIu64
-           " in (lease, age) order\n\n",
+    printf("   an eviction of half of the %" PRIu64 " evictable objects (run_eviction 0.5, 0.5)\n"
+           "   evicted %" PRIu64 ", oldest lease first, pinned or not\n\n",
            r.base, r.evicted);
     printf("   %-18s %s\n", "former pin", "after the run");
     for (int i = 0; i < N_PINNED; i++) {
@@ -410,7 +546,7 @@ static void pressure_after_expiry(void) {
 
 static void metrics(void) {
     mooncake_meta_error *err = NULL;
-    section("8. Metrics (Prometheus text, excerpt)");
+    section("9. Metrics (Prometheus text, excerpt)");
     mooncake_meta_bytes *text = NULL;
     ok("metrics_prometheus", mooncake_meta_metrics_prometheus(master, &text, &err), err);
     const char *wanted[] = {"master_key_count ", "master_soft_pin_key_count ",
@@ -442,6 +578,7 @@ int main(void) {
     writes_under_pressure();
     reads();
     snapshot_and_restore();
+    second_pass();
     time_passes();
     pressure_after_expiry();
     metrics();
@@ -449,7 +586,11 @@ int main(void) {
     mooncake_meta_error *err = NULL;
     ok("check_invariants", mooncake_meta_check_invariants(master, &err), err);
     mooncake_meta_master_free(master);
-    printf("\n%s\n", unexpected ? "demo: some results were NOT the expected ones"
-                                : "demo: every result was the expected one; invariants hold");
-    return unexpected ? EXIT_FAILURE : EXIT_SUCCESS;
+    if (unexpected) {
+        fprintf(stderr, "\ndemo: FAILED: %d result(s) were NOT the expected ones (see above)\n",
+                unexpected);
+        return EXIT_FAILURE;
+    }
+    printf("\ndemo: every result was the expected one; invariants hold\n");
+    return EXIT_SUCCESS;
 }

@@ -146,6 +146,9 @@ func (k Keyspace) batchStart(upsert bool, client ClientID, keys []string, sizes 
 		return refuseStarts(len(keys), err)
 	}
 	defer w.free()
+	if err := cfg.checkMaxTTL(k.m.maxSoftPinTTL); err != nil {
+		return refuseStarts(len(keys), err)
+	}
 	n := len(keys)
 	ck := newCKeys(keys)
 	defer ck.free()

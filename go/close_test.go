@@ -98,7 +98,7 @@ func TestCloseDuring64GoroutinesGets(t *testing.T) {
 // master's cleanup is cancelled (no double free).
 func TestCleanupIsASafetyNet(t *testing.T) {
 	for i := 0; i < 50; i++ {
-		m, err := mm.New(mm.WithManualClock(t0))
+		m, err := mm.New(mm.WithDeterministic(t0))
 		must(t, "New", err)
 		if i%2 == 0 {
 			must(t, "Close", m.Close())

@@ -1,6 +1,6 @@
 package mooncakemeta
 
-// Master configuration: the Config struct, its defaults (SEMANTICS §9), the
+// Master configuration: the Config struct, its defaults (docs/CONTRACT.md §9), the
 // functional options of New, and its translation into a C config handle.
 
 /*
@@ -105,14 +105,15 @@ type Config struct {
 	ShardCount uint64
 	// ManualClock makes the master read a manual clock starting at
 	// ClockStart that moves only through SetTime and AdvanceTime, instead
-	// of the system clock.
+	// of the system clock. It changes nothing else: the background tasks
+	// run at their intervals, against the manual clock.
 	ManualClock bool
 	// ClockStart is the manual clock's first instant (ignored without
 	// ManualClock); it must be below MaxInstant.
 	ClockStart Instant
 }
 
-// DefaultConfig returns the library's documented defaults (SEMANTICS §9):
+// DefaultConfig returns the library's documented defaults (docs/CONTRACT.md §9):
 // system clock and background maintenance on.
 func DefaultConfig() Config {
 	return Config{
@@ -148,12 +149,29 @@ func DeterministicConfig(start Instant) Config {
 // (DefaultConfig).
 type Option func(*Config)
 
-// WithManualClock makes the master use a manual clock starting at start,
-// with every background task off (as DeterministicConfig).
+// WithManualClock makes the master read a manual clock starting at start
+// (Config.ManualClock and Config.ClockStart) instead of the system clock.
+// It changes nothing else, as mooncake_meta_config_set_manual_clock in C
+// and ClockSource::Manual in Rust: the background cleanup, eviction and
+// sweep keep running at their intervals, against the manual clock. For a
+// master where nothing happens unless the caller calls it, use
+// WithDeterministic.
 func WithManualClock(start Instant) Option {
 	return func(c *Config) {
 		c.ManualClock = true
 		c.ClockStart = start
+	}
+}
+
+// WithDeterministic makes the master read a manual clock starting at start
+// and turns every background task off (SoftPinCleanupInterval,
+// EvictionCheckInterval and SweepInterval 0), as DeterministicConfig and
+// Rust's MasterConfig::deterministic: nothing happens unless the caller
+// calls it (AdvanceTime, RunCleanup, RunEviction), which is what tests and
+// simulations want.
+func WithDeterministic(start Instant) Option {
+	return func(c *Config) {
+		WithManualClock(start)(c)
 		c.SoftPinCleanupInterval = 0
 		c.EvictionCheckInterval = 0
 		c.SweepInterval = 0
@@ -220,9 +238,39 @@ func (c Config) Validate() error {
 	})
 }
 
+// check reports the library's configuration rules in Go terms, naming the
+// Config fields (the library, which checks them again at creation, names
+// its C fields). Durations that are negative or not whole milliseconds
+// are reported by withHandle.
+func (c Config) check() error {
+	if c.DefaultSoftPinTTL > c.MaxSoftPinTTL {
+		return invalidParams("Config.DefaultSoftPinTTL %v exceeds Config.MaxSoftPinTTL %v", c.DefaultSoftPinTTL, c.MaxSoftPinTTL)
+	}
+	if !(c.EvictionRatio >= 0 && c.EvictionRatio <= 1) {
+		return invalidParams("Config.EvictionRatio %v must be in [0, 1]", c.EvictionRatio)
+	}
+	if !(c.EvictionHighWatermarkRatio > 0 && c.EvictionHighWatermarkRatio <= 1) {
+		return invalidParams("Config.EvictionHighWatermarkRatio %v must be in (0, 1]", c.EvictionHighWatermarkRatio)
+	}
+	if c.PutStartReleaseTimeout <= c.PutStartDiscardTimeout {
+		return invalidParams("Config.PutStartReleaseTimeout %v must exceed Config.PutStartDiscardTimeout %v",
+			c.PutStartReleaseTimeout, c.PutStartDiscardTimeout)
+	}
+	if c.ShardCount < 1 || c.ShardCount > 1<<20 {
+		return invalidParams("Config.ShardCount %d must be in [1, 1048576]", c.ShardCount)
+	}
+	if c.ManualClock && c.ClockStart >= MaxInstant {
+		return invalidParams("Config.ClockStart %d must be below MaxInstant (%d)", uint64(c.ClockStart), uint64(MaxInstant))
+	}
+	return nil
+}
+
 // withHandle builds a C configuration handle holding c, runs f on it and
 // frees it.
 func (c Config) withHandle(f func(*C.mooncake_meta_config) error) error {
+	if err := c.check(); err != nil {
+		return err
+	}
 	var h *C.mooncake_meta_config
 	var cerr *C.mooncake_meta_error
 	if err := takeError(C.mooncake_meta_config_new(&h, &cerr), &cerr); err != nil {

@@ -8,7 +8,7 @@
 // a TTL counted from the moment the object first becomes readable; reads
 // never renew it.
 //
-//	m, err := mooncakemeta.New(mooncakemeta.WithManualClock(1_000_000))
+//	m, err := mooncakemeta.New(mooncakemeta.WithDeterministic(1_000_000))
 //	if err != nil { ... }
 //	defer m.Close()
 //
@@ -23,10 +23,14 @@
 // The library counts time in milliseconds since the Unix epoch (Instant).
 // Durations passed in (TTLs, intervals, clock advances) must be
 // non-negative whole numbers of milliseconds; anything else is
-// ErrInvalidParams rather than being rounded. A master created with a
-// manual clock (WithManualClock, DeterministicConfig) moves only through
-// SetTime and AdvanceTime and runs no background work, so tests drive
-// cleanup and eviction with RunCleanup, RunEviction and friends.
+// ErrInvalidParams rather than being rounded. A manual clock
+// (WithManualClock) moves only through SetTime and AdvanceTime; as in C
+// and Rust it changes nothing else, so the background cleanup, eviction
+// and sweep still run at their intervals, against that clock. A
+// deterministic master (WithDeterministic, DeterministicConfig: a manual
+// clock and every background task off) does nothing unless called, so
+// tests drive cleanup and eviction with RunCleanup, RunEviction and
+// friends.
 //
 // # Memory
 //

@@ -62,8 +62,11 @@ func (c Code) String() string {
 	return name
 }
 
-// Error is a failed call: the library's status code and its message, which
-// names the C function and the offending argument. Compare it with the
+// Error is a failed call: the library's status code and its message. A bad
+// Config or ReplicateConfig field is reported by this package before any C
+// call, naming the Go field ("ReplicateConfig.SoftPinTTL 2h0m0s exceeds the
+// master's Config.MaxSoftPinTTL 1h0m0s"); other messages come from the
+// library and name the C function and argument. Compare an Error with the
 // sentinels using errors.Is: any *Error matches the sentinel of its code.
 type Error struct {
 	// Code is the status the call returned.
@@ -105,7 +108,9 @@ var (
 	ErrInvalidParams = &Error{Code: CodeInvalidParams}
 	// ErrIllegalClient: the caller is not the object's current writer.
 	ErrIllegalClient = &Error{Code: CodeIllegalClient}
-	// ErrInvalidWrite: End/Revoke that matches no write in flight.
+	// ErrInvalidWrite: a Revoke that matches no write in flight, or a
+	// selected replica not PROCESSING (an End with no write in flight is
+	// a no-op, never this).
 	ErrInvalidWrite = &Error{Code: CodeInvalidWrite}
 	// ErrReplicaNotReady: the object has no readable replica yet.
 	ErrReplicaNotReady = &Error{Code: CodeReplicaIsNotReady}
@@ -125,7 +130,9 @@ var (
 	ErrReplicaNotFound = &Error{Code: CodeReplicaNotFound}
 	// ErrReplicaGone: the source or target replica vanished during a task.
 	ErrReplicaGone = &Error{Code: CodeReplicaIsGone}
-	// ErrReplicaBusy: a replica is busy (being copied, moved or promoted).
+	// ErrReplicaBusy is reserved (upstream's code) and never returned: a
+	// replica is busy only through a copy, move or promotion, which every
+	// operation reports first as ErrHasReplicationTask.
 	ErrReplicaBusy = &Error{Code: CodeObjectReplicaBusy}
 	// ErrUnavailableInCurrentStatus: the operation is not available in the
 	// object's current state.

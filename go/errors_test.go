@@ -62,7 +62,7 @@ func TestLibraryErrorsCarryCodeAndMessage(t *testing.T) {
 	}
 }
 
-// SEMANTICS §9: configuration rules are checked at creation, durations
+// docs/CONTRACT.md §9: configuration rules are checked at creation, durations
 // are whole milliseconds, and the zero Config is not usable.
 func TestConfigValidation(t *testing.T) {
 	for _, tc := range []struct {
@@ -104,7 +104,7 @@ func TestConfigValidation(t *testing.T) {
 	must(t, "Remove after the lease", m.Remove("k", false))
 }
 
-// SEMANTICS §0: the manual clock only moves forward; a system-clock master
+// docs/CONTRACT.md §1: the manual clock only moves forward; a system-clock master
 // refuses manual-clock calls.
 func TestManualClock(t *testing.T) {
 	m := newMaster(t)

@@ -11,7 +11,7 @@ import (
 // A write that asks for a soft pin commits it when the object first
 // becomes readable: the TTL counts from PutEnd, not PutStart.
 func Example_putWithSoftPin() {
-	m, err := mooncakemeta.New(mooncakemeta.WithManualClock(1_000_000))
+	m, err := mooncakemeta.New(mooncakemeta.WithDeterministic(1_000_000))
 	if err != nil {
 		panic(err)
 	}
@@ -52,7 +52,7 @@ func Example_putWithSoftPin() {
 // clock passes its deadline and is cleared when cleanup runs. Reads never
 // extend it.
 func Example_expiryOnManualClock() {
-	m, err := mooncakemeta.New(mooncakemeta.WithManualClock(1_000_000))
+	m, err := mooncakemeta.New(mooncakemeta.WithDeterministic(1_000_000))
 	if err != nil {
 		panic(err)
 	}
@@ -88,7 +88,7 @@ func Example_expiryOnManualClock() {
 // A snapshot keeps soft-pin deadlines; restoring it into another master
 // brings back every object that is leased, pinned or hard-pinned.
 func Example_snapshotRestore() {
-	src, _ := mooncakemeta.New(mooncakemeta.WithManualClock(1_000_000))
+	src, _ := mooncakemeta.New(mooncakemeta.WithDeterministic(1_000_000))
 	defer src.Close()
 	src.MountSegment(1, "seg0", 1<<40, 64<<20, mooncakemeta.PoolMemory)
 	for _, key := range []string{"a", "b"} {
@@ -100,7 +100,7 @@ func Example_snapshotRestore() {
 		panic(err)
 	}
 
-	dst, _ := mooncakemeta.New(mooncakemeta.WithManualClock(1_000_000))
+	dst, _ := mooncakemeta.New(mooncakemeta.WithDeterministic(1_000_000))
 	defer dst.Close()
 	report, err := dst.Restore(snap)
 	if err != nil {

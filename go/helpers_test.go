@@ -24,7 +24,7 @@ const (
 
 func newMaster(t testing.TB, opts ...mm.Option) *mm.Master {
 	t.Helper()
-	m, err := mm.New(append([]mm.Option{mm.WithManualClock(t0)}, opts...)...)
+	m, err := mm.New(append([]mm.Option{mm.WithDeterministic(t0)}, opts...)...)
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}

@@ -11,7 +11,7 @@ import (
 
 // Tenants, listing, removal, segments and replication tasks.
 
-// SEMANTICS §1: a key lives in its tenant; "" and "default" are the
+// docs/CONTRACT.md §2: a key lives in its tenant; "" and "default" are the
 // default tenant.
 func TestTenantsAreSeparateKeyspaces(t *testing.T) {
 	m := newMaster(t)
@@ -89,7 +89,7 @@ func TestListKeysAndRemoveByRegex(t *testing.T) {
 	}
 }
 
-// SEMANTICS §2 Remove: missing, not ready, lease; pins never block.
+// docs/CONTRACT.md §3 Remove: missing, not ready, lease; pins never block.
 func TestRemoveRules(t *testing.T) {
 	m := newMaster(t)
 	wantErr(t, "missing", m.Remove("k", false), mm.ErrNotFound)
@@ -108,7 +108,33 @@ func TestRemoveRules(t *testing.T) {
 	invariants(t, m)
 }
 
-// SEMANTICS §1: unmount drops the segment's replicas and erases objects
+// docs/CONTRACT.md §3 Remove order: a write in flight (ErrReplicaNotReady) before a
+// running copy (ErrHasReplicationTask), both even forced; the copy's
+// PROCESSING target is reported as the task.
+func TestRemoveReportsAWriteBeforeATask(t *testing.T) {
+	m := newMaster(t)
+	put(t, m.Keyspace, "copy", 4096, mm.ReplicateConfig{PreferredSegments: []string{"mem0"}})
+	_, err := m.CopyStart("copy", "mem1")
+	must(t, "CopyStart", err)
+	for _, force := range []bool{false, true} {
+		wantErr(t, "copy running", m.Remove("copy", force), mm.ErrHasReplicationTask)
+	}
+	_, tok, err := m.PutStart(c1, "both", 4096, mm.ReplicateConfig{ReplicaNum: 1, PreferredSegments: []string{"mem0"}, NofSSDReplicaNum: 1})
+	must(t, "PutStart", err)
+	must(t, "PutEnd(memory)", m.PutEnd(c1, "both", mm.SelectMemory, tok))
+	_, err = m.CopyStart("both", "mem1")
+	must(t, "CopyStart", err)
+	for _, force := range []bool{false, true} {
+		wantErr(t, "write and copy", m.Remove("both", force), mm.ErrReplicaNotReady)
+	}
+	must(t, "PutEnd(nof)", m.PutEnd(c1, "both", mm.SelectNofSSD, tok))
+	wantErr(t, "copy only", m.Remove("both", true), mm.ErrHasReplicationTask)
+	must(t, "CopyEnd", m.CopyEnd("both"))
+	must(t, "Remove", m.Remove("both", true))
+	invariants(t, m)
+}
+
+// docs/CONTRACT.md §2: unmount drops the segment's replicas and erases objects
 // left without one; names and ids round-trip.
 func TestSegments(t *testing.T) {
 	m := newMaster(t)
@@ -151,7 +177,7 @@ func TestSegments(t *testing.T) {
 	invariants(t, m)
 }
 
-// SEMANTICS §2/§3.6: copy, move, promotion and local-disk replicas work
+// docs/CONTRACT.md §3/§4.6: copy, move, promotion and local-disk replicas work
 // and never touch soft-pin state.
 func TestReplicationTasksLeaveSoftPinAlone(t *testing.T) {
 	m := newMaster(t)

@@ -124,7 +124,7 @@ func (m *Master) RunCleanupAt(at Instant) (CleanupStats, error) {
 	return cleanupStatsFrom(&out), nil
 }
 
-// RunEviction runs one eviction (SEMANTICS §4) at the master clock's now
+// RunEviction runs one eviction (docs/CONTRACT.md §5) at the master clock's now
 // with explicit target and lowerbound fractions of the eviction base, each
 // in [0, 1] (anything else is ErrInvalidParams and nothing runs).
 func (m *Master) RunEviction(target, lowerbound float64) (EvictionReport, error) {

@@ -11,7 +11,7 @@ import (
 
 // Deterministic cleanup and eviction, the soft-pin gauge, and metrics.
 
-// RFC §3.8/§3.9: cleanup clears exactly the due deadlines (run_cleanup_at
+// docs/CONTRACT.md §4.8/§4.9: cleanup clears exactly the due deadlines (run_cleanup_at
 // does not move the clock), the gauge follows, and the index empties.
 func TestCleanupExpiresDueDeadlinesAndGaugeFollows(t *testing.T) {
 	m := newMaster(t)
@@ -70,7 +70,7 @@ func TestCleanupExpiresDueDeadlinesAndGaugeFollows(t *testing.T) {
 	invariants(t, m)
 }
 
-// RFC §3.9/§5: the gauge is exported as master_soft_pin_key_count in the
+// docs/CONTRACT.md §4.9/§10: the gauge is exported as master_soft_pin_key_count in the
 // Prometheus text, with the per-segment series.
 func TestPrometheusTextCarriesGaugeAndSegments(t *testing.T) {
 	m := newMaster(t)
@@ -84,7 +84,7 @@ func TestPrometheusTextCarriesGaugeAndSegments(t *testing.T) {
 	}
 }
 
-// RFC §4/§3.7: candidates go in (lease, creation) order; the first pass
+// docs/CONTRACT.md §5/§4.7: candidates go in (lease, creation) order; the first pass
 // skips active pins, hard pins are never evicted; the second pass takes
 // pinned candidates when allowed.
 func TestEvictionOrderFollowsLeaseThenAge(t *testing.T) {
@@ -149,7 +149,7 @@ func TestEvictionOrderFollowsLeaseThenAge(t *testing.T) {
 	invariants(t, m)
 }
 
-// RFC §4: with allow_evict_soft_pinned_objects off, the second pass never
+// docs/CONTRACT.md §5: with allow_evict_soft_pinned_objects off, the second pass never
 // takes an active pin.
 func TestEvictionSparesPinsWhenNotAllowed(t *testing.T) {
 	m := newMaster(t, mm.WithAllowEvictSoftPinned(false))
@@ -166,7 +166,7 @@ func TestEvictionSparesPinsWhenNotAllowed(t *testing.T) {
 	}
 }
 
-// RFC §3.7: an expired pin protects nothing even before cleanup, and the
+// docs/CONTRACT.md §4.7: an expired pin protects nothing even before cleanup, and the
 // run normalises it.
 func TestEvictionIgnoresAndNormalisesExpiredPins(t *testing.T) {
 	m := newMaster(t, mm.WithAllowEvictSoftPinned(false))
@@ -183,7 +183,7 @@ func TestEvictionIgnoresAndNormalisesExpiredPins(t *testing.T) {
 	invariants(t, m)
 }
 
-// RFC §4 trigger: below the high watermark nothing runs unless forced.
+// docs/CONTRACT.md §5 trigger: below the high watermark nothing runs unless forced.
 func TestEvictIfNeededRunsOnlyWhenTriggered(t *testing.T) {
 	m := newMaster(t)
 	put(t, m.Keyspace, "k", 4096, mm.ReplicateConfig{})
@@ -202,7 +202,7 @@ func TestEvictIfNeededRunsOnlyWhenTriggered(t *testing.T) {
 	wantErr(t, "RunEviction(1.5)", err, mm.ErrInvalidParams)
 }
 
-// SEMANTICS §2: a stale write is swept and its buffers held until the
+// docs/CONTRACT.md §1 and §3.1: a stale write is swept and its buffers held until the
 // release timeout, then freed; allocated bytes follow.
 func TestSweepAndReleaseDiscarded(t *testing.T) {
 	m := newMaster(t)

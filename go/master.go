@@ -37,6 +37,9 @@ type Master struct {
 	mu      sync.RWMutex
 	ptr     *C.mooncake_meta_master
 	cleanup runtime.Cleanup
+	// maxSoftPinTTL is Config.MaxSoftPinTTL, so that a Start's TTL above
+	// it is reported in Go terms before the C call.
+	maxSoftPinTTL time.Duration
 }
 
 // Keyspace addresses the objects of one tenant of a Master. Obtain one with
@@ -77,7 +80,7 @@ func NewWithConfig(c Config) (*Master, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &Master{ptr: ptr}
+	m := &Master{ptr: ptr, maxSoftPinTTL: c.MaxSoftPinTTL}
 	m.Keyspace = Keyspace{m: m}
 	// Only a safety net against leaks: Close is the way to free a master.
 	// The cleanup gets the C pointer, not m, so m can become unreachable.

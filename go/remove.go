@@ -8,10 +8,11 @@ package mooncakemeta
 import "C"
 
 // Remove removes key. force ignores a live read lease; soft and hard pins
-// never block removal. A missing key is ErrNotFound; a replica not
-// COMPLETE is ErrReplicaNotReady (even forced); a copy, move or promotion
-// running is ErrHasReplicationTask; a live lease without force is
-// ErrHasLease.
+// never block removal. Checked in order: a missing key is ErrNotFound; a
+// write in flight (a replica of it not COMPLETE) is ErrReplicaNotReady
+// (even forced); a copy, move or promotion running, its PROCESSING target
+// included, is ErrHasReplicationTask (even forced); a live lease without
+// force is ErrHasLease.
 func (k Keyspace) Remove(key string, force bool) error {
 	p, err := k.m.acquire()
 	if err != nil {

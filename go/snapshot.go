@@ -53,7 +53,7 @@ func restoreReportFrom(r *C.mooncake_meta_restore_report) RestoreReport {
 }
 
 // Snapshot serialises the master: a consistent cut, deterministic for a
-// given state, soft-pin deadlines kept (SEMANTICS §6).
+// given state, soft-pin deadlines kept (docs/CONTRACT.md §6).
 func (m *Master) Snapshot() ([]byte, error) {
 	p, err := m.acquire()
 	if err != nil {

@@ -24,7 +24,7 @@ func fill(t *testing.T, m *mm.Master) {
 	put(t, m.Keyspace, "unleased", 4096, mm.ReplicateConfig{})
 }
 
-// RFC §6: snapshot keeps soft-pin deadlines; restore applies the survival
+// docs/CONTRACT.md §6: snapshot keeps soft-pin deadlines; restore applies the survival
 // rule (live lease, active pin or hard pin) and the encoding is canonical.
 func TestSnapshotRoundTripKeepsPinsAndIsCanonical(t *testing.T) {
 	src := newMaster(t)
@@ -53,7 +53,7 @@ func TestSnapshotRoundTripKeepsPinsAndIsCanonical(t *testing.T) {
 	invariants(t, dst)
 }
 
-// RFC §6 survival: an object with neither a live lease, an active pin nor a
+// docs/CONTRACT.md §6 survival: an object with neither a live lease, an active pin nor a
 // hard pin is dropped; an expired deadline is normalised.
 func TestRestoreDropsUnprotectedObjects(t *testing.T) {
 	src := newMaster(t)
@@ -77,7 +77,7 @@ func TestRestoreDropsUnprotectedObjects(t *testing.T) {
 	invariants(t, dst)
 }
 
-// RFC §6 failure: corrupt, truncated or empty input is DESERIALIZE_FAIL and
+// docs/CONTRACT.md §6 failure: corrupt, truncated or empty input is DESERIALIZE_FAIL and
 // leaves the live master untouched.
 func TestRestoreRejectsCorruptInputAndKeepsState(t *testing.T) {
 	src := newMaster(t)
@@ -115,7 +115,7 @@ func TestRestoreRejectsCorruptInputAndKeepsState(t *testing.T) {
 	invariants(t, dst)
 }
 
-// RFC §6 candidates: newest valid first; rejected newer ones are counted.
+// docs/CONTRACT.md §6 candidates: newest valid first; rejected newer ones are counted.
 func TestRestoreCandidatesPicksNewestValid(t *testing.T) {
 	src := newMaster(t)
 	put(t, src.Keyspace, "old", 4096, mm.ReplicateConfig{WithSoftPin: true})

@@ -30,7 +30,7 @@ func (k Keyspace) SoftPinDeadline(key string) (Instant, bool, error) {
 }
 
 // HasPendingSoftPin reports whether key's write in flight carries a
-// soft-pin intent that can still commit (SEMANTICS §3.4). A missing key is
+// soft-pin intent that can still commit (docs/CONTRACT.md §4.4). A missing key is
 // ErrNotFound.
 func (k Keyspace) HasPendingSoftPin(key string) (bool, error) {
 	p, err := k.m.acquire()
@@ -64,7 +64,7 @@ func (m *Master) IndexSizes() (heap, live uint64, err error) {
 	return uint64(h), uint64(l), nil
 }
 
-// CheckInvariants checks every invariant of SEMANTICS §8; a violation is
+// CheckInvariants checks every invariant of docs/CONTRACT.md §8; a violation is
 // ErrInternal describing it. It takes every lock, so use it in tests and
 // diagnostics on a quiescent master.
 func (m *Master) CheckInvariants() error {

@@ -10,7 +10,7 @@ import (
 // Soft-pin actions through both configuration paths, TTL validation, and
 // reads that must not renew a pin.
 
-// RFC §3.1/§3.3: on a new object, each request commits at the End that
+// docs/CONTRACT.md §4.1/§4.3: on a new object, each request commits at the End that
 // makes it readable: ENABLE → End + TTL (legacy: the default TTL),
 // PRESERVE/DISABLE/ENABLE 0 → none.
 func TestActionsOnNewObjectThroughBothConfigPaths(t *testing.T) {
@@ -63,7 +63,7 @@ func TestActionsOnNewObjectThroughBothConfigPaths(t *testing.T) {
 	}
 }
 
-// RFC §3.3 table, row "active D": an upsert of a pinned object applies its
+// docs/CONTRACT.md §4.3 table, row "active D": an upsert of a pinned object applies its
 // own action at its End: PRESERVE keeps D, ENABLE replaces it (even with a
 // shorter TTL), ENABLE 0 and DISABLE clear it.
 func TestActionsOnPinnedObjectThroughBothConfigPaths(t *testing.T) {
@@ -113,7 +113,7 @@ func TestActionsOnPinnedObjectThroughBothConfigPaths(t *testing.T) {
 	}
 }
 
-// RFC §3.1: a TTL is whole milliseconds, at most the master's maximum, and
+// docs/CONTRACT.md §4.1: a TTL is whole milliseconds, at most the master's maximum, and
 // only with ENABLE; the legacy path carries no TTL; every rejection
 // happens before any side effect.
 func TestSoftPinTTLValidation(t *testing.T) {
@@ -182,7 +182,7 @@ func TestSoftPinTTLValidation(t *testing.T) {
 	}
 }
 
-// RFC §3.6: Get, Exist and their batch forms grant leases only; they never
+// docs/CONTRACT.md §4.6: Get, Exist and their batch forms grant leases only; they never
 // extend, reactivate or normalise a soft pin, nor move the gauge.
 func TestReadsDoNotRenewSoftPin(t *testing.T) {
 	m := newMaster(t)
@@ -221,7 +221,7 @@ func TestReadsDoNotRenewSoftPin(t *testing.T) {
 	invariants(t, m)
 }
 
-// RFC §3.4: a revoke of the only eligible replica clears pending and never
+// docs/CONTRACT.md §4.4: a revoke of the only eligible replica clears pending and never
 // commits; a later write starts afresh.
 func TestRevokeClearsPendingWithoutCommitting(t *testing.T) {
 	m := newMaster(t)

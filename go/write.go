@@ -21,6 +21,9 @@ func (k Keyspace) start(key string, cfg *ReplicateConfig, pick func(w *cWriteCon
 		return nil, NoToken, err
 	}
 	defer w.free()
+	if err := cfg.checkMaxTTL(k.m.maxSoftPinTTL); err != nil {
+		return nil, NoToken, err
+	}
 	f := pick(w)
 	p, err := k.m.acquire()
 	if err != nil {
@@ -106,7 +109,8 @@ func (k Keyspace) end(f endFn, client ClientID, key string, sel Selector, token 
 // (upstream PutEnd); the End that first makes the object readable commits
 // the write's soft pin. token is the Start's token, or NoToken. Errors in
 // order: ErrNotFound, ErrIllegalClient (not the writer),
-// ErrStaleWriteToken, then ErrInvalidWrite.
+// ErrStaleWriteToken. With no write in flight every replica a write made is
+// COMPLETE, so the End is a no-op that succeeds (never ErrInvalidWrite).
 func (k Keyspace) PutEnd(client ClientID, key string, sel Selector, token WriteToken) error {
 	return k.end(func(p *C.mooncake_meta_master, c C.uint64_t, tp *C.char, tl C.size_t, kp *C.char, kl C.size_t,
 		s C.uint32_t, t C.uint64_t, e **C.mooncake_meta_error) C.mooncake_meta_status {
@@ -116,8 +120,8 @@ func (k Keyspace) PutEnd(client ClientID, key string, sel Selector, token WriteT
 
 // PutRevoke abandons the selected PROCESSING replicas of the write in
 // flight (upstream PutRevoke); the object is erased when no replica is
-// left. Errors as PutEnd; no write in flight, or a selected replica not
-// PROCESSING, is ErrInvalidWrite.
+// left. Errors first as PutEnd; then no write in flight, or a selected
+// replica not PROCESSING, is ErrInvalidWrite.
 func (k Keyspace) PutRevoke(client ClientID, key string, sel Selector, token WriteToken) error {
 	return k.end(func(p *C.mooncake_meta_master, c C.uint64_t, tp *C.char, tl C.size_t, kp *C.char, kl C.size_t,
 		s C.uint32_t, t C.uint64_t, e **C.mooncake_meta_error) C.mooncake_meta_status {

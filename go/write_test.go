@@ -11,7 +11,7 @@ import (
 // Write tokens, batch calls with per-key errors, and the write lifecycle
 // errors.
 
-// SEMANTICS §7: every Start returns a new token; End/Revoke with a token
+// docs/CONTRACT.md §7: every Start returns a new token; End/Revoke with a token
 // that is not the current write's is STALE_WRITE_TOKEN whether or not a
 // write is in flight; NoToken behaves as upstream.
 func TestWriteTokenRejectsStaleEnds(t *testing.T) {
@@ -43,7 +43,7 @@ func TestWriteTokenRejectsStaleEnds(t *testing.T) {
 	invariants(t, m)
 }
 
-// SEMANTICS §2 PutEnd order: OBJECT_NOT_FOUND, then ILLEGAL_CLIENT, then
+// docs/CONTRACT.md §3 PutEnd order: OBJECT_NOT_FOUND, then ILLEGAL_CLIENT, then
 // STALE_WRITE_TOKEN.
 func TestEndErrorOrder(t *testing.T) {
 	m := newMaster(t)
@@ -60,7 +60,7 @@ func TestEndErrorOrder(t *testing.T) {
 	wantErr(t, "no room", err, mm.ErrNoAvailableHandle)
 }
 
-// SEMANTICS §2 batch forms: keys processed in order as single calls with
+// docs/CONTRACT.md §3 batch forms: keys processed in order as single calls with
 // per-key results; the call's error is the first failure.
 func TestBatchCallsReportPerKeyErrors(t *testing.T) {
 	m := newMaster(t)
@@ -153,7 +153,7 @@ func TestBatchUpsertAndRevoke(t *testing.T) {
 	invariants(t, m)
 }
 
-// SEMANTICS §1: NOF_SSD replicas through the explicit path, and ends per
+// docs/CONTRACT.md §2: NOF_SSD replicas through the explicit path, and ends per
 // selector.
 func TestSecondPoolReplicasAndSelectors(t *testing.T) {
 	m := newMaster(t)
@@ -192,4 +192,32 @@ func otherSegment(t *testing.T, m *mm.Master, key string) string {
 		return "mem1"
 	}
 	return "mem0"
+}
+
+// docs/CONTRACT.md §2: an Upsert that names no group keeps the object's group —
+// through the legacy path (which has no group field) and through the
+// explicit path with Group empty, in place and resized; naming another
+// group is ErrInvalidParams. Membership shows through the shared lease: a
+// read of one member blocks the non-forced removal of the others.
+func TestUpsertWithoutGroupKeepsTheGroup(t *testing.T) {
+	m := newMaster(t)
+	grouped := mm.ReplicateConfig{ReplicaNum: 1, Group: "g"}
+	for _, key := range []string{"a", "b", "c", "d", "e"} {
+		put(t, m.Keyspace, key, 4096, grouped)
+	}
+	upsert(t, m.Keyspace, "b", 4096, mm.ReplicateConfig{Legacy: true})
+	upsert(t, m.Keyspace, "c", 8192, mm.ReplicateConfig{Legacy: true})
+	upsert(t, m.Keyspace, "d", 4096, mm.ReplicateConfig{})
+	upsert(t, m.Keyspace, "e", 8192, mm.ReplicateConfig{})
+	_, _, err := m.UpsertStart(c1, "b", 4096, mm.ReplicateConfig{Group: "h"})
+	wantErr(t, "UpsertStart naming another group", err, mm.ErrInvalidParams)
+	ok, err := m.Exist("a")
+	must(t, "Exist", err)
+	if !ok {
+		t.Fatal("a does not exist")
+	}
+	for _, key := range []string{"b", "c", "d", "e"} {
+		wantErr(t, "Remove "+key+" under the group lease", m.Remove(key, false), mm.ErrHasLease)
+	}
+	invariants(t, m)
 }

@@ -12,13 +12,15 @@ package mooncakemeta
 import "C"
 
 import (
+	"fmt"
 	"strconv"
 	"time"
+	"unicode/utf8"
 	"unsafe"
 )
 
 // SoftPinAction is what a write does to its object's soft pin when the
-// write first makes the object readable (SEMANTICS §3).
+// write first makes the object readable (docs/CONTRACT.md §4).
 type SoftPinAction uint32
 
 // The soft-pin actions, with the C ABI's values.
@@ -74,7 +76,8 @@ type ReplicateConfig struct {
 	// PreferredSegments are segment names to try first, in order.
 	PreferredSegments []string
 	// Group is the group the object joins at creation (explicit path
-	// only); "" for none.
+	// only); "" for none. An Upsert of an existing object that names no
+	// group keeps the object's group; naming another is ErrInvalidParams.
 	Group string
 
 	// Legacy sends the configuration through the legacy struct even when
@@ -111,6 +114,61 @@ func (c *ReplicateConfig) isLegacy() (bool, error) {
 		return true, invalidParams("ReplicateConfig: Group with the legacy WithSoftPin/Legacy path")
 	}
 	return true, nil
+}
+
+// checkSoftPin reports the soft-pin request rules the library checks too,
+// in Go terms (the library's messages name the C fields): an action it
+// does not define, and a TTL with an action other than Enable.
+func (c *ReplicateConfig) checkSoftPin() error {
+	switch c.SoftPinAction {
+	case Preserve, Enable, Disable:
+	default:
+		return invalidParams("ReplicateConfig.SoftPinAction is %v; want Preserve, Enable or Disable", c.SoftPinAction)
+	}
+	if c.SoftPinTTL != nil && c.SoftPinAction != Enable {
+		return invalidParams("ReplicateConfig.SoftPinTTL is set but SoftPinAction is %s: only Enable takes a TTL",
+			c.SoftPinAction.goName())
+	}
+	return nil
+}
+
+// goName is the action's Go identifier ("Preserve"), for messages.
+func (a SoftPinAction) goName() string {
+	switch a {
+	case Preserve:
+		return "Preserve"
+	case Enable:
+		return "Enable"
+	case Disable:
+		return "Disable"
+	}
+	return a.String()
+}
+
+// checkMaxTTL reports a SoftPinTTL above the master's maximum (the
+// library's Start checks it too, naming the C fields).
+func (c *ReplicateConfig) checkMaxTTL(max time.Duration) error {
+	if c.SoftPinTTL != nil && *c.SoftPinTTL > max {
+		return invalidParams("ReplicateConfig.SoftPinTTL %v exceeds the master's Config.MaxSoftPinTTL %v", *c.SoftPinTTL, max)
+	}
+	return nil
+}
+
+// checkUTF8 is the library's INVALID_UTF8 for a string field, naming the
+// Go field instead of the C one.
+func checkUTF8(what, s string) error {
+	if utf8.ValidString(s) {
+		return nil
+	}
+	off := 0
+	for off < len(s) {
+		r, n := utf8.DecodeRuneInString(s[off:])
+		if r == utf8.RuneError && n <= 1 {
+			break
+		}
+		off += n
+	}
+	return &Error{Code: CodeInvalidUTF8, Message: fmt.Sprintf("%s is not valid UTF-8 (bad byte at offset %d)", what, off)}
 }
 
 // counts returns the memory and second-pool replica counts requested.
@@ -163,6 +221,9 @@ func (c *ReplicateConfig) build(allowLegacy bool) (*cWriteConfig, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := c.checkSoftPin(); err != nil {
+		return nil, err
+	}
 	memory, nof, err := c.counts()
 	if err != nil {
 		return nil, err
@@ -177,6 +238,14 @@ func (c *ReplicateConfig) build(allowLegacy bool) (*cWriteConfig, error) {
 		if ttlMs, err = millis("ReplicateConfig.SoftPinTTL", *c.SoftPinTTL); err != nil {
 			return nil, err
 		}
+	}
+	for i, seg := range c.PreferredSegments {
+		if err := checkUTF8(fmt.Sprintf("ReplicateConfig.PreferredSegments[%d]", i), seg); err != nil {
+			return nil, err
+		}
+	}
+	if err := checkUTF8("ReplicateConfig.Group", c.Group); err != nil {
+		return nil, err
 	}
 	segs, err := newCStrings("ReplicateConfig.PreferredSegments", c.PreferredSegments)
 	if err != nil {

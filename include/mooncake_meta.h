@@ -244,7 +244,8 @@ typedef struct mooncake_meta_write_config {
      */
     size_t preferred_segments_count;
     /**
-     * NUL-terminated UTF-8 group to join at creation; NULL for none.
+     * NUL-terminated UTF-8 group to join at creation; NULL for none (an
+     * Upsert of an existing object then keeps the object's group).
      */
     const char *group;
 } mooncake_meta_write_config;
@@ -558,6 +559,12 @@ typedef struct mooncake_meta_metrics_snapshot {
      * Mounted segments (their usage is in the Prometheus text).
      */
     uint64_t segment_count;
+    /**
+     * Version 2: the master's timeline minus the wall clock,
+     * in ms (`master_clock_skew_ms`). A wall-clock step moves this, never a
+     * lifetime.
+     */
+    int64_t clock_skew_ms;
 } mooncake_meta_metrics_snapshot;
 
 /**
@@ -581,7 +588,8 @@ typedef struct mooncake_meta_restore_report {
      */
     uint64_t candidate;
     /**
-     * The restored snapshot's creation instant (ms since the epoch).
+     * The restored snapshot's creation instant, on the timeline of the
+     * master that took it.
      */
     uint64_t created_at;
     /**
@@ -610,6 +618,12 @@ typedef struct mooncake_meta_restore_report {
      * validate, or could not be read).
      */
     uint64_t candidates_rejected;
+    /**
+     * Version 2: how far every stored instant was shifted
+     * onto this master's timeline — its clock skew now minus the skew at
+     * capture; 0 for equal skews and for format-1 snapshots.
+     */
+    int64_t clock_shift_ms;
 } mooncake_meta_restore_report;
 
 /**
@@ -648,7 +662,8 @@ typedef struct mooncake_meta_restore_report {
 #define MOONCAKE_META_ILLEGAL_CLIENT -601
 
 /**
- * End/Revoke that matches no write in flight.
+ * Revoke that matches no write in flight, or a selected replica not
+ * PROCESSING (an End with no write in flight is OK, never this).
  */
 #define MOONCAKE_META_INVALID_WRITE -700
 
@@ -693,7 +708,9 @@ typedef struct mooncake_meta_restore_report {
 #define MOONCAKE_META_REPLICA_IS_GONE -712
 
 /**
- * A replica is busy (being copied, moved or promoted).
+ * Reserved (upstream's value), never returned: a replica is busy only as
+ * the source or target of a copy, move or promotion, which every operation
+ * reports first as `MOONCAKE_META_OBJECT_HAS_REPLICATION_TASK`.
  */
 #define MOONCAKE_META_OBJECT_REPLICA_BUSY -714
 
@@ -857,7 +874,7 @@ mooncake_meta_status mooncake_meta_config_new(struct mooncake_meta_config **out_
 void mooncake_meta_config_free(struct mooncake_meta_config *cfg);
 
 /**
- * Checks the configuration as master creation will (SEMANTICS section 9): default
+ * Checks the configuration as master creation will (docs/CONTRACT.md section 9): default
  * soft-pin TTL <= maximum, ratios in range, release timeout > discard
  * timeout, shard count in [1, 2^20], manual clock start below
  * `MAX_INSTANT`. `MOONCAKE_META_INVALID_PARAMS` names the bad field.
@@ -1180,8 +1197,11 @@ mooncake_meta_status mooncake_meta_master_new(const struct mooncake_meta_config 
 void mooncake_meta_master_free(struct mooncake_meta_master *m);
 
 /**
- * Writes the master clock's current instant (milliseconds since the Unix
- * epoch) to `*out_now`.
+ * Writes the master's current instant to `*out_now`: milliseconds on its
+ * timeline, which is anchored to the Unix epoch when the master is created
+ * and then advanced by a monotonic clock, so it never goes backwards and a
+ * wall-clock step moves no deadline. Every instant of this API (deadlines,
+ * leases, `run_cleanup_at`, snapshots' `created_at`) is on this timeline.
  *
  * Ownership: nothing is transferred.
  * Thread safety: may be called concurrently with any call but `_free`.
@@ -1210,6 +1230,44 @@ mooncake_meta_status mooncake_meta_master_now(const struct mooncake_meta_master 
 mooncake_meta_status mooncake_meta_master_set_time(const struct mooncake_meta_master *m,
                                                    uint64_t to_ms,
                                                    struct mooncake_meta_error **err);
+
+/**
+ * Writes the wall clock now (milliseconds since the Unix epoch) to
+ * `*out_wall`. No lifetime depends on it: it is what the skew
+ * (`clock_skew_ms` in the metrics) is measured against and what a snapshot
+ * records beside its capture instant. For a manual clock it is the
+ * timeline unless set apart with `mooncake_meta_master_set_wall_time`.
+ *
+ * Ownership: nothing is transferred.
+ * Thread safety: may be called concurrently with any call but `_free`.
+ *
+ * # Safety
+ * `m` must be NULL or a live master; `out_wall` valid for writing a
+ * `uint64_t`; `err` NULL or valid for writing one pointer.
+ */
+mooncake_meta_status mooncake_meta_master_wall_time(const struct mooncake_meta_master *m,
+                                                    uint64_t *out_wall,
+                                                    struct mooncake_meta_error **err);
+
+/**
+ * Sets a manual clock's wall apart from its timeline, as a wall-clock step
+ * would: the timeline, and so every lease, soft pin and write timeout, is
+ * unchanged; the skew becomes `now − wall_ms` and snapshots record the new
+ * wall. The wall then keeps that distance as the clock advances. A
+ * system-clock master is `MOONCAKE_META_CLOCK_UNSUPPORTED` (its wall is the
+ * operating system's); `wall_ms >= INT64_MAX` is
+ * `MOONCAKE_META_INVALID_PARAMS`. Nothing changes on failure.
+ *
+ * Ownership: nothing is transferred.
+ * Thread safety: may be called concurrently with any call but `_free`.
+ *
+ * # Safety
+ * `m` must be NULL or a live master; `err` NULL or valid for writing one
+ * pointer.
+ */
+mooncake_meta_status mooncake_meta_master_set_wall_time(const struct mooncake_meta_master *m,
+                                                        uint64_t wall_ms,
+                                                        struct mooncake_meta_error **err);
 
 /**
  * Advances a manual clock by `by_ms`; the new instant goes to `*out_now`
@@ -1388,7 +1446,9 @@ mooncake_meta_status mooncake_meta_put_start_legacy(const struct mooncake_meta_m
  * `cfg` (NULL = defaults): absent key -> as PutStart; same size -> in place
  * (the object's MEMORY/NOF_SSD replicas, back to PROCESSING with the same
  * ids; requested counts ignored); other size -> new replicas, allocated
- * before the old ones are let go. Leases never block it.
+ * before the old ones are let go. Leases never block it. A NULL `cfg.group`
+ * keeps an existing object's group; naming another group than the
+ * object's (or one for an ungrouped object) is `MOONCAKE_META_INVALID_PARAMS`.
  *
  * `cap` must be at least the replicas requested and, for an in-place
  * write, at least the object's MEMORY/NOF_SSD replicas (copies may have
@@ -1449,8 +1509,8 @@ mooncake_meta_status mooncake_meta_upsert_start_legacy(const struct mooncake_met
  * that is not the current write's is `MOONCAKE_META_STALE_WRITE_TOKEN`).
  * The End that first makes the object readable commits its soft pin.
  * Errors in order: OBJECT_NOT_FOUND, ILLEGAL_CLIENT (not the writer),
- * STALE_WRITE_TOKEN, then INVALID_WRITE when there is no write in flight
- * and a selected replica is not COMPLETE.
+ * STALE_WRITE_TOKEN. With no write in flight every replica a write made is
+ * COMPLETE, so the End is an OK no-op: it never returns INVALID_WRITE.
  *
  * Ownership: nothing is transferred.
  * Thread safety: may be called concurrently with any call but `_free`.
@@ -1692,10 +1752,12 @@ void mooncake_meta_key_list_free(struct mooncake_meta_key_list *list);
 
 /**
  * Removes one object. `force` must be 0 or 1 (1 ignores a live read
- * lease). Missing -> `MOONCAKE_META_OBJECT_NOT_FOUND`; a replica not
- * COMPLETE -> `MOONCAKE_META_REPLICA_IS_NOT_READY` (even forced); a copy,
- * move or promotion running -> `MOONCAKE_META_OBJECT_HAS_REPLICATION_TASK`;
- * live lease, not forced -> `MOONCAKE_META_OBJECT_HAS_LEASE`.
+ * lease). Checked in order: missing -> `MOONCAKE_META_OBJECT_NOT_FOUND`; a
+ * write in flight (a replica of it not COMPLETE) ->
+ * `MOONCAKE_META_REPLICA_IS_NOT_READY` (even forced); a copy, move or
+ * promotion running (its PROCESSING target included) ->
+ * `MOONCAKE_META_OBJECT_HAS_REPLICATION_TASK` (even forced); live lease,
+ * not forced -> `MOONCAKE_META_OBJECT_HAS_LEASE`.
  *
  * Ownership: nothing is transferred.
  * Thread safety: may be called concurrently with any call but `_free`.
@@ -2247,7 +2309,7 @@ mooncake_meta_status mooncake_meta_soft_pin_deadline(const struct mooncake_meta_
 
 /**
  * Writes 1 to `*out_pending` if the key's write in flight carries a soft-pin
- * intent that can still commit (SEMANTICS section 3.4), else 0. A missing key is
+ * intent that can still commit (docs/CONTRACT.md section 4.4), else 0. A missing key is
  * `MOONCAKE_META_OBJECT_NOT_FOUND`.
  *
  * Ownership: nothing is transferred; strings are only read during the call.
@@ -2269,7 +2331,7 @@ mooncake_meta_status mooncake_meta_has_pending_soft_pin(const struct mooncake_me
 /**
  * The deadline index's sizes: `*out_heap` = heap entries (stale ones
  * included), `*out_live` = live registrations (one per object with a
- * registered deadline). SEMANTICS section 3.8 bounds the heap by
+ * registered deadline). docs/CONTRACT.md section 4.8 bounds the heap by
  * `max(4096, 2 * live)`.
  *
  * Ownership: nothing is transferred.
@@ -2286,7 +2348,7 @@ mooncake_meta_status mooncake_meta_index_sizes(const struct mooncake_meta_master
                                                struct mooncake_meta_error **err);
 
 /**
- * Checks every invariant of SEMANTICS section 8 (gauge, index registrations, heap
+ * Checks every invariant of docs/CONTRACT.md section 8 (gauge, index registrations, heap
  * bound, pending, allocated bytes, buffer overlap). A violation is
  * `MOONCAKE_META_INTERNAL_ERROR` (a library bug) whose message describes
  * it. Takes every lock, so it is meant for tests and diagnostics, not hot
@@ -2341,7 +2403,7 @@ mooncake_meta_status mooncake_meta_run_cleanup_at(const struct mooncake_meta_mas
                                                   struct mooncake_meta_error **err);
 
 /**
- * One deterministic eviction run (SEMANTICS section 4) at the master clock's now,
+ * One deterministic eviction run (docs/CONTRACT.md section 5) at the master clock's now,
  * with explicit `target` and `lowerbound` fractions of the eviction base,
  * each in [0, 1] (NaN or out of range: `MOONCAKE_META_INVALID_PARAMS` and
  * nothing runs). The report goes to `*out` unless `out` is NULL.
@@ -2361,7 +2423,7 @@ mooncake_meta_status mooncake_meta_run_eviction(const struct mooncake_meta_maste
                                                 struct mooncake_meta_error **err);
 
 /**
- * The eviction trigger of SEMANTICS section 4: evicts if memory usage is above
+ * The eviction trigger of docs/CONTRACT.md section 5: evicts if memory usage is above
  * the high watermark, or if `force` is 1 and `eviction_ratio > 0` (what an
  * allocation failure does), with the target and lowerbound derived from
  * the configuration. `*out_ran` = 1 if a run happened, and then its report
@@ -2494,7 +2556,7 @@ mooncake_meta_status mooncake_meta_metrics_prometheus_into(const struct mooncake
 /**
  * Serialises the master into a new buffer at `*out`: a consistent cut,
  * deterministic for a given state (sorted keys), with soft-pin deadlines
- * kept (SEMANTICS section 6).
+ * kept (docs/CONTRACT.md section 6).
  *
  * Ownership: on success `*out` is a new buffer owned by the caller, to be
  * released with `mooncake_meta_bytes_free`; on failure it is not written.
@@ -2552,7 +2614,7 @@ mooncake_meta_status mooncake_meta_snapshot_save(const struct mooncake_meta_mast
 /**
  * Restores the master from one snapshot of `len` bytes at `data`,
  * replacing its whole state atomically, with the survival rule evaluated
- * at the master clock's now (SEMANTICS section 6). A snapshot that does not
+ * at the master clock's now (docs/CONTRACT.md section 6). A snapshot that does not
  * validate is `MOONCAKE_META_DESERIALIZE_FAIL` with the reason, and the
  * master is unchanged. The report goes to `*out` unless `out` is NULL (a
  * bad `out->struct_size` fails before anything is restored).

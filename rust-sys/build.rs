@@ -20,7 +20,12 @@
 //! clean checkout.
 //!
 //! Dependents (`links = "mooncake_meta"`) get `DEP_MOONCAKE_META_INCLUDE`
-//! (the header's directory) and, when linking, `DEP_MOONCAKE_META_LIB_DIR`.
+//! (the header's directory), when linking `DEP_MOONCAKE_META_LIB_DIR`, and,
+//! when linking the shared library on ELF/Mach-O, `DEP_MOONCAKE_META_RPATH`:
+//! the directories (a `PATH`-style list) a binary needs on its rpath to
+//! load the library. Cargo passes this crate's own `-Wl,-rpath` only to its
+//! own tests and examples, so a dependent that builds a binary emits
+//! `cargo:rustc-link-arg=-Wl,-rpath,<dir>` for each (see README.md).
 
 use std::env;
 use std::path::{Path, PathBuf};
@@ -74,11 +79,27 @@ fn main() {
     } else {
         println!("cargo:rustc-link-lib=dylib=mooncake_meta");
         if os != "windows" {
-            // For this crate's tests and examples only; a dependent sets its
-            // own rpath (DEP_MOONCAKE_META_LIB_DIR) or LD_LIBRARY_PATH.
-            println!("cargo:rustc-link-arg=-Wl,-rpath,{}", dir.display());
-            if let Some(fallback) = soname_link(&repo, &dir, &lib, &os) {
-                println!("cargo:rustc-link-arg=-Wl,-rpath,{}", fallback.display());
+            // For this crate's tests and examples; a dependent sets its own
+            // from DEP_MOONCAKE_META_RPATH (or uses LD_LIBRARY_PATH, or a
+            // library directory the dynamic loader already searches).
+            let mut rpath = vec![dir.clone()];
+            rpath.extend(soname_link(&repo, &dir, &lib, &os));
+            for d in &rpath {
+                println!("cargo:rustc-link-arg=-Wl,-rpath,{}", d.display());
+            }
+            if !matches!(os.as_str(), "macos" | "ios") {
+                // DT_RPATH, not DT_RUNPATH: cargo runs tests with its own
+                // LD_LIBRARY_PATH (which can hold another build of the
+                // library, e.g. target/release), and only DT_RPATH is
+                // searched before it, so a test links and loads the same
+                // library.
+                println!("cargo:rustc-link-arg=-Wl,--disable-new-dtags");
+            }
+            // Link arguments do not reach dependents: their build scripts
+            // read this as DEP_MOONCAKE_META_RPATH (a search-path list) and
+            // pass the same `-Wl,-rpath` for their binaries.
+            if let Ok(list) = env::join_paths(&rpath) {
+                println!("cargo:rpath={}", list.to_string_lossy());
             }
         }
     }

@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
 # `make install PREFIX=<scratch>` lays out what a C user links against:
 #   include/mooncake_meta.h                  the committed header, byte for byte
-#   lib/libmooncake_meta.a                   the static library
-#   lib/libmooncake_meta.so.<version>        the shared library, SONAME libmooncake_meta.so.<ABI major>
+#   lib/libmooncake_meta.a                   the static library, no debug sections
+#   lib/libmooncake_meta.so.<version>        the shared library, SONAME libmooncake_meta.so.<ABI major>,
+#                                            stripped, with a .gnu_debuglink to
+#   lib/.debug/libmooncake_meta.so.<version>.debug   its debug info (same build id)
 #   lib/libmooncake_meta.so.<ABI major>      -> .so.<version>
 #   lib/libmooncake_meta.so                  -> .so.<ABI major>
-#   lib/pkgconfig/mooncake_meta.pc           version and flags
-# and a program built with pkg-config alone runs, linked to the shared
-# library by its SONAME, or statically.
+#   lib/pkgconfig/mooncake_meta.pc           version and flags, no template placeholder left
+#   lib/cmake/mooncake_meta/                 the CMake package (config and version file),
+#                                            which still resolves after the prefix is moved
+# A program built with pkg-config alone runs, linked to the shared library
+# by its SONAME, or statically; DESTDIR stages the same tree; and
+# `make uninstall` removes all of it, and nothing that was there before.
 #
 # usage: scripts/check-install.sh   (builds the release library if needed)
 set -euo pipefail
@@ -24,6 +29,8 @@ need() {
 }
 need pkg-config pkg-config
 need readelf binutils
+need objcopy binutils
+need cmake cmake
 need "$CC" gcc
 
 tmp=$(mktemp -d)
@@ -55,6 +62,38 @@ real="$lib/libmooncake_meta.so.$version"
 soname=$(readelf -d "$real" | sed -n 's/.*Library soname: \[\(.*\)\]/\1/p')
 [ "$soname" = "libmooncake_meta.so.$abi" ] ||
     fail "SONAME is '$soname', expected libmooncake_meta.so.$abi (the ABI major)"
+
+# Stripped, with the debug info split out and linked back.
+# (grep reads all of readelf's output: -q would stop early and, with
+# pipefail, turn readelf's SIGPIPE into "no such section".)
+has_section() { readelf -W -S "$1" 2>/dev/null | grep -F " $2 " >/dev/null; }
+build_id() { readelf -n "$1" 2>/dev/null | sed -n 's/.*Build ID: *\([0-9a-f]*\).*/\1/p' | head -n 1; }
+has_section target/release/libmooncake_meta.so .debug_info ||
+    fail "the built target/release/libmooncake_meta.so has no .debug_info, so the strip checks prove nothing"
+has_section target/release/libmooncake_meta.a .debug_info ||
+    fail "the built target/release/libmooncake_meta.a has no .debug_info, so the strip checks prove nothing"
+has_section "$real" .debug_info && fail "the installed $real still has .debug_info (not stripped)"
+has_section "$real" .symtab && fail "the installed $real still has a .symtab (not stripped)"
+has_section "$lib/libmooncake_meta.a" .debug_info && fail "the installed libmooncake_meta.a still has .debug_info"
+debug="$lib/.debug/libmooncake_meta.so.$version.debug"
+link=$(readelf -W -p .gnu_debuglink "$real" 2>/dev/null | sed -n 's/^ *\[ *0\] *//p')
+[ "$link" = "libmooncake_meta.so.$version.debug" ] ||
+    fail "the installed $real has debuglink '$link', expected libmooncake_meta.so.$version.debug"
+if [ -f "$debug" ]; then
+    has_section "$debug" .debug_info || fail "$debug has no .debug_info"
+    id=$(build_id "$real")
+    [ -n "$id" ] && [ "$id" = "$(build_id "$debug")" ] ||
+        fail "$debug does not carry the build id of $real ('$id')"
+else
+    fail "no debug file $debug"
+fi
+so_size=$(stat -c %s "$real")
+a_size=$(stat -c %s "$lib/libmooncake_meta.a")
+
+pc="$lib/pkgconfig/mooncake_meta.pc"
+if grep -n '@[A-Z_]*@' "$pc" >&2; then fail "$pc still has a template placeholder"; fi
+[ "$(grep -c -F "$prefix" "$pc")" = 1 ] && grep -q -x -F "prefix=$prefix" "$pc" ||
+    fail "$pc names the prefix outside its prefix= line (a placeholder in a comment?)"
 
 export PKG_CONFIG_PATH="$lib/pkgconfig"
 [ "$(pkg-config --modversion mooncake_meta)" = "$version" ] || fail "pkg-config --modversion is not $version"
@@ -95,6 +134,89 @@ else
     fail "building against the installed static library failed"
 fi
 
+# The CMake package is relocatable: move the whole prefix, and
+# find_package still finds both imported targets, at the new place.
+cmakedir="$lib/cmake/mooncake_meta"
+for f in mooncake_meta-config.cmake mooncake_meta-config-version.cmake; do
+    [ -f "$cmakedir/$f" ] || fail "no $cmakedir/$f"
+done
+if grep -n -F "$prefix" "$cmakedir"/*.cmake >&2; then fail "the CMake package hard-codes the prefix $prefix"; fi
+moved="$tmp/moved/prefix"
+mkdir -p "$tmp/moved" "$tmp/probe"
+cp -a "$prefix" "$moved"
+probe() { # probe VERSION-REQUEST: configure a project that reports the imported targets
+    cat >"$tmp/probe/CMakeLists.txt" <<EOF
+cmake_minimum_required(VERSION 3.16)
+project(probe C)
+find_package(mooncake_meta $1 REQUIRED)
+foreach(t mooncake_meta::mooncake_meta mooncake_meta::static)
+  get_target_property(loc \${t} IMPORTED_LOCATION)
+  get_target_property(inc \${t} INTERFACE_INCLUDE_DIRECTORIES)
+  message(STATUS "probe: \${t} \${loc} \${inc}")
+endforeach()
+message(STATUS "probe: version \${mooncake_meta_VERSION} abi \${mooncake_meta_ABI_VERSION}")
+EOF
+    rm -rf "$tmp/probe/build"
+    cmake -S "$tmp/probe" -B "$tmp/probe/build" -DCMAKE_PREFIX_PATH="$moved" >"$tmp/cmake.log" 2>&1
+}
+if probe "$version"; then
+    for want in "mooncake_meta::mooncake_meta $moved/lib/libmooncake_meta.so.$version $moved/include" \
+        "mooncake_meta::static $moved/lib/libmooncake_meta.a $moved/include" \
+        "version $version abi $abi"; do
+        grep -q -F -- "-- probe: $want" "$tmp/cmake.log" || {
+            cat "$tmp/cmake.log" >&2
+            fail "find_package(mooncake_meta) in the moved prefix did not give '$want'"
+        }
+    done
+else
+    cat "$tmp/cmake.log" >&2
+    fail "find_package(mooncake_meta $version) in the moved prefix failed"
+fi
+# The version file refuses a newer or an incompatible request.
+for bad in 999.0 "${version%%.*}.999"; do
+    probe "$bad" && fail "find_package(mooncake_meta $bad) accepted version $version"
+done
+
+# Uninstall removes everything install created: the prefix did not exist
+# before, so nothing of it is left.
+"$MAKE" --no-print-directory -s uninstall PREFIX="$prefix" >"$tmp/uninstall.log" 2>&1 || {
+    cat "$tmp/uninstall.log" >&2
+    fail "make uninstall PREFIX=$prefix failed"
+}
+if [ -e "$prefix" ]; then
+    find "$prefix" >&2
+    fail "make uninstall left the above behind"
+fi
+
+# ... and only that: a prefix that already holds other packages' files and
+# directories keeps them. DESTDIR stages the same tree under another root.
+stage="$tmp/stage"
+opt="$stage/opt/mm"
+mkdir -p "$opt/include" "$opt/lib/pkgconfig" "$opt/lib/.debug" "$opt/share"
+echo other >"$opt/include/other.h"
+echo other >"$opt/lib/pkgconfig/other.pc"
+echo other >"$opt/lib/.debug/other.debug"
+before=$(cd "$opt" && find . | sort)
+"$MAKE" --no-print-directory -s install PREFIX=/opt/mm DESTDIR="$stage" >"$tmp/install.log" 2>&1 || {
+    cat "$tmp/install.log" >&2
+    fail "make install PREFIX=/opt/mm DESTDIR=$stage failed"
+}
+grep -q -x 'prefix=/opt/mm' "$opt/lib/pkgconfig/mooncake_meta.pc" ||
+    fail "with DESTDIR the .pc file does not say prefix=/opt/mm"
+[ -f "$opt/lib/libmooncake_meta.so.$version" ] && [ -f "$opt/lib/cmake/mooncake_meta/mooncake_meta-config.cmake" ] ||
+    fail "DESTDIR=$stage PREFIX=/opt/mm did not stage the libraries and the CMake package under $opt"
+"$MAKE" --no-print-directory -s uninstall PREFIX=/opt/mm DESTDIR="$stage" >"$tmp/uninstall.log" 2>&1 || {
+    cat "$tmp/uninstall.log" >&2
+    fail "make uninstall PREFIX=/opt/mm DESTDIR=$stage failed"
+}
+after=$(cd "$opt" && find . | sort)
+[ "$before" = "$after" ] || {
+    diff <(echo "$before") <(echo "$after") >&2 || true
+    fail "make uninstall did not leave the prefix as it was before install"
+}
+
 [ "$failed" -eq 0 ] || exit 1
-echo "check-install: ok: header, libmooncake_meta.a, libmooncake_meta.so.$version (SONAME" \
-    "libmooncake_meta.so.$abi) with its symlinks, mooncake_meta.pc; a pkg-config build runs shared and static"
+echo "check-install: ok: header, libmooncake_meta.a ($a_size bytes), libmooncake_meta.so.$version" \
+    "($so_size bytes, SONAME libmooncake_meta.so.$abi, stripped, debug info in lib/.debug with its build id)" \
+    "with its symlinks, mooncake_meta.pc, the CMake package (relocatable, version-checked);" \
+    "a pkg-config build runs shared and static; DESTDIR stages; uninstall removes exactly what install added"

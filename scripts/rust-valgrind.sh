@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# make test-rust-valgrind: the Rust tests of the C ABI under valgrind memcheck
-# (issue 14): the unit tests of the C-ABI crate (src/, all of them C ABI),
+# make test-rust-valgrind: the Rust tests of the C ABI under valgrind memcheck:
+# the unit tests of the C-ABI crate (src/, all of them C ABI),
 # tests/ffi_legacy.rs, and tests/fuzz_c_abi.rs with a reduced case count
 # (MOONCAKE_META_CABI_CASES, default 10000 here). Any memcheck error or
 # definite leak fails the run. No suppressions are used.

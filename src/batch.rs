@@ -27,8 +27,8 @@ use super::status::{code_of, mooncake_meta_status, MOONCAKE_META_OK};
 use super::write::{requested, selector};
 use super::write_config::{check, mooncake_meta_write_config, read_extended};
 use mooncake_meta_core::error::{Error, ErrorKind, Result};
-use mooncake_meta_core::Bounded;
 use mooncake_meta_core::types::{validate_name, Key, StartedWrite, DEFAULT_TENANT};
+use mooncake_meta_core::Bounded;
 use mooncake_meta_core::Master;
 use std::fmt::Display;
 use std::marker::PhantomData;
@@ -210,7 +210,7 @@ unsafe fn batch_start(
     let out = unsafe { ReplicaArray::new(out_replicas, replicas_cap, "out_replicas") }?;
     let counts = unsafe { OutArray::new(out_replica_counts, count, "out_replica_counts") }?;
     let tokens = unsafe { OutArray::new(out_tokens, count, "out_tokens") }?;
-    // A bad shared configuration refuses every key (SEMANTICS §2).
+    // A bad shared configuration refuses every key (docs/CONTRACT.md §3).
     check(&cfg, "cfg")?;
     cfg.soft_pin
         .resolve(master.config())

@@ -1,5 +1,5 @@
 //! The master configuration handle: `_new` gives the documented defaults
-//! (SEMANTICS §9), one setter per field, `_validate` to check early. Setters
+//! (docs/CONTRACT.md §9), one setter per field, `_validate` to check early. Setters
 //! reject only values the field cannot hold; the rules between fields are
 //! checked by `MasterConfig::validate`, at master creation or `_validate`.
 
@@ -49,7 +49,7 @@ pub(crate) unsafe fn read(cfg: *const mooncake_meta_config, arg: &str) -> Result
 /// Every check master creation makes on a configuration.
 pub(crate) fn validate(config: &MasterConfig) -> Result<()> {
     config.validate()?;
-    Clock::new(config.clock).map(drop)
+    Clock::new(config.clock.clone()).map(drop)
 }
 
 /// Runs one setter under the boundary with the config locked.
@@ -112,7 +112,7 @@ pub unsafe extern "C" fn mooncake_meta_config_free(cfg: *mut mooncake_meta_confi
     boundary::guard((), || unsafe { handle::free(cfg) })
 }
 
-/// Checks the configuration as master creation will (SEMANTICS section 9): default
+/// Checks the configuration as master creation will (docs/CONTRACT.md section 9): default
 /// soft-pin TTL <= maximum, ratios in range, release timeout > discard
 /// timeout, shard count in [1, 2^20], manual clock start below
 /// `MAX_INSTANT`. `MOONCAKE_META_INVALID_PARAMS` names the bad field.
@@ -531,12 +531,12 @@ pub unsafe extern "C" fn mooncake_meta_config_set_system_clock(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use mooncake_meta_core::clock::MAX_INSTANT;
-    use mooncake_meta_core::error::ErrorKind;
     use crate::error::{mooncake_meta_error_free, mooncake_meta_error_message};
     use crate::status::{
         MOONCAKE_META_INVALID_PARAMS, MOONCAKE_META_NULL_ARGUMENT, MOONCAKE_META_OK,
     };
+    use mooncake_meta_core::clock::MAX_INSTANT;
+    use mooncake_meta_core::error::ErrorKind;
     use std::ffi::CStr;
     use std::ptr;
 
@@ -652,7 +652,7 @@ mod tests {
         }
     }
 
-    // §2/§9: validation happens at creation (or _validate), not in setters.
+    // §3/§9: validation happens at creation (or _validate), not in setters.
     #[test]
     fn rules_between_fields_are_checked_by_validate() {
         type Setter = fn(*mut mooncake_meta_config) -> mooncake_meta_status;

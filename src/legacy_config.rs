@@ -1,6 +1,6 @@
 //! The legacy write configuration, frozen forever in upstream Mooncake's
 //! `store_c.h` layout: `with_soft_pin` is a C boolean (non-zero → ENABLE
-//! with the master's default TTL, 0 → PRESERVE; SEMANTICS §3.1). Translated
+//! with the master's default TTL, 0 → PRESERVE; docs/CONTRACT.md §4.1). Translated
 //! to [`WriteConfig`] and checked like the extended struct.
 
 use super::boundary;
@@ -137,7 +137,7 @@ mod tests {
         }
     }
 
-    // §3.1: legacy with_soft_pin != 0 → ENABLE with the master default, 0 → PRESERVE.
+    // §4.1: legacy with_soft_pin != 0 → ENABLE with the master default, 0 → PRESERVE.
     #[test]
     fn legacy_boolean_translates_to_enable_or_preserve() {
         let mut segs = [SEG_A.as_ptr(), SEG_B.as_ptr()];

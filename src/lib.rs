@@ -1,6 +1,6 @@
 //! The C ABI: the only module with `extern "C"`, raw pointers and `#[repr(C)]`.
-//! Every exported function runs inside [`boundary::call`] (or
-//! [`boundary::guard`] for the few that cannot fail), so a panic becomes
+//! Every exported function runs inside `boundary::call` (or
+//! `boundary::guard` for the few that cannot fail), so a panic becomes
 //! `MOONCAKE_META_PANIC` instead of an abort.
 //!
 //! cbindgen reads this directory, and only this directory, to generate

@@ -1,8 +1,8 @@
 //! Maintenance through the C ABI, for embedders and tests that drive the
 //! master themselves (background intervals 0): soft-pin expiration cleanup
-//! with its statistics (SEMANTICS §3.8), eviction (§4), one whole
+//! with its statistics (docs/CONTRACT.md §4.8), eviction (§5), one whole
 //! maintenance tick, the stale-write sweep and the release of discarded
-//! buffers (§2).
+//! buffers (§3.1).
 
 use super::error::mooncake_meta_error;
 use super::input::{self, Out};
@@ -103,7 +103,7 @@ impl From<EvictionReport> for mooncake_meta_eviction_report {
     }
 }
 
-/// An instant argument: at most `MAX_INSTANT` (SEMANTICS section 0), so a
+/// An instant argument: at most `MAX_INSTANT` (docs/CONTRACT.md section 1), so a
 /// saturated deadline can never be treated as due.
 fn instant(at: u64, arg: &str) -> Result<Instant> {
     if at > MAX_INSTANT {
@@ -184,7 +184,7 @@ pub unsafe extern "C" fn mooncake_meta_run_cleanup_at(
     }
 }
 
-/// One deterministic eviction run (SEMANTICS section 4) at the master clock's now,
+/// One deterministic eviction run (docs/CONTRACT.md section 5) at the master clock's now,
 /// with explicit `target` and `lowerbound` fractions of the eviction base,
 /// each in [0, 1] (NaN or out of range: `MOONCAKE_META_INVALID_PARAMS` and
 /// nothing runs). The report goes to `*out` unless `out` is NULL.
@@ -219,7 +219,7 @@ pub unsafe extern "C" fn mooncake_meta_run_eviction(
     }
 }
 
-/// The eviction trigger of SEMANTICS section 4: evicts if memory usage is above
+/// The eviction trigger of docs/CONTRACT.md section 5: evicts if memory usage is above
 /// the high watermark, or if `force` is 1 and `eviction_ratio > 0` (what an
 /// allocation failure does), with the target and lowerbound derived from
 /// the configuration. `*out_ran` = 1 if a run happened, and then its report

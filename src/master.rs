@@ -138,8 +138,11 @@ pub unsafe extern "C" fn mooncake_meta_master_free(m: *mut mooncake_meta_master)
     boundary::guard((), || unsafe { handle::free(m) })
 }
 
-/// Writes the master clock's current instant (milliseconds since the Unix
-/// epoch) to `*out_now`.
+/// Writes the master's current instant to `*out_now`: milliseconds on its
+/// timeline, which is anchored to the Unix epoch when the master is created
+/// and then advanced by a monotonic clock, so it never goes backwards and a
+/// wall-clock step moves no deadline. Every instant of this API (deadlines,
+/// leases, `run_cleanup_at`, snapshots' `created_at`) is on this timeline.
 ///
 /// Ownership: nothing is transferred.
 /// Thread safety: may be called concurrently with any call but `_free`.
@@ -183,6 +186,61 @@ pub unsafe extern "C" fn mooncake_meta_master_set_time(
     unsafe {
         with_master("mooncake_meta_master_set_time", m, err, |master| {
             master.set_time(to_ms)
+        })
+    }
+}
+
+/// Writes the wall clock now (milliseconds since the Unix epoch) to
+/// `*out_wall`. No lifetime depends on it: it is what the skew
+/// (`clock_skew_ms` in the metrics) is measured against and what a snapshot
+/// records beside its capture instant. For a manual clock it is the
+/// timeline unless set apart with `mooncake_meta_master_set_wall_time`.
+///
+/// Ownership: nothing is transferred.
+/// Thread safety: may be called concurrently with any call but `_free`.
+///
+/// # Safety
+/// `m` must be NULL or a live master; `out_wall` valid for writing a
+/// `uint64_t`; `err` NULL or valid for writing one pointer.
+#[no_mangle]
+pub unsafe extern "C" fn mooncake_meta_master_wall_time(
+    m: *const mooncake_meta_master,
+    out_wall: *mut u64,
+    err: *mut *mut mooncake_meta_error,
+) -> mooncake_meta_status {
+    // SAFETY: the caller upholds the documented contract.
+    unsafe {
+        with_master("mooncake_meta_master_wall_time", m, err, |master| {
+            Out::new(out_wall, "out_wall")?.write(master.wall_time());
+            Ok(())
+        })
+    }
+}
+
+/// Sets a manual clock's wall apart from its timeline, as a wall-clock step
+/// would: the timeline, and so every lease, soft pin and write timeout, is
+/// unchanged; the skew becomes `now − wall_ms` and snapshots record the new
+/// wall. The wall then keeps that distance as the clock advances. A
+/// system-clock master is `MOONCAKE_META_CLOCK_UNSUPPORTED` (its wall is the
+/// operating system's); `wall_ms >= INT64_MAX` is
+/// `MOONCAKE_META_INVALID_PARAMS`. Nothing changes on failure.
+///
+/// Ownership: nothing is transferred.
+/// Thread safety: may be called concurrently with any call but `_free`.
+///
+/// # Safety
+/// `m` must be NULL or a live master; `err` NULL or valid for writing one
+/// pointer.
+#[no_mangle]
+pub unsafe extern "C" fn mooncake_meta_master_set_wall_time(
+    m: *const mooncake_meta_master,
+    wall_ms: u64,
+    err: *mut *mut mooncake_meta_error,
+) -> mooncake_meta_status {
+    // SAFETY: the caller upholds the documented contract.
+    unsafe {
+        with_master("mooncake_meta_master_set_wall_time", m, err, |master| {
+            master.set_wall_time(wall_ms)
         })
     }
 }

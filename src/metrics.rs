@@ -1,4 +1,4 @@
-//! Metrics through the C ABI (SEMANTICS §5): every scalar as a plain
+//! Metrics through the C ABI (docs/CONTRACT.md §10): every scalar as a plain
 //! size-versioned struct, and the Prometheus text (which also carries the
 //! per-segment usage) as a library-owned buffer or copied into the caller's.
 
@@ -71,8 +71,13 @@ pub struct mooncake_meta_metrics_snapshot {
     pub swept_writes: u64,
     /// Mounted segments (their usage is in the Prometheus text).
     pub segment_count: u64,
+    /// Version 2: the master's timeline minus the wall clock,
+    /// in ms (`master_clock_skew_ms`). A wall-clock step moves this, never a
+    /// lifetime.
+    pub clock_skew_ms: i64,
 }
-// Version 1: 8 + 23 * 8 = 192 bytes on every target; frozen.
+// Version 1: 8 + 23 * 8 = 192 bytes on every target; frozen. Version 2
+// appends clock_skew_ms (200 bytes).
 size_versioned!(mooncake_meta_metrics_snapshot, v1_size = 192);
 
 impl From<MetricsSnapshot> for mooncake_meta_metrics_snapshot {
@@ -103,6 +108,7 @@ impl From<MetricsSnapshot> for mooncake_meta_metrics_snapshot {
             maintenance_task_panics: s.maintenance_task_panics,
             swept_writes: s.swept_writes,
             segment_count: s.segments.len() as u64,
+            clock_skew_ms: s.clock_skew_ms,
         }
     }
 }

@@ -13,8 +13,8 @@ use super::master::{key, mooncake_meta_master, with_master};
 use super::replica::{mooncake_meta_replica, too_small, ReplicaArray};
 use super::status::mooncake_meta_status;
 use mooncake_meta_core::error::Error;
-use mooncake_meta_core::Bounded;
 use mooncake_meta_core::types::DEFAULT_TENANT;
+use mooncake_meta_core::Bounded;
 use mooncake_meta_core::KeyPage;
 use std::os::raw::{c_char, c_int};
 

@@ -20,10 +20,12 @@ unsafe fn write_count(out: *mut u64, n: u64) {
 }
 
 /// Removes one object. `force` must be 0 or 1 (1 ignores a live read
-/// lease). Missing -> `MOONCAKE_META_OBJECT_NOT_FOUND`; a replica not
-/// COMPLETE -> `MOONCAKE_META_REPLICA_IS_NOT_READY` (even forced); a copy,
-/// move or promotion running -> `MOONCAKE_META_OBJECT_HAS_REPLICATION_TASK`;
-/// live lease, not forced -> `MOONCAKE_META_OBJECT_HAS_LEASE`.
+/// lease). Checked in order: missing -> `MOONCAKE_META_OBJECT_NOT_FOUND`; a
+/// write in flight (a replica of it not COMPLETE) ->
+/// `MOONCAKE_META_REPLICA_IS_NOT_READY` (even forced); a copy, move or
+/// promotion running (its PROCESSING target included) ->
+/// `MOONCAKE_META_OBJECT_HAS_REPLICATION_TASK` (even forced); live lease,
+/// not forced -> `MOONCAKE_META_OBJECT_HAS_LEASE`.
 ///
 /// Ownership: nothing is transferred.
 /// Thread safety: may be called concurrently with any call but `_free`.

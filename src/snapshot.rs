@@ -1,4 +1,4 @@
-//! Snapshots through the C ABI (SEMANTICS §6): serialise to a library-owned
+//! Snapshots through the C ABI (docs/CONTRACT.md §6): serialise to a library-owned
 //! buffer, into the caller's buffer or atomically to a file; restore from
 //! one buffer, from candidate buffers or from candidate files (newest valid
 //! one wins, and the report says which). A failed restore leaves the master
@@ -32,7 +32,8 @@ pub struct mooncake_meta_restore_report {
     /// Index, in the caller's list, of the candidate that was restored (0
     /// for `mooncake_meta_restore`).
     pub candidate: u64,
-    /// The restored snapshot's creation instant (ms since the epoch).
+    /// The restored snapshot's creation instant, on the timeline of the
+    /// master that took it.
     pub created_at: u64,
     /// Objects restored.
     pub objects_restored: u64,
@@ -48,8 +49,13 @@ pub struct mooncake_meta_restore_report {
     /// Candidates rejected before the winner (newer ones that failed to
     /// validate, or could not be read).
     pub candidates_rejected: u64,
+    /// Version 2: how far every stored instant was shifted
+    /// onto this master's timeline — its clock skew now minus the skew at
+    /// capture; 0 for equal skews and for format-1 snapshots.
+    pub clock_shift_ms: i64,
 }
-// Version 1: 8 + 8 * 8 = 72 bytes on every target; frozen.
+// Version 1: 8 + 8 * 8 = 72 bytes on every target; frozen. Version 2
+// appends clock_shift_ms (80 bytes).
 size_versioned!(mooncake_meta_restore_report, v1_size = 72);
 
 impl From<RestoreReport> for mooncake_meta_restore_report {
@@ -65,6 +71,7 @@ impl From<RestoreReport> for mooncake_meta_restore_report {
             soft_pins_restored: r.soft_pins_restored,
             soft_pins_normalised: r.soft_pins_normalised,
             candidates_rejected: r.rejected.len() as u64,
+            clock_shift_ms: r.clock_shift_ms,
         }
     }
 }
@@ -97,7 +104,7 @@ unsafe fn path(ptr: *const c_char, arg: impl Display + Copy) -> Result<PathBuf> 
 
 /// Serialises the master into a new buffer at `*out`: a consistent cut,
 /// deterministic for a given state (sorted keys), with soft-pin deadlines
-/// kept (SEMANTICS section 6).
+/// kept (docs/CONTRACT.md section 6).
 ///
 /// Ownership: on success `*out` is a new buffer owned by the caller, to be
 /// released with `mooncake_meta_bytes_free`; on failure it is not written.
@@ -184,7 +191,7 @@ pub unsafe extern "C" fn mooncake_meta_snapshot_save(
 
 /// Restores the master from one snapshot of `len` bytes at `data`,
 /// replacing its whole state atomically, with the survival rule evaluated
-/// at the master clock's now (SEMANTICS section 6). A snapshot that does not
+/// at the master clock's now (docs/CONTRACT.md section 6). A snapshot that does not
 /// validate is `MOONCAKE_META_DESERIALIZE_FAIL` with the reason, and the
 /// master is unchanged. The report goes to `*out` unless `out` is NULL (a
 /// bad `out->struct_size` fails before anything is restored).

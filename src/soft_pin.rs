@@ -1,6 +1,6 @@
 //! Soft-pin introspection through the C ABI: a key's committed deadline and
 //! pending intent, the deadline index's sizes, and the invariant check
-//! (SEMANTICS §3.2, §3.8, §8). None of these changes any state.
+//! (docs/CONTRACT.md §4.2, §4.8, §8). None of these changes any state.
 
 use super::error::mooncake_meta_error;
 use super::input::Out;
@@ -48,7 +48,7 @@ pub unsafe extern "C" fn mooncake_meta_soft_pin_deadline(
 }
 
 /// Writes 1 to `*out_pending` if the key's write in flight carries a soft-pin
-/// intent that can still commit (SEMANTICS section 3.4), else 0. A missing key is
+/// intent that can still commit (docs/CONTRACT.md section 4.4), else 0. A missing key is
 /// `MOONCAKE_META_OBJECT_NOT_FOUND`.
 ///
 /// Ownership: nothing is transferred; strings are only read during the call.
@@ -81,7 +81,7 @@ pub unsafe extern "C" fn mooncake_meta_has_pending_soft_pin(
 
 /// The deadline index's sizes: `*out_heap` = heap entries (stale ones
 /// included), `*out_live` = live registrations (one per object with a
-/// registered deadline). SEMANTICS section 3.8 bounds the heap by
+/// registered deadline). docs/CONTRACT.md section 4.8 bounds the heap by
 /// `max(4096, 2 * live)`.
 ///
 /// Ownership: nothing is transferred.
@@ -111,7 +111,7 @@ pub unsafe extern "C" fn mooncake_meta_index_sizes(
     }
 }
 
-/// Checks every invariant of SEMANTICS section 8 (gauge, index registrations, heap
+/// Checks every invariant of docs/CONTRACT.md section 8 (gauge, index registrations, heap
 /// bound, pending, allocated bytes, buffer overlap). A violation is
 /// `MOONCAKE_META_INTERNAL_ERROR` (a library bug) whose message describes
 /// it. Takes every lock, so it is meant for tests and diagnostics, not hot

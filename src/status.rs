@@ -1,6 +1,6 @@
 //! Status codes: the one place where an [`ErrorKind`] becomes a number.
 //! Values are upstream Mooncake's `ErrorCode`s plus the library's reserved
-//! block −9001..−9008 (SEMANTICS §2); they never change once released.
+//! block −9001..−9008 (docs/CONTRACT.md §3); they never change once released.
 
 use mooncake_meta_core::error::ErrorKind;
 use std::collections::HashMap;
@@ -26,7 +26,8 @@ pub const MOONCAKE_META_NO_AVAILABLE_HANDLE: mooncake_meta_status = -200;
 pub const MOONCAKE_META_INVALID_PARAMS: mooncake_meta_status = -600;
 /// The caller is not the object's current writer.
 pub const MOONCAKE_META_ILLEGAL_CLIENT: mooncake_meta_status = -601;
-/// End/Revoke that matches no write in flight.
+/// Revoke that matches no write in flight, or a selected replica not
+/// PROCESSING (an End with no write in flight is OK, never this).
 pub const MOONCAKE_META_INVALID_WRITE: mooncake_meta_status = -700;
 /// The object has no readable replica yet.
 pub const MOONCAKE_META_REPLICA_IS_NOT_READY: mooncake_meta_status = -703;
@@ -44,7 +45,9 @@ pub const MOONCAKE_META_OBJECT_NO_REPLICATION_TASK: mooncake_meta_status = -709;
 pub const MOONCAKE_META_REPLICA_NOT_FOUND: mooncake_meta_status = -710;
 /// The source or target replica vanished during a task.
 pub const MOONCAKE_META_REPLICA_IS_GONE: mooncake_meta_status = -712;
-/// A replica is busy (being copied, moved or promoted).
+/// Reserved (upstream's value), never returned: a replica is busy only as
+/// the source or target of a copy, move or promotion, which every operation
+/// reports first as `MOONCAKE_META_OBJECT_HAS_REPLICATION_TASK`.
 pub const MOONCAKE_META_OBJECT_REPLICA_BUSY: mooncake_meta_status = -714;
 /// The operation is not available in the object's current state.
 pub const MOONCAKE_META_UNAVAILABLE_IN_CURRENT_STATUS: mooncake_meta_status = -1010;
@@ -144,7 +147,7 @@ mod tests {
     use super::*;
     use std::collections::HashSet;
 
-    /// SEMANTICS §2, copied literally: the codes are part of the ABI.
+    /// docs/CONTRACT.md §3.2, copied literally: the codes are part of the ABI.
     const CONTRACT: [(&str, i32); 27] = [
         ("INTERNAL_ERROR", -1),
         ("SEGMENT_NOT_FOUND", -101),
@@ -175,7 +178,7 @@ mod tests {
         ("CLOCK_UNSUPPORTED", -9008),
     ];
 
-    // §2: every kind has its own negative code, and the code leads back to it.
+    // §3.2: every kind has its own negative code, and the code leads back to it.
     #[test]
     fn every_kind_maps_to_a_distinct_code_that_round_trips() {
         let mut seen = HashSet::new();
@@ -189,7 +192,7 @@ mod tests {
         assert_eq!(kind_of(-2), None);
     }
 
-    // §2: the numbers are exactly the contract's, name by name.
+    // §3.2: the numbers are exactly the contract's, name by name.
     #[test]
     fn codes_match_the_contract_table() {
         assert_eq!(CONTRACT.len(), ErrorKind::ALL.len());

@@ -14,8 +14,8 @@ use super::replica::{mooncake_meta_replica, require, too_small, ReplicaArray};
 use super::status::mooncake_meta_status;
 use super::write_config::{mooncake_meta_write_config, read_extended};
 use mooncake_meta_core::error::{Error, Result};
-use mooncake_meta_core::Bounded;
 use mooncake_meta_core::types::{ClientId, ReplicaSelector, WriteConfig};
+use mooncake_meta_core::Bounded;
 use mooncake_meta_core::Master;
 use std::os::raw::c_char;
 
@@ -226,7 +226,9 @@ pub unsafe extern "C" fn mooncake_meta_put_start_legacy(
 /// `cfg` (NULL = defaults): absent key -> as PutStart; same size -> in place
 /// (the object's MEMORY/NOF_SSD replicas, back to PROCESSING with the same
 /// ids; requested counts ignored); other size -> new replicas, allocated
-/// before the old ones are let go. Leases never block it.
+/// before the old ones are let go. Leases never block it. A NULL `cfg.group`
+/// keeps an existing object's group; naming another group than the
+/// object's (or one for an ungrouped object) is `MOONCAKE_META_INVALID_PARAMS`.
 ///
 /// `cap` must be at least the replicas requested and, for an in-place
 /// write, at least the object's MEMORY/NOF_SSD replicas (copies may have
@@ -358,8 +360,8 @@ unsafe fn finish(
 /// that is not the current write's is `MOONCAKE_META_STALE_WRITE_TOKEN`).
 /// The End that first makes the object readable commits its soft pin.
 /// Errors in order: OBJECT_NOT_FOUND, ILLEGAL_CLIENT (not the writer),
-/// STALE_WRITE_TOKEN, then INVALID_WRITE when there is no write in flight
-/// and a selected replica is not COMPLETE.
+/// STALE_WRITE_TOKEN. With no write in flight every replica a write made is
+/// COMPLETE, so the End is an OK no-op: it never returns INVALID_WRITE.
 ///
 /// Ownership: nothing is transferred.
 /// Thread safety: may be called concurrently with any call but `_free`.

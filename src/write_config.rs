@@ -84,7 +84,8 @@ pub struct mooncake_meta_write_config {
     pub preferred_segments: *const *const c_char,
     /// Number of entries in `preferred_segments`.
     pub preferred_segments_count: usize,
-    /// NUL-terminated UTF-8 group to join at creation; NULL for none.
+    /// NUL-terminated UTF-8 group to join at creation; NULL for none (an
+    /// Upsert of an existing object then keeps the object's group).
     pub group: *const c_char,
 }
 
@@ -266,7 +267,7 @@ pub(crate) unsafe fn read_extended(
 /// most `MOONCAKE_META_MAX_REPLICAS_PER_POOL` replicas per pool, and a
 /// well-formed group name.
 pub(crate) fn check(config: &WriteConfig, arg: &str) -> Result<()> {
-    // Reuse the one implementation of §3.1 with the maximum lifted.
+    // Reuse the one implementation of §4.1 with the maximum lifted.
     let unlimited = MasterConfig {
         max_kv_soft_pin_ttl_ms: u64::MAX,
         ..MasterConfig::default()
@@ -453,7 +454,7 @@ mod tests {
         );
     }
 
-    // SEMANTICS §2/§3.1 and §7: every way the extended struct can be wrong.
+    // docs/CONTRACT.md §3/§4.1 and §7: every way the extended struct can be wrong.
     #[test]
     fn extended_config_rejections() {
         let bad_utf8 = b"\xff\0";
@@ -586,7 +587,7 @@ mod tests {
         validate(&c).unwrap();
     }
 
-    // §3.1: ENABLE with TTL 0 is accepted; the maximum is the master's to check.
+    // §4.1: ENABLE with TTL 0 is accepted; the maximum is the master's to check.
     #[test]
     fn enable_ttl_bounds_are_left_to_the_master() {
         for ttl in [0, u64::MAX] {
@@ -602,5 +603,18 @@ mod tests {
         let mut c = init();
         c.soft_pin_action = MOONCAKE_META_SOFT_PIN_DISABLE;
         assert_eq!(read(&c).unwrap().soft_pin, SoftPinRequest::DISABLE);
+    }
+
+    // The message names the field, then says what is wrong with its value.
+    #[test]
+    fn unknown_action_message_names_the_field_then_the_value() {
+        let mut c = init();
+        c.soft_pin_action = 7;
+        let e = read(&c).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidParams);
+        assert_eq!(
+            e.message(),
+            "cfg.soft_pin_action: unknown value 7 (expected 0 = PRESERVE, 1 = ENABLE or 2 = DISABLE)"
+        );
     }
 }

@@ -1,7 +1,7 @@
 //! The legacy write configuration through the C entry points (called from
 //! Rust), checked against the master's soft-pin state, which the C ABI does
 //! not expose: `with_soft_pin != 0` is ENABLE with the master's default TTL
-//! and `0` is PRESERVE (SEMANTICS §3.1, "Legacy boolean").
+//! and `0` is PRESERVE (docs/CONTRACT.md §4.1, "Legacy boolean").
 
 use mooncake_meta::config::*;
 use mooncake_meta::error::{mooncake_meta_error, mooncake_meta_error_free};
@@ -254,7 +254,7 @@ fn extended(action: u32, ttl: Option<u64>) -> mooncake_meta_write_config {
     c
 }
 
-// §3.1 legacy: with_soft_pin = 1 commits exactly now + the master's default TTL.
+// §4.1 legacy: with_soft_pin = 1 commits exactly now + the master's default TTL.
 #[test]
 fn legacy_with_soft_pin_commits_the_master_default_ttl() {
     for default_ttl in [60_000, 1_800_000] {
@@ -265,7 +265,7 @@ fn legacy_with_soft_pin_commits_the_master_default_ttl() {
     }
 }
 
-// §3.1 legacy: any non-zero with_soft_pin (C truthiness) is ENABLE.
+// §4.1 legacy: any non-zero with_soft_pin (C truthiness) is ENABLE.
 #[test]
 fn legacy_any_non_zero_with_soft_pin_enables() {
     let f = Fixture::new(60_000);
@@ -275,7 +275,7 @@ fn legacy_any_non_zero_with_soft_pin_enables() {
     assert_eq!(f.deadline("big"), Some(T0 + 60_000));
 }
 
-// §3.1: legacy with_soft_pin = 1 behaves exactly as extended ENABLE without a TTL.
+// §4.1: legacy with_soft_pin = 1 behaves exactly as extended ENABLE without a TTL.
 #[test]
 fn legacy_enable_equals_extended_enable_with_default_ttl() {
     let f = Fixture::new(90_000);
@@ -289,7 +289,7 @@ fn legacy_enable_equals_extended_enable_with_default_ttl() {
     assert_eq!(f.deadline("legacy"), Some(T0 + 90_000));
 }
 
-// §3.1: legacy with_soft_pin = 0 and a NULL legacy config are PRESERVE: nothing committed.
+// §4.1: legacy with_soft_pin = 0 and a NULL legacy config are PRESERVE: nothing committed.
 #[test]
 fn legacy_without_soft_pin_commits_nothing_on_a_new_object() {
     let f = Fixture::new(60_000);
@@ -299,7 +299,7 @@ fn legacy_without_soft_pin_commits_nothing_on_a_new_object() {
     assert_eq!(f.deadline("null"), None);
 }
 
-// §3.5: legacy with_soft_pin = 0 on an upsert of a pinned object keeps its deadline,
+// §4.5: legacy with_soft_pin = 0 on an upsert of a pinned object keeps its deadline,
 // in place (same size) and on replacement (other size).
 #[test]
 fn legacy_upsert_without_soft_pin_keeps_the_deadline() {
@@ -315,7 +315,7 @@ fn legacy_upsert_without_soft_pin_keeps_the_deadline() {
     assert_eq!(f.deadline("k"), Some(T0 + 100_000), "resized");
 }
 
-// §3.3: legacy with_soft_pin = 1 on an upsert starts a new lifetime at its End.
+// §4.3: legacy with_soft_pin = 1 on an upsert starts a new lifetime at its End.
 #[test]
 fn legacy_upsert_with_soft_pin_restarts_the_lifetime() {
     let f = Fixture::new(60_000);
@@ -325,7 +325,7 @@ fn legacy_upsert_with_soft_pin_restarts_the_lifetime() {
     assert_eq!(f.deadline("k"), Some(T0 + 20_000 + 60_000));
 }
 
-// Reads through the C ABI never extend the soft pin (RFC "Read and eviction paths").
+// Reads through the C ABI never extend the soft pin (docs/CONTRACT.md §4.6).
 #[test]
 fn c_reads_do_not_extend_a_legacy_soft_pin() {
     let f = Fixture::new(60_000);

@@ -1,4 +1,4 @@
-//! Bounded, deterministic C-ABI config and key fuzzing (issue 14), the CI
+//! Bounded, deterministic C-ABI config and key fuzzing, the CI
 //! version of the cargo-fuzz target `fuzz/fuzz_targets/c_abi_config.rs`:
 //! ≥ 50 000 random calls through the real `extern "C"` functions (master
 //! configurations, extended and legacy write configs, Put/Upsert Start
@@ -91,7 +91,7 @@ fn grow_parking_lot_table() {
 
 #[test]
 fn c_abi_calls_give_defined_statuses_and_leave_no_trace() {
-    // Rule (SEMANTICS §2, issue 14): any input → a defined status with a
+    // Rule (docs/CONTRACT.md §3): any input → a defined status with a
     // message, no effect on failure, no panic, no leaked byte.
     let env = std::env::var("MOONCAKE_META_CABI_CASES").ok();
     let total = env

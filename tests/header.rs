@@ -298,7 +298,7 @@ fn header_is_plain_ascii() {
     }
 }
 
-// SEMANTICS §2: the header's status defines are the library's codes.
+// docs/CONTRACT.md §3.2: the header's status defines are the library's codes.
 #[test]
 fn status_defines_match_the_library() {
     let header = committed();

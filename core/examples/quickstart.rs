@@ -1,6 +1,8 @@
 //! Quick start for Rust users of the core crate: a soft-pinned write, a read
 //! that does not extend the pin, expiry on a manual clock and a snapshot.
-//! Built by `cargo test` and run by `make readme-check`.
+//! Built by `cargo test` and run by `make readme-check`. The sys crate's
+//! `rust-sys/examples/quickstart.rs` is the same program linking the C
+//! library: only the `use` line differs.
 use mooncake_meta_core::*;
 
 fn main() -> Result<()> {
@@ -21,8 +23,12 @@ fn main() -> Result<()> {
 
     // Reads grant the ordinary lease and never extend the pin.
     m.advance_time(59_000)?;
-    m.get_replica_list(Key::new("k"))?;
+    let replicas = m.get_replica_list(Key::new("k"))?;
     assert_eq!(m.soft_pin_deadline(Key::new("k"))?, Some(61_000));
+    println!(
+        "read {} replica(s); deadline stays at 61000",
+        replicas.len()
+    );
 
     // Cleanup pops only what is due.
     let stats = m.run_cleanup_at(61_000);

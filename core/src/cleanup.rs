@@ -1,8 +1,18 @@
-//! Soft-pin expiration cleanup (SEMANTICS §3.8): pop due index entries in
+//! Soft-pin expiration cleanup (docs/CONTRACT.md §4.8): pop due index entries in
 //! bounded batches, group each batch by shard, take each affected shard's
 //! read lock once, and clear a committed deadline only if it still equals
 //! the popped one (compare-and-swap). Cost O(due · log heap); nothing due →
 //! no shard touched.
+//!
+//! A restore may install a new state between a pop and the shard lock
+//! (cleanup holds no lock across the two). Each batch therefore carries the
+//! index epoch it was popped under and acts on a shard only while the
+//! master's [generation](MasterCore::generation) still equals it, checked
+//! under that shard's lock, where no restore can run; a batch from a
+//! replaced index is dropped as stale (its registrations went with that
+//! index, and the pins it names belong to the state the restore replaced).
+//! The gauge is decremented under the same shard lock as the clears it
+//! counts, so the restore's gauge reset never lands between the two.
 
 use crate::clock::Instant;
 use crate::master::{MasterCore, CLEANUP_BATCH};
@@ -15,7 +25,8 @@ use std::sync::atomic::Ordering;
 pub struct CleanupStats {
     /// Heap entries popped (valid + stale).
     pub popped: u64,
-    /// Popped entries that no longer matched the latest registration.
+    /// Popped entries that no longer matched the latest registration, or
+    /// that came from an index a restore replaced before they were applied.
     pub stale_dropped: u64,
     /// Soft pins cleared.
     pub expired: u64,
@@ -50,13 +61,7 @@ impl MasterCore {
                 stats.batches += 1;
             }
             if !batch.is_empty() {
-                let expired = self.expire_batch(&mut batch, &mut stats);
-                stats.expired += expired;
-                if expired > 0 {
-                    self.metrics
-                        .soft_pin_keys
-                        .fetch_sub(expired as i64, Ordering::Relaxed);
-                }
+                stats.expired += self.expire_batch(&mut batch, out.epoch, &mut stats);
             }
             if !out.more_due {
                 break;
@@ -81,14 +86,27 @@ impl MasterCore {
         stats
     }
 
-    /// Clears the popped deadlines still in place; the one helper that
-    /// takes shard locks for cleanup (and counts them).
-    fn expire_batch(&self, batch: &mut [DueEntry], stats: &mut CleanupStats) -> u64 {
+    /// Clears the popped deadlines still in place, if the batch (popped
+    /// under index `epoch`) is from the current state; the one helper that
+    /// takes shard locks for cleanup (and counts them). Returns the pins
+    /// cleared; entries of a replaced index count as stale.
+    fn expire_batch(&self, batch: &mut [DueEntry], epoch: u64, stats: &mut CleanupStats) -> u64 {
         batch.sort_unstable_by_key(|e| e.shard);
-        let mut expired = 0;
+        let (total, mut seen, mut expired) = (batch.len(), 0, 0);
         for group in batch.chunk_by(|a, b| a.shard == b.shard) {
+            #[cfg(feature = "test-hooks")]
+            self.race_point(crate::quiesce::RacePoint::CleanupShard { entries_done: seen });
             let st = self.shards[group[0].shard as usize].state.read();
             stats.shards_touched += 1;
+            // Under a shard lock the generation cannot move (restore holds
+            // every shard write lock). Once it has moved it never comes
+            // back, so the rest of the batch is stale too.
+            if self.generation() != epoch {
+                stats.stale_dropped += (total - seen) as u64;
+                break;
+            }
+            seen += group.len();
+            let mut cleared: i64 = 0;
             for e in group {
                 let hash = self.hasher.hash_scoped(&e.key);
                 if let Some(obj) = st.find_scoped(hash, &e.key) {
@@ -104,10 +122,18 @@ impl MasterCore {
                         )
                         .is_ok()
                     {
-                        expired += 1;
+                        cleared += 1;
                     }
                 }
             }
+            // Same critical section as the clears: a restore (which sets
+            // the gauge from the state it installs) cannot come in between.
+            if cleared > 0 {
+                self.metrics
+                    .soft_pin_keys
+                    .fetch_sub(cleared, Ordering::Relaxed);
+            }
+            expired += cleared as u64;
         }
         expired
     }

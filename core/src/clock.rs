@@ -1,11 +1,16 @@
-//! Time as the master sees it: unsigned milliseconds since the Unix epoch,
-//! read from one injectable clock per master. Only this module reads the
-//! system time; a manual clock makes every deadline deterministic in tests.
+//! Time as the master sees it: unsigned milliseconds on the master's
+//! timeline — anchored to the Unix epoch once, when the master is created,
+//! then advanced by a monotonic clock — read from one injectable clock per
+//! master. Only this module reads the system time; a manual clock makes
+//! every deadline deterministic in tests. The wall clock is read beside the
+//! timeline only for the skew metric and for snapshots (docs/CONTRACT.md §1).
 
 use crate::error::{Error, ErrorKind, Result};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::fmt;
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::Arc;
 
-/// Milliseconds since the Unix epoch.
+/// Milliseconds on the master's timeline (since the Unix epoch at creation).
 pub type Instant = u64;
 
 /// The largest representable instant; deadline and lease arithmetic saturates
@@ -24,52 +29,172 @@ pub fn saturating_deadline(now: Instant, ttl_ms: u64) -> Instant {
 }
 
 /// Which clock a master reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum ClockSource {
-    /// The operating system's real-time clock.
+    /// The master's timeline: anchored to the operating system's real-time
+    /// clock once, when the master is created, then advanced by the
+    /// monotonic clock, so a step of the wall clock (NTP, an operator)
+    /// changes no lifetime and `now` never goes backwards.
     System,
+    /// The same timeline, with the wall clock read from `wall` instead of
+    /// the operating system (the anchor, the skew metric and the wall
+    /// record of a snapshot): how tests and simulations step the wall.
+    SystemWithWall(WallSource),
     /// A clock that only moves when told to, starting at the given instant.
+    /// It drives the timeline and the wall together (skew 0) unless the wall
+    /// is set apart with `Master::set_wall`.
     Manual { start_ms: Instant },
 }
 
-/// One master's clock.
+/// A wall clock read as milliseconds since the Unix epoch.
+#[derive(Clone)]
+pub struct WallSource(Arc<dyn Fn() -> Instant + Send + Sync>);
+
+impl WallSource {
+    /// A wall clock that calls `read` each time it is read.
+    pub fn new(read: impl Fn() -> Instant + Send + Sync + 'static) -> Self {
+        WallSource(Arc::new(read))
+    }
+
+    /// The operating system's real-time clock.
+    pub fn os() -> Self {
+        WallSource::new(os_wall_now)
+    }
+
+    fn read(&self) -> Instant {
+        (self.0)().min(MAX_INSTANT - 1)
+    }
+}
+
+impl fmt::Debug for WallSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("WallSource(..)")
+    }
+}
+
+/// Two wall sources are equal when they are the same source.
+impl PartialEq for WallSource {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+/// One master's clock: the timeline its instants live on, and the wall
+/// clock beside it (read only for the skew and for snapshots).
 #[derive(Debug)]
 pub enum Clock {
-    System,
-    Manual(AtomicU64),
+    System(Timeline),
+    Manual {
+        now: AtomicU64,
+        /// `wall − timeline` in ms; 0 unless set with [`Clock::set_wall`].
+        wall_offset: AtomicI64,
+    },
+}
+
+/// A monotonic timeline anchored to the wall clock once.
+#[derive(Debug)]
+pub struct Timeline {
+    anchor: Instant,
+    origin: std::time::Instant,
+    /// `None` reads the operating system's wall clock directly.
+    wall: Option<WallSource>,
+}
+
+impl Timeline {
+    fn new(wall: Option<WallSource>) -> Self {
+        let anchor = match &wall {
+            Some(w) => w.read(),
+            None => os_wall_now(),
+        };
+        Timeline {
+            anchor,
+            origin: std::time::Instant::now(),
+            wall,
+        }
+    }
+
+    #[inline]
+    fn now(&self) -> Instant {
+        // Whole seconds and the millisecond part in u64 (as_millis is u128
+        // arithmetic, a measurable share of a ~30 ns clock read); saturating,
+        // though u64 ms of uptime last 584 million years.
+        let d = self.origin.elapsed();
+        let elapsed = d
+            .as_secs()
+            .saturating_mul(1_000)
+            .saturating_add(u64::from(d.subsec_millis()));
+        self.anchor.saturating_add(elapsed).min(MAX_INSTANT - 1)
+    }
+
+    fn wall(&self) -> Instant {
+        match &self.wall {
+            Some(w) => w.read(),
+            None => os_wall_now(),
+        }
+    }
 }
 
 impl Clock {
     pub fn new(source: ClockSource) -> Result<Self> {
         match source {
-            ClockSource::System => Ok(Clock::System),
+            ClockSource::System => Ok(Clock::System(Timeline::new(None))),
+            ClockSource::SystemWithWall(wall) => Ok(Clock::System(Timeline::new(Some(wall)))),
             ClockSource::Manual { start_ms } => {
                 if start_ms >= MAX_INSTANT {
                     return Err(Error::invalid(format!(
                         "manual clock start {start_ms} must be below MAX_INSTANT"
                     )));
                 }
-                Ok(Clock::Manual(AtomicU64::new(start_ms)))
+                Ok(Clock::Manual {
+                    now: AtomicU64::new(start_ms),
+                    wall_offset: AtomicI64::new(0),
+                })
             }
         }
     }
 
+    /// The current instant on the master's timeline.
     #[inline]
     pub fn now(&self) -> Instant {
         match self {
-            Clock::System => system_now(),
-            Clock::Manual(t) => t.load(Ordering::Acquire),
+            Clock::System(t) => t.now(),
+            Clock::Manual { now, .. } => now.load(Ordering::Acquire),
+        }
+    }
+
+    /// The wall clock now (ms since the Unix epoch), clamped to
+    /// `[0, MAX_INSTANT)`. Never used for a deadline.
+    pub fn wall(&self) -> Instant {
+        match self {
+            Clock::System(t) => t.wall(),
+            Clock::Manual { now, wall_offset } => offset_instant(
+                now.load(Ordering::Acquire),
+                wall_offset.load(Ordering::Acquire),
+            ),
+        }
+    }
+
+    /// `timeline − wall` in ms: how far the master's instants have drifted
+    /// from the wall clock since it was created (0 for a manual clock whose
+    /// wall was never set apart).
+    pub fn skew(&self) -> i64 {
+        match self {
+            Clock::System(t) => skew_of(t.now(), t.wall()),
+            // One source for both: the offset alone is the (negated) skew.
+            Clock::Manual { wall_offset, .. } => {
+                wall_offset.load(Ordering::Acquire).saturating_neg()
+            }
         }
     }
 
     pub fn is_manual(&self) -> bool {
-        matches!(self, Clock::Manual(_))
+        matches!(self, Clock::Manual { .. })
     }
 
     /// Sets a manual clock. Moving it backwards, or onto `MAX_INSTANT`, is
-    /// rejected and leaves it unchanged.
+    /// rejected and leaves it unchanged. The wall moves with it.
     pub fn set(&self, to: Instant) -> Result<()> {
-        let Clock::Manual(t) = self else {
+        let Clock::Manual { now, .. } = self else {
             return Err(system_clock_error());
         };
         if to >= MAX_INSTANT {
@@ -77,7 +202,7 @@ impl Clock {
                 "manual clock cannot reach MAX_INSTANT ({MAX_INSTANT}); got {to}"
             )));
         }
-        t.fetch_update(Ordering::AcqRel, Ordering::Acquire, |cur| {
+        now.fetch_update(Ordering::AcqRel, Ordering::Acquire, |cur| {
             (to >= cur).then_some(to)
         })
         .map(|_| ())
@@ -89,12 +214,13 @@ impl Clock {
         })
     }
 
-    /// Advances a manual clock by `by_ms`; returns the new instant.
+    /// Advances a manual clock by `by_ms`; returns the new instant. The wall
+    /// moves with it.
     pub fn advance(&self, by_ms: u64) -> Result<Instant> {
-        let Clock::Manual(t) = self else {
+        let Clock::Manual { now, .. } = self else {
             return Err(system_clock_error());
         };
-        t.fetch_update(Ordering::AcqRel, Ordering::Acquire, |cur| {
+        now.fetch_update(Ordering::AcqRel, Ordering::Acquire, |cur| {
             cur.checked_add(by_ms).filter(|&n| n < MAX_INSTANT)
         })
         .map(|prev| prev + by_ms)
@@ -104,6 +230,58 @@ impl Clock {
             ))
         })
     }
+
+    /// Sets the wall clock of a manual clock apart from its timeline (a wall
+    /// step, in a test): the timeline, and so every lifetime, is unchanged;
+    /// only the skew, and the wall recorded in snapshots, move. The wall
+    /// then keeps its distance from the timeline as the clock advances.
+    pub fn set_wall(&self, wall: Instant) -> Result<()> {
+        let Clock::Manual { now, wall_offset } = self else {
+            return Err(Error::new(
+                ErrorKind::ClockUnsupported,
+                "this master reads the system clock; only a manual clock's wall can be set \
+                 (inject a wall with ClockSource::SystemWithWall instead)",
+            ));
+        };
+        if wall >= MAX_INSTANT {
+            return Err(Error::invalid(format!(
+                "wall clock {wall} must be below MAX_INSTANT ({MAX_INSTANT})"
+            )));
+        }
+        // Both below MAX_INSTANT = i64::MAX: the difference fits in i64.
+        let offset = wall as i64 - now.load(Ordering::Acquire) as i64;
+        wall_offset.store(offset, Ordering::Release);
+        Ok(())
+    }
+}
+
+/// `t + offset` clamped to `[0, MAX_INSTANT - 1]`.
+fn offset_instant(t: Instant, offset: i64) -> Instant {
+    let v = i128::from(t) + i128::from(offset);
+    v.clamp(0, i128::from(MAX_INSTANT - 1)) as Instant
+}
+
+/// `timeline − wall`, both below `MAX_INSTANT`, so it fits in i64.
+fn skew_of(timeline: Instant, wall: Instant) -> i64 {
+    (i128::from(timeline) - i128::from(wall)).clamp(i128::from(i64::MIN), i128::from(i64::MAX))
+        as i64
+}
+
+/// Moves an instant stored under one skew onto a timeline with another:
+/// `t + (skew_now − skew_then)`, saturating within `[0, MAX_INSTANT]`.
+/// `MAX_INSTANT` itself means "never" (a saturated deadline) and stays.
+pub fn remap_instant(t: Instant, delta: i64) -> Instant {
+    if t >= MAX_INSTANT || delta == 0 {
+        return t.min(MAX_INSTANT);
+    }
+    (i128::from(t) + i128::from(delta)).clamp(0, i128::from(MAX_INSTANT)) as Instant
+}
+
+/// The shift restore applies to a snapshot's instants: the skew now minus
+/// the skew at capture (`created_at − wall_at_capture`), saturating.
+pub fn restore_shift(skew_now: i64, created_at: Instant, wall_at_capture: Instant) -> i64 {
+    let then = i128::from(created_at) - i128::from(wall_at_capture);
+    (i128::from(skew_now) - then).clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64
 }
 
 fn system_clock_error() -> Error {
@@ -113,9 +291,11 @@ fn system_clock_error() -> Error {
     )
 }
 
-fn system_now() -> Instant {
+fn os_wall_now() -> Instant {
     match std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) {
-        Ok(d) => (d.as_millis() as u64).min(MAX_INSTANT - 1),
+        Ok(d) => u64::try_from(d.as_millis())
+            .unwrap_or(u64::MAX)
+            .min(MAX_INSTANT - 1),
         Err(_) => 0,
     }
 }

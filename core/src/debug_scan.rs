@@ -76,7 +76,7 @@ mod tests {
 
     #[test]
     fn scan_clears_exactly_the_due_deadlines_and_cleanup_then_agrees() {
-        // §3.8: a pin expires when deadline <= now; the scan and the index must agree.
+        // §4.8: a pin expires when deadline <= now; the scan and the index must agree.
         let m = master();
         put(&m, "due", SoftPinRequest::enable_for(10));
         put(&m, "later", SoftPinRequest::enable_for(1_000));

@@ -27,6 +27,9 @@ pub enum ErrorKind {
     ObjectNoReplicationTask,
     ReplicaNotFound,
     ReplicaIsGone,
+    /// Reserved (upstream's code is kept), never returned: a replica is
+    /// busy only through a copy, move or promotion, which every operation
+    /// reports first as [`ErrorKind::ObjectHasReplicationTask`].
     ObjectReplicaBusy,
     UnavailableInCurrentStatus,
     SerializeFail,

@@ -1,10 +1,19 @@
-//! Memory eviction (SEMANTICS §4, soft-pin parts §3.7). Candidates are
+//! Memory eviction (docs/CONTRACT.md §5, soft-pin parts §4.7). Candidates are
 //! collected holding one shard read lock at a time, ordered by (lease,
 //! creation sequence), then evicted one object (or one whole group) at a
 //! time. Soft pin is a priority hint evaluated as `now < deadline`: the
 //! first pass skips active pins, the second takes them only when
 //! `allow_evict_soft_pinned_objects`. Expired deadlines of examined
 //! candidates are normalised on the way.
+//!
+//! Candidates and group member lists are gathered without holding the
+//! locks eviction later acts under, and a restore may install a new state in
+//! between. Each candidate carries the state [generation](MasterCore::generation)
+//! read under the shard lock it was seen under; eviction acts on it only
+//! while the generation is unchanged, checked under the shard locks it
+//! evicts under (where no restore can run). A group's member list is read
+//! again under its members' shard locks, so a group is always evicted as it
+//! is then: a candidate from a replaced state never splits a restored group.
 
 use crate::clock::Instant;
 use crate::error::{Error, Result};
@@ -44,7 +53,22 @@ struct Candidate {
     shard: usize,
     pinned: bool,
     group: Option<Arc<Group>>,
+    /// The state generation the candidate was seen in.
+    generation: u64,
 }
+
+/// What [`MasterCore::evict_group`] did.
+enum GroupOutcome {
+    /// The group's members were evicted (members, bytes, pinned members);
+    /// `(0, 0, 0)` when some member failed this pass's checks (none went).
+    Evicted(u64, u64, u64),
+    /// The candidate came from a state a restore replaced: nothing done.
+    Obsolete,
+}
+
+/// How often a group eviction re-reads a member list that changed while it
+/// took the members' shard locks, before leaving the group for a later pass.
+const GROUP_LOCK_ATTEMPTS: usize = 4;
 
 enum Pass {
     First,
@@ -70,7 +94,7 @@ fn ratio_ok(r: f64) -> bool {
 }
 
 impl MasterCore {
-    /// Runs the trigger of §4: evicts when memory usage is above the high
+    /// Runs the trigger of §5: evicts when memory usage is above the high
     /// watermark (or `force`, after an allocation failure, when
     /// `eviction_ratio > 0`). Returns the report if it ran.
     pub fn evict_if_needed(&self, force: bool) -> Option<EvictionReport> {
@@ -109,6 +133,8 @@ impl MasterCore {
             ..Default::default()
         };
         let cands = self.collect_candidates(now, &mut report);
+        #[cfg(feature = "test-hooks")]
+        self.race_point(crate::quiesce::RacePoint::EvictionCollected);
         let target_n = ceil_count(report.base, target);
         let lower_n = ceil_count(report.base, lowerbound);
         let mut cands = Ordered::new(cands, target_n.max(lower_n) as usize);
@@ -162,6 +188,7 @@ impl MasterCore {
         let mut out = Vec::new();
         for (si, shard) in self.shards.iter().enumerate() {
             let st = shard.state.read();
+            let generation = self.generation();
             for obj in st.objects.iter() {
                 if obj.hard_pin || obj.evictable_memory().next().is_none() {
                     continue;
@@ -190,6 +217,7 @@ impl MasterCore {
                     shard: si,
                     pinned: is_active(obj.committed(), now),
                     group: obj.group.clone(),
+                    generation,
                 });
             }
         }
@@ -226,7 +254,12 @@ impl MasterCore {
                     continue;
                 }
                 *done = true;
-                let (n, bytes, pinned) = self.evict_group(g, now, allow_pinned);
+                let GroupOutcome::Evicted(n, bytes, pinned) =
+                    self.evict_group(g, c.generation, now, allow_pinned)
+                else {
+                    // Its group was replaced too: no candidate of it is current.
+                    continue;
+                };
                 report.evicted += n;
                 report.evicted_bytes += bytes;
                 report.evicted_pinned += pinned;
@@ -238,6 +271,12 @@ impl MasterCore {
                 continue;
             }
             let mut st = self.shards[c.shard].state.write();
+            // A restored object keeps its sequence but maybe not its group:
+            // only a candidate of the current state may be evicted alone.
+            if self.generation() != c.generation {
+                *done = true;
+                continue;
+            }
             let Some(obj) = st.objects.find(c.hash, |o| o.seq == c.seq) else {
                 *done = true;
                 continue;
@@ -274,50 +313,77 @@ impl MasterCore {
     }
 
     /// All-or-none group eviction: every member must pass this pass's
-    /// per-object checks, or no member goes. Returns (members evicted,
-    /// bytes, pinned members evicted).
-    fn evict_group(&self, g: &Arc<Group>, now: Instant, allow_pinned: bool) -> (u64, u64, u64) {
-        let members: Vec<Box<str>> = g.members.lock().clone();
-        let mut located: Vec<(usize, u64, Box<str>)> = members
-            .into_iter()
-            .map(|k| {
-                let h = self.hasher.hash_scoped(&k);
-                (self.shard_index_of(h), h, k)
-            })
-            .collect();
-        located.sort();
-        let mut shard_ids: Vec<usize> = located.iter().map(|m| m.0).collect();
-        shard_ids.dedup();
-        // Ascending shard order, as the lock order requires.
-        let mut guards: Vec<_> = shard_ids
-            .iter()
-            .map(|&s| (s, self.shards[s].state.write()))
-            .collect();
-        let all_pass = located.iter().all(|(s, h, k)| {
-            let st = &guards.iter().find(|(i, _)| i == s).expect("locked").1;
-            st.find_scoped(*h, k).is_some_and(|o| {
-                !o.hard_pin
-                    && !o.lease_live(now)
-                    && (allow_pinned || !is_active(o.committed(), now))
-            })
-        });
-        if !all_pass {
-            return (0, 0, 0);
-        }
-        let (mut n, mut bytes, mut pinned) = (0, 0, 0);
-        for (s, h, k) in &located {
-            let st = &mut guards.iter_mut().find(|(i, _)| i == s).expect("locked").1;
-            let Some(obj) = st.find_scoped(*h, k) else {
-                continue;
+    /// per-object checks, or no member goes. `generation` is the state the
+    /// candidate naming `g` was seen in.
+    fn evict_group(
+        &self,
+        g: &Arc<Group>,
+        generation: u64,
+        now: Instant,
+        allow_pinned: bool,
+    ) -> GroupOutcome {
+        for _ in 0..GROUP_LOCK_ATTEMPTS {
+            // Members join and leave under their own shard's lock, so the
+            // list read here can be out of date by the time those locks are
+            // held; it is read again under them below.
+            let mut keys: Vec<Box<str>> = g.members.lock().clone();
+            keys.sort_unstable();
+            let mut located: Vec<(usize, u64, &str)> = keys
+                .iter()
+                .map(|k| {
+                    let h = self.hasher.hash_scoped(k);
+                    (self.shard_index_of(h), h, &**k)
+                })
+                .collect();
+            located.sort_unstable();
+            let mut shard_ids: Vec<usize> = located.iter().map(|m| m.0).collect();
+            shard_ids.dedup();
+            // Ascending shard order, as the lock order requires.
+            let mut guards: Vec<_> = shard_ids
+                .iter()
+                .map(|&s| (s, self.shards[s].state.write()))
+                .collect();
+            if self.generation() != generation {
+                return GroupOutcome::Obsolete;
+            }
+            let unchanged = {
+                let members = g.members.lock();
+                let mut now_keys: Vec<&str> = members.iter().map(|k| &**k).collect();
+                now_keys.sort_unstable();
+                now_keys.into_iter().eq(keys.iter().map(|k| &**k))
             };
-            if obj.evictable_memory().next().is_none() {
+            if !unchanged {
                 continue;
             }
-            pinned += is_active(obj.committed(), now) as u64;
-            bytes += self.evict_object(st, *s, *h, k);
-            n += 1;
+            let all_pass = located.iter().all(|(s, h, k)| {
+                let st = &guards.iter().find(|(i, _)| i == s).expect("locked").1;
+                st.find_scoped(*h, k).is_some_and(|o| {
+                    o.group.as_ref().is_some_and(|og| Arc::ptr_eq(og, g))
+                        && !o.hard_pin
+                        && !o.lease_live(now)
+                        && (allow_pinned || !is_active(o.committed(), now))
+                })
+            });
+            if !all_pass {
+                return GroupOutcome::Evicted(0, 0, 0);
+            }
+            let (mut n, mut bytes, mut pinned) = (0, 0, 0);
+            for (s, h, k) in &located {
+                let st = &mut guards.iter_mut().find(|(i, _)| i == s).expect("locked").1;
+                let Some(obj) = st.find_scoped(*h, k) else {
+                    continue;
+                };
+                if obj.evictable_memory().next().is_none() {
+                    continue;
+                }
+                pinned += is_active(obj.committed(), now) as u64;
+                bytes += self.evict_object(st, *s, *h, k);
+                n += 1;
+            }
+            return GroupOutcome::Evicted(n, bytes, pinned);
         }
-        (n, bytes, pinned)
+        // The membership kept changing: the group stays whole this pass.
+        GroupOutcome::Evicted(0, 0, 0)
     }
 }
 
@@ -383,12 +449,13 @@ mod tests {
             shard: 0,
             pinned: false,
             group: None,
+            generation: 0,
         }
     }
 
     #[test]
     fn lazily_ordered_candidates_follow_the_full_sort() {
-        // §4: eviction order is (effective lease, creation sequence), however far a pass reads.
+        // §5: eviction order is (effective lease, creation sequence), however far a pass reads.
         let mut x = 0x9E37_79B9_7F4A_7C15u64;
         let mut next = move || {
             x ^= x << 13;

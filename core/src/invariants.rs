@@ -1,4 +1,4 @@
-//! `check_invariants()`: every invariant of SEMANTICS §8, checked against a
+//! `check_invariants()`: every invariant of docs/CONTRACT.md §8, checked against a
 //! quiescent master (no cleanup batch in flight). Locks are taken in the
 //! documented order: all shard read locks ascending, then the segment
 //! table, then the index.
@@ -9,7 +9,7 @@ use hashbrown::{HashMap, HashSet};
 use std::sync::atomic::Ordering;
 
 impl MasterCore {
-    /// Checks SEMANTICS §8; `Err` describes the first violation found.
+    /// Checks docs/CONTRACT.md §8; `Err` describes the first violation found.
     pub fn check_invariants(&self) -> Result<(), String> {
         let guards: Vec<_> = self.shards.iter().map(|s| s.state.read()).collect();
         let table = self.segments.read();

@@ -52,7 +52,7 @@ mod quiesce;
 mod shard;
 
 pub use cleanup::CleanupStats;
-pub use clock::{ClockSource, Instant, MAX_INSTANT};
+pub use clock::{ClockSource, Instant, WallSource, MAX_INSTANT};
 pub use config::{MasterConfig, MAX_DURATION_MS};
 pub use error::{Error, ErrorKind, Result};
 pub use eviction::EvictionReport;
@@ -60,6 +60,8 @@ pub use master::{Master, MasterCore, CLEANUP_BATCH};
 pub use metrics::{MetricsSnapshot, SegmentUsage};
 pub use ops::{Bounded, KeyPage, UnmountReport};
 pub use quiesce::QuiesceGuard;
+#[cfg(feature = "test-hooks")]
+pub use quiesce::{RaceHook, RacePoint};
 pub use snapshot::restore::RestoreReport;
 pub use soft_pin::{SoftPinAction, SoftPinIntent, SoftPinRequest};
 pub use types::*;

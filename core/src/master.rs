@@ -17,6 +17,19 @@
 //!
 //! The read path (Get/Exist) takes one shard read lock and touches only
 //! atomics (lease); it never reads or writes soft-pin state.
+//!
+//! # Restore and background work
+//!
+//! A restore installs a new state while it holds every shard write lock
+//! (`snapshot/restore.rs`), and in that critical section the state
+//! [`generation`](MasterCore::generation) moves on. Cleanup and eviction
+//! gather their work without shard locks (due index entries, eviction
+//! candidates and group member lists), so each captures the generation the
+//! work came from and, under the shard lock where it acts, drops the work
+//! if the generation moved: nothing planned on a replaced state ever touches
+//! the restored one. Every gauge change is made under the shard lock of the
+//! state change it accounts for, so a restore, which sets the gauges from
+//! the state it installs, never sees half of one.
 
 use crate::clock::{Clock, Instant};
 use crate::config::MasterConfig;
@@ -86,6 +99,8 @@ pub struct MasterCore {
     pub(crate) next_seq: AtomicU64,
     pub(crate) wakeup: Wakeup,
     pub(crate) quiesce: Quiesce,
+    #[cfg(feature = "test-hooks")]
+    pub(crate) race_hooks: crate::quiesce::RaceHooks,
 }
 
 /// Largest batch of due index entries a cleanup cycle pops per index-lock
@@ -96,7 +111,7 @@ pub const CLEANUP_BATCH: usize = 128;
 
 impl MasterCore {
     fn new(config: MasterConfig) -> Result<Self> {
-        let clock = Clock::new(config.clock)?;
+        let clock = Clock::new(config.clock.clone())?;
         let shards = (0..config.shard_count).map(|_| Shard::new()).collect();
         let seed = {
             use std::hash::{BuildHasher, Hasher};
@@ -118,6 +133,8 @@ impl MasterCore {
             next_seq: AtomicU64::new(1),
             wakeup: Wakeup::default(),
             quiesce: Quiesce::default(),
+            #[cfg(feature = "test-hooks")]
+            race_hooks: Default::default(),
         })
     }
 
@@ -126,9 +143,29 @@ impl MasterCore {
         &self.config
     }
 
-    /// The master's current instant.
+    /// The master's current instant, on its timeline: monotonic, and
+    /// unaffected by wall-clock steps (docs/CONTRACT.md §1).
     pub fn now(&self) -> Instant {
         self.clock.now()
+    }
+
+    /// The wall clock now, in ms since the Unix epoch. No lifetime depends
+    /// on it; it is what the skew is measured against and what a snapshot
+    /// records beside its capture instant.
+    pub fn wall_time(&self) -> Instant {
+        self.clock.wall()
+    }
+
+    /// `timeline − wall` in ms (the `master_clock_skew_ms` metric).
+    pub fn clock_skew_ms(&self) -> i64 {
+        self.clock.skew()
+    }
+
+    /// Sets a manual clock's wall apart from its timeline: a simulated wall
+    /// step that, by design, changes no lifetime (only the skew and the wall
+    /// recorded in snapshots). `CLOCK_UNSUPPORTED` on a system-clock master.
+    pub fn set_wall_time(&self, wall: Instant) -> Result<()> {
+        self.clock.set_wall(wall)
     }
 
     /// Sets the manual clock (monotonic). `CLOCK_UNSUPPORTED` on a
@@ -143,6 +180,19 @@ impl MasterCore {
     }
 
     // ----- shared helpers -------------------------------------------------
+
+    /// The generation of the master state: moves on each time a restore
+    /// installs a state, and only then. It is the deadline index's epoch,
+    /// which the install moves by replacing the index while it holds every
+    /// shard write lock (and nothing else replaces or clears this master's
+    /// index), so a caller holding any shard lock reads a value that cannot
+    /// change before it releases that lock; a cleanup batch compares it with
+    /// the epoch its entries were popped under
+    /// ([`PopOutcome::epoch`](crate::soft_pin::PopOutcome::epoch)).
+    #[inline]
+    pub(crate) fn generation(&self) -> u64 {
+        self.index.epoch()
+    }
 
     #[inline]
     pub(crate) fn locate(&self, k: Key<'_>) -> (u64, usize) {
@@ -161,7 +211,7 @@ impl MasterCore {
 
     /// Gives back the `n` replica ids from `first` that a failed allocation
     /// reserved, so the rejection leaves the persisted counter unchanged
-    /// (SEMANTICS §2: every rejection happens before any side effect). Only
+    /// (docs/CONTRACT.md §3: every rejection happens before any side effect). Only
     /// done when no other operation took ids since; otherwise the gap stays
     /// (harmless: ids remain unique).
     pub(crate) fn return_replica_ids(&self, first: u64, n: usize) {
@@ -208,7 +258,7 @@ impl MasterCore {
         }
     }
 
-    /// Allocates the buffers of a write per the shape rules of SEMANTICS §2.
+    /// Allocates the buffers of a write per the shape rules of docs/CONTRACT.md §3.
     /// On failure nothing stays allocated and an eviction is requested.
     pub(crate) fn allocate_write(
         &self,
@@ -260,6 +310,25 @@ impl MasterCore {
         if enough {
             return Ok(placed);
         }
+        // Why, per pool that came up short: nothing mounted, or no room.
+        let why: Vec<String> = [(Pool::Memory, mem, got_mem), (Pool::NofSsd, nof, got_nof)]
+            .into_iter()
+            .filter(|&(_, wanted, got)| got < wanted)
+            .map(|(pool, wanted, got)| {
+                let name = match pool {
+                    Pool::Memory => "MEMORY",
+                    Pool::NofSsd => "NOF_SSD",
+                };
+                match table.iter().filter(|s| s.pool == pool).count() {
+                    0 => format!("no segment is mounted in pool {name}"),
+                    n if got == 0 => format!("no {name} segment has room ({n} mounted)"),
+                    n => format!(
+                        "only {got} of {wanted} {name} replicas fit on the {n} mounted \
+                         segment(s), one replica per segment"
+                    ),
+                }
+            })
+            .collect();
         for r in &placed {
             free_in(&table, r.segment, r.addr, size);
         }
@@ -273,7 +342,8 @@ impl MasterCore {
             ErrorKind::NoAvailableHandle,
             format!(
                 "cannot place {mem} MEMORY + {nof} NOF_SSD replica(s) of {size} bytes \
-                 (placed {got_mem} + {got_nof})"
+                 (placed {got_mem} + {got_nof}): {}",
+                why.join("; ")
             ),
         ))
     }

@@ -1,4 +1,4 @@
-//! Per-instance metrics (SEMANTICS §5): atomics updated on the operation
+//! Per-instance metrics (docs/CONTRACT.md §10): atomics updated on the operation
 //! paths, a plain [`MetricsSnapshot`] struct, and Prometheus text with
 //! upstream-style names.
 
@@ -62,6 +62,9 @@ pub struct MetricsSnapshot {
     pub index_live_registrations: u64,
     pub maintenance_task_panics: u64,
     pub swept_writes: u64,
+    /// `timeline − wall` in ms: how far the master's instants have drifted
+    /// from the wall clock (a wall step moves this, never a lifetime).
+    pub clock_skew_ms: i64,
     pub segments: Vec<SegmentUsage>,
 }
 
@@ -120,6 +123,7 @@ impl MasterCore {
             index_live_registrations: idx.live as u64,
             maintenance_task_panics: load(&m.maintenance_panics),
             swept_writes: load(&m.swept_writes),
+            clock_skew_ms: self.clock.skew(),
             segments,
         }
     }
@@ -260,6 +264,12 @@ impl MasterCore {
             "counter",
             "Stale writes swept.",
             s.swept_writes,
+        );
+        let _ = writeln!(
+            out,
+            "# HELP master_clock_skew_ms Master timeline minus the wall clock, in ms.\n\
+             # TYPE master_clock_skew_ms gauge\nmaster_clock_skew_ms {}",
+            s.clock_skew_ms
         );
         let _ = writeln!(out, "# HELP master_segment_capacity_bytes Capacity per segment.\n# TYPE master_segment_capacity_bytes gauge");
         for seg in &s.segments {

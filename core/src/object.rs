@@ -117,7 +117,7 @@ pub(crate) struct Object {
     /// Committed soft-pin deadline or [`NO_DEADLINE`].
     pub soft_pin: AtomicU64,
     pub replicas: Replicas,
-    /// Soft-pin intent of the write in flight (SEMANTICS §3.4).
+    /// Soft-pin intent of the write in flight (docs/CONTRACT.md §4.4).
     pub pending: Option<SoftPinIntent>,
     pub group: Option<Arc<Group>>,
     pub hard_pin: bool,
@@ -192,7 +192,7 @@ impl Object {
             .filter(move |r| r.role == Role::Write && sel.matches(r.kind))
     }
 
-    /// Pending rule (§3.4): pending survives only while an eligible replica
+    /// Pending rule (§4.4): pending survives only while an eligible replica
     /// of the write in flight can still complete.
     pub fn apply_pending_rule(&mut self) {
         if self.pending.is_some() && !self.write_in_flight() {

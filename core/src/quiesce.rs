@@ -43,3 +43,49 @@ impl MasterCore {
         }
     }
 }
+
+/// Where background work calls the race hook (feature `test-hooks`), so a
+/// test can run an operation, typically a restore, at an exact point of it.
+#[cfg(feature = "test-hooks")]
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RacePoint {
+    /// A cleanup batch was popped and is about to take the lock of its next
+    /// shard, after `entries_done` of its entries (0 = its first shard). No
+    /// lock is held.
+    CleanupShard { entries_done: usize },
+    /// An eviction run collected its candidates and is about to evict. No
+    /// lock is held.
+    EvictionCollected,
+}
+
+/// The hook a test installs (see [`MasterCore::debug_set_race_hook`]).
+#[cfg(feature = "test-hooks")]
+#[doc(hidden)]
+pub type RaceHook = std::sync::Arc<dyn Fn(&MasterCore, RacePoint) + Send + Sync>;
+
+#[cfg(feature = "test-hooks")]
+#[derive(Default)]
+pub(crate) struct RaceHooks {
+    hook: Mutex<Option<RaceHook>>,
+}
+
+#[cfg(feature = "test-hooks")]
+impl MasterCore {
+    /// Calls the race hook, if a test installed one. No lock may be held.
+    pub(crate) fn race_point(&self, point: RacePoint) {
+        let hook = self.race_hooks.hook.lock().clone();
+        if let Some(hook) = hook {
+            hook(self, point);
+        }
+    }
+
+    /// Test hook (feature `test-hooks`): `hook` runs at every
+    /// [`RacePoint`] of cleanup and eviction, on the thread doing that work,
+    /// with no lock held, so it may call any operation (a restore, say);
+    /// `None` removes it.
+    #[doc(hidden)]
+    pub fn debug_set_race_hook(&self, hook: Option<RaceHook>) {
+        *self.race_hooks.hook.lock() = hook;
+    }
+}

@@ -210,7 +210,8 @@ pub struct WriteConfig {
     pub preferred_segments: Vec<String>,
     /// The explicit soft-pin action and optional request TTL.
     pub soft_pin: SoftPinRequest,
-    /// Group to join; fixed at creation.
+    /// Group to join; fixed at creation. `None` on an Upsert of an existing
+    /// object keeps its group; naming another is `INVALID_PARAMS`.
     pub group: Option<String>,
 }
 

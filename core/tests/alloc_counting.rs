@@ -1,4 +1,4 @@
-//! Leak check (issue 14): a counting global allocator — in this test binary
+//! Leak check: a counting global allocator — in this test binary
 //! only — shows that live heap bytes return exactly to their baseline after
 //! masters are created, used and dropped: random operation sequences
 //! (restores and failed restores, eviction, cleanup, sweep, unmount
@@ -257,7 +257,7 @@ fn work_cycle(m: &Master) {
 
 #[test]
 fn live_bytes_return_to_baseline_after_masters_are_dropped() {
-    // Issue 14: no leak on create/use/drop, restore and failed restore, eviction, cleanup
+    // no leak on create/use/drop, restore and failed restore, eviction, cleanup
     let scenarios: [(&str, fn()); 4] = [
         ("op sequences (40 × 250 steps)", op_sequences),
         ("maintenance thread on", with_maintenance_thread),

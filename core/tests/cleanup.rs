@@ -1,7 +1,7 @@
-//! SEMANTICS §3.8 cleanup through the master: only due entries expire (at
+//! docs/CONTRACT.md §4.8 cleanup through the master: only due entries expire (at
 //! `deadline <= at`), in bounded batches with per-batch shard grouping,
 //! nothing due touches no shard, `run_cleanup_at` leaves the clock alone,
-//! statistics reach the metrics, and eviction's normalisation (§3.7) never
+//! statistics reach the metrics, and eviction's normalisation (§4.7) never
 //! makes a later cleanup decrement the gauge twice.
 mod common;
 
@@ -48,7 +48,7 @@ fn big_master() -> Master {
 
 #[test]
 fn cleanup_expires_exactly_the_due_entries_across_shards_and_groups() {
-    // §3.8: pop entries with deadline <= at; clear exactly those; nothing else
+    // §4.8: pop entries with deadline <= at; clear exactly those; nothing else
     let m = big_master();
     let keys = spread(&m, 1_200);
     let pinned = keys.iter().filter(|k| k.2.is_some()).count() as u64;
@@ -87,7 +87,7 @@ fn cleanup_expires_exactly_the_due_entries_across_shards_and_groups() {
 
 #[test]
 fn deadline_equal_to_at_is_due() {
-    // §0/§3.8: expired means now >= deadline; due means deadline <= at
+    // §1/§4.8: expired means now >= deadline; due means deadline <= at
     let m = master();
     put(&m, "k", 64, &enable(1_000));
     let d = T0 + 1_000;
@@ -106,7 +106,7 @@ fn deadline_equal_to_at_is_due() {
 
 #[test]
 fn nothing_due_touches_no_shard() {
-    // §3.8: nothing due → no shard touched
+    // §4.8: nothing due → no shard touched
     let empty = master();
     let st = empty.run_cleanup_at(u64::MAX / 2);
     assert_eq!(
@@ -129,7 +129,7 @@ fn nothing_due_touches_no_shard() {
 
 #[test]
 fn batches_are_bounded_and_shards_are_counted_per_batch() {
-    // §3.8: bounded batches per index-lock hold; each batch locks each of its shards once
+    // §4.8: bounded batches per index-lock hold; each batch locks each of its shards once
     let m = big_master();
     const N: u64 = 10_000;
     for i in 0..N {
@@ -160,7 +160,7 @@ fn batches_are_bounded_and_shards_are_counted_per_batch() {
 
 #[test]
 fn run_cleanup_at_does_not_move_the_clock() {
-    // §3.8: run_cleanup_at(t) uses t for popping and comparing and does not move the clock
+    // §4.8: run_cleanup_at(t) uses t for popping and comparing and does not move the clock
     let m = master();
     put(&m, "k", 64, &enable(1_000));
     m.run_cleanup_at(T0 + 50_000);
@@ -177,7 +177,7 @@ fn run_cleanup_at_does_not_move_the_clock() {
 
 #[test]
 fn cleanup_statistics_reach_the_metrics() {
-    // §5: cleanup cycles, popped, stale dropped, expired, duration, longest hold
+    // §10: cleanup cycles, popped, stale dropped, expired, duration, longest hold
     let m = master();
     for i in 0..10 {
         put(&m, &format!("k{i}"), 64, &enable(1_000 + i));
@@ -219,7 +219,7 @@ fn cleanup_statistics_reach_the_metrics() {
 #[test]
 #[cfg_attr(debug_assertions, ignore = "10^5 pins: run with --release")]
 fn full_wave_of_100k_pins_never_holds_the_index_for_long() {
-    // §3.8: no index-lock hold grows with the wave (structural ratio, not a speed threshold)
+    // §4.8: no index-lock hold grows with the wave (structural ratio, not a speed threshold)
     const N: u64 = 100_000;
     let src = master_with(config(), 2, 0, 8 << 20);
     for i in 0..N {
@@ -267,7 +267,7 @@ fn full_wave_of_100k_pins_never_holds_the_index_for_long() {
 
 #[test]
 fn eviction_normalisation_is_never_decremented_again_by_cleanup() {
-    // §3.7 + §3.9: eviction normalises expired candidates (−1 once); cleanup then finds a stale entry
+    // §4.7 + §4.9: eviction normalises expired candidates (−1 once); cleanup then finds a stale entry
     let m = master();
     for i in 0..6 {
         put(&m, &format!("k{i}"), 64, &enable(1_000));
@@ -317,7 +317,7 @@ fn eviction_normalisation_is_never_decremented_again_by_cleanup() {
 
 #[test]
 fn eviction_and_cleanup_racing_never_double_decrement() {
-    // §3.9: whoever moves committed between none and some owns the ±1; CAS on both sides
+    // §4.9: whoever moves committed between none and some owns the ±1; CAS on both sides
     use std::sync::Arc;
     let m = Arc::new(master_with(config(), 2, 0, 16 << 20));
     for round in 0..20u64 {

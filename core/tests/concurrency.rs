@@ -1,10 +1,10 @@
-//! Issue 5 concurrency test: several threads run random operations over at
+//! Concurrency test: several threads run random operations over at
 //! most 64 keys and 2 segments while one thread advances the manual clock
 //! and the maintenance thread (short intervals) evicts, cleans up expired
 //! soft pins, sweeps stale writes and releases discarded buffers. Upserts
-//! keep re-enabling the same keys' pins while cleanup expires them (issue 7).
+//! keep re-enabling the same keys' pins while cleanup expires them.
 //! A watchdog fails the run after 60 s without progress; afterwards every
-//! SEMANTICS §8 invariant holds (`check_invariants`).
+//! docs/CONTRACT.md §8 invariant holds (`check_invariants`).
 mod common;
 use common::*;
 use mooncake_meta_core::*;
@@ -275,8 +275,8 @@ fn worker(m: &Master, id: u64, heartbeat: &AtomicU64) -> u64 {
 
 #[test]
 fn concurrent_operations_with_clock_and_maintenance_keep_every_invariant() {
-    // issue 5: several threads, ≤ 64 keys, 2 segments, a clock thread and the maintenance
-    // thread; no hang (watchdog), no panic, and SEMANTICS §8 holds afterwards
+    // several threads, ≤ 64 keys, 2 segments, a clock thread and the maintenance
+    // thread; no hang (watchdog), no panic, and docs/CONTRACT.md §8 holds afterwards
     let cfg = MasterConfig {
         default_kv_lease_ttl_ms: 30,
         default_kv_soft_pin_ttl_ms: 100,

@@ -1,4 +1,4 @@
-//! SEMANTICS §2 batch forms: a bad shared request (soft-pin request,
+//! docs/CONTRACT.md §3 batch forms: a bad shared request (soft-pin request,
 //! mismatched arrays) fails every key with INVALID_PARAMS and changes
 //! nothing; otherwise keys run in order as single calls (a repeated key sees
 //! the earlier entry's effect) with per-key results; empty in, empty out.
@@ -25,7 +25,7 @@ const KEYS: [Key<'static>; 3] = [Key::new("a"), Key::new("b"), Key::new("c")];
 
 #[test]
 fn batch_start_invalid_params_for_mismatched_arrays() {
-    // §2: mismatched key/size arrays → INVALID_PARAMS for every key, no side effects
+    // §3: mismatched key/size arrays → INVALID_PARAMS for every key, no side effects
     let m = master();
     let before = fingerprint(&m);
     let all_bad = vec![Some(ErrorKind::InvalidParams); 3];
@@ -42,7 +42,7 @@ fn batch_start_invalid_params_for_mismatched_arrays() {
 
 #[test]
 fn batch_start_invalid_params_for_a_bad_shared_soft_pin_request() {
-    // §2/§3.1: a bad shared soft-pin request → INVALID_PARAMS for every key, no side effects
+    // §3/§4.1: a bad shared soft-pin request → INVALID_PARAMS for every key, no side effects
     let m = master();
     let before = fingerprint(&m);
     let bad = [
@@ -62,7 +62,7 @@ fn batch_start_invalid_params_for_a_bad_shared_soft_pin_request() {
 
 #[test]
 fn batch_end_and_revoke_invalid_params_for_mismatched_tokens() {
-    // §2/§7: per-key tokens must match the keys → INVALID_PARAMS for every key
+    // §3/§7: per-key tokens must match the keys → INVALID_PARAMS for every key
     let m = master();
     let ws = m.batch_put_start(C1, &KEYS, &[64; 3], &preserve());
     assert!(ws.iter().all(|w| w.is_ok()));
@@ -81,7 +81,7 @@ fn batch_end_and_revoke_invalid_params_for_mismatched_tokens() {
 
 #[test]
 fn empty_batches_return_empty_results() {
-    // §2: an empty batch returns an empty result
+    // §3: an empty batch returns an empty result
     let m = master();
     let before = fingerprint(&m);
     assert!(m.batch_put_start(C1, &[], &[], &preserve()).is_empty());
@@ -100,7 +100,7 @@ fn empty_batches_return_empty_results() {
 
 #[test]
 fn batch_results_are_per_key() {
-    // §2: one bad key fails alone; the others run as single calls
+    // §3: one bad key fails alone; the others run as single calls
     let m = master();
     let keys = [Key::new("a"), Key::new(""), Key::new("c")];
     let r = m.batch_put_start(C1, &keys, &[64, 64, 0], &preserve());
@@ -142,7 +142,7 @@ fn batch_results_are_per_key() {
 
 #[test]
 fn batch_repeated_keys_see_the_earlier_entry() {
-    // §2: keys are processed in order as single calls; a repeated key sees the earlier effect
+    // §3: keys are processed in order as single calls; a repeated key sees the earlier effect
     let m = master();
     let aa = [Key::new("a"), Key::new("a")];
     let r = m.batch_put_start(C1, &aa, &[64, 64], &preserve());

@@ -1,5 +1,5 @@
-//! SEMANTICS §9 configuration (defaults and rules: a bad config is a clear
-//! INVALID_PARAMS at creation, never a panic) and §0 clock (manual clock is
+//! docs/CONTRACT.md §9 configuration (defaults and rules: a bad config is a clear
+//! INVALID_PARAMS at creation, never a panic) and §1 clock (manual clock is
 //! monotonic and never reaches MAX_INSTANT; CLOCK_UNSUPPORTED on a
 //! system-clock master or when set backwards).
 mod common;
@@ -49,7 +49,7 @@ fn defaults_match_section_9() {
 
 #[test]
 fn master_new_invalid_params_for_default_ttl_above_max() {
-    // §2/§9: default soft-pin TTL above the maximum → INVALID_PARAMS at master creation
+    // §3/§9: default soft-pin TTL above the maximum → INVALID_PARAMS at master creation
     rejected(
         MasterConfig {
             default_kv_soft_pin_ttl_ms: 11,
@@ -149,7 +149,7 @@ fn master_new_invalid_params_for_zero_shards() {
 
 #[test]
 fn master_new_invalid_params_for_a_manual_clock_at_max_instant() {
-    // §0: the manual clock can never reach MAX_INSTANT
+    // §1: the manual clock can never reach MAX_INSTANT
     let e = Master::new(MasterConfig::deterministic(MAX_INSTANT))
         .err()
         .unwrap();
@@ -159,7 +159,7 @@ fn master_new_invalid_params_for_a_manual_clock_at_max_instant() {
 
 #[test]
 fn manual_clock_clock_unsupported_when_set_backwards() {
-    // §0/§2: the manual clock is monotonic; setting it earlier → CLOCK_UNSUPPORTED, unchanged
+    // §1/§3: the manual clock is monotonic; setting it earlier → CLOCK_UNSUPPORTED, unchanged
     let m = master();
     m.advance_time(10).unwrap();
     assert_eq!(code(m.set_time(T0 + 9)), ErrorKind::ClockUnsupported);
@@ -171,7 +171,7 @@ fn manual_clock_clock_unsupported_when_set_backwards() {
 
 #[test]
 fn manual_clock_never_reaches_max_instant() {
-    // §0: saturated deadlines never become due because the clock cannot reach MAX_INSTANT
+    // §1: saturated deadlines never become due because the clock cannot reach MAX_INSTANT
     let m = master();
     assert!(m.set_time(MAX_INSTANT).is_err());
     assert!(m.advance_time(MAX_INSTANT).is_err());
@@ -183,7 +183,7 @@ fn manual_clock_never_reaches_max_instant() {
 
 #[test]
 fn system_clock_master_clock_unsupported_for_manual_calls() {
-    // §2: a manual-clock call on a system-clock master → CLOCK_UNSUPPORTED
+    // §3: a manual-clock call on a system-clock master → CLOCK_UNSUPPORTED
     let m = Master::new(MasterConfig {
         soft_pin_cleanup_interval_ms: 0,
         eviction_check_interval_ms: 0,

@@ -1,4 +1,4 @@
-//! SEMANTICS §2 discarded replicas and §0 stale writes: discarded buffers
+//! docs/CONTRACT.md §3.1 discarded replicas and §1 stale writes: discarded buffers
 //! stay allocated (and counted) until `now + put_start_release_timeout`, their
 //! offsets are not handed out before; the stale-write sweep visits only
 //! writes in flight, sweeps those with `put_start + release < now`, reports
@@ -19,7 +19,7 @@ fn on(seg: &str) -> WriteConfig {
 
 #[test]
 fn discarded_offsets_are_not_handed_out_before_release() {
-    // §2: buffers of case-C-old replicas stay allocated until now + put_start_release_timeout
+    // §3.1: buffers of case-C-old replicas stay allocated until now + put_start_release_timeout
     let m = master_with(config(), 2, 0, SEG);
     put(&m, "k", SEG, &on("mem0"));
     m.advance_time(5).unwrap();
@@ -63,7 +63,7 @@ fn discarded_offsets_are_not_handed_out_before_release() {
 
 #[test]
 fn every_discard_source_is_held_until_its_release_instant() {
-    // §2: preempted, replaced (stale PutStart) and case-C-old buffers all go to the discarded list
+    // §3.1: preempted, replaced (stale PutStart) and case-C-old buffers all go to the discarded list
     let m = master_with(config(), 1, 0, 1 << 20);
     // preempted (case A by preemption)
     m.put_start(C1, k("p"), 100, &preserve()).unwrap();
@@ -90,7 +90,7 @@ fn every_discard_source_is_held_until_its_release_instant() {
 
 #[test]
 fn maintenance_tick_releases_due_discarded_buffers() {
-    // §2: the maintenance work frees discarded buffers once their instant has come
+    // §3.1: the maintenance work frees discarded buffers once their instant has come
     let m = master();
     put(&m, "k", 64, &preserve());
     upsert(&m, "k", 32, &preserve());
@@ -105,7 +105,7 @@ fn maintenance_tick_releases_due_discarded_buffers() {
 
 #[test]
 fn stale_write_sweep_takes_only_stale_writes_in_flight() {
-    // §0: stale = put_start + put_start_release_timeout < now; COMPLETE objects are never swept
+    // §1: stale = put_start + put_start_release_timeout < now; COMPLETE objects are never swept
     let m = master();
     for i in 0..50 {
         put(&m, &format!("done{i}"), 64, &preserve());
@@ -134,7 +134,7 @@ fn stale_write_sweep_takes_only_stale_writes_in_flight() {
 
 #[test]
 fn stale_write_sweep_keeps_complete_replicas_and_releases_at_put_start_plus_release() {
-    // §2: swept buffers are discarded until put_start + release (already due when swept)
+    // §3.1: swept buffers are discarded until put_start + release (already due when swept)
     let m = master();
     let w = m
         .put_start(
@@ -169,7 +169,7 @@ fn stale_write_sweep_keeps_complete_replicas_and_releases_at_put_start_plus_rele
 
 #[test]
 fn stale_write_sweep_of_a_case_b_write_erases_the_object_and_its_deadline() {
-    // §2/§3.4: a swept case-B write leaves no replica: the object and its deadline go (gauge −1)
+    // §3/§4.4: a swept case-B write leaves no replica: the object and its deadline go (gauge −1)
     let m = master();
     put(&m, "k", 64, &enable(MAX_TTL));
     m.upsert_start(C1, k("k"), 64, &enable(5)).unwrap();
@@ -182,7 +182,7 @@ fn stale_write_sweep_of_a_case_b_write_erases_the_object_and_its_deadline() {
 
 #[test]
 fn stale_write_sweep_uses_its_explicit_instant() {
-    // §0: deterministic entry points use their explicit now and do not move the clock
+    // §1: deterministic entry points use their explicit now and do not move the clock
     let m = master();
     m.put_start(C1, k("k"), 64, &preserve()).unwrap();
     assert_eq!(m.sweep_stale_writes_at(T0 + 10 * RELEASE), 1);

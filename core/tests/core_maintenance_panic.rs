@@ -1,4 +1,4 @@
-//! Issue 5: a panic inside a maintenance task is caught and counted in
+//! A panic inside a maintenance task is caught and counted in
 //! `maintenance_task_panics`, and later ticks still run. Needs the hidden
 //! `debug_inject_maintenance_panic` hook: `cargo test --features test-hooks`.
 #![cfg(feature = "test-hooks")]
@@ -36,7 +36,7 @@ fn background(evict_ms: u64, cleanup_ms: u64) -> MasterConfig {
 
 #[test]
 fn a_panicking_task_is_counted_and_later_ticks_still_run() {
-    // issue 5: caught, counted, and cleanup keeps running afterwards
+    // caught, counted, and cleanup keeps running afterwards
     let m = master_with(background(0, 5), 1, 0, 1 << 20);
     put(&m, "k", 64, &enable(100));
     m.debug_inject_maintenance_panic();
@@ -62,7 +62,7 @@ fn a_panicking_task_is_counted_and_later_ticks_still_run() {
 
 #[test]
 fn an_eviction_wake_up_still_works_after_a_panic() {
-    // issue 5: the thread survives a panic: an allocation failure still wakes it
+    // the thread survives a panic: an allocation failure still wakes it
     let m = master_with(background(3_600_000, 0), 1, 0, 1024);
     for i in 0..16 {
         put(&m, &format!("k{i:02}"), 64, &preserve());

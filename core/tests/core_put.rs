@@ -1,4 +1,4 @@
-//! SEMANTICS §2 PutStart / PutEnd / PutRevoke: one test per code each can
+//! docs/CONTRACT.md §3 PutStart / PutEnd / PutRevoke: one test per code each can
 //! return, the allocation shapes, placement (distinct segments, preferred
 //! first, spread over all segments) and "every rejection happens before any
 //! side effect" (snapshot bytes and metrics compared before and after).
@@ -64,7 +64,7 @@ const SEG: u64 = 4096;
 
 #[test]
 fn put_start_invalid_params_for_empty_key() {
-    // §2: empty key → INVALID_PARAMS, no side effect
+    // §3: empty key → INVALID_PARAMS, no side effect
     let m = master();
     let before = fingerprint(&m);
     assert_eq!(
@@ -76,7 +76,7 @@ fn put_start_invalid_params_for_empty_key() {
 
 #[test]
 fn put_start_invalid_params_for_empty_or_nul_tenant() {
-    // §1: tenants are non-empty and NUL-free (what keeps scoped keys apart)
+    // §2: tenants are non-empty and NUL-free (what keeps scoped keys apart)
     let m = master();
     let before = fingerprint(&m);
     for t in ["", "a\0b"] {
@@ -90,7 +90,7 @@ fn put_start_invalid_params_for_empty_or_nul_tenant() {
 
 #[test]
 fn put_start_invalid_params_for_zero_size() {
-    // §2: size 0 → INVALID_PARAMS
+    // §3: size 0 → INVALID_PARAMS
     let m = master();
     let before = fingerprint(&m);
     assert_eq!(
@@ -102,7 +102,7 @@ fn put_start_invalid_params_for_zero_size() {
 
 #[test]
 fn put_start_invalid_params_when_no_replica_is_requested() {
-    // §2: no replicas requested → INVALID_PARAMS
+    // §3: no replicas requested → INVALID_PARAMS
     let m = master();
     let before = fingerprint(&m);
     assert_eq!(
@@ -114,7 +114,7 @@ fn put_start_invalid_params_when_no_replica_is_requested() {
 
 #[test]
 fn put_start_invalid_params_for_bad_soft_pin_request() {
-    // §3.1: PRESERVE/DISABLE with a TTL (even 0) and ENABLE above max are rejected at Start
+    // §4.1: PRESERVE/DISABLE with a TTL (even 0) and ENABLE above max are rejected at Start
     let m = master();
     let before = fingerprint(&m);
     let bad = [
@@ -140,7 +140,7 @@ fn put_start_invalid_params_for_bad_soft_pin_request() {
 
 #[test]
 fn put_start_invalid_params_for_bad_group() {
-    // §2: bad group → INVALID_PARAMS
+    // §3: bad group → INVALID_PARAMS
     let m = master();
     let before = fingerprint(&m);
     for g in ["", "g\0h"] {
@@ -154,7 +154,7 @@ fn put_start_invalid_params_for_bad_group() {
 
 #[test]
 fn put_start_validates_before_looking_at_the_existing_object() {
-    // §2: request validation comes first, even on a key that already exists
+    // §3: request validation comes first, even on a key that already exists
     let m = master();
     put(&m, "k", 64, &preserve());
     assert_eq!(
@@ -167,7 +167,7 @@ fn put_start_validates_before_looking_at_the_existing_object() {
 
 #[test]
 fn put_start_object_already_exists_for_complete_object() {
-    // §2: an existing object with a COMPLETE replica → OBJECT_ALREADY_EXISTS, however old
+    // §3: an existing object with a COMPLETE replica → OBJECT_ALREADY_EXISTS, however old
     let m = master();
     put(&m, "k", 64, &preserve());
     m.advance_time(10 * 600_000).unwrap();
@@ -181,7 +181,7 @@ fn put_start_object_already_exists_for_complete_object() {
 
 #[test]
 fn put_start_object_already_exists_for_partially_complete_write() {
-    // §2: one COMPLETE replica is enough, even while another is still PROCESSING
+    // §3: one COMPLETE replica is enough, even while another is still PROCESSING
     let m = master();
     m.put_start(C1, k("k"), 64, &shape(1, 1)).unwrap();
     m.put_end(C1, k("k"), ReplicaSelector::Memory, None)
@@ -197,7 +197,7 @@ fn put_start_object_already_exists_for_partially_complete_write() {
 
 #[test]
 fn put_start_object_already_exists_for_young_write() {
-    // §0: young = now <= put_start + put_start_discard_timeout (boundary included)
+    // §1: young = now <= put_start + put_start_discard_timeout (boundary included)
     let m = master();
     m.put_start(C1, k("k"), 64, &preserve()).unwrap();
     for t in [T0, T0 + 30_000] {
@@ -213,7 +213,7 @@ fn put_start_object_already_exists_for_young_write() {
 
 #[test]
 fn put_start_replaces_a_stale_write_without_complete_replica() {
-    // §2: not young and nothing COMPLETE → replaced; old buffers go to the discarded list
+    // §3: not young and nothing COMPLETE → replaced; old buffers go to the discarded list
     let m = master();
     let old = m.put_start(C1, k("k"), 64, &preserve()).unwrap();
     m.set_time(T0 + 30_001).unwrap();
@@ -242,7 +242,7 @@ fn put_start_replaces_a_stale_write_without_complete_replica() {
 
 #[test]
 fn put_start_replacing_a_stale_write_drops_its_deadline() {
-    // §2/§3.5: the replaced object's deadline is dropped (gauge −1, unregistered), nothing carried
+    // §3/§4.5: the replaced object's deadline is dropped (gauge −1, unregistered), nothing carried
     let m = master();
     put(&m, "k", 64, &enable(MAX_TTL));
     m.upsert_start(C1, k("k"), 64, &preserve()).unwrap(); // case B: nothing COMPLETE now
@@ -259,7 +259,7 @@ fn put_start_replacing_a_stale_write_drops_its_deadline() {
 
 #[test]
 fn put_start_memory_only_is_best_effort() {
-    // §2: memory-only writes succeed when at least one replica is placed
+    // §3: memory-only writes succeed when at least one replica is placed
     let m = master_with(config(), 2, 0, SEG);
     let w = m.put_start(C1, k("a"), 64, &shape(3, 0)).unwrap();
     assert_eq!(w.replicas.len(), 2);
@@ -272,7 +272,7 @@ fn put_start_memory_only_is_best_effort() {
 
 #[test]
 fn put_start_no_available_handle_when_no_memory_replica_fits() {
-    // §2: memory-only with nothing placed → NO_AVAILABLE_HANDLE, counted, nothing allocated
+    // §3: memory-only with nothing placed → NO_AVAILABLE_HANDLE, counted, nothing allocated
     let m = master_with(config(), 2, 0, SEG);
     fill(&m, "f0", "mem0", SEG, Pool::Memory);
     fill(&m, "f1", "mem1", SEG, Pool::Memory);
@@ -286,7 +286,7 @@ fn put_start_no_available_handle_when_no_memory_replica_fits() {
 
 #[test]
 fn put_start_one_memory_one_nof_succeeds_with_either() {
-    // §2: 1 MEMORY + 1 NOF_SSD succeeds if either is placed
+    // §3: 1 MEMORY + 1 NOF_SSD succeeds if either is placed
     let m = master_with(config(), 1, 1, SEG);
     fill(&m, "fm", "mem0", SEG, Pool::Memory);
     let w = m.put_start(C1, k("a"), 64, &shape(1, 1)).unwrap();
@@ -303,7 +303,7 @@ fn put_start_one_memory_one_nof_succeeds_with_either() {
 
 #[test]
 fn put_start_one_memory_one_nof_no_available_handle_when_neither_fits() {
-    // §2: 1 MEMORY + 1 NOF_SSD with neither placed → NO_AVAILABLE_HANDLE
+    // §3: 1 MEMORY + 1 NOF_SSD with neither placed → NO_AVAILABLE_HANDLE
     let m = master_with(config(), 1, 1, SEG);
     fill(&m, "fm", "mem0", SEG, Pool::Memory);
     fill(&m, "fn", "nof0", SEG, Pool::NofSsd);
@@ -317,7 +317,7 @@ fn put_start_one_memory_one_nof_no_available_handle_when_neither_fits() {
 
 #[test]
 fn put_start_other_shapes_need_exact_counts() {
-    // §2: shapes other than memory-only and 1+1 need every replica; a failure frees the partial placement
+    // §3: shapes other than memory-only and 1+1 need every replica; a failure frees the partial placement
     for (mem, nof) in [(2, 1), (1, 2), (0, 2), (0, 1), (2, 2)] {
         // 1 free memory segment and 1 free NOF segment: none of these shapes fits exactly
         let m = master_with(config(), 2, 2, SEG);
@@ -338,7 +338,7 @@ fn put_start_other_shapes_need_exact_counts() {
 
 #[test]
 fn put_start_exact_shape_succeeds_when_everything_fits() {
-    // §2: an exact shape with room for every replica succeeds with all of them
+    // §3: an exact shape with room for every replica succeeds with all of them
     let m = master_with(config(), 2, 2, SEG);
     let w = m.put_start(C1, k("k"), 64, &shape(2, 2)).unwrap();
     let kinds: Vec<_> = w.replicas.iter().map(|r| r.kind).collect();
@@ -360,7 +360,7 @@ fn put_start_exact_shape_succeeds_when_everything_fits() {
 
 #[test]
 fn put_start_failure_with_room_for_a_big_hole_elsewhere_frees_partial_buffers() {
-    // §2: a failed allocation leaves nothing allocated (memory placed, NOF missing)
+    // §3: a failed allocation leaves nothing allocated (memory placed, NOF missing)
     let m = master_with(config(), 2, 1, SEG);
     fill(&m, "fn", "nof0", SEG, Pool::NofSsd);
     let mem_before = m.metrics().memory_allocated_bytes;
@@ -382,7 +382,7 @@ fn put_start_failure_with_room_for_a_big_hole_elsewhere_frees_partial_buffers() 
 
 #[test]
 fn put_start_places_replicas_on_distinct_segments() {
-    // §2: replicas of one object on distinct segments
+    // §3: replicas of one object on distinct segments
     let m = master_with(config(), 4, 2, 1 << 20);
     for i in 0..20 {
         let key = format!("k{i}");
@@ -403,7 +403,7 @@ fn put_start_places_replicas_on_distinct_segments() {
 
 #[test]
 fn put_start_tries_preferred_segments_first() {
-    // §2: preferred segments first, in order; full or unknown ones are skipped
+    // §3: preferred segments first, in order; full or unknown ones are skipped
     let m = master_with(config(), 4, 0, SEG);
     let c = WriteConfig {
         memory_replicas: 2,
@@ -429,7 +429,7 @@ fn put_start_tries_preferred_segments_first() {
 
 #[test]
 fn placement_finds_buffers_on_all_four_segments() {
-    // §2 / issue 3: with 4 segments, load spreads and full segments are skipped
+    // §3: with 4 segments, load spreads and full segments are skipped
     let m = master_with(config(), 4, 0, SEG);
     let mut used = std::collections::BTreeSet::new();
     // 16 objects of a quarter segment exactly fill the 4 segments
@@ -458,7 +458,7 @@ fn placement_finds_buffers_on_all_four_segments() {
 
 #[test]
 fn put_start_returns_processing_descriptors_and_a_new_token() {
-    // §2: descriptors of the staged replicas and a new write token
+    // §3: descriptors of the staged replicas and a new write token
     let m = master();
     let a = m.put_start(C1, k("a"), 100, &shape(2, 1)).unwrap();
     let b = m.put_start(C1, k("b"), 100, &shape(1, 0)).unwrap();
@@ -484,7 +484,7 @@ fn put_start_returns_processing_descriptors_and_a_new_token() {
 
 #[test]
 fn put_end_object_not_found() {
-    // §2: PutEnd on a missing key → OBJECT_NOT_FOUND
+    // §3: PutEnd on a missing key → OBJECT_NOT_FOUND
     let m = master();
     let before = fingerprint(&m);
     assert_eq!(
@@ -496,7 +496,7 @@ fn put_end_object_not_found() {
 
 #[test]
 fn put_end_illegal_client() {
-    // §2: PutEnd by a client that is not the writer → ILLEGAL_CLIENT
+    // §3: PutEnd by a client that is not the writer → ILLEGAL_CLIENT
     let m = master();
     m.put_start(C1, k("k"), 64, &preserve()).unwrap();
     let before = fingerprint(&m);
@@ -509,7 +509,7 @@ fn put_end_illegal_client() {
 
 #[test]
 fn put_end_illegal_client_comes_before_stale_write_token() {
-    // §2 check order: OBJECT_NOT_FOUND → ILLEGAL_CLIENT → STALE_WRITE_TOKEN
+    // §3 check order: OBJECT_NOT_FOUND → ILLEGAL_CLIENT → STALE_WRITE_TOKEN
     let m = master();
     let w = m.put_start(C1, k("k"), 64, &preserve()).unwrap();
     assert_eq!(
@@ -524,7 +524,7 @@ fn put_end_illegal_client_comes_before_stale_write_token() {
 
 #[test]
 fn put_end_stale_write_token() {
-    // §2/§7: a token that is not the current write's → STALE_WRITE_TOKEN, in flight or not
+    // §3/§7: a token that is not the current write's → STALE_WRITE_TOKEN, in flight or not
     let m = master();
     let w = m.put_start(C1, k("k"), 64, &preserve()).unwrap();
     let before = fingerprint(&m);
@@ -545,7 +545,7 @@ fn put_end_stale_write_token() {
 
 #[test]
 fn put_end_without_write_in_flight_is_ok_and_changes_nothing() {
-    // §2: no write in flight and every targeted replica COMPLETE → OK, nothing changes
+    // §3: no write in flight and every targeted replica COMPLETE → OK, nothing changes
     let m = master();
     let w = m.put_start(C1, k("k"), 64, &shape(1, 1)).unwrap();
     m.put_end(C1, k("k"), ReplicaSelector::All, Some(w.token))
@@ -565,7 +565,7 @@ fn put_end_without_write_in_flight_is_ok_and_changes_nothing() {
 
 #[test]
 fn put_end_completes_only_the_targeted_kind() {
-    // §2: End(MEMORY) completes the MEMORY replicas; the write ends when none is PROCESSING
+    // §3: End(MEMORY) completes the MEMORY replicas; the write ends when none is PROCESSING
     let m = master();
     let w = m.put_start(C1, k("k"), 64, &shape(1, 1)).unwrap();
     m.put_end(C1, k("k"), ReplicaSelector::Memory, Some(w.token))
@@ -586,7 +586,7 @@ fn put_end_completes_only_the_targeted_kind() {
 
 #[test]
 fn put_end_sets_lease_to_max_of_lease_and_now() {
-    // §1: PutEnd sets lease = max(lease, now); it does not make a live lease
+    // §2: PutEnd sets lease = max(lease, now); it does not make a live lease
     let m = master();
     let w = m.put_start(C1, k("k"), 64, &shape(1, 1)).unwrap();
     m.advance_time(7).unwrap();
@@ -609,7 +609,7 @@ fn put_end_sets_lease_to_max_of_lease_and_now() {
 
 #[test]
 fn put_end_never_completes_a_copy_target() {
-    // §2: End marks replicas of this write only, never a copy/move/promotion target
+    // §3: End marks replicas of this write only, never a copy/move/promotion target
     let m = master_with(config(), 2, 0, 1 << 20);
     let c = WriteConfig {
         preferred_segments: vec!["mem0".into()],
@@ -627,11 +627,55 @@ fn put_end_never_completes_a_copy_target() {
     inv(&m);
 }
 
+#[test]
+fn put_end_never_returns_invalid_write() {
+    // §3/§4.2: PutEnd's INVALID_WRITE is unused, as upstream: once nothing of
+    // a write is PROCESSING every replica a write made is COMPLETE, so an
+    // End with no write in flight is OK for every selector, even while a
+    // copy target of the same kind is PROCESSING (which it never completes)
+    let m = master_with(config(), 2, 1, 1 << 20);
+    let c = WriteConfig {
+        preferred_segments: vec!["mem0".into()],
+        ..shape(1, 1)
+    };
+    let w = m.put_start(C1, k("k"), 64, &c).unwrap();
+    m.put_end(C1, k("k"), ReplicaSelector::Memory, Some(w.token))
+        .unwrap();
+    m.put_end(C1, k("k"), ReplicaSelector::Memory, Some(w.token))
+        .unwrap(); // nothing of that kind left PROCESSING: still OK
+    m.put_end(C1, k("k"), ReplicaSelector::NofSsd, Some(w.token))
+        .unwrap();
+    let t = m.copy_start(k("k"), &["mem1"]).unwrap();
+    let before = fingerprint(&m);
+    for sel in [
+        ReplicaSelector::All,
+        ReplicaSelector::Memory,
+        ReplicaSelector::NofSsd,
+    ] {
+        m.put_end(C1, k("k"), sel, Some(w.token)).unwrap();
+        m.put_end(C1, k("k"), sel, None).unwrap();
+    }
+    assert_unchanged(&m, &before);
+    let target = m
+        .capture()
+        .objects
+        .into_iter()
+        .flat_map(|o| o.replicas)
+        .find(|r| r.id == t[0].id)
+        .expect("the copy target is still there");
+    assert_eq!(target.status, 0, "PROCESSING");
+    // PutRevoke is where INVALID_WRITE lives
+    assert_eq!(
+        code(m.put_revoke(C1, k("k"), ReplicaSelector::All, Some(w.token))),
+        ErrorKind::InvalidWrite
+    );
+}
+
 // ----- PutRevoke -------------------------------------------------------------
 
 #[test]
 fn put_revoke_object_not_found() {
-    // §2: PutRevoke on a missing key → OBJECT_NOT_FOUND
+    // §3: PutRevoke on a missing key → OBJECT_NOT_FOUND
     let m = master();
     let before = fingerprint(&m);
     assert_eq!(
@@ -643,7 +687,7 @@ fn put_revoke_object_not_found() {
 
 #[test]
 fn put_revoke_illegal_client() {
-    // §2: PutRevoke by a client that is not the writer → ILLEGAL_CLIENT
+    // §3: PutRevoke by a client that is not the writer → ILLEGAL_CLIENT
     let m = master();
     let w = m.put_start(C1, k("k"), 64, &preserve()).unwrap();
     let before = fingerprint(&m);
@@ -656,7 +700,7 @@ fn put_revoke_illegal_client() {
 
 #[test]
 fn put_revoke_stale_write_token() {
-    // §2/§7: PutRevoke with a token that is not the current write's → STALE_WRITE_TOKEN
+    // §3/§7: PutRevoke with a token that is not the current write's → STALE_WRITE_TOKEN
     let m = master();
     let w = m.put_start(C1, k("k"), 64, &preserve()).unwrap();
     let before = fingerprint(&m);
@@ -669,7 +713,7 @@ fn put_revoke_stale_write_token() {
 
 #[test]
 fn put_revoke_invalid_write_without_write_in_flight() {
-    // §2: no write in flight → INVALID_WRITE (after the writer and token checks)
+    // §3: no write in flight → INVALID_WRITE (after the writer and token checks)
     let m = master();
     let w = m.put_start(C1, k("k"), 64, &preserve()).unwrap();
     m.put_end(C1, k("k"), ReplicaSelector::All, None).unwrap();
@@ -691,7 +735,7 @@ fn put_revoke_invalid_write_without_write_in_flight() {
 
 #[test]
 fn put_revoke_invalid_write_when_a_targeted_replica_is_not_processing() {
-    // §2: a targeted replica that is not PROCESSING → INVALID_WRITE, nothing revoked
+    // §3: a targeted replica that is not PROCESSING → INVALID_WRITE, nothing revoked
     let m = master();
     let w = m.put_start(C1, k("k"), 64, &shape(1, 1)).unwrap();
     m.put_end(C1, k("k"), ReplicaSelector::Memory, Some(w.token))
@@ -708,7 +752,7 @@ fn put_revoke_invalid_write_when_a_targeted_replica_is_not_processing() {
 
 #[test]
 fn put_revoke_frees_buffers_at_once_and_erases_an_empty_object() {
-    // §2: revoked buffers are freed at once; the object goes when no replica is left
+    // §3: revoked buffers are freed at once; the object goes when no replica is left
     let m = master();
     let w = m.put_start(C1, k("k"), 64, &shape(2, 1)).unwrap();
     m.put_revoke(C1, k("k"), ReplicaSelector::Memory, Some(w.token))
@@ -728,7 +772,7 @@ fn put_revoke_frees_buffers_at_once_and_erases_an_empty_object() {
 
 #[test]
 fn put_revoke_of_the_rest_keeps_completed_replicas() {
-    // §2: revoking PROCESSING replicas keeps the COMPLETE ones; the object stays readable
+    // §3: revoking PROCESSING replicas keeps the COMPLETE ones; the object stays readable
     let m = master();
     let w = m.put_start(C1, k("k"), 64, &shape(1, 1)).unwrap();
     m.put_end(C1, k("k"), ReplicaSelector::NofSsd, Some(w.token))

@@ -1,4 +1,4 @@
-//! SEMANTICS §1/§2 reads and removal: GetReplicaList, Exist (readable
+//! docs/CONTRACT.md §2/§3 reads and removal: GetReplicaList, Exist (readable
 //! replicas, lease grant), Remove's check order, RemoveAll / RemoveByRegex
 //! (bad and oversized patterns, silent skipping), key count and paginated
 //! key listing, and tenant-scoped keys that cannot collide.
@@ -44,7 +44,7 @@ fn with_copy(m: &Master, key: &str) {
 
 #[test]
 fn get_replica_list_object_not_found() {
-    // §2: missing → OBJECT_NOT_FOUND
+    // §3: missing → OBJECT_NOT_FOUND
     let m = master();
     let before = fingerprint(&m);
     assert_eq!(code(m.get_replica_list(k("k"))), ErrorKind::ObjectNotFound);
@@ -58,7 +58,7 @@ fn get_replica_list_object_not_found() {
 
 #[test]
 fn get_replica_list_replica_is_not_ready_grants_no_lease() {
-    // §2: only PROCESSING (a write, or mid case B) → REPLICA_IS_NOT_READY and no lease
+    // §3: only PROCESSING (a write, or mid case B) → REPLICA_IS_NOT_READY and no lease
     let m = master();
     m.put_start(C1, k("p"), 64, &preserve()).unwrap();
     put(&m, "b", 64, &preserve());
@@ -76,7 +76,7 @@ fn get_replica_list_replica_is_not_ready_grants_no_lease() {
 
 #[test]
 fn get_replica_list_returns_readable_replicas_and_grants_the_lease() {
-    // §1: Get on a readable object grants lease = max(lease, now + kv_lease_ttl)
+    // §2: Get on a readable object grants lease = max(lease, now + kv_lease_ttl)
     let m = master();
     let w = m
         .put_start(
@@ -109,7 +109,7 @@ fn get_replica_list_returns_readable_replicas_and_grants_the_lease() {
 
 #[test]
 fn exist_is_true_only_with_a_readable_replica() {
-    // §2: Exist → true only with a readable replica (grants the lease); otherwise false, no lease
+    // §3: Exist → true only with a readable replica (grants the lease); otherwise false, no lease
     let m = master();
     let before = fingerprint(&m);
     assert!(!m.exist(k("missing")).unwrap());
@@ -124,7 +124,7 @@ fn exist_is_true_only_with_a_readable_replica() {
 
 #[test]
 fn remove_object_not_found() {
-    // §2: Remove on a missing key → OBJECT_NOT_FOUND
+    // §3: Remove on a missing key → OBJECT_NOT_FOUND
     let m = master();
     let before = fingerprint(&m);
     for force in [false, true] {
@@ -135,7 +135,7 @@ fn remove_object_not_found() {
 
 #[test]
 fn remove_replica_is_not_ready_even_forced() {
-    // §2: a replica not COMPLETE → REPLICA_IS_NOT_READY, even forced
+    // §3: a replica not COMPLETE → REPLICA_IS_NOT_READY, even forced
     let m = master();
     let w = m
         .put_start(
@@ -159,18 +159,72 @@ fn remove_replica_is_not_ready_even_forced() {
 }
 
 #[test]
-fn remove_replica_is_not_ready_for_a_running_copy_target() {
-    // §2 order: a PROCESSING copy target is a replica not COMPLETE → REPLICA_IS_NOT_READY first
-    let m = two_segments();
-    with_copy(&m, "k");
+fn remove_object_has_replication_task_for_a_running_task_target() {
+    // §3 order: a task's PROCESSING target belongs to the task, not to a
+    // write: a running copy, move or promotion → OBJECT_HAS_REPLICATION_TASK
+    // (forced too, and before a live lease), never REPLICA_IS_NOT_READY
+    let m = master_with(config(), 3, 0, 1 << 20);
+    with_copy(&m, "copy");
+    let c = WriteConfig {
+        preferred_segments: vec!["mem0".into()],
+        ..WriteConfig::default()
+    };
+    put(&m, "move", 64, &c);
+    m.move_start(k("move"), "mem0", "mem2").unwrap();
+    m.add_local_disk_replica(C1, k("promote"), 64).unwrap();
+    m.promotion_start(k("promote"), &[]).unwrap();
+    for key in ["copy", "move", "promote"] {
+        m.exist(k(key)).unwrap();
+    }
     let before = fingerprint(&m);
-    assert_eq!(code(m.remove(k("k"), true)), ErrorKind::ReplicaIsNotReady);
+    for key in ["copy", "move", "promote"] {
+        for force in [false, true] {
+            assert_eq!(
+                code(m.remove(k(key), force)),
+                ErrorKind::ObjectHasReplicationTask,
+                "{key} force={force}"
+            );
+        }
+    }
+    assert_eq!(m.remove_all(true), 0, "RemoveAll skips them too");
     assert_unchanged(&m, &before);
+    m.copy_end(k("copy")).unwrap();
+    m.remove(k("copy"), true).unwrap();
+    inv(&m);
+}
+
+#[test]
+fn remove_replica_is_not_ready_before_the_replication_task() {
+    // §3 order (as upstream): a write in flight and a running copy on the
+    // same key → REPLICA_IS_NOT_READY, checked first, even forced
+    let m = two_segments();
+    let c = WriteConfig {
+        nof_ssd_replicas: 1,
+        preferred_segments: vec!["mem0".into()],
+        ..WriteConfig::default()
+    };
+    let w = m.put_start(C1, k("k"), 64, &c).unwrap();
+    m.put_end(C1, k("k"), ReplicaSelector::Memory, Some(w.token))
+        .unwrap();
+    m.copy_start(k("k"), &["mem1"]).unwrap();
+    let before = fingerprint(&m);
+    for force in [false, true] {
+        assert_eq!(code(m.remove(k("k"), force)), ErrorKind::ReplicaIsNotReady);
+    }
+    assert_unchanged(&m, &before);
+    // the write ends: the task is what remains
+    m.put_end(C1, k("k"), ReplicaSelector::NofSsd, Some(w.token))
+        .unwrap();
+    assert_eq!(
+        code(m.remove(k("k"), true)),
+        ErrorKind::ObjectHasReplicationTask
+    );
+    inv(&m);
 }
 
 #[test]
 fn remove_object_has_replication_task() {
-    // §2: copy/move/promotion task → OBJECT_HAS_REPLICATION_TASK (forced too), before the lease check
+    // §3: copy/move/promotion task → OBJECT_HAS_REPLICATION_TASK (forced too), before the lease check
     let m = two_segments();
     with_copy(&m, "k");
     // the target's segment goes: every remaining replica is COMPLETE, the task still runs
@@ -195,7 +249,7 @@ fn remove_object_has_replication_task() {
 
 #[test]
 fn remove_object_has_lease_unless_forced() {
-    // §2: a live lease blocks a non-forced Remove; forced removes anyway
+    // §3: a live lease blocks a non-forced Remove; forced removes anyway
     let m = master();
     put(&m, "k", 64, &preserve());
     m.advance_time(100).unwrap();
@@ -217,7 +271,7 @@ fn remove_object_has_lease_unless_forced() {
 
 #[test]
 fn remove_ignores_soft_and_hard_pins_and_frees_at_once() {
-    // §1/§2: soft pin and hard pin never block removal; buffers are freed at once
+    // §2/§3: soft pin and hard pin never block removal; buffers are freed at once
     let m = master();
     put(&m, "soft", 64, &enable(MAX_TTL));
     put(
@@ -261,7 +315,7 @@ fn mixed(m: &Master) {
 
 #[test]
 fn remove_all_skips_ineligible_keys_silently() {
-    // §2: RemoveAll skips ineligible keys silently and returns the count removed
+    // §3: RemoveAll skips ineligible keys silently and returns the count removed
     let m = two_segments();
     mixed(&m);
     assert_eq!(m.remove_all(false), 4);
@@ -275,7 +329,7 @@ fn remove_all_skips_ineligible_keys_silently() {
 
 #[test]
 fn remove_by_regex_invalid_params_for_a_bad_pattern() {
-    // §2: a bad pattern → INVALID_PARAMS, nothing removed
+    // §3: a bad pattern → INVALID_PARAMS, nothing removed
     let m = master();
     put(&m, "k", 64, &preserve());
     let before = fingerprint(&m);
@@ -296,7 +350,7 @@ fn remove_by_regex_invalid_params_for_a_bad_pattern() {
 
 #[test]
 fn remove_by_regex_invalid_params_for_an_oversized_pattern() {
-    // issue 3: patterns are compiled with a size limit; too big → INVALID_PARAMS
+    // patterns are compiled with a size limit; too big → INVALID_PARAMS
     let m = master();
     put(&m, "k", 64, &preserve());
     let before = fingerprint(&m);
@@ -310,7 +364,7 @@ fn remove_by_regex_invalid_params_for_an_oversized_pattern() {
 
 #[test]
 fn remove_by_regex_matches_anywhere_skips_ineligible_and_filters_tenant() {
-    // §2: RemoveByRegex skips ineligible keys silently; the tenant filter scopes the match
+    // §3: RemoveByRegex skips ineligible keys silently; the tenant filter scopes the match
     let m = two_segments();
     mixed(&m);
     for t in ["a", "b"] {
@@ -351,7 +405,7 @@ fn listed(m: &Master, tenant: &str, prefix: &str, after: Option<&str>, limit: us
 
 #[test]
 fn list_keys_filters_by_tenant_and_prefix_and_pages_with_a_cursor() {
-    // issue 3: paginated key listing (tenant, prefix, cursor, limit), ascending order
+    // paginated key listing (tenant, prefix, cursor, limit), ascending order
     let m = master();
     for key in ["b2", "a1", "b1", "b3", "c"] {
         put(&m, key, 64, &preserve());
@@ -386,7 +440,7 @@ fn list_keys_filters_by_tenant_and_prefix_and_pages_with_a_cursor() {
 
 #[test]
 fn tenant_scoped_keys_cannot_collide() {
-    // issue 3: ("a/b","c") and ("a","b/c") are different objects
+    // ("a/b","c") and ("a","b/c") are different objects
     let m = master();
     let x = Key::scoped("a/b", "c");
     let y = Key::scoped("a", "b/c");

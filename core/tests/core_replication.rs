@@ -1,4 +1,4 @@
-//! SEMANTICS §2 Copy, Move, promotion and add_local_disk_replica: every code
+//! docs/CONTRACT.md §3 Copy, Move, promotion and add_local_disk_replica: every code
 //! each can return, source busy while the task runs, one task per key,
 //! REPLICA_IS_GONE after an unmount, MoveEnd discarding the source (its
 //! offsets not handed out before release), and no soft-pin effect.
@@ -53,7 +53,7 @@ fn readable_segs(m: &Master, key: &str) -> Vec<String> {
 
 #[test]
 fn copy_start_object_not_found() {
-    // §2: copy of a missing key → OBJECT_NOT_FOUND
+    // §3: copy of a missing key → OBJECT_NOT_FOUND
     let m = m3();
     let before = fingerprint(&m);
     assert_eq!(
@@ -65,7 +65,7 @@ fn copy_start_object_not_found() {
 
 #[test]
 fn copy_start_segment_not_found() {
-    // §2: a target segment that is not mounted → SEGMENT_NOT_FOUND, nothing allocated
+    // §3: a target segment that is not mounted → SEGMENT_NOT_FOUND, nothing allocated
     let m = m3();
     put(&m, "k", 64, &on("mem0"));
     let before = fingerprint(&m);
@@ -105,7 +105,7 @@ fn copy_start_invalid_params_for_bad_targets() {
 
 #[test]
 fn copy_start_no_available_handle() {
-    // §2: a target without room → NO_AVAILABLE_HANDLE; the targets placed so far are freed
+    // §3: a target without room → NO_AVAILABLE_HANDLE; the targets placed so far are freed
     let m = m3();
     put(&m, "k", 1024, &on("mem0"));
     put(&m, "full", SEG, &on("mem2"));
@@ -119,7 +119,7 @@ fn copy_start_no_available_handle() {
 
 #[test]
 fn copy_start_object_has_replication_task() {
-    // §2: one task per key → OBJECT_HAS_REPLICATION_TASK for a second copy, a move or a promotion
+    // §3: one task per key → OBJECT_HAS_REPLICATION_TASK for a second copy, a move or a promotion
     let m = m3();
     put(&m, "k", 64, &on("mem0"));
     m.add_local_disk_replica(C1, k("k"), 64).unwrap();
@@ -142,7 +142,7 @@ fn copy_start_object_has_replication_task() {
 
 #[test]
 fn copy_start_replica_is_not_ready_without_a_complete_source() {
-    // §2: the source is a COMPLETE buffer replica; an object still being written has none
+    // §3: the source is a COMPLETE buffer replica; an object still being written has none
     let m = m3();
     m.put_start(C1, k("k"), 64, &on("mem0")).unwrap();
     let before = fingerprint(&m);
@@ -155,7 +155,7 @@ fn copy_start_replica_is_not_ready_without_a_complete_source() {
 
 #[test]
 fn copy_end_completes_the_targets_and_the_task_ends() {
-    // §2: CopyEnd makes the targets readable; a second End finds no task
+    // §3: CopyEnd makes the targets readable; a second End finds no task
     let m = m3();
     put(&m, "k", 64, &on("mem0"));
     let t = m.copy_start(k("k"), &["mem1", "nof0"]).unwrap();
@@ -178,7 +178,7 @@ fn copy_end_completes_the_targets_and_the_task_ends() {
 
 #[test]
 fn copy_revoke_frees_the_targets() {
-    // §2: CopyRevoke drops the targets; the source stays
+    // §3: CopyRevoke drops the targets; the source stays
     let m = m3();
     put(&m, "k", 64, &on("mem0"));
     m.copy_start(k("k"), &["mem1", "mem2"]).unwrap();
@@ -193,7 +193,7 @@ fn copy_revoke_frees_the_targets() {
 
 #[test]
 fn copy_source_is_busy_while_the_task_runs() {
-    // §2/§4: the source is busy meanwhile: eviction never frees it
+    // §3/§5: the source is busy meanwhile: eviction never frees it
     let m = m3();
     put(&m, "k", 64, &on("mem0"));
     m.copy_start(k("k"), &["mem1"]).unwrap();
@@ -209,7 +209,7 @@ fn copy_source_is_busy_while_the_task_runs() {
 
 #[test]
 fn copy_end_replica_is_gone_after_the_target_segment_is_unmounted() {
-    // §2: End with a target gone → REPLICA_IS_GONE, task abandoned, surviving targets freed
+    // §3: End with a target gone → REPLICA_IS_GONE, task abandoned, surviving targets freed
     let m = m3();
     m.mount_segment(C2, &spec("far", 9, SEG, Pool::Memory))
         .unwrap();
@@ -226,7 +226,7 @@ fn copy_end_replica_is_gone_after_the_target_segment_is_unmounted() {
 
 #[test]
 fn copy_end_replica_is_gone_after_the_source_segment_is_unmounted() {
-    // §2: End with the source gone → REPLICA_IS_GONE; an object left with nothing is erased
+    // §3: End with the source gone → REPLICA_IS_GONE; an object left with nothing is erased
     let m = m3();
     m.mount_segment(C2, &spec("src", 9, SEG, Pool::Memory))
         .unwrap();
@@ -243,7 +243,7 @@ fn copy_end_replica_is_gone_after_the_source_segment_is_unmounted() {
 
 #[test]
 fn move_start_segment_not_found() {
-    // §2: an unknown source or target segment → SEGMENT_NOT_FOUND
+    // §3: an unknown source or target segment → SEGMENT_NOT_FOUND
     let m = m3();
     put(&m, "k", 64, &on("mem0"));
     let before = fingerprint(&m);
@@ -260,7 +260,7 @@ fn move_start_segment_not_found() {
 
 #[test]
 fn move_start_object_not_found() {
-    // §2: move of a missing key → OBJECT_NOT_FOUND
+    // §3: move of a missing key → OBJECT_NOT_FOUND
     let m = m3();
     let before = fingerprint(&m);
     assert_eq!(
@@ -311,7 +311,7 @@ fn move_start_invalid_params_when_the_target_holds_a_replica() {
 
 #[test]
 fn move_start_no_available_handle() {
-    // §2: no room on the target → NO_AVAILABLE_HANDLE, nothing changes
+    // §3: no room on the target → NO_AVAILABLE_HANDLE, nothing changes
     let m = m3();
     put(&m, "k", 64, &on("mem0"));
     put(&m, "full", SEG, &on("mem1"));
@@ -325,7 +325,7 @@ fn move_start_no_available_handle() {
 
 #[test]
 fn move_end_discards_the_source_and_its_offsets_are_not_reused_before_release() {
-    // §2: MoveEnd discards the source: held (and counted) until now + put_start_release_timeout
+    // §3: MoveEnd discards the source: held (and counted) until now + put_start_release_timeout
     let m = master_with(config(), 2, 0, SEG);
     put(&m, "k", SEG, &on("mem0"));
     m.move_start(k("k"), "mem0", "mem1").unwrap();
@@ -352,7 +352,7 @@ fn move_end_discards_the_source_and_its_offsets_are_not_reused_before_release() 
 
 #[test]
 fn move_revoke_frees_the_target_and_keeps_the_source() {
-    // §2: MoveRevoke drops the target; the source stays readable
+    // §3: MoveRevoke drops the target; the source stays readable
     let m = m3();
     put(&m, "k", 64, &on("mem0"));
     m.move_start(k("k"), "mem0", "mem1").unwrap();
@@ -395,7 +395,7 @@ fn move_end_object_no_replication_task() {
 
 #[test]
 fn move_end_replica_is_gone_after_the_target_segment_is_unmounted() {
-    // §2: target gone → REPLICA_IS_GONE; the source is kept (not discarded)
+    // §3: target gone → REPLICA_IS_GONE; the source is kept (not discarded)
     let m = m3();
     m.mount_segment(C2, &spec("far", 9, SEG, Pool::Memory))
         .unwrap();
@@ -410,7 +410,7 @@ fn move_end_replica_is_gone_after_the_target_segment_is_unmounted() {
 
 #[test]
 fn copy_and_move_have_no_soft_pin_effect() {
-    // §2/§3.6: Copy and Move are never soft-pin activation points
+    // §3/§4.6: Copy and Move are never soft-pin activation points
     let m = m3();
     put(
         &m,
@@ -440,7 +440,7 @@ fn on_disk(m: &Master, key: &str) {
 
 #[test]
 fn promotion_start_object_not_found() {
-    // §2: promotion of a missing key → OBJECT_NOT_FOUND
+    // §3: promotion of a missing key → OBJECT_NOT_FOUND
     let m = m3();
     let before = fingerprint(&m);
     assert_eq!(
@@ -488,7 +488,7 @@ fn promotion_start_unavailable_in_current_status_with_a_memory_replica() {
 
 #[test]
 fn promotion_start_object_has_replication_task() {
-    // §2: one task per key: a second promotion → OBJECT_HAS_REPLICATION_TASK
+    // §3: one task per key: a second promotion → OBJECT_HAS_REPLICATION_TASK
     let m = m3();
     on_disk(&m, "k");
     m.promotion_start(k("k"), &[]).unwrap();
@@ -502,7 +502,7 @@ fn promotion_start_object_has_replication_task() {
 
 #[test]
 fn promotion_start_no_available_handle() {
-    // §2: no memory room → NO_AVAILABLE_HANDLE, nothing staged
+    // §3: no memory room → NO_AVAILABLE_HANDLE, nothing staged
     let m = master_with(config(), 1, 0, SEG);
     put(&m, "full", SEG, &preserve());
     on_disk(&m, "k");
@@ -516,7 +516,7 @@ fn promotion_start_no_available_handle() {
 
 #[test]
 fn promotion_success_completes_the_staged_replica() {
-    // §2: alloc start stages a PROCESSING memory replica (preferred first); success completes it
+    // §3: alloc start stages a PROCESSING memory replica (preferred first); success completes it
     let m = m3();
     on_disk(&m, "k");
     let d = m.promotion_start(k("k"), &["mem2".into()]).unwrap();
@@ -536,7 +536,7 @@ fn promotion_success_completes_the_staged_replica() {
 
 #[test]
 fn promotion_failure_drops_the_staged_replica() {
-    // §2: failure drops the staged replica (freed at once)
+    // §3: failure drops the staged replica (freed at once)
     let m = m3();
     on_disk(&m, "k");
     m.promotion_start(k("k"), &[]).unwrap();
@@ -549,7 +549,7 @@ fn promotion_failure_drops_the_staged_replica() {
 
 #[test]
 fn promotion_end_replica_is_gone_after_unmount() {
-    // §2: the staged replica's segment unmounted → REPLICA_IS_GONE, task abandoned
+    // §3: the staged replica's segment unmounted → REPLICA_IS_GONE, task abandoned
     let m = m3();
     m.mount_segment(C2, &spec("far", 9, SEG, Pool::Memory))
         .unwrap();
@@ -567,7 +567,7 @@ fn promotion_end_replica_is_gone_after_unmount() {
 
 #[test]
 fn promotion_has_no_soft_pin_effect() {
-    // §2/§3.6: promotion is never an activation point
+    // §3/§4.6: promotion is never an activation point
     let m = m3();
     put(
         &m,
@@ -592,7 +592,7 @@ fn promotion_has_no_soft_pin_effect() {
 
 #[test]
 fn add_local_disk_replica_creates_a_complete_object() {
-    // §2: adds a COMPLETE LOCAL_DISK replica, creating the object if absent; no soft pin
+    // §3: adds a COMPLETE LOCAL_DISK replica, creating the object if absent; no soft pin
     let m = m3();
     let d = m.add_local_disk_replica(C2, k("k"), 64).unwrap();
     assert_eq!(

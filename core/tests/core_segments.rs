@@ -1,4 +1,4 @@
-//! SEMANTICS §1 segments: identical re-mount is OK, conflicting mounts are
+//! docs/CONTRACT.md §2 segments: identical re-mount is OK, conflicting mounts are
 //! SEGMENT_ALREADY_EXISTS, unmount is owner-checked and synchronous (replicas
 //! dropped, objects left without a replica erased with gauge −1), and
 //! unmount_client takes every segment of a client.
@@ -29,7 +29,7 @@ fn on(segs: &[&str]) -> WriteConfig {
 
 #[test]
 fn mount_segment_identical_remount_is_ok() {
-    // §1/issue 3: re-mounting an identical segment from the same client is OK (same id, nothing changes)
+    // §2: re-mounting an identical segment from the same client is OK (same id, nothing changes)
     let m = Master::new(config()).unwrap();
     let s = spec("a", 0, SEG, Pool::Memory);
     let id = m.mount_segment(C1, &s).unwrap();
@@ -42,7 +42,7 @@ fn mount_segment_identical_remount_is_ok() {
 
 #[test]
 fn mount_segment_segment_already_exists() {
-    // §1: the same name with another base, size, pool or client → SEGMENT_ALREADY_EXISTS
+    // §2: the same name with another base, size, pool or client → SEGMENT_ALREADY_EXISTS
     let m = Master::new(config()).unwrap();
     let s = spec("a", 0, SEG, Pool::Memory);
     m.mount_segment(C1, &s).unwrap();
@@ -83,7 +83,7 @@ fn mount_segment_segment_already_exists() {
 
 #[test]
 fn mount_segment_invalid_params_for_a_bad_spec() {
-    // §1: empty or NUL names, size 0 and address overflow are rejected
+    // §2: empty or NUL names, size 0 and address overflow are rejected
     let m = Master::new(config()).unwrap();
     let before = fingerprint(&m);
     let bad = [
@@ -124,7 +124,7 @@ fn mount_segment_invalid_params_for_a_bad_spec() {
 
 #[test]
 fn unmount_segment_segment_not_found() {
-    // §2 codes: unmounting an unknown segment → SEGMENT_NOT_FOUND
+    // §3.2 codes: unmounting an unknown segment → SEGMENT_NOT_FOUND
     let m = master();
     put(&m, "k", 64, &preserve());
     let before = fingerprint(&m);
@@ -137,7 +137,7 @@ fn unmount_segment_segment_not_found() {
 
 #[test]
 fn unmount_segment_illegal_client() {
-    // §2 codes: only the owner may unmount → ILLEGAL_CLIENT, nothing dropped
+    // §3.2 codes: only the owner may unmount → ILLEGAL_CLIENT, nothing dropped
     let m = master();
     put(&m, "k", 64, &on(&["mem0"]));
     let before = fingerprint(&m);
@@ -150,7 +150,7 @@ fn unmount_segment_illegal_client() {
 
 #[test]
 fn unmount_segment_drops_replicas_and_erases_orphans_synchronously() {
-    // §1: unmount drops every replica on the segment; objects without a valid replica
+    // §2: unmount drops every replica on the segment; objects without a valid replica
     // are erased (index entry removed, gauge −1); others keep their other replicas
     let m = master_with(config(), 2, 1, SEG);
     put(
@@ -198,7 +198,7 @@ fn unmount_segment_drops_replicas_and_erases_orphans_synchronously() {
 
 #[test]
 fn unmount_segment_drops_discarded_buffers_on_it() {
-    // §2: discarded buffers of an unmounted segment go with it (no longer counted)
+    // §3: discarded buffers of an unmounted segment go with it (no longer counted)
     let m = master_with(config(), 2, 0, SEG);
     put(&m, "k", 64, &on(&["mem0"]));
     m.upsert_start(C1, k("k"), 128, &on(&["mem1"])).unwrap();
@@ -212,7 +212,7 @@ fn unmount_segment_drops_discarded_buffers_on_it() {
 
 #[test]
 fn unmount_client_unmounts_every_segment_of_the_client() {
-    // issue 3: unmount_client drops all of one client's segments, none of another's
+    // unmount_client drops all of one client's segments, none of another's
     let m = Master::new(config()).unwrap();
     m.mount_segment(C1, &spec("a0", 0, SEG, Pool::Memory))
         .unwrap();
@@ -250,7 +250,7 @@ fn unmount_client_unmounts_every_segment_of_the_client() {
 
 #[test]
 fn remount_after_unmount_gets_a_fresh_segment() {
-    // §1: a name is free again after unmount; the new segment starts empty
+    // §2: a name is free again after unmount; the new segment starts empty
     let m = master_with(config(), 1, 0, SEG);
     put(&m, "k", 64, &preserve());
     let old = m.metrics().segments[0].clone();
@@ -267,7 +267,7 @@ fn remount_after_unmount_gets_a_fresh_segment() {
 
 #[test]
 fn restore_never_reuses_a_segment_id() {
-    // §1 + §6: a segment id names one mount for the master's lifetime, so an
+    // §2 + §6: a segment id names one mount for the master's lifetime, so an
     // unmount still dropping replicas of a replaced table can never match a
     // restored segment (nor a stored id a client kept).
     let m = Master::new(config()).unwrap();

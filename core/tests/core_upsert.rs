@@ -1,4 +1,4 @@
-//! SEMANTICS §2 UpsertStart / UpsertEnd / UpsertRevoke: the check order
+//! docs/CONTRACT.md §3 UpsertStart / UpsertEnd / UpsertRevoke: the check order
 //! (validation → group change → task, nothing preempted before), cases A, B
 //! and C, allocate-first case C, and that every rejection leaves the master
 //! unchanged.
@@ -64,7 +64,7 @@ fn object_with_task_and_write(m: &Master) -> StartedWrite {
 
 #[test]
 fn upsert_start_invalid_params_for_bad_request_comes_first() {
-    // §2: request validation comes before the group and task checks
+    // §3: request validation comes before the group and task checks
     let m = master();
     object_with_task_and_write(&m);
     let before = fingerprint(&m);
@@ -96,14 +96,14 @@ fn upsert_start_invalid_params_for_bad_request_comes_first() {
 
 #[test]
 fn upsert_start_invalid_params_on_group_change() {
-    // §1/§2: the group id is fixed at creation; None vs Some counts as a change
+    // §2/§3: the group id is fixed at creation: naming another group, or a
+    // group for an ungrouped object, is a change
     let m = master();
     put(&m, "plain", 64, &preserve());
     put(&m, "grouped", 64, &preserve().with_group("g"));
     let before = fingerprint(&m);
     for (key, c) in [
         ("plain", preserve().with_group("g")),
-        ("grouped", preserve()),
         ("grouped", preserve().with_group("h")),
     ] {
         assert_eq!(
@@ -124,8 +124,33 @@ fn upsert_start_invalid_params_on_group_change() {
 }
 
 #[test]
+fn upsert_start_naming_no_group_keeps_the_objects_group() {
+    // §2: an Upsert that names no group (the legacy configs never can) keeps
+    // the object's group, in case A (nothing COMPLETE), B (same size) and C
+    // (other size); the member stays covered by the group's shared lease
+    let m = master();
+    put(&m, "b", 64, &preserve().with_group("g"));
+    put(&m, "c", 64, &preserve().with_group("g"));
+    m.put_start(C1, k("a"), 64, &preserve().with_group("g"))
+        .unwrap(); // still PROCESSING: an upsert of it is case A
+    upsert(&m, "a", 64, &preserve());
+    upsert(&m, "b", 64, &preserve());
+    upsert(&m, "c", 128, &preserve());
+    for key in ["a", "b", "c"] {
+        assert_eq!(object(&m, key).group.as_deref(), Some("g"), "{key}");
+    }
+    let groups = m.capture().groups;
+    assert_eq!(groups.len(), 1);
+    m.get_replica_list(k("a")).unwrap(); // raises the group's lease
+    for key in ["b", "c"] {
+        assert_eq!(code(m.remove(k(key), false)), ErrorKind::ObjectHasLease);
+    }
+    inv(&m);
+}
+
+#[test]
 fn upsert_start_group_change_is_checked_before_the_task() {
-    // §2 order: group change → INVALID_PARAMS before OBJECT_HAS_REPLICATION_TASK
+    // §3 order: group change → INVALID_PARAMS before OBJECT_HAS_REPLICATION_TASK
     let m = master();
     object_with_task_and_write(&m);
     let before = fingerprint(&m);
@@ -138,7 +163,7 @@ fn upsert_start_group_change_is_checked_before_the_task() {
 
 #[test]
 fn upsert_start_object_has_replication_task_preempts_nothing() {
-    // §2: a copy/move/promotion task → OBJECT_HAS_REPLICATION_TASK, the write in flight survives
+    // §3: a copy/move/promotion task → OBJECT_HAS_REPLICATION_TASK, the write in flight survives
     let m = master();
     let w = object_with_task_and_write(&m);
     let before = fingerprint(&m);
@@ -161,7 +186,7 @@ fn upsert_start_object_has_replication_task_preempts_nothing() {
 
 #[test]
 fn upsert_start_case_a_on_an_absent_key_is_a_put() {
-    // §2 case A: absent → as PutStart (requested counts and hard pin honoured)
+    // §3 case A: absent → as PutStart (requested counts and hard pin honoured)
     let m = master();
     let w = m
         .upsert_start(
@@ -189,7 +214,7 @@ fn upsert_start_case_a_on_an_absent_key_is_a_put() {
 
 #[test]
 fn upsert_start_case_a_preempts_a_young_write_with_nothing_complete() {
-    // §2: an in-flight write is preempted (replicas discarded); nothing COMPLETE left → case A
+    // §3: an in-flight write is preempted (replicas discarded); nothing COMPLETE left → case A
     let m = master();
     let old = m.put_start(C1, k("k"), 64, &enable(5_000)).unwrap();
     let seq_before = object(&m, "k").seq;
@@ -221,7 +246,7 @@ fn upsert_start_case_a_preempts_a_young_write_with_nothing_complete() {
 
 #[test]
 fn upsert_start_leases_never_block() {
-    // §2: leases never block an Upsert (case B and case C)
+    // §3: leases never block an Upsert (case B and case C)
     let m = master();
     put(&m, "b", 64, &preserve());
     put(&m, "c", 64, &preserve());
@@ -236,7 +261,7 @@ fn upsert_start_leases_never_block() {
 
 #[test]
 fn upsert_start_case_b_flips_replicas_to_processing_with_same_ids() {
-    // §2 case B: same size in place; MEMORY/NOF_SSD back to PROCESSING with the same ids,
+    // §3 case B: same size in place; MEMORY/NOF_SSD back to PROCESSING with the same ids,
     // old LOCAL_DISK discarded, counts and hard pin ignored, caller becomes the writer
     let m = master();
     let w = m.put_start(C1, k("k"), 64, &shape(1, 1)).unwrap();
@@ -288,7 +313,7 @@ fn upsert_start_case_b_flips_replicas_to_processing_with_same_ids() {
 
 #[test]
 fn upsert_start_case_b_preempts_the_write_in_flight() {
-    // §2: PROCESSING replicas of the preempted write go to the discarded list; COMPLETE ones flip
+    // §3: PROCESSING replicas of the preempted write go to the discarded list; COMPLETE ones flip
     let m = master();
     let w = m.put_start(C1, k("k"), 64, &shape(1, 1)).unwrap();
     m.put_end(C1, k("k"), ReplicaSelector::Memory, Some(w.token))
@@ -307,7 +332,7 @@ fn upsert_start_case_b_preempts_the_write_in_flight() {
 
 #[test]
 fn upsert_start_same_size_on_a_local_disk_only_object_keeps_a_valid_object() {
-    // §1/§2: case B discards stale LOCAL_DISK copies; the object must never be left without replicas
+    // §2/§3: case B discards stale LOCAL_DISK copies; the object must never be left without replicas
     let m = master();
     m.add_local_disk_replica(C1, k("k"), 64).unwrap();
     let w = m.upsert_start(C1, k("k"), 64, &preserve()).unwrap();
@@ -321,11 +346,66 @@ fn upsert_start_same_size_on_a_local_disk_only_object_keeps_a_valid_object() {
     inv(&m);
 }
 
+#[test]
+fn upsert_start_same_size_on_a_local_disk_only_object_allocates_first() {
+    // docs/CONTRACT.md §4.3 deliberate choice: a same-size Upsert of an object whose
+    // only COMPLETE replicas are LOCAL_DISK has nothing to rewrite in place,
+    // so it takes case C's allocate-first path: new replica ids, a new
+    // creation sequence, and on failure the object is untouched
+    let m = master_with(config(), 1, 0, 64);
+    put(&m, "fill", 64, &preserve()); // the only memory segment is full
+    let disk = m.add_local_disk_replica(C1, k("k"), 64).unwrap();
+    let before = fingerprint(&m);
+    assert_eq!(
+        code(m.upsert_start(C2, k("k"), 64, &preserve())),
+        ErrorKind::NoAvailableHandle
+    );
+    let mut expected = before.1.clone();
+    expected.put_start_failures += 1;
+    assert_eq!(m.metrics(), expected);
+    assert!(m.snapshot().unwrap() == before.0, "the object is untouched");
+    assert_eq!(ids(&m.get_replica_list(k("k")).unwrap()), [disk.id]);
+    m.remove(k("fill"), true).unwrap();
+    let seq = object(&m, "k").seq;
+    let w = m.upsert_start(C2, k("k"), 64, &preserve()).unwrap();
+    assert_eq!(w.replicas.len(), 1);
+    assert_ne!(w.replicas[0].id, disk.id, "new replicas, not in place");
+    assert!(
+        object(&m, "k").seq > seq,
+        "a new creation sequence, as case C"
+    );
+    m.upsert_end(C2, k("k"), ReplicaSelector::All, Some(w.token))
+        .unwrap();
+    assert_eq!(ids(&m.get_replica_list(k("k")).unwrap()), ids(&w.replicas));
+    inv(&m);
+}
+
+#[test]
+fn upsert_start_case_a_by_preemption_keeps_the_old_read_lease() {
+    // docs/CONTRACT.md §4.3 deliberate choice: case A reached by preempting the write
+    // in flight rewrites the existing object, so a read lease granted
+    // before stays (unlike PutStart replacing a stale write, a new object)
+    let m = master();
+    put(&m, "k", 64, &preserve());
+    m.get_replica_list(k("k")).unwrap(); // lease T0 + LEASE
+    m.upsert_start(C1, k("k"), 64, &preserve()).unwrap(); // B: nothing COMPLETE
+    m.advance_time(5).unwrap();
+    let w = m.upsert_start(C2, k("k"), 100, &preserve()).unwrap(); // A
+    assert_eq!(object(&m, "k").lease, T0 + LEASE);
+    m.upsert_end(C2, k("k"), ReplicaSelector::All, Some(w.token))
+        .unwrap();
+    assert_eq!(object(&m, "k").lease, T0 + LEASE);
+    assert_eq!(code(m.remove(k("k"), false)), ErrorKind::ObjectHasLease);
+    m.set_time(T0 + LEASE).unwrap();
+    m.remove(k("k"), false).unwrap();
+    inv(&m);
+}
+
 // ----- case C ----------------------------------------------------------------
 
 #[test]
 fn upsert_start_case_c_failure_leaves_the_old_object_untouched() {
-    // §2 [diverges]: case C allocates first; on failure the old object, its deadline,
+    // §3 [diverges]: case C allocates first; on failure the old object, its deadline,
     // registration and the gauge are untouched
     let m = master_with(config(), 1, 0, 4096);
     put(&m, "k", 1024, &enable(MAX_TTL));
@@ -350,7 +430,7 @@ fn upsert_start_case_c_failure_leaves_the_old_object_untouched() {
 
 #[test]
 fn upsert_start_case_c_failure_does_not_preempt_the_write_in_flight() {
-    // §2: allocate first — a failed case C leaves the preempted-to-be write running
+    // §3: allocate first — a failed case C leaves the preempted-to-be write running
     let m = master_with(config(), 1, 1, 4096);
     let w = m.put_start(C1, k("k"), 1024, &shape(1, 1)).unwrap();
     m.put_end(C1, k("k"), ReplicaSelector::Memory, Some(w.token))
@@ -368,7 +448,7 @@ fn upsert_start_case_c_failure_does_not_preempt_the_write_in_flight() {
 
 #[test]
 fn upsert_start_case_c_replaces_replicas_and_ors_hard_pin() {
-    // §2 case C: new replicas, old ones discarded, hard-pin flags ORed, new sequence
+    // §3 case C: new replicas, old ones discarded, hard-pin flags ORed, new sequence
     let m = master();
     let hard = WriteConfig {
         hard_pin: true,
@@ -405,7 +485,7 @@ fn upsert_start_case_c_replaces_replicas_and_ors_hard_pin() {
 
 #[test]
 fn upsert_end_and_revoke_codes_match_put() {
-    // §2: UpsertEnd / UpsertRevoke are PutEnd / PutRevoke
+    // §3: UpsertEnd / UpsertRevoke are PutEnd / PutRevoke
     let m = master();
     let before = fingerprint(&m);
     assert_eq!(
@@ -453,7 +533,7 @@ fn upsert_end_and_revoke_codes_match_put() {
 
 #[test]
 fn upsert_revoke_of_case_b_erases_the_object_and_its_deadline() {
-    // §2: revoking a case-B write erases the object (every replica was PROCESSING) and its deadline
+    // §3: revoking a case-B write erases the object (every replica was PROCESSING) and its deadline
     let m = master();
     put(&m, "k", 64, &enable(MAX_TTL));
     let w = m.upsert_start(C1, k("k"), 64, &preserve()).unwrap();

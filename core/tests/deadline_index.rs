@@ -1,4 +1,4 @@
-//! SEMANTICS §3.8 deadline index through the master: updates leave stale
+//! docs/CONTRACT.md §4.8 deadline index through the master: updates leave stale
 //! entries that cleanup drops, the heap stays within max(4096, 2 × live)
 //! under repeated re-enabling, deletion paths unregister, and the
 //! exact-deadline compare-and-swap keeps cleanup from clearing a newer
@@ -13,7 +13,7 @@ use std::thread;
 
 #[test]
 fn ttl_update_leaves_a_stale_entry_that_cleanup_ignores() {
-    // §3.8: updating a deadline pushes a new entry; the old one goes stale (lazy invalidation)
+    // §4.8: updating a deadline pushes a new entry; the old one goes stale (lazy invalidation)
     let m = master();
     put(&m, "k", 64, &enable(1_000));
     m.advance_time(10).unwrap();
@@ -35,7 +35,7 @@ fn ttl_update_leaves_a_stale_entry_that_cleanup_ignores() {
 
 #[test]
 fn shorter_ttl_update_expires_at_the_new_deadline_only() {
-    // §3.3: ENABLE replaces an active deadline even when shorter; the longer old entry is stale
+    // §4.3: ENABLE replaces an active deadline even when shorter; the longer old entry is stale
     let m = master();
     put(&m, "k", 64, &enable(50_000));
     upsert(&m, "k", 64, &enable(1_000));
@@ -49,7 +49,7 @@ fn shorter_ttl_update_expires_at_the_new_deadline_only() {
 
 #[test]
 fn five_thousand_updates_keep_the_heap_bounded_and_only_the_newest_expires() {
-    // §3.8: rebuild when heap > max(4096, 2 × live); the newest registration alone is valid
+    // §4.8: rebuild when heap > max(4096, 2 × live); the newest registration alone is valid
     let m = master();
     put(&m, "k", 64, &enable(30_000));
     let mut newest = 0;
@@ -87,7 +87,7 @@ fn five_thousand_updates_keep_the_heap_bounded_and_only_the_newest_expires() {
 
 #[test]
 fn every_deletion_path_unregisters() {
-    // §3.8: unregistered on deletion (by key, whatever the deadline), gauge −1 each
+    // §4.8: unregistered on deletion (by key, whatever the deadline), gauge −1 each
     type Delete = fn(&Master);
     let cases: [(&str, Delete, u64); 7] = [
         ("remove", |m| m.remove(k("k"), true).unwrap(), 1),
@@ -161,7 +161,7 @@ fn every_deletion_path_unregisters() {
 
 #[test]
 fn re_enabled_key_keeps_its_newer_deadline_when_the_old_entry_is_due() {
-    // §3.8: clear only if the committed deadline still equals the popped one (CAS)
+    // §4.8: clear only if the committed deadline still equals the popped one (CAS)
     let m = master();
     put(&m, "k", 64, &enable(1_000));
     m.set_time(T0 + 1_000).unwrap(); // stored but expired: its entry is due
@@ -176,7 +176,7 @@ fn re_enabled_key_keeps_its_newer_deadline_when_the_old_entry_is_due() {
 
 #[test]
 fn cleanup_racing_re_enabling_upserts_never_clears_the_newer_deadline() {
-    // §3.8 CAS under concurrency: a popped old entry never clears a re-enabled deadline
+    // §4.8 CAS under concurrency: a popped old entry never clears a re-enabled deadline
     const WRITERS: usize = 3;
     const KEYS: usize = 64;
     const ROUNDS: u64 = 300;

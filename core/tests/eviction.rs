@@ -1,4 +1,4 @@
-//! SEMANTICS §4 memory eviction (and §3.7 soft-pin priority): base,
+//! docs/CONTRACT.md §5 memory eviction (and §4.7 soft-pin priority): base,
 //! candidates ordered by (lease, creation sequence), first pass, second pass
 //! with the discarded-replica credit, hard pin and live leases never,
 //! memory-only freeing, exact counts, the soft-pin cases of the RFC and the
@@ -34,7 +34,7 @@ fn big() -> Master {
 
 #[test]
 fn eviction_ties_are_broken_by_creation_sequence() {
-    // §4: candidates ordered by (lease, creation sequence): equal leases → oldest first
+    // §5: candidates ordered by (lease, creation sequence): equal leases → oldest first
     let m = big();
     for i in 0..8 {
         put(&m, &format!("k{i}"), 64, &preserve());
@@ -47,7 +47,7 @@ fn eviction_ties_are_broken_by_creation_sequence() {
 
 #[test]
 fn eviction_order_is_lease_before_creation_sequence() {
-    // §4: an older lease goes first even when the object is younger
+    // §5: an older lease goes first even when the object is younger
     let m = big();
     for i in 0..4 {
         put(&m, &format!("a{i}"), 64, &preserve()); // lease T0
@@ -85,7 +85,7 @@ fn case_b_keeps_the_creation_sequence_and_case_c_renews_it() {
 
 #[test]
 fn first_pass_stops_at_the_target() {
-    // §4: first pass evicts until ceil(base × target); lowerbound already reached → no second pass
+    // §5: first pass evicts until ceil(base × target); lowerbound already reached → no second pass
     let m = big();
     for i in 0..8 {
         put(&m, &format!("k{i}"), 64, &preserve());
@@ -97,7 +97,7 @@ fn first_pass_stops_at_the_target() {
 
 #[test]
 fn second_pass_reaches_the_lowerbound() {
-    // §4: the second pass runs only below the lowerbound and takes unpinned candidates first
+    // §5: the second pass runs only below the lowerbound and takes unpinned candidates first
     let m = big();
     for i in 0..8 {
         put(&m, &format!("k{i}"), 64, &preserve());
@@ -111,7 +111,7 @@ fn second_pass_reaches_the_lowerbound() {
 
 #[test]
 fn second_pass_credits_discarded_replicas_released() {
-    // §4: need = ceil(base × lowerbound) − evicted − discarded replicas released
+    // §5: need = ceil(base × lowerbound) − evicted − discarded replicas released
     let m = big();
     for i in 0..8 {
         put(&m, &format!("u{i}"), 64, &preserve());
@@ -134,8 +134,35 @@ fn second_pass_credits_discarded_replicas_released() {
 }
 
 #[test]
+fn second_pass_credits_discarded_buffers_of_both_pools() {
+    // docs/CONTRACT.md §3.3 deliberate choice: the credit counts every discarded
+    // buffer the run released, second-pool (NOF_SSD) ones included, though
+    // eviction itself frees memory only
+    let m = big();
+    for i in 0..8 {
+        put(&m, &format!("u{i}"), 64, &preserve());
+    }
+    let nof_only = WriteConfig {
+        memory_replicas: 0,
+        nof_ssd_replicas: 1,
+        ..preserve()
+    };
+    put(&m, "n", 64, &nof_only); // not in the base: no memory replica
+    upsert(&m, "n", 32, &nof_only); // case C: its NOF_SSD buffer is discarded
+    assert_eq!(m.metrics().discarded_staging_bytes, 64);
+    m.advance_time(RELEASE).unwrap();
+    // need ceil(8 × 0.25) = 2, of which the released NOF_SSD buffer is one
+    let r = m.run_eviction(0.0, 0.25).unwrap();
+    assert_eq!(r.base, 8);
+    assert_eq!((r.discarded_released, r.evicted), (1, 1));
+    assert_eq!(m.metrics().discarded_staging_bytes, 0);
+    assert_eq!(m.key_count(), 8);
+    inv(&m);
+}
+
+#[test]
 fn twenty_objects_ten_pinned_target_and_lowerbound_point_eight() {
-    // RFC/§4: 20 objects (10 pinned), target 0.8, lowerbound 0.8 →
+    // RFC/§5: 20 objects (10 pinned), target 0.8, lowerbound 0.8 →
     // all 10 unpinned and the 6 oldest-lease pinned go
     let m = big();
     for i in 0..10 {
@@ -162,7 +189,7 @@ fn twenty_objects_ten_pinned_target_and_lowerbound_point_eight() {
 
 #[test]
 fn first_pass_never_takes_an_active_pin() {
-    // §4: the first pass skips actively pinned candidates even when it misses the target
+    // §5: the first pass skips actively pinned candidates even when it misses the target
     let m = big();
     for i in 0..4 {
         put(&m, &format!("p{i}"), 64, &enable(MAX_TTL));
@@ -175,7 +202,7 @@ fn first_pass_never_takes_an_active_pin() {
 
 #[test]
 fn pinned_objects_never_go_when_not_allowed_even_with_memory_full() {
-    // §4/§9: allow_evict_soft_pinned_objects = false → active pins are never evicted;
+    // §5/§9: allow_evict_soft_pinned_objects = false → active pins are never evicted;
     // a full memory gives NO_AVAILABLE_HANDLE, no crash
     let m = master_with(
         MasterConfig {
@@ -213,7 +240,7 @@ fn pinned_objects_never_go_when_not_allowed_even_with_memory_full() {
 
 #[test]
 fn expired_pins_protect_nothing_before_cleanup_and_eviction_normalises_them() {
-    // §3.7: pin evaluated as now < deadline; an eviction run clears (gauge −1, unregister)
+    // §4.7: pin evaluated as now < deadline; an eviction run clears (gauge −1, unregister)
     // every expired deadline of the candidates it examines, never of leased objects
     let m = big();
     put(&m, "e0", 64, &enable(100));
@@ -262,7 +289,7 @@ fn expired_pins_protect_nothing_before_cleanup_and_eviction_normalises_them() {
 
 #[test]
 fn hard_pinned_objects_are_never_evicted() {
-    // §1/§4: hard pin → never evicted, not even in the eviction base
+    // §2/§5: hard pin → never evicted, not even in the eviction base
     let m = big();
     for i in 0..4 {
         put(&m, &format!("h{i}"), 64, &hard());
@@ -279,7 +306,7 @@ fn hard_pinned_objects_are_never_evicted() {
 
 #[test]
 fn live_leases_are_never_evicted_but_count_in_the_base() {
-    // §4: base includes leased objects; candidates exclude live leases
+    // §5: base includes leased objects; candidates exclude live leases
     let m = big();
     for i in 0..4 {
         put(&m, &format!("k{i}"), 64, &preserve());
@@ -298,7 +325,7 @@ fn live_leases_are_never_evicted_but_count_in_the_base() {
 
 #[test]
 fn eviction_frees_memory_replicas_only_and_the_object_survives() {
-    // §1/§4: NOF_SSD and LOCAL_DISK replicas stay; the object goes only when nothing is left
+    // §2/§5: NOF_SSD and LOCAL_DISK replicas stay; the object goes only when nothing is left
     let m = master_with(config(), 2, 1, 1 << 20);
     put(
         &m,
@@ -355,7 +382,7 @@ fn eviction_frees_memory_replicas_only_and_the_object_survives() {
 
 #[test]
 fn objects_being_written_are_not_in_the_base() {
-    // §4: base = objects with an evictable memory replica (COMPLETE, readable, not busy)
+    // §5: base = objects with an evictable memory replica (COMPLETE, readable, not busy)
     let m = big();
     m.put_start(C1, k("writing"), 64, &preserve()).unwrap();
     put(&m, "mid_b", 64, &preserve());
@@ -369,7 +396,7 @@ fn objects_being_written_are_not_in_the_base() {
 
 #[test]
 fn eviction_counts_are_exact() {
-    // §4/§5: report and metrics count objects and bytes exactly
+    // §5/§10: report and metrics count objects and bytes exactly
     let m = big();
     for i in 0..10 {
         put(&m, &format!("k{i}"), 100 + i as u64, &preserve());
@@ -399,7 +426,7 @@ fn eviction_counts_are_exact() {
 
 #[test]
 fn counts_use_the_exact_decimal_ceiling() {
-    // §4: ceil(base × target) for the ratio as written: 100 × 0.07 is 7, not 8
+    // §5: ceil(base × target) for the ratio as written: 100 × 0.07 is 7, not 8
     for (target, lower, want) in [
         (0.07, 0.0, 7),
         (0.0, 0.07, 7),
@@ -428,7 +455,7 @@ fn trigger_master(cfg: MasterConfig, objects: usize, c: &WriteConfig) -> Master 
 
 #[test]
 fn evict_if_needed_does_nothing_below_the_watermark() {
-    // §4: trigger only when used/capacity > high watermark (or forced)
+    // §5: trigger only when used/capacity > high watermark (or forced)
     let m = trigger_master(config(), 90, &preserve());
     assert_eq!(m.evict_if_needed(false), None, "0.90 is not above 0.90");
     assert_eq!(m.metrics().eviction_attempts, 0);
@@ -437,7 +464,7 @@ fn evict_if_needed_does_nothing_below_the_watermark() {
 
 #[test]
 fn evict_if_needed_above_the_watermark_uses_the_target_formula() {
-    // §4: target = max(ratio, used − hwm + ratio): used 0.95 → 0.10 of base 95 → 10
+    // §5: target = max(ratio, used − hwm + ratio): used 0.95 → 0.10 of base 95 → 10
     let m = trigger_master(config(), 95, &preserve());
     let r = m.evict_if_needed(false).expect("above the watermark");
     assert_eq!((r.base, r.evicted), (95, 10));
@@ -448,7 +475,7 @@ fn evict_if_needed_above_the_watermark_uses_the_target_formula() {
 
 #[test]
 fn evict_if_needed_lowerbound_formula_reaches_pinned_objects() {
-    // §4: lowerbound = max(target / 2, used − hwm): all pinned, used 0.96 →
+    // §5: lowerbound = max(target / 2, used − hwm): all pinned, used 0.96 →
     // first pass evicts nothing, second pass ceil(96 × 0.06) = 6 pinned
     let m = trigger_master(config(), 96, &enable(MAX_TTL));
     let r = m.evict_if_needed(false).expect("above the watermark");
@@ -459,7 +486,7 @@ fn evict_if_needed_lowerbound_formula_reaches_pinned_objects() {
 
 #[test]
 fn evict_if_needed_forced_after_allocation_failure_needs_a_positive_ratio() {
-    // §4: an allocation failure triggers eviction when eviction_ratio > 0:
+    // §5: an allocation failure triggers eviction when eviction_ratio > 0:
     // used 0.5 → target = ratio 0.05 → ceil(50 × 0.05) = 3
     let m = trigger_master(config(), 50, &preserve());
     assert_eq!(m.evict_if_needed(false), None);

@@ -1,7 +1,7 @@
-//! Fault cases (issue 14): segments unmounted in the middle of a write and
+//! Fault cases: segments unmounted in the middle of a write and
 //! of a copy or move, a client that never ends its write, restore whose
 //! newest candidate is corrupt, allocation failure during a size-changing
-//! upsert. Each ends with `check_invariants()` (SEMANTICS §8).
+//! upsert. Each ends with `check_invariants()` (docs/CONTRACT.md §8).
 mod common;
 mod support;
 
@@ -58,7 +58,7 @@ fn object_state(m: &Master) -> SnapshotImage {
 
 #[test]
 fn unmounting_the_only_replica_mid_write_erases_the_object_and_its_pending() {
-    // §1: unmount drops the segment's replicas and erases objects left without one
+    // §2: unmount drops the segment's replicas and erases objects left without one
     let m = master();
     m.put_start(C1, k("k"), 4 * KB, &on("mem0", enable(TTL)))
         .unwrap();
@@ -83,7 +83,7 @@ fn unmounting_the_only_replica_mid_write_erases_the_object_and_its_pending() {
 
 #[test]
 fn unmounting_one_replica_mid_write_keeps_pending_while_another_can_complete() {
-    // §3.4: pending survives while an eligible replica is PROCESSING on a mounted segment
+    // §4.4: pending survives while an eligible replica is PROCESSING on a mounted segment
     let m = master();
     let c = WriteConfig {
         memory_replicas: 2,
@@ -106,7 +106,7 @@ fn unmounting_one_replica_mid_write_keeps_pending_while_another_can_complete() {
 
 #[test]
 fn unmounting_the_unfinished_half_of_a_write_ends_the_write_and_keeps_the_object() {
-    // §2 PutEnd: the write ends when no replica of it is PROCESSING
+    // §3 PutEnd: the write ends when no replica of it is PROCESSING
     let m = master();
     let c = WriteConfig {
         nof_ssd_replicas: 1,
@@ -130,7 +130,7 @@ fn unmounting_the_unfinished_half_of_a_write_ends_the_write_and_keeps_the_object
 
 #[test]
 fn unmounting_a_case_b_upsert_mid_write_erases_the_object_and_its_deadline() {
-    // §1: an erasure by unmount counts as a deletion (index entry removed, gauge −1)
+    // §2: an erasure by unmount counts as a deletion (index entry removed, gauge −1)
     let m = master();
     put(&m, "k", 4 * KB, &on("mem0", enable(TTL)));
     assert_eq!(gauge(&m), 1);
@@ -144,7 +144,7 @@ fn unmounting_a_case_b_upsert_mid_write_erases_the_object_and_its_deadline() {
 
 #[test]
 fn unmounting_a_case_c_upsert_mid_write_keeps_the_old_buffers_until_release() {
-    // §2: case-C old buffers are discarded until now + release, whatever happens to the object
+    // §3: case-C old buffers are discarded until now + release, whatever happens to the object
     let m = master();
     put(&m, "k", 4 * KB, &on("mem0", enable(TTL)));
     m.upsert_start(C1, k("k"), 8 * KB, &on("mem1", preserve()))
@@ -173,7 +173,7 @@ fn unmounting_a_case_c_upsert_mid_write_keeps_the_old_buffers_until_release() {
 
 #[test]
 fn unmounting_the_copy_target_makes_copy_end_report_replica_is_gone() {
-    // §2 Copy: REPLICA_IS_GONE if a target vanished; the task is abandoned
+    // §3 Copy: REPLICA_IS_GONE if a target vanished; the task is abandoned
     let m = master();
     put(&m, "k", 4 * KB, &on("mem0", enable(TTL)));
     m.copy_start(k("k"), &["mem1"]).unwrap();
@@ -190,14 +190,14 @@ fn unmounting_the_copy_target_makes_copy_end_report_replica_is_gone() {
     m.copy_start(k("k"), &["mem1"]).unwrap();
     m.copy_end(k("k")).unwrap();
     assert_eq!(segments_of(&m, "k"), ["mem0", "mem1"]);
-    // Copy is no activation point (§3.6).
+    // Copy is no activation point (§4.6).
     assert_eq!(deadline(&m, "k"), Some(T0 + TTL));
     inv(&m);
 }
 
 #[test]
 fn unmounting_the_copy_source_erases_the_object_at_copy_end() {
-    // §2 Copy: REPLICA_IS_GONE if the source vanished; an object left with no replica goes
+    // §3 Copy: REPLICA_IS_GONE if the source vanished; an object left with no replica goes
     let m = master();
     put(&m, "k", 4 * KB, &on("mem0", enable(TTL)));
     m.copy_start(k("k"), &["mem1"]).unwrap();
@@ -219,7 +219,7 @@ fn unmounting_the_copy_source_erases_the_object_at_copy_end() {
 
 #[test]
 fn unmounting_the_move_target_keeps_the_source() {
-    // §2 Move: REPLICA_IS_GONE if the target vanished; the source stays
+    // §3 Move: REPLICA_IS_GONE if the target vanished; the source stays
     let m = master();
     put(&m, "k", 4 * KB, &on("mem0", enable(TTL)));
     m.move_start(k("k"), "mem0", "mem1").unwrap();
@@ -234,7 +234,7 @@ fn unmounting_the_move_target_keeps_the_source() {
 
 #[test]
 fn a_write_never_ended_is_swept_at_the_release_instant_not_before() {
-    // §0/§2: stale when put_start + release < now; its buffers are freed from put_start + release
+    // §1/§3: stale when put_start + release < now; its buffers are freed from put_start + release
     let m = master();
     m.put_start(C1, k("k"), 4 * KB, &on("mem0", enable(TTL)))
         .unwrap();
@@ -265,7 +265,7 @@ fn a_write_never_ended_is_swept_at_the_release_instant_not_before() {
 
 #[test]
 fn a_swept_case_c_upsert_drops_the_carried_deadline_and_frees_both_buffers() {
-    // §3.5 carry + §1 erasure: the swept replacement is erased, gauge −1, index entry removed
+    // §4.5 carry + §2 erasure: the swept replacement is erased, gauge −1, index entry removed
     let m = master();
     put(&m, "k", 4 * KB, &on("mem0", enable(2 * RELEASE)));
     m.upsert_start(C2, k("k"), 8 * KB, &on("mem1", preserve()))
@@ -349,7 +349,7 @@ fn restore_takes_the_next_candidate_when_the_newest_has_a_valid_frame_but_bad_re
 
 #[test]
 fn a_failed_size_changing_upsert_leaves_object_deadline_and_registration_intact() {
-    // §2 case C [diverges]: allocate first; on failure the old object, deadline, registration and gauge stay
+    // §3 case C [diverges]: allocate first; on failure the old object, deadline, registration and gauge stay
     let m = master_with(config(), 1, 0, 64 * KB);
     put(&m, "k", 16 * KB, &enable(TTL));
     put(&m, "filler", 40 * KB, &preserve());
@@ -377,7 +377,7 @@ fn a_failed_size_changing_upsert_leaves_object_deadline_and_registration_intact(
 
 #[test]
 fn a_failed_replacing_upsert_does_not_preempt_the_write_in_flight() {
-    // §2 UpsertStart: every rejection happens before any side effect (preemption included)
+    // §3 UpsertStart: every rejection happens before any side effect (preemption included)
     let m = master_with(config(), 1, 0, 64 * KB);
     put(&m, "k", 16 * KB, &enable(TTL));
     put(&m, "filler", 40 * KB, &preserve());
@@ -393,7 +393,7 @@ fn a_failed_replacing_upsert_does_not_preempt_the_write_in_flight() {
     m.upsert_end(C1, k("k"), ReplicaSelector::All, Some(w.token))
         .unwrap();
     // The case-B write survived: its End makes the object readable again and
-    // commits its own ENABLE 5 (§3.3: zero COMPLETE replicas before this End).
+    // commits its own ENABLE 5 (§4.3: zero COMPLETE replicas before this End).
     assert_eq!(deadline(&m, "k"), Some(T0 + 3 + 5));
     inv(&m);
 }
@@ -402,7 +402,7 @@ fn a_failed_replacing_upsert_does_not_preempt_the_write_in_flight() {
 
 #[test]
 fn same_size_upsert_of_a_local_disk_only_object_stages_fresh_buffers() {
-    // §2 UpsertStart: found by fuzz_bounded — case B on an object whose only
+    // §3 UpsertStart: found by fuzz_bounded — case B on an object whose only
     // COMPLETE replica is LOCAL_DISK dropped it and left an object with no replica
     let m = master();
     m.add_local_disk_replica(C2, k("k"), 4 * KB).unwrap();
@@ -420,7 +420,7 @@ fn same_size_upsert_of_a_local_disk_only_object_stages_fresh_buffers() {
 
 #[test]
 fn same_size_upsert_of_a_local_disk_only_object_that_cannot_allocate_changes_nothing() {
-    // §2 case C rule applied to the LOCAL_DISK-only case: allocate first
+    // §3 case C rule applied to the LOCAL_DISK-only case: allocate first
     let m = master_with(config(), 1, 0, 8 * KB);
     put(&m, "filler", 8 * KB, &preserve());
     m.add_local_disk_replica(C2, k("k"), 4 * KB).unwrap();

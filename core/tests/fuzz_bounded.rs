@@ -5,11 +5,12 @@
 //!   re-framed (length and CRC recomputed) so they reach the record parser;
 //!   anything decoded must re-encode identically and restore into a master
 //!   that passes `check_invariants()`, or be refused with the master
-//!   untouched (SEMANTICS §6 "Failure").
+//!   untouched (docs/CONTRACT.md §6 "Failure").
 //! - operation sequences: ≥ 10 000 random sequences against a deterministic
-//!   master with SEMANTICS §8 checked after every step (see support/opseq.rs),
-//!   and more at extreme configurations: a clock hours before MAX_INSTANT and
-//!   every TTL and timeout at MAX_DURATION_MS (docs/CONTRACT.md §1, §9).
+//!   master with docs/CONTRACT.md §8 checked after every step (see
+//!   support/opseq.rs), and more at extreme configurations: a clock hours
+//!   before MAX_INSTANT and every TTL and timeout at MAX_DURATION_MS
+//!   (docs/CONTRACT.md §1, §9).
 //!
 //! Debug builds run a tenth of the cases; `cargo test --release` runs all.
 
@@ -47,7 +48,7 @@ fn seed_snapshots() -> Vec<Vec<u8>> {
 
 #[test]
 fn decoder_gives_a_defined_result_for_mutated_snapshots() {
-    // Rule (SEMANTICS §6): bad input → DESERIALIZE_FAIL, never a panic; a
+    // Rule (docs/CONTRACT.md §6): bad input → DESERIALIZE_FAIL, never a panic; a
     // decoded snapshot restores into a consistent master or changes nothing.
     let cases = scaled(120_000);
     let seeds = seed_snapshots();
@@ -85,7 +86,7 @@ fn decoder_gives_a_defined_result_for_mutated_snapshots() {
 
 #[test]
 fn operation_sequences_keep_every_invariant() {
-    // Rule (SEMANTICS §8): the invariants hold after every operation of any
+    // Rule (docs/CONTRACT.md §8): the invariants hold after every operation of any
     // sequence; reads change only leases; results are defined codes.
     let sequences = scaled(10_000);
     let mut tally = Tally::default();

@@ -1,4 +1,4 @@
-//! SEMANTICS §1 groups: id fixed at creation, a shared group lease refreshed
+//! docs/CONTRACT.md §2 groups: id fixed at creation, a shared group lease refreshed
 //! by grouped reads, membership in its own domain (no change to routing),
 //! and all-or-none eviction: a group goes only when every member passes the
 //! per-object checks of the current pass; a group counts as its members.
@@ -37,7 +37,7 @@ fn own_lease(m: &Master, key: &str) -> u64 {
 
 #[test]
 fn grouped_read_refreshes_the_shared_group_lease() {
-    // §1: Get/Exist on a grouped object refresh the group's shared lease, protecting every member
+    // §2: Get/Exist on a grouped object refresh the group's shared lease, protecting every member
     let m = big();
     put(&m, "a", 64, &grouped("g"));
     put(&m, "b", 64, &grouped("g"));
@@ -60,7 +60,7 @@ fn grouped_read_refreshes_the_shared_group_lease() {
 
 #[test]
 fn a_leased_member_protects_the_whole_group() {
-    // §1/§4: one member read → no member is evicted (all-or-none)
+    // §2/§5: one member read → no member is evicted (all-or-none)
     let m = big();
     for i in 0..3 {
         put(&m, &format!("g{i}"), 64, &grouped("g"));
@@ -79,7 +79,7 @@ fn a_leased_member_protects_the_whole_group() {
 
 #[test]
 fn a_hard_pinned_member_keeps_the_whole_group() {
-    // §1/§4: a member that fails the hard-pin check keeps every member
+    // §2/§5: a member that fails the hard-pin check keeps every member
     let m = big();
     put(&m, "g0", 64, &grouped("g"));
     put(
@@ -103,7 +103,7 @@ fn a_hard_pinned_member_keeps_the_whole_group() {
 
 #[test]
 fn a_group_counts_as_its_members_and_goes_whole() {
-    // §4: all-or-none: reaching the group evicts every member, each counted
+    // §5: all-or-none: reaching the group evicts every member, each counted
     let m = big();
     for i in 0..3 {
         put(&m, &format!("g{i}"), 64, &grouped("g")); // oldest
@@ -122,7 +122,7 @@ fn a_group_counts_as_its_members_and_goes_whole() {
 
 #[test]
 fn a_pinned_member_keeps_the_group_out_of_the_first_pass() {
-    // §1/§4: in the first pass every member must be unpinned; the second pass may take the
+    // §2/§5: in the first pass every member must be unpinned; the second pass may take the
     // group (allowed) — never when allow_evict_soft_pinned_objects is false
     for allow in [true, false] {
         let m = master_with(
@@ -163,7 +163,7 @@ fn a_pinned_member_keeps_the_group_out_of_the_first_pass() {
 
 #[test]
 fn group_members_spread_over_shards_are_evicted_together() {
-    // §1: groups do not change routing; all-or-none holds across many shards
+    // §2: groups do not change routing; all-or-none holds across many shards
     let m = big();
     for i in 0..40 {
         put(&m, &format!("m{i:02}"), 64, &grouped("big"));
@@ -182,7 +182,7 @@ fn group_members_spread_over_shards_are_evicted_together() {
 
 #[test]
 fn same_group_name_in_two_tenants_is_two_groups() {
-    // §1: the group domain is keyed by (tenant, group)
+    // §2: the group domain is keyed by (tenant, group)
     let m = big();
     for t in ["a", "b"] {
         let key = Key::scoped(t, "x");
@@ -202,7 +202,7 @@ fn same_group_name_in_two_tenants_is_two_groups() {
 
 #[test]
 fn a_member_without_an_evictable_replica_neither_blocks_nor_goes() {
-    // §1: the per-object checks are lease, hard pin and active pin; a member still being
+    // §2: the per-object checks are lease, hard pin and active pin; a member still being
     // written passes them but has no memory replica to free
     let m = big();
     put(&m, "g0", 64, &grouped("g"));
@@ -217,7 +217,7 @@ fn a_member_without_an_evictable_replica_neither_blocks_nor_goes() {
 
 #[test]
 fn group_id_is_fixed_at_creation() {
-    // §1: changing the group on Upsert → INVALID_PARAMS; a removed member leaves the group
+    // §2: changing the group on Upsert → INVALID_PARAMS; a removed member leaves the group
     let m = big();
     put(&m, "a", 64, &grouped("g"));
     put(&m, "b", 64, &grouped("g"));
@@ -232,5 +232,49 @@ fn group_id_is_fixed_at_creation() {
     // the re-created b joined the live group, whose lease protects it
     assert_eq!(code(m.remove(k("b"), false)), ErrorKind::ObjectHasLease);
     assert_eq!(m.capture().groups.len(), 1);
+    inv(&m);
+}
+
+#[test]
+fn replacing_the_last_member_through_a_stale_write_keeps_the_group_lease() {
+    // §2/§3: PutStart replacing a stale write of the group's last member
+    // keeps the group and its shared lease (it is not recreated with lease 0)
+    let c = MasterConfig {
+        default_kv_lease_ttl_ms: 100_000,
+        put_start_discard_timeout_ms: 30_000,
+        ..config()
+    };
+    let m = master_with(c, 1, 0, 1 << 24);
+    put(&m, "a", 64, &grouped("g"));
+    m.put_start(C1, k("b"), 64, &grouped("g")).unwrap(); // never ended
+    m.get_replica_list(k("a")).unwrap(); // group lease T0 + 100 s
+    m.remove(k("a"), true).unwrap(); // b is now the last member
+    assert_eq!(group_lease(&m, "default", "g"), Some(T0 + 100_000));
+    m.advance_time(30_001).unwrap(); // b's write is no longer young
+    let w = m.put_start(C2, k("b"), 64, &grouped("g")).unwrap();
+    assert_eq!(group_lease(&m, "default", "g"), Some(T0 + 100_000));
+    m.put_end(C2, k("b"), ReplicaSelector::All, Some(w.token))
+        .unwrap();
+    // the group's lease, still live, protects the replacement
+    assert_eq!(code(m.remove(k("b"), false)), ErrorKind::ObjectHasLease);
+    assert_eq!(m.capture().groups.len(), 1);
+    inv(&m);
+    m.set_time(T0 + 100_000).unwrap();
+    m.remove(k("b"), false).unwrap();
+    assert!(m.capture().groups.is_empty(), "an empty group is gone");
+    inv(&m);
+}
+
+#[test]
+fn replacing_a_stale_write_under_another_group_moves_the_key() {
+    // §3: the replacement is a new object: it joins the group it names and
+    // leaves the stale write's group, which goes when it has no member left
+    let m = big();
+    m.put_start(C1, k("b"), 64, &grouped("g")).unwrap();
+    m.advance_time(30_001).unwrap();
+    put(&m, "b", 64, &grouped("h"));
+    let groups = m.capture().groups;
+    assert_eq!(groups.len(), 1);
+    assert_eq!(groups[0].name, "h");
     inv(&m);
 }

@@ -1,4 +1,4 @@
-//! Issue 5 / SEMANTICS §3.8, §4, §9: the one maintenance thread. An
+//! docs/CONTRACT.md §4.8, §5, §9: the one maintenance thread. An
 //! allocation failure returns NO_AVAILABLE_HANDLE at once and wakes it (the
 //! retry succeeds after that one tick); each task runs on its own interval,
 //! 0 = off; dropping a master returns promptly even with hour-long
@@ -60,7 +60,7 @@ fn full(cfg: MasterConfig, c: &WriteConfig) -> Master {
 
 #[test]
 fn allocation_failure_wakes_the_maintenance_thread_and_the_retry_succeeds() {
-    // issue 5: NO_AVAILABLE_HANDLE at once, the thread wakes and evicts; the retry then succeeds.
+    // NO_AVAILABLE_HANDLE at once, the thread wakes and evicts; the retry then succeeds.
     // The eviction interval is an hour, so only the wake-up can explain the eviction.
     let m = full(background(HOUR, 0, 0), &preserve());
     assert_eq!(
@@ -82,7 +82,7 @@ fn allocation_failure_wakes_the_maintenance_thread_and_the_retry_succeeds() {
 
 #[test]
 fn copy_failure_wakes_the_maintenance_thread_too() {
-    // §2: NO_AVAILABLE_HANDLE from a copy target also requests an eviction
+    // §3: NO_AVAILABLE_HANDLE from a copy target also requests an eviction
     let m = master_with(background(HOUR, 0, 0), 2, 0, 1024);
     put(
         &m,
@@ -118,10 +118,10 @@ fn copy_failure_wakes_the_maintenance_thread_too() {
 
 #[test]
 fn dropping_a_master_with_hour_long_intervals_returns_promptly() {
-    // issue 5: the thread sleeps on a condvar, so drop does not wait for the next tick
+    // the thread sleeps on a condvar, so drop does not wait for the next tick
     for clock in [ClockSource::System, ClockSource::Manual { start_ms: T0 }] {
         let m = Master::new(MasterConfig {
-            clock,
+            clock: clock.clone(),
             ..background(HOUR, HOUR, HOUR)
         })
         .unwrap();
@@ -141,7 +141,7 @@ fn dropping_a_master_with_hour_long_intervals_returns_promptly() {
 
 #[test]
 fn cleanup_runs_on_its_interval() {
-    // §3.8: the maintenance thread runs soft-pin cleanup every soft_pin_cleanup_interval
+    // §4.8: the maintenance thread runs soft-pin cleanup every soft_pin_cleanup_interval
     let m = master_with(background(0, 5, 0), 1, 0, 1 << 20);
     put(&m, "k", 64, &enable(100));
     assert_eq!(gauge(&m), 1);
@@ -154,7 +154,7 @@ fn cleanup_runs_on_its_interval() {
 
 #[test]
 fn sweep_and_release_run_on_their_interval() {
-    // §2: the thread sweeps stale writes and frees discarded buffers once due
+    // §3: the thread sweeps stale writes and frees discarded buffers once due
     let m = master_with(background(0, 0, 5), 1, 0, 1 << 20);
     m.put_start(C1, k("stale"), 64, &preserve()).unwrap();
     put(&m, "k", 64, &preserve());
@@ -171,7 +171,7 @@ fn sweep_and_release_run_on_their_interval() {
 
 #[test]
 fn eviction_check_runs_on_its_interval() {
-    // §4/§9: above the watermark the periodic eviction check evicts without any request
+    // §5/§9: above the watermark the periodic eviction check evicts without any request
     let m = full(background(5, 0, 0), &preserve());
     wait_for(&m, "a periodic eviction", || m.key_count() < 16);
     inv_quiet(&m);

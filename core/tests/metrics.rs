@@ -1,6 +1,6 @@
-//! SEMANTICS §5 metrics per instance: after a scenario that exercises every
+//! docs/CONTRACT.md §10 metrics per instance: after a scenario that exercises every
 //! counter, `metrics_prometheus()` is parsed by a small exposition-format
-//! parser and every metric of §5 is found, typed, documented and equal to
+//! parser and every metric of §10 is found, typed, documented and equal to
 //! the plain `metrics()` struct and to the values the scenario implies.
 mod common;
 use common::*;
@@ -140,7 +140,7 @@ fn scenario() -> Master {
 
 #[test]
 fn prometheus_text_has_every_section_5_metric_with_sane_values() {
-    // §5: key count, soft-pin gauge, allocated/capacity (total and per segment, both pools),
+    // §10: key count, soft-pin gauge, allocated/capacity (total and per segment, both pools),
     // eviction attempts/successes/keys/bytes, put-start failures, discarded staging bytes,
     // and cleanup statistics, with upstream-style names
     let m = scenario();
@@ -323,7 +323,7 @@ fn prometheus_text_has_every_section_5_metric_with_sane_values() {
 
 #[test]
 fn metrics_are_per_instance() {
-    // §3.9/§5: metrics are per master instance
+    // §4.9/§10: metrics are per master instance
     let a = scenario();
     let b = master();
     let sb = b.metrics();
@@ -344,7 +344,7 @@ fn metrics_are_per_instance() {
 
 #[test]
 fn gauges_follow_the_state_through_removal_and_unmount() {
-    // §5: key count, soft-pin gauge and byte gauges track removal and unmount exactly
+    // §10: key count, soft-pin gauge and byte gauges track removal and unmount exactly
     let m = master_with(config(), 2, 0, SEG);
     let on0 = WriteConfig {
         preferred_segments: vec!["mem0".into()],

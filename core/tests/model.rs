@@ -5,7 +5,7 @@
 //! eviction, unmount/re-mount) run against the real `Master` and a simple
 //! reference model. The model predicts every result code, every key's
 //! replicas, committed deadline and pending flag, the gauge and the key
-//! count; `check_invariants()` (SEMANTICS §8) runs after every step.
+//! count; `check_invariants()` (docs/CONTRACT.md §8) runs after every step.
 //!
 //! Environment: `MODEL_CASES` (default 10 000 sequences), `MODEL_SEED`
 //! (fixed seed, default below) or `MODEL_RANDOM=1` (fresh seed each run).
@@ -22,7 +22,9 @@ mod ops;
 #[path = "model/reference.rs"]
 mod reference;
 
-use mooncake_meta_core::{Key, Master, MasterConfig, Pool, ReplicaSelector, SegmentSpec, WriteConfig};
+use mooncake_meta_core::{
+    Key, Master, MasterConfig, Pool, ReplicaSelector, SegmentSpec, WriteConfig,
+};
 use proptest::prelude::*;
 use proptest::test_runner::{RngAlgorithm, RngSeed, TestRunner};
 
@@ -66,7 +68,7 @@ fn run(setup: ops::Setup, seq: &[ops::Op]) -> Result<(), String> {
 proptest! {
     #![proptest_config(config())]
 
-    // SEMANTICS §2–§4 and §8: the master behaves exactly as the reference model.
+    // docs/CONTRACT.md §3–§5 and §8: the master behaves exactly as the reference model.
     #[test]
     fn master_matches_reference_model(
         (setup, seq) in sequences(),
@@ -98,7 +100,7 @@ fn model_coverage_report() {
     }
 }
 
-// SEMANTICS §2 case B rewrites COMPLETE MEMORY/NOF_SSD replicas in place; an
+// docs/CONTRACT.md §3 case B rewrites COMPLETE MEMORY/NOF_SSD replicas in place; an
 // object whose only COMPLETE replica is LOCAL_DISK takes case C instead of
 // being left with no replica (found by the model test).
 #[test]

@@ -1,11 +1,11 @@
 //! The snapshot byte format: round trips, the pinned layout, canonicity and
-//! every decode failure of SEMANTICS §6 ("bad magic, version, checksum or
+//! every decode failure of docs/CONTRACT.md §6 ("bad magic, version, checksum or
 //! length; truncation").
 
 mod snapshot_support;
 
 use mooncake_meta_core::snapshot::codec::{
-    decode, encode, peek_created_at, validate, FORMAT_VERSION, HEADER_LEN, MAGIC,
+    decode, encode, peek_created_at, validate, FORMAT_VERSION, FORMAT_VERSION_1, HEADER_LEN, MAGIC,
 };
 use mooncake_meta_core::snapshot::image::{ObjectRecord, SnapshotImage};
 use mooncake_meta_core::{ErrorKind, MAX_INSTANT};
@@ -68,7 +68,7 @@ fn segments_of_both_pools_without_objects_round_trip() {
 
 #[test]
 fn saturated_timestamps_round_trip() {
-    // §0: deadlines saturate at MAX_INSTANT and must be stored verbatim.
+    // §1: deadlines saturate at MAX_INSTANT and must be stored verbatim.
     let mut img = representative();
     img.created_at = MAX_INSTANT;
     for o in &mut img.objects {
@@ -103,6 +103,7 @@ fn encoding_is_deterministic() {
 fn small_image() -> SnapshotImage {
     SnapshotImage {
         created_at: 7,
+        wall_at_capture: None,
         next_replica_id: 3,
         next_write_token: 9,
         next_object_seq: 2,
@@ -188,12 +189,58 @@ fn small_payload(v: Small) -> Vec<u8> {
     p.u64(2).u8(LOCAL_DISK).u8(PROCESSING).u8(1).u64(6).0
 }
 
+/// Format 2 is format 1 with the wall clock at capture after the four
+/// counters; the header names the version.
+#[test]
+fn format_2_layout_carries_the_wall_after_the_counters() {
+    let img = SnapshotImage {
+        wall_at_capture: Some(0x5A11),
+        ..small_image()
+    };
+    let bytes = encode(&img);
+    let v1 = small_payload(SMALL);
+    let mut v2 = v1[..32].to_vec();
+    v2.extend_from_slice(&0x5A11u64.to_le_bytes());
+    v2.extend_from_slice(&v1[32..]);
+    assert_eq!(&bytes[8..12], &FORMAT_VERSION.to_le_bytes());
+    assert_eq!(FORMAT_VERSION, 2);
+    assert_eq!(&bytes[HEADER_LEN..], &v2[..]);
+    assert_eq!(decode(&bytes).unwrap(), img);
+    assert_eq!(peek_created_at(&bytes).unwrap(), 7);
+}
+
+#[test]
+fn format_2_wall_beyond_max_instant_is_rejected() {
+    let img = SnapshotImage {
+        wall_at_capture: Some(MAX_INSTANT + 1),
+        ..small_image()
+    };
+    let e = decode(&encode(&img)).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::DeserializeFail);
+    assert!(e.message().contains("wall_at_capture"), "{}", e.message());
+}
+
+#[test]
+fn format_2_cut_inside_the_wall_record_is_rejected() {
+    let img = SnapshotImage {
+        wall_at_capture: Some(9),
+        ..Default::default()
+    };
+    let bytes = encode(&img);
+    // A format-2 header over a format-1 payload: the wall field is missing.
+    let mut b = bytes[..HEADER_LEN].to_vec();
+    b.extend_from_slice(&counters(0, 0, 0, 0).u64(0).u64(0).u64(0).0);
+    reframe(&mut b);
+    let e = decode(&b).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::DeserializeFail);
+}
+
 #[test]
 fn layout_matches_the_documented_bytes() {
     let bytes = encode(&small_image());
     assert_eq!(bytes, frame(&small_payload(SMALL)));
     assert_eq!(&bytes[..8], &MAGIC);
-    assert_eq!(&bytes[8..12], &FORMAT_VERSION.to_le_bytes());
+    assert_eq!(&bytes[8..12], &FORMAT_VERSION_1.to_le_bytes());
     assert_eq!(decode(&bytes).unwrap(), small_image());
 }
 
@@ -226,8 +273,8 @@ fn bad_magic_is_rejected() {
 #[test]
 fn unknown_version_is_rejected() {
     let mut b = encode(&small_image());
-    b[8..12].copy_from_slice(&2u32.to_le_bytes());
-    rejected(&b, "unsupported snapshot format version 2");
+    b[8..12].copy_from_slice(&3u32.to_le_bytes());
+    rejected(&b, "unsupported snapshot format version 3");
     b[8..12].copy_from_slice(&0u32.to_le_bytes());
     rejected(&b, "version 0");
 }

@@ -1,4 +1,4 @@
-//! SEMANTICS §6 "consistent cut": snapshots taken while writers, readers and
+//! docs/CONTRACT.md §6 "consistent cut": snapshots taken while writers, readers and
 //! maintenance run must each restore into a fresh master that passes
 //! `check_invariants()` (no two live buffers overlap, counters above every
 //! stored id, index and gauge rebuilt), and restore exactly the objects the
@@ -307,7 +307,7 @@ fn snapshots_taken_under_concurrent_writes_restore_consistently() {
 
 #[test]
 fn snapshots_taken_during_mounts_and_unmounts_restore_consistently() {
-    // §1 + §6: unmount drops the segment's replicas synchronously; no image
+    // §2 + §6: unmount drops the segment's replicas synchronously; no image
     // may show a replica on a segment it does not list
     let m = busy_master();
     let stop = Arc::new(AtomicBool::new(false));

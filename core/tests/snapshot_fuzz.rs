@@ -1,4 +1,4 @@
-//! Deterministic mutation fuzzing of decode (SEMANTICS §6 "Failure"): every
+//! Deterministic mutation fuzzing of decode (docs/CONTRACT.md §6 "Failure"): every
 //! mutated snapshot must decode to Ok or fail with DESERIALIZE_FAIL — never
 //! panic, never allocate from a corrupt count — and anything accepted must
 //! re-encode to the very same bytes (canonical encoding).

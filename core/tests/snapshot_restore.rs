@@ -1,4 +1,4 @@
-//! SEMANTICS §6 through the master: the survival rule evaluated once at the
+//! docs/CONTRACT.md §6 through the master: the survival rule evaluated once at the
 //! restoring clock's now, the rebuilt index, gauge, key count and allocators,
 //! counters that carry on, canonical round trips, candidate selection and
 //! files. Codec-level rules are in snapshot_codec/validate/fixture.
@@ -293,7 +293,7 @@ fn segment_of(d: &ReplicaDescriptor) -> u32 {
 
 #[test]
 fn restored_pins_expire_at_their_original_deadlines() {
-    // §6 (5) + §3.8: the rebuilt index expires each pin at its original deadline
+    // §6 (5) + §4.8: the rebuilt index expires each pin at its original deadline
     let m = master();
     put(&m, "a", 64, &enable(1_000));
     m.advance_time(10).unwrap();
@@ -320,7 +320,7 @@ fn restored_pins_expire_at_their_original_deadlines() {
 
 #[test]
 fn counters_carry_on_after_restore() {
-    // §1/§7: replica ids and write tokens come from persisted counters
+    // §2/§7: replica ids and write tokens come from persisted counters
     let m = master();
     for i in 0..20 {
         put(&m, &format!("k{i}"), 64, &enable(TTL));
@@ -445,7 +445,7 @@ fn timestamps_are_restored_verbatim() {
 
 #[test]
 fn groups_and_their_shared_lease_are_restored() {
-    // §1/§6: group membership and the shared lease survive; eviction stays all-or-none
+    // §2/§6: group membership and the shared lease survive; eviction stays all-or-none
     let m = master();
     put(&m, "a", 64, &preserve().with_group("g"));
     put(&m, "b", 64, &preserve().with_group("g"));
@@ -473,10 +473,10 @@ fn groups_and_their_shared_lease_are_restored() {
     assert_eq!(ev.evicted, 2, "all members go together");
     assert!(r.capture().groups.is_empty());
     inv(&r);
-    // Upsert must still name the same group.
+    // The restored object keeps its group: naming another is refused.
     let (r3, _) = restored_at(&s, T0 + 200);
     assert_eq!(
-        code(r3.upsert_start(C1, k("a"), 64, &preserve())),
+        code(r3.upsert_start(C1, k("a"), 64, &preserve().with_group("h"))),
         ErrorKind::InvalidParams
     );
     r3.upsert_start(C1, k("a"), 64, &preserve().with_group("g"))
@@ -810,7 +810,7 @@ fn committed_v1_fixture_restores_into_a_master() {
 
 #[test]
 fn counters_without_headroom_are_rejected_at_restore() {
-    // §1/§6: counters carry on, so a counter that would wrap cannot be restored
+    // §2/§6: counters carry on, so a counter that would wrap cannot be restored
     let m = survivor_master();
     let before = live_fingerprint(&m);
     let good = m.capture();

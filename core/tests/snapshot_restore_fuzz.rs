@@ -1,4 +1,4 @@
-//! Fuzz-style restore (SEMANTICS §6 "Failure" and survival rule): mutated
+//! Fuzz-style restore (docs/CONTRACT.md §6 "Failure" and survival rule): mutated
 //! snapshots of masters with varied state either fail with DESERIALIZE_FAIL
 //! and leave the target master untouched, or restore into a master that
 //! passes `check_invariants()` and keeps working. Half of the cases get their
@@ -9,7 +9,9 @@
 mod common;
 
 use common::*;
-use mooncake_meta_core::snapshot::codec::{decode, encode, FORMAT_VERSION, HEADER_LEN, MAGIC};
+use mooncake_meta_core::snapshot::codec::{
+    decode, encode, FORMAT_VERSION, FORMAT_VERSION_1, HEADER_LEN, MAGIC,
+};
 use mooncake_meta_core::snapshot::image::{LocationRecord, SegmentRecord, SnapshotImage};
 use mooncake_meta_core::*;
 
@@ -378,7 +380,7 @@ fn reframe(b: &mut [u8]) {
 fn frame_ok(b: &[u8]) -> bool {
     b.len() >= HEADER_LEN
         && b[..8] == MAGIC
-        && b[8..12] == FORMAT_VERSION.to_le_bytes()
+        && (b[8..12] == FORMAT_VERSION.to_le_bytes() || b[8..12] == FORMAT_VERSION_1.to_le_bytes())
         && b[12..16] == [0; 4]
         && b[16..24] == ((b.len() - HEADER_LEN) as u64).to_le_bytes()
         && b[24..28] == crc32fast::hash(&b[HEADER_LEN..]).to_le_bytes()

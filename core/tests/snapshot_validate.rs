@@ -1,4 +1,4 @@
-//! validate(): one test per structural rule of SEMANTICS §6 "Failure" (and
+//! validate(): one test per structural rule of docs/CONTRACT.md §6 "Failure" (and
 //! the ordering rules behind canonical encoding). Each rejection is checked
 //! through validate() and through decode(encode(..)), the restore path.
 

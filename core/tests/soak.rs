@@ -1,11 +1,11 @@
-//! Concurrency soak (issue 14). Four threads issue a weighted random mix of
+//! Concurrency soak. Four threads issue a weighted random mix of
 //! every operation — all soft-pin actions with TTLs of 10–100 ms so pins
 //! really expire, preempting upserts, copy/move, promotion, LOCAL_DISK
 //! replicas, unmount/mount of a spare segment, removes, reads and batches —
 //! against a system-clock master whose maintenance thread runs cleanup
 //! (5 ms), eviction checks (5 ms) and the sweep (20 ms) with short
 //! discard/release timeouts. Every second the workers park at a barrier and
-//! the main thread runs `check_invariants()` (SEMANTICS §8) while holding
+//! the main thread runs `check_invariants()` (docs/CONTRACT.md §8) while holding
 //! `quiesce()`, which keeps the maintenance thread between tasks: with the
 //! workers parked and no cleanup batch, eviction or sweep in flight the
 //! check is exact, never "retry until it passes".
@@ -180,7 +180,8 @@ fn soft_pin(r: &mut XorShift) -> SoftPinRequest {
 fn write_config(r: &mut XorShift, u: &Universe, key: usize) -> WriteConfig {
     let mut group = u.group(key);
     if r.chance(3) {
-        // A group change: INVALID_PARAMS on an Upsert of an existing object.
+        // Naming another group (or one for an ungrouped key) is INVALID_PARAMS
+        // on an Upsert of an existing object; naming none keeps its group.
         group = match group {
             Some(_) => None,
             None => Some("g0".into()),
@@ -719,7 +720,7 @@ fn deadlock_detector(_done: Arc<AtomicBool>) -> Option<std::thread::JoinHandle<u
 
 #[test]
 fn soak_mixed_operations_keep_every_invariant_under_maintenance() {
-    // SEMANTICS §8 under concurrency: the invariants hold at every barrier, no
+    // docs/CONTRACT.md §8 under concurrency: the invariants hold at every barrier, no
     // deadlock or hang, every result a defined code.
     let secs = env_u64("SOAK_SECS").unwrap_or(if std::env::var("CI").as_deref() == Ok("true") {
         60

@@ -1,4 +1,4 @@
-//! SEMANTICS §3.3 through the master: one test per cell of the commit table
+//! docs/CONTRACT.md §4.3 through the master: one test per cell of the commit table
 //! (committed before × action), asserting deadline, gauge and index.
 mod common;
 use common::*;

@@ -1,4 +1,4 @@
-//! SEMANTICS §3.4–§3.6 and §3.9: pending survives only while the write can
+//! docs/CONTRACT.md §4.4–§4.6 and §4.9: pending survives only while the write can
 //! still complete, deadlines carry across replacement only while unexpired,
 //! reads never touch soft pin, and the gauge moves only with committed state.
 mod common;
@@ -16,7 +16,7 @@ fn two_type(ttl: u64) -> WriteConfig {
 
 #[test]
 fn partial_revoke_keeps_pending_and_later_end_commits() {
-    // §3.4: partial revoke keeps pending while another eligible replica can complete
+    // §4.4: partial revoke keeps pending while another eligible replica can complete
     let m = master();
     let w = m.put_start(C1, k("k"), 64, &two_type(TTL)).unwrap();
     m.put_revoke(C1, k("k"), ReplicaSelector::Memory, Some(w.token))
@@ -47,7 +47,7 @@ fn revoking_the_last_eligible_replica_erases_object_and_pending() {
 
 #[test]
 fn revoke_never_changes_committed_state() {
-    // §3.4: committed state is never changed by a revoke unless the object is erased
+    // §4.4: committed state is never changed by a revoke unless the object is erased
     let m = master();
     put(
         &m,
@@ -129,7 +129,7 @@ fn stale_write_sweep_clears_pending_and_frees_at_release() {
 
 #[test]
 fn upsert_preserve_keeps_the_deadline() {
-    // §3.5 case B: committed deadline stays while PROCESSING; PRESERVE keeps it at End
+    // §4.5 case B: committed deadline stays while PROCESSING; PRESERVE keeps it at End
     let m = master();
     put(&m, "k", 64, &enable(TTL));
     m.advance_time(100).unwrap();
@@ -174,7 +174,7 @@ fn size_changing_disable_removes_at_end() {
 
 #[test]
 fn inherited_deadline_can_expire_mid_write() {
-    // §3.5: the carried deadline keeps its original instant; cleanup may expire it
+    // §4.5: the carried deadline keeps its original instant; cleanup may expire it
     let m = master();
     put(&m, "k", 64, &enable(TTL));
     let w = m.upsert_start(C1, k("k"), 128, &preserve()).unwrap();
@@ -228,7 +228,7 @@ fn unexpired_deadline_is_carried_across_preemption() {
 
 #[test]
 fn stale_put_replacement_carries_nothing() {
-    // §3.5: PutStart replacing a stale write carries nothing
+    // §4.5: PutStart replacing a stale write carries nothing
     let m = master();
     put(&m, "k", 64, &enable(TTL));
     m.upsert_start(C1, k("k"), 64, &preserve()).unwrap(); // nothing COMPLETE now
@@ -241,7 +241,7 @@ fn stale_put_replacement_carries_nothing() {
 
 #[test]
 fn get_and_exist_after_expiry_never_reactivate() {
-    // §3.6: reads grant only the lease
+    // §4.6: reads grant only the lease
     let m = master();
     put(&m, "k", 64, &enable(TTL));
     m.advance_time(TTL + 1).unwrap();
@@ -296,7 +296,7 @@ fn copy_move_promotion_are_not_activation_points() {
 
 #[test]
 fn remove_of_a_pinned_object_decrements_the_gauge() {
-    // RFC 10: explicit removal still removes soft-pinned objects
+    // docs/CONTRACT.md §3 (Remove): explicit removal still removes soft-pinned objects
     let m = master();
     put(&m, "k", 64, &enable(TTL));
     assert_eq!(gauge(&m), 1);
@@ -308,7 +308,7 @@ fn remove_of_a_pinned_object_decrements_the_gauge() {
 
 #[test]
 fn gauge_counts_stored_but_expired_until_normalised() {
-    // §3.9: gauge converges within one cleanup
+    // §4.9: gauge converges within one cleanup
     let m = master();
     for i in 0..10 {
         put(&m, &format!("k{i}"), 64, &enable(TTL + i));

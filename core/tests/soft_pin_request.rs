@@ -1,4 +1,4 @@
-//! SEMANTICS §3.1: the soft-pin request is validated and resolved at Start,
+//! docs/CONTRACT.md §4.1: the soft-pin request is validated and resolved at Start,
 //! before any side effect. One test per row of the table.
 mod common;
 use common::*;

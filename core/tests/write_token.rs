@@ -1,4 +1,4 @@
-//! SEMANTICS §7: a new u64 write token on every Start; End/Revoke with a
+//! docs/CONTRACT.md §7: a new u64 write token on every Start; End/Revoke with a
 //! token that is not the current write's → STALE_WRITE_TOKEN and nothing
 //! changes. Check order: OBJECT_NOT_FOUND → ILLEGAL_CLIENT → STALE_WRITE_TOKEN.
 mod common;

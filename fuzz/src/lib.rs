@@ -46,7 +46,7 @@ pub fn snapshot_decode(data: &[u8]) -> targets::Decoded {
 }
 
 /// Target `op_sequence`: the bytes choose up to 512 operations against a
-/// deterministic master; SEMANTICS §8 is checked after each.
+/// deterministic master; docs/CONTRACT.md §8 is checked after each.
 pub fn op_sequence(data: &[u8]) -> u64 {
     let mut src = Bytes(Unstructured::new(data));
     targets::op_sequence(&mut src, 512).steps

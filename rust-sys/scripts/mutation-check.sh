@@ -25,6 +25,8 @@ cp "$repo/Cargo.lock" "$copy/"
 # Its own workspace, the core by absolute path.
 sed -i "s|^mooncake_meta = { path = \"..\"|mooncake_meta = { path = \"$repo\"|" "$copy/Cargo.toml"
 grep -q "path = \"$repo\"" "$copy/Cargo.toml" || { echo "mutation-check: could not repoint the core dependency" >&2; exit 1; }
+sed -i "s|^mooncake-meta-core = { path = \"../core\"|mooncake-meta-core = { path = \"$repo/core\"|" "$copy/Cargo.toml"
+grep -q "path = \"$repo/core\"" "$copy/Cargo.toml" || { echo "mutation-check: could not repoint the core dev-dependency" >&2; exit 1; }
 printf '\n[workspace]\n' >>"$copy/Cargo.toml"
 pristine=$tmp/bindings.rs
 cp "$copy/src/bindings.rs" "$pristine"
@@ -75,12 +77,12 @@ mutant "field order (write_config memory_replicas <-> nof_ssd_replicas)" "memory
     "$ws { /pub memory_replicas: u32,/{h;d}; /pub nof_ssd_replicas: u32,/G }"
 mutant "constant value (SOFT_PIN_DISABLE 2 -> 3)" "MOONCAKE_META_SOFT_PIN_DISABLE" \
     "s/MOONCAKE_META_SOFT_PIN_DISABLE: u32 = 2;/MOONCAKE_META_SOFT_PIN_DISABLE: u32 = 3;/"
-mutant "constant type (OBJECT_NOT_FOUND i32 -> i64)" "MOONCAKE_META_OBJECT_NOT_FOUND" \
-    "s/MOONCAKE_META_OBJECT_NOT_FOUND: mooncake_meta_status/MOONCAKE_META_OBJECT_NOT_FOUND: i64/"
-mutant "parameter type (batch_remove count usize -> u32)" "mooncake_meta_batch_remove" \
-    "/pub fn mooncake_meta_batch_remove(/,/;\$/ s/count: usize,/count: u32,/"
-mutant "pointer constness (batch_exist m *const -> *mut)" "mooncake_meta_batch_exist" \
-    "/pub fn mooncake_meta_batch_exist(/,/;\$/ s/m: \*const mooncake_meta_master/m: *mut mooncake_meta_master/"
+mutant "constant type (NO_SEGMENT u32 -> u64)" "MOONCAKE_META_NO_SEGMENT" \
+    "s/MOONCAKE_META_NO_SEGMENT: u32 = u32::MAX;/MOONCAKE_META_NO_SEGMENT: u64 = u32::MAX as u64;/"
+mutant "parameter type (snapshot_into cap usize -> u32)" "mooncake_meta_snapshot_into" \
+    "/pub fn mooncake_meta_snapshot_into(/,/;\$/ s/cap: usize,/cap: u32,/"
+mutant "pointer constness (metrics_prometheus_into m *const -> *mut)" "mooncake_meta_metrics_prometheus_into" \
+    "/pub fn mooncake_meta_metrics_prometheus_into(/,/;\$/ s/m: \*const mooncake_meta_master/m: *mut mooncake_meta_master/"
 mutant "return type (snapshot_into status -> i64)" "mooncake_meta_snapshot_into" \
     "/pub fn mooncake_meta_snapshot_into(/,/;\$/ s/) -> mooncake_meta_status;/) -> i64;/"
 mutant "missing declaration (metrics_prometheus_into)" "mooncake_meta_metrics_prometheus_into" \

@@ -112,6 +112,8 @@ mod checks {
         pub use mooncake_meta::master::mooncake_meta_master_free;
         pub use mooncake_meta::master::mooncake_meta_master_now;
         pub use mooncake_meta::master::mooncake_meta_master_set_time;
+        pub use mooncake_meta::master::mooncake_meta_master_wall_time;
+        pub use mooncake_meta::master::mooncake_meta_master_set_wall_time;
         pub use mooncake_meta::master::mooncake_meta_master_advance_time;
         pub use mooncake_meta::segments::mooncake_meta_mount_segment;
         pub use mooncake_meta::segments::mooncake_meta_unmount_segment;
@@ -431,6 +433,7 @@ mod checks {
     const _: () = assert!(offset_of!(sys::mooncake_meta_metrics_snapshot, maintenance_task_panics) == offset_of!(core_ffi::mooncake_meta_metrics_snapshot, maintenance_task_panics));
     const _: () = assert!(offset_of!(sys::mooncake_meta_metrics_snapshot, swept_writes) == offset_of!(core_ffi::mooncake_meta_metrics_snapshot, swept_writes));
     const _: () = assert!(offset_of!(sys::mooncake_meta_metrics_snapshot, segment_count) == offset_of!(core_ffi::mooncake_meta_metrics_snapshot, segment_count));
+    const _: () = assert!(offset_of!(sys::mooncake_meta_metrics_snapshot, clock_skew_ms) == offset_of!(core_ffi::mooncake_meta_metrics_snapshot, clock_skew_ms));
     fn fields_of_mooncake_meta_metrics_snapshot(s: &sys::mooncake_meta_metrics_snapshot, c: &core_ffi::mooncake_meta_metrics_snapshot) {
         let _: &u32 = &s.struct_size;
         let _: &u32 = &c.struct_size;
@@ -482,6 +485,8 @@ mod checks {
         let _: &u64 = &c.swept_writes;
         let _: &u64 = &s.segment_count;
         let _: &u64 = &c.segment_count;
+        let _: &i64 = &s.clock_skew_ms;
+        let _: &i64 = &c.clock_skew_ms;
     }
 
     // struct mooncake_meta_restore_report
@@ -497,6 +502,7 @@ mod checks {
     const _: () = assert!(offset_of!(sys::mooncake_meta_restore_report, soft_pins_restored) == offset_of!(core_ffi::mooncake_meta_restore_report, soft_pins_restored));
     const _: () = assert!(offset_of!(sys::mooncake_meta_restore_report, soft_pins_normalised) == offset_of!(core_ffi::mooncake_meta_restore_report, soft_pins_normalised));
     const _: () = assert!(offset_of!(sys::mooncake_meta_restore_report, candidates_rejected) == offset_of!(core_ffi::mooncake_meta_restore_report, candidates_rejected));
+    const _: () = assert!(offset_of!(sys::mooncake_meta_restore_report, clock_shift_ms) == offset_of!(core_ffi::mooncake_meta_restore_report, clock_shift_ms));
     fn fields_of_mooncake_meta_restore_report(s: &sys::mooncake_meta_restore_report, c: &core_ffi::mooncake_meta_restore_report) {
         let _: &u32 = &s.struct_size;
         let _: &u32 = &c.struct_size;
@@ -518,6 +524,8 @@ mod checks {
         let _: &u64 = &c.soft_pins_normalised;
         let _: &u64 = &s.candidates_rejected;
         let _: &u64 = &c.candidates_rejected;
+        let _: &i64 = &s.clock_shift_ms;
+        let _: &i64 = &c.clock_shift_ms;
     }
 
     /// Each declaration and the core's function have the header's type and are one symbol.
@@ -613,6 +621,12 @@ mod checks {
         let s: unsafe extern "C" fn(*const sys::mooncake_meta_master, u64, *mut *mut sys::mooncake_meta_error) -> sys::mooncake_meta_status = sys::mooncake_meta_master_set_time;
         let c: unsafe extern "C" fn(*const core_ffi::mooncake_meta_master, u64, *mut *mut core_ffi::mooncake_meta_error) -> core_ffi::mooncake_meta_status = core_ffi::mooncake_meta_master_set_time;
         assert_eq!(s as usize, c as usize, "mooncake_meta_master_set_time");
+        let s: unsafe extern "C" fn(*const sys::mooncake_meta_master, *mut u64, *mut *mut sys::mooncake_meta_error) -> sys::mooncake_meta_status = sys::mooncake_meta_master_wall_time;
+        let c: unsafe extern "C" fn(*const core_ffi::mooncake_meta_master, *mut u64, *mut *mut core_ffi::mooncake_meta_error) -> core_ffi::mooncake_meta_status = core_ffi::mooncake_meta_master_wall_time;
+        assert_eq!(s as usize, c as usize, "mooncake_meta_master_wall_time");
+        let s: unsafe extern "C" fn(*const sys::mooncake_meta_master, u64, *mut *mut sys::mooncake_meta_error) -> sys::mooncake_meta_status = sys::mooncake_meta_master_set_wall_time;
+        let c: unsafe extern "C" fn(*const core_ffi::mooncake_meta_master, u64, *mut *mut core_ffi::mooncake_meta_error) -> core_ffi::mooncake_meta_status = core_ffi::mooncake_meta_master_set_wall_time;
+        assert_eq!(s as usize, c as usize, "mooncake_meta_master_set_wall_time");
         let s: unsafe extern "C" fn(*const sys::mooncake_meta_master, u64, *mut u64, *mut *mut sys::mooncake_meta_error) -> sys::mooncake_meta_status = sys::mooncake_meta_master_advance_time;
         let c: unsafe extern "C" fn(*const core_ffi::mooncake_meta_master, u64, *mut u64, *mut *mut core_ffi::mooncake_meta_error) -> core_ffi::mooncake_meta_status = core_ffi::mooncake_meta_master_advance_time;
         assert_eq!(s as usize, c as usize, "mooncake_meta_master_advance_time");
@@ -802,6 +816,6 @@ mod checks {
         let s: unsafe extern "C" fn(*const sys::mooncake_meta_master, *const *const ::core::ffi::c_char, usize, *mut sys::mooncake_meta_restore_report, *mut *mut sys::mooncake_meta_error) -> sys::mooncake_meta_status = sys::mooncake_meta_restore_files;
         let c: unsafe extern "C" fn(*const core_ffi::mooncake_meta_master, *const *const ::core::ffi::c_char, usize, *mut core_ffi::mooncake_meta_restore_report, *mut *mut core_ffi::mooncake_meta_error) -> core_ffi::mooncake_meta_status = core_ffi::mooncake_meta_restore_files;
         assert_eq!(s as usize, c as usize, "mooncake_meta_restore_files");
-        // 93 functions
+        // 95 functions
     }
 }

@@ -1,5 +1,6 @@
-//! Failures come back as `Error`s carrying the library's code and the
-//! message of its error object (naming the function and the argument).
+//! Failures come back as `Error`s with the core's `ErrorKind`, the
+//! library's status code and the message of its error object (naming the
+//! function and the argument).
 
 mod common;
 
@@ -12,6 +13,7 @@ use mooncake_meta_sys::*;
 fn missing_key_is_object_not_found_with_the_function_name() {
     let m = master();
     let err = m.get_replica_list(Key::new("nope")).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::ObjectNotFound);
     assert_eq!(err.code(), MOONCAKE_META_OBJECT_NOT_FOUND);
     assert_eq!(err.status_name(), "OBJECT_NOT_FOUND");
     assert!(
@@ -19,57 +21,86 @@ fn missing_key_is_object_not_found_with_the_function_name() {
             .starts_with("mooncake_meta_get_replica_list: "),
         "{err}"
     );
+    // Displayed as the core's errors are: KIND: message.
     assert_eq!(
         err.to_string(),
-        format!("OBJECT_NOT_FOUND (-704): {}", err.message())
+        format!("OBJECT_NOT_FOUND: {}", err.message())
     );
+}
+
+// Every kind is one status code, named as the library names it, and back.
+#[test]
+fn every_kind_maps_to_its_status_code_and_back() {
+    let mut codes: Vec<i32> = ErrorKind::ALL.iter().map(|k| k.code()).collect();
+    for kind in ErrorKind::ALL {
+        assert_eq!(status_name(kind.code()), kind.name(), "{kind:?}");
+        assert_eq!(ErrorKind::from_code(kind.code()), Some(kind));
+        assert!(kind.code() < 0, "{kind:?}");
+    }
+    codes.sort_unstable();
+    codes.dedup();
+    assert_eq!(codes.len(), ErrorKind::ALL.len(), "two kinds share a code");
+    assert_eq!(ErrorKind::from_code(MOONCAKE_META_OK), None);
+    assert_eq!(ErrorKind::from_code(-12345), None);
 }
 
 // A TTL is only valid with ENABLE: INVALID_PARAMS naming the field, and nothing is written.
 #[test]
 fn ttl_without_enable_is_invalid_params_naming_the_field() {
     let m = master();
-    let cfg = WriteConfig::default().soft_pin(SoftPinAction::Preserve, Some(1_000));
+    let cfg = WriteConfig::default().with_soft_pin(SoftPinRequest {
+        action: SoftPinAction::Preserve,
+        ttl_ms: Some(1_000),
+    });
     let err = cfg.validate().unwrap_err();
-    assert_eq!(err.code(), MOONCAKE_META_INVALID_PARAMS);
+    assert_eq!(err.kind(), ErrorKind::InvalidParams);
     assert!(err.message().contains("soft_pin_ttl_ms"), "{err}");
     let err = m.put_start(C1, Key::new("k"), SIZE, &cfg).unwrap_err();
-    assert_eq!(err.code(), MOONCAKE_META_INVALID_PARAMS);
+    assert_eq!(err.kind(), ErrorKind::InvalidParams);
     assert!(
         err.message().starts_with("mooncake_meta_put_start: "),
         "{err}"
     );
-    assert_eq!(m.key_count().unwrap(), 0);
+    assert_eq!(m.key_count(), 0);
 }
 
 // A TTL above the master's maximum is refused by the start.
 #[test]
 fn ttl_above_the_maximum_is_invalid_params() {
-    let mut cfg = Config::deterministic(T0).unwrap();
-    cfg.set_max_kv_soft_pin_ttl_ms(10_000)
-        .unwrap()
-        .set_default_kv_soft_pin_ttl_ms(5_000)
-        .unwrap();
-    let m = master_from(&cfg);
+    let m = master_from(MasterConfig {
+        max_kv_soft_pin_ttl_ms: 10_000,
+        default_kv_soft_pin_ttl_ms: 5_000,
+        ..MasterConfig::deterministic(T0)
+    });
     let err = m
         .put_start(C1, Key::new("k"), SIZE, &enable(Some(10_001)))
         .unwrap_err();
-    assert_eq!(err.code(), MOONCAKE_META_INVALID_PARAMS);
+    assert_eq!(err.kind(), ErrorKind::InvalidParams);
     put(&m, "k", &enable(Some(10_000)));
 }
 
 // A master configuration that breaks a rule is refused at validation and at creation.
 #[test]
 fn invalid_master_config_names_the_field() {
-    let mut cfg = Config::new().unwrap();
-    cfg.set_max_kv_soft_pin_ttl_ms(1_000).unwrap();
+    let cfg = MasterConfig {
+        max_kv_soft_pin_ttl_ms: 1_000,
+        ..MasterConfig::default()
+    };
     let err = cfg.validate().unwrap_err();
-    assert_eq!(err.code(), MOONCAKE_META_INVALID_PARAMS);
+    assert_eq!(err.kind(), ErrorKind::InvalidParams);
     assert!(err.message().contains("default_kv_soft_pin_ttl"), "{err}");
     assert_eq!(
-        Master::new(Some(&cfg)).unwrap_err().code(),
-        MOONCAKE_META_INVALID_PARAMS
+        Master::new(cfg).unwrap_err().kind(),
+        ErrorKind::InvalidParams
     );
+    // A value a field cannot hold is refused by its setter, naming it.
+    let err = Master::new(MasterConfig {
+        eviction_ratio: f64::NAN,
+        ..MasterConfig::deterministic(T0)
+    })
+    .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidParams);
+    assert!(err.message().contains("eviction_ratio"), "{err}");
 }
 
 // The manual clock never goes back; a system-clock master has no manual clock.
@@ -77,12 +108,12 @@ fn invalid_master_config_names_the_field() {
 fn clock_errors() {
     let m = master();
     let err = m.set_time(T0 - 1).unwrap_err();
-    assert_eq!(err.code(), MOONCAKE_META_CLOCK_UNSUPPORTED);
-    assert_eq!(m.now().unwrap(), T0);
-    let system = Master::new(None).unwrap();
+    assert_eq!(err.kind(), ErrorKind::ClockUnsupported);
+    assert_eq!(m.now(), T0);
+    let system = Master::new(MasterConfig::default()).unwrap();
     assert_eq!(
-        system.advance_time(1).unwrap_err().code(),
-        MOONCAKE_META_CLOCK_UNSUPPORTED
+        system.advance_time(1).unwrap_err().kind(),
+        ErrorKind::ClockUnsupported
     );
 }
 
@@ -93,25 +124,30 @@ fn write_protocol_errors() {
     let k = Key::new("k");
     let s = m.put_start(C1, k, SIZE, &WriteConfig::default()).unwrap();
     assert_eq!(
-        m.put_end(C2, k, Selector::All, None).unwrap_err().code(),
-        MOONCAKE_META_ILLEGAL_CLIENT
+        m.put_end(C2, k, ReplicaSelector::All, None)
+            .unwrap_err()
+            .kind(),
+        ErrorKind::IllegalClient
     );
     assert_eq!(
-        m.put_end(C1, k, Selector::All, Some(s.token + 1))
+        m.put_end(C1, k, ReplicaSelector::All, Some(s.token + 1))
             .unwrap_err()
-            .code(),
-        MOONCAKE_META_STALE_WRITE_TOKEN
+            .kind(),
+        ErrorKind::StaleWriteToken
     );
     assert_eq!(
         m.put_start(C1, k, SIZE, &WriteConfig::default())
             .unwrap_err()
-            .code(),
-        MOONCAKE_META_OBJECT_ALREADY_EXISTS
+            .kind(),
+        ErrorKind::ObjectAlreadyExists
     );
-    m.put_end(C1, k, Selector::All, Some(s.token)).unwrap();
+    m.put_end(C1, k, ReplicaSelector::All, Some(s.token))
+        .unwrap();
     assert_eq!(
-        m.put_revoke(C1, k, Selector::All, None).unwrap_err().code(),
-        MOONCAKE_META_INVALID_WRITE
+        m.put_revoke(C1, k, ReplicaSelector::All, None)
+            .unwrap_err()
+            .kind(),
+        ErrorKind::InvalidWrite
     );
 }
 
@@ -119,14 +155,72 @@ fn write_protocol_errors() {
 #[test]
 fn nul_in_a_c_string_argument_is_refused() {
     let m = master();
+    let cfg = WriteConfig::default().with_group("a\0b");
+    let err = m.put_start(C1, Key::new("k"), SIZE, &cfg).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidParams);
+    assert!(err.message().contains("group"), "{err}");
     let cfg = WriteConfig {
-        group: Some("a\0b"),
+        preferred_segments: vec!["mem\0x".into()],
         ..WriteConfig::default()
     };
     let err = m.put_start(C1, Key::new("k"), SIZE, &cfg).unwrap_err();
-    assert_eq!(err.code(), MOONCAKE_META_INVALID_PARAMS);
-    assert!(err.message().contains("group"), "{err}");
-    assert_eq!(m.key_count().unwrap(), 0);
+    assert!(err.message().contains("preferred segment"), "{err}");
+    assert_eq!(m.key_count(), 0);
+}
+
+// An empty tenant is the core's INVALID_PARAMS here too (the C ABI alone
+// would read it as the default tenant).
+#[test]
+fn an_empty_tenant_is_refused_as_the_core_refuses_it() {
+    let m = master();
+    put(&m, "k", &WriteConfig::default());
+    let err = m.exist(Key::scoped("", "k")).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidParams);
+    assert_eq!(err.message(), "tenant must not be empty");
+    assert!(m.exist(Key::scoped(DEFAULT_TENANT, "k")).unwrap());
+    assert_eq!(
+        m.list_keys("", "", None, 0).unwrap_err().kind(),
+        ErrorKind::InvalidParams
+    );
+}
+
+// A request for more replicas than any master can hold is refused before
+// a buffer for them is allocated.
+#[test]
+fn huge_replica_requests_are_refused_before_allocating() {
+    let m = master();
+    let cfg = WriteConfig {
+        memory_replicas: u32::MAX,
+        nof_ssd_replicas: u32::MAX,
+        ..WriteConfig::default()
+    };
+    for err in [
+        m.put_start(C1, Key::new("k"), SIZE, &cfg).unwrap_err(),
+        m.upsert_start(C1, Key::new("k"), SIZE, &cfg).unwrap_err(),
+        m.batch_put_start(C1, &[Key::new("k")], &[SIZE], &cfg)
+            .remove(0)
+            .unwrap_err(),
+    ] {
+        assert_eq!(err.kind(), ErrorKind::InvalidParams);
+        assert!(err.message().contains("replicas requested"), "{err}");
+    }
+    let legacy = LegacyConfig {
+        replica_num: usize::MAX,
+        ..LegacyConfig::default()
+    };
+    let err = m
+        .put_start_legacy(C1, Key::new("k"), SIZE, &legacy)
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidParams);
+    assert!(err.message().contains("replica_num"), "{err}");
+    // A caller's room is not an allocation size either.
+    put(&m, "k", &WriteConfig::default());
+    assert_eq!(
+        m.get_replica_list_bounded(Key::new("k"), usize::MAX)
+            .unwrap(),
+        Bounded::Fits(m.get_replica_list(Key::new("k")).unwrap())
+    );
+    assert_eq!(m.key_count(), 1);
 }
 
 // Too little room for the segments and a duplicate name are reported as such.
@@ -134,17 +228,17 @@ fn nul_in_a_c_string_argument_is_refused() {
 fn segment_errors() {
     let m = master();
     assert_eq!(
-        m.mount_segment(C1, "mem0", 9 << 40, 1 << 20, Pool::Memory)
+        m.mount_segment(C1, &spec("mem0", 9 << 40, 1 << 20, Pool::Memory))
             .unwrap_err()
-            .code(),
-        MOONCAKE_META_SEGMENT_ALREADY_EXISTS
+            .kind(),
+        ErrorKind::SegmentAlreadyExists
     );
     assert_eq!(
-        m.unmount_segment(C2, "mem0").unwrap_err().code(),
-        MOONCAKE_META_ILLEGAL_CLIENT
+        m.unmount_segment(C2, "mem0").unwrap_err().kind(),
+        ErrorKind::IllegalClient
     );
     let big = m
         .put_start(C1, Key::new("big"), 2 << 20, &WriteConfig::default())
         .unwrap_err();
-    assert_eq!(big.code(), MOONCAKE_META_NO_AVAILABLE_HANDLE);
+    assert_eq!(big.kind(), ErrorKind::NoAvailableHandle);
 }

@@ -36,34 +36,34 @@ fn object_lifecycle_start_end_read_remove() {
     assert_eq!(s.replicas.len(), 1);
     let r = s.replicas[0];
     assert_eq!(
-        (r.kind, r.status, r.size),
-        (
-            MOONCAKE_META_REPLICA_MEMORY,
-            MOONCAKE_META_REPLICA_PROCESSING,
-            SIZE
-        )
+        (r.kind, r.status),
+        (ReplicaKind::Memory, ReplicaStatus::Processing)
     );
-    assert!(m.segment_name(r.segment_id).unwrap().starts_with("mem"));
+    let Location::Buffer { segment, size, .. } = r.location else {
+        panic!("{r:?} is not a buffer");
+    };
+    assert_eq!(size, SIZE);
+    assert!(m.segment_name(segment).unwrap().starts_with("mem"));
     assert!(!m.exist(k).unwrap());
-    assert_eq!(
-        m.get_replica_list(k).unwrap_err().code(),
-        MOONCAKE_META_REPLICA_IS_NOT_READY
-    );
+    let err = m.get_replica_list(k).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::ReplicaIsNotReady);
+    assert_eq!(err.code(), MOONCAKE_META_REPLICA_IS_NOT_READY);
 
-    m.put_end(C1, k, Selector::All, Some(s.token)).unwrap();
+    m.put_end(C1, k, ReplicaSelector::All, Some(s.token))
+        .unwrap();
     assert!(m.exist(k).unwrap()); // grants the read lease
     let replicas = m.get_replica_list(k).unwrap();
     assert_eq!(replicas.len(), 1);
     assert_eq!(replicas[0].id, r.id);
-    assert_eq!(replicas[0].status, MOONCAKE_META_REPLICA_COMPLETE);
-    assert_eq!(m.key_count().unwrap(), 1);
+    assert_eq!(replicas[0].status, ReplicaStatus::Complete);
+    assert_eq!(m.key_count(), 1);
 
     assert_eq!(
-        m.remove(k, false).unwrap_err().code(),
-        MOONCAKE_META_OBJECT_HAS_LEASE
+        m.remove(k, false).unwrap_err().kind(),
+        ErrorKind::ObjectHasLease
     );
     m.remove(k, true).unwrap();
-    assert_eq!(m.key_count().unwrap(), 0);
+    assert_eq!(m.key_count(), 0);
     assert!(!m.exist(k).unwrap());
 }
 
@@ -77,7 +77,7 @@ fn every_requested_replica_is_returned() {
     };
     let s = put(&m, "two", &cfg);
     assert_eq!(s.replicas.len(), 2);
-    assert_ne!(s.replicas[0].segment_id, s.replicas[1].segment_id);
+    assert_ne!(segment_of(&s.replicas[0]), segment_of(&s.replicas[1]));
     assert_eq!(m.get_replica_list(Key::new("two")).unwrap().len(), 2);
 }
 
@@ -88,9 +88,9 @@ fn revoke_erases_an_object_without_replicas() {
     let s = m
         .put_start(C1, Key::new("gone"), SIZE, &WriteConfig::default())
         .unwrap();
-    m.put_revoke(C1, Key::new("gone"), Selector::All, Some(s.token))
+    m.put_revoke(C1, Key::new("gone"), ReplicaSelector::All, Some(s.token))
         .unwrap();
-    assert_eq!(m.key_count().unwrap(), 0);
+    assert_eq!(m.key_count(), 0);
 }
 
 // Listing is per tenant, ordered, paged with the cursor of the previous page.
@@ -103,19 +103,24 @@ fn list_keys_pages_with_a_cursor() {
     let s = m
         .put_start(C1, Key::scoped("t", "a9"), SIZE, &WriteConfig::default())
         .unwrap();
-    m.put_end(C1, Key::scoped("t", "a9"), Selector::All, Some(s.token))
-        .unwrap();
+    m.put_end(
+        C1,
+        Key::scoped("t", "a9"),
+        ReplicaSelector::All,
+        Some(s.token),
+    )
+    .unwrap();
 
-    let p1 = m.list_keys("", "a", "", 2).unwrap();
+    let p1 = m.list_keys(DEFAULT_TENANT, "a", None, 2).unwrap();
     assert_eq!(p1.keys, ["a1", "a2"]);
     let after = p1.next.expect("a next page");
-    let p2 = m.list_keys("", "a", &after, 2).unwrap();
+    let p2 = m.list_keys(DEFAULT_TENANT, "a", Some(&after), 2).unwrap();
     assert_eq!(p2.keys, ["a3"]);
     assert_eq!(p2.next, None);
-    assert_eq!(m.list_keys("t", "", "", 0).unwrap().keys, ["a9"]);
-    assert_eq!(m.key_count().unwrap(), 5);
+    assert_eq!(m.list_keys("t", "", None, 0).unwrap().keys, ["a9"]);
+    assert_eq!(m.key_count(), 5);
     assert_eq!(m.remove_by_regex(None, "^a[12]$", true).unwrap(), 2);
-    assert_eq!(m.remove_all(true).unwrap(), 3);
+    assert_eq!(m.remove_all(true), 3);
 }
 
 // Copy adds a replica on the target; move relocates it; both through Start/End.
@@ -124,30 +129,30 @@ fn copy_and_move_through_the_safe_layer() {
     let m = master();
     let k = Key::new("c");
     let s = put(&m, "c", &WriteConfig::default());
-    let source = m.segment_name(s.replicas[0].segment_id).unwrap();
+    let source = m.segment_name(segment_of(&s.replicas[0])).unwrap();
     let other = if source == "mem0" { "mem1" } else { "mem0" };
 
     let targets = m.copy_start(k, &[other]).unwrap();
     assert_eq!(targets.len(), 1);
-    assert_eq!(targets[0].status, MOONCAKE_META_REPLICA_PROCESSING);
+    assert_eq!(targets[0].status, ReplicaStatus::Processing);
     m.copy_end(k).unwrap();
     assert_eq!(m.get_replica_list(k).unwrap().len(), 2);
 
-    m.mount_segment(C2, "mem2", 3 << 40, 1 << 20, Pool::Memory)
+    m.mount_segment(C2, &spec("mem2", 3 << 40, 1 << 20, Pool::Memory))
         .unwrap();
     let target = m.move_start(k, other, "mem2").unwrap();
-    assert_eq!(m.segment_name(target.segment_id).unwrap(), "mem2");
+    assert_eq!(m.segment_name(segment_of(&target)).unwrap(), "mem2");
     m.move_end(k).unwrap();
     let names: Vec<String> = m
         .get_replica_list(k)
         .unwrap()
         .iter()
-        .map(|r| m.segment_name(r.segment_id).unwrap())
+        .map(|r| m.segment_name(segment_of(r)).unwrap())
         .collect();
     assert!(names.contains(&"mem2".to_string()) && !names.contains(&other.to_string()));
     assert_eq!(
-        m.copy_end(k).unwrap_err().code(),
-        MOONCAKE_META_OBJECT_NO_REPLICATION_TASK
+        m.copy_end(k).unwrap_err().kind(),
+        ErrorKind::ObjectNoReplicationTask
     );
 }
 
@@ -158,42 +163,41 @@ fn local_disk_replica_promotes_to_memory() {
     let k = Key::new("disk");
     let r = m.add_local_disk_replica(C2, k, SIZE).unwrap();
     assert_eq!(
-        (r.kind, r.client, r.segment_id),
+        (r.kind, r.location),
         (
-            MOONCAKE_META_REPLICA_LOCAL_DISK,
-            C2,
-            MOONCAKE_META_NO_SEGMENT
+            ReplicaKind::LocalDisk,
+            Location::LocalDisk {
+                client: C2,
+                size: SIZE
+            }
         )
     );
-    let staged = m.promotion_start(k, &["mem1"]).unwrap();
-    assert_eq!(m.segment_name(staged.segment_id).unwrap(), "mem1");
+    let staged = m.promotion_start(k, &["mem1".to_string()]).unwrap();
+    assert_eq!(m.segment_name(segment_of(&staged)).unwrap(), "mem1");
     m.promotion_end(k, true).unwrap();
-    let kinds: Vec<u32> = m
+    let kinds: Vec<ReplicaKind> = m
         .get_replica_list(k)
         .unwrap()
         .iter()
         .map(|r| r.kind)
         .collect();
-    assert!(kinds.contains(&MOONCAKE_META_REPLICA_MEMORY));
+    assert!(kinds.contains(&ReplicaKind::Memory));
 }
 
 // Unmounting drops the segment's replicas and erases objects left without one.
 #[test]
 fn unmount_reports_what_it_dropped() {
-    let m = Master::deterministic(T0).unwrap();
+    let m = Master::new(MasterConfig::deterministic(T0)).unwrap();
     let id = m
-        .mount_segment(C1, "only", 1 << 40, 1 << 20, Pool::Memory)
+        .mount_segment(C1, &spec("only", 1 << 40, 1 << 20, Pool::Memory))
         .unwrap();
     assert_eq!(m.segment_name(id).unwrap(), "only");
     put(&m, "x", &WriteConfig::default());
     put(&m, "y", &WriteConfig::default());
     let report = m.unmount_segment(C1, "only").unwrap();
     assert_eq!((report.replicas_dropped, report.objects_erased), (2, 2));
-    assert_eq!(m.key_count().unwrap(), 0);
-    assert_eq!(
-        m.segment_name(id).unwrap_err().code(),
-        MOONCAKE_META_SEGMENT_NOT_FOUND
-    );
+    assert_eq!(m.key_count(), 0);
+    assert_eq!(m.segment_name(id), None);
     let none = m.unmount_client(C2).unwrap();
     assert_eq!((none.replicas_dropped, none.objects_erased), (0, 0));
 }
@@ -203,14 +207,16 @@ fn unmount_reports_what_it_dropped() {
 fn metrics_in_both_forms() {
     let m = master();
     put(&m, "m1", &WriteConfig::default());
-    let s = m.metrics().unwrap();
-    assert_eq!(
-        s.struct_size as usize,
-        std::mem::size_of::<mooncake_meta_metrics_snapshot>()
-    );
-    assert_eq!((s.key_count, s.segment_count), (1, 2));
+    let s = m.metrics();
+    assert_eq!((s.key_count, s.segments.len()), (1, 2));
     assert_eq!(s.memory_allocated_bytes, SIZE);
-    let text = m.metrics_prometheus().unwrap();
+    assert_eq!(
+        s.segments.iter().map(|u| u.allocated).sum::<u64>(),
+        SIZE,
+        "{:?}",
+        s.segments
+    );
+    let text = m.metrics_prometheus();
     assert!(text
         .lines()
         .any(|l| l.starts_with("master_key_count") && l.ends_with(" 1")));

@@ -193,17 +193,24 @@ fn raw_calls_follow_the_c_conventions() {
     }
 }
 
-// A batch call, which the safe layer leaves raw: one status per key.
+// A raw batch call on the safe layer's master handle: one status per key.
 #[test]
 fn batch_exist_reports_per_key() {
-    use mooncake_meta_sys::safe::{Key, Master, Pool, Selector, WriteConfig};
-    let m = Master::deterministic(T0).unwrap();
-    m.mount_segment(1, "seg", 1 << 40, 1 << 20, Pool::Memory)
-        .unwrap();
+    use mooncake_meta_sys::safe::{
+        Key, Master, MasterConfig, Pool, ReplicaSelector, SegmentSpec, WriteConfig,
+    };
+    let m = Master::new(MasterConfig::deterministic(T0)).unwrap();
+    let seg = SegmentSpec {
+        name: "seg".into(),
+        base: 1 << 40,
+        size: 1 << 20,
+        pool: Pool::Memory,
+    };
+    m.mount_segment(1, &seg).unwrap();
     let s = m
         .put_start(1, Key::new("a"), 64, &WriteConfig::default())
         .unwrap();
-    m.put_end(1, Key::new("a"), Selector::All, Some(s.token))
+    m.put_end(1, Key::new("a"), ReplicaSelector::All, Some(s.token))
         .unwrap();
     let keys = ["a", "b"];
     let ptrs: Vec<*const std::ffi::c_char> = keys.iter().map(|k| k.as_ptr().cast()).collect();

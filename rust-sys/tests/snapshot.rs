@@ -5,7 +5,6 @@ mod common;
 
 use common::*;
 use mooncake_meta_sys::safe::*;
-use mooncake_meta_sys::MOONCAKE_META_DESERIALIZE_FAIL;
 use std::path::PathBuf;
 
 /// A master with one soft-pinned, one hard-pinned and one leased object.
@@ -54,30 +53,30 @@ fn snapshot_round_trip_keeps_objects_and_deadlines() {
     let image = a.snapshot().unwrap();
     assert!(!image.is_empty());
 
-    let b = Master::deterministic(T0).unwrap();
+    let b = Master::new(MasterConfig::deterministic(T0)).unwrap();
     let report = b.restore(&image).unwrap();
     assert_eq!(report.objects_restored, 3);
     assert_eq!(report.soft_pins_restored, 1);
     assert_eq!(report.created_at, T0);
     assert_eq!(&b.snapshot().unwrap()[..], &image[..]);
 
-    assert_eq!(b.key_count().unwrap(), 3);
+    assert_eq!(b.key_count(), 3);
     assert_eq!(
         b.soft_pin_deadline(Key::new("pinned")).unwrap(),
         Some(T0 + 60_000)
     );
     for key in ["pinned", "hard", "leased"] {
-        let want: Vec<(u64, u64, u32)> = a
+        let want: Vec<(u64, Location, ReplicaStatus)> = a
             .get_replica_list(Key::new(key))
             .unwrap()
             .iter()
-            .map(|r| (r.id, r.address, r.status))
+            .map(|r| (r.id, r.location, r.status))
             .collect();
-        let got: Vec<(u64, u64, u32)> = b
+        let got: Vec<(u64, Location, ReplicaStatus)> = b
             .get_replica_list(Key::new(key))
             .unwrap()
             .iter()
-            .map(|r| (r.id, r.address, r.status))
+            .map(|r| (r.id, r.location, r.status))
             .collect();
         assert_eq!(got, want, "{key}");
     }
@@ -95,7 +94,7 @@ fn file_candidates_restore_the_newest() {
     let newer = TempPath::new("newer");
     a.snapshot_save(&newer.0).unwrap();
 
-    let b = Master::deterministic(T0 + 1_000).unwrap();
+    let b = Master::new(MasterConfig::deterministic(T0 + 1_000)).unwrap();
     let report = b.restore_files(&[&older.0, &newer.0]).unwrap();
     assert_eq!(report.candidate, 1); // by creation instant, not list order
     assert_eq!(report.created_at, T0 + 1_000);
@@ -103,11 +102,11 @@ fn file_candidates_restore_the_newest() {
 
     // A corrupt newer candidate is skipped for the older valid one.
     let image = a.snapshot().unwrap();
-    let mut corrupt = image.to_vec();
+    let mut corrupt = image.clone();
     let last = corrupt.len() - 1;
     corrupt[last] ^= 0xff;
     let old_image = std::fs::read(&older.0).unwrap();
-    let c = Master::deterministic(T0 + 1_000).unwrap();
+    let c = Master::new(MasterConfig::deterministic(T0 + 1_000)).unwrap();
     let report = c.restore_candidates(&[&corrupt, &old_image]).unwrap();
     assert_eq!((report.candidate, report.candidates_rejected), (1, 1));
     assert!(!c.exist(Key::new("later")).unwrap());
@@ -117,16 +116,16 @@ fn file_candidates_restore_the_newest() {
 #[test]
 fn corrupt_snapshot_is_refused_and_the_master_unchanged() {
     let a = populated();
-    let mut image = a.snapshot().unwrap().to_vec();
+    let mut image = a.snapshot().unwrap();
     image.truncate(image.len() / 2);
     let b = master();
     put(&b, "mine", &WriteConfig::default());
     let err = b.restore(&image).unwrap_err();
-    assert_eq!(err.code(), MOONCAKE_META_DESERIALIZE_FAIL);
+    assert_eq!(err.kind(), ErrorKind::DeserializeFail);
     assert!(
         err.message().starts_with("mooncake_meta_restore: "),
         "{err}"
     );
-    assert_eq!(b.key_count().unwrap(), 1);
+    assert_eq!(b.key_count(), 1);
     assert!(b.exist(Key::new("mine")).unwrap());
 }

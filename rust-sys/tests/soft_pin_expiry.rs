@@ -14,7 +14,7 @@ fn deadline_expires_at_ttl_and_reads_do_not_extend_it() {
     let k = Key::new("k");
     put(&m, "k", &enable(Some(1_000)));
     assert_eq!(m.soft_pin_deadline(k).unwrap(), Some(T0 + 1_000));
-    assert_eq!(m.metrics().unwrap().soft_pin_key_count, 1);
+    assert_eq!(m.metrics().soft_pin_key_count, 1);
 
     m.advance_time(500).unwrap();
     assert!(m.exist(k).unwrap());
@@ -22,15 +22,15 @@ fn deadline_expires_at_ttl_and_reads_do_not_extend_it() {
     assert_eq!(m.soft_pin_deadline(k).unwrap(), Some(T0 + 1_000));
 
     assert_eq!(m.advance_time(499).unwrap(), T0 + 999);
-    assert_eq!(m.run_cleanup().unwrap().expired, 0);
+    assert_eq!(m.run_cleanup().expired, 0);
     assert_eq!(m.soft_pin_deadline(k).unwrap(), Some(T0 + 1_000));
 
     m.advance_time(1).unwrap();
-    let stats = m.run_cleanup().unwrap();
+    let stats = m.run_cleanup();
     assert_eq!(stats.expired, 1);
     assert_eq!(m.soft_pin_deadline(k).unwrap(), None);
-    assert_eq!(m.metrics().unwrap().soft_pin_key_count, 0);
-    assert_eq!(m.index_sizes().unwrap().1, 0);
+    assert_eq!(m.metrics().soft_pin_key_count, 0);
+    assert_eq!(m.index_sizes().1, 0);
     assert!(m.exist(k).unwrap()); // expiry unpins; it does not remove
     m.check_invariants().unwrap();
 }
@@ -44,7 +44,8 @@ fn lifetime_starts_at_the_first_readable_end() {
     assert!(m.has_pending_soft_pin(k).unwrap());
     assert_eq!(m.soft_pin_deadline(k).unwrap(), None);
     m.advance_time(300).unwrap();
-    m.put_end(C1, k, Selector::All, Some(s.token)).unwrap();
+    m.put_end(C1, k, ReplicaSelector::All, Some(s.token))
+        .unwrap();
     assert!(!m.has_pending_soft_pin(k).unwrap());
     assert_eq!(m.soft_pin_deadline(k).unwrap(), Some(T0 + 300 + 1_000));
 }
@@ -55,8 +56,8 @@ fn cleanup_at_an_instant_does_not_move_the_clock() {
     let m = master();
     put(&m, "a", &enable(Some(1_000)));
     put(&m, "b", &enable(Some(2_000)));
-    assert_eq!(m.run_cleanup_at(T0 + 1_000).unwrap().expired, 1);
-    assert_eq!(m.now().unwrap(), T0);
+    assert_eq!(m.run_cleanup_at(T0 + 1_000).expired, 1);
+    assert_eq!(m.now(), T0);
     assert_eq!(m.soft_pin_deadline(Key::new("a")).unwrap(), None);
     assert_eq!(
         m.soft_pin_deadline(Key::new("b")).unwrap(),
@@ -70,16 +71,17 @@ fn maintenance_tick_expires_due_pins() {
     let m = master();
     put(&m, "k", &enable(Some(1_000)));
     m.set_time(T0 + 1_000).unwrap();
-    m.run_maintenance_tick().unwrap();
+    m.run_maintenance_tick();
     assert_eq!(m.soft_pin_deadline(Key::new("k")).unwrap(), None);
 }
 
 // An expired pin no longer protects from eviction's first pass; an active one does.
 #[test]
 fn an_active_pin_is_evicted_last() {
-    let mut cfg = Config::deterministic(T0).unwrap();
-    cfg.set_allow_evict_soft_pinned_objects(false).unwrap();
-    let m = master_from(&cfg);
+    let m = master_from(MasterConfig {
+        allow_evict_soft_pinned_objects: false,
+        ..MasterConfig::deterministic(T0)
+    });
     put(&m, "pinned", &enable(Some(10_000)));
     put(&m, "plain", &WriteConfig::default());
     let r = m.run_eviction(1.0, 1.0).unwrap();

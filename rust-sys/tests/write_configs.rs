@@ -28,9 +28,10 @@ fn extended_enable_without_ttl_uses_the_master_default() {
     put(&m, "k", &enable(None));
     assert_eq!(deadline(&m, "k"), Some(T0 + DEFAULT_TTL));
 
-    let mut cfg = Config::deterministic(T0).unwrap();
-    cfg.set_default_kv_soft_pin_ttl_ms(5_000).unwrap();
-    let m = master_from(&cfg);
+    let m = master_from(MasterConfig {
+        default_kv_soft_pin_ttl_ms: 5_000,
+        ..MasterConfig::deterministic(T0)
+    });
     put(&m, "k", &enable(None));
     assert_eq!(deadline(&m, "k"), Some(T0 + 5_000));
 }
@@ -46,7 +47,7 @@ fn extended_preserve_keeps_and_disable_clears() {
     upsert(
         &m,
         "k",
-        &WriteConfig::default().soft_pin(SoftPinAction::Disable, None),
+        &WriteConfig::default().with_soft_pin(SoftPinRequest::DISABLE),
     );
     assert_eq!(deadline(&m, "k"), None);
 }
@@ -64,9 +65,10 @@ fn extended_enable_on_upsert_restarts_the_lifetime() {
 // Legacy `with_soft_pin = true` is ENABLE with the master's default TTL.
 #[test]
 fn legacy_with_soft_pin_is_enable_with_the_default_ttl() {
-    let mut cfg = Config::deterministic(T0).unwrap();
-    cfg.set_default_kv_soft_pin_ttl_ms(7_000).unwrap();
-    let m = master_from(&cfg);
+    let m = master_from(MasterConfig {
+        default_kv_soft_pin_ttl_ms: 7_000,
+        ..MasterConfig::deterministic(T0)
+    });
     let legacy = LegacyConfig {
         with_soft_pin: true,
         ..LegacyConfig::default()
@@ -86,7 +88,7 @@ fn legacy_without_soft_pin_preserves_the_deadline() {
     let s = m
         .upsert_start_legacy(C1, Key::new("k"), SIZE, &LegacyConfig::default())
         .unwrap();
-    m.upsert_end(C1, Key::new("k"), Selector::All, Some(s.token))
+    m.upsert_end(C1, Key::new("k"), ReplicaSelector::All, Some(s.token))
         .unwrap();
     assert_eq!(deadline(&m, "k"), Some(T0 + 60_000));
 }
@@ -139,25 +141,25 @@ fn hard_pin_of_both_configs_survives_a_full_eviction() {
 fn extended_preferred_segments_and_group_are_passed() {
     let m = master();
     let cfg = WriteConfig {
-        preferred_segments: vec!["mem1"],
-        group: Some("g"),
+        preferred_segments: vec!["mem1".into()],
+        group: Some("g".into()),
         ..WriteConfig::default()
     };
     cfg.validate().unwrap();
     let s = put(&m, "k", &cfg);
-    assert_eq!(m.segment_name(s.replicas[0].segment_id).unwrap(), "mem1");
+    assert_eq!(m.segment_name(segment_of(&s.replicas[0])).unwrap(), "mem1");
     let legacy = LegacyConfig {
         preferred_segments: vec!["mem0"],
         ..LegacyConfig::default()
     };
     legacy.validate().unwrap();
     let s = put_legacy(&m, "l", &legacy);
-    assert_eq!(m.segment_name(s.replicas[0].segment_id).unwrap(), "mem0");
+    assert_eq!(m.segment_name(segment_of(&s.replicas[0])).unwrap(), "mem0");
     // An upsert naming another group than the object's is refused.
     let err = m
         .upsert_start(C1, Key::new("k"), SIZE, &WriteConfig::default())
         .unwrap_err();
-    assert_eq!(err.code(), mooncake_meta_sys::MOONCAKE_META_INVALID_PARAMS);
+    assert_eq!(err.kind(), ErrorKind::InvalidParams);
 }
 
 // Replica counts above MOONCAKE_META_MAX_REPLICAS_PER_POOL are INVALID_PARAMS;

@@ -1,4 +1,4 @@
-//! C-ABI config and key fuzzing (issue 14): random structs and key bytes
+//! C-ABI config and key fuzzing: random structs and key bytes
 //! through the real `extern "C"` functions, shared by
 //! `tests/fuzz_c_abi.rs` and the cargo-fuzz target `c_abi_config`.
 //!

@@ -1,6 +1,6 @@
 //! PutStart, PutEnd and PutRevoke (Upsert's End and Revoke are the same
 //! operations). End is where a soft pin is committed: only by the End that
-//! takes the object from zero COMPLETE replicas to at least one (§3.3).
+//! takes the object from zero COMPLETE replicas to at least one (§4.3).
 
 use crate::clock::{saturating_deadline, Instant};
 use crate::error::{Error, ErrorKind, Result};
@@ -77,22 +77,12 @@ impl MasterCore {
             None => None,
         };
         let replicas = self.allocate_write(hash, size, cfg, &[])?;
-        // A stale write with nothing COMPLETE is replaced: its buffers are
-        // discarded and its deadline dropped (no carry, §3.5).
-        if let Some(scoped) = replace {
-            self.erase(
-                &mut st,
-                si,
-                hash,
-                &scoped,
-                Some(saturating_deadline(
-                    now,
-                    self.config.put_start_release_timeout_ms,
-                )),
-            );
-        }
         let token = self.new_token();
         let descriptors = replicas.iter().map(|r| r.descriptor(size)).collect();
+        // The new object joins its group before a replaced write leaves it:
+        // when the stale write is the group's last member, the group (and
+        // its shared lease) lives on instead of being dropped and recreated
+        // with lease 0.
         let obj = self.new_object(
             k,
             hash,
@@ -108,6 +98,20 @@ impl MasterCore {
             },
             cfg.group.as_deref(),
         );
+        // A stale write with nothing COMPLETE is replaced: its buffers are
+        // discarded and its deadline dropped (no carry, §4.5).
+        if let Some(scoped) = replace {
+            self.erase(
+                &mut st,
+                si,
+                hash,
+                &scoped,
+                Some(saturating_deadline(
+                    now,
+                    self.config.put_start_release_timeout_ms,
+                )),
+            );
+        }
         st.in_flight.insert(token, hash);
         st.insert(obj);
         self.metrics.keys.fetch_add(1, Ordering::Relaxed);
@@ -163,14 +167,11 @@ impl MasterCore {
         let obj = st.find_mut(hash, k).ok_or_else(Error::not_found)?;
         MasterCore::check_writer(obj, client, token)?;
         if !obj.write_in_flight() {
-            return if obj.targeted(sel).all(|r| r.is_complete()) {
-                Ok(())
-            } else {
-                Err(Error::new(
-                    ErrorKind::InvalidWrite,
-                    "no write in flight to end",
-                ))
-            };
+            // Once no replica of a write is PROCESSING every replica a write
+            // made is COMPLETE: an End then (a retry, or one naming a kind
+            // the write did not place) is an OK no-op. PutEnd never returns
+            // INVALID_WRITE, as upstream; a task's target is never touched.
+            return Ok(());
         }
         let had_complete = obj.has_complete();
         let mut completed = 0usize;
@@ -180,7 +181,7 @@ impl MasterCore {
                 completed += 1;
             }
         }
-        // Commit rule (§3.3): only the End that takes the object from zero
+        // Commit rule (§4.3): only the End that takes the object from zero
         // COMPLETE replicas to some commits; pending is then gone, so later
         // and repeated Ends never refresh the deadline.
         if !had_complete && completed > 0 {
@@ -234,7 +235,7 @@ impl MasterCore {
         let size = obj.size;
         self.free_now(&revoked, size);
         // Partial revoke keeps pending while another eligible replica can
-        // still complete (§3.4); committed state is untouched.
+        // still complete (§4.4); committed state is untouched.
         obj.apply_pending_rule();
         let (in_flight, empty, token_now, scoped) = (
             obj.write_in_flight(),

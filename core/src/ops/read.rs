@@ -1,6 +1,6 @@
 //! Reads: GetReplicaList, Exist, key count and key listing. They grant the
 //! ordinary read lease and nothing else: they never read, extend,
-//! reactivate or normalise soft-pin state (RFC "Read and eviction paths").
+//! reactivate or normalise soft-pin state (docs/CONTRACT.md §4.6).
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::key;

@@ -1,5 +1,5 @@
 //! Removal: Remove(key, force), RemoveAll and RemoveByRegex. Soft and hard
-//! pins never block removal (RFC semantics 10); a live lease blocks it unless
+//! pins never block removal (docs/CONTRACT.md §3, Remove); a live lease blocks it unless
 //! forced.
 
 use crate::error::{Error, ErrorKind, Result};
@@ -11,11 +11,17 @@ use crate::types::Key;
 /// Largest compiled pattern accepted by RemoveByRegex.
 const REGEX_SIZE_LIMIT: usize = 1 << 20;
 
+/// The checks of Remove after OBJECT_NOT_FOUND, in order: a write in
+/// flight (REPLICA_IS_NOT_READY), then a copy/move/promotion
+/// (OBJECT_HAS_REPLICATION_TASK) — the relative order of upstream — and only
+/// then, for a non-forced removal, a live lease. A task's PROCESSING target
+/// is the task's, not a write's: it is reported as the task, so each code
+/// names what the caller has to wait for, and neither can be forced.
 fn removable(obj: &Object, now: u64, force: bool) -> Result<()> {
-    if obj.replicas.iter().any(|r| !r.is_complete()) {
+    if obj.write_in_flight() {
         return Err(Error::new(
             ErrorKind::ReplicaIsNotReady,
-            "a replica of this object is not COMPLETE",
+            "a replica of this object's write in flight is not COMPLETE",
         ));
     }
     if obj.task.is_some() {

@@ -1,6 +1,6 @@
 //! UpsertStart: case A (absent, or nothing COMPLETE survives preemption),
 //! case B (same size, in place) and case C (other size: allocate first,
-//! then replace). Soft-pin carry per SEMANTICS §3.5.
+//! then replace). Soft-pin carry per docs/CONTRACT.md §4.5.
 
 use super::put::{validate_write, NewObject};
 use super::read::Bounded;
@@ -61,12 +61,16 @@ impl MasterCore {
         let case = match st.find(hash, k) {
             None => Case::Absent,
             Some(obj) => {
-                let current = obj.group.as_ref().map(|g| g.name());
-                if current != cfg.group.as_deref() {
-                    return Err(Error::invalid(format!(
-                        "the group of an object is fixed at creation (is {current:?}, request {:?})",
-                        cfg.group
-                    )));
+                // The group is fixed at creation: an Upsert that names no
+                // group keeps the object's (the legacy configs cannot name
+                // one); only naming another group is refused.
+                if let Some(requested) = cfg.group.as_deref() {
+                    let current = obj.group.as_ref().map(|g| g.name());
+                    if current != Some(requested) {
+                        return Err(Error::invalid(format!(
+                            "the group of an object is fixed at creation (is {current:?}, request {requested:?})"
+                        )));
+                    }
                 }
                 if obj.task.is_some() {
                     return Err(Error::new(

@@ -1,5 +1,5 @@
-//! The segment table: mount and unmount (SEMANTICS §1) and replica placement
-//! for PutStart and friends (§2: distinct segments, preferred first, load
+//! The segment table: mount and unmount (docs/CONTRACT.md §2) and replica placement
+//! for PutStart and friends (§3: distinct segments, preferred first, load
 //! spread by a pseudo-random starting point). The master wraps it in a RwLock.
 
 use std::collections::{BTreeMap, HashMap};
@@ -369,7 +369,7 @@ mod tests {
             .collect()
     }
 
-    // §1: a client mounts segments; re-mounting the identical one is idempotent.
+    // §2: a client mounts segments; re-mounting the identical one is idempotent.
     #[test]
     fn mount_then_identical_remount_is_existing() {
         let mut t = SegmentTable::new(1);
@@ -382,7 +382,7 @@ mod tests {
         assert_eq!(t.capacity(Pool::Memory), 4096);
     }
 
-    // §2 error codes: same name, different mount -> SEGMENT_ALREADY_EXISTS.
+    // §3.2 error codes: same name, different mount -> SEGMENT_ALREADY_EXISTS.
     #[test]
     fn conflicting_mount_of_a_taken_name_is_rejected() {
         let mut t = SegmentTable::new(1);
@@ -492,7 +492,7 @@ mod tests {
         assert_eq!(t.allocated(Pool::NofSsd), 70);
     }
 
-    // §2: placement spreads load, so over many calls every segment is used.
+    // §3: placement spreads load, so over many calls every segment is used.
     #[test]
     fn placement_spreads_over_all_segments() {
         let t = table_with(4, 1 << 20);
@@ -506,7 +506,7 @@ mod tests {
         assert!(hits.values().all(|&n| n >= 10), "{hits:?}");
     }
 
-    // §2: replicas of one object go to distinct segments.
+    // §3: replicas of one object go to distinct segments.
     #[test]
     fn one_call_uses_distinct_segments() {
         let t = table_with(4, 1 << 20);
@@ -523,7 +523,7 @@ mod tests {
         assert_eq!(placed.len(), 4);
     }
 
-    // §2: preferred segments first, in the given order.
+    // §3: preferred segments first, in the given order.
     #[test]
     fn preferred_segments_come_first_in_order() {
         let t = table_with(4, 1 << 20);

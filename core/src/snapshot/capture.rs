@@ -11,7 +11,7 @@ use crate::types::ReplicaKind;
 use std::sync::atomic::Ordering;
 
 impl MasterCore {
-    /// Serialises the master (SEMANTICS §6). Deterministic for a given state.
+    /// Serialises the master (docs/CONTRACT.md §6). Deterministic for a given state.
     pub fn snapshot(&self) -> Result<Vec<u8>> {
         Ok(super::codec::encode(&self.capture()))
     }
@@ -93,8 +93,13 @@ impl MasterCore {
         }
         objects.sort_unstable_by(|a, b| (&a.tenant, &a.key).cmp(&(&b.tenant, &b.key)));
         groups.sort_by(|a, b| (&a.tenant, &a.name).cmp(&(&b.tenant, &b.name)));
+        // The timeline and the wall, read together: restore on a master
+        // whose skew differs shifts every instant by the difference.
+        let created_at = self.clock.now();
+        let wall_at_capture = Some(self.clock.wall());
         SnapshotImage {
-            created_at: self.clock.now(),
+            created_at,
+            wall_at_capture,
             next_replica_id: self.next_replica_id.load(Ordering::Acquire),
             next_write_token: self.next_token.load(Ordering::Acquire),
             next_object_seq: self.next_seq.load(Ordering::Acquire),

@@ -1,4 +1,4 @@
-//! The snapshot file format, version 1: [`encode`] turns a [`SnapshotImage`]
+//! The snapshot file format, versions 1 and 2: [`encode`] turns a [`SnapshotImage`]
 //! into canonical bytes, [`decode`] parses and [`validate`]s them, and
 //! [`peek_created_at`] reads just enough to order restore candidates.
 //!
@@ -25,6 +25,8 @@
 //!   crc32        u32       CRC-32 (IEEE) of the payload
 //! payload
 //!   created_at, next_replica_id, next_write_token, next_object_seq   u64 ×4
+//!   wall_at_capture u64   (version 2 on: the wall clock when created_at
+//!                          was read; version 1 has no such field)
 //!   segment count u64, segments  strictly sorted by name
 //!     name str, owner u64, pool u8 (0 memory, 1 NOF_SSD), base u64, size u64
 //!   group count u64, groups      strictly sorted by (tenant, name)
@@ -59,7 +61,12 @@ pub const MAGIC: [u8; 8] = *b"\x89MCMETA\n";
 
 /// The layout documented above. A new layout gets a new number and
 /// [`decode`] keeps reading every older one.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
+
+/// The first layout: no wall-clock record, so its instants restore verbatim.
+/// An image without `wall_at_capture` is encoded in it, so
+/// `encode(decode(b)) == b` holds for every version.
+pub const FORMAT_VERSION_1: u32 = 1;
 
 /// Bytes before the payload.
 pub const HEADER_LEN: usize = 28;
@@ -96,7 +103,10 @@ pub fn encode(image: &SnapshotImage) -> Vec<u8> {
     let payload_len = encoded_payload_len(image);
     let mut w = Writer(Vec::with_capacity(HEADER_LEN + payload_len));
     w.0.extend_from_slice(&MAGIC);
-    w.u32(FORMAT_VERSION);
+    w.u32(match image.wall_at_capture {
+        Some(_) => FORMAT_VERSION,
+        None => FORMAT_VERSION_1,
+    });
     w.u32(0);
     w.u64(payload_len as u64);
     w.u32(0); // checksum, patched below once the payload is written
@@ -108,6 +118,9 @@ pub fn encode(image: &SnapshotImage) -> Vec<u8> {
         image.next_object_seq,
     ] {
         w.u64(v);
+    }
+    if let Some(wall) = image.wall_at_capture {
+        w.u64(wall);
     }
     w.u64(image.segments.len() as u64);
     for s in &image.segments {
@@ -185,7 +198,13 @@ fn encode_object(w: &mut Writer, o: &ObjectRecord) {
 
 /// Exact payload size, so encoding never reallocates (10^6 objects ≈ 100 MB).
 fn encoded_payload_len(image: &SnapshotImage) -> usize {
-    let mut n = COUNTERS_LEN + 3 * 8;
+    let mut n = COUNTERS_LEN
+        + 3 * 8
+        + if image.wall_at_capture.is_some() {
+            8
+        } else {
+            0
+        };
     n += image
         .segments
         .iter()
@@ -245,8 +264,8 @@ impl Writer {
 /// exactly what [`encode`] produces for a valid image fails with
 /// `DESERIALIZE_FAIL` and a message naming the record, field and byte.
 pub fn decode(bytes: &[u8]) -> Result<SnapshotImage> {
-    let payload = check_frame(bytes)?;
-    let image = parse_payload(payload)?;
+    let (version, payload) = check_frame(bytes)?;
+    let image = parse_payload(payload, version)?;
     validate(&image)?;
     Ok(image)
 }
@@ -255,7 +274,7 @@ pub fn decode(bytes: &[u8]) -> Result<SnapshotImage> {
 /// length and checksum, without parsing the records: restore uses it to try
 /// candidates newest first and only fully decodes the ones it tries.
 pub fn peek_created_at(bytes: &[u8]) -> Result<u64> {
-    let payload = check_frame(bytes)?;
+    let (_, payload) = check_frame(bytes)?;
     let created_at = Reader::new(payload).u64(At::new(Item::Counters, "created_at"))?;
     if created_at > MAX_INSTANT {
         return Err(fail(format!(
@@ -265,8 +284,9 @@ pub fn peek_created_at(bytes: &[u8]) -> Result<u64> {
     Ok(created_at)
 }
 
-/// Checks the header against the whole input and returns the payload.
-fn check_frame(bytes: &[u8]) -> Result<&[u8]> {
+/// Checks the header against the whole input and returns the format
+/// version and the payload.
+fn check_frame(bytes: &[u8]) -> Result<(u32, &[u8])> {
     let Some((header, payload)) = bytes.split_first_chunk::<HEADER_LEN>() else {
         return Err(fail(format!(
             "truncated header: {} of {HEADER_LEN} bytes",
@@ -282,9 +302,9 @@ fn check_frame(bytes: &[u8]) -> Result<&[u8]> {
         )));
     }
     let version = u32_at(8);
-    if version != FORMAT_VERSION {
+    if version != FORMAT_VERSION && version != FORMAT_VERSION_1 {
         return Err(fail(format!(
-            "unsupported snapshot format version {version} (this build reads {FORMAT_VERSION})"
+            "unsupported snapshot format version {version} (this build reads {FORMAT_VERSION_1} to {FORMAT_VERSION})"
         )));
     }
     let flags = u32_at(12);
@@ -316,16 +336,20 @@ fn check_frame(bytes: &[u8]) -> Result<&[u8]> {
             "payload checksum mismatch: header says {stored:08x}, payload hashes to {computed:08x}"
         )));
     }
-    Ok(payload)
+    Ok((version, payload))
 }
 
-fn parse_payload(payload: &[u8]) -> Result<SnapshotImage> {
+fn parse_payload(payload: &[u8], version: u32) -> Result<SnapshotImage> {
     let mut r = Reader::new(payload);
     let c = Item::Counters;
     let created_at = r.u64(At::new(c, "created_at"))?;
     let next_replica_id = r.u64(At::new(c, "next_replica_id"))?;
     let next_write_token = r.u64(At::new(c, "next_write_token"))?;
     let next_object_seq = r.u64(At::new(c, "next_object_seq"))?;
+    let wall_at_capture = match version {
+        FORMAT_VERSION_1 => None,
+        _ => Some(r.u64(At::new(c, "wall_at_capture"))?),
+    };
 
     let n = r.count_u64(SEGMENT_MIN, At::new(Item::List("segment"), "count"))?;
     let mut segments = Vec::with_capacity(n);
@@ -366,6 +390,7 @@ fn parse_payload(payload: &[u8]) -> Result<SnapshotImage> {
     }
     Ok(SnapshotImage {
         created_at,
+        wall_at_capture,
         next_replica_id,
         next_write_token,
         next_object_seq,

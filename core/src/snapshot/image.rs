@@ -1,5 +1,5 @@
 //! The snapshot image: a plain, owned description of everything a snapshot
-//! persists (SEMANTICS §6). The master captures into it and restores from
+//! persists (docs/CONTRACT.md §6). The master captures into it and restores from
 //! it; the codec turns it into bytes and back. Nothing here knows about
 //! locks, shards or allocators.
 
@@ -8,6 +8,11 @@
 pub struct SnapshotImage {
     /// When the snapshot was taken (master clock); orders restore candidates.
     pub created_at: u64,
+    /// The wall clock when `created_at` was read (format 2 on); restore
+    /// shifts every stored instant by the change in skew since then
+    /// (docs/CONTRACT.md §6). `None` for format-1 snapshots, which restore
+    /// verbatim.
+    pub wall_at_capture: Option<u64>,
     /// Next replica id the master would hand out; every stored id is below it.
     pub next_replica_id: u64,
     /// Next write token the master would hand out.

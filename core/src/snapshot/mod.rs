@@ -5,5 +5,6 @@ pub mod capture;
 pub mod codec;
 pub mod file;
 pub mod image;
+pub mod remap;
 pub mod restore;
 mod validate;

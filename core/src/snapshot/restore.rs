@@ -1,4 +1,4 @@
-//! Restore (SEMANTICS §6): decode and validate into a staging state, apply
+//! Restore (docs/CONTRACT.md §6): decode and validate into a staging state, apply
 //! the survival rule once at the restoring clock's now, then replace the
 //! whole master state atomically under every lock. The live master is
 //! untouched unless a candidate fully succeeds; the deadline index is
@@ -38,6 +38,10 @@ pub struct RestoreReport {
     pub soft_pins_normalised: u64,
     /// Why earlier (newer) candidates were rejected.
     pub rejected: Vec<(usize, String)>,
+    /// How far every stored instant was shifted onto this master's timeline
+    /// (its skew now minus the skew at capture; 0 for equal skews and for
+    /// format-1 snapshots).
+    pub clock_shift_ms: i64,
 }
 
 struct Staged {
@@ -76,10 +80,16 @@ impl MasterCore {
         // Newest first; ties keep the caller's order.
         order.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
         for (created_at, i) in order {
-            let staged = super::codec::decode(candidates[i]).and_then(|img| self.stage(&img));
+            let mut shift = 0;
+            let staged = super::codec::decode(candidates[i]).and_then(|mut img| {
+                shift = super::remap::shift_for(&img, self.clock.skew());
+                super::remap::shift_instants(&mut img, shift);
+                self.stage(&img)
+            });
             match staged {
                 Ok((staged, mut report)) => {
                     self.install(staged);
+                    report.clock_shift_ms = shift;
                     report.candidate = i;
                     report.created_at = created_at;
                     rejected.sort();

@@ -1,5 +1,5 @@
 //! Structural rules a snapshot image must satisfy before restore may use it
-//! (SEMANTICS §6 "Failure"), plus the ordering rules that make its encoding
+//! (docs/CONTRACT.md §6 "Failure"), plus the ordering rules that make its encoding
 //! canonical. Re-exported as [`super::codec::validate`].
 
 use super::codec::fail;
@@ -18,6 +18,9 @@ use std::fmt;
 /// An image that passes round-trips exactly: `decode(&encode(i)) == Ok(i)`.
 pub fn validate(image: &SnapshotImage) -> Result<()> {
     check_instant("snapshot created_at", image.created_at)?;
+    if let Some(wall) = image.wall_at_capture {
+        check_instant("snapshot wall_at_capture", wall)?;
+    }
     validate_segments(&image.segments)?;
     validate_groups(image)?;
     validate_objects(image)

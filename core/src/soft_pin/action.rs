@@ -1,6 +1,6 @@
 //! The explicit write intent of the RFC: `PRESERVE | ENABLE | DISABLE` with
 //! an optional request TTL, validated and resolved at Start, before any side
-//! effect (SEMANTICS §3.1).
+//! effect (docs/CONTRACT.md §4.1).
 
 use crate::config::MasterConfig;
 use crate::error::{Error, Result};
@@ -26,7 +26,8 @@ impl SoftPinAction {
             1 => Ok(SoftPinAction::Enable),
             2 => Ok(SoftPinAction::Disable),
             other => Err(Error::invalid(format!(
-                "unknown soft_pin_action {other} (expected 0 PRESERVE, 1 ENABLE, 2 DISABLE)"
+                "soft_pin_action: unknown value {other} (expected 0 = PRESERVE, 1 = ENABLE \
+                 or 2 = DISABLE)"
             ))),
         }
     }

@@ -1,4 +1,4 @@
-//! Master-level deadline index (SEMANTICS §3.8). Invariants: each live registration has exactly
+//! Master-level deadline index (docs/CONTRACT.md §4.8). Invariants: each live registration has exactly
 //! one valid heap entry, a stale entry never turns valid again, heap_len <= max(4096, 2 * live).
 //! Lock rule: this mutex is LAST in the master's lock order; nothing here calls out under it.
 
@@ -7,7 +7,10 @@ use std::collections::BinaryHeap;
 use std::fmt;
 use std::hash::BuildHasher;
 use std::mem;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{
+    AtomicU64,
+    Ordering::{Acquire, Relaxed, Release},
+};
 use std::sync::Arc;
 use std::time::Instant as WallInstant;
 
@@ -15,7 +18,7 @@ use hashbrown::hash_table::Entry;
 use hashbrown::HashTable;
 use parking_lot::Mutex;
 
-/// Below this many heap entries stale entries are tolerated whatever `live` is (RFC: the floor
+/// Below this many heap entries stale entries are tolerated whatever `live` is (the floor
 /// avoids rebuilding a small heap after every few updates).
 const REBUILD_FLOOR: usize = 4096;
 /// A rebuild merges what was pushed meanwhile under the lock only once that is this small;
@@ -53,6 +56,10 @@ pub struct PopOutcome {
     pub stale: usize,
     /// A due entry remains in the visible heap (one being rebuilt is not visible).
     pub more_due: bool,
+    /// [`DeadlineIndex::epoch`] of the contents the entries were popped from, read in the same
+    /// lock hold: a caller that finds the epoch moved on since knows its entries belong to
+    /// contents that `clear`/`replace_all` threw away.
+    pub epoch: u64,
 }
 
 #[derive(Default, Debug, Clone, Copy)]
@@ -309,6 +316,8 @@ pub struct DeadlineIndex {
     inner: Mutex<Inner>,
     hasher: foldhash::fast::RandomState,
     longest_hold_ns: AtomicU64,
+    /// `Inner::epoch`, written under the mutex by `clear`/`replace_all`, readable without it.
+    epoch: AtomicU64,
 }
 
 impl Default for DeadlineIndex {
@@ -338,6 +347,7 @@ impl DeadlineIndex {
             }),
             hasher: foldhash::fast::RandomState::default(),
             longest_hold_ns: AtomicU64::new(0),
+            epoch: AtomicU64::new(0),
         }
     }
 
@@ -461,6 +471,7 @@ impl DeadlineIndex {
                 }
                 outcome.more_due =
                     matches!(inner.heap.peek(), Some(Reverse(top)) if top.deadline <= at);
+                outcome.epoch = inner.epoch;
                 Some((outcome, inner.maybe_start_rebuild()))
             });
             match step {
@@ -502,6 +513,14 @@ impl DeadlineIndex {
         }
     }
 
+    /// Generation of the contents: starts at 0 and moves on with every `clear` and
+    /// `replace_all`, which change it under the mutex. Lock-free. A caller that excludes those
+    /// two (the master calls them only while it holds every shard write lock) reads a value
+    /// that stays put, and compares it with [`PopOutcome::epoch`].
+    pub fn epoch(&self) -> u64 {
+        self.epoch.load(Acquire)
+    }
+
     /// Longest index-mutex hold since creation or the last reset; lock-free.
     pub fn longest_hold_ns(&self) -> u64 {
         self.longest_hold_ns.load(Relaxed)
@@ -525,6 +544,7 @@ impl DeadlineIndex {
         let empty = RegMap::new();
         let old = self.locked(|inner| {
             inner.epoch += 1;
+            self.epoch.store(inner.epoch, Release);
             inner.detached = 0;
             (
                 mem::replace(&mut inner.map, empty),
@@ -556,6 +576,7 @@ impl DeadlineIndex {
         let heap = BinaryHeap::from(entries);
         let old = self.locked(|inner| {
             inner.epoch += 1;
+            self.epoch.store(inner.epoch, Release);
             inner.detached = 0;
             (
                 mem::replace(&mut inner.map, map),
@@ -727,7 +748,7 @@ mod tests {
 
     #[test]
     fn pop_returns_only_due_entries_in_deadline_order() {
-        // §3.8: a cleanup pops entries with deadline <= at, earliest first.
+        // §4.8: a cleanup pops entries with deadline <= at, earliest first.
         let idx = DeadlineIndex::new();
         idx.register("c", 3, 30);
         idx.register("a", 1, 10);
@@ -739,6 +760,7 @@ mod tests {
             popped: 3,
             stale: 0,
             more_due: false,
+            epoch: 0,
         };
         assert_eq!(outcome, expected);
         assert_eq!(idx.live(), 1);
@@ -749,7 +771,7 @@ mod tests {
 
     #[test]
     fn deadline_equal_to_at_is_due() {
-        // §0: a deadline is expired when now >= deadline.
+        // §1: a deadline is expired when now >= deadline.
         let idx = DeadlineIndex::new();
         idx.register("k", 0, 100);
         assert!(pop(&idx, 99).0.is_empty());
@@ -758,7 +780,7 @@ mod tests {
 
     #[test]
     fn update_leaves_stale_entry_and_only_the_newest_fires() {
-        // §3.8: updating pushes a new entry and overwrites the registration; the old one goes stale.
+        // §4.8: updating pushes a new entry and overwrites the registration; the old one goes stale.
         let idx = DeadlineIndex::new();
         idx.register("k", 1, 10);
         idx.register("k", 1, 20);
@@ -781,7 +803,7 @@ mod tests {
 
     #[test]
     fn same_deadline_update_still_goes_stale() {
-        // §3.8: every registration is a new entry, even with an unchanged deadline.
+        // §4.8: every registration is a new entry, even with an unchanged deadline.
         let idx = DeadlineIndex::new();
         idx.register("k", 0, 10);
         idx.register("k", 0, 10);
@@ -792,7 +814,7 @@ mod tests {
 
     #[test]
     fn unregister_makes_the_entry_stale() {
-        // §3.8: unregistered by key whatever the deadline; the entry is dropped when popped.
+        // §4.8: unregistered by key whatever the deadline; the entry is dropped when popped.
         let idx = DeadlineIndex::new();
         idx.register("k", 0, 10);
         assert!(idx.unregister("k"));
@@ -805,7 +827,7 @@ mod tests {
 
     #[test]
     fn reregister_after_unregister_or_pop_fires_again() {
-        // §3.8: a key registered again after removal is a fresh registration.
+        // §4.8: a key registered again after removal is a fresh registration.
         let idx = DeadlineIndex::new();
         idx.register("k", 0, 10);
         idx.unregister("k");
@@ -822,7 +844,7 @@ mod tests {
 
     #[test]
     fn shard_change_replaces_the_registration() {
-        // §3.8: the registration is (deadline, shard) of the latest registration.
+        // §4.8: the registration is (deadline, shard) of the latest registration.
         let idx = DeadlineIndex::new();
         idx.register("k", 1, 10);
         idx.register("k", 2, 20);
@@ -834,7 +856,7 @@ mod tests {
 
     #[test]
     fn many_updates_of_one_key_keep_the_heap_within_the_floor() {
-        // RFC "TTL updates": rebuild when heap_size > max(4096, 2 * live).
+        // §4.8: rebuild when heap_size > max(4096, 2 * live).
         let idx = DeadlineIndex::new();
         for i in 0..5_000u64 {
             idx.register("k", 7, 10_000 - i);
@@ -852,7 +874,7 @@ mod tests {
 
     #[test]
     fn pop_due_respects_max_batch_and_reports_more_due() {
-        // §3.8: due entries are popped in batches of bounded size per index-lock hold.
+        // §4.8: due entries are popped in batches of bounded size per index-lock hold.
         let idx = DeadlineIndex::new();
         for i in 0..10u64 {
             idx.register(&format!("k{i}"), 0, i);
@@ -866,6 +888,7 @@ mod tests {
             popped: 0,
             stale: 0,
             more_due: true,
+            epoch: 0,
         };
         assert_eq!(nothing, expected);
         let (mut popped, mut stale, mut calls) = (0, 0, 0);
@@ -892,7 +915,7 @@ mod tests {
 
     #[test]
     fn replace_all_swaps_in_new_registrations() {
-        // §3.8: the index is derived state, rebuilt on restore; a repeated key keeps the last.
+        // §4.8: the index is derived state, rebuilt on restore; a repeated key keeps the last.
         let idx = DeadlineIndex::new();
         idx.register("old", 0, 5);
         idx.register("a", 0, 1);
@@ -910,6 +933,23 @@ mod tests {
         regs.sort();
         assert_eq!(regs, vec![("a".into(), 3, 30), ("b".into(), 2, 20)]);
         assert_eq!(pop(&idx, 100).0, vec![due("b", 2, 20), due("a", 3, 30)]);
+    }
+
+    #[test]
+    fn pops_carry_the_epoch_of_the_contents_they_came_from() {
+        // Restore: a batch popped before the index was replaced is recognisable afterwards.
+        let idx = DeadlineIndex::new();
+        idx.register("a", 0, 1);
+        let (out, before) = pop(&idx, 10);
+        assert_eq!((out.len(), before.epoch, idx.epoch()), (1, 0, 0));
+        idx.replace_all(vec![("a".to_string(), 0, 1)]);
+        assert_eq!(idx.epoch(), 1);
+        assert_ne!(before.epoch, idx.epoch());
+        let (out, after) = pop(&idx, 10);
+        assert_eq!((out.len(), after.epoch), (1, 1));
+        idx.clear();
+        assert_eq!(idx.epoch(), 2);
+        assert_eq!(pop(&idx, 10).1.epoch, 2);
     }
 
     #[test]
@@ -943,7 +983,7 @@ mod tests {
 
     #[test]
     fn rebuild_in_progress_delays_but_never_loses_entries() {
-        // §3.8 design: pops see only the new heap while a rebuild runs; one rebuild at a time.
+        // §4.8 design: pops see only the new heap while a rebuild runs; one rebuild at a time.
         let idx = DeadlineIndex::new();
         idx.register("a", 0, 10);
         idx.register("b", 0, 20);
@@ -1079,7 +1119,7 @@ mod tests {
 
     #[test]
     fn rebuild_of_a_million_entries_drops_stale_entries_outside_the_lock() {
-        // RFC "TTL updates": the rebuild filters and heapifies outside the mutex. Speed is checked
+        // §4.8: the rebuild filters and heapifies outside the mutex. Speed is checked
         // by benchmarks, not asserted here: the hold time is printed.
         const N: usize = 1_000_000;
         let idx = DeadlineIndex::new();

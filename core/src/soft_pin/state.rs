@@ -1,4 +1,4 @@
-//! The per-object soft-pin state machine (SEMANTICS §3.2–§3.3) as pure
+//! The per-object soft-pin state machine (docs/CONTRACT.md §4.2–§4.3) as pure
 //! functions. They never touch the index or the gauge: they return a
 //! [`Delta`] that the master applies, so the table of transitions is tested
 //! here without a master.
@@ -37,7 +37,7 @@ impl Delta {
     };
 }
 
-/// Commit rule (§3.3): the new committed deadline when `intent` commits at
+/// Commit rule (§4.3): the new committed deadline when `intent` commits at
 /// `now` over `committed`, and the delta to apply.
 pub fn commit(
     committed: Option<Instant>,
@@ -69,7 +69,7 @@ pub fn commit(
     }
 }
 
-/// Carry rule (§3.5) for replacement metadata (case C, preemption → A):
+/// Carry rule (§4.5) for replacement metadata (case C, preemption → A):
 /// an unexpired deadline is carried (gauge-neutral, stays registered), an
 /// expired one is dropped.
 pub fn carry(committed: Option<Instant>, now: Instant) -> (Option<Instant>, Delta) {
@@ -80,7 +80,7 @@ pub fn carry(committed: Option<Instant>, now: Instant) -> (Option<Instant>, Delt
     }
 }
 
-/// Whether a committed deadline protects the object at `now` (§3.7).
+/// Whether a committed deadline protects the object at `now` (§4.7).
 #[inline]
 pub fn is_active(committed: Option<Instant>, now: Instant) -> bool {
     matches!(committed, Some(d) if now < d)
@@ -98,7 +98,7 @@ mod tests {
         IndexOp::Register(d)
     }
 
-    // §3.3 table, one test per cell: (committed before, intent) -> (after, gauge, index).
+    // §4.3 table, one test per cell: (committed before, intent) -> (after, gauge, index).
     #[test]
     fn commit_table_from_none() {
         assert_eq!(commit(None, Preserve, NOW), (None, Delta::NONE));

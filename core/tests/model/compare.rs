@@ -1,4 +1,4 @@
-//! After every step: the master's invariants (SEMANTICS §8) hold, and its
+//! After every step: the master's invariants (docs/CONTRACT.md §8) hold, and its
 //! whole observable state equals the model's — every key's replicas (ids,
 //! kinds, status, locations), writer, size, put_start, lease, committed
 //! deadline, pending flag, hard pin, group and token; group leases; the

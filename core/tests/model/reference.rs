@@ -1,6 +1,6 @@
 //! The reference model: plain structs (objects in a BTreeMap, replicas as
 //! (id, kind, status, role, location), segments as sets of occupied byte
-//! ranges, a discarded list, group leases) and the rules of SEMANTICS §1–§4
+//! ranges, a discarded list, group leases) and the rules of docs/CONTRACT.md §2–§5
 //! written out directly. It never calls into the crate's logic: the only
 //! things read back from the real master are what the contract leaves open
 //! (which segment a buffer went to, at which address, its replica id and the
@@ -38,7 +38,7 @@ pub enum Intent {
     Disable,
 }
 
-/// §3.1, as a table.
+/// §4.1, as a table.
 pub fn resolve(pin: Pin, max: u64) -> Result<Intent, ErrorKind> {
     let enable = |t: u64| {
         if t > max {
@@ -58,7 +58,7 @@ pub fn resolve(pin: Pin, max: u64) -> Result<Intent, ErrorKind> {
     }
 }
 
-/// §3.3 commit table: the committed deadline after `intent` commits at `now`.
+/// §4.3 commit table: the committed deadline after `intent` commits at `now`.
 pub fn commit(committed: Option<u64>, intent: Intent, now: u64) -> Option<u64> {
     match intent {
         Intent::Preserve => committed.filter(|&d| now < d),
@@ -67,7 +67,7 @@ pub fn commit(committed: Option<u64>, intent: Intent, now: u64) -> Option<u64> {
     }
 }
 
-/// §3.5 carry: only an unexpired deadline survives.
+/// §4.5 carry: only an unexpired deadline survives.
 pub fn carry(committed: Option<u64>, now: u64) -> Option<u64> {
     committed.filter(|&d| now < d)
 }
@@ -157,7 +157,7 @@ impl Obj {
             .map(|r| r.id)
             .collect()
     }
-    /// §3.4: pending lives only while an eligible replica can complete.
+    /// §4.4: pending lives only while an eligible replica can complete.
     fn pending_rule(&mut self) {
         if !self.write_in_flight() {
             self.pending = None;
@@ -466,7 +466,7 @@ impl Model {
         (placed, must)
     }
 
-    /// §2 shape rules: memory-only best effort, 1+1 either, others exact.
+    /// §3 shape rules: memory-only best effort, 1+1 either, others exact.
     fn plan_write(
         &self,
         mem: u32,

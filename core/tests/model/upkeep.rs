@@ -1,6 +1,6 @@
 //! Reference model, reads, removal and time-driven upkeep: Get/Exist with
 //! leases, Remove/RemoveAll/Regex, the stale-write sweep, discarded-buffer
-//! release, expiration cleanup, eviction (§4: passes, order, groups) and
+//! release, expiration cleanup, eviction (§5: passes, order, groups) and
 //! segment mount/unmount.
 
 use super::*;
@@ -56,7 +56,9 @@ impl Model {
 
     fn removable(&self, k: usize, force: bool) -> Result<(), ErrorKind> {
         let o = &self.objs[&k];
-        if o.reps.iter().any(|r| !r.complete) {
+        // A write in flight first, then a task (whose PROCESSING targets
+        // are the task's, not a write's), then the lease.
+        if o.write_in_flight() {
             return Err(ErrorKind::ReplicaIsNotReady);
         }
         if o.task.is_some() {
@@ -169,7 +171,7 @@ impl Model {
             ..Default::default()
         };
         // Candidates: base objects without a live lease; expired pins of
-        // candidates are normalised on the way (§3.7).
+        // candidates are normalised on the way (§4.7).
         let mut cands: Vec<Cand> = Vec::new();
         let keys: Vec<usize> = self.objs.keys().copied().collect();
         for k in keys {
@@ -337,7 +339,7 @@ impl Model {
         (cap, mem.map(Seg::allocated).sum())
     }
 
-    /// The §4 trigger.
+    /// The §5 trigger.
     pub fn evict_if_needed(&mut self, force: bool) -> Result<Option<EvictionReport>, String> {
         let (cap, used) = self.memory_usage();
         if cap == 0 {

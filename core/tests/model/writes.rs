@@ -41,9 +41,20 @@ impl Model {
         let w = expect_ok(real)?;
         let reps = self.accept(&plan, size, &w.replicas, false)?;
         // A stale write with nothing COMPLETE is replaced; nothing carried.
+        // The replacement joins its group before the stale write leaves it,
+        // so a group it shares keeps its lease even when the stale write
+        // was its last member.
+        let group = GROUPS[cfg.group].map(str::to_owned);
         if replace {
             hit(|| "put_start: stale write replaced".into());
+            let kept = group
+                .as_ref()
+                .and_then(|g| self.glease.get(&Self::group_key(k, g)).copied());
             self.erase(k, Some(now + RELEASE))?;
+            if let (Some(g), Some(lease)) = (&group, kept) {
+                hit(|| "put_start: replacement keeps the group lease".into());
+                self.glease.insert(Self::group_key(k, g), lease);
+            }
         }
         self.fresh_token(w.token)?;
         let seq = self.new_seq();
@@ -59,7 +70,7 @@ impl Model {
                 committed: None,
                 pending: Some(intent),
                 reps,
-                group: GROUPS[cfg.group].map(str::to_owned),
+                group,
                 hard_pin: cfg.hard_pin,
                 task: None,
             },
@@ -84,7 +95,8 @@ impl Model {
         let case = match self.objs.get(&k) {
             None => Case::Absent,
             Some(o) => {
-                if o.group.as_deref() != GROUPS[cfg.group] {
+                // Naming no group keeps the object's; naming another is refused.
+                if GROUPS[cfg.group].is_some_and(|g| o.group.as_deref() != Some(g)) {
                     return expect_err(real, ErrorKind::InvalidParams);
                 }
                 if o.task.is_some() {
@@ -240,16 +252,12 @@ impl Model {
         let now = self.now;
         let o = self.objs.get_mut(&k).unwrap();
         if !o.write_in_flight() {
-            let all_complete = o
-                .reps
-                .iter()
-                .filter(|r| !r.target && sel_matches(sel, r.kind))
-                .all(|r| r.complete);
-            return if all_complete {
-                expect_ok(real).map(|_| ())
-            } else {
-                expect_err(real, ErrorKind::InvalidWrite)
-            };
+            // With nothing of a write PROCESSING, every replica a write made
+            // is COMPLETE: the End is an OK no-op, never INVALID_WRITE.
+            if o.reps.iter().any(|r| !r.target && !r.complete) {
+                return Err("model: a write replica is PROCESSING with no write in flight".into());
+            }
+            return expect_ok(real).map(|_| ());
         }
         let had_complete = o.has_complete();
         let mut completed = 0;

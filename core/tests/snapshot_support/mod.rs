@@ -3,7 +3,7 @@
 //! helpers. Each test binary uses a different subset.
 #![allow(dead_code)]
 
-use mooncake_meta_core::snapshot::codec::{FORMAT_VERSION, HEADER_LEN, MAGIC};
+use mooncake_meta_core::snapshot::codec::{FORMAT_VERSION, FORMAT_VERSION_1, HEADER_LEN, MAGIC};
 use mooncake_meta_core::snapshot::image::{
     GroupRecord, LocationRecord, ObjectRecord, ReplicaRecord, SegmentRecord, SnapshotImage,
 };
@@ -175,6 +175,7 @@ pub fn representative() -> SnapshotImage {
     objects[5].soft_pin_deadline = Some(0);
     canonical(SnapshotImage {
         created_at: 1_700_000_123_456,
+        wall_at_capture: None,
         next_replica_id: 0,
         next_write_token: 0,
         next_object_seq: 0,
@@ -219,6 +220,7 @@ pub fn generated(n: u64) -> SnapshotImage {
     }
     canonical(SnapshotImage {
         created_at: 1_700_000_999_000,
+        wall_at_capture: None,
         next_replica_id: 0,
         next_write_token: 0,
         next_object_seq: 0,
@@ -265,7 +267,9 @@ impl P {
 pub fn frame(payload: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(HEADER_LEN + payload.len());
     out.extend_from_slice(&MAGIC);
-    out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+    // The payloads these helpers spell out have the format-1 layout (no
+    // wall record); format 2 has its own tests in snapshot_codec.rs.
+    out.extend_from_slice(&FORMAT_VERSION_1.to_le_bytes());
     out.extend_from_slice(&0u32.to_le_bytes());
     out.extend_from_slice(&(payload.len() as u64).to_le_bytes());
     out.extend_from_slice(&crc32fast::hash(payload).to_le_bytes());
@@ -290,7 +294,8 @@ pub fn reframe(bytes: &mut [u8]) {
 pub fn frame_ok(bytes: &[u8]) -> bool {
     bytes.len() >= HEADER_LEN
         && bytes[..8] == MAGIC
-        && bytes[8..12] == FORMAT_VERSION.to_le_bytes()
+        && (bytes[8..12] == FORMAT_VERSION.to_le_bytes()
+            || bytes[8..12] == FORMAT_VERSION_1.to_le_bytes())
         && bytes[12..16] == [0; 4]
         && bytes[16..24] == ((bytes.len() - HEADER_LEN) as u64).to_le_bytes()
         && bytes[24..28] == crc32fast::hash(&bytes[HEADER_LEN..]).to_le_bytes()

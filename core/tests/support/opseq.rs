@@ -1,5 +1,5 @@
 //! Random operation sequences against a deterministic master, with the
-//! invariants of SEMANTICS §8 checked after every step. An [`Op`] is drawn
+//! invariants of docs/CONTRACT.md §8 checked after every step. An [`Op`] is drawn
 //! from an [`Entropy`] over a deliberately small universe (12 keys, 3
 //! clients, 4 segments, a handful of sizes and instants) so that keys,
 //! segments and deadlines collide; [`Driver::step`] applies it and checks:

@@ -1,52 +1,258 @@
-//! Master configuration (`Config`) and the two write configurations:
-//! the extended one with the explicit soft-pin action and TTL, and the
-//! legacy one with upstream's `with_soft_pin` bool.
+//! The master configuration ([`MasterConfig`], the core's plain struct,
+//! turned into a `mooncake_meta_config` when a master is built) and the two
+//! write configurations: [`WriteConfig`] (the core's, with the explicit
+//! soft-pin request) and [`LegacyConfig`] (the C ABI's upstream-compatible
+//! one with the `with_soft_pin` bool).
 
 use super::*;
 
-/// The extended write configuration (`mooncake_meta_write_config`) in Rust
-/// form. The action and TTL are passed as given: a TTL with an action other
-/// than `Enable`, or above the master's maximum, is the library's
-/// `MOONCAKE_META_INVALID_PARAMS`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct WriteConfig<'a> {
-    pub memory_replicas: u32,
-    pub nof_ssd_replicas: u32,
-    pub hard_pin: bool,
-    pub soft_pin_action: SoftPinAction,
-    /// `Some` sets `MOONCAKE_META_WRITE_HAS_SOFT_PIN_TTL`; `None` with
-    /// `Enable` takes the master's default TTL.
-    pub soft_pin_ttl_ms: Option<u64>,
-    pub preferred_segments: Vec<&'a str>,
-    pub group: Option<&'a str>,
+/// Every tunable of a master, as the core's `MasterConfig`. `Default`
+/// gives the documented defaults (docs/CONTRACT.md §9).
+#[derive(Debug, Clone, PartialEq)]
+pub struct MasterConfig {
+    /// Read lease granted by Get/Exist.
+    pub default_kv_lease_ttl_ms: u64,
+    /// TTL of `ENABLE` without a request TTL; must be ≤ the maximum.
+    pub default_kv_soft_pin_ttl_ms: u64,
+    /// Largest accepted request TTL.
+    pub max_kv_soft_pin_ttl_ms: u64,
+    /// Whether the second eviction pass may take actively soft-pinned objects.
+    pub allow_evict_soft_pinned_objects: bool,
+    /// Fraction of the eviction base evicted per run, in [0, 1].
+    pub eviction_ratio: f64,
+    /// Memory usage above which eviction runs, in (0, 1].
+    pub eviction_high_watermark_ratio: f64,
+    /// A write younger than this blocks a PutStart on the same key.
+    pub put_start_discard_timeout_ms: u64,
+    /// Discarded buffers are held this long; stale writes are swept after it.
+    pub put_start_release_timeout_ms: u64,
+    /// Soft-pin expiration cleanup period; 0 = off.
+    pub soft_pin_cleanup_interval_ms: u64,
+    /// Eviction check period; 0 = off.
+    pub eviction_check_interval_ms: u64,
+    /// Stale-write sweep and discarded-buffer release period; 0 = off.
+    pub sweep_interval_ms: u64,
+    /// Metadata shards (≥ 1).
+    pub shard_count: usize,
+    /// Which clock the master reads.
+    pub clock: ClockSource,
 }
 
-impl Default for WriteConfig<'_> {
-    /// The library's defaults: one memory replica, PRESERVE, no hard pin.
+impl Default for MasterConfig {
+    fn default() -> Self {
+        MasterConfig {
+            default_kv_lease_ttl_ms: 10_000,
+            default_kv_soft_pin_ttl_ms: 1_800_000,
+            max_kv_soft_pin_ttl_ms: 86_400_000,
+            allow_evict_soft_pinned_objects: true,
+            eviction_ratio: 0.05,
+            eviction_high_watermark_ratio: 0.90,
+            put_start_discard_timeout_ms: 30_000,
+            put_start_release_timeout_ms: 600_000,
+            soft_pin_cleanup_interval_ms: 1_000,
+            eviction_check_interval_ms: 10,
+            sweep_interval_ms: 1_000,
+            shard_count: 1024,
+            clock: ClockSource::System,
+        }
+    }
+}
+
+impl MasterConfig {
+    /// A configuration for deterministic use: manual clock starting at
+    /// `start_ms` and every background task off.
+    pub fn deterministic(start_ms: u64) -> Self {
+        MasterConfig {
+            soft_pin_cleanup_interval_ms: 0,
+            eviction_check_interval_ms: 0,
+            sweep_interval_ms: 0,
+            clock: ClockSource::Manual { start_ms },
+            ..MasterConfig::default()
+        }
+    }
+
+    /// Checks the configuration as master creation will
+    /// (`mooncake_meta_config_set_*` and `mooncake_meta_config_validate`);
+    /// the message names the bad field.
+    pub fn validate(&self) -> Result<()> {
+        self.to_raw()?.validate()
+    }
+
+    /// The library's configuration object with every field set.
+    pub(super) fn to_raw(&self) -> Result<RawConfig> {
+        let cfg = RawConfig::new()?;
+        let p = cfg.raw.as_ptr();
+        let shards = u64::try_from(self.shard_count).map_err(|_| {
+            Error::invalid(format!(
+                "shard_count {} must be in [1, 1048576]",
+                self.shard_count
+            ))
+        })?;
+        // SAFETY (every call below): `p` is a live configuration owned by
+        // `cfg`, which outlives the calls.
+        call(|e| unsafe {
+            mooncake_meta_config_set_default_kv_lease_ttl_ms(p, self.default_kv_lease_ttl_ms, e)
+        })?;
+        call(|e| unsafe {
+            mooncake_meta_config_set_max_kv_soft_pin_ttl_ms(p, self.max_kv_soft_pin_ttl_ms, e)
+        })?;
+        call(|e| unsafe {
+            mooncake_meta_config_set_default_kv_soft_pin_ttl_ms(
+                p,
+                self.default_kv_soft_pin_ttl_ms,
+                e,
+            )
+        })?;
+        call(|e| unsafe {
+            mooncake_meta_config_set_allow_evict_soft_pinned_objects(
+                p,
+                c_int::from(self.allow_evict_soft_pinned_objects),
+                e,
+            )
+        })?;
+        call(|e| unsafe { mooncake_meta_config_set_eviction_ratio(p, self.eviction_ratio, e) })?;
+        call(|e| unsafe {
+            mooncake_meta_config_set_eviction_high_watermark_ratio(
+                p,
+                self.eviction_high_watermark_ratio,
+                e,
+            )
+        })?;
+        call(|e| unsafe {
+            mooncake_meta_config_set_put_start_discard_timeout_ms(
+                p,
+                self.put_start_discard_timeout_ms,
+                e,
+            )
+        })?;
+        call(|e| unsafe {
+            mooncake_meta_config_set_put_start_release_timeout_ms(
+                p,
+                self.put_start_release_timeout_ms,
+                e,
+            )
+        })?;
+        call(|e| unsafe {
+            mooncake_meta_config_set_soft_pin_cleanup_interval_ms(
+                p,
+                self.soft_pin_cleanup_interval_ms,
+                e,
+            )
+        })?;
+        call(|e| unsafe {
+            mooncake_meta_config_set_eviction_check_interval_ms(
+                p,
+                self.eviction_check_interval_ms,
+                e,
+            )
+        })?;
+        call(|e| unsafe {
+            mooncake_meta_config_set_sweep_interval_ms(p, self.sweep_interval_ms, e)
+        })?;
+        call(|e| unsafe { mooncake_meta_config_set_shard_count(p, shards, e) })?;
+        match self.clock {
+            ClockSource::System => {
+                call(|e| unsafe { mooncake_meta_config_set_system_clock(p, e) })?
+            }
+            ClockSource::Manual { start_ms } => {
+                call(|e| unsafe { mooncake_meta_config_set_manual_clock(p, start_ms, e) })?
+            }
+        }
+        Ok(cfg)
+    }
+}
+
+/// A `mooncake_meta_config`, freed on drop.
+pub(super) struct RawConfig {
+    pub(super) raw: NonNull<mooncake_meta_config>,
+}
+
+impl RawConfig {
+    fn new() -> Result<Self> {
+        let mut raw = ptr::null_mut();
+        // SAFETY: `raw` is valid for writing one pointer.
+        call(|err| unsafe { mooncake_meta_config_new(&mut raw, err) })?;
+        NonNull::new(raw)
+            .map(|raw| RawConfig { raw })
+            .ok_or_else(|| {
+                Error::new(
+                    ErrorKind::Internal,
+                    "mooncake_meta_config_new succeeded without a configuration",
+                )
+            })
+    }
+
+    fn validate(&self) -> Result<()> {
+        // SAFETY: `self.raw` is live.
+        call(|err| unsafe { mooncake_meta_config_validate(self.raw.as_ptr(), err) })
+    }
+}
+
+impl Drop for RawConfig {
+    fn drop(&mut self) {
+        // SAFETY: owned and live.
+        unsafe { mooncake_meta_config_free(self.raw.as_ptr()) }
+    }
+}
+
+/// The write configuration of Put/Upsert (upstream `ReplicateConfig`), as
+/// the core's: passed to the library as a `mooncake_meta_write_config`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WriteConfig {
+    /// MEMORY replicas to allocate.
+    pub memory_replicas: u32,
+    /// Second-pool (NOF_SSD) replicas to allocate.
+    pub nof_ssd_replicas: u32,
+    /// Never evicted. Fixed for the object's life except that a
+    /// size-changing Upsert ORs it in.
+    pub hard_pin: bool,
+    /// Segments to try first, in order.
+    pub preferred_segments: Vec<String>,
+    /// The explicit soft-pin action and optional request TTL.
+    pub soft_pin: SoftPinRequest,
+    /// Group to join; fixed at creation.
+    pub group: Option<String>,
+}
+
+impl Default for WriteConfig {
+    /// One memory replica, PRESERVE, no hard pin (the library's defaults).
     fn default() -> Self {
         WriteConfig {
             memory_replicas: 1,
             nof_ssd_replicas: 0,
             hard_pin: false,
-            soft_pin_action: SoftPinAction::Preserve,
-            soft_pin_ttl_ms: None,
             preferred_segments: Vec::new(),
+            soft_pin: SoftPinRequest::default(),
             group: None,
         }
     }
 }
 
-impl<'a> WriteConfig<'a> {
-    /// This configuration with the soft-pin action and TTL set.
-    pub fn soft_pin(mut self, action: SoftPinAction, ttl_ms: Option<u64>) -> Self {
-        self.soft_pin_action = action;
-        self.soft_pin_ttl_ms = ttl_ms;
+impl WriteConfig {
+    pub fn with_soft_pin(mut self, req: SoftPinRequest) -> Self {
+        self.soft_pin = req;
         self
     }
 
-    /// The replicas a start asks for (the capacity its output needs).
+    pub fn with_group(mut self, group: impl Into<String>) -> Self {
+        self.group = Some(group.into());
+        self
+    }
+
+    /// Checks this configuration as a start would, except for what depends
+    /// on a master (`mooncake_meta_write_config_validate`; not in the core,
+    /// whose equivalent is `Master::validate_write_request`).
+    pub fn validate(&self) -> Result<()> {
+        let raw = self.to_raw()?;
+        // SAFETY: `raw` and the strings it points to live across the call.
+        call(|err| unsafe { mooncake_meta_write_config_validate(&raw.raw, err) })
+    }
+
+    /// The replicas a start can return (the capacity its output needs).
     pub(super) fn requested(&self) -> usize {
-        (self.memory_replicas as usize + self.nof_ssd_replicas as usize).max(1)
+        (self.memory_replicas as usize)
+            .saturating_add(self.nof_ssd_replicas as usize)
+            .max(1)
     }
 
     /// The raw struct, starting from `mooncake_meta_write_config_init` so
@@ -65,24 +271,24 @@ impl<'a> WriteConfig<'a> {
         })?;
         let segments = c_strings("preferred segment", &self.preferred_segments)?;
         let segment_ptrs = pointers(&segments);
-        let group = self.group.map(|g| c_string("group", g)).transpose()?;
+        let group = self
+            .group
+            .as_deref()
+            .map(|g| c_string("group", g))
+            .transpose()?;
         raw.flags = if self.hard_pin {
             MOONCAKE_META_WRITE_HARD_PIN
         } else {
             0
         };
-        raw.soft_pin_action = self.soft_pin_action.raw();
-        if let Some(ttl) = self.soft_pin_ttl_ms {
+        raw.soft_pin_action = self.soft_pin.action.raw();
+        if let Some(ttl) = self.soft_pin.ttl_ms {
             raw.flags |= MOONCAKE_META_WRITE_HAS_SOFT_PIN_TTL;
             raw.soft_pin_ttl_ms = ttl;
         }
         raw.memory_replicas = self.memory_replicas;
         raw.nof_ssd_replicas = self.nof_ssd_replicas;
-        raw.preferred_segments = if segment_ptrs.is_empty() {
-            ptr::null()
-        } else {
-            segment_ptrs.as_ptr()
-        };
+        raw.preferred_segments = array_ptr(&segment_ptrs);
         raw.preferred_segments_count = segment_ptrs.len();
         raw.group = group.as_ref().map_or(ptr::null(), |g| g.as_ptr());
         Ok(RawWriteConfig {
@@ -91,14 +297,6 @@ impl<'a> WriteConfig<'a> {
             _segment_ptrs: segment_ptrs,
             _group: group,
         })
-    }
-
-    /// Checks this configuration as a start would, except for what depends
-    /// on a master (`mooncake_meta_write_config_validate`).
-    pub fn validate(&self) -> Result<()> {
-        let raw = self.to_raw()?;
-        // SAFETY: `raw` and the strings it points to live across the call.
-        call(|err| unsafe { mooncake_meta_write_config_validate(&raw.raw, err) })
     }
 }
 
@@ -112,7 +310,8 @@ pub(super) struct RawWriteConfig {
 
 /// The legacy write configuration (`mooncake_meta_replicate_config`,
 /// upstream's `mooncake_replicate_config`): `with_soft_pin` is ENABLE with
-/// the master's default TTL, `false` is PRESERVE.
+/// the master's default TTL (`SoftPinRequest::from_legacy`), `false` is
+/// PRESERVE. C ABI only: the core spells it as a [`WriteConfig`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LegacyConfig<'a> {
     pub replica_num: usize,
@@ -134,6 +333,18 @@ impl Default for LegacyConfig<'_> {
 }
 
 impl LegacyConfig<'_> {
+    /// The C ABI needs room for every requested replica up front.
+    pub(super) fn check_requested(&self) -> Result<()> {
+        let max = batch::MAX_REQUESTED_REPLICAS;
+        if self.replica_num > max {
+            return Err(Error::invalid(format!(
+                "replica_num {} exceeds {max} replicas per write",
+                self.replica_num
+            )));
+        }
+        Ok(())
+    }
+
     pub(super) fn to_raw(&self) -> Result<RawLegacyConfig> {
         let segments = c_strings("preferred segment", &self.preferred_segments)?;
         let mut segment_ptrs = pointers(&segments);
@@ -167,106 +378,4 @@ pub(super) struct RawLegacyConfig {
     pub(super) raw: mooncake_meta_replicate_config,
     _segments: Vec<CString>,
     _segment_ptrs: Vec<*const c_char>,
-}
-
-/// A master configuration (`mooncake_meta_config`), freed on drop.
-#[derive(Debug)]
-pub struct Config {
-    raw: NonNull<mooncake_meta_config>,
-}
-
-// SAFETY: the configuration is internally locked; only `_free` (drop, with
-// `&mut self`) must not race, which ownership guarantees.
-unsafe impl Send for Config {}
-// SAFETY: as above.
-unsafe impl Sync for Config {}
-
-macro_rules! config_setters {
-    ($($(#[$doc:meta])* $name:ident => $raw:ident($ty:ty);)*) => {
-        $(
-            $(#[$doc])*
-            pub fn $name(&mut self, value: $ty) -> Result<&mut Self> {
-                // SAFETY: `self.raw` is live.
-                call(|err| unsafe { $raw(self.raw.as_ptr(), value, err) })?;
-                Ok(self)
-            }
-        )*
-    };
-}
-
-impl Config {
-    /// The documented defaults (system clock, background tasks on).
-    pub fn new() -> Result<Self> {
-        let mut raw = ptr::null_mut();
-        // SAFETY: `raw` is valid for writing one pointer.
-        call(|err| unsafe { mooncake_meta_config_new(&mut raw, err) })?;
-        Ok(Config {
-            raw: NonNull::new(raw).expect("config_new succeeded with NULL"),
-        })
-    }
-
-    /// A manual clock starting at `start_ms` and every background interval
-    /// 0: time moves and maintenance runs only when the caller says so.
-    pub fn deterministic(start_ms: u64) -> Result<Self> {
-        let mut cfg = Config::new()?;
-        cfg.set_manual_clock(start_ms)?
-            .set_soft_pin_cleanup_interval_ms(0)?
-            .set_eviction_check_interval_ms(0)?
-            .set_sweep_interval_ms(0)?;
-        Ok(cfg)
-    }
-
-    pub fn as_ptr(&self) -> *const mooncake_meta_config {
-        self.raw.as_ptr()
-    }
-
-    config_setters! {
-        set_default_kv_lease_ttl_ms => mooncake_meta_config_set_default_kv_lease_ttl_ms(u64);
-        set_default_kv_soft_pin_ttl_ms => mooncake_meta_config_set_default_kv_soft_pin_ttl_ms(u64);
-        set_max_kv_soft_pin_ttl_ms => mooncake_meta_config_set_max_kv_soft_pin_ttl_ms(u64);
-        set_eviction_ratio => mooncake_meta_config_set_eviction_ratio(f64);
-        set_eviction_high_watermark_ratio =>
-            mooncake_meta_config_set_eviction_high_watermark_ratio(f64);
-        set_put_start_discard_timeout_ms =>
-            mooncake_meta_config_set_put_start_discard_timeout_ms(u64);
-        set_put_start_release_timeout_ms =>
-            mooncake_meta_config_set_put_start_release_timeout_ms(u64);
-        set_soft_pin_cleanup_interval_ms =>
-            mooncake_meta_config_set_soft_pin_cleanup_interval_ms(u64);
-        set_eviction_check_interval_ms => mooncake_meta_config_set_eviction_check_interval_ms(u64);
-        set_sweep_interval_ms => mooncake_meta_config_set_sweep_interval_ms(u64);
-        set_shard_count => mooncake_meta_config_set_shard_count(u64);
-        set_manual_clock => mooncake_meta_config_set_manual_clock(u64);
-    }
-
-    pub fn set_allow_evict_soft_pinned_objects(&mut self, allow: bool) -> Result<&mut Self> {
-        // SAFETY: `self.raw` is live.
-        call(|err| unsafe {
-            mooncake_meta_config_set_allow_evict_soft_pinned_objects(
-                self.raw.as_ptr(),
-                c_int::from(allow),
-                err,
-            )
-        })?;
-        Ok(self)
-    }
-
-    pub fn set_system_clock(&mut self) -> Result<&mut Self> {
-        // SAFETY: `self.raw` is live.
-        call(|err| unsafe { mooncake_meta_config_set_system_clock(self.raw.as_ptr(), err) })?;
-        Ok(self)
-    }
-
-    /// Checks the configuration as master creation will.
-    pub fn validate(&self) -> Result<()> {
-        // SAFETY: `self.raw` is live.
-        call(|err| unsafe { mooncake_meta_config_validate(self.raw.as_ptr(), err) })
-    }
-}
-
-impl Drop for Config {
-    fn drop(&mut self) {
-        // SAFETY: owned, live, and no other reference exists (`&mut self`).
-        unsafe { mooncake_meta_config_free(self.raw.as_ptr()) }
-    }
 }

@@ -1,24 +1,31 @@
-//! A thin safe layer over the raw declarations: RAII handles ([`Master`],
-//! [`Config`], [`Bytes`]), `Result`s carrying the library's code and message
-//! ([`Error`]), and Rust-side forms of the two write configurations
-//! ([`WriteConfig`] with the explicit soft-pin action and TTL,
-//! [`LegacyConfig`] with upstream's `with_soft_pin` bool).
-//!
-//! Each method is one C call (two when a caller-sized array turns out too
-//! small and the call is retried with the size the library asked for), so
-//! the C ABI's rules apply unchanged: see the header's documentation of the
-//! function of the same name. Raw output structs (replicas, reports,
-//! metrics) are returned as they are.
+//! A safe layer over the raw declarations that mirrors the core crate
+//! (`mooncake_meta_core`): the same type names, method names, argument and
+//! return shapes, and an [`Error`] with the same [`ErrorKind`]s, so a
+//! program moves between linking the C library and compiling the core in
+//! by changing one `use` line:
 //!
 //! ```no_run
-//! use mooncake_meta_sys::safe::*;
-//! let m = Master::deterministic(1_000).unwrap();
-//! m.mount_segment(1, "seg0", 0x1000, 1 << 20, Pool::Memory).unwrap();
-//! let cfg = WriteConfig::default().soft_pin(SoftPinAction::Enable, Some(60_000));
-//! let start = m.put_start(1, Key::new("k"), 4096, &cfg).unwrap();
-//! m.put_end(1, Key::new("k"), Selector::All, Some(start.token)).unwrap();
+//! use mooncake_meta_sys::safe as mm; // or: use mooncake_meta_core as mm;
+//! use mm::*;
+//! let m = Master::new(MasterConfig::deterministic(1_000)).unwrap();
+//! m.mount_segment(1, &SegmentSpec { name: "seg0".into(), base: 0x1000, size: 1 << 20, pool: Pool::Memory }).unwrap();
+//! let cfg = WriteConfig::default().with_soft_pin(SoftPinRequest::enable_for(60_000));
+//! m.put_start(1, Key::new("k"), 4096, &cfg).unwrap();
+//! m.put_end(1, Key::new("k"), ReplicaSelector::All, None).unwrap();
 //! assert_eq!(m.soft_pin_deadline(Key::new("k")).unwrap(), Some(61_000));
+//! assert_eq!(m.run_cleanup_at(61_000).expired, 1);
 //! ```
+//!
+//! Each method is one C call (a few when a caller-sized array turns out too
+//! small, or a batch spans several tenants), so the C ABI's rules apply: see
+//! the header's documentation of the function of the same name, and
+//! docs/CONTRACT.md. Where the two differ — messages name the C function;
+//! what the C ABI cannot express — the crate's README.md says so.
+//!
+//! Beyond the core's API this layer has the C-only calls: the legacy write
+//! configuration ([`LegacyConfig`], `put_start_legacy`,
+//! `upsert_start_legacy`), `snapshot_save`, `restore_files`,
+//! [`Master::as_ptr`] for raw calls, [`version`] and [`abi_version`].
 
 use crate::*;
 use std::ffi::{c_char, c_int, CStr, CString};
@@ -26,85 +33,40 @@ use std::fmt;
 use std::path::Path;
 use std::ptr::{self, NonNull};
 
-/// A failed call: the library's status code (a negative `MOONCAKE_META_*`)
-/// and the message of its error object.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Error {
-    code: mooncake_meta_status,
-    message: String,
-}
+pub use config::{LegacyConfig, MasterConfig, WriteConfig};
+pub use error::{Error, ErrorKind, Result};
+pub use maintenance::{CleanupStats, EvictionReport, MetricsSnapshot, RestoreReport, SegmentUsage};
+pub use master::UnmountReport;
+pub use read::{Bounded, KeyPage};
+pub use soft_pin::{SoftPinAction, SoftPinIntent, SoftPinRequest};
 
-impl Error {
-    /// The status code, one of the negative `MOONCAKE_META_*` constants.
-    pub fn code(&self) -> mooncake_meta_status {
-        self.code
-    }
+use error::{call, infallible};
 
-    /// The library's message (it names the function and the argument).
-    pub fn message(&self) -> &str {
-        &self.message
-    }
+/// Milliseconds since the Unix epoch.
+pub type Instant = u64;
 
-    /// The code's name without the prefix (`"OBJECT_NOT_FOUND"`).
-    pub fn status_name(&self) -> &'static str {
-        status_name(self.code)
-    }
+/// The largest instant: deadlines saturate here and never become due.
+pub const MAX_INSTANT: Instant = i64::MAX as u64;
 
-    /// An error this layer raises before calling the library (a Rust string
-    /// that cannot become a C string).
-    fn local(code: mooncake_meta_status, message: String) -> Error {
-        Error { code, message }
-    }
+/// A client (writer / segment owner).
+pub type ClientId = u64;
 
-    /// Takes over the error object `err` of a call that returned `status`.
-    ///
-    /// # Safety
-    /// `err` must be NULL or an unfreed error object; it is freed here.
-    unsafe fn take(status: mooncake_meta_status, err: *mut mooncake_meta_error) -> Error {
-        if err.is_null() {
-            return Error {
-                code: status,
-                message: status_name(status).to_string(),
-            };
-        }
-        // SAFETY: `err` is a live error object, freed once, after its
-        // message was copied.
-        unsafe {
-            let code = mooncake_meta_error_code(err);
-            let message = CStr::from_ptr(mooncake_meta_error_message(err))
-                .to_string_lossy()
-                .into_owned();
-            mooncake_meta_error_free(err);
-            Error { code, message }
-        }
-    }
-}
+/// Dense per-master segment number (stable while the segment is mounted).
+pub type SegmentId = u32;
 
-impl fmt::Display for Error {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{} ({}): {}",
-            self.status_name(),
-            self.code,
-            self.message
-        )
-    }
-}
+/// The tenant used when a caller names none.
+pub const DEFAULT_TENANT: &str = "default";
 
-impl std::error::Error for Error {}
-
-pub type Result<T, E = Error> = std::result::Result<T, E>;
-
-/// Runs one raw call with an error out-parameter and maps its status.
-fn call(f: impl FnOnce(*mut *mut mooncake_meta_error) -> mooncake_meta_status) -> Result<()> {
-    let mut err: *mut mooncake_meta_error = ptr::null_mut();
-    let status = f(&mut err);
-    if status == MOONCAKE_META_OK {
-        return Ok(());
-    }
-    // SAFETY: on failure `err` is NULL or a new error object owned by us.
-    Err(unsafe { Error::take(status, err) })
+/// Which clock a master reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClockSource {
+    /// The master's timeline: anchored to the operating system's wall clock
+    /// when the master is created, then advanced by the monotonic clock, so
+    /// a wall-clock step changes no lifetime. (The core's
+    /// `SystemWithWall`, a wall read from a Rust closure, has no C form.)
+    System,
+    /// A clock that only moves when told to, starting at the given instant.
+    Manual { start_ms: Instant },
 }
 
 /// The name of a status code without the prefix (`"OK"`, `"PANIC"`), or
@@ -136,20 +98,17 @@ unsafe fn static_str(p: *const c_char) -> &'static str {
         .unwrap_or("<not UTF-8>")
 }
 
-fn c_string(arg: &str, s: &str) -> Result<CString> {
-    CString::new(s).map_err(|_| {
-        Error::local(
-            MOONCAKE_META_INVALID_PARAMS,
-            format!("{arg} contains a NUL byte: {s:?}"),
-        )
-    })
+/// A NUL-terminated copy of a name the C ABI takes as a C string. A NUL
+/// inside is the core's own error for the name.
+fn c_string(what: &str, s: &str) -> Result<CString> {
+    CString::new(s).map_err(|_| Error::invalid(format!("{what} must not contain NUL")))
 }
 
-fn c_strings(arg: &str, list: &[&str]) -> Result<Vec<CString>> {
-    list.iter().map(|s| c_string(arg, s)).collect()
+fn c_strings<S: AsRef<str>>(what: &str, list: &[S]) -> Result<Vec<CString>> {
+    list.iter().map(|s| c_string(what, s.as_ref())).collect()
 }
 
-fn path_string(arg: &str, path: &Path) -> Result<CString> {
+fn path_string(what: &str, path: &Path) -> Result<CString> {
     #[cfg(unix)]
     let bytes = {
         use std::os::unix::ffi::OsStrExt;
@@ -159,41 +118,69 @@ fn path_string(arg: &str, path: &Path) -> Result<CString> {
     let bytes = path
         .to_str()
         .ok_or_else(|| {
-            Error::local(
-                MOONCAKE_META_INVALID_UTF8,
-                format!("{arg} is not UTF-8: {path:?}"),
+            Error::new(
+                ErrorKind::InvalidUtf8,
+                format!("{what} is not UTF-8: {path:?}"),
             )
         })?
         .as_bytes()
         .to_vec();
-    CString::new(bytes).map_err(|_| {
-        Error::local(
-            MOONCAKE_META_INVALID_PARAMS,
-            format!("{arg} contains a NUL byte: {path:?}"),
-        )
-    })
+    CString::new(bytes).map_err(|_| Error::invalid(format!("{what} contains a NUL byte: {path:?}")))
 }
 
 fn pointers(strings: &[CString]) -> Vec<*const c_char> {
     strings.iter().map(|s| s.as_ptr()).collect()
 }
 
-/// A key: `tenant` (`""` is the default tenant) and the key within it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// NULL for an empty array (the C ABI's `(NULL, 0)`), else its start.
+fn array_ptr<T>(v: &[T]) -> *const T {
+    if v.is_empty() {
+        ptr::null()
+    } else {
+        v.as_ptr()
+    }
+}
+
+/// Names (tenants, groups, segments) are non-empty and NUL-free (the
+/// core's rule and messages).
+pub fn validate_name(what: &str, name: &str) -> Result<()> {
+    if name.is_empty() {
+        return Err(Error::invalid(format!("{what} must not be empty")));
+    }
+    if name.contains('\0') {
+        return Err(Error::invalid(format!("{what} must not contain NUL")));
+    }
+    Ok(())
+}
+
+/// A tenant-scoped object key borrowed from the caller.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Key<'a> {
     pub tenant: &'a str,
     pub key: &'a str,
 }
 
 impl<'a> Key<'a> {
-    /// A key of the default tenant.
-    pub fn new(key: &'a str) -> Self {
-        Key { tenant: "", key }
+    /// A key in the default tenant.
+    pub const fn new(key: &'a str) -> Self {
+        Key {
+            tenant: DEFAULT_TENANT,
+            key,
+        }
     }
 
-    /// A key of `tenant`.
-    pub fn scoped(tenant: &'a str, key: &'a str) -> Self {
+    pub const fn scoped(tenant: &'a str, key: &'a str) -> Self {
         Key { tenant, key }
+    }
+
+    /// Rejects empty keys and tenants, and tenants containing NUL (the
+    /// core's rule; checked here because the C ABI reads an empty tenant
+    /// as the default one).
+    pub fn validate(&self) -> Result<()> {
+        if self.key.is_empty() {
+            return Err(Error::invalid("key must not be empty"));
+        }
+        validate_name("tenant", self.tenant)
     }
 
     fn tenant_ptr(&self) -> *const c_char {
@@ -205,15 +192,107 @@ impl<'a> Key<'a> {
     }
 }
 
-/// A segment pool (`MOONCAKE_META_POOL_*`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+impl<'a> From<&'a str> for Key<'a> {
+    fn from(key: &'a str) -> Self {
+        Key::new(key)
+    }
+}
+
+/// Where a replica lives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[repr(u8)]
+pub enum ReplicaKind {
+    /// A buffer in a memory segment.
+    Memory = 0,
+    /// A buffer in a second-pool segment (upstream NOF_SSD).
+    NofSsd = 1,
+    /// A file on a client's local disk; source of promotion.
+    LocalDisk = 2,
+}
+
+impl ReplicaKind {
+    pub fn from_raw(v: u32) -> Option<Self> {
+        match v {
+            MOONCAKE_META_REPLICA_MEMORY => Some(ReplicaKind::Memory),
+            MOONCAKE_META_REPLICA_NOF_SSD => Some(ReplicaKind::NofSsd),
+            MOONCAKE_META_REPLICA_LOCAL_DISK => Some(ReplicaKind::LocalDisk),
+            _ => None,
+        }
+    }
+}
+
+/// Whether a replica's data is written yet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum ReplicaStatus {
+    Processing = 0,
+    Complete = 1,
+}
+
+/// Which replicas an End or Revoke targets (`MOONCAKE_META_SELECT_*`).
+/// `All` is MEMORY ∪ NOF_SSD.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum ReplicaSelector {
+    Memory = 0,
+    NofSsd = 1,
+    All = 2,
+}
+
+impl ReplicaSelector {
+    pub fn from_raw(v: u32) -> Option<Self> {
+        match v {
+            MOONCAKE_META_SELECT_MEMORY => Some(ReplicaSelector::Memory),
+            MOONCAKE_META_SELECT_NOF_SSD => Some(ReplicaSelector::NofSsd),
+            MOONCAKE_META_SELECT_ALL => Some(ReplicaSelector::All),
+            _ => None,
+        }
+    }
+
+    /// Whether this selector targets replicas of `kind`.
+    #[inline]
+    pub fn matches(self, kind: ReplicaKind) -> bool {
+        match self {
+            ReplicaSelector::Memory => kind == ReplicaKind::Memory,
+            ReplicaSelector::NofSsd => kind == ReplicaKind::NofSsd,
+            ReplicaSelector::All => kind != ReplicaKind::LocalDisk,
+        }
+    }
+
+    fn raw(self) -> u32 {
+        match self {
+            ReplicaSelector::Memory => MOONCAKE_META_SELECT_MEMORY,
+            ReplicaSelector::NofSsd => MOONCAKE_META_SELECT_NOF_SSD,
+            ReplicaSelector::All => MOONCAKE_META_SELECT_ALL,
+        }
+    }
+}
+
+/// The pool a segment belongs to (`MOONCAKE_META_POOL_*`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
 pub enum Pool {
-    Memory,
-    NofSsd,
+    Memory = 0,
+    NofSsd = 1,
 }
 
 impl Pool {
-    pub fn raw(self) -> u32 {
+    pub fn from_raw(v: u32) -> Option<Self> {
+        match v {
+            MOONCAKE_META_POOL_MEMORY => Some(Pool::Memory),
+            MOONCAKE_META_POOL_NOF_SSD => Some(Pool::NofSsd),
+            _ => None,
+        }
+    }
+
+    pub fn replica_kind(self) -> ReplicaKind {
+        match self {
+            Pool::Memory => ReplicaKind::Memory,
+            Pool::NofSsd => ReplicaKind::NofSsd,
+        }
+    }
+
+    fn raw(self) -> u32 {
         match self {
             Pool::Memory => MOONCAKE_META_POOL_MEMORY,
             Pool::NofSsd => MOONCAKE_META_POOL_NOF_SSD,
@@ -221,64 +300,108 @@ impl Pool {
     }
 }
 
-/// Which replicas an End/Revoke completes (`MOONCAKE_META_SELECT_*`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Selector {
-    Memory,
-    NofSsd,
-    All,
+/// A segment a client mounts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SegmentSpec {
+    pub name: String,
+    pub base: u64,
+    pub size: u64,
+    pub pool: Pool,
 }
 
-impl Selector {
-    pub fn raw(self) -> u32 {
-        match self {
-            Selector::Memory => MOONCAKE_META_SELECT_MEMORY,
-            Selector::NofSsd => MOONCAKE_META_SELECT_NOF_SSD,
-            Selector::All => MOONCAKE_META_SELECT_ALL,
-        }
+/// Where a replica's bytes are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Location {
+    /// `size` bytes at `address` inside segment `segment`.
+    Buffer {
+        segment: SegmentId,
+        address: u64,
+        size: u64,
+    },
+    /// A file held by the client that registered it.
+    LocalDisk { client: ClientId, size: u64 },
+}
+
+/// One replica as the master reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ReplicaDescriptor {
+    pub id: u64,
+    pub kind: ReplicaKind,
+    pub status: ReplicaStatus,
+    pub location: Location,
+}
+
+impl ReplicaDescriptor {
+    /// The descriptor of a raw replica; `INTERNAL_ERROR` for a kind or
+    /// status this crate does not know (a newer library).
+    fn from_raw(r: &mooncake_meta_replica) -> Result<Self> {
+        let kind = ReplicaKind::from_raw(r.kind).ok_or_else(|| {
+            Error::new(
+                ErrorKind::Internal,
+                format!("replica {}: unknown kind {}", r.id, r.kind),
+            )
+        })?;
+        let status = match r.status {
+            MOONCAKE_META_REPLICA_PROCESSING => ReplicaStatus::Processing,
+            MOONCAKE_META_REPLICA_COMPLETE => ReplicaStatus::Complete,
+            other => {
+                return Err(Error::new(
+                    ErrorKind::Internal,
+                    format!("replica {}: unknown status {other}", r.id),
+                ))
+            }
+        };
+        let location = match kind {
+            ReplicaKind::LocalDisk => Location::LocalDisk {
+                client: r.client,
+                size: r.size,
+            },
+            _ => Location::Buffer {
+                segment: r.segment_id,
+                address: r.address,
+                size: r.size,
+            },
+        };
+        Ok(ReplicaDescriptor {
+            id: r.id,
+            kind,
+            status,
+            location,
+        })
     }
 }
 
-/// The soft-pin action of a write (`MOONCAKE_META_SOFT_PIN_*`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum SoftPinAction {
-    /// Keep an unexpired committed deadline (the default).
-    #[default]
-    Preserve,
-    /// Start a new soft-pin lifetime when the write first becomes readable.
-    Enable,
-    /// Remove the committed deadline when the write first becomes readable.
-    Disable,
+fn descriptors(raw: &[mooncake_meta_replica]) -> Result<Vec<ReplicaDescriptor>> {
+    raw.iter().map(ReplicaDescriptor::from_raw).collect()
 }
 
-impl SoftPinAction {
-    pub fn raw(self) -> u32 {
-        match self {
-            SoftPinAction::Preserve => MOONCAKE_META_SOFT_PIN_PRESERVE,
-            SoftPinAction::Enable => MOONCAKE_META_SOFT_PIN_ENABLE,
-            SoftPinAction::Disable => MOONCAKE_META_SOFT_PIN_DISABLE,
-        }
-    }
+/// What a Start returns: the staged replicas and the write's token.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StartedWrite {
+    pub replicas: Vec<ReplicaDescriptor>,
+    pub token: u64,
 }
 
 /// A buffer owned by the library (a snapshot, Prometheus text), freed on
 /// drop.
-#[derive(Debug)]
-pub struct Bytes {
+struct Bytes {
     raw: NonNull<mooncake_meta_bytes>,
 }
 
-// SAFETY: a buffer is immutable; only `_free` (drop) must not race.
-unsafe impl Send for Bytes {}
-// SAFETY: as above.
-unsafe impl Sync for Bytes {}
+impl Bytes {
+    /// Takes over a buffer a call returned.
+    fn new(raw: *mut mooncake_meta_bytes, function: &str) -> Result<Bytes> {
+        NonNull::new(raw).map(|raw| Bytes { raw }).ok_or_else(|| {
+            Error::new(
+                ErrorKind::Internal,
+                format!("{function} succeeded without a buffer"),
+            )
+        })
+    }
 
-impl std::ops::Deref for Bytes {
-    type Target = [u8];
-
-    fn deref(&self) -> &[u8] {
-        // SAFETY: the buffer is live; `_data` is valid for `_len` bytes
-        // until it is freed, which needs `&mut self`.
+    fn as_slice(&self) -> &[u8] {
+        // SAFETY: the buffer is live; its data is valid for its length
+        // until it is freed, which needs ownership.
         unsafe {
             let p = self.raw.as_ptr();
             let len = mooncake_meta_bytes_len(p);
@@ -297,56 +420,79 @@ impl Drop for Bytes {
     }
 }
 
-/// One replica as the master reports it.
-pub type Replica = mooncake_meta_replica;
-
-/// The result of a PutStart/UpsertStart.
-#[derive(Debug, Clone)]
-pub struct WriteStart {
-    /// The staged PROCESSING replicas.
-    pub replicas: Vec<Replica>,
-    /// The write token to pass to End/Revoke.
-    pub token: u64,
-}
-
-/// One page of [`Master::list_keys`].
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct KeyPage {
-    pub keys: Vec<String>,
-    /// The `after` of the next page; `None` on the last page.
-    pub next: Option<String>,
-}
-
 /// Calls `f(buf, cap, out_len)` with a buffer of `cap` entries, growing it
 /// to what the library asks for as long as it answers BUFFER_TOO_SMALL.
 fn fill<T: Copy + Default>(
-    mut cap: usize,
+    cap: usize,
     mut f: impl FnMut(*mut T, usize, &mut usize, *mut *mut mooncake_meta_error) -> mooncake_meta_status,
 ) -> Result<Vec<T>> {
+    let mut cap = cap.min(INITIAL_SLOTS_MAX);
     loop {
-        let mut buf = vec![T::default(); cap];
-        let mut len = 0usize;
-        let ptr = if cap == 0 {
-            ptr::null_mut()
-        } else {
-            buf.as_mut_ptr()
-        };
-        match call(|err| f(ptr, cap, &mut len, err)) {
-            Ok(()) => {
-                buf.truncate(len);
-                return Ok(buf);
-            }
-            Err(e) if e.code == MOONCAKE_META_BUFFER_TOO_SMALL && len > cap => cap = len,
-            Err(e) => return Err(e),
+        match fill_bounded(cap, &mut f)? {
+            Bounded::Fits(v) => return Ok(v),
+            Bounded::TooSmall(need) => cap = need,
         }
     }
 }
 
-/// A metadata master (`mooncake_meta_master`), freed on drop. Every method
-/// may run concurrently from any number of threads.
-#[derive(Debug)]
+/// Largest buffer allocated up front from a caller's number (a request, a
+/// `max`): beyond it the buffer grows only to what the library asks for,
+/// which counts things the master holds.
+const INITIAL_SLOTS_MAX: usize = 1 << 16;
+
+/// As [`fill`] for a caller with room for `max` entries: `TooSmall(n)` when
+/// the library needs `n > max`.
+fn fill_upto<T: Copy + Default>(
+    max: usize,
+    mut f: impl FnMut(*mut T, usize, &mut usize, *mut *mut mooncake_meta_error) -> mooncake_meta_status,
+) -> Result<Bounded<Vec<T>>> {
+    let mut cap = max.min(INITIAL_SLOTS_MAX);
+    loop {
+        match fill_bounded(cap, &mut f)? {
+            Bounded::TooSmall(need) if need <= max && need > cap => cap = need,
+            other => return Ok(other),
+        }
+    }
+}
+
+/// One call of `f` with room for `cap` entries: the entries, or
+/// `TooSmall(n)` when the library answers BUFFER_TOO_SMALL asking for more.
+fn fill_bounded<T: Copy + Default>(
+    cap: usize,
+    f: &mut impl FnMut(*mut T, usize, &mut usize, *mut *mut mooncake_meta_error) -> mooncake_meta_status,
+) -> Result<Bounded<Vec<T>>> {
+    let mut buf = vec![T::default(); cap];
+    let mut len = 0usize;
+    let ptr = if cap == 0 {
+        ptr::null_mut()
+    } else {
+        buf.as_mut_ptr()
+    };
+    match call(|err| f(ptr, cap, &mut len, err)) {
+        Ok(()) => {
+            buf.truncate(len);
+            Ok(Bounded::Fits(buf))
+        }
+        Err(e) if e.kind() == ErrorKind::BufferTooSmall && len > cap => Ok(Bounded::TooSmall(len)),
+        Err(e) => Err(e),
+    }
+}
+
+/// A metadata master (`mooncake_meta_master`), freed on drop (which stops
+/// its maintenance thread). Every method may run concurrently from any
+/// number of threads.
 pub struct Master {
     raw: NonNull<mooncake_meta_master>,
+    config: MasterConfig,
+}
+
+impl fmt::Debug for Master {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Master")
+            .field("raw", &self.raw)
+            .field("config", &self.config)
+            .finish()
+    }
 }
 
 // SAFETY: every operation of the C ABI may run concurrently on one master,
@@ -362,21 +508,24 @@ impl Drop for Master {
     }
 }
 
-/// A key-taking call: `$f(m, tenant, tenant_len, key, key_len, rest..., err)`.
+/// A key-taking call: `$f(m, tenant, tenant_len, key, key_len, rest..., err)`,
+/// after the core's key check.
 macro_rules! with_key {
     ($self:ident, $f:ident, $key:ident $(, $arg:expr)*) => {
-        // SAFETY: the master is live; the key strings and every argument
-        // outlive the call.
-        call(|err| unsafe {
-            $f(
-                $self.raw.as_ptr(),
-                $key.tenant_ptr(),
-                $key.tenant.len(),
-                $key.key_ptr(),
-                $key.key.len(),
-                $($arg,)*
-                err,
-            )
+        $key.validate().and_then(|()| {
+            // SAFETY: the master is live; the key strings and every
+            // argument outlive the call.
+            call(|err| unsafe {
+                $f(
+                    $self.raw.as_ptr(),
+                    $key.tenant_ptr(),
+                    $key.tenant.len(),
+                    $key.key_ptr(),
+                    $key.key.len(),
+                    $($arg,)*
+                    err,
+                )
+            })
         })
     };
 }
@@ -384,26 +533,30 @@ macro_rules! with_key {
 /// A client-and-key call: `$f(m, client, tenant, tenant_len, key, key_len, rest..., err)`.
 macro_rules! with_client_key {
     ($self:ident, $f:ident, $client:expr, $key:ident $(, $arg:expr)*) => {
-        // SAFETY: as `with_key`.
-        call(|err| unsafe {
-            $f(
-                $self.raw.as_ptr(),
-                $client,
-                $key.tenant_ptr(),
-                $key.tenant.len(),
-                $key.key_ptr(),
-                $key.key.len(),
-                $($arg,)*
-                err,
-            )
+        $key.validate().and_then(|()| {
+            // SAFETY: as `with_key`.
+            call(|err| unsafe {
+                $f(
+                    $self.raw.as_ptr(),
+                    $client,
+                    $key.tenant_ptr(),
+                    $key.tenant.len(),
+                    $key.key_ptr(),
+                    $key.key.len(),
+                    $($arg,)*
+                    err,
+                )
+            })
         })
     };
 }
 
+// Declared after the macros, which they use.
+mod batch;
 mod config;
+mod error;
 mod maintenance;
 mod master;
 mod read;
 mod replication;
-
-pub use config::{Config, LegacyConfig, WriteConfig};
+mod soft_pin;

@@ -1,27 +1,40 @@
-//! Reads, key listing and removal.
+//! Reads, key listing and removal. Reads grant the ordinary read lease and
+//! never touch soft-pin state.
 
 use super::*;
 
-impl Master {
-    /// Whether the key has a readable replica (grants the read lease).
-    pub fn exist(&self, key: Key<'_>) -> Result<bool> {
-        let mut exists: c_int = 0;
-        with_key!(self, mooncake_meta_exist, key, &mut exists)?;
-        Ok(exists != 0)
-    }
+/// The outcome of a read or write into a caller's fixed-size array (the C
+/// ABI's BUFFER_TOO_SMALL convention): either the result, or how many
+/// entries it needs, decided before any side effect.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Bounded<T> {
+    Fits(T),
+    TooSmall(usize),
+}
 
-    /// The readable replicas (grants the read lease).
-    pub fn get_replica_list(&self, key: Key<'_>) -> Result<Vec<Replica>> {
-        fill(4, |out, cap, len, err| {
+/// One page of a key listing.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct KeyPage {
+    /// Keys in ascending byte order.
+    pub keys: Vec<String>,
+    /// Pass as `after` to get the next page; `None` at the end.
+    pub next: Option<String>,
+}
+
+impl Master {
+    /// One GetReplicaList call with room for `cap` replicas.
+    fn replica_list(&self, k: Key<'_>, max: usize) -> Result<Bounded<Vec<mooncake_meta_replica>>> {
+        k.validate()?;
+        fill_upto(max, |out, cap, len: &mut usize, err| {
             // SAFETY: live master; key outlives the call; `out` is NULL or
             // valid for `cap` replicas.
             unsafe {
                 mooncake_meta_get_replica_list(
                     self.raw.as_ptr(),
-                    key.tenant_ptr(),
-                    key.tenant.len(),
-                    key.key_ptr(),
-                    key.key.len(),
+                    k.tenant_ptr(),
+                    k.tenant.len(),
+                    k.key_ptr(),
+                    k.key.len(),
                     out,
                     cap,
                     len,
@@ -31,22 +44,94 @@ impl Master {
         })
     }
 
-    pub fn key_count(&self) -> Result<u64> {
-        let mut n = 0;
-        // SAFETY: live master, writable output.
-        call(|err| unsafe { mooncake_meta_key_count(self.raw.as_ptr(), &mut n, err) })?;
-        Ok(n)
+    /// The readable replicas of a key; grants the read lease.
+    pub fn get_replica_list(&self, k: Key<'_>) -> Result<Vec<ReplicaDescriptor>> {
+        let mut out = Vec::with_capacity(1);
+        self.get_replica_list_into(k, &mut out)?;
+        Ok(out)
     }
 
-    /// One page of the keys of `tenant` (`""` = default) starting with
-    /// `prefix`, sorting after `after`, at most `limit` (0 = no limit).
+    /// As [`get_replica_list`](Self::get_replica_list), appending to `out`.
+    pub fn get_replica_list_into(
+        &self,
+        k: Key<'_>,
+        out: &mut Vec<ReplicaDescriptor>,
+    ) -> Result<()> {
+        // Room for what `out` can take without growing (4 to 64): a
+        // larger list is refused before the lease and read again.
+        let mut cap = (out.capacity() - out.len()).clamp(4, 64);
+        loop {
+            match self.replica_list(k, cap)? {
+                Bounded::Fits(raw) => {
+                    out.extend(descriptors(&raw)?);
+                    return Ok(());
+                }
+                Bounded::TooSmall(n) => cap = n,
+            }
+        }
+    }
+
+    /// As [`get_replica_list`](Self::get_replica_list) when at most `max`
+    /// replicas are readable; otherwise `TooSmall(count)` and no lease.
+    pub fn get_replica_list_bounded(
+        &self,
+        k: Key<'_>,
+        max: usize,
+    ) -> Result<Bounded<Vec<ReplicaDescriptor>>> {
+        Ok(match self.replica_list(k, max)? {
+            Bounded::Fits(raw) => Bounded::Fits(descriptors(&raw)?),
+            Bounded::TooSmall(n) => Bounded::TooSmall(n),
+        })
+    }
+
+    /// How many replicas of a key are readable now (0 when the key is
+    /// missing or malformed); grants nothing.
+    pub fn readable_count(&self, k: Key<'_>) -> usize {
+        match self.replica_list(k, 0) {
+            Ok(Bounded::TooSmall(n)) => n,
+            Ok(Bounded::Fits(raw)) => raw.len(),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    ErrorKind::ObjectNotFound
+                        | ErrorKind::ReplicaIsNotReady
+                        | ErrorKind::InvalidParams
+                ) =>
+            {
+                0
+            }
+            Err(e) => infallible("mooncake_meta_get_replica_list", Err(e)),
+        }
+    }
+
+    /// Whether a key has a readable replica; grants the read lease if so.
+    pub fn exist(&self, k: Key<'_>) -> Result<bool> {
+        let mut exists: c_int = 0;
+        with_key!(self, mooncake_meta_exist, k, &mut exists)?;
+        Ok(exists != 0)
+    }
+
+    /// Number of objects (all tenants).
+    pub fn key_count(&self) -> u64 {
+        let mut n = 0;
+        // SAFETY: live master, writable output.
+        let r = call(|err| unsafe { mooncake_meta_key_count(self.raw.as_ptr(), &mut n, err) });
+        infallible("mooncake_meta_key_count", r);
+        n
+    }
+
+    /// Lists keys of `tenant` starting with `prefix`, strictly after `after`,
+    /// at most `limit` (0 = no limit), in ascending order.
     pub fn list_keys(
         &self,
         tenant: &str,
         prefix: &str,
-        after: &str,
+        after: Option<&str>,
         limit: usize,
     ) -> Result<KeyPage> {
+        validate_name("tenant", tenant)?;
+        // Keys are never empty, so "after the empty key" is every key.
+        let after = after.unwrap_or("");
         let mut list = ptr::null_mut();
         // SAFETY: live master; strings outlive the call; `list` writable.
         call(|err| unsafe {
@@ -82,23 +167,30 @@ impl Master {
         }
     }
 
-    pub fn remove(&self, key: Key<'_>, force: bool) -> Result<()> {
-        with_key!(self, mooncake_meta_remove, key, c_int::from(force))
+    /// Removes an object (`force`: even with a live lease or a hard pin).
+    pub fn remove(&self, k: Key<'_>, force: bool) -> Result<()> {
+        with_key!(self, mooncake_meta_remove, k, c_int::from(force))
     }
 
-    /// Removes every removable object; returns how many.
-    pub fn remove_all(&self, force: bool) -> Result<u64> {
+    /// Removes every removable object; returns how many went.
+    pub fn remove_all(&self, force: bool) -> u64 {
         let mut n = 0;
         // SAFETY: live master, writable output.
-        call(|err| unsafe {
+        let r = call(|err| unsafe {
             mooncake_meta_remove_all(self.raw.as_ptr(), c_int::from(force), &mut n, err)
-        })?;
-        Ok(n)
+        });
+        infallible("mooncake_meta_remove_all", r);
+        n
     }
 
-    /// Removes the removable objects whose key matches `pattern` in
-    /// `tenant` (`None`: every tenant); returns how many.
+    /// Removes the removable objects whose key (in `tenant`, or any tenant
+    /// when `None`) matches `pattern` anywhere. A bad or oversized pattern
+    /// is `INVALID_PARAMS`.
     pub fn remove_by_regex(&self, tenant: Option<&str>, pattern: &str, force: bool) -> Result<u64> {
+        if let Some(t) = tenant {
+            // The C ABI reads an empty tenant as "every tenant".
+            validate_name("tenant", t)?;
+        }
         let tenant = tenant.unwrap_or("");
         let mut n = 0;
         // SAFETY: live master, strings outlive the call, writable output.

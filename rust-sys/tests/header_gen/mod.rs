@@ -42,6 +42,7 @@ pub enum Prim {
     I32,
     U32,
     U64,
+    I64,
     Usize,
     F64,
 }
@@ -67,6 +68,7 @@ impl Ty {
                     Prim::I32 => (false, "i32"),
                     Prim::U32 => (false, "u32"),
                     Prim::U64 => (false, "u64"),
+                    Prim::I64 => (false, "i64"),
                     Prim::Usize => (false, "usize"),
                     Prim::F64 => (false, "f64"),
                 };
@@ -165,6 +167,7 @@ fn base_type(word: &str) -> Ty {
         "int32_t" => Prim::I32,
         "uint32_t" => Prim::U32,
         "uint64_t" => Prim::U64,
+        "int64_t" => Prim::I64,
         "size_t" => Prim::Usize,
         "double" => Prim::F64,
         w if w.starts_with("mooncake_meta_") => return Ty::Named(w.to_string()),

@@ -1,4 +1,5 @@
-//! `anchor`: the workload of shared/bench/ANCHOR.md, replayed against this
+//! `anchor`: the upstream C++ master's benchmark workload (bench/README.md,
+//! "Upstream reference figures"), replayed against this
 //! library and printed next to the upstream C++ master's figures.
 //!
 //! Differences from the upstream run, by design: a manual-clock master with
@@ -12,7 +13,7 @@ use mooncake_meta_core::*;
 
 pub const SCENARIO: Scenario = Scenario {
     name: "anchor",
-    about: "ANCHOR.md's workload (phases rw, pin, pinall) next to the upstream C++ figures",
+    about: "the upstream workload (phases rw, pin, pinall) next to the upstream C++ figures",
     cases,
     child,
     figures,
@@ -135,7 +136,7 @@ fn child(p: &Params) -> Sample {
     s
 }
 
-/// ANCHOR.md's table: (median at 10^5, range), (median at 10^6, range).
+/// The upstream table of bench/README.md: (median at 10^5, range), (median at 10^6, range).
 struct Row {
     name: &'static str,
     phase: &'static str,

@@ -1,4 +1,4 @@
-//! mooncake-meta-bench: the benchmark harness of issue 11.
+//! mooncake-meta-bench: the benchmark harness (bench/README.md).
 //!
 //! Every scenario runs its measurements in child processes (the harness
 //! re-executes itself with a hidden `--child` argument and reads back one
@@ -10,6 +10,7 @@
 mod anchor;
 mod churn;
 mod cleanup;
+mod clock;
 mod evict;
 mod footprint;
 mod json;
@@ -105,6 +106,7 @@ fn scenarios() -> Vec<Scenario> {
         evict::SCENARIO,
         footprint::SCENARIO,
         snapshot::SCENARIO,
+        clock::SCENARIO,
     ]
 }
 

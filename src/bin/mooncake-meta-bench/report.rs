@@ -1,6 +1,6 @@
 //! Figures: one measured quantity of one scenario with its parameters, the
-//! values of the repetitions, the upstream C++ figure where ANCHOR.md has one
-//! and the issue's target where there is one. Printed as one JSON object per
+//! values of the repetitions, the upstream C++ figure where bench/README.md has one
+//! and the project's target where there is one. Printed as one JSON object per
 //! line as soon as a scenario finishes, and as a table at the end.
 
 use crate::json::ObjWriter;
@@ -12,7 +12,7 @@ pub enum Better {
     Lower,
 }
 
-/// A target of issue 11.
+/// A performance target the project set itself (bench/README.md).
 #[derive(Debug, Clone, Copy)]
 pub enum Target {
     AtLeast(f64),
@@ -35,7 +35,7 @@ impl Target {
     }
 }
 
-/// The upstream figure: median, and the min–max text of ANCHOR.md.
+/// The upstream figure: median, and the min–max text of bench/README.md.
 #[derive(Debug, Clone, Copy)]
 pub struct Cpp {
     pub median: f64,

@@ -1,0 +1,790 @@
+// Tests of include/mooncake_meta.hpp: every wrapper at least once, failures
+// as mooncake_meta::error with the library's code, moved-from handles, and
+// RAII releases (run under ASan+UBSan and valgrind, which fail on a leak).
+// The header is included twice: it must be guarded.
+#include "mooncake_meta.hpp"
+#include "mooncake_meta.hpp"
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <type_traits>
+#include <unistd.h>
+#include <vector>
+
+#ifndef CHECK_MODE
+#define CHECK_MODE "unspecified"
+#endif
+
+namespace mm = mooncake_meta;
+
+// Handles: movable, not copyable. Values: copyable.
+static_assert(!std::is_copy_constructible<mm::master>::value, "master is not copyable");
+static_assert(!std::is_copy_assignable<mm::master>::value, "master is not copyable");
+static_assert(std::is_nothrow_move_constructible<mm::master>::value, "master moves");
+static_assert(std::is_nothrow_move_assignable<mm::master>::value, "master moves");
+static_assert(!std::is_copy_constructible<mm::config>::value, "config is not copyable");
+static_assert(std::is_nothrow_move_constructible<mm::config>::value, "config moves");
+static_assert(!std::is_copy_constructible<mm::bytes>::value, "bytes is not copyable");
+static_assert(std::is_nothrow_move_assignable<mm::bytes>::value, "bytes moves");
+static_assert(!std::is_copy_constructible<mm::key_list>::value, "key_list is not copyable");
+static_assert(std::is_nothrow_move_assignable<mm::key_list>::value, "key_list moves");
+static_assert(!std::is_copy_constructible<mm::c_error>::value, "c_error is not copyable");
+static_assert(std::is_nothrow_move_assignable<mm::c_error>::value, "c_error moves");
+static_assert(std::is_copy_constructible<mm::write_config>::value, "write_config is a value");
+static_assert(std::is_copy_constructible<mm::replicate_config>::value, "a value");
+static_assert(std::is_base_of<std::runtime_error, mm::error>::value, "error is runtime_error");
+static_assert(std::is_same<mm::replica, mooncake_meta_replica>::value, "the C replica");
+
+namespace {
+
+int failures = 0;
+
+void fail(const char *file, int line, const std::string &what) {
+    std::fprintf(stderr, "%s:%d: check failed: %s\n", file, line, what.c_str());
+    failures++;
+}
+
+#define CHECK(cond)                                                                                \
+    do {                                                                                           \
+        if (!(cond)) fail(__FILE__, __LINE__, #cond);                                              \
+    } while (0)
+
+#define CHECK_EQ(actual, expected)                                                                 \
+    do {                                                                                           \
+        const auto check_a_ = (actual);                                                            \
+        const auto check_e_ = (expected);                                                          \
+        if (!(check_a_ == check_e_))                                                               \
+            fail(__FILE__, __LINE__,                                                               \
+                 std::string(#actual " == " #expected " (got ") +                                  \
+                     std::to_string(static_cast<long long>(check_a_)) + ", expected " +            \
+                     std::to_string(static_cast<long long>(check_e_)) + ")");                      \
+    } while (0)
+
+// CHECK_THROWS(want, statement): the statement throws mm::error with code `want`
+// and a non-empty message.
+#define CHECK_THROWS(want, ...)                                                                    \
+    do {                                                                                           \
+        bool check_threw_ = false;                                                                 \
+        try {                                                                                      \
+            __VA_ARGS__;                                                                           \
+        } catch (const mm::error &check_e_) {                                                      \
+            check_threw_ = true;                                                                   \
+            if (check_e_.code() != (want))                                                         \
+                fail(__FILE__, __LINE__,                                                           \
+                     std::string(#__VA_ARGS__ " threw ") + check_e_.name() + " (" +                \
+                         check_e_.what() + "), expected " + mm::status_name(want));                \
+            else if (std::strlen(check_e_.what()) == 0)                                            \
+                fail(__FILE__, __LINE__, #__VA_ARGS__ " threw an error without a message");        \
+        } catch (const std::exception &check_x_) {                                                 \
+            check_threw_ = true;                                                                   \
+            fail(__FILE__, __LINE__,                                                               \
+                 std::string(#__VA_ARGS__ " threw a non-mooncake exception: ") + check_x_.what()); \
+        }                                                                                          \
+        if (!check_threw_) fail(__FILE__, __LINE__, #__VA_ARGS__ " did not throw");                \
+    } while (0)
+
+constexpr std::uint64_t START = 1700000000000ull;
+
+// A deterministic master: manual clock at START, background tasks off.
+mm::config test_config() {
+    mm::config cfg;
+    cfg.set_manual_clock(START)
+        .set_soft_pin_cleanup_interval_ms(0)
+        .set_eviction_check_interval_ms(0)
+        .set_sweep_interval_ms(0)
+        .set_shard_count(16);
+    return cfg;
+}
+
+mm::master test_master() { return mm::master(test_config()); }
+
+// Mounts memory segment `name` of 1 MiB at a base of its own.
+std::uint32_t mount(const mm::master &m, std::uint64_t client, const std::string &name,
+                    std::uint64_t size = 1 << 20, mm::pool p = mm::pool::memory) {
+    static std::uint64_t next_base = 0x100000000ull;
+    std::uint64_t base = next_base;
+    next_base += 0x100000000ull;
+    return m.mount_segment(client, name, base, size, p);
+}
+
+// A whole write: Start then End of every replica.
+void put(const mm::master &m, std::uint64_t client, mm::key k, std::uint64_t size,
+         const mm::write_config &cfg = mm::write_config()) {
+    mm::write_result w = m.put_start(client, k, size, cfg);
+    m.put_end(client, k, mm::selector::all, w.token);
+}
+
+bool contains(std::string_view hay, std::string_view needle) {
+    return hay.find(needle) != std::string_view::npos;
+}
+
+// ---------------------------------------------------------------------------
+
+void version_and_status_names() {
+    CHECK(mm::version() == MOONCAKE_META_VERSION_STRING);
+    CHECK_EQ(mm::abi_version(), static_cast<std::uint32_t>(MOONCAKE_META_ABI_VERSION));
+    CHECK(std::string(mm::status_name(MOONCAKE_META_OBJECT_NOT_FOUND)) == "OBJECT_NOT_FOUND");
+    CHECK(std::string(mm::status_name(12345)) == "UNKNOWN_STATUS");
+}
+
+void errors_are_exceptions_with_code_and_message() {
+    mm::master m = test_master();
+    try {
+        m.remove("missing");
+        fail(__FILE__, __LINE__, "remove of a missing key did not throw");
+    } catch (const std::runtime_error &e) {
+        // Catchable as a standard exception; the message is the library's.
+        const auto *me = dynamic_cast<const mm::error *>(&e);
+        CHECK(me != nullptr);
+        if (me != nullptr) {
+            CHECK_EQ(me->code(), MOONCAKE_META_OBJECT_NOT_FOUND);
+            CHECK(std::string(me->name()) == "OBJECT_NOT_FOUND");
+        }
+        CHECK(contains(e.what(), "remove"));
+    }
+    // A copy of an error keeps code and message.
+    mm::error e(MOONCAKE_META_INVALID_PARAMS, "x");
+    mm::error copy = e;
+    CHECK_EQ(copy.code(), MOONCAKE_META_INVALID_PARAMS);
+    CHECK(std::string(copy.what()) == "x");
+}
+
+void c_error_owns_the_c_error() {
+    mm::master m = test_master();
+    mm::c_error err;
+    CHECK(!err);
+    CHECK_EQ(err.code(), MOONCAKE_META_NULL_ARGUMENT);
+    CHECK(mooncake_meta_remove(m.get(), nullptr, 0, "k", 1, 0, err.out()) ==
+          MOONCAKE_META_OBJECT_NOT_FOUND);
+    CHECK(static_cast<bool>(err));
+    CHECK_EQ(err.code(), MOONCAKE_META_OBJECT_NOT_FOUND);
+    CHECK(contains(err.message(), "remove"));
+    // out() frees the held error before the next call fills the slot (a
+    // leak here fails ASan and valgrind).
+    CHECK(mooncake_meta_remove(m.get(), nullptr, 0, "k", 1, 7, err.out()) ==
+          MOONCAKE_META_INVALID_PARAMS);
+    CHECK_EQ(err.code(), MOONCAKE_META_INVALID_PARAMS);
+    mm::c_error moved(std::move(err));
+    CHECK(!err);
+    CHECK_EQ(moved.code(), MOONCAKE_META_INVALID_PARAMS);
+    mm::c_error other;
+    CHECK(mooncake_meta_remove(m.get(), nullptr, 0, "k", 1, 0, other.out()) != MOONCAKE_META_OK);
+    other = std::move(moved); // frees other's error
+    CHECK_EQ(other.code(), MOONCAKE_META_INVALID_PARAMS);
+    mooncake_meta_error *raw = other.release();
+    CHECK(!other);
+    CHECK_EQ(mooncake_meta_error_code(raw), MOONCAKE_META_INVALID_PARAMS);
+    mooncake_meta_error_free(raw);
+    mm::c_error adopted(nullptr);
+    CHECK(!adopted);
+}
+
+void config_setters_and_validation() {
+    mm::config cfg;
+    cfg.set_default_kv_lease_ttl_ms(5000)
+        .set_default_kv_soft_pin_ttl_ms(60000)
+        .set_max_kv_soft_pin_ttl_ms(120000)
+        .set_allow_evict_soft_pinned_objects(false)
+        .set_eviction_ratio(0.1)
+        .set_eviction_high_watermark_ratio(0.8)
+        .set_put_start_discard_timeout_ms(1000)
+        .set_put_start_release_timeout_ms(2000)
+        .set_soft_pin_cleanup_interval_ms(0)
+        .set_eviction_check_interval_ms(0)
+        .set_sweep_interval_ms(0)
+        .set_shard_count(8)
+        .set_manual_clock(START)
+        .set_system_clock();
+    cfg.validate();
+    {
+        mm::master m(cfg);
+        CHECK(static_cast<bool>(m));
+        // A system clock cannot be set.
+        CHECK_THROWS(MOONCAKE_META_CLOCK_UNSUPPORTED, m.set_time(START));
+    }
+    cfg.set_eviction_ratio(2.0);
+    CHECK_THROWS(MOONCAKE_META_INVALID_PARAMS, cfg.validate());
+    CHECK_THROWS(MOONCAKE_META_INVALID_PARAMS, mm::master m(cfg));
+    cfg.set_eviction_ratio(0.1);
+    cfg.set_default_kv_soft_pin_ttl_ms(500000); // above the maximum
+    CHECK_THROWS(MOONCAKE_META_INVALID_PARAMS, mm::master m(cfg));
+    // A master with the defaults.
+    mm::master defaults;
+    CHECK_EQ(defaults.key_count(), 0u);
+    // Adopting and releasing raw handles.
+    mooncake_meta_config *raw = cfg.release();
+    CHECK(!cfg);
+    mm::config adopted(raw);
+    adopted.set_default_kv_soft_pin_ttl_ms(1000);
+    adopted.validate();
+}
+
+void moved_from_handles_throw_null_argument() {
+    mm::config cfg = test_config();
+    mm::config cfg2(std::move(cfg));
+    CHECK(!cfg);
+    CHECK(static_cast<bool>(cfg2));
+    CHECK_THROWS(MOONCAKE_META_NULL_ARGUMENT, cfg.set_shard_count(4));
+    CHECK_THROWS(MOONCAKE_META_NULL_ARGUMENT, cfg.set_system_clock());
+    CHECK_THROWS(MOONCAKE_META_NULL_ARGUMENT, cfg.validate());
+    // An empty config does not silently mean the defaults.
+    CHECK_THROWS(MOONCAKE_META_NULL_ARGUMENT, mm::master m(cfg));
+    cfg = std::move(cfg2); // move-assign into an empty handle
+    CHECK(static_cast<bool>(cfg));
+    cfg = test_config(); // move-assign over a live handle frees it
+
+    mm::master m(cfg);
+    mount(m, 1, "seg");
+    put(m, 1, "k", 64);
+    mm::master m2(std::move(m));
+    CHECK(!m);
+    CHECK_EQ(m2.key_count(), 1u);
+    CHECK_THROWS(MOONCAKE_META_NULL_ARGUMENT, m.now());
+    CHECK_THROWS(MOONCAKE_META_NULL_ARGUMENT, m.exist("k"));
+    CHECK_THROWS(MOONCAKE_META_NULL_ARGUMENT, m.put_start(1, "x", 64));
+    CHECK_THROWS(MOONCAKE_META_NULL_ARGUMENT, m.snapshot());
+    // A batch on an empty master is refused as a whole: every key says so.
+    std::vector<std::string> keys{"a", "b"};
+    mm::batch_status r = m.batch_remove("", keys);
+    CHECK(!r.ok());
+    CHECK_EQ(r.status, MOONCAKE_META_NULL_ARGUMENT);
+    CHECK_EQ(r.statuses.size(), 2u);
+    CHECK_EQ(r.statuses[0], MOONCAKE_META_NULL_ARGUMENT);
+    CHECK_EQ(r.statuses[1], MOONCAKE_META_NULL_ARGUMENT);
+    CHECK_THROWS(MOONCAKE_META_NULL_ARGUMENT, r.throw_if_failed());
+    // Move-assign over a live master frees it (leak checkers watch).
+    mm::master m3 = test_master();
+    m3 = std::move(m2);
+    CHECK_EQ(m3.key_count(), 1u);
+    mooncake_meta_master *raw = m3.release();
+    CHECK(!m3);
+    mm::master adopted(raw);
+    CHECK_EQ(adopted.key_count(), 1u);
+
+    mm::key_list l = adopted.list_keys();
+    mm::key_list l2 = std::move(l);
+    CHECK(!l);
+    CHECK_EQ(l.size(), 0u);
+    CHECK_THROWS(MOONCAKE_META_NULL_ARGUMENT, l.at(0));
+    CHECK_THROWS(MOONCAKE_META_NULL_ARGUMENT, l.next_cursor());
+    CHECK_EQ(l2.size(), 1u);
+
+    mm::bytes b = adopted.snapshot();
+    mm::bytes b2;
+    CHECK(!b2);
+    b2 = std::move(b);
+    CHECK(!b);
+    CHECK_EQ(b.size(), 0u);
+    CHECK(b.data() == nullptr);
+    CHECK(b.str().empty());
+    CHECK(!b2.empty());
+    mooncake_meta_bytes *rb = b2.release();
+    mm::bytes again(rb);
+    CHECK(!again.empty());
+}
+
+void write_config_and_legacy_config() {
+    mm::write_config wc;
+    CHECK_EQ(wc.raw().struct_size, sizeof(mooncake_meta_write_config));
+    CHECK_EQ(wc.raw().memory_replicas, 1u);
+    CHECK_EQ(wc.raw().soft_pin_action, static_cast<std::uint32_t>(MOONCAKE_META_SOFT_PIN_PRESERVE));
+    wc.validate();
+    wc.soft_pin_ttl_ms(60000);
+    CHECK_EQ(wc.raw().soft_pin_action, static_cast<std::uint32_t>(MOONCAKE_META_SOFT_PIN_ENABLE));
+    CHECK(wc.raw().flags & MOONCAKE_META_WRITE_HAS_SOFT_PIN_TTL);
+    wc.validate();
+    wc.soft_pin(mm::soft_pin_action::disable);
+    CHECK_EQ(wc.raw().flags & MOONCAKE_META_WRITE_HAS_SOFT_PIN_TTL, 0u);
+    wc.validate();
+    wc.soft_pin(mm::soft_pin_action::enable).clear_soft_pin_ttl().hard_pin(true);
+    CHECK(wc.raw().flags & MOONCAKE_META_WRITE_HARD_PIN);
+    wc.validate();
+    wc.hard_pin(false);
+    CHECK_EQ(wc.raw().flags, 0u);
+    // Bad values reach the library's checks.
+    wc.raw().flags = 0x100;
+    CHECK_THROWS(MOONCAKE_META_UNKNOWN_FLAGS, wc.validate());
+    wc.raw().flags = 0;
+    wc.soft_pin(static_cast<mm::soft_pin_action>(9));
+    CHECK_THROWS(MOONCAKE_META_INVALID_PARAMS, wc.validate());
+    wc.soft_pin(mm::soft_pin_action::preserve).memory_replicas(0);
+    CHECK_THROWS(MOONCAKE_META_INVALID_PARAMS, wc.validate());
+    wc.memory_replicas(1).nof_ssd_replicas(1).group("");
+    CHECK_THROWS(MOONCAKE_META_INVALID_PARAMS, wc.validate());
+    wc.group("g");
+    CHECK(std::string(wc.c_config().group) == "g");
+    wc.no_group();
+    CHECK(wc.c_config().group == nullptr);
+    // A NUL byte would name another segment: refused before the library.
+    CHECK_THROWS(MOONCAKE_META_INVALID_PARAMS, wc.group(std::string_view("a\0b", 3)));
+    CHECK_THROWS(MOONCAKE_META_INVALID_PARAMS,
+                 wc.preferred_segments({std::string_view("x"), std::string_view("y\0", 2)}));
+    // A copy owns its strings: the original may go away (ASan watches).
+    std::vector<std::string> names{"a-segment-name-longer-than-sso", "b"};
+    mm::write_config *orig = new mm::write_config();
+    orig->preferred_segments(names).group("group-name-longer-than-any-small-buffer");
+    mm::write_config copy = *orig;
+    mm::write_config assigned;
+    assigned = *orig;
+    delete orig;
+    mooncake_meta_write_config c = copy.c_config();
+    CHECK_EQ(c.preferred_segments_count, 2u);
+    CHECK(std::string(c.preferred_segments[0]) == names[0]);
+    CHECK(std::string(c.preferred_segments[1]) == "b");
+    CHECK(std::string(c.group) == "group-name-longer-than-any-small-buffer");
+    CHECK(std::string(assigned.c_config().preferred_segments[0]) == names[0]);
+    copy.validate();
+    mm::write_config moved = std::move(copy);
+    CHECK(std::string(moved.c_config().preferred_segments[1]) == "b");
+    CHECK(std::string(moved.c_config().group) == "group-name-longer-than-any-small-buffer");
+
+    mm::replicate_config rc;
+    rc.validate();
+    CHECK_EQ(rc.c_config().replica_num, 1u);
+    rc.replica_num(2).with_soft_pin(true).with_hard_pin(true).preferred_segments({"s1", "s2"});
+    mooncake_meta_replicate_config lc = rc.c_config();
+    CHECK_EQ(lc.with_soft_pin, 1);
+    CHECK_EQ(lc.with_hard_pin, 1);
+    CHECK_EQ(lc.preferred_segments_count, 2u);
+    CHECK(std::string(lc.preferred_segments[1]) == "s2");
+    rc.validate();
+    rc.replica_num(0);
+    CHECK_THROWS(MOONCAKE_META_INVALID_PARAMS, rc.validate());
+    std::vector<std::string_view> views{"v"};
+    rc.replica_num(1).preferred_segments(views);
+    CHECK_EQ(rc.c_config().preferred_segments_count, 1u);
+}
+
+void clock_and_segments() {
+    mm::master m = test_master();
+    CHECK_EQ(m.now(), START);
+    m.set_time(START + 10);
+    CHECK_EQ(m.advance_time(5), START + 15);
+    CHECK_EQ(m.now(), START + 15);
+    CHECK_THROWS(MOONCAKE_META_CLOCK_UNSUPPORTED, m.set_time(START));
+
+    const std::string long_name(100, 's'); // longer than segment_name's first buffer
+    std::uint32_t a = m.mount_segment(1, "seg-a", 0x10000000, 1 << 20);
+    std::uint32_t b = m.mount_segment(2, long_name, 0x20000000, 1 << 20, mm::pool::nof_ssd);
+    CHECK(a != b);
+    CHECK_EQ(m.mount_segment(1, "seg-a", 0x10000000, 1 << 20), a); // identical: same id
+    CHECK_THROWS(MOONCAKE_META_SEGMENT_ALREADY_EXISTS,
+                 m.mount_segment(1, "seg-a", 0x30000000, 1 << 20));
+    CHECK_THROWS(MOONCAKE_META_INVALID_PARAMS,
+                 m.mount_segment(1, "seg-c", 0x40000000, 1 << 20, static_cast<mm::pool>(7)));
+    CHECK_THROWS(MOONCAKE_META_INVALID_PARAMS, m.mount_segment(1, "", 0x50000000, 1 << 20));
+    CHECK(m.segment_name(a) == "seg-a");
+    CHECK(m.segment_name(b) == long_name);
+    CHECK_THROWS(MOONCAKE_META_SEGMENT_NOT_FOUND, m.segment_name(999));
+
+    put(m, 1, "k", 4096);
+    mm::unmount_report r = m.unmount_segment(1, "seg-a");
+    CHECK_EQ(r.struct_size, sizeof(mm::unmount_report));
+    CHECK_EQ(r.replicas_dropped, 1u);
+    CHECK_EQ(r.objects_erased, 1u);
+    CHECK_THROWS(MOONCAKE_META_SEGMENT_NOT_FOUND, m.unmount_segment(1, "seg-a"));
+    CHECK_THROWS(MOONCAKE_META_ILLEGAL_CLIENT, m.unmount_segment(1, long_name));
+    mm::unmount_report rc = m.unmount_client(2);
+    CHECK_EQ(rc.replicas_dropped, 0u);
+    CHECK_THROWS(MOONCAKE_META_SEGMENT_NOT_FOUND, m.segment_name(b));
+    mm::unmount_report none = m.unmount_client(42);
+    CHECK_EQ(none.objects_erased, 0u);
+}
+
+void writes_reads_and_soft_pin() {
+    mm::master m = test_master();
+    CHECK_THROWS(MOONCAKE_META_NO_AVAILABLE_HANDLE, m.put_start(1, "k", 4096));
+    for (int i = 0; i < 20; i++) mount(m, 1, "seg" + std::to_string(i));
+
+    // ENABLE with a 60 s TTL: pending until the End, then committed.
+    mm::write_result w = m.put_start(1, "k", 4096, mm::write_config().soft_pin_ttl_ms(60000));
+    CHECK_EQ(w.replicas.size(), 1u);
+    CHECK(w.token != 0);
+    CHECK_EQ(w.replicas[0].status, static_cast<std::uint32_t>(MOONCAKE_META_REPLICA_PROCESSING));
+    CHECK(m.has_pending_soft_pin("k"));
+    CHECK(!m.soft_pin_deadline("k").has_value());
+    CHECK(!m.exist("k"));
+    CHECK_THROWS(MOONCAKE_META_REPLICA_IS_NOT_READY, m.get_replica_list("k"));
+    CHECK_THROWS(MOONCAKE_META_OBJECT_ALREADY_EXISTS, m.put_start(2, "k", 4096));
+    CHECK_THROWS(MOONCAKE_META_ILLEGAL_CLIENT, m.put_end(2, "k", mm::selector::all, w.token));
+    CHECK_THROWS(MOONCAKE_META_STALE_WRITE_TOKEN, m.put_end(1, "k", mm::selector::all, w.token + 1));
+    CHECK_THROWS(MOONCAKE_META_INVALID_PARAMS, m.put_end(1, "k", static_cast<mm::selector>(9)));
+    m.advance_time(1000);
+    m.put_end(1, "k", mm::selector::all, w.token);
+    CHECK(!m.has_pending_soft_pin("k"));
+    CHECK(m.soft_pin_deadline("k") == std::optional<std::uint64_t>(START + 1000 + 60000));
+    CHECK(m.exist("k"));
+    std::vector<mm::replica> got = m.get_replica_list("k");
+    CHECK_EQ(got.size(), 1u);
+    CHECK_EQ(got[0].status, static_cast<std::uint32_t>(MOONCAKE_META_REPLICA_COMPLETE));
+    CHECK_EQ(got[0].size, 4096u);
+    CHECK_THROWS(MOONCAKE_META_OBJECT_NOT_FOUND, m.soft_pin_deadline("missing"));
+    CHECK_THROWS(MOONCAKE_META_OBJECT_NOT_FOUND, m.has_pending_soft_pin("missing"));
+    CHECK_THROWS(MOONCAKE_META_OBJECT_NOT_FOUND, m.get_replica_list("missing"));
+    CHECK(!m.exist("missing"));
+    CHECK_THROWS(MOONCAKE_META_INVALID_UTF8, m.exist(std::string_view("\xff", 1)));
+
+    // More replicas than either first buffer holds: both grow.
+    mm::write_result many = m.put_start(1, "many", 128, mm::write_config().memory_replicas(18));
+    CHECK_EQ(many.replicas.size(), 18u);
+    m.put_end(1, "many", mm::selector::memory, many.token);
+    CHECK_EQ(m.get_replica_list("many").size(), 18u);
+    // A TTL above the master's maximum.
+    CHECK_THROWS(MOONCAKE_META_INVALID_PARAMS,
+                 m.put_start(1, "big-ttl", 64, mm::write_config().soft_pin_ttl_ms(1ull << 40)));
+
+    // Revoke, then the legacy configuration.
+    mm::write_result r = m.put_start(1, "rev", 64);
+    m.put_revoke(1, "rev", mm::selector::all, r.token);
+    CHECK_THROWS(MOONCAKE_META_OBJECT_NOT_FOUND, m.put_revoke(1, "rev"));
+    mm::write_result legacy =
+        m.put_start(1, "legacy", 64, mm::replicate_config().replica_num(2).with_soft_pin(true));
+    CHECK_EQ(legacy.replicas.size(), 2u);
+    m.put_end(1, "legacy");
+    CHECK(m.soft_pin_deadline("legacy").has_value()); // ENABLE with the default TTL
+    CHECK_THROWS(MOONCAKE_META_INVALID_PARAMS,
+                 m.put_start(1, "legacy0", 64, mm::replicate_config().replica_num(0)));
+
+    // Upserts: extended and legacy, end and revoke.
+    mm::write_result u = m.upsert_start(1, "k", 8192);
+    m.upsert_end(1, "k", mm::selector::all, u.token);
+    CHECK_EQ(m.get_replica_list("k")[0].size, 8192u);
+    CHECK(m.soft_pin_deadline("k").has_value()); // PRESERVE keeps it
+    mm::write_result ul = m.upsert_start(1, "k", 8192, mm::replicate_config());
+    CHECK_EQ(ul.replicas.size(), 1u);
+    m.upsert_revoke(1, "k", mm::selector::all, ul.token); // in place: erases the object
+    CHECK_THROWS(MOONCAKE_META_OBJECT_NOT_FOUND, m.get_replica_list("k"));
+    CHECK_THROWS(MOONCAKE_META_OBJECT_NOT_FOUND, m.upsert_end(1, "k"));
+
+    // Tenants: the same key in two tenants; std::string and string_view keys.
+    const std::string key_s = "shared";
+    put(m, 1, {"t1", key_s}, 64);
+    put(m, 1, {"t2", std::string_view(key_s)}, 64);
+    CHECK(m.exist({"t1", "shared"}));
+    CHECK(!m.exist(key_s)); // the default tenant has none
+    CHECK_EQ(m.key_count(), 4u); // many, legacy, t1/shared, t2/shared
+}
+
+void listing_keys() {
+    mm::master m = test_master();
+    mount(m, 1, "seg");
+    for (const char *k : {"p/a", "p/b", "p/c", "q/d"}) put(m, 1, k, 64);
+    put(m, 1, {"other", "p/z"}, 64);
+    mm::key_list all = m.list_keys();
+    CHECK_EQ(all.size(), 4u);
+    CHECK(!all.next_cursor().has_value());
+    std::vector<std::string> v = all.to_vector();
+    CHECK(v == (std::vector<std::string>{"p/a", "p/b", "p/c", "q/d"}));
+    mm::key_list page = m.list_keys("", "p/", "", 2);
+    CHECK_EQ(page.size(), 2u);
+    CHECK(page[0] == "p/a");
+    CHECK(page.at(1) == "p/b");
+    CHECK_THROWS(MOONCAKE_META_INVALID_PARAMS, page.at(2));
+    std::optional<std::string_view> cursor = page.next_cursor();
+    CHECK(cursor.has_value());
+    if (cursor) {
+        mm::key_list next = m.list_keys("", "p/", *cursor, 2);
+        CHECK_EQ(next.size(), 1u);
+        CHECK(next[0] == "p/c");
+        CHECK(!next.next_cursor().has_value());
+    }
+    mm::key_list other = m.list_keys("other");
+    CHECK_EQ(other.size(), 1u);
+    CHECK(other[0] == "p/z");
+    CHECK(!other.empty());
+    CHECK(m.list_keys("nobody").empty());
+}
+
+void removals() {
+    mm::master m = test_master();
+    mount(m, 1, "seg");
+    for (const char *k : {"a1", "a2", "b1", "b2", "c"}) put(m, 1, k, 64);
+    put(m, 1, {"t", "a3"}, 64);
+    CHECK(m.exist("c")); // grants a lease
+    CHECK_THROWS(MOONCAKE_META_OBJECT_HAS_LEASE, m.remove("c"));
+    m.remove("c", true);
+    CHECK_THROWS(MOONCAKE_META_OBJECT_NOT_FOUND, m.remove("c"));
+    CHECK_THROWS(MOONCAKE_META_INVALID_PARAMS, m.remove_by_regex("("));
+    CHECK_EQ(m.remove_by_regex("^a"), 3u); // a1, a2, t/a3: every tenant
+    put(m, 1, {"t", "b9"}, 64);
+    CHECK_EQ(m.remove_by_regex("^b", "t"), 1u);
+    CHECK_EQ(m.remove_all(), 2u);
+    CHECK_EQ(m.key_count(), 0u);
+    put(m, 1, "d", 64);
+    CHECK(m.exist("d"));
+    CHECK_EQ(m.remove_all(false), 0u); // leased: skipped
+    CHECK_EQ(m.remove_all(true), 1u);
+}
+
+void replication_tasks() {
+    mm::master m = test_master();
+    mount(m, 1, "mem0");
+    mount(m, 1, "mem1");
+    mount(m, 1, "mem2");
+    put(m, 1, "k", 4096, mm::write_config().preferred_segments({"mem0"}));
+
+    CHECK_THROWS(MOONCAKE_META_OBJECT_NO_REPLICATION_TASK, m.copy_end("k"));
+    CHECK_THROWS(MOONCAKE_META_OBJECT_NO_REPLICATION_TASK, m.copy_revoke("k"));
+    CHECK_THROWS(MOONCAKE_META_SEGMENT_NOT_FOUND, m.copy_start("k", {"nowhere"}));
+    CHECK_THROWS(MOONCAKE_META_INVALID_PARAMS,
+                 m.copy_start("k", {std::string_view("mem1\0", 5)}));
+    std::vector<mm::replica> targets = m.copy_start("k", {"mem1"});
+    CHECK_EQ(targets.size(), 1u);
+    CHECK_THROWS(MOONCAKE_META_OBJECT_HAS_REPLICATION_TASK, m.copy_start("k", {"mem2"}));
+    m.copy_revoke("k");
+    std::vector<std::string> to{"mem1"};
+    CHECK_EQ(m.copy_start("k", to).size(), 1u);
+    m.copy_end("k");
+    CHECK_EQ(m.get_replica_list("k").size(), 2u);
+
+    CHECK_THROWS(MOONCAKE_META_REPLICA_NOT_FOUND, m.move_start("k", "mem2", "mem0"));
+    mm::replica target = m.move_start("k", "mem0", "mem2");
+    CHECK_EQ(target.status, static_cast<std::uint32_t>(MOONCAKE_META_REPLICA_PROCESSING));
+    m.move_revoke("k");
+    m.move_start("k", "mem0", "mem2");
+    m.move_end("k");
+    CHECK_THROWS(MOONCAKE_META_OBJECT_NO_REPLICATION_TASK, m.move_end("k"));
+    CHECK_THROWS(MOONCAKE_META_OBJECT_NO_REPLICATION_TASK, m.move_revoke("k"));
+
+    // An in-place upsert of an object a copy made larger than requested:
+    // the Start buffer grows to the object's replicas.
+    mm::write_result u = m.upsert_start(1, "k", 4096);
+    CHECK_EQ(u.replicas.size(), 2u);
+    m.upsert_end(1, "k", mm::selector::all, u.token);
+
+    // LOCAL_DISK and promotion.
+    mm::replica disk = m.add_local_disk_replica(5, "d", 4096);
+    CHECK_EQ(disk.kind, static_cast<std::uint32_t>(MOONCAKE_META_REPLICA_LOCAL_DISK));
+    CHECK_EQ(disk.segment_id, static_cast<std::uint32_t>(MOONCAKE_META_NO_SEGMENT));
+    CHECK_THROWS(MOONCAKE_META_INVALID_PARAMS, m.add_local_disk_replica(6, "d", 4097));
+    mm::replica staged = m.promotion_start("d", {"mem1"});
+    CHECK_EQ(staged.kind, static_cast<std::uint32_t>(MOONCAKE_META_REPLICA_MEMORY));
+    CHECK_THROWS(MOONCAKE_META_OBJECT_HAS_REPLICATION_TASK, m.promotion_start("d"));
+    m.promotion_end("d", false);
+    std::vector<std::string> prefer{"mem2"};
+    m.promotion_start("d", prefer);
+    m.promotion_end("d", true);
+    CHECK_THROWS(MOONCAKE_META_UNAVAILABLE_IN_CURRENT_STATUS, m.promotion_start("d"));
+    CHECK_THROWS(MOONCAKE_META_OBJECT_NO_REPLICATION_TASK, m.promotion_end("d", true));
+    m.check_invariants();
+}
+
+void batches() {
+    mm::master m = test_master();
+    mount(m, 1, "mem0");
+    mount(m, 1, "mem1");
+    const std::vector<std::string> keys{"b0", "b1", "b2"};
+
+    CHECK_THROWS(MOONCAKE_META_INVALID_PARAMS,
+                 m.batch_put_start(1, "", keys, std::vector<std::uint64_t>{64, 64}));
+    mm::batch_start_result s = m.batch_put_start(1, "", keys, {64, 64, 64},
+                                                 mm::write_config().memory_replicas(2));
+    CHECK(s.ok());
+    s.throw_if_failed();
+    CHECK_EQ(s.replicas.size(), 3u);
+    CHECK_EQ(s.replicas[1].size(), 2u);
+    CHECK(s.tokens[2] != 0);
+    CHECK_THROWS(MOONCAKE_META_INVALID_PARAMS,
+                 m.batch_put_end(1, "", keys, mm::selector::all, {s.tokens[0]}));
+    mm::batch_status e = m.batch_put_end(1, "", keys, mm::selector::all, s.tokens);
+    CHECK(e.ok());
+    CHECK(e.message.empty());
+
+    // A key that fails does not stop the others.
+    const std::vector<std::string_view> mixed{"b0", "fresh"};
+    mm::batch_start_result again = m.batch_put_start(1, "", mixed, {64, 64});
+    CHECK(!again.ok());
+    CHECK_EQ(again.status, MOONCAKE_META_OBJECT_ALREADY_EXISTS);
+    CHECK_EQ(again.statuses[0], MOONCAKE_META_OBJECT_ALREADY_EXISTS);
+    CHECK_EQ(again.statuses[1], MOONCAKE_META_OK);
+    CHECK(again.replicas[0].empty());
+    CHECK_EQ(again.tokens[0], 0u);
+    CHECK_EQ(again.replicas[1].size(), 1u);
+    CHECK(contains(again.message, "1 of 2 keys failed"));
+    CHECK_THROWS(MOONCAKE_META_OBJECT_ALREADY_EXISTS, again.throw_if_failed());
+    mm::batch_status rv = m.batch_put_revoke(1, "", std::vector<std::string>{"fresh"});
+    CHECK(rv.ok());
+
+    // Reads: three keys of two replicas each outgrow the first buffer.
+    const std::vector<const char *> read{"b0", "b1", "b2", "missing"};
+    mm::batch_get_result g = m.batch_get_replica_list("", read);
+    CHECK_EQ(g.status, MOONCAKE_META_OBJECT_NOT_FOUND);
+    CHECK_EQ(g.replicas[0].size(), 2u);
+    CHECK_EQ(g.replicas[2].size(), 2u);
+    CHECK(g.replicas[3].empty());
+    CHECK_EQ(g.statuses[3], MOONCAKE_META_OBJECT_NOT_FOUND);
+    CHECK_EQ(g.replicas[1][0].status, static_cast<std::uint32_t>(MOONCAKE_META_REPLICA_COMPLETE));
+    mm::batch_exist_result x = m.batch_exist("", read);
+    CHECK_EQ(x.exists.size(), 4u);
+    CHECK(x.exists[0] && x.exists[1] && x.exists[2] && !x.exists[3]);
+    CHECK_EQ(x.statuses[3], MOONCAKE_META_OK);
+    CHECK(x.ok());
+
+    // An in-place batch upsert whose object has more replicas than asked for
+    // is retried one by one, so its result is complete.
+    mm::batch_start_result up = m.batch_upsert_start(1, "", keys, {64, 64, 64});
+    CHECK(up.ok());
+    CHECK_EQ(up.replicas[0].size(), 2u);
+    CHECK(m.batch_put_end(1, "", keys, mm::selector::all, up.tokens).ok());
+    // Leases from the reads above block a plain remove; force does not care.
+    mm::batch_status rm = m.batch_remove("", keys);
+    CHECK_EQ(rm.status, MOONCAKE_META_OBJECT_HAS_LEASE);
+    CHECK(m.batch_remove("", keys, true).ok());
+    // A bad shared configuration refuses every key with one code.
+    mm::batch_start_result bad =
+        m.batch_put_start(1, "", keys, {64, 64, 64}, mm::write_config().memory_replicas(0));
+    CHECK_EQ(bad.status, MOONCAKE_META_INVALID_PARAMS);
+    CHECK_EQ(bad.statuses[2], MOONCAKE_META_INVALID_PARAMS);
+    // Empty batches are OK.
+    CHECK(m.batch_remove("", std::vector<std::string>{}).ok());
+    CHECK(m.batch_get_replica_list("", std::vector<std::string>{}).ok());
+    CHECK_EQ(m.key_count(), 0u);
+}
+
+void maintenance_and_metrics() {
+    mm::config cfg = test_config();
+    cfg.set_eviction_ratio(0.5).set_put_start_discard_timeout_ms(1000).set_put_start_release_timeout_ms(
+        5000);
+    mm::master m(cfg);
+    mount(m, 1, "seg", 64 * 1024);
+    put(m, 1, "pinned", 4096, mm::write_config().soft_pin_ttl_ms(1000));
+    put(m, 1, "plain", 4096);
+    mm::deadline_index_sizes sz = m.index_sizes();
+    CHECK_EQ(sz.live, 1u);
+    CHECK(sz.heap >= 1);
+    m.check_invariants();
+
+    mm::cleanup_stats none = m.run_cleanup();
+    CHECK_EQ(none.struct_size, sizeof(mm::cleanup_stats));
+    CHECK_EQ(none.expired, 0u);
+    mm::cleanup_stats due = m.run_cleanup_at(START + 1000);
+    CHECK_EQ(due.expired, 1u);
+    CHECK(!m.soft_pin_deadline("pinned").has_value());
+    CHECK_THROWS(MOONCAKE_META_INVALID_PARAMS, m.run_cleanup_at(~0ull));
+
+    CHECK(!m.evict_if_needed().has_value()); // far below the watermark
+    std::optional<mm::eviction_report> forced = m.evict_if_needed(true);
+    CHECK(forced.has_value());
+    if (forced) CHECK_EQ(forced->base, 2u);
+    CHECK_THROWS(MOONCAKE_META_INVALID_PARAMS, m.run_eviction(2.0, 0.0));
+    CHECK_THROWS(MOONCAKE_META_INVALID_PARAMS, m.run_eviction(-1.0, 0.0));
+    mm::eviction_report ev = m.run_eviction(1.0, 1.0);
+    CHECK_EQ(ev.struct_size, sizeof(mm::eviction_report));
+    m.run_maintenance_tick();
+
+    // A write never ended is swept once stale; its buffer is released later.
+    m.put_start(1, "stale", 4096);
+    CHECK_EQ(m.sweep_stale_writes_at(START + 1), 0u);
+    CHECK_EQ(m.sweep_stale_writes_at(START + 5001), 1u);
+    CHECK_THROWS(MOONCAKE_META_INVALID_PARAMS, m.sweep_stale_writes_at(~0ull));
+    CHECK(m.release_discarded_at(~0ull >> 1) >= 1u);
+    CHECK_THROWS(MOONCAKE_META_INVALID_PARAMS, m.release_discarded_at(~0ull));
+    m.check_invariants();
+
+    mm::metrics_snapshot ms = m.metrics();
+    CHECK_EQ(ms.struct_size, sizeof(mm::metrics_snapshot));
+    CHECK_EQ(ms.key_count, m.key_count());
+    CHECK_EQ(ms.segment_count, 1u);
+    CHECK_EQ(ms.swept_writes, 1u);
+    mm::bytes prom = m.metrics_prometheus();
+    CHECK(contains(prom.str(), "master_key_count"));
+    CHECK_EQ(prom.data()[prom.size()], 0); // followed by a NUL
+    std::string text = m.metrics_prometheus_text();
+    CHECK(contains(text, "master_key_count"));
+    CHECK_EQ(text.size(), std::strlen(text.c_str())); // no NUL inside
+}
+
+void snapshots_and_restore() {
+    mm::master m = test_master();
+    mount(m, 1, "seg");
+    put(m, 1, "pinned", 64, mm::write_config().soft_pin_ttl_ms(600000));
+    put(m, 1, {"t", "plain"}, 64, mm::write_config().hard_pin(true));
+
+    mm::bytes snap = m.snapshot();
+    std::vector<std::uint8_t> vec = m.snapshot_vector();
+    CHECK(!snap.empty());
+    CHECK_EQ(vec.size(), snap.size());
+    CHECK(std::memcmp(vec.data(), snap.data(), vec.size()) == 0); // deterministic
+
+    mm::master r = test_master();
+    mm::restore_report rep = r.restore(snap);
+    CHECK_EQ(rep.struct_size, sizeof(mm::restore_report));
+    CHECK_EQ(rep.objects_restored, 2u);
+    CHECK_EQ(rep.soft_pins_restored, 1u);
+    CHECK(r.soft_pin_deadline("pinned") == m.soft_pin_deadline("pinned"));
+    CHECK(r.exist({"t", "plain"}));
+    CHECK_EQ(r.restore(vec).objects_restored, 2u);
+
+    std::vector<std::uint8_t> corrupt(vec.begin(), vec.begin() + static_cast<long>(vec.size() / 2));
+    CHECK_THROWS(MOONCAKE_META_DESERIALIZE_FAIL, r.restore(corrupt));
+    CHECK_THROWS(MOONCAKE_META_DESERIALIZE_FAIL, r.restore(mm::byte_view()));
+    mm::restore_report cand = r.restore_candidates({corrupt, snap});
+    CHECK_EQ(cand.candidate, 1u);
+    CHECK_THROWS(MOONCAKE_META_DESERIALIZE_FAIL, r.restore_candidates({corrupt}));
+    CHECK_THROWS(MOONCAKE_META_DESERIALIZE_FAIL, r.restore_candidates({}));
+
+    char dir[] = "/tmp/test_hpp.XXXXXX";
+    CHECK(mkdtemp(dir) != nullptr);
+    const std::string path = std::string(dir) + "/snap.bin";
+    m.snapshot_save(path);
+    CHECK_THROWS(MOONCAKE_META_SERIALIZE_FAIL, m.snapshot_save(std::string(dir) + "/no/such/dir"));
+    CHECK_THROWS(MOONCAKE_META_INVALID_PARAMS, m.snapshot_save(std::string_view("a\0b", 3)));
+    mm::master f = test_master();
+    const std::string missing = std::string(dir) + "/missing.bin";
+    mm::restore_report fr = f.restore_files({std::string_view(missing), std::string_view(path)});
+    CHECK_EQ(fr.candidate, 1u);
+    CHECK_EQ(fr.candidates_rejected, 1u);
+    CHECK_EQ(fr.objects_restored, 2u);
+    std::vector<std::string> paths{missing};
+    CHECK_THROWS(MOONCAKE_META_DESERIALIZE_FAIL, f.restore_files(paths));
+    f.check_invariants();
+    std::remove(path.c_str());
+    rmdir(dir);
+}
+
+} // namespace
+
+int main() {
+    struct test {
+        const char *name;
+        void (*fn)();
+    };
+    const test tests[] = {
+        {"version_and_status_names", version_and_status_names},
+        {"errors_are_exceptions_with_code_and_message", errors_are_exceptions_with_code_and_message},
+        {"c_error_owns_the_c_error", c_error_owns_the_c_error},
+        {"config_setters_and_validation", config_setters_and_validation},
+        {"moved_from_handles_throw_null_argument", moved_from_handles_throw_null_argument},
+        {"write_config_and_legacy_config", write_config_and_legacy_config},
+        {"clock_and_segments", clock_and_segments},
+        {"writes_reads_and_soft_pin", writes_reads_and_soft_pin},
+        {"listing_keys", listing_keys},
+        {"removals", removals},
+        {"replication_tasks", replication_tasks},
+        {"batches", batches},
+        {"maintenance_and_metrics", maintenance_and_metrics},
+        {"snapshots_and_restore", snapshots_and_restore},
+    };
+    int passed = 0, failed = 0;
+    for (const test &t : tests) {
+        const int before = failures;
+        try {
+            t.fn();
+        } catch (const std::exception &e) {
+            std::fprintf(stderr, "%s: unexpected exception: %s\n", t.name, e.what());
+            failures++;
+        }
+        if (failures == before) {
+            passed++;
+        } else {
+            failed++;
+            std::fprintf(stderr, "FAIL %s\n", t.name);
+        }
+    }
+    std::printf("test_hpp [" CHECK_MODE ", C++%ld]: %d passed, %d failed\n", __cplusplus / 100 % 100,
+                passed, failed);
+    return failed ? 1 : 0;
+}

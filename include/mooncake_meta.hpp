@@ -1,0 +1,1462 @@
+/*
+ * libmooncake_meta for C++17: a header-only layer over the C API of
+ * mooncake_meta.h. Every C function has a wrapper here; the C header stays the
+ * reference for what each call does (docs/CONTRACT.md for the behaviour).
+ *
+ * Conventions:
+ * - Errors are exceptions: a failed call throws mooncake_meta::error, whose
+ *   code() is the C status (a negative MOONCAKE_META_* value) and whose
+ *   what() is the library's message (it names the function and the
+ *   argument). Batch calls are the one exception to the rule: they report
+ *   each key's status in their result (see batch_status).
+ * - Ownership is RAII: master, config, c_error, bytes and key_list each own
+ *   one library object and release it with its C _free function. They are
+ *   movable, not copyable; a moved-from handle holds nothing: a call on it
+ *   reaches the library with NULL and throws error with code
+ *   MOONCAKE_META_NULL_ARGUMENT (a batch call reports that code for every
+ *   key; bytes and key_list read as empty; master(config) refuses an empty
+ *   config rather than taking the defaults).
+ * - Keys, tenants, group and segment names are std::string_view, only read
+ *   during the call. Names the C API takes as NUL-terminated strings
+ *   (preferred segments, group, copy targets, paths) are copied once into the
+ *   configuration or call; one containing a NUL byte is refused with
+ *   MOONCAKE_META_INVALID_PARAMS before the library is called.
+ * - Allocations: only the std::vector / std::string results, the copies of
+ *   NUL-terminated names above, and the pointer/length arrays of batch and
+ *   restore_candidates calls.
+ * - Thread safety is the C library's: a master may be used from any number of
+ *   threads at once (every method is const), except that destroying or
+ *   assigning to it must not race another call on it. A config is internally
+ *   locked. write_config and replicate_config are plain values: share them
+ *   read-only. bytes and key_list are immutable once returned.
+ *
+ *   mooncake_meta::config cfg;
+ *   cfg.set_manual_clock(1000);
+ *   mooncake_meta::master m(cfg);
+ *   m.mount_segment(1, "seg0", 0x10000000, 64 << 20);
+ *   auto w = m.put_start(1, "k", 4096, mooncake_meta::write_config().soft_pin_ttl_ms(60000));
+ *   m.put_end(1, "k", mooncake_meta::selector::all, w.token);
+ */
+#ifndef MOONCAKE_META_HPP
+#define MOONCAKE_META_HPP
+
+#if !defined(__cplusplus) || \
+    (__cplusplus < 201703L && (!defined(_MSVC_LANG) || _MSVC_LANG < 201703L))
+#error "mooncake_meta.hpp needs C++17 or later (use mooncake_meta.h from C)"
+#endif
+
+#include "mooncake_meta.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <limits>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace mooncake_meta {
+
+// ---------------------------------------------------------------------------
+// Version and status names
+// ---------------------------------------------------------------------------
+
+/// The running library's version, "MAJOR.MINOR.PATCH" (static storage).
+inline std::string_view version() noexcept { return mooncake_meta_version(); }
+
+/// The running library's ABI major; compare with MOONCAKE_META_ABI_VERSION.
+inline std::uint32_t abi_version() noexcept { return mooncake_meta_abi_version(); }
+
+/// The name of a status code without the prefix ("OBJECT_NOT_FOUND"), or
+/// "UNKNOWN_STATUS" (static storage).
+inline const char *status_name(std::int32_t status) noexcept {
+    return mooncake_meta_status_name(status);
+}
+
+// ---------------------------------------------------------------------------
+// Errors
+// ---------------------------------------------------------------------------
+
+/// A failed call: code() is the C status (MOONCAKE_META_*), what() the
+/// library's message. Copyable, like every standard exception.
+class error : public std::runtime_error {
+public:
+    error(std::int32_t code, const std::string &message)
+        : std::runtime_error(message), code_(code) {}
+
+    /// The negative MOONCAKE_META_* status of the failed call.
+    std::int32_t code() const noexcept { return code_; }
+    /// status_name(code()).
+    const char *name() const noexcept { return mooncake_meta_status_name(code_); }
+
+private:
+    std::int32_t code_;
+};
+
+/// Owns one mooncake_meta_error (the C out-parameter of every fallible
+/// call) and frees it with mooncake_meta_error_free. Useful when mixing
+/// direct C calls with this header:
+///
+///   mooncake_meta::c_error e;
+///   if (mooncake_meta_remove(m.get(), NULL, 0, "k", 1, 0, e.out()) != MOONCAKE_META_OK)
+///       std::puts(e.message());
+///
+/// Not thread-safe: one thread at a time.
+class c_error {
+public:
+    c_error() noexcept = default;
+    /// Takes ownership of `err` (may be NULL).
+    explicit c_error(mooncake_meta_error *err) noexcept : p_(err) {}
+    ~c_error() { mooncake_meta_error_free(p_); }
+    c_error(const c_error &) = delete;
+    c_error &operator=(const c_error &) = delete;
+    c_error(c_error &&o) noexcept : p_(std::exchange(o.p_, nullptr)) {}
+    c_error &operator=(c_error &&o) noexcept {
+        if (this != &o) {
+            mooncake_meta_error_free(p_);
+            p_ = std::exchange(o.p_, nullptr);
+        }
+        return *this;
+    }
+
+    /// Frees any error held and returns the slot for a C call's `err`.
+    mooncake_meta_error **out() noexcept {
+        mooncake_meta_error_free(p_);
+        p_ = nullptr;
+        return &p_;
+    }
+    /// mooncake_meta_error_code (MOONCAKE_META_NULL_ARGUMENT when empty).
+    std::int32_t code() const noexcept { return mooncake_meta_error_code(p_); }
+    /// mooncake_meta_error_message; valid while this object holds the error.
+    const char *message() const noexcept { return mooncake_meta_error_message(p_); }
+    mooncake_meta_error *get() const noexcept { return p_; }
+    /// Gives up ownership; the caller frees the result.
+    mooncake_meta_error *release() noexcept { return std::exchange(p_, nullptr); }
+    explicit operator bool() const noexcept { return p_ != nullptr; }
+
+private:
+    mooncake_meta_error *p_ = nullptr;
+};
+
+namespace detail {
+
+/// The exception for a failed status, with the library's message when it
+/// left one (the C error is freed by `err`'s destructor either way).
+inline error make_error(std::int32_t status, const c_error &err) {
+    if (err) return error(status, err.message());
+    return error(status, mooncake_meta_status_name(status));
+}
+
+/// Throws for any status but OK.
+inline void check(std::int32_t status, const c_error &err) {
+    if (status != MOONCAKE_META_OK) throw make_error(status, err);
+}
+
+[[noreturn]] inline void invalid(const std::string &message) {
+    throw error(MOONCAKE_META_INVALID_PARAMS, message);
+}
+
+/// A string the C API reads NUL-terminated; refuses an embedded NUL, which
+/// would silently name something else.
+inline std::string c_string(std::string_view s, const char *what) {
+    if (s.find('\0') != std::string_view::npos)
+        invalid(std::string("mooncake_meta.hpp: ") + what + " contains a NUL byte");
+    return std::string(s);
+}
+
+/// NUL-terminated copies of a range of names plus their pointer array.
+/// Movable (the strings' heap or SSO buffers move with the vector's block);
+/// copying rebuilds the pointers.
+class c_strings {
+public:
+    c_strings() = default;
+    template <class Range> c_strings(const Range &names, const char *what) {
+        for (const auto &n : names) strings_.push_back(c_string(std::string_view(n), what));
+        rebuild();
+    }
+    c_strings(std::initializer_list<std::string_view> names, const char *what) {
+        for (std::string_view n : names) strings_.push_back(c_string(n, what));
+        rebuild();
+    }
+    c_strings(const c_strings &o) : strings_(o.strings_) { rebuild(); }
+    c_strings &operator=(const c_strings &o) {
+        if (this != &o) {
+            strings_ = o.strings_;
+            rebuild();
+        }
+        return *this;
+    }
+    c_strings(c_strings &&) noexcept = default;
+    c_strings &operator=(c_strings &&) noexcept = default;
+    ~c_strings() = default;
+
+    const char *const *data() const noexcept { return ptrs_.empty() ? nullptr : ptrs_.data(); }
+    std::size_t size() const noexcept { return ptrs_.size(); }
+    const std::vector<std::string> &strings() const noexcept { return strings_; }
+
+private:
+    void rebuild() {
+        ptrs_.clear();
+        ptrs_.reserve(strings_.size());
+        for (const auto &s : strings_) ptrs_.push_back(s.c_str());
+    }
+    std::vector<std::string> strings_;
+    std::vector<const char *> ptrs_;
+};
+
+/// A batch's keys as the C API's parallel pointer and length arrays; points
+/// into the caller's strings, which must outlive it (one call).
+class key_array {
+public:
+    template <class Range> explicit key_array(const Range &keys) {
+        for (const auto &k : keys) {
+            std::string_view v(k);
+            ptrs_.push_back(v.data());
+            lens_.push_back(v.size());
+        }
+    }
+    const char *const *ptrs() const noexcept { return ptrs_.empty() ? nullptr : ptrs_.data(); }
+    const std::size_t *lens() const noexcept { return lens_.empty() ? nullptr : lens_.data(); }
+    std::size_t size() const noexcept { return ptrs_.size(); }
+
+private:
+    std::vector<const char *> ptrs_;
+    std::vector<std::size_t> lens_;
+};
+
+/// A size-versioned output struct with struct_size set.
+template <class T> T sized() noexcept {
+    T t{};
+    t.struct_size = static_cast<std::uint32_t>(sizeof(T));
+    return t;
+}
+
+} // namespace detail
+
+// ---------------------------------------------------------------------------
+// Plain types and enums
+// ---------------------------------------------------------------------------
+
+/// One replica (the C struct: id, kind, status, segment_id, address, size,
+/// client).
+using replica = mooncake_meta_replica;
+/// What an unmount dropped.
+using unmount_report = mooncake_meta_unmount_report;
+/// What one soft-pin cleanup cycle did.
+using cleanup_stats = mooncake_meta_cleanup_stats;
+/// What one eviction run did.
+using eviction_report = mooncake_meta_eviction_report;
+/// Every scalar metric of a master.
+using metrics_snapshot = mooncake_meta_metrics_snapshot;
+/// What a restore did.
+using restore_report = mooncake_meta_restore_report;
+
+/// The pool of a segment (MOONCAKE_META_POOL_*).
+enum class pool : std::uint32_t {
+    memory = MOONCAKE_META_POOL_MEMORY,
+    nof_ssd = MOONCAKE_META_POOL_NOF_SSD,
+};
+
+/// The replicas an End/Revoke acts on (MOONCAKE_META_SELECT_*).
+enum class selector : std::uint32_t {
+    memory = MOONCAKE_META_SELECT_MEMORY,
+    nof_ssd = MOONCAKE_META_SELECT_NOF_SSD,
+    all = MOONCAKE_META_SELECT_ALL,
+};
+
+/// What a write does to the soft pin when it first becomes readable
+/// (MOONCAKE_META_SOFT_PIN_*).
+enum class soft_pin_action : std::uint32_t {
+    preserve = MOONCAKE_META_SOFT_PIN_PRESERVE,
+    enable = MOONCAKE_META_SOFT_PIN_ENABLE,
+    disable = MOONCAKE_META_SOFT_PIN_DISABLE,
+};
+
+/// A key and its tenant, both only viewed during the call. Converts from a
+/// key alone (the default tenant): m.exist("k"), m.exist({"tenant", "k"}).
+struct key {
+    std::string_view tenant;
+    std::string_view name;
+
+    key(const char *name_) : name(name_) {}
+    key(std::string_view name_) : name(name_) {}
+    key(const std::string &name_) : name(name_) {}
+    key(std::string_view tenant_, std::string_view name_) : tenant(tenant_), name(name_) {}
+};
+
+/// The staged PROCESSING replicas of a Start and its write token (never 0).
+struct write_result {
+    std::vector<replica> replicas;
+    std::uint64_t token = 0;
+};
+
+/// The deadline index's sizes.
+struct deadline_index_sizes {
+    std::uint64_t heap = 0; ///< heap entries, stale ones included
+    std::uint64_t live = 0; ///< live registrations
+};
+
+/// Borrowed bytes (a snapshot to restore): pointer and length, only read
+/// during the call.
+struct byte_view {
+    const std::uint8_t *data = nullptr;
+    std::size_t size = 0;
+
+    byte_view() = default;
+    byte_view(const std::uint8_t *d, std::size_t n) : data(d), size(n) {}
+    byte_view(const std::vector<std::uint8_t> &v) : data(v.data()), size(v.size()) {}
+};
+
+// ---------------------------------------------------------------------------
+// Library-owned results
+// ---------------------------------------------------------------------------
+
+/// A byte buffer owned by the library (a snapshot, Prometheus text), freed
+/// with mooncake_meta_bytes_free. The data is followed by a NUL that size()
+/// does not count. Immutable: any number of threads may read it at once.
+class bytes {
+public:
+    bytes() noexcept = default;
+    /// Takes ownership of `b` (may be NULL).
+    explicit bytes(mooncake_meta_bytes *b) noexcept : p_(b) {}
+    ~bytes() { mooncake_meta_bytes_free(p_); }
+    bytes(const bytes &) = delete;
+    bytes &operator=(const bytes &) = delete;
+    bytes(bytes &&o) noexcept : p_(std::exchange(o.p_, nullptr)) {}
+    bytes &operator=(bytes &&o) noexcept {
+        if (this != &o) {
+            mooncake_meta_bytes_free(p_);
+            p_ = std::exchange(o.p_, nullptr);
+        }
+        return *this;
+    }
+
+    /// The first byte (NULL when empty-handed); valid while this object lives.
+    const std::uint8_t *data() const noexcept { return mooncake_meta_bytes_data(p_); }
+    std::size_t size() const noexcept { return mooncake_meta_bytes_len(p_); }
+    bool empty() const noexcept { return size() == 0; }
+    /// The content as text (Prometheus exposition).
+    std::string_view str() const noexcept {
+        const std::uint8_t *d = data();
+        return d ? std::string_view(reinterpret_cast<const char *>(d), size())
+                 : std::string_view();
+    }
+    /// The content as a borrowed view, e.g. for master::restore.
+    operator byte_view() const noexcept { return byte_view(data(), size()); }
+    mooncake_meta_bytes *get() const noexcept { return p_; }
+    mooncake_meta_bytes *release() noexcept { return std::exchange(p_, nullptr); }
+    explicit operator bool() const noexcept { return p_ != nullptr; }
+
+private:
+    mooncake_meta_bytes *p_ = nullptr;
+};
+
+/// One page of a key listing, owned by the library, freed with
+/// mooncake_meta_key_list_free. Its views stay valid while it lives.
+/// Immutable: any number of threads may read it at once.
+class key_list {
+public:
+    key_list() noexcept = default;
+    /// Takes ownership of `l` (may be NULL).
+    explicit key_list(mooncake_meta_key_list *l) noexcept : p_(l) {}
+    ~key_list() { mooncake_meta_key_list_free(p_); }
+    key_list(const key_list &) = delete;
+    key_list &operator=(const key_list &) = delete;
+    key_list(key_list &&o) noexcept : p_(std::exchange(o.p_, nullptr)) {}
+    key_list &operator=(key_list &&o) noexcept {
+        if (this != &o) {
+            mooncake_meta_key_list_free(p_);
+            p_ = std::exchange(o.p_, nullptr);
+        }
+        return *this;
+    }
+
+    /// The number of keys (0 when empty-handed).
+    std::size_t size() const noexcept { return mooncake_meta_key_list_len(p_); }
+    bool empty() const noexcept { return size() == 0; }
+    /// Key `index`; out of range throws MOONCAKE_META_INVALID_PARAMS.
+    std::string_view at(std::size_t index) const {
+        c_error err;
+        const char *ptr = nullptr;
+        std::size_t len = 0;
+        detail::check(mooncake_meta_key_list_get(p_, index, &ptr, &len, err.out()), err);
+        return std::string_view(ptr, len);
+    }
+    std::string_view operator[](std::size_t index) const { return at(index); }
+    /// The cursor to pass as `after` for the next page, or nullopt on the
+    /// last page.
+    std::optional<std::string_view> next_cursor() const {
+        c_error err;
+        int has = 0;
+        const char *ptr = nullptr;
+        std::size_t len = 0;
+        detail::check(mooncake_meta_key_list_next_cursor(p_, &has, &ptr, &len, err.out()), err);
+        if (!has) return std::nullopt;
+        return std::string_view(ptr, len);
+    }
+    /// Copies of every key of the page.
+    std::vector<std::string> to_vector() const {
+        std::vector<std::string> out;
+        out.reserve(size());
+        for (std::size_t i = 0; i < size(); i++) out.emplace_back(at(i));
+        return out;
+    }
+    mooncake_meta_key_list *get() const noexcept { return p_; }
+    mooncake_meta_key_list *release() noexcept { return std::exchange(p_, nullptr); }
+    explicit operator bool() const noexcept { return p_ != nullptr; }
+
+private:
+    mooncake_meta_key_list *p_ = nullptr;
+};
+
+// ---------------------------------------------------------------------------
+// Configurations
+// ---------------------------------------------------------------------------
+
+/// A master configuration (mooncake_meta_config), holding the documented
+/// defaults when created. A master copies it, so it may be destroyed or
+/// reused afterwards. Internally locked: setters may race (last write wins).
+/// Setters return *this for chaining and throw error on a bad value.
+class config {
+public:
+    /// mooncake_meta_config_new.
+    config() {
+        c_error err;
+        detail::check(mooncake_meta_config_new(&p_, err.out()), err);
+    }
+    /// Takes ownership of `cfg` (may be NULL).
+    explicit config(mooncake_meta_config *cfg) noexcept : p_(cfg) {}
+    ~config() { mooncake_meta_config_free(p_); }
+    config(const config &) = delete;
+    config &operator=(const config &) = delete;
+    config(config &&o) noexcept : p_(std::exchange(o.p_, nullptr)) {}
+    config &operator=(config &&o) noexcept {
+        if (this != &o) {
+            mooncake_meta_config_free(p_);
+            p_ = std::exchange(o.p_, nullptr);
+        }
+        return *this;
+    }
+
+    /// mooncake_meta_config_validate: checks as master creation will.
+    void validate() const {
+        c_error err;
+        detail::check(mooncake_meta_config_validate(p_, err.out()), err);
+    }
+    config &set_default_kv_lease_ttl_ms(std::uint64_t ttl_ms) {
+        return set(mooncake_meta_config_set_default_kv_lease_ttl_ms, ttl_ms);
+    }
+    config &set_default_kv_soft_pin_ttl_ms(std::uint64_t ttl_ms) {
+        return set(mooncake_meta_config_set_default_kv_soft_pin_ttl_ms, ttl_ms);
+    }
+    config &set_max_kv_soft_pin_ttl_ms(std::uint64_t ttl_ms) {
+        return set(mooncake_meta_config_set_max_kv_soft_pin_ttl_ms, ttl_ms);
+    }
+    config &set_allow_evict_soft_pinned_objects(bool allow) {
+        return set(mooncake_meta_config_set_allow_evict_soft_pinned_objects, allow ? 1 : 0);
+    }
+    config &set_eviction_ratio(double ratio) {
+        return set(mooncake_meta_config_set_eviction_ratio, ratio);
+    }
+    config &set_eviction_high_watermark_ratio(double ratio) {
+        return set(mooncake_meta_config_set_eviction_high_watermark_ratio, ratio);
+    }
+    config &set_put_start_discard_timeout_ms(std::uint64_t timeout_ms) {
+        return set(mooncake_meta_config_set_put_start_discard_timeout_ms, timeout_ms);
+    }
+    config &set_put_start_release_timeout_ms(std::uint64_t timeout_ms) {
+        return set(mooncake_meta_config_set_put_start_release_timeout_ms, timeout_ms);
+    }
+    config &set_soft_pin_cleanup_interval_ms(std::uint64_t interval_ms) {
+        return set(mooncake_meta_config_set_soft_pin_cleanup_interval_ms, interval_ms);
+    }
+    config &set_eviction_check_interval_ms(std::uint64_t interval_ms) {
+        return set(mooncake_meta_config_set_eviction_check_interval_ms, interval_ms);
+    }
+    config &set_sweep_interval_ms(std::uint64_t interval_ms) {
+        return set(mooncake_meta_config_set_sweep_interval_ms, interval_ms);
+    }
+    config &set_shard_count(std::uint64_t shard_count) {
+        return set(mooncake_meta_config_set_shard_count, shard_count);
+    }
+    /// A manual clock starting at `start_ms`; for deterministic tests also
+    /// set the three intervals to 0.
+    config &set_manual_clock(std::uint64_t start_ms) {
+        return set(mooncake_meta_config_set_manual_clock, start_ms);
+    }
+    config &set_system_clock() {
+        c_error err;
+        detail::check(mooncake_meta_config_set_system_clock(p_, err.out()), err);
+        return *this;
+    }
+
+    mooncake_meta_config *get() const noexcept { return p_; }
+    mooncake_meta_config *release() noexcept { return std::exchange(p_, nullptr); }
+    explicit operator bool() const noexcept { return p_ != nullptr; }
+
+private:
+    template <class F, class V> config &set(F f, V value) {
+        c_error err;
+        detail::check(f(p_, value, err.out()), err);
+        return *this;
+    }
+    mooncake_meta_config *p_ = nullptr;
+};
+
+/// The extended write configuration (mooncake_meta_write_config) with the
+/// strings it points to. A value: copy it freely; share it read-only.
+/// Defaults: PRESERVE, no TTL, one memory replica, no NOF_SSD replica, no
+/// preferred segments, no group, no hard pin.
+class write_config {
+public:
+    /// mooncake_meta_write_config_init.
+    write_config() {
+        c_error err;
+        detail::check(mooncake_meta_write_config_init(&raw_, sizeof raw_, err.out()), err);
+    }
+
+    /// The soft-pin action; clears a TTL unless the action is ENABLE.
+    write_config &soft_pin(soft_pin_action action) {
+        raw_.soft_pin_action = static_cast<std::uint32_t>(action);
+        if (action != soft_pin_action::enable) clear_soft_pin_ttl();
+        return *this;
+    }
+    /// ENABLE with an explicit TTL (0 commits ordinary cache).
+    write_config &soft_pin_ttl_ms(std::uint64_t ttl_ms) {
+        raw_.soft_pin_action = MOONCAKE_META_SOFT_PIN_ENABLE;
+        raw_.flags |= MOONCAKE_META_WRITE_HAS_SOFT_PIN_TTL;
+        raw_.soft_pin_ttl_ms = ttl_ms;
+        return *this;
+    }
+    /// No explicit TTL: ENABLE then uses the master's default.
+    write_config &clear_soft_pin_ttl() {
+        raw_.flags &= ~static_cast<std::uint32_t>(MOONCAKE_META_WRITE_HAS_SOFT_PIN_TTL);
+        raw_.soft_pin_ttl_ms = 0;
+        return *this;
+    }
+    write_config &hard_pin(bool on) {
+        if (on)
+            raw_.flags |= MOONCAKE_META_WRITE_HARD_PIN;
+        else
+            raw_.flags &= ~static_cast<std::uint32_t>(MOONCAKE_META_WRITE_HARD_PIN);
+        return *this;
+    }
+    write_config &memory_replicas(std::uint32_t n) {
+        raw_.memory_replicas = n;
+        return *this;
+    }
+    write_config &nof_ssd_replicas(std::uint32_t n) {
+        raw_.nof_ssd_replicas = n;
+        return *this;
+    }
+    /// Segments to try first, in order (copied; a NUL byte is refused).
+    template <class Range> write_config &preferred_segments(const Range &names) {
+        preferred_ = detail::c_strings(names, "write_config.preferred_segments");
+        return *this;
+    }
+    write_config &preferred_segments(std::initializer_list<std::string_view> names) {
+        preferred_ = detail::c_strings(names, "write_config.preferred_segments");
+        return *this;
+    }
+    /// The group to join at creation (copied; a NUL byte is refused).
+    write_config &group(std::string_view name) {
+        group_ = detail::c_string(name, "write_config.group");
+        has_group_ = true;
+        return *this;
+    }
+    write_config &no_group() {
+        group_.clear();
+        has_group_ = false;
+        return *this;
+    }
+
+    /// The scalar fields (struct_size, flags, action, TTL, counts, reserved0)
+    /// for direct access; the pointer fields are ignored and set by c_config().
+    mooncake_meta_write_config &raw() noexcept { return raw_; }
+    const mooncake_meta_write_config &raw() const noexcept { return raw_; }
+
+    /// The C struct, its pointers into this object: valid while this object
+    /// lives unchanged.
+    mooncake_meta_write_config c_config() const noexcept {
+        mooncake_meta_write_config c = raw_;
+        c.preferred_segments = preferred_.data();
+        c.preferred_segments_count = preferred_.size();
+        c.group = has_group_ ? group_.c_str() : nullptr;
+        return c;
+    }
+    /// mooncake_meta_write_config_validate (what does not depend on a master).
+    void validate() const {
+        const mooncake_meta_write_config c = c_config();
+        c_error err;
+        detail::check(mooncake_meta_write_config_validate(&c, err.out()), err);
+    }
+
+private:
+    mooncake_meta_write_config raw_{};
+    detail::c_strings preferred_;
+    std::string group_;
+    bool has_group_ = false;
+};
+
+/// The legacy write configuration (mooncake_meta_replicate_config, upstream
+/// mooncake_replicate_config) with its preferred segment names. A value.
+/// Defaults: one memory replica, PRESERVE, no hard pin.
+class replicate_config {
+public:
+    replicate_config() = default;
+
+    replicate_config &replica_num(std::size_t n) {
+        replica_num_ = n;
+        return *this;
+    }
+    /// true: ENABLE with the master's default TTL; false: PRESERVE.
+    replicate_config &with_soft_pin(bool on) {
+        soft_pin_ = on;
+        return *this;
+    }
+    replicate_config &with_hard_pin(bool on) {
+        hard_pin_ = on;
+        return *this;
+    }
+    template <class Range> replicate_config &preferred_segments(const Range &names) {
+        preferred_ = detail::c_strings(names, "replicate_config.preferred_segments");
+        return *this;
+    }
+    replicate_config &preferred_segments(std::initializer_list<std::string_view> names) {
+        preferred_ = detail::c_strings(names, "replicate_config.preferred_segments");
+        return *this;
+    }
+
+    /// The C struct, its pointers into this object: valid while this object
+    /// lives unchanged.
+    mooncake_meta_replicate_config c_config() const noexcept {
+        mooncake_meta_replicate_config c{};
+        c.replica_num = replica_num_;
+        c.with_soft_pin = soft_pin_ ? 1 : 0;
+        c.with_hard_pin = hard_pin_ ? 1 : 0;
+        // The struct's field is `const char **` for upstream compatibility;
+        // the library only reads through it.
+        c.preferred_segments = const_cast<const char **>(preferred_.data());
+        c.preferred_segments_count = preferred_.size();
+        return c;
+    }
+    /// mooncake_meta_replicate_config_validate.
+    void validate() const {
+        const mooncake_meta_replicate_config c = c_config();
+        c_error err;
+        detail::check(mooncake_meta_replicate_config_validate(&c, err.out()), err);
+    }
+
+private:
+    std::size_t replica_num_ = 1;
+    bool soft_pin_ = false;
+    bool hard_pin_ = false;
+    detail::c_strings preferred_;
+};
+
+// ---------------------------------------------------------------------------
+// Batch results
+// ---------------------------------------------------------------------------
+
+/// What a batch call did. Batch calls do not throw for a key that fails:
+/// statuses[i] is key i's status (MOONCAKE_META_OK or a code), `status` the
+/// call's (OK only when every key succeeded, else the first failure's) and
+/// `message` the library's summary for a failed batch. A batch refused as a
+/// whole gives every key the same code. throw_if_failed() turns a failed
+/// batch into an exception.
+struct batch_status {
+    std::int32_t status = MOONCAKE_META_OK;
+    std::string message;
+    std::vector<std::int32_t> statuses;
+
+    bool ok() const noexcept { return status == MOONCAKE_META_OK; }
+    void throw_if_failed() const {
+        if (!ok()) throw error(status, message);
+    }
+};
+
+/// batch_put_start / batch_upsert_start: key i's staged replicas and token
+/// (empty and 0 when it failed).
+struct batch_start_result : batch_status {
+    std::vector<std::vector<replica>> replicas;
+    std::vector<std::uint64_t> tokens;
+};
+
+/// batch_exist: whether key i has a readable replica.
+struct batch_exist_result : batch_status {
+    std::vector<bool> exists;
+};
+
+/// batch_get_replica_list: key i's readable replicas (empty when it failed).
+/// The buffer is sized from the library's count first; a key that gains
+/// replicas between that count and its read (a concurrent write) alone
+/// fails with MOONCAKE_META_BUFFER_TOO_SMALL and no lease: read it again
+/// with get_replica_list.
+struct batch_get_result : batch_status {
+    std::vector<std::vector<replica>> replicas;
+};
+
+// ---------------------------------------------------------------------------
+// The master
+// ---------------------------------------------------------------------------
+
+/// A metadata master (mooncake_meta_master), freed (its maintenance thread
+/// stopped) on destruction. Every method is const and may be called from any
+/// number of threads at once; destroying, moving from or assigning to a
+/// master must not race another call on it. Clients are plain ids.
+class master {
+public:
+    /// A master with the documented defaults (system clock, background
+    /// tasks on).
+    master() { create(nullptr); }
+    /// A master from `cfg`, which is copied. An empty (moved-from) config
+    /// is MOONCAKE_META_NULL_ARGUMENT, not the defaults.
+    explicit master(const config &cfg) {
+        if (!cfg)
+            throw error(MOONCAKE_META_NULL_ARGUMENT,
+                        "mooncake_meta::master: the config is empty (moved from or released)");
+        create(cfg.get());
+    }
+    /// Takes ownership of `m` (may be NULL).
+    explicit master(mooncake_meta_master *m) noexcept : p_(m) {}
+    ~master() { mooncake_meta_master_free(p_); }
+    master(const master &) = delete;
+    master &operator=(const master &) = delete;
+    master(master &&o) noexcept : p_(std::exchange(o.p_, nullptr)) {}
+    master &operator=(master &&o) noexcept {
+        if (this != &o) {
+            mooncake_meta_master_free(p_);
+            p_ = std::exchange(o.p_, nullptr);
+        }
+        return *this;
+    }
+
+    mooncake_meta_master *get() const noexcept { return p_; }
+    mooncake_meta_master *release() noexcept { return std::exchange(p_, nullptr); }
+    explicit operator bool() const noexcept { return p_ != nullptr; }
+
+    // -- clock --------------------------------------------------------------
+
+    /// The master clock's now (ms since the Unix epoch).
+    std::uint64_t now() const {
+        c_error err;
+        std::uint64_t v = 0;
+        detail::check(mooncake_meta_master_now(p_, &v, err.out()), err);
+        return v;
+    }
+    /// Sets a manual clock (CLOCK_UNSUPPORTED backwards or on a system clock).
+    void set_time(std::uint64_t to_ms) const {
+        c_error err;
+        detail::check(mooncake_meta_master_set_time(p_, to_ms, err.out()), err);
+    }
+    /// Advances a manual clock; returns the new instant.
+    std::uint64_t advance_time(std::uint64_t by_ms) const {
+        c_error err;
+        std::uint64_t v = 0;
+        detail::check(mooncake_meta_master_advance_time(p_, by_ms, &v, err.out()), err);
+        return v;
+    }
+
+    // -- segments -----------------------------------------------------------
+
+    /// Mounts `size` bytes at `base` owned by `client`; returns the segment id.
+    std::uint32_t mount_segment(std::uint64_t client, std::string_view name, std::uint64_t base,
+                                std::uint64_t size, pool p = pool::memory) const {
+        c_error err;
+        std::uint32_t id = 0;
+        detail::check(mooncake_meta_mount_segment(p_, client, name.data(), name.size(), base, size,
+                                                  static_cast<std::uint32_t>(p), &id, err.out()),
+                      err);
+        return id;
+    }
+    unmount_report unmount_segment(std::uint64_t client, std::string_view name) const {
+        c_error err;
+        auto r = detail::sized<unmount_report>();
+        detail::check(
+            mooncake_meta_unmount_segment(p_, client, name.data(), name.size(), &r, err.out()),
+            err);
+        return r;
+    }
+    unmount_report unmount_client(std::uint64_t client) const {
+        c_error err;
+        auto r = detail::sized<unmount_report>();
+        detail::check(mooncake_meta_unmount_client(p_, client, &r, err.out()), err);
+        return r;
+    }
+    /// The name of mounted segment `segment_id`.
+    std::string segment_name(std::uint32_t segment_id) const {
+        std::string name(32, '\0');
+        for (;;) {
+            c_error err;
+            std::size_t len = 0;
+            std::int32_t st =
+                mooncake_meta_segment_name(p_, segment_id, &name[0], name.size(), &len, err.out());
+            if (st == MOONCAKE_META_BUFFER_TOO_SMALL && len > name.size()) {
+                name.resize(len);
+                continue;
+            }
+            detail::check(st, err);
+            name.resize(len);
+            return name;
+        }
+    }
+
+    // -- writes -------------------------------------------------------------
+
+    /// PutStart with the extended configuration.
+    write_result put_start(std::uint64_t client, key k, std::uint64_t size,
+                           const write_config &cfg = write_config()) const {
+        const mooncake_meta_write_config c = cfg.c_config();
+        return start(initial_cap(c), [&](replica *out, std::size_t cap, std::size_t *len,
+                                         std::uint64_t *tok, mooncake_meta_error **e) {
+            return mooncake_meta_put_start(p_, client, k.tenant.data(), k.tenant.size(),
+                                           k.name.data(), k.name.size(), size, &c, out, cap, len,
+                                           tok, e);
+        });
+    }
+    /// PutStart with the legacy configuration (mooncake_meta_put_start_legacy).
+    write_result put_start(std::uint64_t client, key k, std::uint64_t size,
+                           const replicate_config &cfg) const {
+        const mooncake_meta_replicate_config c = cfg.c_config();
+        return start(initial_cap(c), [&](replica *out, std::size_t cap, std::size_t *len,
+                                         std::uint64_t *tok, mooncake_meta_error **e) {
+            return mooncake_meta_put_start_legacy(p_, client, k.tenant.data(), k.tenant.size(),
+                                                  k.name.data(), k.name.size(), size, &c, out,
+                                                  cap, len, tok, e);
+        });
+    }
+    /// UpsertStart with the extended configuration.
+    write_result upsert_start(std::uint64_t client, key k, std::uint64_t size,
+                              const write_config &cfg = write_config()) const {
+        const mooncake_meta_write_config c = cfg.c_config();
+        return start(initial_cap(c), [&](replica *out, std::size_t cap, std::size_t *len,
+                                         std::uint64_t *tok, mooncake_meta_error **e) {
+            return mooncake_meta_upsert_start(p_, client, k.tenant.data(), k.tenant.size(),
+                                              k.name.data(), k.name.size(), size, &c, out, cap,
+                                              len, tok, e);
+        });
+    }
+    /// UpsertStart with the legacy configuration
+    /// (mooncake_meta_upsert_start_legacy).
+    write_result upsert_start(std::uint64_t client, key k, std::uint64_t size,
+                              const replicate_config &cfg) const {
+        const mooncake_meta_replicate_config c = cfg.c_config();
+        return start(initial_cap(c), [&](replica *out, std::size_t cap, std::size_t *len,
+                                         std::uint64_t *tok, mooncake_meta_error **e) {
+            return mooncake_meta_upsert_start_legacy(p_, client, k.tenant.data(), k.tenant.size(),
+                                                     k.name.data(), k.name.size(), size, &c, out,
+                                                     cap, len, tok, e);
+        });
+    }
+    /// PutEnd; `token` 0 names none.
+    void put_end(std::uint64_t client, key k, selector sel = selector::all,
+                 std::uint64_t token = 0) const {
+        end(mooncake_meta_put_end, client, k, sel, token);
+    }
+    void put_revoke(std::uint64_t client, key k, selector sel = selector::all,
+                    std::uint64_t token = 0) const {
+        end(mooncake_meta_put_revoke, client, k, sel, token);
+    }
+    void upsert_end(std::uint64_t client, key k, selector sel = selector::all,
+                    std::uint64_t token = 0) const {
+        end(mooncake_meta_upsert_end, client, k, sel, token);
+    }
+    void upsert_revoke(std::uint64_t client, key k, selector sel = selector::all,
+                       std::uint64_t token = 0) const {
+        end(mooncake_meta_upsert_revoke, client, k, sel, token);
+    }
+
+    // -- reads --------------------------------------------------------------
+
+    /// Whether the key has a readable replica (and if so grants the lease).
+    bool exist(key k) const {
+        c_error err;
+        int out = 0;
+        detail::check(mooncake_meta_exist(p_, k.tenant.data(), k.tenant.size(), k.name.data(),
+                                          k.name.size(), &out, err.out()),
+                      err);
+        return out != 0;
+    }
+    /// The readable replicas; grants the read lease.
+    std::vector<replica> get_replica_list(key k) const {
+        std::vector<replica> out(4);
+        for (;;) {
+            c_error err;
+            std::size_t len = 0;
+            std::int32_t st = mooncake_meta_get_replica_list(p_, k.tenant.data(), k.tenant.size(),
+                                                             k.name.data(), k.name.size(),
+                                                             out.data(), out.size(), &len, err.out());
+            if (st == MOONCAKE_META_BUFFER_TOO_SMALL && len > out.size()) {
+                out.resize(len);
+                continue;
+            }
+            detail::check(st, err);
+            out.resize(len);
+            return out;
+        }
+    }
+    /// The number of objects of every tenant.
+    std::uint64_t key_count() const {
+        c_error err;
+        std::uint64_t n = 0;
+        detail::check(mooncake_meta_key_count(p_, &n, err.out()), err);
+        return n;
+    }
+    /// One page of `tenant`'s keys starting with `prefix`, after `after`,
+    /// at most `limit` (0 = all).
+    key_list list_keys(std::string_view tenant = {}, std::string_view prefix = {},
+                       std::string_view after = {}, std::size_t limit = 0) const {
+        c_error err;
+        mooncake_meta_key_list *l = nullptr;
+        detail::check(mooncake_meta_list_keys(p_, tenant.data(), tenant.size(), prefix.data(),
+                                              prefix.size(), after.data(), after.size(), limit,
+                                              &l, err.out()),
+                      err);
+        return key_list(l);
+    }
+
+    // -- removal ------------------------------------------------------------
+
+    void remove(key k, bool force = false) const {
+        c_error err;
+        detail::check(mooncake_meta_remove(p_, k.tenant.data(), k.tenant.size(), k.name.data(),
+                                           k.name.size(), force ? 1 : 0, err.out()),
+                      err);
+    }
+    /// Removes every removable object; returns how many.
+    std::uint64_t remove_all(bool force = false) const {
+        c_error err;
+        std::uint64_t n = 0;
+        detail::check(mooncake_meta_remove_all(p_, force ? 1 : 0, &n, err.out()), err);
+        return n;
+    }
+    /// Removes the removable objects whose key matches `pattern` (Rust regex
+    /// syntax, unanchored) in `tenant`, or every tenant when it is empty.
+    std::uint64_t remove_by_regex(std::string_view pattern, std::string_view tenant = {},
+                                  bool force = false) const {
+        c_error err;
+        std::uint64_t n = 0;
+        detail::check(mooncake_meta_remove_by_regex(p_, tenant.data(), tenant.size(),
+                                                    pattern.data(), pattern.size(), force ? 1 : 0,
+                                                    &n, err.out()),
+                      err);
+        return n;
+    }
+
+    // -- replication --------------------------------------------------------
+
+    /// CopyStart to each named segment; returns the PROCESSING targets.
+    template <class Range> std::vector<replica> copy_start(key k, const Range &segments) const {
+        return copy_start_(k, detail::c_strings(segments, "copy_start segments"));
+    }
+    std::vector<replica> copy_start(key k, std::initializer_list<std::string_view> segments) const {
+        return copy_start_(k, detail::c_strings(segments, "copy_start segments"));
+    }
+    void copy_end(key k) const { task(mooncake_meta_copy_end, k); }
+    void copy_revoke(key k) const { task(mooncake_meta_copy_revoke, k); }
+    /// MoveStart from segment `from` to `to`; returns the PROCESSING target.
+    replica move_start(key k, std::string_view from, std::string_view to) const {
+        c_error err;
+        replica r{};
+        detail::check(mooncake_meta_move_start(p_, k.tenant.data(), k.tenant.size(), k.name.data(),
+                                               k.name.size(), from.data(), from.size(), to.data(),
+                                               to.size(), &r, err.out()),
+                      err);
+        return r;
+    }
+    void move_end(key k) const { task(mooncake_meta_move_end, k); }
+    void move_revoke(key k) const { task(mooncake_meta_move_revoke, k); }
+    /// PromotionStart from the LOCAL_DISK replica, trying `preferred` first;
+    /// returns the staged memory replica.
+    template <class Range> replica promotion_start(key k, const Range &preferred) const {
+        return promotion_start_(k, detail::c_strings(preferred, "promotion_start preferred"));
+    }
+    replica promotion_start(key k, std::initializer_list<std::string_view> preferred = {}) const {
+        return promotion_start_(k, detail::c_strings(preferred, "promotion_start preferred"));
+    }
+    /// PromotionEnd: `success` completes the staged replica, else frees it.
+    void promotion_end(key k, bool success) const {
+        c_error err;
+        detail::check(mooncake_meta_promotion_end(p_, k.tenant.data(), k.tenant.size(),
+                                                  k.name.data(), k.name.size(), success ? 1 : 0,
+                                                  err.out()),
+                      err);
+    }
+    /// Registers a COMPLETE LOCAL_DISK replica held by `client`.
+    replica add_local_disk_replica(std::uint64_t client, key k, std::uint64_t size) const {
+        c_error err;
+        replica r{};
+        detail::check(mooncake_meta_add_local_disk_replica(p_, client, k.tenant.data(),
+                                                           k.tenant.size(), k.name.data(),
+                                                           k.name.size(), size, &r, err.out()),
+                      err);
+        return r;
+    }
+
+    // -- batches (one tenant each; `keys` is any range of string-like) -------
+
+    /// PutStart for each key with per-key `sizes` (as many as keys).
+    template <class Keys>
+    batch_start_result batch_put_start(std::uint64_t client, std::string_view tenant,
+                                       const Keys &keys, const std::vector<std::uint64_t> &sizes,
+                                       const write_config &cfg = write_config()) const {
+        return batch_start(false, client, tenant, detail::key_array(keys), sizes, cfg);
+    }
+    /// UpsertStart for each key. A key whose in-place upsert has more
+    /// replicas than the configuration asks for is retried with upsert_start,
+    /// so every key's result is complete.
+    template <class Keys>
+    batch_start_result batch_upsert_start(std::uint64_t client, std::string_view tenant,
+                                          const Keys &keys,
+                                          const std::vector<std::uint64_t> &sizes,
+                                          const write_config &cfg = write_config()) const {
+        return batch_start(true, client, tenant, detail::key_array(keys), sizes, cfg);
+    }
+    /// PutEnd for each key; `tokens` empty (none named) or one per key.
+    template <class Keys>
+    batch_status batch_put_end(std::uint64_t client, std::string_view tenant, const Keys &keys,
+                               selector sel = selector::all,
+                               const std::vector<std::uint64_t> &tokens = {}) const {
+        return batch_end(mooncake_meta_batch_put_end, client, tenant, detail::key_array(keys), sel,
+                         tokens);
+    }
+    /// PutRevoke for each key; arguments as batch_put_end.
+    template <class Keys>
+    batch_status batch_put_revoke(std::uint64_t client, std::string_view tenant, const Keys &keys,
+                                  selector sel = selector::all,
+                                  const std::vector<std::uint64_t> &tokens = {}) const {
+        return batch_end(mooncake_meta_batch_put_revoke, client, tenant, detail::key_array(keys),
+                         sel, tokens);
+    }
+    template <class Keys>
+    batch_exist_result batch_exist(std::string_view tenant, const Keys &keys) const {
+        detail::key_array ka(keys);
+        batch_exist_result r;
+        std::vector<std::uint8_t> exists(ka.size());
+        r.statuses.resize(ka.size());
+        c_error err;
+        r.status = mooncake_meta_batch_exist(p_, tenant.data(), tenant.size(), ka.ptrs(), ka.lens(),
+                                             ka.size(), exists.data(), r.statuses.data(),
+                                             err.out());
+        finish(r, err);
+        r.exists.assign(exists.begin(), exists.end());
+        return r;
+    }
+    template <class Keys>
+    batch_get_result batch_get_replica_list(std::string_view tenant, const Keys &keys) const {
+        detail::key_array ka(keys);
+        batch_get_result r;
+        r.statuses.resize(ka.size());
+        std::vector<std::size_t> counts(ka.size());
+        std::vector<replica> flat(ka.size());
+        for (;;) {
+            c_error err;
+            std::size_t len = 0;
+            r.status = mooncake_meta_batch_get_replica_list(
+                p_, tenant.data(), tenant.size(), ka.ptrs(), ka.lens(), ka.size(), flat.data(),
+                flat.size(), counts.data(), &len, r.statuses.data(), err.out());
+            // The whole batch did not fit: every status says so and `len` is
+            // the total needed. Grow and retry (nothing was done).
+            if (r.status == MOONCAKE_META_BUFFER_TOO_SMALL && len > flat.size()) {
+                flat.resize(len);
+                continue;
+            }
+            finish(r, err);
+            break;
+        }
+        r.replicas.resize(ka.size());
+        std::size_t off = 0;
+        for (std::size_t i = 0; i < ka.size(); i++) {
+            if (r.statuses[i] == MOONCAKE_META_OK) {
+                r.replicas[i].assign(flat.begin() + static_cast<std::ptrdiff_t>(off),
+                                     flat.begin() + static_cast<std::ptrdiff_t>(off + counts[i]));
+                off += counts[i];
+            }
+        }
+        return r;
+    }
+    template <class Keys>
+    batch_status batch_remove(std::string_view tenant, const Keys &keys, bool force = false) const {
+        detail::key_array ka(keys);
+        batch_status r;
+        r.statuses.resize(ka.size());
+        c_error err;
+        r.status = mooncake_meta_batch_remove(p_, tenant.data(), tenant.size(), ka.ptrs(),
+                                              ka.lens(), ka.size(), force ? 1 : 0,
+                                              r.statuses.data(), err.out());
+        finish(r, err);
+        return r;
+    }
+
+    // -- soft pin -----------------------------------------------------------
+
+    /// The committed soft-pin deadline (ms since the epoch; possibly expired
+    /// until normalised), or nullopt. Grants no lease.
+    std::optional<std::uint64_t> soft_pin_deadline(key k) const {
+        c_error err;
+        int has = 0;
+        std::uint64_t d = 0;
+        detail::check(mooncake_meta_soft_pin_deadline(p_, k.tenant.data(), k.tenant.size(),
+                                                      k.name.data(), k.name.size(), &has, &d,
+                                                      err.out()),
+                      err);
+        if (!has) return std::nullopt;
+        return d;
+    }
+    /// Whether the write in flight carries a soft-pin intent that can commit.
+    bool has_pending_soft_pin(key k) const {
+        c_error err;
+        int out = 0;
+        detail::check(mooncake_meta_has_pending_soft_pin(p_, k.tenant.data(), k.tenant.size(),
+                                                         k.name.data(), k.name.size(), &out,
+                                                         err.out()),
+                      err);
+        return out != 0;
+    }
+    /// The deadline index's heap and live sizes, read together.
+    deadline_index_sizes index_sizes() const {
+        c_error err;
+        deadline_index_sizes s;
+        detail::check(mooncake_meta_index_sizes(p_, &s.heap, &s.live, err.out()), err);
+        return s;
+    }
+    /// Checks every invariant (INTERNAL_ERROR on a violation); for tests.
+    void check_invariants() const {
+        c_error err;
+        detail::check(mooncake_meta_check_invariants(p_, err.out()), err);
+    }
+
+    // -- maintenance --------------------------------------------------------
+
+    /// One soft-pin cleanup cycle at the clock's now.
+    cleanup_stats run_cleanup() const {
+        c_error err;
+        auto s = detail::sized<cleanup_stats>();
+        detail::check(mooncake_meta_run_cleanup(p_, &s, err.out()), err);
+        return s;
+    }
+    /// One cleanup cycle treating `at_ms` as now.
+    cleanup_stats run_cleanup_at(std::uint64_t at_ms) const {
+        c_error err;
+        auto s = detail::sized<cleanup_stats>();
+        detail::check(mooncake_meta_run_cleanup_at(p_, at_ms, &s, err.out()), err);
+        return s;
+    }
+    /// One eviction run with explicit target and lowerbound fractions.
+    eviction_report run_eviction(double target, double lowerbound) const {
+        c_error err;
+        auto r = detail::sized<eviction_report>();
+        detail::check(mooncake_meta_run_eviction(p_, target, lowerbound, &r, err.out()), err);
+        return r;
+    }
+    /// The eviction trigger; the report when a run happened, else nullopt.
+    std::optional<eviction_report> evict_if_needed(bool force = false) const {
+        c_error err;
+        int ran = 0;
+        auto r = detail::sized<eviction_report>();
+        detail::check(mooncake_meta_evict_if_needed(p_, force ? 1 : 0, &ran, &r, err.out()), err);
+        if (!ran) return std::nullopt;
+        return r;
+    }
+    /// Every maintenance task once, at the clock's now.
+    void run_maintenance_tick() const {
+        c_error err;
+        detail::check(mooncake_meta_run_maintenance_tick(p_, err.out()), err);
+    }
+    /// Sweeps the writes stale at `at_ms`; returns how many.
+    std::uint64_t sweep_stale_writes_at(std::uint64_t at_ms) const {
+        c_error err;
+        std::uint64_t n = 0;
+        detail::check(mooncake_meta_sweep_stale_writes_at(p_, at_ms, &n, err.out()), err);
+        return n;
+    }
+    /// Frees the discarded buffers due at `at_ms`; returns how many.
+    std::uint64_t release_discarded_at(std::uint64_t at_ms) const {
+        c_error err;
+        std::uint64_t n = 0;
+        detail::check(mooncake_meta_release_discarded_at(p_, at_ms, &n, err.out()), err);
+        return n;
+    }
+
+    // -- metrics ------------------------------------------------------------
+
+    metrics_snapshot metrics() const {
+        c_error err;
+        auto s = detail::sized<metrics_snapshot>();
+        detail::check(mooncake_meta_metrics(p_, &s, err.out()), err);
+        return s;
+    }
+    /// The Prometheus text in a library buffer (mooncake_meta_metrics_prometheus).
+    bytes metrics_prometheus() const {
+        c_error err;
+        mooncake_meta_bytes *b = nullptr;
+        detail::check(mooncake_meta_metrics_prometheus(p_, &b, err.out()), err);
+        return bytes(b);
+    }
+    /// The Prometheus text copied into a std::string
+    /// (mooncake_meta_metrics_prometheus_into, retried as it grows).
+    std::string metrics_prometheus_text() const {
+        std::string text;
+        for (;;) {
+            c_error err;
+            std::size_t len = 0;
+            std::int32_t st = mooncake_meta_metrics_prometheus_into(
+                p_, text.empty() ? nullptr : &text[0], text.size(), &len, err.out());
+            if (st == MOONCAKE_META_BUFFER_TOO_SMALL && len > text.size()) {
+                text.resize(grow(len));
+                continue;
+            }
+            detail::check(st, err);
+            text.resize(len);
+            return text;
+        }
+    }
+
+    // -- snapshots ----------------------------------------------------------
+
+    /// A snapshot in a library buffer (mooncake_meta_snapshot).
+    bytes snapshot() const {
+        c_error err;
+        mooncake_meta_bytes *b = nullptr;
+        detail::check(mooncake_meta_snapshot(p_, &b, err.out()), err);
+        return bytes(b);
+    }
+    /// A snapshot copied into a vector (mooncake_meta_snapshot_into, retried
+    /// as it grows).
+    std::vector<std::uint8_t> snapshot_vector() const {
+        std::vector<std::uint8_t> buf;
+        for (;;) {
+            c_error err;
+            std::size_t len = 0;
+            std::int32_t st = mooncake_meta_snapshot_into(
+                p_, buf.empty() ? nullptr : buf.data(), buf.size(), &len, err.out());
+            if (st == MOONCAKE_META_BUFFER_TOO_SMALL && len > buf.size()) {
+                buf.resize(grow(len));
+                continue;
+            }
+            detail::check(st, err);
+            buf.resize(len);
+            return buf;
+        }
+    }
+    /// Saves a snapshot to `path` atomically.
+    void snapshot_save(std::string_view path) const {
+        const std::string p = detail::c_string(path, "snapshot_save path");
+        c_error err;
+        detail::check(mooncake_meta_snapshot_save(p_, p.c_str(), err.out()), err);
+    }
+    /// Replaces the whole state from one snapshot.
+    restore_report restore(byte_view snapshot) const {
+        c_error err;
+        auto r = detail::sized<restore_report>();
+        detail::check(mooncake_meta_restore(p_, snapshot.data, snapshot.size, &r, err.out()), err);
+        return r;
+    }
+    /// Restores the newest candidate that validates; report.candidate says
+    /// which.
+    restore_report restore_candidates(const std::vector<byte_view> &candidates) const {
+        std::vector<const std::uint8_t *> datas;
+        std::vector<std::size_t> lens;
+        datas.reserve(candidates.size());
+        lens.reserve(candidates.size());
+        for (const byte_view &c : candidates) {
+            datas.push_back(c.data);
+            lens.push_back(c.size);
+        }
+        c_error err;
+        auto r = detail::sized<restore_report>();
+        detail::check(mooncake_meta_restore_candidates(p_, datas.empty() ? nullptr : datas.data(),
+                                                       lens.empty() ? nullptr : lens.data(),
+                                                       candidates.size(), &r, err.out()),
+                      err);
+        return r;
+    }
+    /// restore_candidates from snapshot files.
+    template <class Range> restore_report restore_files(const Range &paths) const {
+        return restore_files_(detail::c_strings(paths, "restore_files paths"));
+    }
+    restore_report restore_files(std::initializer_list<std::string_view> paths) const {
+        return restore_files_(detail::c_strings(paths, "restore_files paths"));
+    }
+
+private:
+    void create(const mooncake_meta_config *cfg) {
+        c_error err;
+        detail::check(mooncake_meta_master_new(cfg, &p_, err.out()), err);
+    }
+
+    // A first Start buffer: the replicas requested when that is small (the
+    // library validates the request before it reports the count it needs).
+    static std::size_t initial_cap(const mooncake_meta_write_config &c) noexcept {
+        std::uint64_t n = std::uint64_t{c.memory_replicas} + c.nof_ssd_replicas;
+        return n == 0 ? 1 : n > 16 ? 16 : static_cast<std::size_t>(n);
+    }
+    static std::size_t initial_cap(const mooncake_meta_replicate_config &c) noexcept {
+        return c.replica_num == 0 ? 1 : c.replica_num > 16 ? 16 : c.replica_num;
+    }
+    // Text and snapshots may grow between calls: some headroom, no overflow.
+    static std::size_t grow(std::size_t len) noexcept {
+        return len > std::numeric_limits<std::size_t>::max() - 256 - len / 8 ? len
+                                                                              : len + len / 8 + 256;
+    }
+
+    template <class F> write_result start(std::size_t cap, F call) const {
+        std::vector<replica> buf(cap);
+        for (;;) {
+            c_error err;
+            std::size_t len = 0;
+            std::uint64_t token = 0;
+            std::int32_t st = call(buf.data(), buf.size(), &len, &token, err.out());
+            // The request needs more room (more replicas requested, or an
+            // in-place upsert of an object copies made larger): the library
+            // did nothing and said how many.
+            if (st == MOONCAKE_META_BUFFER_TOO_SMALL && len > buf.size()) {
+                buf.resize(len);
+                continue;
+            }
+            detail::check(st, err);
+            buf.resize(len);
+            return write_result{std::move(buf), token};
+        }
+    }
+
+    template <class F>
+    void end(F f, std::uint64_t client, const key &k, selector sel, std::uint64_t token) const {
+        c_error err;
+        detail::check(f(p_, client, k.tenant.data(), k.tenant.size(), k.name.data(), k.name.size(),
+                        static_cast<std::uint32_t>(sel), token, err.out()),
+                      err);
+    }
+
+    template <class F> void task(F f, const key &k) const {
+        c_error err;
+        detail::check(
+            f(p_, k.tenant.data(), k.tenant.size(), k.name.data(), k.name.size(), err.out()), err);
+    }
+
+    std::vector<replica> copy_start_(const key &k, const detail::c_strings &segs) const {
+        std::vector<replica> out(segs.size());
+        c_error err;
+        std::size_t len = 0;
+        detail::check(mooncake_meta_copy_start(p_, k.tenant.data(), k.tenant.size(), k.name.data(),
+                                               k.name.size(), segs.data(), segs.size(),
+                                               out.empty() ? nullptr : out.data(), out.size(), &len,
+                                               err.out()),
+                      err);
+        out.resize(len);
+        return out;
+    }
+
+    replica promotion_start_(const key &k, const detail::c_strings &preferred) const {
+        c_error err;
+        replica r{};
+        detail::check(mooncake_meta_promotion_start(p_, k.tenant.data(), k.tenant.size(),
+                                                    k.name.data(), k.name.size(), preferred.data(),
+                                                    preferred.size(), &r, err.out()),
+                      err);
+        return r;
+    }
+
+    restore_report restore_files_(const detail::c_strings &paths) const {
+        c_error err;
+        auto r = detail::sized<restore_report>();
+        detail::check(
+            mooncake_meta_restore_files(p_, paths.data(), paths.size(), &r, err.out()), err);
+        return r;
+    }
+
+    static void finish(batch_status &r, const c_error &err) {
+        if (r.status != MOONCAKE_META_OK)
+            r.message = err ? std::string(err.message()) : std::string(status_name(r.status));
+    }
+
+    batch_start_result batch_start(bool upsert, std::uint64_t client, std::string_view tenant,
+                                   const detail::key_array &ka,
+                                   const std::vector<std::uint64_t> &sizes,
+                                   const write_config &cfg) const {
+        if (sizes.size() != ka.size())
+            detail::invalid("batch start: " + std::to_string(sizes.size()) + " sizes for " +
+                            std::to_string(ka.size()) + " keys");
+        const mooncake_meta_write_config c = cfg.c_config();
+        const std::uint64_t stride64 = std::uint64_t{c.memory_replicas} + c.nof_ssd_replicas;
+        const std::size_t n = ka.size();
+        if (stride64 > std::numeric_limits<std::size_t>::max() ||
+            (n != 0 && stride64 > std::vector<replica>().max_size() / n))
+            detail::invalid("batch start: " + std::to_string(n) + " keys of " +
+                            std::to_string(stride64) + " replicas each do not fit in memory");
+        const std::size_t stride = static_cast<std::size_t>(stride64);
+        std::vector<replica> flat(n * stride);
+        std::vector<std::size_t> counts(n);
+        batch_start_result r;
+        r.tokens.resize(n);
+        r.statuses.resize(n);
+        c_error err;
+        auto f = upsert ? mooncake_meta_batch_upsert_start : mooncake_meta_batch_put_start;
+        r.status = f(p_, client, tenant.data(), tenant.size(), ka.ptrs(), ka.lens(), n,
+                     sizes.empty() ? nullptr : sizes.data(), &c, flat.empty() ? nullptr : flat.data(),
+                     flat.size(), counts.data(), r.tokens.data(), r.statuses.data(), err.out());
+        finish(r, err);
+        r.replicas.resize(n);
+        bool retried = false;
+        for (std::size_t i = 0; i < n; i++) {
+            if (r.statuses[i] == MOONCAKE_META_OK) {
+                auto first = flat.begin() + static_cast<std::ptrdiff_t>(i * stride);
+                r.replicas[i].assign(first, first + static_cast<std::ptrdiff_t>(counts[i]));
+            } else if (upsert && r.statuses[i] == MOONCAKE_META_BUFFER_TOO_SMALL &&
+                       counts[i] > stride) {
+                // An in-place upsert with more replicas than `stride`: only
+                // that key failed, and nothing was done to it.
+                retried = true;
+                const key k(tenant, std::string_view(ka.ptrs()[i], ka.lens()[i]));
+                try {
+                    write_result w = upsert_start(client, k, sizes[i], cfg);
+                    r.replicas[i] = std::move(w.replicas);
+                    r.tokens[i] = w.token;
+                    r.statuses[i] = MOONCAKE_META_OK;
+                } catch (const error &e) {
+                    r.statuses[i] = e.code();
+                }
+            }
+        }
+        if (retried) {
+            r.status = MOONCAKE_META_OK;
+            r.message.clear();
+            std::size_t failed = 0;
+            for (std::size_t i = 0; i < n; i++) {
+                if (r.statuses[i] == MOONCAKE_META_OK) continue;
+                if (failed++ == 0) r.status = r.statuses[i];
+            }
+            if (failed != 0)
+                r.message = "batch_upsert_start: " + std::to_string(failed) + " of " +
+                            std::to_string(n) + " keys failed, the first with " +
+                            status_name(r.status);
+        }
+        return r;
+    }
+
+    template <class F>
+    batch_status batch_end(F f, std::uint64_t client, std::string_view tenant,
+                           const detail::key_array &ka, selector sel,
+                           const std::vector<std::uint64_t> &tokens) const {
+        if (!tokens.empty() && tokens.size() != ka.size())
+            detail::invalid("batch end: " + std::to_string(tokens.size()) + " tokens for " +
+                            std::to_string(ka.size()) + " keys");
+        batch_status r;
+        r.statuses.resize(ka.size());
+        c_error err;
+        r.status = f(p_, client, tenant.data(), tenant.size(), ka.ptrs(), ka.lens(), ka.size(),
+                     static_cast<std::uint32_t>(sel), tokens.empty() ? nullptr : tokens.data(),
+                     r.statuses.data(), err.out());
+        finish(r, err);
+        return r;
+    }
+
+    mooncake_meta_master *p_ = nullptr;
+};
+
+} // namespace mooncake_meta
+
+#endif // MOONCAKE_META_HPP

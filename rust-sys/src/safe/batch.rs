@@ -1,0 +1,489 @@
+//! Batch forms, as the core's: one result per key, keys processed in order
+//! as single calls. A C batch names one tenant, so keys are sent in runs of
+//! consecutive keys of one tenant; a key the core would refuse on its own
+//! (empty, bad tenant) fails alone, here, without being sent, as in the
+//! core. Only the first failure of a C call carries the library's message
+//! (the others carry their status and position): the C ABI writes one
+//! message per call. An in-place upsert whose existing replicas outnumber
+//! the requested ones is skipped by the C batch (BUFFER_TOO_SMALL, nothing
+//! done) and redone here on its own after the rest of its call, which only
+//! a repeated key later in the same batch could tell apart.
+
+use super::*;
+use std::ops::Range;
+
+/// Replica slots one C batch call may need; longer batches are split (in
+/// order, which the semantics allow: keys are processed one by one).
+const MAX_BATCH_SLOTS: usize = 1 << 16;
+
+/// Replicas one write may request through this layer: the C ABI needs room
+/// for every requested replica up front, and no master has more segments.
+pub(super) const MAX_REQUESTED_REPLICAS: usize = 1 << 16;
+
+pub(super) fn check_requested(cfg: &WriteConfig) -> Result<()> {
+    let n = cfg.memory_replicas as u64 + cfg.nof_ssd_replicas as u64;
+    if n > MAX_REQUESTED_REPLICAS as u64 {
+        return Err(Error::invalid(format!(
+            "{n} replicas requested; at most {MAX_REQUESTED_REPLICAS} per write"
+        )));
+    }
+    Ok(())
+}
+
+/// A stretch of a batch: keys `range` of `tenant`, all well-formed.
+struct Run<'k> {
+    tenant: &'k str,
+    range: Range<usize>,
+}
+
+/// Splits `keys` into runs, writing the local refusal of every malformed
+/// key into `results`.
+fn runs<'k, T>(
+    keys: &[Key<'k>],
+    max_keys: usize,
+    results: &mut [Option<Result<T>>],
+) -> Vec<Run<'k>> {
+    let mut out: Vec<Run<'k>> = Vec::new();
+    for (i, k) in keys.iter().enumerate() {
+        if let Err(e) = k.validate() {
+            results[i] = Some(Err(e));
+            continue;
+        }
+        match out.last_mut() {
+            Some(r) if r.tenant == k.tenant && r.range.end == i && r.range.len() < max_keys => {
+                r.range.end = i + 1
+            }
+            _ => out.push(Run {
+                tenant: k.tenant,
+                range: i..i + 1,
+            }),
+        }
+    }
+    out
+}
+
+/// The key pointer and length arrays of a run.
+fn key_arrays(keys: &[Key<'_>]) -> (Vec<*const c_char>, Vec<usize>) {
+    (
+        keys.iter().map(|k| k.key_ptr()).collect(),
+        keys.iter().map(|k| k.key.len()).collect(),
+    )
+}
+
+/// The per-key errors of one C batch call: `status` and `err` are what
+/// it returned, `statuses` what it wrote.
+fn key_errors(
+    status: mooncake_meta_status,
+    err: *mut mooncake_meta_error,
+    statuses: &[i32],
+) -> Vec<Option<Error>> {
+    // SAFETY: `err` is NULL or the call's new error object, owned here.
+    let first = (status != MOONCAKE_META_OK).then(|| unsafe { Error::take(status, err) });
+    // Refused as a whole: every status is the call's. After a PANIC the
+    // statuses are unspecified, and a failed call that wrote no failing
+    // status cannot be pinned on one key: both fail every key.
+    let whole = first.as_ref().is_some_and(|_| {
+        status == MOONCAKE_META_PANIC
+            || statuses.iter().all(|&s| s == status)
+            || statuses.iter().all(|&s| s == MOONCAKE_META_OK)
+    });
+    let mut first = first;
+    statuses
+        .iter()
+        .enumerate()
+        .map(|(j, &s)| {
+            if s == MOONCAKE_META_OK {
+                return None;
+            }
+            if whole {
+                // The batch as a whole was refused: one error for all.
+                return first.clone();
+            }
+            Some(match first.take() {
+                Some(e) if e.code() == s => e,
+                other => {
+                    first = other;
+                    Error::from_status(
+                        s,
+                        format!(
+                            "{}: key {j} of this batch call failed (the C ABI gives the message of the first failure only)",
+                            status_name(s)
+                        ),
+                    )
+                }
+            })
+        })
+        .collect()
+}
+
+/// Runs one raw batch call with an error out-parameter.
+fn raw_call(
+    f: impl FnOnce(*mut *mut mooncake_meta_error) -> mooncake_meta_status,
+) -> (mooncake_meta_status, *mut mooncake_meta_error) {
+    let mut err: *mut mooncake_meta_error = ptr::null_mut();
+    let status = f(&mut err);
+    (status, err)
+}
+
+fn all_fail<T>(n: usize, e: Error) -> Vec<Result<T>> {
+    (0..n).map(|_| Err(e.clone())).collect()
+}
+
+fn collect<T>(results: Vec<Option<Result<T>>>) -> Vec<Result<T>> {
+    results
+        .into_iter()
+        .map(|r| {
+            r.unwrap_or_else(|| {
+                Err(Error::new(
+                    ErrorKind::Internal,
+                    "batch entry left without a result",
+                ))
+            })
+        })
+        .collect()
+}
+
+type StartFn = unsafe extern "C" fn(
+    *const mooncake_meta_master,
+    u64,
+    *const c_char,
+    usize,
+    *const *const c_char,
+    *const usize,
+    usize,
+    *const u64,
+    *const mooncake_meta_write_config,
+    *mut mooncake_meta_replica,
+    usize,
+    *mut usize,
+    *mut u64,
+    *mut i32,
+    *mut *mut mooncake_meta_error,
+) -> mooncake_meta_status;
+
+type EndFn = unsafe extern "C" fn(
+    *const mooncake_meta_master,
+    u64,
+    *const c_char,
+    usize,
+    *const *const c_char,
+    *const usize,
+    usize,
+    u32,
+    *const u64,
+    *mut i32,
+    *mut *mut mooncake_meta_error,
+) -> mooncake_meta_status;
+
+impl Master {
+    fn batch_start(
+        &self,
+        f: StartFn,
+        client: ClientId,
+        keys: &[Key<'_>],
+        sizes: &[u64],
+        cfg: &WriteConfig,
+    ) -> Vec<Result<StartedWrite>> {
+        if keys.len() != sizes.len() {
+            let e = Error::invalid(format!("{} keys but {} sizes", keys.len(), sizes.len()));
+            return all_fail(keys.len(), e);
+        }
+        if let Err(e) = cfg
+            .soft_pin
+            .resolve(&self.config)
+            .and_then(|_| check_requested(cfg))
+        {
+            return all_fail(keys.len(), e);
+        }
+        let raw_cfg = match cfg.to_raw() {
+            Ok(r) => r,
+            Err(e) => return all_fail(keys.len(), e),
+        };
+        let stride = (cfg.memory_replicas as usize + cfg.nof_ssd_replicas as usize).max(1);
+        let mut results: Vec<Option<Result<StartedWrite>>> = vec![None; keys.len()];
+        for run in runs(keys, (MAX_BATCH_SLOTS / stride).max(1), &mut results) {
+            let ks = &keys[run.range.clone()];
+            let n = ks.len();
+            let (ptrs, lens) = key_arrays(ks);
+            let mut replicas = vec![mooncake_meta_replica::default(); n * stride];
+            let mut counts = vec![0usize; n];
+            let mut tokens = vec![0u64; n];
+            let mut statuses = vec![0i32; n];
+            // SAFETY: live master; every array is valid for its stated
+            // length and outlives the call; the key strings too.
+            let (status, err) = raw_call(|err| unsafe {
+                f(
+                    self.raw.as_ptr(),
+                    client,
+                    run.tenant.as_ptr().cast(),
+                    run.tenant.len(),
+                    ptrs.as_ptr(),
+                    lens.as_ptr(),
+                    n,
+                    sizes[run.range.clone()].as_ptr(),
+                    &raw_cfg.raw,
+                    replicas.as_mut_ptr(),
+                    replicas.len(),
+                    counts.as_mut_ptr(),
+                    tokens.as_mut_ptr(),
+                    statuses.as_mut_ptr(),
+                    err,
+                )
+            });
+            let errors = key_errors(status, err, &statuses);
+            for (j, e) in errors.into_iter().enumerate() {
+                let i = run.range.start + j;
+                results[i] = Some(match e {
+                    Some(e) if e.kind() == ErrorKind::BufferTooSmall => {
+                        // An in-place upsert whose replicas outnumber the
+                        // stride: nothing was done to it; do it alone.
+                        self.upsert_start(client, keys[i], sizes[i], cfg)
+                    }
+                    Some(e) => Err(e),
+                    None => {
+                        let slots = &replicas[j * stride..][..counts[j].min(stride)];
+                        descriptors(slots).map(|replicas| StartedWrite {
+                            replicas,
+                            token: tokens[j],
+                        })
+                    }
+                });
+            }
+        }
+        collect(results)
+    }
+
+    /// PutStart for each key with one shared configuration.
+    pub fn batch_put_start(
+        &self,
+        client: ClientId,
+        keys: &[Key<'_>],
+        sizes: &[u64],
+        cfg: &WriteConfig,
+    ) -> Vec<Result<StartedWrite>> {
+        self.batch_start(mooncake_meta_batch_put_start, client, keys, sizes, cfg)
+    }
+
+    /// UpsertStart for each key with one shared configuration.
+    pub fn batch_upsert_start(
+        &self,
+        client: ClientId,
+        keys: &[Key<'_>],
+        sizes: &[u64],
+        cfg: &WriteConfig,
+    ) -> Vec<Result<StartedWrite>> {
+        self.batch_start(mooncake_meta_batch_upsert_start, client, keys, sizes, cfg)
+    }
+
+    fn batch_end(
+        &self,
+        f: EndFn,
+        client: ClientId,
+        keys: &[Key<'_>],
+        sel: ReplicaSelector,
+        tokens: Option<&[u64]>,
+    ) -> Vec<Result<()>> {
+        if let Some(t) = tokens {
+            if t.len() != keys.len() {
+                let e = Error::invalid(format!("{} tokens for {} keys", t.len(), keys.len()));
+                return all_fail(keys.len(), e);
+            }
+        }
+        let mut results: Vec<Option<Result<()>>> = vec![None; keys.len()];
+        for run in runs(keys, MAX_BATCH_SLOTS, &mut results) {
+            let ks = &keys[run.range.clone()];
+            let n = ks.len();
+            let (ptrs, lens) = key_arrays(ks);
+            let toks = tokens.map_or(ptr::null(), |t| t[run.range.clone()].as_ptr());
+            let mut statuses = vec![0i32; n];
+            // SAFETY: as `batch_start`.
+            let (status, err) = raw_call(|err| unsafe {
+                f(
+                    self.raw.as_ptr(),
+                    client,
+                    run.tenant.as_ptr().cast(),
+                    run.tenant.len(),
+                    ptrs.as_ptr(),
+                    lens.as_ptr(),
+                    n,
+                    sel.raw(),
+                    toks,
+                    statuses.as_mut_ptr(),
+                    err,
+                )
+            });
+            for (j, e) in key_errors(status, err, &statuses).into_iter().enumerate() {
+                results[run.range.start + j] = Some(e.map_or(Ok(()), Err));
+            }
+        }
+        collect(results)
+    }
+
+    /// PutEnd (= UpsertEnd) for each key; `tokens[i] == 0` means no token.
+    pub fn batch_put_end(
+        &self,
+        client: ClientId,
+        keys: &[Key<'_>],
+        sel: ReplicaSelector,
+        tokens: Option<&[u64]>,
+    ) -> Vec<Result<()>> {
+        self.batch_end(mooncake_meta_batch_put_end, client, keys, sel, tokens)
+    }
+
+    /// PutRevoke (= UpsertRevoke) for each key; `tokens[i] == 0` means no token.
+    pub fn batch_put_revoke(
+        &self,
+        client: ClientId,
+        keys: &[Key<'_>],
+        sel: ReplicaSelector,
+        tokens: Option<&[u64]>,
+    ) -> Vec<Result<()>> {
+        self.batch_end(mooncake_meta_batch_put_revoke, client, keys, sel, tokens)
+    }
+
+    /// GetReplicaList for each key.
+    pub fn batch_get_replica_list(&self, keys: &[Key<'_>]) -> Vec<Result<Vec<ReplicaDescriptor>>> {
+        let mut results: Vec<Option<Result<Vec<ReplicaDescriptor>>>> = vec![None; keys.len()];
+        for run in runs(keys, MAX_BATCH_SLOTS, &mut results) {
+            let ks = &keys[run.range.clone()];
+            let n = ks.len();
+            let (ptrs, lens) = key_arrays(ks);
+            let mut cap = n.saturating_mul(2);
+            let (replicas, counts, status, err, statuses) = loop {
+                let mut replicas = vec![mooncake_meta_replica::default(); cap];
+                let mut counts = vec![0usize; n];
+                let mut statuses = vec![0i32; n];
+                let mut len = 0usize;
+                // SAFETY: as `batch_start`.
+                let (status, err) = raw_call(|err| unsafe {
+                    mooncake_meta_batch_get_replica_list(
+                        self.raw.as_ptr(),
+                        run.tenant.as_ptr().cast(),
+                        run.tenant.len(),
+                        ptrs.as_ptr(),
+                        lens.as_ptr(),
+                        n,
+                        replicas.as_mut_ptr(),
+                        cap,
+                        counts.as_mut_ptr(),
+                        &mut len,
+                        statuses.as_mut_ptr(),
+                        err,
+                    )
+                });
+                if status == MOONCAKE_META_BUFFER_TOO_SMALL && len > cap {
+                    // The whole batch needs more room; nothing was granted.
+                    // SAFETY: `err` is NULL or the call's error, owned here.
+                    drop(unsafe { Error::take(status, err) });
+                    cap = len;
+                    continue;
+                }
+                break (replicas, counts, status, err, statuses);
+            };
+            let mut offset = 0usize;
+            for (j, e) in key_errors(status, err, &statuses).into_iter().enumerate() {
+                let i = run.range.start + j;
+                results[i] = Some(match e {
+                    // A concurrent write added replicas after the check:
+                    // this key was left alone; read it on its own.
+                    Some(e) if e.kind() == ErrorKind::BufferTooSmall => {
+                        self.get_replica_list(keys[i])
+                    }
+                    Some(e) => Err(e),
+                    None => {
+                        let c = counts[j];
+                        let r = replicas
+                            .get(offset..offset.saturating_add(c))
+                            .ok_or_else(|| {
+                                Error::new(
+                                    ErrorKind::Internal,
+                                    "mooncake_meta_batch_get_replica_list counts exceed its output",
+                                )
+                            })
+                            .and_then(descriptors);
+                        offset = offset.saturating_add(c);
+                        r
+                    }
+                });
+            }
+        }
+        collect(results)
+    }
+
+    /// Exist for each key.
+    pub fn batch_exist(&self, keys: &[Key<'_>]) -> Vec<Result<bool>> {
+        let mut results: Vec<Option<Result<bool>>> = vec![None; keys.len()];
+        for run in runs(keys, MAX_BATCH_SLOTS, &mut results) {
+            let ks = &keys[run.range.clone()];
+            let n = ks.len();
+            let (ptrs, lens) = key_arrays(ks);
+            let mut exists = vec![0u8; n];
+            let mut statuses = vec![0i32; n];
+            // SAFETY: as `batch_start`.
+            let (status, err) = raw_call(|err| unsafe {
+                mooncake_meta_batch_exist(
+                    self.raw.as_ptr(),
+                    run.tenant.as_ptr().cast(),
+                    run.tenant.len(),
+                    ptrs.as_ptr(),
+                    lens.as_ptr(),
+                    n,
+                    exists.as_mut_ptr(),
+                    statuses.as_mut_ptr(),
+                    err,
+                )
+            });
+            for (j, e) in key_errors(status, err, &statuses).into_iter().enumerate() {
+                results[run.range.start + j] = Some(e.map_or(Ok(exists[j] != 0), Err));
+            }
+        }
+        collect(results)
+    }
+
+    /// Remove for each key.
+    pub fn batch_remove(&self, keys: &[Key<'_>], force: bool) -> Vec<Result<()>> {
+        let mut results: Vec<Option<Result<()>>> = vec![None; keys.len()];
+        for run in runs(keys, MAX_BATCH_SLOTS, &mut results) {
+            let ks = &keys[run.range.clone()];
+            let n = ks.len();
+            let (ptrs, lens) = key_arrays(ks);
+            let mut statuses = vec![0i32; n];
+            // SAFETY: as `batch_start`.
+            let (status, err) = raw_call(|err| unsafe {
+                mooncake_meta_batch_remove(
+                    self.raw.as_ptr(),
+                    run.tenant.as_ptr().cast(),
+                    run.tenant.len(),
+                    ptrs.as_ptr(),
+                    lens.as_ptr(),
+                    n,
+                    c_int::from(force),
+                    statuses.as_mut_ptr(),
+                    err,
+                )
+            });
+            for (j, e) in key_errors(status, err, &statuses).into_iter().enumerate() {
+                results[run.range.start + j] = Some(e.map_or(Ok(()), Err));
+            }
+        }
+        collect(results)
+    }
+
+    /// Validates a write request exactly as a Start would, without effects:
+    /// the key, `mooncake_meta_write_config_validate`, and the soft-pin
+    /// request against this master's limits.
+    pub fn validate_write_request(&self, k: Key<'_>, size: u64, cfg: &WriteConfig) -> Result<()> {
+        k.validate()?;
+        if size == 0 {
+            return Err(Error::invalid("size must be positive"));
+        }
+        if cfg.memory_replicas == 0 && cfg.nof_ssd_replicas == 0 {
+            return Err(Error::invalid("at least one replica must be requested"));
+        }
+        cfg.soft_pin.resolve(&self.config)?;
+        if let Some(g) = &cfg.group {
+            validate_name("group", g)?;
+        }
+        cfg.validate()
+    }
+}
