@@ -620,7 +620,7 @@ typedef struct mooncake_meta_restore_report {
     uint64_t candidates_rejected;
     /**
      * Version 2: how far every stored instant was shifted
-     * onto this master's timeline — its clock skew now minus the skew at
+     * onto this master's timeline: its clock skew now minus the skew at
      * capture; 0 for equal skews and for format-1 snapshots.
      */
     int64_t clock_shift_ms;
@@ -1252,7 +1252,7 @@ mooncake_meta_status mooncake_meta_master_wall_time(const struct mooncake_meta_m
 /**
  * Sets a manual clock's wall apart from its timeline, as a wall-clock step
  * would: the timeline, and so every lease, soft pin and write timeout, is
- * unchanged; the skew becomes `now − wall_ms` and snapshots record the new
+ * unchanged; the skew becomes `now - wall_ms` and snapshots record the new
  * wall. The wall then keeps that distance as the clock advances. A
  * system-clock master is `MOONCAKE_META_CLOCK_UNSUPPORTED` (its wall is the
  * operating system's); `wall_ms >= INT64_MAX` is

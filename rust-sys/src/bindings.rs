@@ -544,7 +544,7 @@ pub struct mooncake_meta_restore_report {
     /// validate, or could not be read).
     pub candidates_rejected: u64,
     /// Version 2: how far every stored instant was shifted
-    /// onto this master's timeline — its clock skew now minus the skew at
+    /// onto this master's timeline: its clock skew now minus the skew at
     /// capture; 0 for equal skews and for format-1 snapshots.
     pub clock_shift_ms: i64,
 }
@@ -1118,7 +1118,7 @@ extern "C" {
 
     /// Sets a manual clock's wall apart from its timeline, as a wall-clock step
     /// would: the timeline, and so every lease, soft pin and write timeout, is
-    /// unchanged; the skew becomes `now − wall_ms` and snapshots record the new
+    /// unchanged; the skew becomes `now - wall_ms` and snapshots record the new
     /// wall. The wall then keeps that distance as the clock advances. A
     /// system-clock master is `MOONCAKE_META_CLOCK_UNSUPPORTED` (its wall is the
     /// operating system's); `wall_ms >= INT64_MAX` is
