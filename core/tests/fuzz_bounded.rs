@@ -155,7 +155,7 @@ fn extreme_configs() -> Vec<(&'static str, MasterConfig)> {
         (
             "clock near MAX_INSTANT",
             MasterConfig {
-                clock: near_max,
+                clock: near_max.clone(),
                 ..opseq::config()
             },
         ),
@@ -163,7 +163,7 @@ fn extreme_configs() -> Vec<(&'static str, MasterConfig)> {
         (
             "both",
             MasterConfig {
-                clock: near_max,
+                clock: near_max.clone(),
                 ..max_durations
             },
         ),

@@ -155,10 +155,13 @@ fn extended_preferred_segments_and_group_are_passed() {
     legacy.validate().unwrap();
     let s = put_legacy(&m, "l", &legacy);
     assert_eq!(m.segment_name(segment_of(&s.replicas[0])).unwrap(), "mem0");
-    // An upsert naming another group than the object's is refused.
-    let err = m
-        .upsert_start(C1, Key::new("k"), SIZE, &WriteConfig::default())
-        .unwrap_err();
+    // An upsert naming another group than the object's is refused (one
+    // naming none keeps the object's group, docs/CONTRACT.md §2).
+    let other = WriteConfig {
+        group: Some("other".into()),
+        ..WriteConfig::default()
+    };
+    let err = m.upsert_start(C1, Key::new("k"), SIZE, &other).unwrap_err();
     assert_eq!(err.kind(), ErrorKind::InvalidParams);
 }
 
