@@ -33,6 +33,15 @@
 #define MOONCAKE_META_ABI_VERSION 1
 
 /**
+ * The largest TTL, timeout or interval a configuration may hold, in
+ * milliseconds (`INT64_MAX`, the value of `MAX_INSTANT`). The setters store
+ * any value; `mooncake_meta_config_validate` and master creation refuse a
+ * duration above this with `MOONCAKE_META_INVALID_PARAMS` naming the
+ * setting. Every instant the master computes saturates at `INT64_MAX`.
+ */
+#define MOONCAKE_META_MAX_DURATION_MS 9223372036854775807
+
+/**
  * `soft_pin_action`: keep an unexpired committed soft-pin deadline (the
  * default).
  */
@@ -59,6 +68,13 @@
  * `flags` bit: hard-pin the object (never evicted).
  */
 #define MOONCAKE_META_WRITE_HARD_PIN 2
+
+/**
+ * The most MEMORY replicas, and separately the most NOF_SSD replicas, one
+ * write may request; more is `MOONCAKE_META_INVALID_PARAMS`, checked before
+ * anything is allocated.
+ */
+#define MOONCAKE_META_MAX_REPLICAS_PER_POOL 1024
 
 /**
  * `kind`: a buffer in a memory segment.
@@ -99,6 +115,13 @@
  * `pool` of `mooncake_meta_mount_segment`: the second pool (NOF_SSD).
  */
 #define MOONCAKE_META_POOL_NOF_SSD 1
+
+/**
+ * The most bytes that may be mounted at once, both pools together
+ * (`INT64_MAX`); a mount that would pass it is
+ * `MOONCAKE_META_INVALID_PARAMS`.
+ */
+#define MOONCAKE_META_MAX_MOUNTED_BYTES 9223372036854775807
 
 /**
  * `selector` of End/Revoke: the MEMORY replicas of the write.
@@ -202,11 +225,13 @@ typedef struct mooncake_meta_write_config {
      */
     uint64_t soft_pin_ttl_ms;
     /**
-     * Memory replicas to allocate (default 1).
+     * Memory replicas to allocate (default 1), at most
+     * `MOONCAKE_META_MAX_REPLICAS_PER_POOL`.
      */
     uint32_t memory_replicas;
     /**
-     * Second-pool (NOF_SSD) replicas to allocate (default 0).
+     * Second-pool (NOF_SSD) replicas to allocate (default 0), at most
+     * `MOONCAKE_META_MAX_REPLICAS_PER_POOL`.
      */
     uint32_t nof_ssd_replicas;
     /**
@@ -1103,7 +1128,8 @@ mooncake_meta_status mooncake_meta_write_config_init(struct mooncake_meta_write_
  * Checks an extended write configuration as PutStart/UpsertStart will,
  * except for what depends on a master (the TTL against its maximum, segment
  * names against its segments): struct size, flags, action, `reserved0`,
- * TTL only with ENABLE, at least one replica, and that every string is
+ * TTL only with ENABLE, at least one replica and at most
+ * `MOONCAKE_META_MAX_REPLICAS_PER_POOL` per pool, and that every string is
  * non-NULL valid UTF-8 and the group name non-empty. NULL is the default
  * configuration, which is valid.
  *
