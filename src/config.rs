@@ -614,6 +614,8 @@ mod tests {
                 eviction_high_watermark_ratio: 0.5,
                 put_start_discard_timeout_ms: 4,
                 put_start_release_timeout_ms: 5,
+                max_group_retention_ttl_ms: 86_400_000,
+                max_retained_groups: 65_536,
                 soft_pin_cleanup_interval_ms: 6,
                 eviction_check_interval_ms: 7,
                 sweep_interval_ms: 8,

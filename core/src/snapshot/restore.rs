@@ -49,6 +49,8 @@ struct Staged {
     table: SegmentTable,
     groups: Vec<Arc<Group>>,
     registrations: Vec<(String, u32, u64)>,
+    /// Surviving active group retention deadlines (group id, deadline).
+    retention: Vec<(String, u64)>,
     keys: i64,
     counters: (u64, u64, u64),
 }
@@ -313,6 +315,7 @@ impl MasterCore {
                 table,
                 groups,
                 registrations,
+                retention: Vec::new(),
                 keys,
                 counters,
             },
@@ -323,8 +326,10 @@ impl MasterCore {
     /// Replaces the whole state under every lock, in lock order.
     fn install(&self, staged: Staged) {
         let mut guards: Vec<_> = self.shards.iter().map(|s| s.state.write()).collect();
-        // The group domain comes before the segment table in the lock order.
+        // The group domain comes before the segment table in the lock order,
+        // and the retention registry after it.
         self.groups.install(&self.hasher, staged.groups);
+        self.install_retention(staged.retention);
         let mut table = self.segments.write();
         for (g, st) in guards.iter_mut().zip(staged.shards) {
             **g = st;
