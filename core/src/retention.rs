@@ -211,6 +211,28 @@ impl MasterCore {
         *map = fresh;
     }
 
+    /// Every committed retention deadline as snapshot records, sorted by
+    /// (tenant, group); stored-but-expired ones included (restore
+    /// normalises them).
+    pub(crate) fn capture_retention(&self) -> Vec<crate::snapshot::image::RetentionRecord> {
+        let mut out: Vec<_> = self
+            .retention
+            .map
+            .read()
+            .iter()
+            .map(|(id, &deadline)| {
+                let k = crate::key::split(id);
+                crate::snapshot::image::RetentionRecord {
+                    tenant: k.tenant.to_owned(),
+                    group: k.key.to_owned(),
+                    deadline,
+                }
+            })
+            .collect();
+        out.sort_unstable_by(|a, b| (&a.tenant, &a.group).cmp(&(&b.tenant, &b.group)));
+        out
+    }
+
     /// The retention part of a cleanup cycle at `at`: pops due entries in
     /// bounded batches and clears each deadline still equal to the popped
     /// one, under the registry's write lock.

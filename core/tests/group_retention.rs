@@ -587,3 +587,124 @@ fn random_retention_sequences_keep_the_invariants() {
         inv(&m);
     }
 }
+
+// ----- snapshot and restore ---------------------------------------------------
+
+#[test]
+fn snapshots_carry_retention_deadlines_of_member_less_groups_too() {
+    let m = big();
+    put(&m, "a", 64, &grouped("g"));
+    retain(&m, &["g", "empty"], TTL);
+    // A live lease, so the object survives the restore (retention is the
+    // group's, not a survival reason of its members).
+    m.get_replica_list(k("a")).unwrap();
+    let img = m.capture();
+    let r: Vec<(&str, &str, u64)> = img
+        .retention
+        .iter()
+        .map(|r| (r.tenant.as_str(), r.group.as_str(), r.deadline))
+        .collect();
+    assert_eq!(r, [(D, "empty", T0 + TTL), (D, "g", T0 + TTL)]);
+    let bytes = m.snapshot().unwrap();
+    assert_eq!(&bytes[8..12], &3u32.to_le_bytes(), "format 3");
+
+    let back = Master::new(config()).unwrap();
+    back.restore(&bytes).unwrap();
+    assert_eq!(
+        back.group_retention_deadline(D, "empty").unwrap(),
+        Some(T0 + TTL)
+    );
+    assert_eq!(
+        back.group_retention_deadline(D, "g").unwrap(),
+        Some(T0 + TTL)
+    );
+    assert_eq!(gauge_r(&back), 2);
+    assert_eq!(back.snapshot().unwrap(), bytes, "canonical");
+    inv(&back);
+}
+
+#[test]
+fn a_snapshot_without_retention_keeps_format_2() {
+    let m = big();
+    put(&m, "a", 64, &grouped("g"));
+    assert_eq!(&m.snapshot().unwrap()[8..12], &2u32.to_le_bytes());
+}
+
+#[test]
+fn restore_normalises_expired_retention_and_registers_active_ones() {
+    let m = big();
+    retain(&m, &["short"], 10);
+    retain(&m, &["long"], TTL);
+    let bytes = m.snapshot().unwrap();
+    let back = Master::new(MasterConfig::deterministic(T0 + 10)).unwrap();
+    // A retention the restore replaces goes with the old state.
+    back.retain_groups(D, &["old"], TTL).unwrap();
+    back.restore(&bytes).unwrap();
+    assert_eq!(back.group_retention_deadline(D, "short").unwrap(), None);
+    assert_eq!(back.group_retention_deadline(D, "old").unwrap(), None);
+    assert_eq!(
+        back.group_retention_deadline(D, "long").unwrap(),
+        Some(T0 + TTL)
+    );
+    assert_eq!(gauge_r(&back), 1, "the admission count is what survived");
+    inv(&back);
+    // The restored registration expires through cleanup.
+    back.run_cleanup_at(T0 + TTL);
+    assert_eq!(gauge_r(&back), 0);
+    inv(&back);
+}
+
+#[test]
+fn restore_shifts_retention_deadlines_by_the_clock_shift() {
+    let m = big();
+    // Timeline 600 s ahead of the wall at capture: skew +600 000.
+    m.set_wall_time(T0 - 600_000).unwrap();
+    retain(&m, &["g"], MAX_TTL);
+    let bytes = m.snapshot().unwrap();
+    let back = Master::new(config()).unwrap();
+    let report = back.restore(&bytes).unwrap();
+    assert_eq!(report.clock_shift_ms, -600_000);
+    assert_eq!(
+        back.group_retention_deadline(D, "g").unwrap(),
+        Some(T0 + MAX_TTL - 600_000)
+    );
+    inv(&back);
+}
+
+#[test]
+fn restore_rejects_more_active_retention_than_max_retained_groups() {
+    let m = big();
+    retain(&m, &["a", "b", "c"], TTL);
+    let bytes = m.snapshot().unwrap();
+    let small = Master::new(MasterConfig {
+        max_retained_groups: 2,
+        ..config()
+    })
+    .unwrap();
+    small.retain_groups(D, &["mine"], TTL).unwrap();
+    let e = small.restore(&bytes).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::DeserializeFail);
+    assert!(e.message().contains("max_retained_groups"), "{e}");
+    // The live master is untouched.
+    assert_eq!(
+        small.group_retention_deadline(D, "mine").unwrap(),
+        Some(T0 + TTL)
+    );
+    assert_eq!(gauge_r(&small), 1);
+    inv(&small);
+}
+
+#[test]
+fn a_cleanup_batch_from_a_replaced_index_is_dropped() {
+    // Restore installs the same deadline again: the old index's due entry
+    // must not clear the restored one.
+    let m = big();
+    retain(&m, &["g"], 10);
+    let bytes = m.snapshot().unwrap();
+    m.restore(&bytes).unwrap();
+    assert_eq!(gauge_r(&m), 1);
+    inv(&m);
+    m.run_cleanup_at(T0 + 10);
+    assert_eq!(gauge_r(&m), 0);
+    inv(&m);
+}

@@ -299,6 +299,30 @@ impl MasterCore {
             keys += 1;
         }
         report.objects_restored = keys as u64;
+        // Retention deadlines: expired ones are normalised, active ones
+        // (groups without members included) registered; the admission
+        // count is what survives, within max_retained_groups.
+        let retention: Vec<(String, u64)> = img
+            .retention
+            .iter()
+            .filter(|r| now < r.deadline)
+            .map(|r| {
+                (
+                    scoped(Key::scoped(&r.tenant, &r.group)).into_string(),
+                    r.deadline,
+                )
+            })
+            .collect();
+        if retention.len() > self.config.max_retained_groups {
+            return Err(Error::new(
+                ErrorKind::DeserializeFail,
+                format!(
+                    "{} active group retention deadlines exceed max_retained_groups ({})",
+                    retention.len(),
+                    self.config.max_retained_groups
+                ),
+            ));
+        }
         report.soft_pins_restored = registrations.len() as u64;
         let groups = groups
             .into_values()
@@ -315,7 +339,7 @@ impl MasterCore {
                 table,
                 groups,
                 registrations,
-                retention: Vec::new(),
+                retention,
                 keys,
                 counters,
             },
