@@ -68,6 +68,10 @@ type Metrics struct {
 	SweptWrites uint64
 	// SegmentCount is the number of mounted segments.
 	SegmentCount uint64
+	// RetainedGroupCount is the number of groups with a committed
+	// retention deadline (master_retained_group_count; converges to the
+	// actively retained ones within one cleanup interval).
+	RetainedGroupCount uint64
 }
 
 // Metrics returns every scalar metric of the master.
@@ -107,6 +111,7 @@ func (m *Master) Metrics() (Metrics, error) {
 		MaintenanceTaskPanics:  uint64(s.maintenance_task_panics),
 		SweptWrites:            uint64(s.swept_writes),
 		SegmentCount:           uint64(s.segment_count),
+		RetainedGroupCount:     uint64(s.retained_group_count),
 	}, nil
 }
 
