@@ -411,7 +411,8 @@ typedef struct mooncake_meta_eviction_report {
      */
     uint64_t evicted_bytes;
     /**
-     * Of `evicted`, those taken by the second pass while actively pinned.
+     * Of `evicted`, those taken by the second pass while protected (own
+     * soft pin active, or group retention active).
      */
     uint64_t evicted_pinned;
     /**

@@ -45,7 +45,8 @@ pub struct EvictionReport {
     /// Objects whose memory replicas were freed.
     pub evicted: u64,
     pub evicted_bytes: u64,
-    /// Of `evicted`, those taken by the second pass while actively pinned.
+    /// Of `evicted`, those taken by the second pass while protected (own
+    /// soft pin active, or group retention active).
     pub evicted_pinned: u64,
     /// Discarded buffers released by this run.
     pub discarded_released: u64,
