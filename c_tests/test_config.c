@@ -104,6 +104,41 @@ static void rules_between_fields_are_checked_at_validation(void) {
                                        "eviction_high_watermark_ratio");
 }
 
+/* Every duration is bounded by MOONCAKE_META_MAX_DURATION_MS (INT64_MAX ms),
+   so no instant + duration can overflow; the maximum itself is accepted. */
+static void durations_above_the_maximum_are_rejected_at_validation(void) {
+    static const struct {
+        u64_setter set;
+        const char *field;
+    } durations[] = {
+        {mooncake_meta_config_set_default_kv_lease_ttl_ms, "default_kv_lease_ttl"},
+        {mooncake_meta_config_set_default_kv_soft_pin_ttl_ms, "default_kv_soft_pin_ttl"},
+        {mooncake_meta_config_set_max_kv_soft_pin_ttl_ms, "max_kv_soft_pin_ttl"},
+        {mooncake_meta_config_set_put_start_discard_timeout_ms, "put_start_discard_timeout"},
+        {mooncake_meta_config_set_put_start_release_timeout_ms, "put_start_release_timeout"},
+        {mooncake_meta_config_set_soft_pin_cleanup_interval_ms, "soft_pin_cleanup_interval"},
+        {mooncake_meta_config_set_eviction_check_interval_ms, "eviction_check_interval"},
+        {mooncake_meta_config_set_sweep_interval_ms, "sweep_interval"},
+    };
+    CHECK(MOONCAKE_META_MAX_DURATION_MS == (uint64_t)INT64_MAX);
+    for (size_t i = 0; i < sizeof durations / sizeof durations[0]; i++) {
+        check_rejected_at_validation_u64(durations[i].set, (uint64_t)MOONCAKE_META_MAX_DURATION_MS + 1,
+                                         durations[i].field);
+        check_rejected_at_validation_u64(durations[i].set, UINT64_MAX, durations[i].field);
+    }
+    mooncake_meta_error *err = NULL;
+    mooncake_meta_config *cfg = new_config();
+    CHECK_OK(mooncake_meta_config_set_default_kv_lease_ttl_ms(cfg, MOONCAKE_META_MAX_DURATION_MS, &err),
+             err);
+    CHECK_OK(mooncake_meta_config_set_max_kv_soft_pin_ttl_ms(cfg, MOONCAKE_META_MAX_DURATION_MS, &err),
+             err);
+    CHECK_OK(mooncake_meta_config_set_put_start_release_timeout_ms(cfg, MOONCAKE_META_MAX_DURATION_MS,
+                                                                   &err),
+             err);
+    CHECK_OK(mooncake_meta_config_validate(cfg, &err), err);
+    mooncake_meta_config_free(cfg);
+}
+
 static void fixing_the_field_makes_it_valid_again(void) {
     mooncake_meta_error *err = NULL;
     mooncake_meta_config *cfg = new_config();
@@ -123,6 +158,7 @@ int main(void) {
     RUN_TEST(allow_evict_must_be_zero_or_one);
     RUN_TEST(null_handle_is_a_null_argument);
     RUN_TEST(rules_between_fields_are_checked_at_validation);
+    RUN_TEST(durations_above_the_maximum_are_rejected_at_validation);
     RUN_TEST(fixing_the_field_makes_it_valid_again);
     return check_summary("test_config");
 }

@@ -745,6 +745,62 @@ void snapshots_and_restore() {
     rmdir(dir);
 }
 
+// The timeline and the wall beside it: set_wall_time moves the wall and
+// the skew, no instant; restore shifts stored instants by the change in
+// skew and reports it.
+void wall_clock_and_skew() {
+    constexpr std::int64_t hour = 3600000;
+    mm::master m = test_master();
+    CHECK_EQ(m.wall_time(), START);
+    CHECK_EQ(m.metrics().clock_skew_ms, 0);
+    mount(m, 1, "seg");
+    put(m, 1, "pinned", 64, mm::write_config().soft_pin_ttl_ms(600000));
+    m.set_wall_time(START + 3600000);
+    CHECK_EQ(m.wall_time(), START + 3600000);
+    CHECK_EQ(m.now(), START);
+    CHECK_EQ(m.metrics().clock_skew_ms, -hour);
+    CHECK_EQ(m.advance_time(10), START + 10);
+    CHECK_EQ(m.wall_time(), START + 3600010);
+    CHECK(m.soft_pin_deadline("pinned") == std::optional<std::uint64_t>(START + 600000));
+    CHECK_EQ(m.run_cleanup().expired, 0u);
+    CHECK_THROWS(MOONCAKE_META_INVALID_PARAMS, m.set_wall_time(~0ull >> 1));
+    CHECK_THROWS(MOONCAKE_META_INVALID_PARAMS, m.set_wall_time(~0ull));
+    CHECK_EQ(m.wall_time(), START + 3600010);
+    CHECK_EQ(m.metrics().clock_skew_ms, -hour);
+
+    // Captured at skew -1 h, restored at skew 0: every instant moves +1 h.
+    mm::bytes snap = m.snapshot();
+    mm::master r = test_master();
+    r.set_time(START + 10);
+    mm::restore_report rep = r.restore(snap);
+    CHECK_EQ(rep.struct_size, sizeof(mm::restore_report));
+    CHECK_EQ(rep.clock_shift_ms, hour);
+    CHECK_EQ(rep.created_at, START + 10);
+    CHECK(r.soft_pin_deadline("pinned") == std::optional<std::uint64_t>(START + 600000 + 3600000));
+    // At the same skew, verbatim.
+    r.set_wall_time(START + 3600010);
+    CHECK_EQ(r.restore(snap).clock_shift_ms, 0);
+    CHECK(r.soft_pin_deadline("pinned") == m.soft_pin_deadline("pinned"));
+
+    // A system clock's wall is the operating system's.
+    mm::config cfg;
+    cfg.set_system_clock()
+        .set_soft_pin_cleanup_interval_ms(0)
+        .set_eviction_check_interval_ms(0)
+        .set_sweep_interval_ms(0)
+        .set_shard_count(4);
+    mm::master sys(cfg);
+    const std::uint64_t wall = sys.wall_time();
+    CHECK(wall > 1600000000000ull);
+    CHECK_THROWS(MOONCAKE_META_CLOCK_UNSUPPORTED, sys.set_wall_time(wall));
+    const std::int64_t skew = sys.metrics().clock_skew_ms;
+    CHECK(skew > -hour && skew < hour);
+
+    mm::master gone = std::move(sys);
+    CHECK_THROWS(MOONCAKE_META_NULL_ARGUMENT, sys.wall_time());
+    CHECK_THROWS(MOONCAKE_META_NULL_ARGUMENT, sys.set_wall_time(wall));
+}
+
 void group_retention() {
     mm::config cfg = test_config();
     cfg.set_max_retained_groups(2).set_max_group_retention_ttl_ms(120000);
@@ -797,6 +853,7 @@ int main() {
         {"batches", batches},
         {"maintenance_and_metrics", maintenance_and_metrics},
         {"snapshots_and_restore", snapshots_and_restore},
+        {"wall_clock_and_skew", wall_clock_and_skew},
         {"group_retention", group_retention},
     };
     int passed = 0, failed = 0;

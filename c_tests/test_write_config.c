@@ -184,6 +184,19 @@ static void replicas_segments_and_group_are_checked(void) {
                 "no replicas requested");
     c.nof_ssd_replicas = 1;
     CHECK_OK(mooncake_meta_write_config_validate(&c, &err), err);
+    /* Counts are bounded per pool before anything is allocated. */
+    c.memory_replicas = MOONCAKE_META_MAX_REPLICAS_PER_POOL + 1;
+    CHECK_FAILS(mooncake_meta_write_config_validate(&c, &err), MOONCAKE_META_INVALID_PARAMS, err,
+                "cfg: memory_replicas 1025 exceeds the maximum");
+    c.memory_replicas = 0;
+    c.nof_ssd_replicas = UINT32_MAX;
+    CHECK_FAILS(mooncake_meta_write_config_validate(&c, &err), MOONCAKE_META_INVALID_PARAMS, err,
+                "cfg: nof_ssd_replicas 4294967295 exceeds the maximum");
+    c.memory_replicas = MOONCAKE_META_MAX_REPLICAS_PER_POOL;
+    c.nof_ssd_replicas = MOONCAKE_META_MAX_REPLICAS_PER_POOL;
+    CHECK_OK(mooncake_meta_write_config_validate(&c, &err), err);
+    c.memory_replicas = 0;
+    c.nof_ssd_replicas = 1;
     c.preferred_segments_count = 2;
     CHECK_FAILS(mooncake_meta_write_config_validate(&c, &err), MOONCAKE_META_NULL_ARGUMENT, err,
                 "cfg.preferred_segments is NULL");

@@ -13,8 +13,11 @@ import (
 	"time"
 )
 
-// Instant is a point on a master's clock: milliseconds since the Unix
-// epoch, as the library counts time. Deadlines saturate at MaxInstant.
+// Instant is a point on a master's timeline: milliseconds, anchored to the
+// Unix epoch when the master is created and then advanced by a monotonic
+// clock, so a step of the wall clock moves none of them (docs/CONTRACT.md
+// §1). WallTime is the one reading of the wall clock itself. Deadlines
+// saturate at MaxInstant.
 type Instant uint64
 
 // MaxInstant is the largest instant (2^63 - 1 ms); a deadline saturated to
@@ -110,8 +113,10 @@ type Config struct {
 	ShardCount uint64
 	// ManualClock makes the master read a manual clock starting at
 	// ClockStart that moves only through SetTime and AdvanceTime, instead
-	// of the system clock. It changes nothing else: the background tasks
-	// run at their intervals, against the manual clock.
+	// of the system clock. It drives the timeline and the wall together
+	// (ClockSkew 0) unless SetWallTime sets the wall apart. It changes
+	// nothing else: the background tasks run at their intervals, against
+	// the manual clock.
 	ManualClock bool
 	// ClockStart is the manual clock's first instant (ignored without
 	// ManualClock); it must be below MaxInstant.

@@ -20,13 +20,22 @@
 //
 // # Time
 //
-// The library counts time in milliseconds since the Unix epoch (Instant).
+// The library counts time in milliseconds on each master's timeline
+// (Instant): anchored to the Unix epoch when the master is created, then
+// advanced by a monotonic clock, so a step of the wall clock (NTP, an
+// operator) neither shortens nor extends any lease, soft pin or write
+// timeout. The wall clock is read only for Metrics.ClockSkew (timeline
+// minus wall) and for snapshots, whose instants a restore shifts by the
+// change in skew (RestoreReport.ClockShift).
+//
 // Durations passed in (TTLs, intervals, clock advances) must be
 // non-negative whole numbers of milliseconds; anything else is
 // ErrInvalidParams rather than being rounded. A manual clock
-// (WithManualClock) moves only through SetTime and AdvanceTime; as in C
-// and Rust it changes nothing else, so the background cleanup, eviction
-// and sweep still run at their intervals, against that clock. A
+// (WithManualClock) moves only through SetTime and AdvanceTime, and its
+// wall with it unless SetWallTime sets the wall apart (how tests step the
+// wall); as in C and Rust it changes nothing else, so the background
+// cleanup, eviction and sweep still run at their intervals, against that
+// clock. A
 // deterministic master (WithDeterministic, DeterministicConfig: a manual
 // clock and every background task off) does nothing unless called, so
 // tests drive cleanup and eviction with RunCleanup, RunEviction and

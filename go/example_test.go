@@ -118,3 +118,38 @@ func Example_snapshotRestore() {
 	// a pinned until 2800000
 	// corrupt: true
 }
+
+// A step of the wall clock moves no lifetime: the pin still ends a minute
+// after it was committed, on the master's timeline. The step shows only as
+// the skew, and a snapshot restored on a master whose wall agrees with its
+// timeline has its instants shifted by the difference.
+func Example_wallClockStep() {
+	m, err := mooncakemeta.New(mooncakemeta.WithDeterministic(1_760_000_000_000))
+	if err != nil {
+		panic(err)
+	}
+	defer m.Close()
+	m.MountSegment(1, "seg0", 1<<40, 64<<20, mooncakemeta.PoolMemory)
+	_, token, _ := m.PutStart(1, "k", 4096, mooncakemeta.ReplicateConfig{
+		SoftPinAction: mooncakemeta.Enable,
+		SoftPinTTL:    mooncakemeta.TTL(time.Minute),
+	})
+	m.PutEnd(1, "k", mooncakemeta.SelectAll, token)
+
+	now, _ := m.Now()
+	m.SetWallTime(now.Add(time.Hour)) // the wall jumps an hour ahead
+	deadline, _, _ := m.SoftPinDeadline("k")
+	metrics, _ := m.Metrics()
+	fmt.Println("pin ends", time.Duration(deadline-now)*time.Millisecond, "from now; skew", metrics.ClockSkew)
+
+	snap, _ := m.Snapshot()
+	r, _ := mooncakemeta.New(mooncakemeta.WithDeterministic(now))
+	defer r.Close()
+	r.MountSegment(1, "seg0", 1<<40, 64<<20, mooncakemeta.PoolMemory)
+	report, _ := r.Restore(snap)
+	deadline, _, _ = r.SoftPinDeadline("k")
+	fmt.Println("restored with shift", report.ClockShift, "pin ends", time.Duration(deadline-now)*time.Millisecond, "from now")
+	// Output:
+	// pin ends 1m0s from now; skew -1h0m0s
+	// restored with shift 1h0m0s pin ends 1h1m0s from now
+}

@@ -151,7 +151,11 @@ func cstr(s string) (*C.char, C.size_t) {
 	return (*C.char)(unsafe.Pointer(unsafe.StringData(s))), C.size_t(len(s))
 }
 
-// Now returns the master clock's current instant.
+// Now returns the master's current instant on its timeline: anchored to
+// the Unix epoch when the master was created, then advanced by a monotonic
+// clock, so it never goes backwards and a step of the wall clock moves no
+// deadline (docs/CONTRACT.md §1). Every Instant the package takes or
+// returns is on this timeline.
 func (m *Master) Now() (Instant, error) {
 	p, err := m.acquire()
 	if err != nil {
@@ -197,6 +201,43 @@ func (m *Master) AdvanceTime(d time.Duration) (Instant, error) {
 		return 0, err
 	}
 	return Instant(now), nil
+}
+
+// WallTime returns the wall clock now, in milliseconds since the Unix
+// epoch. No lifetime depends on it: it is what Metrics.ClockSkew is
+// measured against and what a snapshot records beside its capture instant
+// (docs/CONTRACT.md §1, §6). On a manual clock it equals Now unless
+// SetWallTime set it apart; on the system clock it is the operating
+// system's real-time clock.
+func (m *Master) WallTime() (Instant, error) {
+	p, err := m.acquire()
+	if err != nil {
+		return 0, err
+	}
+	defer m.release()
+	var wall C.uint64_t
+	var cerr *C.mooncake_meta_error
+	if err := takeError(C.mooncake_meta_master_wall_time(p, &wall, &cerr), &cerr); err != nil {
+		return 0, err
+	}
+	return Instant(wall), nil
+}
+
+// SetWallTime sets a manual clock's wall to wall, apart from its timeline,
+// as a step of the wall clock would: Now, and so every lease, soft pin and
+// write timeout, is unchanged; Metrics.ClockSkew becomes Now minus wall,
+// and snapshots record the new wall. The wall then keeps that distance as
+// the clock moves. On a system-clock master it is ErrClockUnsupported (its
+// wall is the operating system's); wall at or above MaxInstant is
+// ErrInvalidParams. Nothing changes on failure.
+func (m *Master) SetWallTime(wall Instant) error {
+	p, err := m.acquire()
+	if err != nil {
+		return err
+	}
+	defer m.release()
+	var cerr *C.mooncake_meta_error
+	return takeError(C.mooncake_meta_master_set_wall_time(p, C.uint64_t(wall), &cerr), &cerr)
 }
 
 // Version returns the linked library's version, "MAJOR.MINOR.PATCH".

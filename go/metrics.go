@@ -8,6 +8,7 @@ package mooncakemeta
 import "C"
 
 import (
+	"math"
 	"time"
 	"unsafe"
 )
@@ -68,6 +69,13 @@ type Metrics struct {
 	SweptWrites uint64
 	// SegmentCount is the number of mounted segments.
 	SegmentCount uint64
+	// ClockSkew is the master's timeline minus the wall clock
+	// (master_clock_skew_ms): how far the wall has stepped or drifted from
+	// the master's instants since it was created. It moves with the wall,
+	// never a lifetime (docs/CONTRACT.md §1); always 0 on a manual clock
+	// unless SetWallTime set the wall apart. Saturates at the range of a
+	// time.Duration (about 292 years either way).
+	ClockSkew time.Duration
 	// RetainedGroupCount is the number of groups with a committed
 	// retention deadline (master_retained_group_count; converges to the
 	// actively retained ones within one cleanup interval).
@@ -111,6 +119,7 @@ func (m *Master) Metrics() (Metrics, error) {
 		MaintenanceTaskPanics:  uint64(s.maintenance_task_panics),
 		SweptWrites:            uint64(s.swept_writes),
 		SegmentCount:           uint64(s.segment_count),
+		ClockSkew:              millisSigned(s.clock_skew_ms),
 		RetainedGroupCount:     uint64(s.retained_group_count),
 	}, nil
 }
@@ -130,6 +139,20 @@ func (m *Master) MetricsPrometheus() (string, error) {
 		return "", err
 	}
 	return string(takeBytes(b)), nil
+}
+
+// millisSigned converts a signed millisecond count to a Duration,
+// saturating at the range of a Duration.
+func millisSigned(ms C.int64_t) time.Duration {
+	const limit = math.MaxInt64 / int64(time.Millisecond)
+	switch v := int64(ms); {
+	case v > limit:
+		return math.MaxInt64
+	case v < -limit:
+		return math.MinInt64
+	default:
+		return time.Duration(v) * time.Millisecond
+	}
 }
 
 // takeBytes copies a library-owned buffer into Go memory and frees it.

@@ -11,6 +11,7 @@ import "C"
 
 import (
 	"runtime"
+	"time"
 	"unsafe"
 )
 
@@ -19,7 +20,8 @@ type RestoreReport struct {
 	// Candidate is the index, in the caller's list, of the candidate that
 	// was restored (0 for Restore).
 	Candidate int
-	// CreatedAt is the restored snapshot's creation instant.
+	// CreatedAt is the restored snapshot's creation instant, on the
+	// timeline of the master that took it.
 	CreatedAt Instant
 	// ObjectsRestored is the number of objects restored.
 	ObjectsRestored uint64
@@ -37,6 +39,15 @@ type RestoreReport struct {
 	// CandidatesRejected is the number of candidates rejected before the
 	// winner (newer ones that failed to validate or could not be read).
 	CandidatesRejected uint64
+	// ClockShift is how far every stored instant (leases, soft-pin
+	// deadlines, write starts) was moved onto this master's timeline
+	// before the survival rule ran: its ClockSkew now minus the skew the
+	// snapshot recorded at capture, so a lifetime ends at the same wall
+	// time (docs/CONTRACT.md §1, §6). 0 for equal skews, always the case
+	// between manual clocks whose walls were never set apart, and for
+	// snapshots of format 1, which record no wall. Saturates at the range
+	// of a time.Duration.
+	ClockShift time.Duration
 }
 
 func restoreReportFrom(r *C.mooncake_meta_restore_report) RestoreReport {
@@ -49,6 +60,7 @@ func restoreReportFrom(r *C.mooncake_meta_restore_report) RestoreReport {
 		SoftPinsRestored:   uint64(r.soft_pins_restored),
 		SoftPinsNormalised: uint64(r.soft_pins_normalised),
 		CandidatesRejected: uint64(r.candidates_rejected),
+		ClockShift:         millisSigned(r.clock_shift_ms),
 	}
 }
 

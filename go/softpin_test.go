@@ -135,6 +135,10 @@ func TestSoftPinTTLValidation(t *testing.T) {
 		{"DISABLE with the legacy WithSoftPin", mm.ReplicateConfig{WithSoftPin: true, SoftPinAction: mm.Disable}, false},
 		{"group with the legacy path", mm.ReplicateConfig{Legacy: true, Group: "g"}, false},
 		{"negative replica count", mm.ReplicateConfig{ReplicaNum: -1}, false},
+		// Counts size the replica buffer: 1<<31 used to make a 100 GB slice.
+		{"replica count above the maximum", mm.ReplicateConfig{ReplicaNum: mm.MaxReplicasPerPool + 1}, false},
+		{"huge replica count", mm.ReplicateConfig{ReplicaNum: 1 << 31}, false},
+		{"huge second-pool count", mm.ReplicateConfig{NofSSDReplicaNum: 1 << 31}, false},
 		{"whole milliseconds", mm.ReplicateConfig{SoftPinAction: mm.Enable, SoftPinTTL: mm.TTL(1234 * time.Millisecond)}, true},
 		{"exactly the maximum", mm.ReplicateConfig{SoftPinAction: mm.Enable, SoftPinTTL: mm.TTL(maxTTL)}, true},
 		{"zero with ENABLE", mm.ReplicateConfig{SoftPinAction: mm.Enable, SoftPinTTL: mm.TTL(0)}, true},

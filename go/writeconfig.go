@@ -64,12 +64,12 @@ func TTL(d time.Duration) *time.Duration { return &d }
 //   - otherwise the explicit path, the extended config: SoftPinAction with
 //     an optional SoftPinTTL, NofSSDReplicaNum and Group as well.
 type ReplicateConfig struct {
-	// ReplicaNum is the number of memory replicas. 0 means 1, except on
-	// the explicit path when NofSSDReplicaNum is set (then 0 memory
-	// replicas are requested).
+	// ReplicaNum is the number of memory replicas, at most
+	// MaxReplicasPerPool. 0 means 1, except on the explicit path when
+	// NofSSDReplicaNum is set (then 0 memory replicas are requested).
 	ReplicaNum int
-	// NofSSDReplicaNum is the number of second-pool replicas (explicit
-	// path only).
+	// NofSSDReplicaNum is the number of second-pool replicas, at most
+	// MaxReplicasPerPool (explicit path only).
 	NofSSDReplicaNum int
 	// WithHardPin hard-pins the object: never evicted, survives restore.
 	WithHardPin bool
@@ -180,11 +180,17 @@ func (c *ReplicateConfig) counts() (memory, nof int, err error) {
 	if memory == 0 && nof == 0 {
 		memory = 1
 	}
-	if uint64(memory) > uint64(^uint32(0)) || uint64(nof) > uint64(^uint32(0)) {
-		return 0, 0, invalidParams("ReplicateConfig: replica count too large (%d, %d)", memory, nof)
+	// Checked before the replica buffer is sized from the counts.
+	if memory > MaxReplicasPerPool || nof > MaxReplicasPerPool {
+		return 0, 0, invalidParams("ReplicateConfig: replica count above MaxReplicasPerPool (%d): (%d, %d)", MaxReplicasPerPool, memory, nof)
 	}
 	return memory, nof, nil
 }
+
+// MaxReplicasPerPool is the most memory replicas, and separately the most
+// second-pool replicas, one write may request (the header's
+// MOONCAKE_META_MAX_REPLICAS_PER_POOL); more is ErrInvalidParams.
+const MaxReplicasPerPool = 1024
 
 // cWriteConfig is an extended or legacy C config whose strings live in C
 // memory; free releases them. The struct itself is Go memory holding only

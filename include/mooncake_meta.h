@@ -33,6 +33,15 @@
 #define MOONCAKE_META_ABI_VERSION 1
 
 /**
+ * The largest TTL, timeout or interval a configuration may hold, in
+ * milliseconds (`INT64_MAX`, the value of `MAX_INSTANT`). The setters store
+ * any value; `mooncake_meta_config_validate` and master creation refuse a
+ * duration above this with `MOONCAKE_META_INVALID_PARAMS` naming the
+ * setting. Every instant the master computes saturates at `INT64_MAX`.
+ */
+#define MOONCAKE_META_MAX_DURATION_MS 9223372036854775807
+
+/**
  * `soft_pin_action`: keep an unexpired committed soft-pin deadline (the
  * default).
  */
@@ -59,6 +68,13 @@
  * `flags` bit: hard-pin the object (never evicted).
  */
 #define MOONCAKE_META_WRITE_HARD_PIN 2
+
+/**
+ * The most MEMORY replicas, and separately the most NOF_SSD replicas, one
+ * write may request; more is `MOONCAKE_META_INVALID_PARAMS`, checked before
+ * anything is allocated.
+ */
+#define MOONCAKE_META_MAX_REPLICAS_PER_POOL 1024
 
 /**
  * `kind`: a buffer in a memory segment.
@@ -99,6 +115,13 @@
  * `pool` of `mooncake_meta_mount_segment`: the second pool (NOF_SSD).
  */
 #define MOONCAKE_META_POOL_NOF_SSD 1
+
+/**
+ * The most bytes that may be mounted at once, both pools together
+ * (`INT64_MAX`); a mount that would pass it is
+ * `MOONCAKE_META_INVALID_PARAMS`.
+ */
+#define MOONCAKE_META_MAX_MOUNTED_BYTES 9223372036854775807
 
 /**
  * `selector` of End/Revoke: the MEMORY replicas of the write.
@@ -202,11 +225,13 @@ typedef struct mooncake_meta_write_config {
      */
     uint64_t soft_pin_ttl_ms;
     /**
-     * Memory replicas to allocate (default 1).
+     * Memory replicas to allocate (default 1), at most
+     * `MOONCAKE_META_MAX_REPLICAS_PER_POOL`.
      */
     uint32_t memory_replicas;
     /**
-     * Second-pool (NOF_SSD) replicas to allocate (default 0).
+     * Second-pool (NOF_SSD) replicas to allocate (default 0), at most
+     * `MOONCAKE_META_MAX_REPLICAS_PER_POOL`.
      */
     uint32_t nof_ssd_replicas;
     /**
@@ -602,7 +627,7 @@ typedef struct mooncake_meta_restore_report {
     uint64_t candidates_rejected;
     /**
      * Version 2: how far every stored instant was shifted
-     * onto this master's timeline — its clock skew now minus the skew at
+     * onto this master's timeline: its clock skew now minus the skew at
      * capture; 0 for equal skews and for format-1 snapshots.
      */
     int64_t clock_shift_ms;
@@ -1147,7 +1172,8 @@ mooncake_meta_status mooncake_meta_write_config_init(struct mooncake_meta_write_
  * Checks an extended write configuration as PutStart/UpsertStart will,
  * except for what depends on a master (the TTL against its maximum, segment
  * names against its segments): struct size, flags, action, `reserved0`,
- * TTL only with ENABLE, at least one replica, and that every string is
+ * TTL only with ENABLE, at least one replica and at most
+ * `MOONCAKE_META_MAX_REPLICAS_PER_POOL` per pool, and that every string is
  * non-NULL valid UTF-8 and the group name non-empty. NULL is the default
  * configuration, which is valid.
  *
@@ -1270,7 +1296,7 @@ mooncake_meta_status mooncake_meta_master_wall_time(const struct mooncake_meta_m
 /**
  * Sets a manual clock's wall apart from its timeline, as a wall-clock step
  * would: the timeline, and so every lease, soft pin and write timeout, is
- * unchanged; the skew becomes `now − wall_ms` and snapshots record the new
+ * unchanged; the skew becomes `now - wall_ms` and snapshots record the new
  * wall. The wall then keeps that distance as the clock advances. A
  * system-clock master is `MOONCAKE_META_CLOCK_UNSUPPORTED` (its wall is the
  * operating system's); `wall_ms >= INT64_MAX` is

@@ -249,9 +249,11 @@ using unmount_report = mooncake_meta_unmount_report;
 using cleanup_stats = mooncake_meta_cleanup_stats;
 /// What one eviction run did.
 using eviction_report = mooncake_meta_eviction_report;
-/// Every scalar metric of a master.
+/// Every scalar metric of a master, `clock_skew_ms` (the master's timeline
+/// minus the wall clock) included.
 using metrics_snapshot = mooncake_meta_metrics_snapshot;
-/// What a restore did.
+/// What a restore did, `clock_shift_ms` (how far every stored instant was
+/// moved onto the restoring master's timeline) included.
 using restore_report = mooncake_meta_restore_report;
 
 /// The pool of a segment (MOONCAKE_META_POOL_*).
@@ -756,7 +758,9 @@ public:
 
     // -- clock --------------------------------------------------------------
 
-    /// The master clock's now (ms since the Unix epoch).
+    /// The master's now: ms on its timeline, anchored to the Unix epoch at
+    /// creation and then monotonic, so a wall-clock step moves no deadline
+    /// (docs/CONTRACT.md section 1). Every instant of this API is on it.
     std::uint64_t now() const {
         c_error err;
         std::uint64_t v = 0;
@@ -774,6 +778,24 @@ public:
         std::uint64_t v = 0;
         detail::check(mooncake_meta_master_advance_time(p_, by_ms, &v, err.out()), err);
         return v;
+    }
+    /// The wall clock now (ms since the Unix epoch). No lifetime depends on
+    /// it: it is what `metrics().clock_skew_ms` (timeline minus wall) is
+    /// measured against and what a snapshot records. A manual clock's wall
+    /// is its timeline unless set apart with set_wall_time.
+    std::uint64_t wall_time() const {
+        c_error err;
+        std::uint64_t v = 0;
+        detail::check(mooncake_meta_master_wall_time(p_, &v, err.out()), err);
+        return v;
+    }
+    /// Sets a manual clock's wall apart from its timeline, as a wall-clock
+    /// step would: no lease, soft pin or write timeout moves; the skew and
+    /// the wall snapshots record do. CLOCK_UNSUPPORTED on a system clock,
+    /// INVALID_PARAMS at `wall_ms >= INT64_MAX`; nothing changes on failure.
+    void set_wall_time(std::uint64_t wall_ms) const {
+        c_error err;
+        detail::check(mooncake_meta_master_set_wall_time(p_, wall_ms, err.out()), err);
     }
 
     // -- segments -----------------------------------------------------------

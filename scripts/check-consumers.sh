@@ -86,8 +86,12 @@ else
 fi
 [ "${#names[@]}" -gt 0 ] || { echo "check-consumers: no consumer in tests/consumers/" >&2; exit 1; }
 
-envs=(PATH="$PATH" HOME="${HOME:-$tmp}" TMPDIR="$tmp" PREFIX="$prefix" MOONCAKE_META_REPO="$repo")
-for v in CARGO_HOME RUSTUP_HOME GOPATH GOCACHE GOMODCACHE; do
+# A build cache of its own for every run: go's cache does not key a cgo
+# package on what pkg-config printed, so a build against this run's prefix
+# could reuse one linked against an earlier run's (deleted) prefix.
+envs=(PATH="$PATH" HOME="${HOME:-$tmp}" TMPDIR="$tmp" PREFIX="$prefix" MOONCAKE_META_REPO="$repo"
+    GOCACHE="$tmp/go-build")
+for v in CARGO_HOME RUSTUP_HOME GOPATH GOMODCACHE; do
     if [ -n "${!v:-}" ]; then envs+=("$v=${!v}"); fi
 done
 
@@ -104,7 +108,7 @@ for name in "${names[@]}"; do
     mkdir -p "$work"
     cp -R "$src/." "$work/"
     echo "::: consumer $name (in $work)"
-    if (cd "$work" && env -i "${envs[@]}" sh ./build-and-run.sh) 2>&1 | sed "s|^|  $name: |"; then
+    if (cd "$work" && env -i "${envs[@]}" ./build-and-run.sh) 2>&1 | sed "s|^|  $name: |"; then
         passed+=("$name")
     else
         failed+=("$name")

@@ -14,6 +14,14 @@ use mooncake_meta_core::error::{Error, Result};
 use parking_lot::Mutex;
 use std::os::raw::c_int;
 
+/// The largest TTL, timeout or interval a configuration may hold, in
+/// milliseconds (`INT64_MAX`, the value of `MAX_INSTANT`). The setters store
+/// any value; `mooncake_meta_config_validate` and master creation refuse a
+/// duration above this with `MOONCAKE_META_INVALID_PARAMS` naming the
+/// setting. Every instant the master computes saturates at `INT64_MAX`.
+pub const MOONCAKE_META_MAX_DURATION_MS: u64 = 9_223_372_036_854_775_807;
+const _: () = assert!(MOONCAKE_META_MAX_DURATION_MS == mooncake_meta_core::MAX_DURATION_MS);
+
 /// A master configuration under construction. Opaque; created by
 /// `mooncake_meta_config_new`, released by `mooncake_meta_config_free`.
 /// Internally locked: setters may race without corrupting it (the last

@@ -219,7 +219,7 @@ pub unsafe extern "C" fn mooncake_meta_master_wall_time(
 
 /// Sets a manual clock's wall apart from its timeline, as a wall-clock step
 /// would: the timeline, and so every lease, soft pin and write timeout, is
-/// unchanged; the skew becomes `now − wall_ms` and snapshots record the new
+/// unchanged; the skew becomes `now - wall_ms` and snapshots record the new
 /// wall. The wall then keeps that distance as the clock advances. A
 /// system-clock master is `MOONCAKE_META_CLOCK_UNSUPPORTED` (its wall is the
 /// operating system's); `wall_ms >= INT64_MAX` is

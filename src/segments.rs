@@ -19,6 +19,12 @@ pub const MOONCAKE_META_POOL_MEMORY: u32 = 0;
 /// `pool` of `mooncake_meta_mount_segment`: the second pool (NOF_SSD).
 pub const MOONCAKE_META_POOL_NOF_SSD: u32 = 1;
 
+/// The most bytes that may be mounted at once, both pools together
+/// (`INT64_MAX`); a mount that would pass it is
+/// `MOONCAKE_META_INVALID_PARAMS`.
+pub const MOONCAKE_META_MAX_MOUNTED_BYTES: u64 = 9_223_372_036_854_775_807;
+const _: () = assert!(MOONCAKE_META_MAX_MOUNTED_BYTES == mooncake_meta_core::MAX_MOUNTED_BYTES);
+
 const _: () = {
     assert!(Pool::Memory as u32 == MOONCAKE_META_POOL_MEMORY);
     assert!(Pool::NofSsd as u32 == MOONCAKE_META_POOL_NOF_SSD);

@@ -50,7 +50,7 @@ pub struct mooncake_meta_restore_report {
     /// validate, or could not be read).
     pub candidates_rejected: u64,
     /// Version 2: how far every stored instant was shifted
-    /// onto this master's timeline — its clock skew now minus the skew at
+    /// onto this master's timeline: its clock skew now minus the skew at
     /// capture; 0 for equal skews and for format-1 snapshots.
     pub clock_shift_ms: i64,
 }

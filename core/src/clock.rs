@@ -18,7 +18,11 @@ pub type Instant = u64;
 /// reach it and the system clock will not for 292 million years).
 pub const MAX_INSTANT: Instant = i64::MAX as u64;
 
-/// `a + b` saturated at [`MAX_INSTANT`].
+/// The instant `ttl_ms` after `now`, saturated at [`MAX_INSTANT`] (not at
+/// `u64::MAX`: a snapshot may only hold instants up to `MAX_INSTANT`, so an
+/// instant past it would make the master's own snapshot unrestorable).
+/// Every lease, deadline and release instant the master computes goes
+/// through here; never add a duration to an instant directly.
 #[inline]
 pub fn saturating_deadline(now: Instant, ttl_ms: u64) -> Instant {
     now.saturating_add(ttl_ms).min(MAX_INSTANT)

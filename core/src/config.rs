@@ -2,8 +2,15 @@
 //! [`MasterConfig::validate`] is the single gate: a master is never built
 //! from a configuration it would misbehave under.
 
-use crate::clock::ClockSource;
+use crate::clock::{ClockSource, MAX_INSTANT};
 use crate::error::{Error, Result};
+
+/// The largest accepted TTL, timeout or interval, in ms (`INT64_MAX`, the
+/// same value as [`MAX_INSTANT`]). Bounding every duration here keeps it
+/// representable as a signed 64-bit count of milliseconds (C `int64_t`, Go
+/// `int64`) and makes `instant + duration` unable to overflow a `u64`; the
+/// master still saturates every instant it computes at `MAX_INSTANT`.
+pub const MAX_DURATION_MS: u64 = MAX_INSTANT;
 
 /// Every tunable of a master. `Default` gives the documented defaults.
 #[derive(Debug, Clone, PartialEq)]
@@ -75,8 +82,35 @@ impl MasterConfig {
         }
     }
 
-    /// Checks every rule of docs/CONTRACT.md §9; the message names the bad field.
+    /// Checks every rule of docs/CONTRACT.md §9; the message names the bad
+    /// field.
     pub fn validate(&self) -> Result<()> {
+        for (field, ms) in [
+            ("default_kv_lease_ttl", self.default_kv_lease_ttl_ms),
+            ("default_kv_soft_pin_ttl", self.default_kv_soft_pin_ttl_ms),
+            ("max_kv_soft_pin_ttl", self.max_kv_soft_pin_ttl_ms),
+            (
+                "put_start_discard_timeout",
+                self.put_start_discard_timeout_ms,
+            ),
+            (
+                "put_start_release_timeout",
+                self.put_start_release_timeout_ms,
+            ),
+            (
+                "soft_pin_cleanup_interval",
+                self.soft_pin_cleanup_interval_ms,
+            ),
+            ("eviction_check_interval", self.eviction_check_interval_ms),
+            ("sweep_interval", self.sweep_interval_ms),
+            ("max_group_retention_ttl", self.max_group_retention_ttl_ms),
+        ] {
+            if ms > MAX_DURATION_MS {
+                return Err(Error::invalid(format!(
+                    "{field} ({ms} ms) exceeds the maximum duration {MAX_DURATION_MS} ms"
+                )));
+            }
+        }
         if self.default_kv_soft_pin_ttl_ms > self.max_kv_soft_pin_ttl_ms {
             return Err(Error::invalid(format!(
                 "default_kv_soft_pin_ttl ({} ms) exceeds max_kv_soft_pin_ttl ({} ms)",
@@ -180,6 +214,71 @@ mod tests {
             },
         ] {
             assert_eq!(bad.validate().unwrap_err().kind(), ErrorKind::InvalidParams);
+        }
+    }
+
+    /// Every duration field with its setter, so the bound tests cover all
+    /// of them.
+    type Setter = fn(&mut MasterConfig, u64);
+
+    fn durations() -> Vec<(&'static str, Setter)> {
+        vec![
+            ("default_kv_lease_ttl", |c, v| c.default_kv_lease_ttl_ms = v),
+            ("default_kv_soft_pin_ttl", |c, v| {
+                c.default_kv_soft_pin_ttl_ms = v
+            }),
+            ("max_kv_soft_pin_ttl", |c, v| c.max_kv_soft_pin_ttl_ms = v),
+            ("put_start_discard_timeout", |c, v| {
+                c.put_start_discard_timeout_ms = v
+            }),
+            ("put_start_release_timeout", |c, v| {
+                c.put_start_release_timeout_ms = v
+            }),
+            ("soft_pin_cleanup_interval", |c, v| {
+                c.soft_pin_cleanup_interval_ms = v
+            }),
+            ("eviction_check_interval", |c, v| {
+                c.eviction_check_interval_ms = v
+            }),
+            ("sweep_interval", |c, v| c.sweep_interval_ms = v),
+        ]
+    }
+
+    /// A configuration in which every duration is `v` wherever the other
+    /// rules allow it (default ≤ max, release > discard).
+    fn all_durations(v: u64) -> MasterConfig {
+        MasterConfig {
+            default_kv_lease_ttl_ms: v,
+            default_kv_soft_pin_ttl_ms: v,
+            max_kv_soft_pin_ttl_ms: v,
+            put_start_discard_timeout_ms: v - 1,
+            put_start_release_timeout_ms: v,
+            soft_pin_cleanup_interval_ms: v,
+            eviction_check_interval_ms: v,
+            sweep_interval_ms: v,
+            ..MasterConfig::default()
+        }
+    }
+
+    #[test]
+    fn every_duration_up_to_the_maximum_is_accepted() {
+        all_durations(MAX_DURATION_MS).validate().unwrap();
+    }
+
+    #[test]
+    fn a_duration_above_the_maximum_is_rejected_naming_the_field() {
+        for (field, set) in durations() {
+            for bad in [MAX_DURATION_MS + 1, u64::MAX] {
+                let mut c = all_durations(MAX_DURATION_MS);
+                set(&mut c, bad);
+                let e = c.validate().unwrap_err();
+                assert_eq!(e.kind(), ErrorKind::InvalidParams, "{field} = {bad}");
+                assert!(
+                    e.message().starts_with(field),
+                    "{field} = {bad}: message {:?} does not name the field",
+                    e.message()
+                );
+            }
         }
     }
 }

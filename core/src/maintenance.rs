@@ -64,23 +64,30 @@ pub(crate) struct Maintenance {
 
 struct Task {
     interval: Duration,
-    next: std::time::Instant,
+    /// `None`: the interval reaches past what `std::time::Instant` can
+    /// represent, so the task never comes due (rather than panicking on the
+    /// overflowing `Instant + Duration`).
+    next: Option<std::time::Instant>,
 }
 
 impl Task {
     fn new(ms: u64, now: std::time::Instant) -> Option<Task> {
-        (ms > 0).then(|| Task {
-            interval: Duration::from_millis(ms),
-            next: now + Duration::from_millis(ms),
+        (ms > 0).then(|| {
+            let interval = Duration::from_millis(ms);
+            Task {
+                interval,
+                next: now.checked_add(interval),
+            }
         })
     }
 
     fn due(&mut self, now: std::time::Instant) -> bool {
-        if now >= self.next {
-            self.next = now + self.interval;
-            true
-        } else {
-            false
+        match self.next {
+            Some(next) if now >= next => {
+                self.next = now.checked_add(self.interval);
+                true
+            }
+            _ => false,
         }
     }
 }
@@ -133,7 +140,7 @@ fn run(core: &MasterCore) {
             let next = [&evict, &cleanup, &sweep]
                 .into_iter()
                 .flatten()
-                .map(|t| t.next)
+                .filter_map(|t| t.next)
                 .min()
                 .unwrap_or_else(|| std::time::Instant::now() + Duration::from_secs(3600));
             if !w.stop && !w.eviction_requested && !panic_pending(&w) {
@@ -216,9 +223,9 @@ impl MasterCore {
                 .iter()
                 .map(|(&t, &h)| (t, h))
                 .filter(|&(t, h)| {
-                    st.objects
-                        .find(h, |o| o.write_token == t)
-                        .is_some_and(|o| o.put_start.saturating_add(release) < at)
+                    st.objects.find(h, |o| o.write_token == t).is_some_and(|o| {
+                        crate::clock::saturating_deadline(o.put_start, release) < at
+                    })
                 })
                 .collect();
             for (token, hash) in stale {
@@ -226,7 +233,7 @@ impl MasterCore {
                 let Some(obj) = st.objects.find_mut(hash, |o| o.write_token == token) else {
                     continue;
                 };
-                let release_at = obj.put_start.saturating_add(release);
+                let release_at = crate::clock::saturating_deadline(obj.put_start, release);
                 let (gone, kept): (crate::object::Replicas, crate::object::Replicas) =
                     std::mem::take(&mut obj.replicas)
                         .into_iter()

@@ -2,7 +2,7 @@
 //! shard *read* lock and changed there (read lease, committed soft-pin
 //! deadline) are atomics; everything else changes under the write lock.
 
-use crate::clock::Instant;
+use crate::clock::{saturating_deadline, Instant, MAX_INSTANT};
 use crate::group::Group;
 use crate::key::ScopedKey;
 use crate::soft_pin::SoftPinIntent;
@@ -154,9 +154,11 @@ impl Object {
         now < self.effective_lease()
     }
 
-    /// Grants a read lease: the group's shared lease for a grouped object.
+    /// Grants a read lease of `ttl_ms` from `now` (saturated at
+    /// `MAX_INSTANT`): the group's shared lease for a grouped object.
     #[inline]
-    pub fn grant_lease(&self, until: Instant) {
+    pub fn grant_lease(&self, now: Instant, ttl_ms: u64) {
+        let until = saturating_deadline(now, ttl_ms);
         match &self.group {
             Some(g) => raise(&g.lease, until),
             None => raise(&self.lease, until),
@@ -210,6 +212,8 @@ impl Object {
 /// nothing changes.
 #[inline]
 pub(crate) fn raise(lease: &AtomicU64, to: Instant) {
+    // A stored instant never passes MAX_INSTANT, whatever the caller computed.
+    let to = to.min(MAX_INSTANT);
     if lease.load(Ordering::Acquire) < to {
         lease.fetch_max(to, Ordering::AcqRel);
     }

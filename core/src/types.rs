@@ -32,11 +32,13 @@ impl<'a> Key<'a> {
         Key { tenant, key }
     }
 
-    /// Rejects empty keys and tenants, and tenants containing NUL.
+    /// Rejects empty keys and tenants, tenants containing NUL, and either
+    /// longer than [`MAX_NAME_BYTES`].
     pub fn validate(&self) -> Result<()> {
         if self.key.is_empty() {
             return Err(Error::invalid("key must not be empty"));
         }
+        check_length("key", self.key.len())?;
         validate_name("tenant", self.tenant)
     }
 }
@@ -47,11 +49,27 @@ impl<'a> From<&'a str> for Key<'a> {
     }
 }
 
-/// Names (tenants, groups, segments) are non-empty and NUL-free.
+/// The longest key, tenant, group or segment name, in bytes. A snapshot
+/// stores each with a 32-bit length, so a longer one would make the
+/// master's state impossible to snapshot.
+pub const MAX_NAME_BYTES: usize = u32::MAX as usize;
+
+fn check_length(what: &str, len: usize) -> Result<()> {
+    if len > MAX_NAME_BYTES {
+        return Err(Error::invalid(format!(
+            "{what} is {len} bytes long; at most {MAX_NAME_BYTES} are allowed"
+        )));
+    }
+    Ok(())
+}
+
+/// Names (tenants, groups, segments) are non-empty, NUL-free and at most
+/// [`MAX_NAME_BYTES`] long.
 pub fn validate_name(what: &str, name: &str) -> Result<()> {
     if name.is_empty() {
         return Err(Error::invalid(format!("{what} must not be empty")));
     }
+    check_length(what, name.len())?;
     if name.contains('\0') {
         return Err(Error::invalid(format!("{what} must not contain NUL")));
     }
@@ -180,9 +198,10 @@ pub struct ReplicaDescriptor {
 /// The write configuration of Put/Upsert (upstream `ReplicateConfig`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WriteConfig {
-    /// MEMORY replicas to allocate.
+    /// MEMORY replicas to allocate, at most [`MAX_REPLICAS_PER_POOL`].
     pub memory_replicas: u32,
-    /// Second-pool (NOF_SSD) replicas to allocate.
+    /// Second-pool (NOF_SSD) replicas to allocate, at most
+    /// [`MAX_REPLICAS_PER_POOL`].
     pub nof_ssd_replicas: u32,
     /// Never evicted. Fixed for the object's life except that a
     /// size-changing Upsert ORs it in.
@@ -209,7 +228,40 @@ impl Default for WriteConfig {
     }
 }
 
+/// The most bytes that may be mounted at once, both pools together
+/// (`INT64_MAX`): every byte gauge the master keeps (capacity, allocated,
+/// discarded) then fits a signed 64-bit counter and never wraps.
+pub const MAX_MOUNTED_BYTES: u64 = i64::MAX as u64;
+
+/// The most replicas one write may request in each pool. Replicas of one
+/// object go to distinct segments, so a request is only meaningful up to the
+/// segments a pool can hold; the bound keeps a caller-supplied count from
+/// sizing an allocation (or reserving ids) unchecked.
+pub const MAX_REPLICAS_PER_POOL: u32 = 1024;
+
 impl WriteConfig {
+    /// The replica-count rules of a write request: at least one replica in
+    /// all, at most [`MAX_REPLICAS_PER_POOL`] per pool (`INVALID_PARAMS`
+    /// naming the field).
+    pub fn check_replica_counts(&self) -> Result<()> {
+        for (field, n) in [
+            ("memory_replicas", self.memory_replicas),
+            ("nof_ssd_replicas", self.nof_ssd_replicas),
+        ] {
+            if n > MAX_REPLICAS_PER_POOL {
+                return Err(Error::invalid(format!(
+                    "{field} {n} exceeds the maximum of {MAX_REPLICAS_PER_POOL} replicas per pool"
+                )));
+            }
+        }
+        if self.memory_replicas == 0 && self.nof_ssd_replicas == 0 {
+            return Err(Error::invalid(
+                "no replicas requested: at least one replica is needed",
+            ));
+        }
+        Ok(())
+    }
+
     pub fn with_soft_pin(mut self, req: SoftPinRequest) -> Self {
         self.soft_pin = req;
         self
@@ -226,4 +278,23 @@ impl WriteConfig {
 pub struct StartedWrite {
     pub replicas: Vec<ReplicaDescriptor>,
     pub token: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::ErrorKind;
+
+    #[test]
+    #[cfg(target_pointer_width = "64")]
+    fn names_longer_than_a_snapshot_can_hold_are_invalid_params() {
+        // A snapshot stores each name with a u32 length.
+        let e = check_length("group", MAX_NAME_BYTES + 1).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidParams);
+        assert_eq!(
+            e.message(),
+            "group is 4294967296 bytes long; at most 4294967295 are allowed"
+        );
+        check_length("group", MAX_NAME_BYTES).unwrap();
+    }
 }

@@ -34,9 +34,11 @@ fn system_master(wall: WallSource) -> Master {
     master_with(cfg, 2, 0, 1 << 20)
 }
 
-/// Every instant the master stores, from a capture: (key, put_start, lease,
-/// soft-pin deadline).
-fn instants(m: &Master) -> Vec<(String, u64, u64, Option<u64>)> {
+/// (key, put_start, lease, soft-pin deadline) of every object.
+type Instants = Vec<(String, u64, u64, Option<u64>)>;
+
+/// Every instant the master stores, from a capture.
+fn instants(m: &Master) -> Instants {
     m.capture()
         .objects
         .into_iter()
@@ -195,7 +197,7 @@ fn master_with_skew_and_lease(skew: i64, lease_ms: u64) -> Master {
 
 /// A snapshot of a master with skew `s1` holding a pinned (10 h), a leased
 /// (`lease_ms`) and a hard-pinned object.
-fn snapshot_with_skew(s1: i64, lease_ms: u64) -> (Vec<u8>, Vec<(String, u64, u64, Option<u64>)>) {
+fn snapshot_with_skew(s1: i64, lease_ms: u64) -> (Vec<u8>, Instants) {
     let a = master_with_skew_and_lease(s1, lease_ms);
     put(&a, "pinned", 4096, &enable(10 * HOUR as u64));
     put(&a, "leased", 4096, &preserve());

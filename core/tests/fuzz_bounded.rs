@@ -7,14 +7,18 @@
 //!   that passes `check_invariants()`, or be refused with the master
 //!   untouched (docs/CONTRACT.md §6 "Failure").
 //! - operation sequences: ≥ 10 000 random sequences against a deterministic
-//!   master with docs/CONTRACT.md §8 checked after every step (see support/opseq.rs).
+//!   master with docs/CONTRACT.md §8 checked after every step (see
+//!   support/opseq.rs), and more at extreme configurations: a clock hours
+//!   before MAX_INSTANT and every TTL and timeout at MAX_DURATION_MS
+//!   (docs/CONTRACT.md §1, §9).
 //!
 //! Debug builds run a tenth of the cases; `cargo test --release` runs all.
 
 mod support;
 
+use mooncake_meta_core::{ClockSource, Master, MasterConfig, MAX_DURATION_MS, MAX_INSTANT};
 use support::entropy::{Entropy, XorShift};
-use support::opseq::{Driver, Tally};
+use support::opseq::{self, Driver, Tally};
 use support::snapmut;
 use support::targets::{self, Decoded};
 
@@ -130,5 +134,87 @@ fn operation_sequences_keep_every_invariant() {
             tally.0.get(&(op, result)).copied().unwrap_or(0) > 0,
             "no {op} ended in {result}"
         );
+    }
+}
+
+/// The driver's configuration with the clock hours before MAX_INSTANT,
+/// with every duration at its maximum, and both.
+fn extreme_configs() -> Vec<(&'static str, MasterConfig)> {
+    let near_max = ClockSource::Manual {
+        start_ms: MAX_INSTANT - 4 * 3_600_000,
+    };
+    let max_durations = MasterConfig {
+        default_kv_lease_ttl_ms: MAX_DURATION_MS,
+        default_kv_soft_pin_ttl_ms: MAX_DURATION_MS,
+        max_kv_soft_pin_ttl_ms: MAX_DURATION_MS,
+        put_start_discard_timeout_ms: MAX_DURATION_MS - 1,
+        put_start_release_timeout_ms: MAX_DURATION_MS,
+        ..opseq::config()
+    };
+    vec![
+        (
+            "clock near MAX_INSTANT",
+            MasterConfig {
+                clock: near_max.clone(),
+                ..opseq::config()
+            },
+        ),
+        ("every duration at the maximum", max_durations.clone()),
+        (
+            "both",
+            MasterConfig {
+                clock: near_max.clone(),
+                ..max_durations
+            },
+        ),
+        (
+            "maximum lease only, clock near MAX_INSTANT",
+            MasterConfig {
+                default_kv_lease_ttl_ms: MAX_DURATION_MS,
+                clock: near_max,
+                ..opseq::config()
+            },
+        ),
+    ]
+}
+
+#[test]
+fn operation_sequences_keep_every_invariant_at_extreme_clocks_and_durations() {
+    // Rule (docs/CONTRACT.md §1, §6): instants saturate at MAX_INSTANT, so
+    // every snapshot restores (RoundTrip and RestoreLatest steps fail the
+    // sequence otherwise) and the invariants hold after every step.
+    let per_config = scaled(1_000);
+    let mut rng = XorShift::new(0x0ED6_E5A7);
+    for (name, cfg) in extreme_configs() {
+        cfg.validate().unwrap();
+        let mut tally = Tally::default();
+        for _ in 0..per_config {
+            let len = 10 + rng.below(110) as usize;
+            let mut d = Driver::with_config(cfg.clone());
+            d.run(&mut rng, len);
+            // One final check whatever the sequence ended with.
+            let s = d.m.snapshot().unwrap();
+            let fresh = Master::new(cfg.clone()).unwrap();
+            fresh
+                .restore(&s)
+                .unwrap_or_else(|e| panic!("{name}: own snapshot did not restore: {e}"));
+            fresh.check_invariants().unwrap();
+            tally.merge(&d.tally);
+        }
+        println!(
+            "fuzz_bounded op_sequence ({name}): {per_config} sequences\n{}",
+            tally.render()
+        );
+        assert!(
+            tally.forbidden().is_empty(),
+            "{name}: {:?}",
+            tally.forbidden()
+        );
+        for (op, result) in [("get", "OK"), ("round_trip", "OK"), ("restore", "OK")] {
+            assert!(
+                tally.0.get(&(op, result)).copied().unwrap_or(0) > 0,
+                "{name}: no {op} ended in {result}"
+            );
+        }
     }
 }

@@ -154,12 +154,12 @@ fn deadline_starts_at_end_not_start() {
 #[test]
 fn deadline_saturates_at_max_instant() {
     let c = MasterConfig {
-        max_kv_soft_pin_ttl_ms: u64::MAX,
+        max_kv_soft_pin_ttl_ms: MAX_DURATION_MS,
         ..config()
     };
     let m = master_with(c, 1, 0, 1 << 20);
     m.set_time(MAX_INSTANT - 10).unwrap();
-    put(&m, "k", 64, &enable(u64::MAX));
+    put(&m, "k", 64, &enable(MAX_DURATION_MS));
     assert_eq!(deadline(&m, "k"), Some(MAX_INSTANT));
     m.set_time(MAX_INSTANT - 1).unwrap();
     assert_eq!(m.run_cleanup().expired, 0);

@@ -22,6 +22,13 @@ pub const MOONCAKE_META_VERSION_STRING: &str = "0.1.0";
 /// to size-versioned structs, new flag bits) keep it.
 pub const MOONCAKE_META_ABI_VERSION: u32 = 1;
 
+/// The largest TTL, timeout or interval a configuration may hold, in
+/// milliseconds (`INT64_MAX`, the value of `MAX_INSTANT`). The setters store
+/// any value; `mooncake_meta_config_validate` and master creation refuse a
+/// duration above this with `MOONCAKE_META_INVALID_PARAMS` naming the
+/// setting. Every instant the master computes saturates at `INT64_MAX`.
+pub const MOONCAKE_META_MAX_DURATION_MS: u64 = 9223372036854775807;
+
 /// `soft_pin_action`: keep an unexpired committed soft-pin deadline (the
 /// default).
 pub const MOONCAKE_META_SOFT_PIN_PRESERVE: u32 = 0;
@@ -39,6 +46,11 @@ pub const MOONCAKE_META_WRITE_HAS_SOFT_PIN_TTL: u32 = 1;
 
 /// `flags` bit: hard-pin the object (never evicted).
 pub const MOONCAKE_META_WRITE_HARD_PIN: u32 = 2;
+
+/// The most MEMORY replicas, and separately the most NOF_SSD replicas, one
+/// write may request; more is `MOONCAKE_META_INVALID_PARAMS`, checked before
+/// anything is allocated.
+pub const MOONCAKE_META_MAX_REPLICAS_PER_POOL: u32 = 1024;
 
 /// `kind`: a buffer in a memory segment.
 pub const MOONCAKE_META_REPLICA_MEMORY: u32 = 0;
@@ -63,6 +75,11 @@ pub const MOONCAKE_META_POOL_MEMORY: u32 = 0;
 
 /// `pool` of `mooncake_meta_mount_segment`: the second pool (NOF_SSD).
 pub const MOONCAKE_META_POOL_NOF_SSD: u32 = 1;
+
+/// The most bytes that may be mounted at once, both pools together
+/// (`INT64_MAX`); a mount that would pass it is
+/// `MOONCAKE_META_INVALID_PARAMS`.
+pub const MOONCAKE_META_MAX_MOUNTED_BYTES: u64 = 9223372036854775807;
 
 /// `selector` of End/Revoke: the MEMORY replicas of the write.
 pub const MOONCAKE_META_SELECT_MEMORY: u32 = 0;
@@ -157,9 +174,11 @@ pub struct mooncake_meta_write_config {
     /// `MOONCAKE_META_WRITE_HAS_SOFT_PIN_TTL` (and then only valid with
     /// ENABLE; 0 commits ordinary cache). Must be 0 without the flag.
     pub soft_pin_ttl_ms: u64,
-    /// Memory replicas to allocate (default 1).
+    /// Memory replicas to allocate (default 1), at most
+    /// `MOONCAKE_META_MAX_REPLICAS_PER_POOL`.
     pub memory_replicas: u32,
-    /// Second-pool (NOF_SSD) replicas to allocate (default 0).
+    /// Second-pool (NOF_SSD) replicas to allocate (default 0), at most
+    /// `MOONCAKE_META_MAX_REPLICAS_PER_POOL`.
     pub nof_ssd_replicas: u32,
     /// `preferred_segments_count` NUL-terminated UTF-8 segment names to try
     /// first, in order; may be NULL when the count is 0.
@@ -531,7 +550,7 @@ pub struct mooncake_meta_restore_report {
     /// validate, or could not be read).
     pub candidates_rejected: u64,
     /// Version 2: how far every stored instant was shifted
-    /// onto this master's timeline — its clock skew now minus the skew at
+    /// onto this master's timeline: its clock skew now minus the skew at
     /// capture; 0 for equal skews and for format-1 snapshots.
     pub clock_shift_ms: i64,
 }
@@ -1018,7 +1037,8 @@ extern "C" {
     /// Checks an extended write configuration as PutStart/UpsertStart will,
     /// except for what depends on a master (the TTL against its maximum, segment
     /// names against its segments): struct size, flags, action, `reserved0`,
-    /// TTL only with ENABLE, at least one replica, and that every string is
+    /// TTL only with ENABLE, at least one replica and at most
+    /// `MOONCAKE_META_MAX_REPLICAS_PER_POOL` per pool, and that every string is
     /// non-NULL valid UTF-8 and the group name non-empty. NULL is the default
     /// configuration, which is valid.
     ///
@@ -1139,7 +1159,7 @@ extern "C" {
 
     /// Sets a manual clock's wall apart from its timeline, as a wall-clock step
     /// would: the timeline, and so every lease, soft pin and write timeout, is
-    /// unchanged; the skew becomes `now − wall_ms` and snapshots record the new
+    /// unchanged; the skew becomes `now - wall_ms` and snapshots record the new
     /// wall. The wall then keeps that distance as the clock advances. A
     /// system-clock master is `MOONCAKE_META_CLOCK_UNSUPPORTED` (its wall is the
     /// operating system's); `wall_ms >= INT64_MAX` is

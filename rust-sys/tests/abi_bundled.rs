@@ -21,11 +21,13 @@ mod checks {
     /// The core's item for every header name, from the `src/` module that defines it.
     mod core_ffi {
         pub use mooncake_meta::version::MOONCAKE_META_ABI_VERSION;
+        pub use mooncake_meta::config::MOONCAKE_META_MAX_DURATION_MS;
         pub use mooncake_meta::write_config::MOONCAKE_META_SOFT_PIN_PRESERVE;
         pub use mooncake_meta::write_config::MOONCAKE_META_SOFT_PIN_ENABLE;
         pub use mooncake_meta::write_config::MOONCAKE_META_SOFT_PIN_DISABLE;
         pub use mooncake_meta::write_config::MOONCAKE_META_WRITE_HAS_SOFT_PIN_TTL;
         pub use mooncake_meta::write_config::MOONCAKE_META_WRITE_HARD_PIN;
+        pub use mooncake_meta::write_config::MOONCAKE_META_MAX_REPLICAS_PER_POOL;
         pub use mooncake_meta::replica::MOONCAKE_META_REPLICA_MEMORY;
         pub use mooncake_meta::replica::MOONCAKE_META_REPLICA_NOF_SSD;
         pub use mooncake_meta::replica::MOONCAKE_META_REPLICA_LOCAL_DISK;
@@ -34,6 +36,7 @@ mod checks {
         pub use mooncake_meta::replica::MOONCAKE_META_NO_SEGMENT;
         pub use mooncake_meta::segments::MOONCAKE_META_POOL_MEMORY;
         pub use mooncake_meta::segments::MOONCAKE_META_POOL_NOF_SSD;
+        pub use mooncake_meta::segments::MOONCAKE_META_MAX_MOUNTED_BYTES;
         pub use mooncake_meta::write::MOONCAKE_META_SELECT_MEMORY;
         pub use mooncake_meta::write::MOONCAKE_META_SELECT_NOF_SSD;
         pub use mooncake_meta::write::MOONCAKE_META_SELECT_ALL;
@@ -184,11 +187,13 @@ mod checks {
 
     // Constants: `==` needs the same type on both sides.
     const _: () = assert!(sys::MOONCAKE_META_ABI_VERSION == core_ffi::MOONCAKE_META_ABI_VERSION);
+    const _: () = assert!(sys::MOONCAKE_META_MAX_DURATION_MS == core_ffi::MOONCAKE_META_MAX_DURATION_MS);
     const _: () = assert!(sys::MOONCAKE_META_SOFT_PIN_PRESERVE == core_ffi::MOONCAKE_META_SOFT_PIN_PRESERVE);
     const _: () = assert!(sys::MOONCAKE_META_SOFT_PIN_ENABLE == core_ffi::MOONCAKE_META_SOFT_PIN_ENABLE);
     const _: () = assert!(sys::MOONCAKE_META_SOFT_PIN_DISABLE == core_ffi::MOONCAKE_META_SOFT_PIN_DISABLE);
     const _: () = assert!(sys::MOONCAKE_META_WRITE_HAS_SOFT_PIN_TTL == core_ffi::MOONCAKE_META_WRITE_HAS_SOFT_PIN_TTL);
     const _: () = assert!(sys::MOONCAKE_META_WRITE_HARD_PIN == core_ffi::MOONCAKE_META_WRITE_HARD_PIN);
+    const _: () = assert!(sys::MOONCAKE_META_MAX_REPLICAS_PER_POOL == core_ffi::MOONCAKE_META_MAX_REPLICAS_PER_POOL);
     const _: () = assert!(sys::MOONCAKE_META_REPLICA_MEMORY == core_ffi::MOONCAKE_META_REPLICA_MEMORY);
     const _: () = assert!(sys::MOONCAKE_META_REPLICA_NOF_SSD == core_ffi::MOONCAKE_META_REPLICA_NOF_SSD);
     const _: () = assert!(sys::MOONCAKE_META_REPLICA_LOCAL_DISK == core_ffi::MOONCAKE_META_REPLICA_LOCAL_DISK);
@@ -197,6 +202,7 @@ mod checks {
     const _: () = assert!(sys::MOONCAKE_META_NO_SEGMENT == core_ffi::MOONCAKE_META_NO_SEGMENT);
     const _: () = assert!(sys::MOONCAKE_META_POOL_MEMORY == core_ffi::MOONCAKE_META_POOL_MEMORY);
     const _: () = assert!(sys::MOONCAKE_META_POOL_NOF_SSD == core_ffi::MOONCAKE_META_POOL_NOF_SSD);
+    const _: () = assert!(sys::MOONCAKE_META_MAX_MOUNTED_BYTES == core_ffi::MOONCAKE_META_MAX_MOUNTED_BYTES);
     const _: () = assert!(sys::MOONCAKE_META_SELECT_MEMORY == core_ffi::MOONCAKE_META_SELECT_MEMORY);
     const _: () = assert!(sys::MOONCAKE_META_SELECT_NOF_SSD == core_ffi::MOONCAKE_META_SELECT_NOF_SSD);
     const _: () = assert!(sys::MOONCAKE_META_SELECT_ALL == core_ffi::MOONCAKE_META_SELECT_ALL);

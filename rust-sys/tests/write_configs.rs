@@ -7,6 +7,7 @@ mod common;
 
 use common::*;
 use mooncake_meta_sys::safe::*;
+use mooncake_meta_sys::*;
 
 fn deadline(m: &Master, key: &str) -> Option<u64> {
     m.soft_pin_deadline(Key::new(key)).unwrap()
@@ -154,9 +155,47 @@ fn extended_preferred_segments_and_group_are_passed() {
     legacy.validate().unwrap();
     let s = put_legacy(&m, "l", &legacy);
     assert_eq!(m.segment_name(segment_of(&s.replicas[0])).unwrap(), "mem0");
-    // An upsert naming another group than the object's is refused.
-    let err = m
-        .upsert_start(C1, Key::new("k"), SIZE, &WriteConfig::default())
-        .unwrap_err();
+    // An upsert naming another group than the object's is refused (one
+    // naming none keeps the object's group, docs/CONTRACT.md §2).
+    let other = WriteConfig {
+        group: Some("other".into()),
+        ..WriteConfig::default()
+    };
+    let err = m.upsert_start(C1, Key::new("k"), SIZE, &other).unwrap_err();
     assert_eq!(err.kind(), ErrorKind::InvalidParams);
+}
+
+// Replica counts above MOONCAKE_META_MAX_REPLICAS_PER_POOL are INVALID_PARAMS;
+// they used to size the safe layer's replica buffer (u32::MAX replicas:
+// hundreds of GB, an allocation abort).
+#[test]
+fn replica_counts_above_the_maximum_are_invalid_params_without_a_huge_buffer() {
+    let m = master();
+    for (memory_replicas, nof_ssd_replicas) in [
+        (u32::MAX, 0),
+        (0, u32::MAX),
+        (MOONCAKE_META_MAX_REPLICAS_PER_POOL + 1, 1),
+    ] {
+        let cfg = WriteConfig {
+            memory_replicas,
+            nof_ssd_replicas,
+            ..WriteConfig::default()
+        };
+        for r in [
+            m.put_start(1, Key::new("k"), 64, &cfg),
+            m.upsert_start(1, Key::new("k"), 64, &cfg),
+        ] {
+            let e = r.unwrap_err();
+            assert_eq!(e.code(), MOONCAKE_META_INVALID_PARAMS, "{}", e.message());
+            assert!(e.message().contains("replicas"), "{}", e.message());
+        }
+    }
+    let legacy = LegacyConfig {
+        replica_num: usize::MAX,
+        ..LegacyConfig::default()
+    };
+    let e = m
+        .put_start_legacy(1, Key::new("k"), 64, &legacy)
+        .unwrap_err();
+    assert_eq!(e.code(), MOONCAKE_META_INVALID_PARAMS, "{}", e.message());
 }

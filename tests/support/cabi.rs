@@ -683,6 +683,13 @@ fn model_check(cfg: &WriteConfig) -> Result<(), ErrorKind> {
         ..MasterConfig::default()
     };
     cfg.soft_pin.resolve(&unlimited).map_err(|e| e.kind())?;
+    // Counts above the header's per-pool maximum are refused before the
+    // buffer is sized.
+    if cfg.memory_replicas > MOONCAKE_META_MAX_REPLICAS_PER_POOL
+        || cfg.nof_ssd_replicas > MOONCAKE_META_MAX_REPLICAS_PER_POOL
+    {
+        return Err(ErrorKind::InvalidParams);
+    }
     if cfg.memory_replicas == 0 && cfg.nof_ssd_replicas == 0 {
         return Err(ErrorKind::InvalidParams);
     }

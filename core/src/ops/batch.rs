@@ -39,7 +39,10 @@ impl MasterCore {
             let e = Error::invalid(format!("{} keys but {} sizes", keys.len(), sizes.len()));
             return all_fail(keys.len(), e);
         }
-        if let Err(e) = cfg.soft_pin.resolve(&self.config) {
+        if let Err(e) = cfg
+            .check_replica_counts()
+            .and_then(|()| cfg.soft_pin.resolve(&self.config).map(|_| ()))
+        {
             return all_fail(keys.len(), e);
         }
         keys.iter().zip(sizes).map(|(k, &s)| one(*k, s)).collect()

@@ -2,7 +2,7 @@
 //! operations). End is where a soft pin is committed: only by the End that
 //! takes the object from zero COMPLETE replicas to at least one (§4.3).
 
-use crate::clock::Instant;
+use crate::clock::{saturating_deadline, Instant};
 use crate::error::{Error, ErrorKind, Result};
 use crate::key;
 use crate::master::MasterCore;
@@ -23,9 +23,7 @@ pub(crate) fn validate_write(
     if size == 0 {
         return Err(Error::invalid("size must be positive"));
     }
-    if cfg.memory_replicas == 0 && cfg.nof_ssd_replicas == 0 {
-        return Err(Error::invalid("at least one replica must be requested"));
-    }
+    cfg.check_replica_counts()?;
     let intent = cfg.soft_pin.resolve(&core.config)?;
     if let Some(g) = &cfg.group {
         crate::types::validate_name("group", g)?;
@@ -65,9 +63,10 @@ impl MasterCore {
             }
             Some(obj)
                 if now
-                    <= obj
-                        .put_start
-                        .saturating_add(self.config.put_start_discard_timeout_ms) =>
+                    <= saturating_deadline(
+                        obj.put_start,
+                        self.config.put_start_discard_timeout_ms,
+                    ) =>
             {
                 return Err(Error::new(
                     ErrorKind::ObjectAlreadyExists,
@@ -107,7 +106,10 @@ impl MasterCore {
                 si,
                 hash,
                 &scoped,
-                Some(now + self.config.put_start_release_timeout_ms),
+                Some(saturating_deadline(
+                    now,
+                    self.config.put_start_release_timeout_ms,
+                )),
             );
         }
         st.in_flight.insert(token, hash);

@@ -53,11 +53,7 @@ impl MasterCore {
                 "no replica of this object is readable yet",
             ));
         }
-        obj.grant_lease(
-            self.clock
-                .now()
-                .saturating_add(self.config.default_kv_lease_ttl_ms),
-        );
+        obj.grant_lease(self.clock.now(), self.config.default_kv_lease_ttl_ms);
         Ok(())
     }
 
@@ -83,11 +79,7 @@ impl MasterCore {
             return Ok(Bounded::TooSmall(readable));
         }
         let out = obj.readable().map(|r| r.descriptor(obj.size)).collect();
-        obj.grant_lease(
-            self.clock
-                .now()
-                .saturating_add(self.config.default_kv_lease_ttl_ms),
-        );
+        obj.grant_lease(self.clock.now(), self.config.default_kv_lease_ttl_ms);
         Ok(Bounded::Fits(out))
     }
 
@@ -109,11 +101,7 @@ impl MasterCore {
         let st = self.shards[si].state.read();
         match st.find(hash, k) {
             Some(obj) if obj.has_complete() => {
-                obj.grant_lease(
-                    self.clock
-                        .now()
-                        .saturating_add(self.config.default_kv_lease_ttl_ms),
-                );
+                obj.grant_lease(self.clock.now(), self.config.default_kv_lease_ttl_ms);
                 Ok(true)
             }
             _ => Ok(false),

@@ -232,7 +232,8 @@ impl MasterCore {
                 .expect("source present");
             let src = obj.replicas.remove(pos);
             let size = obj.size;
-            let release_at = now.saturating_add(self.config.put_start_release_timeout_ms);
+            let release_at =
+                crate::clock::saturating_deadline(now, self.config.put_start_release_timeout_ms);
             self.discard(&mut st, [&src], size, release_at);
         }
         Ok(())

@@ -53,7 +53,8 @@ impl MasterCore {
     ) -> Result<Bounded<StartedWrite>> {
         let intent = validate_write(self, k, size, cfg)?;
         let now = self.clock.now();
-        let release_at = now.saturating_add(self.config.put_start_release_timeout_ms);
+        let release_at =
+            crate::clock::saturating_deadline(now, self.config.put_start_release_timeout_ms);
         let (hash, si) = self.locate(k);
         let mut st = self.shards[si].state.write();
 

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use super::segment::{BufferOwner, Segment};
 use crate::error::{Error, ErrorKind, Result};
-use crate::types::{validate_name, ClientId, Pool, SegmentId, SegmentSpec};
+use crate::types::{validate_name, ClientId, Pool, SegmentId, SegmentSpec, MAX_MOUNTED_BYTES};
 
 /// The outcome of a successful mount.
 #[derive(Debug, Clone)]
@@ -96,6 +96,17 @@ impl SegmentTable {
                     spec.name, seg.owner, seg.base, seg.size
                 ),
             ));
+        }
+        let total = self.capacity[0]
+            .checked_add(self.capacity[1])
+            .and_then(|t| t.checked_add(spec.size))
+            .filter(|&t| t <= MAX_MOUNTED_BYTES);
+        if total.is_none() {
+            return Err(Error::invalid(format!(
+                "segment '{}': size {} would bring the mounted total above \
+                 {MAX_MOUNTED_BYTES} bytes",
+                spec.name, spec.size
+            )));
         }
         let id = self.next_id;
         self.next_id = id.checked_add(1).ok_or_else(|| {
@@ -246,7 +257,9 @@ impl SegmentTable {
         exclude: &[SegmentId],
         mut owner_of: impl FnMut(usize) -> BufferOwner,
     ) -> Vec<(SegmentId, u64)> {
-        let mut placed: Vec<(SegmentId, u64)> = Vec::with_capacity(count);
+        // One buffer per segment: never more than the pool's segments.
+        let mut placed: Vec<(SegmentId, u64)> =
+            Vec::with_capacity(count.min(self.pools[pool as usize].len()));
         if count == 0 || len == 0 {
             return placed;
         }

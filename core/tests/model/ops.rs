@@ -552,7 +552,8 @@ pub fn op() -> impl Strategy<Value = Op> {
 pub struct Setup {
     /// Clock start: ordinary, or close to `MAX_INSTANT` (saturation).
     pub near_max: bool,
-    /// `max_kv_soft_pin_ttl`: small, or unbounded (ENABLE(max) saturates).
+    /// `max_kv_soft_pin_ttl`: small, or the largest accepted
+    /// (`MAX_DURATION_MS`: ENABLE(max) saturates).
     pub unbounded_max_ttl: bool,
     pub allow_evict_pinned: bool,
     pub eviction_ratio: f64,

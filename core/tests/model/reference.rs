@@ -284,7 +284,7 @@ impl Model {
         Model {
             setup,
             max_ttl: if setup.unbounded_max_ttl {
-                u64::MAX
+                mooncake_meta_core::MAX_DURATION_MS
             } else {
                 SMALL_MAX_PIN
             },
@@ -419,7 +419,7 @@ impl Model {
     }
 
     fn grant_lease(&mut self, k: usize) {
-        let until = self.now.saturating_add(LEASE);
+        let until = self.now.saturating_add(LEASE).min(MAX_INSTANT);
         let o = self.objs.get_mut(&k).unwrap();
         match &o.group {
             Some(g) => {

@@ -635,6 +635,9 @@ pub struct Driver {
     /// What `follow` steps act on.
     last: Last,
     pub steps: u64,
+    /// The master's configuration (round trips restore into a fresh master
+    /// built from it).
+    cfg: MasterConfig,
 }
 
 /// The latest successful write start (key, client), task start (key, kind)
@@ -661,7 +664,13 @@ impl Driver {
     /// A deterministic master with two memory segments and one second-pool
     /// segment owned by [`OWNER`]; the spare segment starts unmounted.
     pub fn new() -> Driver {
-        let m = Master::new(config()).expect("valid config");
+        Driver::with_config(config())
+    }
+
+    /// As [`Driver::new`] with another configuration (extreme clocks and
+    /// durations; the segments stay the same).
+    pub fn with_config(cfg: MasterConfig) -> Driver {
+        let m = Master::new(cfg.clone()).expect("valid config");
         for s in ["m0", "m1", "n0"] {
             m.mount_segment(OWNER, &seg_spec(s)).expect("mount");
         }
@@ -673,6 +682,7 @@ impl Driver {
             snapshots: Vec::new(),
             last: Last::default(),
             steps: 0,
+            cfg,
         }
     }
 
@@ -729,6 +739,7 @@ impl Driver {
             snapshots,
             last,
             steps,
+            cfg,
         } = self;
         let m: &Master = m;
         match op {
@@ -1123,7 +1134,7 @@ impl Driver {
                 let s = m.snapshot().map_err(|e| e.to_string())?;
                 let fresh = Master::new(MasterConfig {
                     clock: ClockSource::Manual { start_ms: m.now() },
-                    ..config()
+                    ..cfg.clone()
                 })
                 .map_err(|e| e.to_string())?;
                 let r = fresh.restore(&s);

@@ -26,7 +26,8 @@ impl SoftPinAction {
             MOONCAKE_META_SOFT_PIN_ENABLE => Ok(SoftPinAction::Enable),
             MOONCAKE_META_SOFT_PIN_DISABLE => Ok(SoftPinAction::Disable),
             other => Err(Error::invalid(format!(
-                "unknown soft_pin_action {other} (expected 0 PRESERVE, 1 ENABLE, 2 DISABLE)"
+                "soft_pin_action: unknown value {other} (expected 0 = PRESERVE, 1 = ENABLE \
+                 or 2 = DISABLE)"
             ))),
         }
     }

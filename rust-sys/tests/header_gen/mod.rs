@@ -13,9 +13,10 @@
 //! find the module that defines each name (for the consistency test's
 //! paths), never their types, so the test compares two independent
 //! descriptions. `#define`s carry no type in C: a negative value or
-//! `MOONCAKE_META_OK` is a `mooncake_meta_status`, a string is `&str`, every
-//! other integer a `u32` (the consistency test checks the choice against the
-//! core's constant).
+//! `MOONCAKE_META_OK` is a `mooncake_meta_status`, a string is `&str`, an
+//! integer above `u32::MAX` a `u64` (the limits such as
+//! `MOONCAKE_META_MAX_DURATION_MS`), every other integer a `u32` (the
+//! consistency test checks the choice against the core's constant).
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -394,6 +395,7 @@ fn const_type(name: &str, value: &ConstValue) -> &'static str {
     match value {
         ConstValue::Str(_) => "&str",
         ConstValue::Int(v) if *v < 0 || name == "MOONCAKE_META_OK" => "mooncake_meta_status",
+        ConstValue::Int(v) if *v > i64::from(u32::MAX) => "u64",
         _ => "u32",
     }
 }
