@@ -19,7 +19,9 @@
 /* The version-1 layouts are frozen; version 2 appends one int64_t each. */
 _Static_assert(offsetof(mooncake_meta_metrics_snapshot, clock_skew_ms) == 192,
                "clock_skew_ms follows the 192 bytes of version 1");
-_Static_assert(sizeof(mooncake_meta_metrics_snapshot) == 200, "metrics version 2 is 200 bytes");
+_Static_assert(offsetof(mooncake_meta_metrics_snapshot, retained_group_count) == 200,
+               "retained_group_count (version 3) follows the 200 bytes of version 2");
+_Static_assert(sizeof(mooncake_meta_metrics_snapshot) == 208, "metrics version 3 is 208 bytes");
 _Static_assert(offsetof(mooncake_meta_restore_report, clock_shift_ms) == 72,
                "clock_shift_ms follows the 72 bytes of version 1");
 _Static_assert(sizeof(mooncake_meta_restore_report) == 80, "restore report version 2 is 80 bytes");
@@ -206,7 +208,7 @@ static void system_master_reads_the_os_wall_and_refuses_set_wall_time(void) {
 
 /* Version 1 of the metrics struct (192 bytes, no clock_skew_ms) is still
  * accepted: the library fills 192 bytes, says so, and writes nothing past
- * them; a version-2 caller gets 200 bytes. */
+ * them; a version-2 caller gets 200 bytes, a version-3 caller 208. */
 static void metrics_v1_struct_is_still_accepted(void) {
     mooncake_meta_error *err = NULL;
     mooncake_meta_master *m = fx_master(NULL);
@@ -224,10 +226,18 @@ static void metrics_v1_struct_is_still_accepted(void) {
     CHECK_EQ_INT((uint64_t)s.clock_skew_ms, 0xababababababababull); /* untouched */
 
     memset(&s, 0xab, sizeof s);
-    s.struct_size = sizeof s;
+    s.struct_size = 200;
     CHECK_OK(mooncake_meta_metrics(m, &s, &err), err);
     CHECK_EQ_INT(s.struct_size, 200);
     CHECK_EQ_INT(s.clock_skew_ms, -HOUR);
+    CHECK_EQ_INT(s.retained_group_count, 0xababababababababull); /* untouched */
+
+    memset(&s, 0xab, sizeof s);
+    s.struct_size = sizeof s;
+    CHECK_OK(mooncake_meta_metrics(m, &s, &err), err);
+    CHECK_EQ_INT(s.struct_size, 208);
+    CHECK_EQ_INT(s.clock_skew_ms, -HOUR);
+    CHECK_EQ_INT(s.retained_group_count, 0);
 
     /* One byte short of version 1 is refused and writes nothing. */
     memset(&s, 0xab, sizeof s);

@@ -801,6 +801,36 @@ void wall_clock_and_skew() {
     CHECK_THROWS(MOONCAKE_META_NULL_ARGUMENT, sys.set_wall_time(wall));
 }
 
+void group_retention() {
+    mm::config cfg = test_config();
+    cfg.set_max_retained_groups(2).set_max_group_retention_ttl_ms(120000);
+    mm::master m(cfg);
+    mount(m, 1, "seg");
+    put(m, 1, "p0", 64, mm::write_config().group("prefix"));
+    std::vector<std::string> ids{"prefix", "", "bare", "over"};
+    mm::retention_result r = m.retain_groups("", ids, 60000);
+    CHECK_EQ(r.statuses.size(), 4u);
+    CHECK_EQ(r.statuses[0], MOONCAKE_META_OK);
+    CHECK_EQ(r.statuses[1], MOONCAKE_META_INVALID_PARAMS);
+    CHECK_EQ(r.statuses[2], MOONCAKE_META_OK);
+    CHECK_EQ(r.statuses[3], MOONCAKE_META_GROUP_RETENTION_FULL);
+    CHECK_EQ(r.deadlines[0], START + 60000);
+    CHECK_EQ(r.deadlines[3], 0u);
+    CHECK_THROWS(MOONCAKE_META_INVALID_PARAMS, m.retain_groups("", ids, 0));
+    CHECK_THROWS(MOONCAKE_META_INVALID_PARAMS, m.retain_groups("", ids, 120001));
+    CHECK(m.group_retention_deadline("", "prefix") == START + 60000);
+    CHECK(!m.group_retention_deadline("", "over").has_value());
+    CHECK_EQ(m.metrics().retained_group_count, 2u);
+    std::vector<std::string_view> rel{"bare", "never"};
+    mm::retention_result rr = m.release_groups("", rel);
+    CHECK_EQ(rr.statuses[0], MOONCAKE_META_OK);
+    CHECK_EQ(rr.statuses[1], MOONCAKE_META_OK);
+    CHECK(rr.deadlines.empty());
+    CHECK(!m.group_retention_deadline("", "bare").has_value());
+    CHECK_EQ(m.retain_groups("", std::vector<std::string>{}, 1).statuses.size(), 0u);
+    m.check_invariants();
+}
+
 } // namespace
 
 int main() {
@@ -824,6 +854,7 @@ int main() {
         {"maintenance_and_metrics", maintenance_and_metrics},
         {"snapshots_and_restore", snapshots_and_restore},
         {"wall_clock_and_skew", wall_clock_and_skew},
+        {"group_retention", group_retention},
     };
     int passed = 0, failed = 0;
     for (const test &t : tests) {

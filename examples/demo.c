@@ -11,7 +11,10 @@
  * eviction that needs more than the ordinary objects can give takes pinned
  * ones in its second pass only if allow_evict_soft_pinned_objects is on;
  * the clock moving through the pins' expiry with the cleanup and the
- * soft-pin gauge converging; and the Prometheus text at the end.
+ * soft-pin gauge converging; the Prometheus text; and, on a master of its
+ * own, group retention: a prompt prefix retained as a group for a fixed
+ * time, a read that does not extend it, a page that joins late, eviction
+ * skipping the group, and its expiry.
  *
  * `make demo` installs the library into target/demo-prefix and builds this
  * file against the installed header and shared library with pkg-config:
@@ -565,6 +568,105 @@ static void metrics(void) {
     mooncake_meta_bytes_free(text);
 }
 
+#define PREFIX_GROUP "conv-42/prefix"
+#define RETAIN_MS UINT64_C(600000)
+
+static uint64_t group_deadline(const char *group) {
+    mooncake_meta_error *err = NULL;
+    int has = 0;
+    uint64_t d = 0;
+    ok("group_retention_deadline",
+       mooncake_meta_group_retention_deadline(master, NULL, 0, group, strlen(group), &has, &d, &err),
+       err);
+    return has ? d : 0;
+}
+
+static int exists(const char *key) {
+    mooncake_meta_error *err = NULL;
+    int e = 0;
+    ok("exist", mooncake_meta_exist(master, NULL, 0, key, strlen(key), &e, &err), err);
+    return e;
+}
+
+static void group_retention(void) {
+    mooncake_meta_error *err = NULL;
+    mooncake_meta_master *main_master = master;
+    mooncake_meta_config *cfg = NULL;
+    ok("config_new", mooncake_meta_config_new(&cfg, &err), err);
+    ok("manual clock", mooncake_meta_config_set_manual_clock(cfg, T0, &err), err);
+    ok("cleanup interval", mooncake_meta_config_set_soft_pin_cleanup_interval_ms(cfg, 0, &err), err);
+    ok("eviction interval", mooncake_meta_config_set_eviction_check_interval_ms(cfg, 0, &err), err);
+    ok("sweep interval", mooncake_meta_config_set_sweep_interval_ms(cfg, 0, &err), err);
+    ok("master_new", mooncake_meta_master_new(cfg, &master, &err), err);
+    mooncake_meta_config_free(cfg);
+    uint32_t id = 0;
+    ok("mount_segment",
+       mooncake_meta_mount_segment(master, 1, NODE1, strlen(NODE1), 0x7f0000000000ull, 4 * MIB,
+                                   MOONCAKE_META_POOL_MEMORY, &id, &err),
+       err);
+
+    section("10. Group retention: a prompt prefix kept for a fixed time (a master of its own)");
+    mooncake_meta_write_config g;
+    ok("write_config_init", mooncake_meta_write_config_init(&g, sizeof g, &err), err);
+    g.group = PREFIX_GROUP;
+    const char *pages[] = {"conv-42/page-0", "conv-42/page-1", "conv-42/page-2"};
+    const char *others[] = {"chat/x", "chat/y"};
+    for (int i = 0; i < 3; i++) ok("put", write_object(pages[i], OBJECT_SIZE, NODE1, &g, NULL), NULL);
+    for (int i = 0; i < 2; i++) ok("put", write_object(others[i], OBJECT_SIZE, NODE1, NULL, NULL), NULL);
+    const char *ids[] = {PREFIX_GROUP};
+    size_t lens[] = {strlen(PREFIX_GROUP)};
+    int32_t st[1];
+    uint64_t dl[1];
+    ok("retain_groups",
+       mooncake_meta_retain_groups(master, NULL, 0, ids, lens, 1, RETAIN_MS, st, dl, &err), err);
+    printf("   3 pages written in group %s, then RetainGroups(%s, %" PRIu64
+           " min) -> %s, deadline t+%" PRIu64 " s\n",
+           PREFIX_GROUP, PREFIX_GROUP, RETAIN_MS / 60000, mooncake_meta_status_name(st[0]),
+           (dl[0] - T0) / 1000);
+    expect(st[0] == MOONCAKE_META_OK && dl[0] == T0 + RETAIN_MS, "retained for 10 min");
+    expect(deadline_of(pages[0]) == 0, "the group deadline is not copied into a member's pin");
+
+    advance(60000);
+    expect(exists(pages[0]), "a page is readable");
+    printf("   t+60 s: a read of %s; the group deadline stays t+%" PRIu64 " s\n", pages[0],
+           (group_deadline(PREFIX_GROUP) - T0) / 1000);
+    expect(group_deadline(PREFIX_GROUP) == T0 + RETAIN_MS, "a read does not extend retention");
+
+    advance(240000);
+    ok("put", write_object("conv-42/page-3", OBJECT_SIZE, NODE1, &g, NULL), NULL);
+    printf("   t+300 s: conv-42/page-3 joins the group: protected for the remaining %" PRIu64
+           " s, not a new 10 min\n",
+           (group_deadline(PREFIX_GROUP) - now()) / 1000);
+    expect(group_deadline(PREFIX_GROUP) == T0 + RETAIN_MS, "joining does not renew retention");
+
+    advance(20000); /* every lease has run out */
+    mooncake_meta_eviction_report r = new_report();
+    ok("run_eviction", mooncake_meta_run_eviction(master, 1.0, 0.0, &r, &err), err);
+    printf("   eviction (target 100 %%): %" PRIu64 " of %" PRIu64
+           " candidates evicted -- the ordinary objects; the 4 retained pages stay\n",
+           r.evicted, r.candidates);
+    expect(r.evicted == 2 && !exists("chat/x") && exists("conv-42/page-3"),
+           "the first pass skips the retained group");
+
+    advance(RETAIN_MS);
+    mooncake_meta_cleanup_stats c;
+    memset(&c, 0, sizeof c);
+    c.struct_size = sizeof c;
+    ok("run_cleanup", mooncake_meta_run_cleanup(master, &c, &err), err);
+    printf("   t+%" PRIu64 " s: past the deadline; cleanup -> master_retained_group_count %" PRIu64
+           "\n",
+           (now() - T0) / 1000, metrics_of(master).retained_group_count);
+    expect(metrics_of(master).retained_group_count == 0 && group_deadline(PREFIX_GROUP) == 0,
+           "retention expired");
+    r = new_report();
+    ok("run_eviction", mooncake_meta_run_eviction(master, 1.0, 0.0, &r, &err), err);
+    printf("   eviction again: %" PRIu64 " evicted -- the whole group, all or none\n", r.evicted);
+    expect(r.evicted == 4, "an expired group is ordinary cache, evicted whole");
+    ok("check_invariants", mooncake_meta_check_invariants(master, &err), err);
+    mooncake_meta_master_free(master);
+    master = main_master;
+}
+
 int main(void) {
     printf("libmooncake_meta %s (ABI %" PRIu32 "): the fixed-lifecycle soft pin, from C\n",
            mooncake_meta_version(), mooncake_meta_abi_version());
@@ -582,6 +684,7 @@ int main(void) {
     time_passes();
     pressure_after_expiry();
     metrics();
+    group_retention();
 
     mooncake_meta_error *err = NULL;
     ok("check_invariants", mooncake_meta_check_invariants(master, &err), err);

@@ -104,6 +104,11 @@ type Config struct {
 	// SweepInterval is the period of the background stale-write sweep and
 	// discarded-buffer release; 0 turns it off.
 	SweepInterval time.Duration
+	// MaxGroupRetentionTTL is the largest TTL RetainGroups accepts (> 0).
+	MaxGroupRetentionTTL time.Duration
+	// MaxRetainedGroups is how many groups may be actively retained at
+	// once (>= 1).
+	MaxRetainedGroups uint64
 	// ShardCount is the number of metadata shards, in [1, 2^20].
 	ShardCount uint64
 	// ManualClock makes the master read a manual clock starting at
@@ -133,6 +138,8 @@ func DefaultConfig() Config {
 		SoftPinCleanupInterval:     time.Second,
 		EvictionCheckInterval:      10 * time.Millisecond,
 		SweepInterval:              time.Second,
+		MaxGroupRetentionTTL:       24 * time.Hour,
+		MaxRetainedGroups:          65536,
 		ShardCount:                 1024,
 	}
 }
@@ -230,6 +237,14 @@ func WithEvictionCheckInterval(d time.Duration) Option {
 // WithSweepInterval sets Config.SweepInterval (0 = off).
 func WithSweepInterval(d time.Duration) Option { return func(c *Config) { c.SweepInterval = d } }
 
+// WithMaxGroupRetentionTTL sets Config.MaxGroupRetentionTTL.
+func WithMaxGroupRetentionTTL(d time.Duration) Option {
+	return func(c *Config) { c.MaxGroupRetentionTTL = d }
+}
+
+// WithMaxRetainedGroups sets Config.MaxRetainedGroups.
+func WithMaxRetainedGroups(n uint64) Option { return func(c *Config) { c.MaxRetainedGroups = n } }
+
 // WithShardCount sets Config.ShardCount.
 func WithShardCount(n uint64) Option { return func(c *Config) { c.ShardCount = n } }
 
@@ -260,6 +275,12 @@ func (c Config) check() error {
 	if c.PutStartReleaseTimeout <= c.PutStartDiscardTimeout {
 		return invalidParams("Config.PutStartReleaseTimeout %v must exceed Config.PutStartDiscardTimeout %v",
 			c.PutStartReleaseTimeout, c.PutStartDiscardTimeout)
+	}
+	if c.MaxGroupRetentionTTL <= 0 {
+		return invalidParams("Config.MaxGroupRetentionTTL %v must be > 0", c.MaxGroupRetentionTTL)
+	}
+	if c.MaxRetainedGroups < 1 {
+		return invalidParams("Config.MaxRetainedGroups %d must be >= 1", c.MaxRetainedGroups)
 	}
 	if c.ShardCount < 1 || c.ShardCount > 1<<20 {
 		return invalidParams("Config.ShardCount %d must be in [1, 1048576]", c.ShardCount)
@@ -313,6 +334,9 @@ func (c Config) withHandle(f func(*C.mooncake_meta_config) error) error {
 		{"SweepInterval", c.SweepInterval, func(h *C.mooncake_meta_config, v C.uint64_t, e **C.mooncake_meta_error) C.mooncake_meta_status {
 			return C.mooncake_meta_config_set_sweep_interval_ms(h, v, e)
 		}},
+		{"MaxGroupRetentionTTL", c.MaxGroupRetentionTTL, func(h *C.mooncake_meta_config, v C.uint64_t, e **C.mooncake_meta_error) C.mooncake_meta_status {
+			return C.mooncake_meta_config_set_max_group_retention_ttl_ms(h, v, e)
+		}},
 	} {
 		ms, err := millis("Config."+s.what, s.d)
 		if err != nil {
@@ -332,6 +356,9 @@ func (c Config) withHandle(f func(*C.mooncake_meta_config) error) error {
 		return err
 	}
 	if err := takeError(C.mooncake_meta_config_set_shard_count(h, C.uint64_t(c.ShardCount), &cerr), &cerr); err != nil {
+		return err
+	}
+	if err := takeError(C.mooncake_meta_config_set_max_retained_groups(h, C.uint64_t(c.MaxRetainedGroups), &cerr), &cerr); err != nil {
 		return err
 	}
 	if c.ManualClock {

@@ -49,6 +49,7 @@ const (
 	CodePanic                      Code = -9006
 	CodeStaleWriteToken            Code = -9007
 	CodeClockUnsupported           Code = -9008
+	CodeGroupRetentionFull         Code = -9009
 )
 
 // String returns the code's name as the linked library spells it without
@@ -164,6 +165,10 @@ var (
 	// ErrClockUnsupported: a manual-clock call on a system-clock master, or
 	// setting the clock backwards.
 	ErrClockUnsupported = &Error{Code: CodeClockUnsupported}
+	// ErrGroupRetentionFull: a group that is not retained cannot be, since
+	// Config.MaxRetainedGroups groups are (retained groups may still
+	// extend).
+	ErrGroupRetentionFull = &Error{Code: CodeGroupRetentionFull}
 )
 
 // ErrClosed is returned by every call on a Master after Close.

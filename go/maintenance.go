@@ -47,7 +47,7 @@ type EvictionReport struct {
 	// EvictedBytes is the number of bytes those evictions freed.
 	EvictedBytes uint64
 	// EvictedPinned is how many of Evicted the second pass took while they
-	// were actively soft-pinned.
+	// were protected (their own soft pin or their group's retention active).
 	EvictedPinned uint64
 	// DiscardedReleased is the number of discarded buffers this run
 	// released.

@@ -76,6 +76,10 @@ type Metrics struct {
 	// unless SetWallTime set the wall apart. Saturates at the range of a
 	// time.Duration (about 292 years either way).
 	ClockSkew time.Duration
+	// RetainedGroupCount is the number of groups with a committed
+	// retention deadline (master_retained_group_count; converges to the
+	// actively retained ones within one cleanup interval).
+	RetainedGroupCount uint64
 }
 
 // Metrics returns every scalar metric of the master.
@@ -116,6 +120,7 @@ func (m *Master) Metrics() (Metrics, error) {
 		SweptWrites:            uint64(s.swept_writes),
 		SegmentCount:           uint64(s.segment_count),
 		ClockSkew:              millisSigned(s.clock_skew_ms),
+		RetainedGroupCount:     uint64(s.retained_group_count),
 	}, nil
 }
 

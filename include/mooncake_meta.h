@@ -436,7 +436,8 @@ typedef struct mooncake_meta_eviction_report {
      */
     uint64_t evicted_bytes;
     /**
-     * Of `evicted`, those taken by the second pass while actively pinned.
+     * Of `evicted`, those taken by the second pass while protected (own
+     * soft pin active, or group retention active).
      */
     uint64_t evicted_pinned;
     /**
@@ -565,6 +566,12 @@ typedef struct mooncake_meta_metrics_snapshot {
      * lifetime.
      */
     int64_t clock_skew_ms;
+    /**
+     * Version 3: groups with a committed retention deadline
+     * (`master_retained_group_count`; converges to the actively retained
+     * ones within one cleanup interval).
+     */
+    uint64_t retained_group_count;
 } mooncake_meta_metrics_snapshot;
 
 /**
@@ -769,6 +776,12 @@ typedef struct mooncake_meta_restore_report {
  * Manual-clock call on a system-clock master, or setting the clock backwards.
  */
 #define MOONCAKE_META_CLOCK_UNSUPPORTED -9008
+
+/**
+ * A group that is not retained cannot be: `max_retained_groups` groups are
+ * (retained groups may still extend).
+ */
+#define MOONCAKE_META_GROUP_RETENTION_FULL -9009
 
 #ifdef __cplusplus
 extern "C" {
@@ -1055,6 +1068,37 @@ mooncake_meta_status mooncake_meta_config_set_eviction_check_interval_ms(struct 
 mooncake_meta_status mooncake_meta_config_set_sweep_interval_ms(struct mooncake_meta_config *cfg,
                                                                 uint64_t interval_ms,
                                                                 struct mooncake_meta_error **err);
+
+/**
+ * Sets the largest TTL `mooncake_meta_retain_groups` accepts, in
+ * milliseconds (default 86400000; must be > 0, checked at validation).
+ *
+ * Ownership: `cfg` stays owned by the caller.
+ * Thread safety: may run concurrently with any call on `cfg` but `_free`.
+ *
+ * # Safety
+ * `cfg` must be NULL or a live configuration; `err` must be NULL or valid
+ * for writing one pointer.
+ */
+mooncake_meta_status mooncake_meta_config_set_max_group_retention_ttl_ms(struct mooncake_meta_config *cfg,
+                                                                         uint64_t ttl_ms,
+                                                                         struct mooncake_meta_error **err);
+
+/**
+ * Sets how many groups may be actively retained at once (default 65536;
+ * must be >= 1, checked at validation). A count the platform's `size_t`
+ * cannot hold is `MOONCAKE_META_INVALID_PARAMS`.
+ *
+ * Ownership: `cfg` stays owned by the caller.
+ * Thread safety: may run concurrently with any call on `cfg` but `_free`.
+ *
+ * # Safety
+ * `cfg` must be NULL or a live configuration; `err` must be NULL or valid
+ * for writing one pointer.
+ */
+mooncake_meta_status mooncake_meta_config_set_max_retained_groups(struct mooncake_meta_config *cfg,
+                                                                  uint64_t max_groups,
+                                                                  struct mooncake_meta_error **err);
 
 /**
  * Sets the number of metadata shards (default 1024; valid range
@@ -2366,6 +2410,90 @@ mooncake_meta_status mooncake_meta_index_sizes(const struct mooncake_meta_master
  */
 mooncake_meta_status mooncake_meta_check_invariants(const struct mooncake_meta_master *m,
                                                     struct mooncake_meta_error **err);
+
+/**
+ * Retains each of the `count` groups of `tenant` for `ttl_ms`
+ * milliseconds: a group's deadline becomes `max(its active deadline, now +
+ * ttl_ms)` (saturating at `MAX_INSTANT`; an expired deadline counts as
+ * none), so a repeat extends and never shortens. The deadline is the
+ * group's own: no member's soft pin changes, and no read, write or member
+ * operation moves it. Groups need no member, before or after.
+ *
+ * On `MOONCAKE_META_OK`, `out_statuses[i]` is group i's status and
+ * `out_deadlines[i]` its deadline after the call (0 when its status is
+ * not OK). Any other return refuses the whole call (see the module
+ * contract: TTL 0 or above `max_group_retention_ttl_ms` is
+ * `MOONCAKE_META_INVALID_PARAMS`), with nothing changed and neither array
+ * written.
+ *
+ * Ownership: nothing is transferred; the arrays are the caller's.
+ * Thread safety: may be called concurrently with any call but `_free`;
+ * the groups of one call are retained under one lock, in order.
+ *
+ * # Safety
+ * `m` NULL or a live master; `tenant` NULL or valid for `tenant_len`
+ * bytes; `groups` and `group_lens` NULL (only with `count` 0) or valid for
+ * `count` elements, each id valid for its length; `out_statuses` and
+ * `out_deadlines` NULL (only with `count` 0) or valid for writing `count`
+ * elements; `err` NULL or valid for writing one pointer.
+ */
+mooncake_meta_status mooncake_meta_retain_groups(const struct mooncake_meta_master *m,
+                                                 const char *tenant,
+                                                 size_t tenant_len,
+                                                 const char *const *groups,
+                                                 const size_t *group_lens,
+                                                 size_t count,
+                                                 uint64_t ttl_ms,
+                                                 int32_t *out_statuses,
+                                                 uint64_t *out_deadlines,
+                                                 struct mooncake_meta_error **err);
+
+/**
+ * Ends the retention of each of the `count` groups of `tenant` now.
+ * Releasing a group that is not retained is OK and changes nothing.
+ *
+ * On `MOONCAKE_META_OK`, `out_statuses[i]` is group i's status
+ * (`MOONCAKE_META_INVALID_PARAMS` for an empty or NUL-containing id). Any
+ * other return refuses the whole call with nothing changed and
+ * `out_statuses` not written.
+ *
+ * Ownership: nothing is transferred; the array is the caller's.
+ * Thread safety: may be called concurrently with any call but `_free`.
+ *
+ * # Safety
+ * As `mooncake_meta_retain_groups` (without `out_deadlines`).
+ */
+mooncake_meta_status mooncake_meta_release_groups(const struct mooncake_meta_master *m,
+                                                  const char *tenant,
+                                                  size_t tenant_len,
+                                                  const char *const *groups,
+                                                  const size_t *group_lens,
+                                                  size_t count,
+                                                  int32_t *out_statuses,
+                                                  struct mooncake_meta_error **err);
+
+/**
+ * A group's active retention deadline: `*out_has` = 1 and `*out_deadline`
+ * = the deadline, or `*out_has` = 0 and `*out_deadline` = 0 when the group
+ * is not retained or its deadline has passed. An empty or NUL-containing
+ * group id is `MOONCAKE_META_INVALID_PARAMS`. Changes nothing.
+ *
+ * Ownership: nothing is transferred; strings are only read during the call.
+ * Thread safety: may be called concurrently with any call but `_free`.
+ *
+ * # Safety
+ * `m` NULL or a live master; `tenant`/`group` NULL or valid for their
+ * lengths; `out_has` valid for writing an `int`, `out_deadline` for a
+ * `uint64_t`; `err` NULL or valid for writing one pointer.
+ */
+mooncake_meta_status mooncake_meta_group_retention_deadline(const struct mooncake_meta_master *m,
+                                                            const char *tenant,
+                                                            size_t tenant_len,
+                                                            const char *group,
+                                                            size_t group_len,
+                                                            int *out_has,
+                                                            uint64_t *out_deadline,
+                                                            struct mooncake_meta_error **err);
 
 /**
  * Runs one soft-pin expiration cleanup cycle at the master clock's now:

@@ -457,6 +457,12 @@ public:
     config &set_max_kv_soft_pin_ttl_ms(std::uint64_t ttl_ms) {
         return set(mooncake_meta_config_set_max_kv_soft_pin_ttl_ms, ttl_ms);
     }
+    config &set_max_group_retention_ttl_ms(std::uint64_t ttl_ms) {
+        return set(mooncake_meta_config_set_max_group_retention_ttl_ms, ttl_ms);
+    }
+    config &set_max_retained_groups(std::uint64_t max_groups) {
+        return set(mooncake_meta_config_set_max_retained_groups, max_groups);
+    }
     config &set_allow_evict_soft_pinned_objects(bool allow) {
         return set(mooncake_meta_config_set_allow_evict_soft_pinned_objects, allow ? 1 : 0);
     }
@@ -678,6 +684,16 @@ struct batch_status {
     void throw_if_failed() const {
         if (!ok()) throw error(status, message);
     }
+};
+
+/// retain_groups / release_groups: group i's status (MOONCAKE_META_OK,
+/// MOONCAKE_META_INVALID_PARAMS for an empty id, MOONCAKE_META_GROUP_RETENTION_FULL
+/// for a new group while max_retained_groups are retained) and, for a
+/// retain, its deadline after the call (0 unless OK). A call refused as a
+/// whole (a TTL of 0 or above the maximum, a bad tenant) throws instead.
+struct retention_result {
+    std::vector<std::int32_t> statuses;
+    std::vector<std::uint64_t> deadlines;
 };
 
 /// batch_put_start / batch_upsert_start: key i's staged replicas and token
@@ -1111,6 +1127,52 @@ public:
                                               r.statuses.data(), err.out());
         finish(r, err);
         return r;
+    }
+
+    // -- group retention ----------------------------------------------------
+
+    /// Retains each group of `tenant` (empty = the default tenant) for
+    /// `ttl_ms`: a deadline of max(active deadline, now + ttl_ms), never
+    /// copied into a member's soft pin, never moved by reads or writes.
+    template <class Groups>
+    retention_result retain_groups(std::string_view tenant, const Groups &groups,
+                                   std::uint64_t ttl_ms) const {
+        detail::key_array ga(groups);
+        retention_result r;
+        r.statuses.resize(ga.size());
+        r.deadlines.resize(ga.size());
+        c_error err;
+        detail::check(mooncake_meta_retain_groups(p_, tenant.data(), tenant.size(), ga.ptrs(),
+                                                  ga.lens(), ga.size(), ttl_ms, r.statuses.data(),
+                                                  r.deadlines.data(), err.out()),
+                      err);
+        return r;
+    }
+    /// Ends each group's retention now (a group not retained is OK).
+    template <class Groups>
+    retention_result release_groups(std::string_view tenant, const Groups &groups) const {
+        detail::key_array ga(groups);
+        retention_result r;
+        r.statuses.resize(ga.size());
+        c_error err;
+        detail::check(mooncake_meta_release_groups(p_, tenant.data(), tenant.size(), ga.ptrs(),
+                                                   ga.lens(), ga.size(), r.statuses.data(),
+                                                   err.out()),
+                      err);
+        return r;
+    }
+    /// The group's active retention deadline, or nullopt.
+    std::optional<std::uint64_t> group_retention_deadline(std::string_view tenant,
+                                                          std::string_view group) const {
+        c_error err;
+        int has = 0;
+        std::uint64_t d = 0;
+        detail::check(mooncake_meta_group_retention_deadline(p_, tenant.data(), tenant.size(),
+                                                             group.data(), group.size(), &has, &d,
+                                                             err.out()),
+                      err);
+        if (!has) return std::nullopt;
+        return d;
     }
 
     // -- soft pin -----------------------------------------------------------

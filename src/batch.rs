@@ -40,7 +40,11 @@ use std::os::raw::{c_char, c_int};
 ///
 /// # Safety
 /// A non-NULL `ptr` must be valid for reading `count` elements for `'a`.
-unsafe fn array<'a, T>(ptr: *const T, count: usize, arg: impl Display) -> Result<&'a [T]> {
+pub(crate) unsafe fn array<'a, T>(
+    ptr: *const T,
+    count: usize,
+    arg: impl Display,
+) -> Result<&'a [T]> {
     if ptr.is_null() {
         return if count == 0 {
             Ok(&[])

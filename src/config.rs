@@ -452,6 +452,69 @@ pub unsafe extern "C" fn mooncake_meta_config_set_sweep_interval_ms(
     }
 }
 
+/// Sets the largest TTL `mooncake_meta_retain_groups` accepts, in
+/// milliseconds (default 86400000; must be > 0, checked at validation).
+///
+/// Ownership: `cfg` stays owned by the caller.
+/// Thread safety: may run concurrently with any call on `cfg` but `_free`.
+///
+/// # Safety
+/// `cfg` must be NULL or a live configuration; `err` must be NULL or valid
+/// for writing one pointer.
+#[no_mangle]
+pub unsafe extern "C" fn mooncake_meta_config_set_max_group_retention_ttl_ms(
+    cfg: *mut mooncake_meta_config,
+    ttl_ms: u64,
+    err: *mut *mut mooncake_meta_error,
+) -> mooncake_meta_status {
+    // SAFETY: the caller upholds the documented contract.
+    unsafe {
+        update(
+            "mooncake_meta_config_set_max_group_retention_ttl_ms",
+            cfg,
+            err,
+            |c| {
+                c.max_group_retention_ttl_ms = ttl_ms;
+                Ok(())
+            },
+        )
+    }
+}
+
+/// Sets how many groups may be actively retained at once (default 65536;
+/// must be >= 1, checked at validation). A count the platform's `size_t`
+/// cannot hold is `MOONCAKE_META_INVALID_PARAMS`.
+///
+/// Ownership: `cfg` stays owned by the caller.
+/// Thread safety: may run concurrently with any call on `cfg` but `_free`.
+///
+/// # Safety
+/// `cfg` must be NULL or a live configuration; `err` must be NULL or valid
+/// for writing one pointer.
+#[no_mangle]
+pub unsafe extern "C" fn mooncake_meta_config_set_max_retained_groups(
+    cfg: *mut mooncake_meta_config,
+    max_groups: u64,
+    err: *mut *mut mooncake_meta_error,
+) -> mooncake_meta_status {
+    // SAFETY: the caller upholds the documented contract.
+    unsafe {
+        update(
+            "mooncake_meta_config_set_max_retained_groups",
+            cfg,
+            err,
+            |c| {
+                c.max_retained_groups = usize::try_from(max_groups).map_err(|_| {
+                    Error::invalid(format!(
+                        "max_retained_groups {max_groups} does not fit in size_t"
+                    ))
+                })?;
+                Ok(())
+            },
+        )
+    }
+}
+
 /// Sets the number of metadata shards (default 1024; valid range
 /// [1, 1048576], checked at validation). A count the platform's `size_t`
 /// cannot hold is `MOONCAKE_META_INVALID_PARAMS`.
@@ -612,6 +675,11 @@ mod tests {
             );
             assert_eq!(mooncake_meta_config_set_sweep_interval_ms(cfg, 8, e), 0);
             assert_eq!(mooncake_meta_config_set_shard_count(cfg, 9, e), 0);
+            assert_eq!(
+                mooncake_meta_config_set_max_group_retention_ttl_ms(cfg, 11, e),
+                0
+            );
+            assert_eq!(mooncake_meta_config_set_max_retained_groups(cfg, 12, e), 0);
             assert_eq!(mooncake_meta_config_set_manual_clock(cfg, 10, e), 0);
             let want = MasterConfig {
                 default_kv_lease_ttl_ms: 1,
@@ -622,6 +690,8 @@ mod tests {
                 eviction_high_watermark_ratio: 0.5,
                 put_start_discard_timeout_ms: 4,
                 put_start_release_timeout_ms: 5,
+                max_group_retention_ttl_ms: 11,
+                max_retained_groups: 12,
                 soft_pin_cleanup_interval_ms: 6,
                 eviction_check_interval_ms: 7,
                 sweep_interval_ms: 8,
@@ -656,7 +726,7 @@ mod tests {
     #[test]
     fn rules_between_fields_are_checked_by_validate() {
         type Setter = fn(*mut mooncake_meta_config) -> mooncake_meta_status;
-        let cases: [(&str, Setter); 4] = [
+        let cases: [(&str, Setter); 6] = [
             ("default_kv_soft_pin_ttl", |c| unsafe {
                 mooncake_meta_config_set_default_kv_soft_pin_ttl_ms(c, 86_400_001, ptr::null_mut())
             }),
@@ -665,6 +735,12 @@ mod tests {
             }),
             ("shard_count", |c| unsafe {
                 mooncake_meta_config_set_shard_count(c, 0, ptr::null_mut())
+            }),
+            ("max_group_retention_ttl", |c| unsafe {
+                mooncake_meta_config_set_max_group_retention_ttl_ms(c, 0, ptr::null_mut())
+            }),
+            ("max_retained_groups", |c| unsafe {
+                mooncake_meta_config_set_max_retained_groups(c, 0, ptr::null_mut())
             }),
             ("MAX_INSTANT", |c| unsafe {
                 mooncake_meta_config_set_manual_clock(c, MAX_INSTANT, ptr::null_mut())

@@ -44,6 +44,8 @@ pub mod bytes;
 
 pub mod soft_pin;
 
+pub mod group_retention;
+
 pub mod maintenance;
 
 pub mod metrics;

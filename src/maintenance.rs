@@ -77,7 +77,8 @@ pub struct mooncake_meta_eviction_report {
     pub evicted: u64,
     /// Bytes freed by those evictions.
     pub evicted_bytes: u64,
-    /// Of `evicted`, those taken by the second pass while actively pinned.
+    /// Of `evicted`, those taken by the second pass while protected (own
+    /// soft pin active, or group retention active).
     pub evicted_pinned: u64,
     /// Discarded buffers released by this run.
     pub discarded_released: u64,

@@ -75,9 +75,13 @@ pub struct mooncake_meta_metrics_snapshot {
     /// in ms (`master_clock_skew_ms`). A wall-clock step moves this, never a
     /// lifetime.
     pub clock_skew_ms: i64,
+    /// Version 3: groups with a committed retention deadline
+    /// (`master_retained_group_count`; converges to the actively retained
+    /// ones within one cleanup interval).
+    pub retained_group_count: u64,
 }
 // Version 1: 8 + 23 * 8 = 192 bytes on every target; frozen. Version 2
-// appends clock_skew_ms (200 bytes).
+// appends clock_skew_ms (200 bytes), version 3 retained_group_count (208).
 size_versioned!(mooncake_meta_metrics_snapshot, v1_size = 192);
 
 impl From<MetricsSnapshot> for mooncake_meta_metrics_snapshot {
@@ -109,6 +113,7 @@ impl From<MetricsSnapshot> for mooncake_meta_metrics_snapshot {
             swept_writes: s.swept_writes,
             segment_count: s.segments.len() as u64,
             clock_skew_ms: s.clock_skew_ms,
+            retained_group_count: s.retained_group_count,
         }
     }
 }

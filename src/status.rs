@@ -1,6 +1,6 @@
 //! Status codes: the one place where an [`ErrorKind`] becomes a number.
 //! Values are upstream Mooncake's `ErrorCode`s plus the library's reserved
-//! block −9001..−9008 (docs/CONTRACT.md §3); they never change once released.
+//! block −9001..−9009 (docs/CONTRACT.md §3); they never change once released.
 
 use mooncake_meta_core::error::ErrorKind;
 use std::collections::HashMap;
@@ -72,6 +72,9 @@ pub const MOONCAKE_META_PANIC: mooncake_meta_status = -9006;
 pub const MOONCAKE_META_STALE_WRITE_TOKEN: mooncake_meta_status = -9007;
 /// Manual-clock call on a system-clock master, or setting the clock backwards.
 pub const MOONCAKE_META_CLOCK_UNSUPPORTED: mooncake_meta_status = -9008;
+/// A group that is not retained cannot be: `max_retained_groups` groups are
+/// (retained groups may still extend).
+pub const MOONCAKE_META_GROUP_RETENTION_FULL: mooncake_meta_status = -9009;
 
 /// The status code of an error kind. Exhaustive: a new kind does not compile
 /// until it has a code.
@@ -104,6 +107,7 @@ pub(crate) const fn code_of(kind: ErrorKind) -> mooncake_meta_status {
         ErrorKind::Panic => MOONCAKE_META_PANIC,
         ErrorKind::StaleWriteToken => MOONCAKE_META_STALE_WRITE_TOKEN,
         ErrorKind::ClockUnsupported => MOONCAKE_META_CLOCK_UNSUPPORTED,
+        ErrorKind::GroupRetentionFull => MOONCAKE_META_GROUP_RETENTION_FULL,
     }
 }
 
@@ -148,7 +152,7 @@ mod tests {
     use std::collections::HashSet;
 
     /// docs/CONTRACT.md §3.2, copied literally: the codes are part of the ABI.
-    const CONTRACT: [(&str, i32); 27] = [
+    const CONTRACT: [(&str, i32); 28] = [
         ("INTERNAL_ERROR", -1),
         ("SEGMENT_NOT_FOUND", -101),
         ("SEGMENT_ALREADY_EXISTS", -102),
@@ -176,6 +180,7 @@ mod tests {
         ("PANIC", -9006),
         ("STALE_WRITE_TOKEN", -9007),
         ("CLOCK_UNSUPPORTED", -9008),
+        ("GROUP_RETENTION_FULL", -9009),
     ];
 
     // §3.2: every kind has its own negative code, and the code leads back to it.

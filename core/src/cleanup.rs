@@ -13,6 +13,9 @@
 //! index, and the pins it names belong to the state the restore replaced).
 //! The gauge is decremented under the same shard lock as the clears it
 //! counts, so the restore's gauge reset never lands between the two.
+//!
+//! The same cycle then drains the group-retention index (`retention.rs`);
+//! its figures are not part of [`CleanupStats`], which counts soft pins.
 
 use crate::clock::Instant;
 use crate::master::{MasterCore, CLEANUP_BATCH};
@@ -67,6 +70,9 @@ impl MasterCore {
                 break;
             }
         }
+        // Group retention deadlines expire in the same cycle, through their
+        // own index (same batches, same exact-deadline rule).
+        self.cleanup_retention_at(at);
         // Lock-free read: stats() would take the index mutex once more.
         stats.longest_index_hold_ns = self.index.longest_hold_ns();
         stats.duration_ns = started.elapsed().as_nanos() as u64;

@@ -31,6 +31,10 @@ pub struct MasterConfig {
     pub put_start_discard_timeout_ms: u64,
     /// Discarded buffers are held this long; stale writes are swept after it.
     pub put_start_release_timeout_ms: u64,
+    /// Largest accepted group-retention TTL (> 0).
+    pub max_group_retention_ttl_ms: u64,
+    /// Most groups actively retained at once (≥ 1).
+    pub max_retained_groups: usize,
     /// Soft-pin expiration cleanup period; 0 = off.
     pub soft_pin_cleanup_interval_ms: u64,
     /// Eviction check period; 0 = off.
@@ -54,6 +58,8 @@ impl Default for MasterConfig {
             eviction_high_watermark_ratio: 0.90,
             put_start_discard_timeout_ms: 30_000,
             put_start_release_timeout_ms: 600_000,
+            max_group_retention_ttl_ms: 86_400_000,
+            max_retained_groups: 65_536,
             soft_pin_cleanup_interval_ms: 1_000,
             eviction_check_interval_ms: 10,
             sweep_interval_ms: 1_000,
@@ -97,6 +103,7 @@ impl MasterConfig {
             ),
             ("eviction_check_interval", self.eviction_check_interval_ms),
             ("sweep_interval", self.sweep_interval_ms),
+            ("max_group_retention_ttl", self.max_group_retention_ttl_ms),
         ] {
             if ms > MAX_DURATION_MS {
                 return Err(Error::invalid(format!(
@@ -128,6 +135,16 @@ impl MasterConfig {
                 self.put_start_release_timeout_ms, self.put_start_discard_timeout_ms
             )));
         }
+        if self.max_group_retention_ttl_ms == 0 {
+            return Err(Error::invalid(
+                "max_group_retention_ttl must be > 0 ms".to_string(),
+            ));
+        }
+        if self.max_retained_groups == 0 {
+            return Err(Error::invalid(
+                "max_retained_groups must be >= 1".to_string(),
+            ));
+        }
         if self.shard_count == 0 || self.shard_count > 1 << 20 {
             return Err(Error::invalid(format!(
                 "shard_count {} must be in [1, 1048576]",
@@ -150,6 +167,8 @@ mod tests {
         assert_eq!(c.max_kv_soft_pin_ttl_ms, 24 * 3600 * 1000);
         assert_eq!(c.default_kv_soft_pin_ttl_ms, 30 * 60 * 1000);
         assert_eq!(c.shard_count, 1024);
+        assert_eq!(c.max_group_retention_ttl_ms, 24 * 3600 * 1000);
+        assert_eq!(c.max_retained_groups, 65_536);
     }
 
     #[test]
@@ -183,6 +202,14 @@ mod tests {
             },
             MasterConfig {
                 shard_count: 0,
+                ..Default::default()
+            },
+            MasterConfig {
+                max_group_retention_ttl_ms: 0,
+                ..Default::default()
+            },
+            MasterConfig {
+                max_retained_groups: 0,
                 ..Default::default()
             },
         ] {

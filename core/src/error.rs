@@ -6,7 +6,8 @@ use std::borrow::Cow;
 use std::fmt;
 
 /// What went wrong. Names follow upstream Mooncake's `ErrorCode`; the library
-/// additions (boundary problems, stale write tokens, clock misuse) come last.
+/// additions (boundary problems, stale write tokens, clock misuse, a full
+/// group-retention registry) come last.
 ///
 /// Deliberately exhaustive: the C-ABI crate maps every kind to a status code
 /// with an exhaustive match, so a new kind cannot ship without its code.
@@ -42,11 +43,13 @@ pub enum ErrorKind {
     Panic,
     StaleWriteToken,
     ClockUnsupported,
+    /// A new group cannot be retained: `max_retained_groups` groups are.
+    GroupRetentionFull,
 }
 
 impl ErrorKind {
     /// Every kind, for exhaustive tables (code mapping tests, docs).
-    pub const ALL: [ErrorKind; 27] = [
+    pub const ALL: [ErrorKind; 28] = [
         ErrorKind::Internal,
         ErrorKind::SegmentNotFound,
         ErrorKind::SegmentAlreadyExists,
@@ -74,6 +77,7 @@ impl ErrorKind {
         ErrorKind::Panic,
         ErrorKind::StaleWriteToken,
         ErrorKind::ClockUnsupported,
+        ErrorKind::GroupRetentionFull,
     ];
 
     /// Upper-case upstream-style name (`OBJECT_NOT_FOUND`).
@@ -106,6 +110,7 @@ impl ErrorKind {
             ErrorKind::Panic => "PANIC",
             ErrorKind::StaleWriteToken => "STALE_WRITE_TOKEN",
             ErrorKind::ClockUnsupported => "CLOCK_UNSUPPORTED",
+            ErrorKind::GroupRetentionFull => "GROUP_RETENTION_FULL",
         }
     }
 }

@@ -1,10 +1,13 @@
 //! Memory eviction (docs/CONTRACT.md §5, soft-pin parts §4.7). Candidates are
 //! collected holding one shard read lock at a time, ordered by (lease,
 //! creation sequence), then evicted one object (or one whole group) at a
-//! time. Soft pin is a priority hint evaluated as `now < deadline`: the
-//! first pass skips active pins, the second takes them only when
-//! `allow_evict_soft_pinned_objects`. Expired deadlines of examined
-//! candidates are normalised on the way.
+//! time. An object is *protected* when its own soft pin is active or its
+//! group's retention is active, each evaluated as `now < deadline` at
+//! eviction time: the first pass skips protected objects, the second takes
+//! unprotected ones first and protected ones only when
+//! `allow_evict_soft_pinned_objects`. Expired soft-pin deadlines of examined
+//! candidates are normalised on the way (retention deadlines are left to
+//! cleanup: they are not the objects').
 //!
 //! Candidates and group member lists are gathered without holding the
 //! locks eviction later acts under, and a restore may install a new state in
@@ -20,6 +23,7 @@ use crate::error::{Error, Result};
 use crate::group::Group;
 use crate::master::MasterCore;
 use crate::object::{Object, NO_DEADLINE};
+use crate::retention::retention_active;
 use crate::shard::ShardState;
 use crate::soft_pin::state::{is_active, Delta};
 use crate::types::{Pool, ReplicaKind};
@@ -37,7 +41,8 @@ pub struct EvictionReport {
     /// Objects whose memory replicas were freed.
     pub evicted: u64,
     pub evicted_bytes: u64,
-    /// Of `evicted`, those taken by the second pass while actively pinned.
+    /// Of `evicted`, those taken by the second pass while protected (own
+    /// soft pin active, or group retention active).
     pub evicted_pinned: u64,
     /// Discarded buffers released by this run (credited to the second pass).
     pub discarded_released: u64,
@@ -51,6 +56,7 @@ struct Candidate {
     seq: u64,
     hash: u64,
     shard: usize,
+    /// Protected: own soft pin or group retention active.
     pinned: bool,
     group: Option<Arc<Group>>,
     /// The state generation the candidate was seen in.
@@ -186,9 +192,12 @@ impl MasterCore {
 
     fn collect_candidates(&self, now: Instant, report: &mut EvictionReport) -> Vec<Candidate> {
         let mut out = Vec::new();
+        let any_retained = self.metrics.retained_groups.load(Ordering::Relaxed) > 0;
         for (si, shard) in self.shards.iter().enumerate() {
             let st = shard.state.read();
             let generation = self.generation();
+            // Lock order: the registry comes after the shards.
+            let retained = any_retained.then(|| self.retention.map.read());
             for obj in st.objects.iter() {
                 if obj.hard_pin || obj.evictable_memory().next().is_none() {
                     continue;
@@ -215,7 +224,12 @@ impl MasterCore {
                     seq: obj.seq,
                     hash: obj.hash,
                     shard: si,
-                    pinned: is_active(obj.committed(), now),
+                    pinned: is_active(obj.committed(), now)
+                        || obj.group.as_ref().is_some_and(|g| {
+                            retained
+                                .as_ref()
+                                .is_some_and(|r| retention_active(r, &g.id, now))
+                        }),
                     group: obj.group.clone(),
                     generation,
                 });
@@ -355,6 +369,12 @@ impl MasterCore {
             if !unchanged {
                 continue;
             }
+            // Evaluated now, under the members' locks: a retain since the
+            // candidates were collected protects the group from here on.
+            let retained = retention_active(&self.retention.map.read(), &g.id, now);
+            if retained && !allow_pinned {
+                return GroupOutcome::Evicted(0, 0, 0);
+            }
             let all_pass = located.iter().all(|(s, h, k)| {
                 let st = &guards.iter().find(|(i, _)| i == s).expect("locked").1;
                 st.find_scoped(*h, k).is_some_and(|o| {
@@ -376,7 +396,7 @@ impl MasterCore {
                 if obj.evictable_memory().next().is_none() {
                     continue;
                 }
-                pinned += is_active(obj.committed(), now) as u64;
+                pinned += (retained || is_active(obj.committed(), now)) as u64;
                 bytes += self.evict_object(st, *s, *h, k);
                 n += 1;
             }

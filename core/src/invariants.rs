@@ -12,6 +12,9 @@ impl MasterCore {
     /// Checks docs/CONTRACT.md §8; `Err` describes the first violation found.
     pub fn check_invariants(&self) -> Result<(), String> {
         let guards: Vec<_> = self.shards.iter().map(|s| s.state.read()).collect();
+        // Lock order: the retention registry after the shards, before the
+        // segment table.
+        self.check_retention_invariants()?;
         let table = self.segments.read();
         let regs = self.index.registrations();
         let idx = self.index.stats();
@@ -131,6 +134,7 @@ impl MasterCore {
                 idx.heap_len, idx.live
             ));
         }
+
         // Allocator: allocated bytes == live replica buffers + unreleased
         // discarded buffers, and the segment's own owner map agrees.
         for seg in table.iter() {

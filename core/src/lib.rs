@@ -49,6 +49,7 @@ mod metrics;
 mod object;
 mod ops;
 mod quiesce;
+mod retention;
 mod shard;
 
 pub use cleanup::CleanupStats;

@@ -9,10 +9,11 @@
 //! 0. the quiesce gate (`quiesce.rs`: the maintenance thread around a tick,
 //!    a test holding a guard) — held with no other lock;
 //! 1. metadata shard locks, several only in ascending index order;
-//! 2. the group domain (a group-shard mutex, then a group's member list);
+//! 2. the group domain (a group-shard mutex, then a group's member list),
+//!    then the group-retention registry (`retention.rs`);
 //! 3. the segment table `RwLock`;
 //! 4. one segment's allocator mutex;
-//! 5. the deadline-index mutex — last: nothing is acquired while it is held,
+//! 5. a deadline-index mutex (the objects' or the retention index's) — last: nothing is acquired while it is held,
 //!    and cleanup releases it before it takes any shard lock.
 //!
 //! The read path (Get/Exist) takes one shard read lock and touches only
@@ -93,6 +94,7 @@ pub struct MasterCore {
     pub(crate) segments: RwLock<SegmentTable>,
     pub(crate) groups: Groups,
     pub(crate) index: DeadlineIndex,
+    pub(crate) retention: crate::retention::Retention,
     pub(crate) metrics: Metrics,
     pub(crate) next_replica_id: AtomicU64,
     pub(crate) next_token: AtomicU64,
@@ -127,6 +129,7 @@ impl MasterCore {
             shards,
             segments: RwLock::new(SegmentTable::new(seed)),
             index: DeadlineIndex::new(),
+            retention: crate::retention::Retention::new(),
             metrics: Metrics::default(),
             next_replica_id: AtomicU64::new(1),
             next_token: AtomicU64::new(1),

@@ -12,6 +12,8 @@ pub(crate) struct Metrics {
     pub keys: AtomicI64,
     /// `master_soft_pin_key_count`: live objects with a committed deadline.
     pub soft_pin_keys: AtomicI64,
+    /// `master_retained_group_count`: groups with a committed retention deadline.
+    pub retained_groups: AtomicI64,
     pub discarded_bytes: AtomicI64,
     pub put_start_failures: AtomicU64,
     pub eviction_attempts: AtomicU64,
@@ -65,6 +67,9 @@ pub struct MetricsSnapshot {
     /// `timeline − wall` in ms: how far the master's instants have drifted
     /// from the wall clock (a wall step moves this, never a lifetime).
     pub clock_skew_ms: i64,
+    /// Groups with a committed retention deadline (converges to the
+    /// actively retained ones within one cleanup interval).
+    pub retained_group_count: u64,
     pub segments: Vec<SegmentUsage>,
 }
 
@@ -124,6 +129,7 @@ impl MasterCore {
             maintenance_task_panics: load(&m.maintenance_panics),
             swept_writes: load(&m.swept_writes),
             clock_skew_ms: self.clock.skew(),
+            retained_group_count: load_i(&m.retained_groups),
             segments,
         }
     }
@@ -144,6 +150,12 @@ impl MasterCore {
             "gauge",
             "Objects with a committed soft-pin deadline (converges within one cleanup interval).",
             s.soft_pin_key_count,
+        );
+        put(
+            "master_retained_group_count",
+            "gauge",
+            "Groups with a committed retention deadline (converges within one cleanup interval).",
+            s.retained_group_count,
         );
         put(
             "master_allocated_bytes",

@@ -161,6 +161,7 @@ fn snapshot_mounting_more_than_the_maximum_is_refused_and_changes_nothing() {
         next_object_seq: 1,
         segments: vec![seg("a", 1 << 63), seg("b", 1 << 63)],
         groups: vec![],
+        retention: vec![],
         objects: vec![],
     };
     let bytes = codec::encode(&img);

@@ -5,9 +5,10 @@
 mod snapshot_support;
 
 use mooncake_meta_core::snapshot::codec::{
-    decode, encode, peek_created_at, validate, FORMAT_VERSION, FORMAT_VERSION_1, HEADER_LEN, MAGIC,
+    decode, encode, peek_created_at, validate, FORMAT_VERSION, FORMAT_VERSION_1, FORMAT_VERSION_2,
+    HEADER_LEN, MAGIC,
 };
-use mooncake_meta_core::snapshot::image::{ObjectRecord, SnapshotImage};
+use mooncake_meta_core::snapshot::image::{ObjectRecord, RetentionRecord, SnapshotImage};
 use mooncake_meta_core::{ErrorKind, MAX_INSTANT};
 use snapshot_support::*;
 
@@ -109,6 +110,7 @@ fn small_image() -> SnapshotImage {
         next_object_seq: 2,
         segments: vec![segment("s", MEMORY, 100, 50)],
         groups: vec![group("t", "g", 5)],
+        retention: vec![],
         objects: vec![ObjectRecord {
             tenant: "t".into(),
             key: "k".into(),
@@ -202,11 +204,137 @@ fn format_2_layout_carries_the_wall_after_the_counters() {
     let mut v2 = v1[..32].to_vec();
     v2.extend_from_slice(&0x5A11u64.to_le_bytes());
     v2.extend_from_slice(&v1[32..]);
-    assert_eq!(&bytes[8..12], &FORMAT_VERSION.to_le_bytes());
-    assert_eq!(FORMAT_VERSION, 2);
+    assert_eq!(&bytes[8..12], &FORMAT_VERSION_2.to_le_bytes());
+    assert_eq!(FORMAT_VERSION_2, 2);
     assert_eq!(&bytes[HEADER_LEN..], &v2[..]);
     assert_eq!(decode(&bytes).unwrap(), img);
     assert_eq!(peek_created_at(&bytes).unwrap(), 7);
+}
+
+fn retained(tenant: &str, group: &str, deadline: u64) -> RetentionRecord {
+    RetentionRecord {
+        tenant: tenant.into(),
+        group: group.into(),
+        deadline,
+    }
+}
+
+/// Bytes of `small_image`'s payload up to the end of its group list: the
+/// counters (32), one segment (8 + 30) and one group (8 + 18).
+const SMALL_GROUPS_END: usize = 32 + 38 + 26;
+
+/// Format 3 is format 2 with the wall as opt<u64> and the retention list
+/// (count, then tenant str, group str, deadline u64 each) after the groups.
+#[test]
+fn format_3_layout_carries_retention_after_the_groups() {
+    let img = SnapshotImage {
+        wall_at_capture: Some(0x5A11),
+        retention: vec![retained("t", "g", 77), retained("t", "h", MAX_INSTANT)],
+        ..small_image()
+    };
+    let bytes = encode(&img);
+    let v1 = small_payload(SMALL);
+    let mut v3 = v1[..32].to_vec();
+    v3.push(1);
+    v3.extend_from_slice(&0x5A11u64.to_le_bytes());
+    v3.extend_from_slice(&v1[32..SMALL_GROUPS_END]);
+    let list = P::default()
+        .u64(2)
+        .str("t")
+        .str("g")
+        .u64(77)
+        .str("t")
+        .str("h")
+        .u64(MAX_INSTANT);
+    v3.extend_from_slice(&list.0);
+    v3.extend_from_slice(&v1[SMALL_GROUPS_END..]);
+    assert_eq!(&bytes[8..12], &FORMAT_VERSION.to_le_bytes());
+    assert_eq!(FORMAT_VERSION, 3);
+    assert_eq!(&bytes[HEADER_LEN..], &v3[..]);
+    assert_round_trip(&img);
+    assert_eq!(decode(&bytes).unwrap(), img);
+}
+
+#[test]
+fn format_3_without_a_wall_record_round_trips() {
+    let img = SnapshotImage {
+        retention: vec![retained("t", "g", 77)],
+        ..small_image()
+    };
+    let bytes = encode(&img);
+    assert_eq!(&bytes[8..12], &FORMAT_VERSION.to_le_bytes());
+    assert_eq!(bytes[HEADER_LEN + 32], 0, "wall tag: none");
+    assert_round_trip(&img);
+}
+
+#[test]
+fn images_without_retention_keep_their_older_versions() {
+    let v1 = small_image();
+    assert_eq!(&encode(&v1)[8..12], &FORMAT_VERSION_1.to_le_bytes());
+    let v2 = SnapshotImage {
+        wall_at_capture: Some(3),
+        ..small_image()
+    };
+    assert_eq!(&encode(&v2)[8..12], &FORMAT_VERSION_2.to_le_bytes());
+    for img in [v1, v2] {
+        assert_round_trip(&img);
+    }
+}
+
+#[test]
+fn format_3_without_retention_is_not_canonical() {
+    // A format-3 header over a payload whose retention list is empty: such
+    // an image is only ever encoded as format 1 or 2.
+    let mut b = encode(&small_image())[..HEADER_LEN].to_vec();
+    b[8..12].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
+    let v1 = small_payload(SMALL);
+    b.extend_from_slice(&v1[..32]);
+    b.push(0);
+    b.extend_from_slice(&v1[32..SMALL_GROUPS_END]);
+    b.extend_from_slice(&0u64.to_le_bytes());
+    b.extend_from_slice(&v1[SMALL_GROUPS_END..]);
+    reframe(&mut b);
+    rejected(&b, "without retention deadlines");
+}
+
+#[test]
+fn format_3_retention_records_are_validated() {
+    for (bad, needle) in [
+        (vec![retained("", "g", 1)], "tenant is empty"),
+        (vec![retained("t", "", 1)], "group is empty"),
+        (vec![retained("t", "a\0b", 1)], "contains NUL"),
+        (
+            vec![retained("t", "g", MAX_INSTANT + 1)],
+            "beyond MAX_INSTANT",
+        ),
+        (
+            vec![retained("t", "g", 1), retained("t", "g", 2)],
+            "duplicate",
+        ),
+        (
+            vec![retained("t", "h", 1), retained("t", "g", 2)],
+            "not sorted",
+        ),
+    ] {
+        let img = SnapshotImage {
+            retention: bad,
+            ..small_image()
+        };
+        rejected(&encode(&img), needle);
+    }
+}
+
+#[test]
+fn format_3_truncated_inside_the_retention_list_is_rejected() {
+    let img = SnapshotImage {
+        retention: vec![retained("t", "g", 77)],
+        ..small_image()
+    };
+    let bytes = encode(&img);
+    // Cut after the retention count: the count claims more than follows.
+    let mut b = bytes[..HEADER_LEN + 33 + SMALL_GROUPS_END - 32 + 8].to_vec();
+    reframe(&mut b);
+    rejected(&b, "retention list");
 }
 
 #[test]
@@ -273,8 +401,8 @@ fn bad_magic_is_rejected() {
 #[test]
 fn unknown_version_is_rejected() {
     let mut b = encode(&small_image());
-    b[8..12].copy_from_slice(&3u32.to_le_bytes());
-    rejected(&b, "unsupported snapshot format version 3");
+    b[8..12].copy_from_slice(&4u32.to_le_bytes());
+    rejected(&b, "unsupported snapshot format version 4");
     b[8..12].copy_from_slice(&0u32.to_le_bytes());
     rejected(&b, "version 0");
 }

@@ -90,6 +90,8 @@ fn fixture_image() -> SnapshotImage {
     SnapshotImage {
         created_at: T + 60_000,
         wall_at_capture: None,
+        // Format 1 has no retention deadlines (added with format 3).
+        retention: Vec::new(),
         next_replica_id: 50,
         next_write_token: 200,
         next_object_seq: 40,

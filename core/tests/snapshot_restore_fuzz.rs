@@ -380,7 +380,7 @@ fn reframe(b: &mut [u8]) {
 fn frame_ok(b: &[u8]) -> bool {
     b.len() >= HEADER_LEN
         && b[..8] == MAGIC
-        && (b[8..12] == FORMAT_VERSION.to_le_bytes() || b[8..12] == FORMAT_VERSION_1.to_le_bytes())
+        && (FORMAT_VERSION_1..=FORMAT_VERSION).any(|v| b[8..12] == v.to_le_bytes())
         && b[12..16] == [0; 4]
         && b[16..24] == ((b.len() - HEADER_LEN) as u64).to_le_bytes()
         && b[24..28] == crc32fast::hash(&b[HEADER_LEN..]).to_le_bytes()

@@ -105,6 +105,8 @@ fn config() -> MasterConfig {
         eviction_high_watermark_ratio: 0.8,
         put_start_discard_timeout_ms: 30,
         put_start_release_timeout_ms: 100,
+        max_group_retention_ttl_ms: 86_400_000,
+        max_retained_groups: 65_536,
         soft_pin_cleanup_interval_ms: 5,
         eviction_check_interval_ms: 5,
         sweep_interval_ms: 20,

@@ -387,7 +387,8 @@ pub struct mooncake_meta_eviction_report {
     pub evicted: u64,
     /// Bytes freed by those evictions.
     pub evicted_bytes: u64,
-    /// Of `evicted`, those taken by the second pass while actively pinned.
+    /// Of `evicted`, those taken by the second pass while protected (own
+    /// soft pin active, or group retention active).
     pub evicted_pinned: u64,
     /// Discarded buffers released by this run.
     pub discarded_released: u64,
@@ -476,6 +477,10 @@ pub struct mooncake_meta_metrics_snapshot {
     /// in ms (`master_clock_skew_ms`). A wall-clock step moves this, never a
     /// lifetime.
     pub clock_skew_ms: i64,
+    /// Version 3: groups with a committed retention deadline
+    /// (`master_retained_group_count`; converges to the actively retained
+    /// ones within one cleanup interval).
+    pub retained_group_count: u64,
 }
 
 impl Default for mooncake_meta_metrics_snapshot {
@@ -508,6 +513,7 @@ impl Default for mooncake_meta_metrics_snapshot {
             swept_writes: 0,
             segment_count: 0,
             clock_skew_ms: 0,
+            retained_group_count: 0,
         }
     }
 }
@@ -655,6 +661,10 @@ pub const MOONCAKE_META_STALE_WRITE_TOKEN: mooncake_meta_status = -9007;
 
 /// Manual-clock call on a system-clock master, or setting the clock backwards.
 pub const MOONCAKE_META_CLOCK_UNSUPPORTED: mooncake_meta_status = -9008;
+
+/// A group that is not retained cannot be: `max_retained_groups` groups are
+/// (retained groups may still extend).
+pub const MOONCAKE_META_GROUP_RETENTION_FULL: mooncake_meta_status = -9009;
 
 extern "C" {
     /// The upper-case name of a status code without the prefix (`"OK"`,
@@ -922,6 +932,37 @@ extern "C" {
     pub fn mooncake_meta_config_set_sweep_interval_ms(
         cfg: *mut mooncake_meta_config,
         interval_ms: u64,
+        err: *mut *mut mooncake_meta_error,
+    ) -> mooncake_meta_status;
+
+    /// Sets the largest TTL `mooncake_meta_retain_groups` accepts, in
+    /// milliseconds (default 86400000; must be > 0, checked at validation).
+    ///
+    /// Ownership: `cfg` stays owned by the caller.
+    /// Thread safety: may run concurrently with any call on `cfg` but `_free`.
+    ///
+    /// # Safety
+    /// `cfg` must be NULL or a live configuration; `err` must be NULL or valid
+    /// for writing one pointer.
+    pub fn mooncake_meta_config_set_max_group_retention_ttl_ms(
+        cfg: *mut mooncake_meta_config,
+        ttl_ms: u64,
+        err: *mut *mut mooncake_meta_error,
+    ) -> mooncake_meta_status;
+
+    /// Sets how many groups may be actively retained at once (default 65536;
+    /// must be >= 1, checked at validation). A count the platform's `size_t`
+    /// cannot hold is `MOONCAKE_META_INVALID_PARAMS`.
+    ///
+    /// Ownership: `cfg` stays owned by the caller.
+    /// Thread safety: may run concurrently with any call on `cfg` but `_free`.
+    ///
+    /// # Safety
+    /// `cfg` must be NULL or a live configuration; `err` must be NULL or valid
+    /// for writing one pointer.
+    pub fn mooncake_meta_config_set_max_retained_groups(
+        cfg: *mut mooncake_meta_config,
+        max_groups: u64,
         err: *mut *mut mooncake_meta_error,
     ) -> mooncake_meta_status;
 
@@ -2221,6 +2262,90 @@ extern "C" {
     /// `m` NULL or a live master; `err` NULL or valid for writing one pointer.
     pub fn mooncake_meta_check_invariants(
         m: *const mooncake_meta_master,
+        err: *mut *mut mooncake_meta_error,
+    ) -> mooncake_meta_status;
+
+    /// Retains each of the `count` groups of `tenant` for `ttl_ms`
+    /// milliseconds: a group's deadline becomes `max(its active deadline, now +
+    /// ttl_ms)` (saturating at `MAX_INSTANT`; an expired deadline counts as
+    /// none), so a repeat extends and never shortens. The deadline is the
+    /// group's own: no member's soft pin changes, and no read, write or member
+    /// operation moves it. Groups need no member, before or after.
+    ///
+    /// On `MOONCAKE_META_OK`, `out_statuses[i]` is group i's status and
+    /// `out_deadlines[i]` its deadline after the call (0 when its status is
+    /// not OK). Any other return refuses the whole call (see the module
+    /// contract: TTL 0 or above `max_group_retention_ttl_ms` is
+    /// `MOONCAKE_META_INVALID_PARAMS`), with nothing changed and neither array
+    /// written.
+    ///
+    /// Ownership: nothing is transferred; the arrays are the caller's.
+    /// Thread safety: may be called concurrently with any call but `_free`;
+    /// the groups of one call are retained under one lock, in order.
+    ///
+    /// # Safety
+    /// `m` NULL or a live master; `tenant` NULL or valid for `tenant_len`
+    /// bytes; `groups` and `group_lens` NULL (only with `count` 0) or valid for
+    /// `count` elements, each id valid for its length; `out_statuses` and
+    /// `out_deadlines` NULL (only with `count` 0) or valid for writing `count`
+    /// elements; `err` NULL or valid for writing one pointer.
+    pub fn mooncake_meta_retain_groups(
+        m: *const mooncake_meta_master,
+        tenant: *const c_char,
+        tenant_len: usize,
+        groups: *const *const c_char,
+        group_lens: *const usize,
+        count: usize,
+        ttl_ms: u64,
+        out_statuses: *mut i32,
+        out_deadlines: *mut u64,
+        err: *mut *mut mooncake_meta_error,
+    ) -> mooncake_meta_status;
+
+    /// Ends the retention of each of the `count` groups of `tenant` now.
+    /// Releasing a group that is not retained is OK and changes nothing.
+    ///
+    /// On `MOONCAKE_META_OK`, `out_statuses[i]` is group i's status
+    /// (`MOONCAKE_META_INVALID_PARAMS` for an empty or NUL-containing id). Any
+    /// other return refuses the whole call with nothing changed and
+    /// `out_statuses` not written.
+    ///
+    /// Ownership: nothing is transferred; the array is the caller's.
+    /// Thread safety: may be called concurrently with any call but `_free`.
+    ///
+    /// # Safety
+    /// As `mooncake_meta_retain_groups` (without `out_deadlines`).
+    pub fn mooncake_meta_release_groups(
+        m: *const mooncake_meta_master,
+        tenant: *const c_char,
+        tenant_len: usize,
+        groups: *const *const c_char,
+        group_lens: *const usize,
+        count: usize,
+        out_statuses: *mut i32,
+        err: *mut *mut mooncake_meta_error,
+    ) -> mooncake_meta_status;
+
+    /// A group's active retention deadline: `*out_has` = 1 and `*out_deadline`
+    /// = the deadline, or `*out_has` = 0 and `*out_deadline` = 0 when the group
+    /// is not retained or its deadline has passed. An empty or NUL-containing
+    /// group id is `MOONCAKE_META_INVALID_PARAMS`. Changes nothing.
+    ///
+    /// Ownership: nothing is transferred; strings are only read during the call.
+    /// Thread safety: may be called concurrently with any call but `_free`.
+    ///
+    /// # Safety
+    /// `m` NULL or a live master; `tenant`/`group` NULL or valid for their
+    /// lengths; `out_has` valid for writing an `int`, `out_deadline` for a
+    /// `uint64_t`; `err` NULL or valid for writing one pointer.
+    pub fn mooncake_meta_group_retention_deadline(
+        m: *const mooncake_meta_master,
+        tenant: *const c_char,
+        tenant_len: usize,
+        group: *const c_char,
+        group_len: usize,
+        out_has: *mut c_int,
+        out_deadline: *mut u64,
         err: *mut *mut mooncake_meta_error,
     ) -> mooncake_meta_status;
 

@@ -82,6 +82,7 @@ mod checks {
         pub use mooncake_meta::status::MOONCAKE_META_PANIC;
         pub use mooncake_meta::status::MOONCAKE_META_STALE_WRITE_TOKEN;
         pub use mooncake_meta::status::MOONCAKE_META_CLOCK_UNSUPPORTED;
+        pub use mooncake_meta::status::MOONCAKE_META_GROUP_RETENTION_FULL;
         pub use mooncake_meta::status::mooncake_meta_status_name;
         pub use mooncake_meta::version::mooncake_meta_version;
         pub use mooncake_meta::version::mooncake_meta_abi_version;
@@ -102,6 +103,8 @@ mod checks {
         pub use mooncake_meta::config::mooncake_meta_config_set_soft_pin_cleanup_interval_ms;
         pub use mooncake_meta::config::mooncake_meta_config_set_eviction_check_interval_ms;
         pub use mooncake_meta::config::mooncake_meta_config_set_sweep_interval_ms;
+        pub use mooncake_meta::config::mooncake_meta_config_set_max_group_retention_ttl_ms;
+        pub use mooncake_meta::config::mooncake_meta_config_set_max_retained_groups;
         pub use mooncake_meta::config::mooncake_meta_config_set_shard_count;
         pub use mooncake_meta::config::mooncake_meta_config_set_manual_clock;
         pub use mooncake_meta::config::mooncake_meta_config_set_system_clock;
@@ -161,6 +164,9 @@ mod checks {
         pub use mooncake_meta::soft_pin::mooncake_meta_has_pending_soft_pin;
         pub use mooncake_meta::soft_pin::mooncake_meta_index_sizes;
         pub use mooncake_meta::soft_pin::mooncake_meta_check_invariants;
+        pub use mooncake_meta::group_retention::mooncake_meta_retain_groups;
+        pub use mooncake_meta::group_retention::mooncake_meta_release_groups;
+        pub use mooncake_meta::group_retention::mooncake_meta_group_retention_deadline;
         pub use mooncake_meta::maintenance::mooncake_meta_run_cleanup;
         pub use mooncake_meta::maintenance::mooncake_meta_run_cleanup_at;
         pub use mooncake_meta::maintenance::mooncake_meta_run_eviction;
@@ -228,6 +234,7 @@ mod checks {
     const _: () = assert!(sys::MOONCAKE_META_PANIC == core_ffi::MOONCAKE_META_PANIC);
     const _: () = assert!(sys::MOONCAKE_META_STALE_WRITE_TOKEN == core_ffi::MOONCAKE_META_STALE_WRITE_TOKEN);
     const _: () = assert!(sys::MOONCAKE_META_CLOCK_UNSUPPORTED == core_ffi::MOONCAKE_META_CLOCK_UNSUPPORTED);
+    const _: () = assert!(sys::MOONCAKE_META_GROUP_RETENTION_FULL == core_ffi::MOONCAKE_META_GROUP_RETENTION_FULL);
 
     // Type aliases: the same type.
     fn alias_mooncake_meta_status(s: sys::mooncake_meta_status, c: core_ffi::mooncake_meta_status) -> (i32, i32) {
@@ -434,6 +441,7 @@ mod checks {
     const _: () = assert!(offset_of!(sys::mooncake_meta_metrics_snapshot, swept_writes) == offset_of!(core_ffi::mooncake_meta_metrics_snapshot, swept_writes));
     const _: () = assert!(offset_of!(sys::mooncake_meta_metrics_snapshot, segment_count) == offset_of!(core_ffi::mooncake_meta_metrics_snapshot, segment_count));
     const _: () = assert!(offset_of!(sys::mooncake_meta_metrics_snapshot, clock_skew_ms) == offset_of!(core_ffi::mooncake_meta_metrics_snapshot, clock_skew_ms));
+    const _: () = assert!(offset_of!(sys::mooncake_meta_metrics_snapshot, retained_group_count) == offset_of!(core_ffi::mooncake_meta_metrics_snapshot, retained_group_count));
     fn fields_of_mooncake_meta_metrics_snapshot(s: &sys::mooncake_meta_metrics_snapshot, c: &core_ffi::mooncake_meta_metrics_snapshot) {
         let _: &u32 = &s.struct_size;
         let _: &u32 = &c.struct_size;
@@ -487,6 +495,8 @@ mod checks {
         let _: &u64 = &c.segment_count;
         let _: &i64 = &s.clock_skew_ms;
         let _: &i64 = &c.clock_skew_ms;
+        let _: &u64 = &s.retained_group_count;
+        let _: &u64 = &c.retained_group_count;
     }
 
     // struct mooncake_meta_restore_report
@@ -591,6 +601,12 @@ mod checks {
         let s: unsafe extern "C" fn(*mut sys::mooncake_meta_config, u64, *mut *mut sys::mooncake_meta_error) -> sys::mooncake_meta_status = sys::mooncake_meta_config_set_sweep_interval_ms;
         let c: unsafe extern "C" fn(*mut core_ffi::mooncake_meta_config, u64, *mut *mut core_ffi::mooncake_meta_error) -> core_ffi::mooncake_meta_status = core_ffi::mooncake_meta_config_set_sweep_interval_ms;
         assert_eq!(s as usize, c as usize, "mooncake_meta_config_set_sweep_interval_ms");
+        let s: unsafe extern "C" fn(*mut sys::mooncake_meta_config, u64, *mut *mut sys::mooncake_meta_error) -> sys::mooncake_meta_status = sys::mooncake_meta_config_set_max_group_retention_ttl_ms;
+        let c: unsafe extern "C" fn(*mut core_ffi::mooncake_meta_config, u64, *mut *mut core_ffi::mooncake_meta_error) -> core_ffi::mooncake_meta_status = core_ffi::mooncake_meta_config_set_max_group_retention_ttl_ms;
+        assert_eq!(s as usize, c as usize, "mooncake_meta_config_set_max_group_retention_ttl_ms");
+        let s: unsafe extern "C" fn(*mut sys::mooncake_meta_config, u64, *mut *mut sys::mooncake_meta_error) -> sys::mooncake_meta_status = sys::mooncake_meta_config_set_max_retained_groups;
+        let c: unsafe extern "C" fn(*mut core_ffi::mooncake_meta_config, u64, *mut *mut core_ffi::mooncake_meta_error) -> core_ffi::mooncake_meta_status = core_ffi::mooncake_meta_config_set_max_retained_groups;
+        assert_eq!(s as usize, c as usize, "mooncake_meta_config_set_max_retained_groups");
         let s: unsafe extern "C" fn(*mut sys::mooncake_meta_config, u64, *mut *mut sys::mooncake_meta_error) -> sys::mooncake_meta_status = sys::mooncake_meta_config_set_shard_count;
         let c: unsafe extern "C" fn(*mut core_ffi::mooncake_meta_config, u64, *mut *mut core_ffi::mooncake_meta_error) -> core_ffi::mooncake_meta_status = core_ffi::mooncake_meta_config_set_shard_count;
         assert_eq!(s as usize, c as usize, "mooncake_meta_config_set_shard_count");
@@ -768,6 +784,15 @@ mod checks {
         let s: unsafe extern "C" fn(*const sys::mooncake_meta_master, *mut *mut sys::mooncake_meta_error) -> sys::mooncake_meta_status = sys::mooncake_meta_check_invariants;
         let c: unsafe extern "C" fn(*const core_ffi::mooncake_meta_master, *mut *mut core_ffi::mooncake_meta_error) -> core_ffi::mooncake_meta_status = core_ffi::mooncake_meta_check_invariants;
         assert_eq!(s as usize, c as usize, "mooncake_meta_check_invariants");
+        let s: unsafe extern "C" fn(*const sys::mooncake_meta_master, *const ::core::ffi::c_char, usize, *const *const ::core::ffi::c_char, *const usize, usize, u64, *mut i32, *mut u64, *mut *mut sys::mooncake_meta_error) -> sys::mooncake_meta_status = sys::mooncake_meta_retain_groups;
+        let c: unsafe extern "C" fn(*const core_ffi::mooncake_meta_master, *const ::core::ffi::c_char, usize, *const *const ::core::ffi::c_char, *const usize, usize, u64, *mut i32, *mut u64, *mut *mut core_ffi::mooncake_meta_error) -> core_ffi::mooncake_meta_status = core_ffi::mooncake_meta_retain_groups;
+        assert_eq!(s as usize, c as usize, "mooncake_meta_retain_groups");
+        let s: unsafe extern "C" fn(*const sys::mooncake_meta_master, *const ::core::ffi::c_char, usize, *const *const ::core::ffi::c_char, *const usize, usize, *mut i32, *mut *mut sys::mooncake_meta_error) -> sys::mooncake_meta_status = sys::mooncake_meta_release_groups;
+        let c: unsafe extern "C" fn(*const core_ffi::mooncake_meta_master, *const ::core::ffi::c_char, usize, *const *const ::core::ffi::c_char, *const usize, usize, *mut i32, *mut *mut core_ffi::mooncake_meta_error) -> core_ffi::mooncake_meta_status = core_ffi::mooncake_meta_release_groups;
+        assert_eq!(s as usize, c as usize, "mooncake_meta_release_groups");
+        let s: unsafe extern "C" fn(*const sys::mooncake_meta_master, *const ::core::ffi::c_char, usize, *const ::core::ffi::c_char, usize, *mut ::core::ffi::c_int, *mut u64, *mut *mut sys::mooncake_meta_error) -> sys::mooncake_meta_status = sys::mooncake_meta_group_retention_deadline;
+        let c: unsafe extern "C" fn(*const core_ffi::mooncake_meta_master, *const ::core::ffi::c_char, usize, *const ::core::ffi::c_char, usize, *mut ::core::ffi::c_int, *mut u64, *mut *mut core_ffi::mooncake_meta_error) -> core_ffi::mooncake_meta_status = core_ffi::mooncake_meta_group_retention_deadline;
+        assert_eq!(s as usize, c as usize, "mooncake_meta_group_retention_deadline");
         let s: unsafe extern "C" fn(*const sys::mooncake_meta_master, *mut sys::mooncake_meta_cleanup_stats, *mut *mut sys::mooncake_meta_error) -> sys::mooncake_meta_status = sys::mooncake_meta_run_cleanup;
         let c: unsafe extern "C" fn(*const core_ffi::mooncake_meta_master, *mut core_ffi::mooncake_meta_cleanup_stats, *mut *mut core_ffi::mooncake_meta_error) -> core_ffi::mooncake_meta_status = core_ffi::mooncake_meta_run_cleanup;
         assert_eq!(s as usize, c as usize, "mooncake_meta_run_cleanup");
@@ -816,6 +841,6 @@ mod checks {
         let s: unsafe extern "C" fn(*const sys::mooncake_meta_master, *const *const ::core::ffi::c_char, usize, *mut sys::mooncake_meta_restore_report, *mut *mut sys::mooncake_meta_error) -> sys::mooncake_meta_status = sys::mooncake_meta_restore_files;
         let c: unsafe extern "C" fn(*const core_ffi::mooncake_meta_master, *const *const ::core::ffi::c_char, usize, *mut core_ffi::mooncake_meta_restore_report, *mut *mut core_ffi::mooncake_meta_error) -> core_ffi::mooncake_meta_status = core_ffi::mooncake_meta_restore_files;
         assert_eq!(s as usize, c as usize, "mooncake_meta_restore_files");
-        // 95 functions
+        // 100 functions
     }
 }

@@ -42,7 +42,8 @@ mirrored!(
     clock,
     metrics,
     batches,
-    lifecycle
+    lifecycle,
+    retention
 );
 
 // The transcripts are not vacuous: a few values they must contain.
@@ -52,6 +53,14 @@ fn transcripts_carry_the_expected_values() {
     assert!(q.contains("deadline: Some(61500)"), "{q}");
     assert!(q.contains("deadline after 2nd End: Ok(Some(61500))"), "{q}");
     assert!(q.contains("deadline after cleanup: Ok(None)"), "{q}");
+    let r = via_sys::retention().join("\n");
+    assert!(
+        r.contains("deadline after a read: Ok(Some(1060000))"),
+        "{r}"
+    );
+    assert!(r.contains("GroupRetentionFull"), "{r}");
+    assert!(r.contains("restored bare: Ok(Some(1060000))"), "{r}");
+    assert!(r.contains("deadline after expiry: Ok(None)"), "{r}");
     let c = via_sys::clock().join("\n");
     assert!(c.contains("restore shift: -600000"), "{c}");
     let e = via_sys::errors().join("\n");

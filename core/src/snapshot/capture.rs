@@ -1,7 +1,9 @@
 //! Capture: a consistent cut of the master into a [`SnapshotImage`]. Every
 //! shard read lock (ascending) and the segment-table read lock are held
 //! while copying, so no buffer can be freed in one shard and reused in
-//! another within one image; reads keep running meanwhile.
+//! another within one image; reads keep running meanwhile. The group
+//! retention registry is read under the same hold (after the shards), so
+//! the image is one cut of objects and retention deadlines alike.
 
 use super::image::*;
 use crate::error::Result;
@@ -19,6 +21,7 @@ impl MasterCore {
     /// Captures the master into an image.
     pub fn capture(&self) -> SnapshotImage {
         let guards: Vec<_> = self.shards.iter().map(|s| s.state.read()).collect();
+        let retention = self.capture_retention();
         let table = self.segments.read();
         let mut segments: Vec<SegmentRecord> = table
             .iter()
@@ -105,6 +108,7 @@ impl MasterCore {
             next_object_seq: self.next_seq.load(Ordering::Acquire),
             segments,
             groups,
+            retention,
             objects,
         }
     }

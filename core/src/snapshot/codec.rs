@@ -1,4 +1,4 @@
-//! The snapshot file format, versions 1 and 2: [`encode`] turns a [`SnapshotImage`]
+//! The snapshot file format, versions 1 to 3: [`encode`] turns a [`SnapshotImage`]
 //! into canonical bytes, [`decode`] parses and [`validate`]s them, and
 //! [`peek_created_at`] reads just enough to order restore candidates.
 //!
@@ -25,12 +25,16 @@
 //!   crc32        u32       CRC-32 (IEEE) of the payload
 //! payload
 //!   created_at, next_replica_id, next_write_token, next_object_seq   u64 ×4
-//!   wall_at_capture u64   (version 2 on: the wall clock when created_at
-//!                          was read; version 1 has no such field)
+//!   wall_at_capture u64   (version 2: the wall clock when created_at was
+//!                          read; version 1 has no such field; version 3
+//!                          stores it as opt<u64>)
 //!   segment count u64, segments  strictly sorted by name
 //!     name str, owner u64, pool u8 (0 memory, 1 NOF_SSD), base u64, size u64
 //!   group count u64, groups      strictly sorted by (tenant, name)
 //!     tenant str, name str, lease u64
+//!   retention count u64, retention deadlines   (version 3 only; at least
+//!                          one) strictly sorted by (tenant, group)
+//!     tenant str, group str, deadline u64
 //!   object count u64, objects    strictly sorted by (tenant, key)
 //!     tenant str, key str, writer u64, size u64, put_start u64, lease u64,
 //!     soft_pin_deadline opt<u64>, hard_pin bool, group opt<str>, seq u64,
@@ -48,7 +52,9 @@
 //! ordering rules (checked by [`validate`]) each image has exactly one
 //! encoding.
 
-use super::image::{GroupRecord, LocationRecord, ObjectRecord, SegmentRecord, SnapshotImage};
+use super::image::{
+    GroupRecord, LocationRecord, ObjectRecord, RetentionRecord, SegmentRecord, SnapshotImage,
+};
 use crate::clock::MAX_INSTANT;
 use crate::error::{Error, ErrorKind, Result};
 use std::borrow::Cow;
@@ -60,12 +66,18 @@ use std::fmt;
 pub const MAGIC: [u8; 8] = *b"\x89MCMETA\n";
 
 /// The layout documented above. A new layout gets a new number and
-/// [`decode`] keeps reading every older one.
-pub const FORMAT_VERSION: u32 = 2;
+/// [`decode`] keeps reading every older one. An image is encoded in the
+/// oldest version that holds it: with retention deadlines in this one,
+/// otherwise with a wall record in [`FORMAT_VERSION_2`], otherwise in
+/// [`FORMAT_VERSION_1`], so `encode(decode(b)) == b` for every version.
+pub const FORMAT_VERSION: u32 = 3;
+
+/// Format 1 plus the wall clock at capture; no retention deadlines.
+pub const FORMAT_VERSION_2: u32 = 2;
 
 /// The first layout: no wall-clock record, so its instants restore verbatim.
-/// An image without `wall_at_capture` is encoded in it, so
-/// `encode(decode(b)) == b` holds for every version.
+/// An image without `wall_at_capture` and without retention deadlines is
+/// encoded in it.
 pub const FORMAT_VERSION_1: u32 = 1;
 
 /// Bytes before the payload.
@@ -77,6 +89,7 @@ const STR_MIN: usize = 4;
 const COUNTERS_LEN: usize = 4 * 8;
 const SEGMENT_MIN: usize = STR_MIN + 8 + 1 + 8 + 8;
 const GROUP_MIN: usize = 2 * STR_MIN + 8;
+const RETENTION_MIN: usize = 2 * STR_MIN + 8;
 const OBJECT_MIN: usize = 2 * STR_MIN + 4 * 8 + 1 + 1 + 1 + 2 * 8 + 4;
 const REPLICA_FIXED: usize = 8 + 1 + 1 + 1;
 const LOCAL_DISK_LEN: usize = 8;
@@ -91,6 +104,17 @@ pub(crate) fn fail(message: impl Into<Cow<'static, str>>) -> Error {
 
 // ---------------------------------------------------------------- encoding
 
+/// The version `image` is encoded in: the oldest that holds it.
+pub fn version_of(image: &SnapshotImage) -> u32 {
+    if !image.retention.is_empty() {
+        FORMAT_VERSION
+    } else if image.wall_at_capture.is_some() {
+        FORMAT_VERSION_2
+    } else {
+        FORMAT_VERSION_1
+    }
+}
+
 /// Serialises `image` canonically. The output is a pure function of the
 /// image; it is the only encoding [`decode`] accepts when the image passes
 /// [`validate`] (which encode does not call: capturing code validates in its
@@ -103,10 +127,8 @@ pub fn encode(image: &SnapshotImage) -> Vec<u8> {
     let payload_len = encoded_payload_len(image);
     let mut w = Writer(Vec::with_capacity(HEADER_LEN + payload_len));
     w.0.extend_from_slice(&MAGIC);
-    w.u32(match image.wall_at_capture {
-        Some(_) => FORMAT_VERSION,
-        None => FORMAT_VERSION_1,
-    });
+    let version = version_of(image);
+    w.u32(version);
     w.u32(0);
     w.u64(payload_len as u64);
     w.u32(0); // checksum, patched below once the payload is written
@@ -119,8 +141,14 @@ pub fn encode(image: &SnapshotImage) -> Vec<u8> {
     ] {
         w.u64(v);
     }
-    if let Some(wall) = image.wall_at_capture {
-        w.u64(wall);
+    match (version, image.wall_at_capture) {
+        (FORMAT_VERSION, None) => w.u8(0),
+        (FORMAT_VERSION, Some(wall)) => {
+            w.u8(1);
+            w.u64(wall);
+        }
+        (_, Some(wall)) => w.u64(wall),
+        (_, None) => {}
     }
     w.u64(image.segments.len() as u64);
     for s in &image.segments {
@@ -135,6 +163,14 @@ pub fn encode(image: &SnapshotImage) -> Vec<u8> {
         w.str(&g.tenant);
         w.str(&g.name);
         w.u64(g.lease);
+    }
+    if version == FORMAT_VERSION {
+        w.u64(image.retention.len() as u64);
+        for r in &image.retention {
+            w.str(&r.tenant);
+            w.str(&r.group);
+            w.u64(r.deadline);
+        }
     }
     w.u64(image.objects.len() as u64);
     for o in &image.objects {
@@ -198,13 +234,21 @@ fn encode_object(w: &mut Writer, o: &ObjectRecord) {
 
 /// Exact payload size, so encoding never reallocates (10^6 objects ≈ 100 MB).
 fn encoded_payload_len(image: &SnapshotImage) -> usize {
+    let version = version_of(image);
     let mut n = COUNTERS_LEN
         + 3 * 8
-        + if image.wall_at_capture.is_some() {
-            8
-        } else {
-            0
+        + match (version, image.wall_at_capture) {
+            (FORMAT_VERSION, w) => 1 + w.map_or(0, |_| 8),
+            (_, Some(_)) => 8,
+            (_, None) => 0,
         };
+    if version == FORMAT_VERSION {
+        n += 8 + image
+            .retention
+            .iter()
+            .map(|r| RETENTION_MIN + r.tenant.len() + r.group.len())
+            .sum::<usize>();
+    }
     n += image
         .segments
         .iter()
@@ -302,7 +346,7 @@ fn check_frame(bytes: &[u8]) -> Result<(u32, &[u8])> {
         )));
     }
     let version = u32_at(8);
-    if version != FORMAT_VERSION && version != FORMAT_VERSION_1 {
+    if !(FORMAT_VERSION_1..=FORMAT_VERSION).contains(&version) {
         return Err(fail(format!(
             "unsupported snapshot format version {version} (this build reads {FORMAT_VERSION_1} to {FORMAT_VERSION})"
         )));
@@ -348,7 +392,11 @@ fn parse_payload(payload: &[u8], version: u32) -> Result<SnapshotImage> {
     let next_object_seq = r.u64(At::new(c, "next_object_seq"))?;
     let wall_at_capture = match version {
         FORMAT_VERSION_1 => None,
-        _ => Some(r.u64(At::new(c, "wall_at_capture"))?),
+        FORMAT_VERSION_2 => Some(r.u64(At::new(c, "wall_at_capture"))?),
+        _ => match r.byte_upto(1, At::new(c, "wall_at_capture tag"))? {
+            0 => None,
+            _ => Some(r.u64(At::new(c, "wall_at_capture"))?),
+        },
     };
 
     let n = r.count_u64(SEGMENT_MIN, At::new(Item::List("segment"), "count"))?;
@@ -375,6 +423,28 @@ fn parse_payload(payload: &[u8], version: u32) -> Result<SnapshotImage> {
         });
     }
 
+    let mut retention = Vec::new();
+    if version == FORMAT_VERSION {
+        let at = At::new(Item::List("retention"), "count");
+        let n = r.count_u64(RETENTION_MIN, at)?;
+        if n == 0 {
+            return Err(fail(format!(
+                "format {FORMAT_VERSION} snapshot without retention deadlines, at byte {}: \
+                 such an image is encoded as format {FORMAT_VERSION_1} or {FORMAT_VERSION_2}",
+                r.offset() - 8
+            )));
+        }
+        retention.reserve_exact(n);
+        for i in 0..n {
+            let it = Item::Retention(i);
+            retention.push(RetentionRecord {
+                tenant: r.string(it, "tenant")?,
+                group: r.string(it, "group")?,
+                deadline: r.u64(At::new(it, "deadline"))?,
+            });
+        }
+    }
+
     let n = r.count_u64(OBJECT_MIN, At::new(Item::List("object"), "count"))?;
     let mut objects = Vec::with_capacity(n);
     for i in 0..n {
@@ -396,6 +466,7 @@ fn parse_payload(payload: &[u8], version: u32) -> Result<SnapshotImage> {
         next_object_seq,
         segments,
         groups,
+        retention,
         objects,
     })
 }
@@ -466,6 +537,7 @@ enum Item {
     List(&'static str),
     Segment(usize),
     Group(usize),
+    Retention(usize),
     Object(usize),
     Replica(usize, usize),
 }
@@ -477,6 +549,7 @@ impl fmt::Display for Item {
             Item::List(what) => write!(f, "{what} list"),
             Item::Segment(i) => write!(f, "segment {i}"),
             Item::Group(i) => write!(f, "group {i}"),
+            Item::Retention(i) => write!(f, "retention {i}"),
             Item::Object(i) => write!(f, "object {i}"),
             Item::Replica(i, j) => write!(f, "object {i} replica {j}"),
         }

@@ -23,6 +23,10 @@ pub struct SnapshotImage {
     pub segments: Vec<SegmentRecord>,
     /// Groups with their shared lease, sorted by (tenant, name).
     pub groups: Vec<GroupRecord>,
+    /// Committed group retention deadlines, sorted by (tenant, group)
+    /// (format 3 on; groups without members included). Independent of
+    /// `groups`: a retention may name a group that has no member.
+    pub retention: Vec<RetentionRecord>,
     /// Objects, sorted by (tenant, key).
     pub objects: Vec<ObjectRecord>,
 }
@@ -42,6 +46,14 @@ pub struct GroupRecord {
     pub tenant: String,
     pub name: String,
     pub lease: u64,
+}
+
+/// One group's committed retention deadline (saturated values included).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RetentionRecord {
+    pub tenant: String,
+    pub group: String,
+    pub deadline: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

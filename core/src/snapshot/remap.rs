@@ -27,6 +27,9 @@ pub fn shift_instants(image: &mut SnapshotImage, delta: i64) {
     for g in &mut image.groups {
         g.lease = remap_instant(g.lease, delta);
     }
+    for r in &mut image.retention {
+        r.deadline = remap_instant(r.deadline, delta);
+    }
     for o in &mut image.objects {
         o.put_start = remap_instant(o.put_start, delta);
         o.lease = remap_instant(o.lease, delta);

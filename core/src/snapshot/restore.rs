@@ -49,6 +49,8 @@ struct Staged {
     table: SegmentTable,
     groups: Vec<Arc<Group>>,
     registrations: Vec<(String, u32, u64)>,
+    /// Surviving active group retention deadlines (group id, deadline).
+    retention: Vec<(String, u64)>,
     keys: i64,
     counters: (u64, u64, u64),
 }
@@ -297,6 +299,30 @@ impl MasterCore {
             keys += 1;
         }
         report.objects_restored = keys as u64;
+        // Retention deadlines: expired ones are normalised, active ones
+        // (groups without members included) registered; the admission
+        // count is what survives, within max_retained_groups.
+        let retention: Vec<(String, u64)> = img
+            .retention
+            .iter()
+            .filter(|r| now < r.deadline)
+            .map(|r| {
+                (
+                    scoped(Key::scoped(&r.tenant, &r.group)).into_string(),
+                    r.deadline,
+                )
+            })
+            .collect();
+        if retention.len() > self.config.max_retained_groups {
+            return Err(Error::new(
+                ErrorKind::DeserializeFail,
+                format!(
+                    "{} active group retention deadlines exceed max_retained_groups ({})",
+                    retention.len(),
+                    self.config.max_retained_groups
+                ),
+            ));
+        }
         report.soft_pins_restored = registrations.len() as u64;
         let groups = groups
             .into_values()
@@ -313,6 +339,7 @@ impl MasterCore {
                 table,
                 groups,
                 registrations,
+                retention,
                 keys,
                 counters,
             },
@@ -323,8 +350,10 @@ impl MasterCore {
     /// Replaces the whole state under every lock, in lock order.
     fn install(&self, staged: Staged) {
         let mut guards: Vec<_> = self.shards.iter().map(|s| s.state.write()).collect();
-        // The group domain comes before the segment table in the lock order.
+        // The group domain comes before the segment table in the lock order,
+        // and the retention registry after it.
         self.groups.install(&self.hasher, staged.groups);
+        self.install_retention(staged.retention);
         let mut table = self.segments.write();
         for (g, st) in guards.iter_mut().zip(staged.shards) {
             **g = st;

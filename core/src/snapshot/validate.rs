@@ -23,6 +23,7 @@ pub fn validate(image: &SnapshotImage) -> Result<()> {
     }
     validate_segments(&image.segments)?;
     validate_groups(image)?;
+    validate_retention(image)?;
     validate_objects(image)
 }
 
@@ -89,6 +90,25 @@ fn validate_groups(image: &SnapshotImage) -> Result<()> {
             ordered(
                 (prev.tenant.as_str(), prev.name.as_str()),
                 (g.tenant.as_str(), g.name.as_str()),
+                || who.to_string(),
+            )?;
+        }
+    }
+    Ok(())
+}
+
+fn validate_retention(image: &SnapshotImage) -> Result<()> {
+    let list = &image.retention;
+    for (i, r) in list.iter().enumerate() {
+        let who = format_args!("retention {i} (tenant {:?}, group {:?})", r.tenant, r.group);
+        check_string(who, "tenant", &r.tenant, false)?;
+        check_string(who, "group", &r.group, false)?;
+        check_instant(format_args!("{who}: deadline"), r.deadline)?;
+        if i > 0 {
+            let prev = &list[i - 1];
+            ordered(
+                (prev.tenant.as_str(), prev.group.as_str()),
+                (r.tenant.as_str(), r.group.as_str()),
                 || who.to_string(),
             )?;
         }

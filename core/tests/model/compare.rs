@@ -61,6 +61,27 @@ pub fn compare(m: &Master, model: &mut Model) -> Res {
         .collect();
     check_eq("groups and their leases", got_groups, want_groups)?;
 
+    let want_retained: Vec<_> = model
+        .retained
+        .iter()
+        .map(|((t, g), d)| (t.clone(), g.clone(), *d))
+        .collect();
+    let got_retained: Vec<_> = img
+        .retention
+        .iter()
+        .map(|r| (r.tenant.clone(), r.group.clone(), r.deadline))
+        .collect();
+    check_eq("group retention deadlines", got_retained, want_retained)?;
+    for ((t, g), &d) in &model.retained {
+        let want = (model.now < d).then_some(d);
+        check_eq(
+            "group_retention_deadline",
+            m.group_retention_deadline(t, g)
+                .map_err(|e| e.to_string())?,
+            want,
+        )?;
+    }
+
     let got_keys: Vec<(String, String)> = img
         .objects
         .iter()

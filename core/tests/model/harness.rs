@@ -36,6 +36,8 @@ impl Harness {
             put_start_discard_timeout_ms: DISCARD,
             put_start_release_timeout_ms: RELEASE,
             shard_count: 4,
+            max_group_retention_ttl_ms: RETAIN_MAX_TTL,
+            max_retained_groups: MAX_RETAINED,
             ..MasterConfig::deterministic(start)
         };
         let m = Master::new(cfg).map_err(|e| format!("Master::new: {e}"))?;
@@ -325,6 +327,38 @@ impl Harness {
                 }
                 Ok(())
             }
+            Op::RetainGroups {
+                tenant,
+                groups,
+                ttl,
+            } => {
+                let ids: Vec<&str> = groups.iter().map(|&g| RT_GROUPS[g]).collect();
+                let r = m.retain_groups(RT_TENANTS[*tenant], &ids, *ttl);
+                match self.model.retain_groups(RT_TENANTS[*tenant], &ids, *ttl) {
+                    Err(kind) => expect_err(&r, kind),
+                    Ok(want) => {
+                        let got: Vec<Result<u64, ErrorKind>> = expect_ok(&r)?
+                            .iter()
+                            .map(|x| x.as_ref().copied().map_err(|e| e.kind()))
+                            .collect();
+                        check_eq("retain_groups results", got, want)
+                    }
+                }
+            }
+            Op::ReleaseGroups { tenant, groups } => {
+                let ids: Vec<&str> = groups.iter().map(|&g| RT_GROUPS[g]).collect();
+                let r = m.release_groups(RT_TENANTS[*tenant], &ids);
+                match self.model.release_groups(RT_TENANTS[*tenant], &ids) {
+                    Err(kind) => expect_err(&r, kind),
+                    Ok(want) => {
+                        let got: Vec<Result<(), ErrorKind>> = expect_ok(&r)?
+                            .iter()
+                            .map(|x| x.as_ref().copied().map_err(|e| e.kind()))
+                            .collect();
+                        check_eq("release_groups results", got, want)
+                    }
+                }
+            }
             Op::Advance(by) => {
                 let r = m.advance_time(*by);
                 match self.model.now.checked_add(*by).filter(|&t| t < MAX_INSTANT) {
@@ -536,6 +570,8 @@ fn op_name(op: &Op) -> &'static str {
         Op::BatchGet { .. } => "BatchGetReplicaList",
         Op::BatchExist { .. } => "BatchExist",
         Op::BatchRemove { .. } => "BatchRemove",
+        Op::RetainGroups { .. } => "RetainGroups",
+        Op::ReleaseGroups { .. } => "ReleaseGroups",
         Op::Advance(_) => "AdvanceTime",
         Op::SetTime(_) => "SetTime",
         Op::Sweep(_) => "SweepStaleWrites",

@@ -100,6 +100,14 @@ pub const PATTERNS: [(&str, Option<KeyPred>); 6] = [
 /// RemoveByRegex tenant filters (the empty tenant is invalid).
 pub const TENANTS: [Option<&str>; 5] = [None, Some("default"), Some("t2"), Some("zz"), Some("")];
 
+/// Group retention: tenants (the empty one is invalid), group ids (the
+/// empty one is invalid; "solo" never has members), TTLs (0 and one above
+/// the maximum are invalid), the maximum and the admission limit.
+pub const RT_TENANTS: [&str; 3] = ["default", "t2", ""];
+pub const RT_GROUPS: [&str; 4] = ["g1", "g2", "", "solo"];
+pub const RETAIN_MAX_TTL: u64 = 60_000;
+pub const MAX_RETAINED: usize = 2;
+
 /// Eviction ratios (the last three are invalid).
 pub const RATIOS: [f64; 9] = [0.0, 0.1, 0.25, 0.5, 0.8, 1.0, 1.5, -0.1, f64::NAN];
 
@@ -301,6 +309,15 @@ pub enum Op {
     BatchRemove {
         keys: Vec<usize>,
         force: bool,
+    },
+    RetainGroups {
+        tenant: usize,
+        groups: Vec<usize>,
+        ttl: u64,
+    },
+    ReleaseGroups {
+        tenant: usize,
+        groups: Vec<usize>,
     },
     Advance(u64),
     SetTime(At),
@@ -533,6 +550,22 @@ pub fn op() -> impl Strategy<Value = Op> {
         1 => keys().prop_map(|keys| Op::BatchGet { keys }),
         1 => keys().prop_map(|keys| Op::BatchExist { keys }),
         1 => (keys(), any::<bool>()).prop_map(|(keys, force)| Op::BatchRemove { keys, force }),
+        3 => (
+            prop_oneof![6 => Just(0usize), 3 => Just(1), 1 => Just(2)],
+            proptest::collection::vec(0..RT_GROUPS.len(), 0..4),
+            prop_oneof![
+                1 => Just(0u64),
+                6 => 1u64..6_000,
+                2 => Just(RETAIN_MAX_TTL),
+                1 => Just(RETAIN_MAX_TTL + 1),
+            ],
+        )
+            .prop_map(|(tenant, groups, ttl)| Op::RetainGroups { tenant, groups, ttl }),
+        1 => (
+            prop_oneof![6 => Just(0usize), 3 => Just(1), 1 => Just(2)],
+            proptest::collection::vec(0..RT_GROUPS.len(), 0..3),
+        )
+            .prop_map(|(tenant, groups)| Op::ReleaseGroups { tenant, groups }),
         8 => advance().prop_map(Op::Advance),
         3 => at().prop_map(Op::SetTime),
         2 => at().prop_map(Op::Sweep),

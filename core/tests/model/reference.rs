@@ -250,6 +250,9 @@ pub struct Model {
     pub disc: Vec<Disc>,
     /// Shared group leases, keyed (tenant, group); present while the group has members.
     pub glease: BTreeMap<(String, String), u64>,
+    /// Committed group retention deadlines, keyed (tenant, group),
+    /// independent of members (expired ones stay until normalised).
+    pub retained: BTreeMap<(String, String), u64>,
     pub next_seq: u64,
     pub tokens: BTreeSet<u64>,
     pub replica_ids: BTreeSet<u64>,
@@ -293,6 +296,7 @@ impl Model {
             segs: Vec::new(),
             disc: Vec::new(),
             glease: BTreeMap::new(),
+            retained: BTreeMap::new(),
             next_seq: 1,
             tokens: BTreeSet::new(),
             replica_ids: BTreeSet::new(),
@@ -320,6 +324,79 @@ impl Model {
 
     fn active(&self, k: usize) -> bool {
         self.objs[&k].committed.is_some_and(|d| self.now < d)
+    }
+
+    /// Whether a group's retention protects at now.
+    pub fn retention_active(&self, g: &(String, String)) -> bool {
+        self.retained.get(g).is_some_and(|&d| self.now < d)
+    }
+
+    /// Own soft pin or group retention active (docs/CONTRACT.md §5).
+    pub fn protected(&self, k: usize) -> bool {
+        self.active(k)
+            || self.objs[&k]
+                .group
+                .as_ref()
+                .is_some_and(|g| self.retention_active(&Self::group_key(k, g)))
+    }
+
+    /// RetainGroups: per-group results, the deadline on success.
+    pub fn retain_groups(
+        &mut self,
+        tenant: &str,
+        groups: &[&str],
+        ttl: u64,
+    ) -> Result<Vec<Result<u64, ErrorKind>>, ErrorKind> {
+        if tenant.is_empty() || ttl == 0 || ttl > RETAIN_MAX_TTL {
+            return Err(ErrorKind::InvalidParams);
+        }
+        let now = self.now;
+        let target = now.saturating_add(ttl).min(mooncake_meta_core::MAX_INSTANT);
+        let mut out = Vec::new();
+        for &g in groups {
+            if g.is_empty() {
+                out.push(Err(ErrorKind::InvalidParams));
+                continue;
+            }
+            let id = (tenant.to_owned(), g.to_owned());
+            let active = self.retained.get(&id).copied().filter(|&d| now < d);
+            // Admission of a new group into a registry full of committed
+            // deadlines first normalises the expired ones.
+            if active.is_none() && self.retained.len() >= MAX_RETAINED {
+                self.retained.retain(|_, d| now < *d);
+                if self.retained.len() >= MAX_RETAINED {
+                    hit(|| "retain: full".into());
+                    out.push(Err(ErrorKind::GroupRetentionFull));
+                    continue;
+                }
+            }
+            let d = active.map_or(target, |d| d.max(target));
+            hit(|| format!("retain: extends an active deadline {}", active.is_some()));
+            self.retained.insert(id, d);
+            out.push(Ok(d));
+        }
+        Ok(out)
+    }
+
+    /// ReleaseGroups: per-group results.
+    pub fn release_groups(
+        &mut self,
+        tenant: &str,
+        groups: &[&str],
+    ) -> Result<Vec<Result<(), ErrorKind>>, ErrorKind> {
+        if tenant.is_empty() {
+            return Err(ErrorKind::InvalidParams);
+        }
+        Ok(groups
+            .iter()
+            .map(|&g| {
+                if g.is_empty() {
+                    return Err(ErrorKind::InvalidParams);
+                }
+                self.retained.remove(&(tenant.to_owned(), g.to_owned()));
+                Ok(())
+            })
+            .collect())
     }
 
     fn new_seq(&mut self) -> u64 {

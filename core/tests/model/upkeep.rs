@@ -143,6 +143,13 @@ impl Model {
 
     /// Expiration cleanup at `at`: every committed deadline `<= at` goes.
     pub fn cleanup(&mut self, at: u64) -> u64 {
+        // Retention deadlines expire in the same cycle (not counted).
+        self.retained.retain(|_, d| {
+            if *d <= at {
+                hit(|| "cleanup: retention expired".into());
+            }
+            *d > at
+        });
         let (mut n, now) = (0, self.now);
         for o in self.objs.values_mut() {
             if o.committed.is_some_and(|d| d <= at) {
@@ -194,9 +201,14 @@ impl Model {
                 k,
                 lease,
                 seq: o.seq,
-                pinned: o.committed.is_some_and(|d| now < d),
+                pinned: false,
                 group: o.group.clone().map(|g| Self::group_key(k, &g)),
             });
+            let c = cands.last_mut().unwrap();
+            c.pinned = self.protected(k);
+            if c.pinned && !self.active(k) {
+                hit(|| "evict: candidate protected by group retention".into());
+            }
         }
         cands.sort_by_key(|c| (c.lease, c.seq));
         let target_n = (rep.base as f64 * target).ceil() as u64;
@@ -300,18 +312,25 @@ impl Model {
             .filter(|(k, o)| KEYS[**k].0 == g.0 && o.group.as_deref() == Some(&g.1))
             .map(|(k, _)| *k)
             .collect();
+        let retained = self.retention_active(g);
+        if retained && !allow_pinned {
+            return Ok((0, 0, 0));
+        }
         let all_pass = members.iter().all(|&k| {
             !self.objs[&k].hard_pin && !self.lease_live(k) && (allow_pinned || !self.active(k))
         });
         if !all_pass {
             return Ok((0, 0, 0));
         }
+        if retained {
+            hit(|| "evict: retained group taken".into());
+        }
         let (mut n, mut bytes, mut pinned) = (0, 0, 0);
         for k in members {
             if self.objs[&k].evictable_memory().is_empty() {
                 continue;
             }
-            pinned += self.active(k) as u64;
+            pinned += (retained || self.active(k)) as u64;
             bytes += self.evict_object(k)?;
             n += 1;
         }

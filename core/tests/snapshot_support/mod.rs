@@ -85,6 +85,8 @@ pub fn canonical(mut img: SnapshotImage) -> SnapshotImage {
     img.segments.sort_by(|a, b| a.name.cmp(&b.name));
     img.groups
         .sort_by(|a, b| (&a.tenant, &a.name).cmp(&(&b.tenant, &b.name)));
+    img.retention
+        .sort_by(|a, b| (&a.tenant, &a.group).cmp(&(&b.tenant, &b.group)));
     img.objects
         .sort_by(|a, b| (&a.tenant, &a.key).cmp(&(&b.tenant, &b.key)));
     for (i, o) in img.objects.iter_mut().enumerate() {
@@ -191,6 +193,7 @@ pub fn representative() -> SnapshotImage {
             group("tenant-b", "g1", MAX_INSTANT),
             group("租户-β", "unused", 0),
         ],
+        retention: Vec::new(),
         objects,
     })
 }
@@ -229,6 +232,7 @@ pub fn generated(n: u64) -> SnapshotImage {
             .iter()
             .flat_map(|t| [group(t, "g0", 5), group(t, "g1", 6)])
             .collect(),
+        retention: Vec::new(),
         objects,
     })
 }

@@ -26,6 +26,10 @@ pub struct MasterConfig {
     pub put_start_discard_timeout_ms: u64,
     /// Discarded buffers are held this long; stale writes are swept after it.
     pub put_start_release_timeout_ms: u64,
+    /// Largest accepted group-retention TTL (> 0).
+    pub max_group_retention_ttl_ms: u64,
+    /// Most groups actively retained at once (≥ 1).
+    pub max_retained_groups: usize,
     /// Soft-pin expiration cleanup period; 0 = off.
     pub soft_pin_cleanup_interval_ms: u64,
     /// Eviction check period; 0 = off.
@@ -49,6 +53,8 @@ impl Default for MasterConfig {
             eviction_high_watermark_ratio: 0.90,
             put_start_discard_timeout_ms: 30_000,
             put_start_release_timeout_ms: 600_000,
+            max_group_retention_ttl_ms: 86_400_000,
+            max_retained_groups: 65_536,
             soft_pin_cleanup_interval_ms: 1_000,
             eviction_check_interval_ms: 10,
             sweep_interval_ms: 1_000,
@@ -150,6 +156,20 @@ impl MasterConfig {
             mooncake_meta_config_set_sweep_interval_ms(p, self.sweep_interval_ms, e)
         })?;
         call(|e| unsafe { mooncake_meta_config_set_shard_count(p, shards, e) })?;
+        call(|e| unsafe {
+            mooncake_meta_config_set_max_group_retention_ttl_ms(
+                p,
+                self.max_group_retention_ttl_ms,
+                e,
+            )
+        })?;
+        let retained = u64::try_from(self.max_retained_groups).map_err(|_| {
+            Error::invalid(format!(
+                "max_retained_groups {} must be >= 1",
+                self.max_retained_groups
+            ))
+        })?;
+        call(|e| unsafe { mooncake_meta_config_set_max_retained_groups(p, retained, e) })?;
         match self.clock {
             ClockSource::System => {
                 call(|e| unsafe { mooncake_meta_config_set_system_clock(p, e) })?

@@ -36,11 +36,13 @@ pub enum ErrorKind {
     Panic,
     StaleWriteToken,
     ClockUnsupported,
+    /// A new group cannot be retained: `max_retained_groups` groups are.
+    GroupRetentionFull,
 }
 
 impl ErrorKind {
     /// Every kind, in the core crate's order.
-    pub const ALL: [ErrorKind; 27] = [
+    pub const ALL: [ErrorKind; 28] = [
         ErrorKind::Internal,
         ErrorKind::SegmentNotFound,
         ErrorKind::SegmentAlreadyExists,
@@ -68,6 +70,7 @@ impl ErrorKind {
         ErrorKind::Panic,
         ErrorKind::StaleWriteToken,
         ErrorKind::ClockUnsupported,
+        ErrorKind::GroupRetentionFull,
     ];
 
     /// The status code of this kind (a negative `MOONCAKE_META_*`).
@@ -100,6 +103,7 @@ impl ErrorKind {
             ErrorKind::Panic => MOONCAKE_META_PANIC,
             ErrorKind::StaleWriteToken => MOONCAKE_META_STALE_WRITE_TOKEN,
             ErrorKind::ClockUnsupported => MOONCAKE_META_CLOCK_UNSUPPORTED,
+            ErrorKind::GroupRetentionFull => MOONCAKE_META_GROUP_RETENTION_FULL,
         }
     }
 
@@ -139,6 +143,7 @@ impl ErrorKind {
             ErrorKind::Panic => "PANIC",
             ErrorKind::StaleWriteToken => "STALE_WRITE_TOKEN",
             ErrorKind::ClockUnsupported => "CLOCK_UNSUPPORTED",
+            ErrorKind::GroupRetentionFull => "GROUP_RETENTION_FULL",
         }
     }
 }

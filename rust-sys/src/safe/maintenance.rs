@@ -45,7 +45,8 @@ pub struct EvictionReport {
     /// Objects whose memory replicas were freed.
     pub evicted: u64,
     pub evicted_bytes: u64,
-    /// Of `evicted`, those taken by the second pass while actively pinned.
+    /// Of `evicted`, those taken by the second pass while protected (own
+    /// soft pin active, or group retention active).
     pub evicted_pinned: u64,
     /// Discarded buffers released by this run.
     pub discarded_released: u64,
@@ -104,6 +105,9 @@ pub struct MetricsSnapshot {
     /// `timeline − wall` in ms: how far the master's instants have drifted
     /// from the wall clock (a wall step moves this, never a lifetime).
     pub clock_skew_ms: i64,
+    /// Groups with a committed retention deadline
+    /// (`master_retained_group_count`).
+    pub retained_group_count: u64,
     /// Read from the Prometheus text (`master_segment_*_bytes`), the only
     /// place the C ABI reports per-segment usage.
     pub segments: Vec<SegmentUsage>,
@@ -321,6 +325,7 @@ impl Master {
             maintenance_task_panics: s.maintenance_task_panics,
             swept_writes: s.swept_writes,
             clock_skew_ms: s.clock_skew_ms,
+            retained_group_count: s.retained_group_count,
             segments,
         }
     }

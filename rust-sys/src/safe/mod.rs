@@ -559,4 +559,5 @@ mod maintenance;
 mod master;
 mod read;
 mod replication;
+mod retention;
 mod soft_pin;

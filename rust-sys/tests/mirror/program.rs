@@ -625,3 +625,73 @@ pub fn lifecycle() -> Vec<String> {
     t.note("invariants", m.check_invariants());
     t.0
 }
+
+/// Group retention: retain (per-group results, the shared TTL checks, the
+/// admission limit), a read that does not extend it, a member that joins
+/// late, eviction skipping the group, release, expiry by cleanup, and a
+/// snapshot round trip of a member-less retained group.
+pub fn retention() -> Vec<String> {
+    let mut t = Transcript::new();
+    let m = master_with(MasterConfig {
+        max_retained_groups: 3,
+        ..MasterConfig::deterministic(T0)
+    });
+    m.mount_segment(1, &seg("mem0", 1 << 40, 16 * SIZE, Pool::Memory))
+        .unwrap();
+    let grouped = |g: &str| WriteConfig::default().with_group(g);
+    put(&m, Key::new("prefix0"), &grouped("prefix"));
+    t.res("ttl 0", m.retain_groups(DEFAULT_TENANT, &["prefix"], 0));
+    t.res(
+        "ttl above max",
+        m.retain_groups(DEFAULT_TENANT, &["prefix"], 86_400_001),
+    );
+    t.res("empty tenant", m.retain_groups("", &["prefix"], 1));
+    t.res(
+        "retain",
+        m.retain_groups(DEFAULT_TENANT, &["prefix", "", "bare", "x"], 60_000)
+            .map(|rs| rs.iter().map(show).collect::<Vec<_>>()),
+    );
+    t.res(
+        "full",
+        m.retain_groups(DEFAULT_TENANT, &["y", "x"], 90_000)
+            .map(|rs| rs.iter().map(show).collect::<Vec<_>>()),
+    );
+    m.advance_time(1_000).unwrap();
+    t.res(
+        "get",
+        m.get_replica_list(Key::new("prefix0")).map(|r| r.len()),
+    );
+    t.res(
+        "deadline after a read",
+        m.group_retention_deadline(DEFAULT_TENANT, "prefix"),
+    );
+    put(&m, Key::new("prefix1"), &grouped("prefix"));
+    put(&m, Key::new("plain"), &WriteConfig::default());
+    m.advance_time(20_000).unwrap();
+    t.res("evict", m.run_eviction(1.0, 0.0));
+    t.note("left", m.list_keys(DEFAULT_TENANT, "", None, 0).unwrap());
+    t.res(
+        "release",
+        m.release_groups(DEFAULT_TENANT, &["x", "nope", ""])
+            .map(|rs| rs.iter().map(show).collect::<Vec<_>>()),
+    );
+    let bytes = m.snapshot().unwrap();
+    t.note("snapshot version", &bytes[8..12]);
+    let back = master_with(MasterConfig::deterministic(T0));
+    t.res("restore", back.restore(&bytes).map(|r| r.objects_restored));
+    t.res(
+        "restored bare",
+        back.group_retention_deadline(DEFAULT_TENANT, "bare"),
+    );
+    m.set_time(T0 + 60_000).unwrap();
+    t.note("cleanup", cleanup_view(m.run_cleanup()));
+    t.note("count after expiry", m.retained_group_count());
+    t.res(
+        "deadline after expiry",
+        m.group_retention_deadline(DEFAULT_TENANT, "prefix"),
+    );
+    t.note("metrics", metrics_view(m.metrics()));
+    t.note("invariants", m.check_invariants());
+    t.note("restored invariants", back.check_invariants());
+    t.0
+}

@@ -17,6 +17,7 @@ mod json;
 mod read;
 mod read_c;
 mod report;
+mod retention;
 mod snapshot;
 mod util;
 mod write;
@@ -107,6 +108,7 @@ fn scenarios() -> Vec<Scenario> {
         footprint::SCENARIO,
         snapshot::SCENARIO,
         clock::SCENARIO,
+        retention::SCENARIO,
     ]
 }
 

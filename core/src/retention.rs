@@ -1,0 +1,350 @@
+//! Group retention (docs/CONTRACT.md, "Group retention"): a fixed-lifetime
+//! retention deadline per `(tenant, group)`, a second eviction-priority
+//! source beside the objects' own soft pins.
+//!
+//! The registry maps the group's stored id (`tenant \0 group`) to its
+//! committed deadline and exists independently of the group domain: a
+//! retention may precede every member and outlive the last one, and a
+//! group with neither members nor retention holds no memory anywhere. The
+//! deadline is never copied into a member; eviction looks it up (`now <
+//! deadline`) when it examines a grouped object, so a member that joins
+//! late is protected for the group's remaining lifetime and no member
+//! operation can move it. Only retain, release, expiry and restore write it.
+//!
+//! Expiry uses a second [`DeadlineIndex`] with the object index's contract:
+//! registered when a deadline is committed, unregistered on release, popped
+//! in bounded batches by the same cleanup cycle, a pop clearing a deadline
+//! only if it still equals the popped one.
+//!
+//! Lock order: the registry lock comes after the metadata shards and the
+//! group domain and before the segment table; the retention index mutex is
+//! last (nothing is taken while it is held). Every change of the registry
+//! and its gauge happens under the registry's write lock, and a restore
+//! replaces registry, index and gauge in one hold of it.
+
+use crate::clock::{saturating_deadline, Instant};
+use crate::error::{Error, ErrorKind, Result};
+use crate::key::ScopedKey;
+use crate::master::{MasterCore, CLEANUP_BATCH};
+use crate::soft_pin::index::{DeadlineIndex, DueEntry};
+use crate::types::{validate_name, Key};
+use hashbrown::HashMap;
+use parking_lot::RwLock;
+use std::sync::atomic::Ordering;
+
+/// Every retention index entry carries this shard: the registry is one map.
+const REGISTRY_SHARD: u32 = 0;
+
+/// The committed retention deadlines and their deadline index.
+pub(crate) struct Retention {
+    /// Group id → committed deadline (may be stored-but-expired until
+    /// normalised by cleanup, a retain or a release).
+    pub map: RwLock<HashMap<ScopedKey, Instant>>,
+    pub index: DeadlineIndex,
+}
+
+impl Retention {
+    pub fn new() -> Self {
+        Retention {
+            map: RwLock::new(HashMap::new()),
+            index: DeadlineIndex::new(),
+        }
+    }
+}
+
+/// Whether a committed retention deadline protects at `now`.
+#[inline]
+pub(crate) fn retention_active(map: &HashMap<ScopedKey, Instant>, id: &str, now: Instant) -> bool {
+    map.get(id).is_some_and(|&d| now < d)
+}
+
+/// Groups whose committed deadline protects at `now`.
+fn active_count(map: &HashMap<ScopedKey, Instant>, now: Instant) -> usize {
+    map.values().filter(|&&d| now < d).count()
+}
+
+/// What one retention cleanup pass did (folded into the cycle's statistics).
+#[derive(Default, Debug, Clone, Copy)]
+pub(crate) struct RetentionCleanup {
+    pub popped: u64,
+    pub stale: u64,
+    pub expired: u64,
+    pub batches: u64,
+}
+
+impl MasterCore {
+    fn validate_ttl(&self, ttl_ms: u64) -> Result<()> {
+        let max = self.config.max_group_retention_ttl_ms;
+        if ttl_ms == 0 {
+            return Err(Error::invalid("group retention ttl must be > 0 ms"));
+        }
+        if ttl_ms > max {
+            return Err(Error::invalid(format!(
+                "group retention ttl {ttl_ms} ms exceeds max_group_retention_ttl ({max} ms)"
+            )));
+        }
+        Ok(())
+    }
+
+    /// Retains every group of `groups` in `tenant` for `ttl_ms`: one result
+    /// per group, the group's deadline after the call.
+    ///
+    /// The TTL and the tenant are shared: TTL 0, a TTL above
+    /// `max_group_retention_ttl_ms` or a bad tenant fail the whole call with
+    /// `INVALID_PARAMS` and change nothing. Per group: an empty (or NUL-
+    /// containing) id → `INVALID_PARAMS`; otherwise the deadline becomes
+    /// `max(active deadline, now + ttl)` (saturating; an expired deadline
+    /// counts as none, so a repeat extends and never shortens). A group that
+    /// is not actively retained while `max_retained_groups` groups are →
+    /// `GROUP_RETENTION_FULL`; retained groups may still extend. The deadline
+    /// is the group's own: no member's soft pin changes.
+    pub fn retain_groups(
+        &self,
+        tenant: &str,
+        groups: &[&str],
+        ttl_ms: u64,
+    ) -> Result<Vec<Result<Instant>>> {
+        validate_name("tenant", tenant)?;
+        self.validate_ttl(ttl_ms)?;
+        let now = self.clock.now();
+        let target = saturating_deadline(now, ttl_ms);
+        let limit = self.config.max_retained_groups;
+        let mut map = self.retention.map.write();
+        let mut out = Vec::with_capacity(groups.len());
+        for &g in groups {
+            if let Err(e) = validate_name("group id", g) {
+                out.push(Err(e));
+                continue;
+            }
+            let id = crate::key::scoped(Key::scoped(tenant, g));
+            let active = map.get(&id).copied().filter(|&d| now < d);
+            if active.is_none() && map.len() >= limit {
+                // Expired deadlines still count as committed until
+                // normalised: normalise what is due, then decide on the
+                // groups that are really active.
+                self.drain_retention_locked(&mut map, now, &mut RetentionCleanup::default());
+                if map.len() >= limit && active_count(&map, now) >= limit {
+                    out.push(Err(Error::new(
+                        ErrorKind::GroupRetentionFull,
+                        format!(
+                            "cannot retain group {g:?}: {limit} groups are retained \
+                             (max_retained_groups)"
+                        ),
+                    )));
+                    continue;
+                }
+            }
+            let deadline = active.map_or(target, |d| d.max(target));
+            if map.get(&id) == Some(&deadline) {
+                out.push(Ok(deadline));
+                continue;
+            }
+            self.retention.index.register(&id, REGISTRY_SHARD, deadline);
+            if map.insert(id, deadline).is_none() {
+                self.metrics.retained_groups.fetch_add(1, Ordering::Relaxed);
+            }
+            out.push(Ok(deadline));
+        }
+        Ok(out)
+    }
+
+    /// Ends the retention of every group of `groups` in `tenant` now: one
+    /// result per group. Releasing a group that is not retained is OK and
+    /// changes nothing (an expired deadline still stored is normalised).
+    /// A bad tenant fails the whole call; an empty id fails its entry.
+    pub fn release_groups(&self, tenant: &str, groups: &[&str]) -> Result<Vec<Result<()>>> {
+        validate_name("tenant", tenant)?;
+        let mut map = self.retention.map.write();
+        let mut out = Vec::with_capacity(groups.len());
+        for &g in groups {
+            if let Err(e) = validate_name("group id", g) {
+                out.push(Err(e));
+                continue;
+            }
+            let id = crate::key::scoped(Key::scoped(tenant, g));
+            if map.remove(&id).is_some() {
+                self.retention.index.unregister(&id);
+                self.metrics.retained_groups.fetch_sub(1, Ordering::Relaxed);
+            }
+            out.push(Ok(()));
+        }
+        Ok(out)
+    }
+
+    /// The active retention deadline of a group (`None`: not retained, or
+    /// its deadline has passed). Reads change nothing.
+    pub fn group_retention_deadline(&self, tenant: &str, group: &str) -> Result<Option<Instant>> {
+        validate_name("tenant", tenant)?;
+        validate_name("group id", group)?;
+        let now = self.clock.now();
+        let id = crate::key::scoped(Key::scoped(tenant, group));
+        Ok(self
+            .retention
+            .map
+            .read()
+            .get(&id)
+            .copied()
+            .filter(|&d| now < d))
+    }
+
+    /// Groups with a committed retention deadline (the
+    /// `master_retained_group_count` gauge's value, read from the registry).
+    pub fn retained_group_count(&self) -> u64 {
+        self.retention.map.read().len() as u64
+    }
+
+    /// Replaces every retention deadline with `active` (restore, under every
+    /// shard write lock): registry, index and gauge in one registry hold,
+    /// so a cleanup batch of the replaced index is seen as stale.
+    pub(crate) fn install_retention(&self, active: Vec<(String, Instant)>) {
+        let mut map = self.retention.map.write();
+        let mut fresh = HashMap::with_capacity(active.len());
+        let mut regs = Vec::with_capacity(active.len());
+        for (id, d) in active {
+            regs.push((id.clone(), REGISTRY_SHARD, d));
+            fresh.insert(id.into_boxed_str(), d);
+        }
+        self.retention.index.replace_all(regs);
+        self.metrics
+            .retained_groups
+            .store(fresh.len() as i64, Ordering::Relaxed);
+        *map = fresh;
+    }
+
+    /// Every committed retention deadline as snapshot records, sorted by
+    /// (tenant, group); stored-but-expired ones included (restore
+    /// normalises them).
+    pub(crate) fn capture_retention(&self) -> Vec<crate::snapshot::image::RetentionRecord> {
+        let mut out: Vec<_> = self
+            .retention
+            .map
+            .read()
+            .iter()
+            .map(|(id, &deadline)| {
+                let k = crate::key::split(id);
+                crate::snapshot::image::RetentionRecord {
+                    tenant: k.tenant.to_owned(),
+                    group: k.key.to_owned(),
+                    deadline,
+                }
+            })
+            .collect();
+        out.sort_unstable_by(|a, b| (&a.tenant, &a.group).cmp(&(&b.tenant, &b.group)));
+        out
+    }
+
+    /// The retention part of a cleanup cycle at `at`: pops due entries in
+    /// bounded batches and clears each deadline still equal to the popped
+    /// one, under the registry's write lock.
+    pub(crate) fn cleanup_retention_at(&self, at: Instant) -> RetentionCleanup {
+        let mut stats = RetentionCleanup::default();
+        let mut batch: Vec<DueEntry> = Vec::new();
+        loop {
+            batch.clear();
+            let out = self.retention.index.pop_due(at, CLEANUP_BATCH, &mut batch);
+            stats.popped += (out.popped + out.stale) as u64;
+            stats.stale += out.stale as u64;
+            if out.popped + out.stale > 0 {
+                stats.batches += 1;
+            }
+            if !batch.is_empty() {
+                let mut map = self.retention.map.write();
+                // A restore replaces the index under this lock: entries of
+                // the replaced index name deadlines of the replaced state.
+                if self.retention.index.epoch() != out.epoch {
+                    stats.stale += batch.len() as u64;
+                } else {
+                    stats.expired += self.clear_due_locked(&mut map, &batch);
+                }
+            }
+            if !out.more_due {
+                break;
+            }
+        }
+        stats
+    }
+
+    /// Pops and clears what is due at `now` while the caller holds the
+    /// registry's write lock (the index mutex comes after it).
+    fn drain_retention_locked(
+        &self,
+        map: &mut HashMap<ScopedKey, Instant>,
+        now: Instant,
+        stats: &mut RetentionCleanup,
+    ) {
+        let mut batch = Vec::new();
+        loop {
+            batch.clear();
+            let out = self.retention.index.pop_due(now, CLEANUP_BATCH, &mut batch);
+            stats.popped += (out.popped + out.stale) as u64;
+            stats.stale += out.stale as u64;
+            stats.expired += self.clear_due_locked(map, &batch);
+            if !out.more_due {
+                break;
+            }
+        }
+    }
+
+    /// Exact-deadline compare-and-clear of popped entries; gauge −1 each.
+    fn clear_due_locked(&self, map: &mut HashMap<ScopedKey, Instant>, batch: &[DueEntry]) -> u64 {
+        let mut cleared: i64 = 0;
+        for e in batch {
+            if map.get(&*e.key) == Some(&e.deadline) {
+                map.remove(&*e.key);
+                cleared += 1;
+            }
+        }
+        if cleared > 0 {
+            self.metrics
+                .retained_groups
+                .fetch_sub(cleared, Ordering::Relaxed);
+        }
+        cleared as u64
+    }
+
+    /// Checks the retention invariants: gauge == committed deadlines,
+    /// registrations ⇔ committed, active ≤ `max_retained_groups`, the
+    /// index heap bounded.
+    pub(crate) fn check_retention_invariants(&self) -> std::result::Result<(), String> {
+        let map = self.retention.map.read();
+        let regs = self.retention.index.registrations();
+        let idx = self.retention.index.stats();
+        let gauge = self.metrics.retained_groups.load(Ordering::Relaxed);
+        if gauge != map.len() as i64 {
+            return Err(format!(
+                "retained-group gauge {gauge} != {} groups with a committed retention deadline",
+                map.len()
+            ));
+        }
+        if regs.len() != map.len() {
+            return Err(format!(
+                "{} retention registrations for {} committed retention deadlines",
+                regs.len(),
+                map.len()
+            ));
+        }
+        for (k, shard, d) in &regs {
+            if *shard != REGISTRY_SHARD || map.get(&**k) != Some(d) {
+                return Err(format!(
+                    "retention registration {k:?} ({d}) vs committed {:?}",
+                    map.get(&**k)
+                ));
+            }
+        }
+        let now = self.clock.now();
+        let active = active_count(&map, now);
+        if active > self.config.max_retained_groups {
+            return Err(format!(
+                "{active} actively retained groups exceed max_retained_groups ({})",
+                self.config.max_retained_groups
+            ));
+        }
+        if idx.heap_len > 4096.max(2 * idx.live) {
+            return Err(format!(
+                "retention heap {} exceeds max(4096, 2 × {})",
+                idx.heap_len, idx.live
+            ));
+        }
+        Ok(())
+    }
+}

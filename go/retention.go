@@ -1,0 +1,125 @@
+package mooncakemeta
+
+// Group retention: a fixed-lifetime retention deadline per (tenant, group),
+// a second eviction-priority source beside the objects' own soft pins
+// (docs/CONTRACT.md, "Group retention").
+
+/*
+#include <stdlib.h>
+#include "mooncake_meta.h"
+*/
+import "C"
+
+import (
+	"fmt"
+	"time"
+	"unsafe"
+)
+
+// RetainResult is one group's outcome in RetainGroups.
+type RetainResult struct {
+	// Deadline is the group's retention deadline after the call (0 on
+	// failure).
+	Deadline Instant
+	// Err is the group's failure, nil on success: ErrInvalidParams for an
+	// empty id, ErrGroupRetentionFull for a new group while
+	// Config.MaxRetainedGroups groups are retained.
+	Err error
+}
+
+func groupErrors(ids []string, statuses []C.int32_t) []error {
+	errs := make([]error, len(ids))
+	for i, st := range statuses {
+		if st != C.MOONCAKE_META_OK {
+			errs[i] = &Error{Code: Code(st), Message: fmt.Sprintf("group %d (%q)", i, ids[i])}
+		}
+	}
+	return errs
+}
+
+// RetainGroups retains each group of the keyspace's tenant for ttl: a
+// group's deadline becomes max(its active deadline, now + ttl), so a repeat
+// extends and never shortens. The deadline is the group's own: it is never
+// copied into a member's soft pin and no read, write or member operation
+// moves it; a group needs no member, before or after. ttl must be a whole
+// number of milliseconds in (0, Config.MaxGroupRetentionTTL]; otherwise, or
+// when the call is refused as a whole, the error is non-nil and nothing
+// changed. Otherwise the error is nil and each group's outcome is in its
+// result.
+func (k Keyspace) RetainGroups(ids []string, ttl time.Duration) ([]RetainResult, error) {
+	if ttl <= 0 {
+		return nil, invalidParams("RetainGroups ttl %v must be > 0", ttl)
+	}
+	ms, err := millis("RetainGroups ttl", ttl)
+	if err != nil {
+		return nil, err
+	}
+	n := len(ids)
+	cg := newCKeys(ids)
+	defer cg.free()
+	p, err := k.m.acquire()
+	if err != nil {
+		return nil, err
+	}
+	defer k.m.release()
+	statuses := make([]C.int32_t, max(n, 1))
+	deadlines := make([]C.uint64_t, max(n, 1))
+	tp, tl := cstr(k.tenant)
+	var cerr *C.mooncake_meta_error
+	st := C.mooncake_meta_retain_groups(p, tp, tl, cg.ptrs, unsafe.SliceData(cg.lens), C.size_t(n),
+		C.uint64_t(ms), unsafe.SliceData(statuses), unsafe.SliceData(deadlines), &cerr)
+	if err := takeError(st, &cerr); err != nil {
+		return nil, err
+	}
+	errs := groupErrors(ids, statuses[:n])
+	results := make([]RetainResult, n)
+	for i := range results {
+		results[i] = RetainResult{Deadline: Instant(deadlines[i]), Err: errs[i]}
+	}
+	return results, nil
+}
+
+// ReleaseGroups ends the retention of each group of the keyspace's tenant
+// now; releasing a group that is not retained is OK and changes nothing.
+// The error is non-nil only when the call is refused as a whole (nothing
+// changed); each group's outcome (ErrInvalidParams for an empty id) is in
+// its entry.
+func (k Keyspace) ReleaseGroups(ids []string) ([]error, error) {
+	n := len(ids)
+	cg := newCKeys(ids)
+	defer cg.free()
+	p, err := k.m.acquire()
+	if err != nil {
+		return nil, err
+	}
+	defer k.m.release()
+	statuses := make([]C.int32_t, max(n, 1))
+	tp, tl := cstr(k.tenant)
+	var cerr *C.mooncake_meta_error
+	st := C.mooncake_meta_release_groups(p, tp, tl, cg.ptrs, unsafe.SliceData(cg.lens), C.size_t(n),
+		unsafe.SliceData(statuses), &cerr)
+	if err := takeError(st, &cerr); err != nil {
+		return nil, err
+	}
+	return groupErrors(ids, statuses[:n]), nil
+}
+
+// GroupRetentionDeadline returns the group's active retention deadline and
+// true, or (0, false) when it is not retained or its deadline has passed.
+// An empty id is ErrInvalidParams. It changes nothing.
+func (k Keyspace) GroupRetentionDeadline(id string) (Instant, bool, error) {
+	p, err := k.m.acquire()
+	if err != nil {
+		return 0, false, err
+	}
+	defer k.m.release()
+	tp, tl := cstr(k.tenant)
+	gp, gl := cstr(id)
+	var has C.int
+	var deadline C.uint64_t
+	var cerr *C.mooncake_meta_error
+	if err := takeError(C.mooncake_meta_group_retention_deadline(p, tp, tl, gp, gl, &has, &deadline, &cerr), &cerr); err != nil {
+		return 0, false, err
+	}
+	return Instant(deadline), has != 0, nil
+}

@@ -1,0 +1,338 @@
+//! Group retention through the C ABI (docs/CONTRACT.md "Group retention"):
+//! retain groups for a fixed lifetime, release them, read a group's
+//! deadline. Groups are given as `(const char *const *groups, const size_t
+//! *group_lens, size_t count)` in one tenant (`(NULL, 0)` or an empty
+//! tenant = the default tenant); `(NULL, NULL, 0)` is an empty batch.
+//!
+//! A retain or release either refuses the whole call (a NULL master or
+//! array, bad UTF-8, a bad tenant, a TTL of 0 or above
+//! `max_group_retention_ttl_ms`): it returns that code with a message and
+//! changes nothing, and no output array is written; or it returns
+//! `MOONCAKE_META_OK` and writes one status per group (`out_statuses[i]`:
+//! `MOONCAKE_META_OK`, `MOONCAKE_META_INVALID_PARAMS` for an empty or
+//! NUL-containing id, `MOONCAKE_META_GROUP_RETENTION_FULL` for a new group
+//! while `max_retained_groups` groups are retained).
+
+// The C signatures are flat by design (no structs of pointers).
+#![allow(clippy::too_many_arguments)]
+
+use super::batch::array;
+use super::error::mooncake_meta_error;
+use super::input::{self, Index, Out};
+use super::master::{mooncake_meta_master, with_master};
+use super::status::{code_of, mooncake_meta_status, MOONCAKE_META_OK};
+use mooncake_meta_core::error::{Error, ErrorKind, Result};
+use mooncake_meta_core::types::DEFAULT_TENANT;
+use std::os::raw::{c_char, c_int};
+
+/// The tenant of a call: `(NULL, 0)` or empty = the default tenant.
+///
+/// # Safety
+/// A non-NULL `tenant` must be valid for reading `tenant_len` bytes.
+unsafe fn tenant_of<'a>(tenant: *const c_char, tenant_len: usize) -> Result<&'a str> {
+    // SAFETY: forwarded from the caller.
+    let t = unsafe { input::string(tenant, tenant_len, "tenant") }?;
+    Ok(if t.is_empty() { DEFAULT_TENANT } else { t })
+}
+
+/// The group ids of a call. A NULL array with a non-zero count, a NULL id
+/// with a non-zero length or an id that is not UTF-8 refuses the call,
+/// naming `groups[i]`; empty ids are left to the per-group result.
+///
+/// # Safety
+/// Non-NULL arrays valid for `count` elements, each id valid for its length.
+unsafe fn group_ids<'a>(
+    groups: *const *const c_char,
+    group_lens: *const usize,
+    count: usize,
+) -> Result<Vec<&'a str>> {
+    // SAFETY (whole body): forwarded from the caller.
+    let ptrs = unsafe { array(groups, count, "groups") }?;
+    let lens = unsafe { array(group_lens, count, "group_lens") }?;
+    ptrs.iter()
+        .zip(lens)
+        .enumerate()
+        .map(|(i, (&p, &len))| unsafe { input::string(p, len, Index("groups", i)) })
+        .collect()
+}
+
+/// A caller array of `count` elements, checked before anything is done.
+///
+/// # Safety
+/// A non-NULL `ptr` must be valid for writing `count` elements.
+unsafe fn out_array<'a, T>(ptr: *mut T, count: usize, arg: &str) -> Result<&'a mut [T]> {
+    if ptr.is_null() {
+        if count == 0 {
+            return Ok(&mut []);
+        }
+        return Err(Error::new(
+            ErrorKind::NullArgument,
+            format!("{arg} is NULL but the batch has {count} groups"),
+        ));
+    }
+    // SAFETY: only the size check of `array` is used.
+    unsafe { array(ptr.cast_const(), count, arg) }?;
+    // SAFETY: non-NULL, bounded, writable per the caller.
+    Ok(unsafe { std::slice::from_raw_parts_mut(ptr, count) })
+}
+
+fn status_of<T>(r: &Result<T>) -> i32 {
+    match r {
+        Ok(_) => MOONCAKE_META_OK,
+        Err(e) => code_of(e.kind()),
+    }
+}
+
+/// Retains each of the `count` groups of `tenant` for `ttl_ms`
+/// milliseconds: a group's deadline becomes `max(its active deadline, now +
+/// ttl_ms)` (saturating at `MAX_INSTANT`; an expired deadline counts as
+/// none), so a repeat extends and never shortens. The deadline is the
+/// group's own: no member's soft pin changes, and no read, write or member
+/// operation moves it. Groups need no member, before or after.
+///
+/// On `MOONCAKE_META_OK`, `out_statuses[i]` is group i's status and
+/// `out_deadlines[i]` its deadline after the call (0 when its status is
+/// not OK). Any other return refuses the whole call (see the module
+/// contract: TTL 0 or above `max_group_retention_ttl_ms` is
+/// `MOONCAKE_META_INVALID_PARAMS`), with nothing changed and neither array
+/// written.
+///
+/// Ownership: nothing is transferred; the arrays are the caller's.
+/// Thread safety: may be called concurrently with any call but `_free`;
+/// the groups of one call are retained under one lock, in order.
+///
+/// # Safety
+/// `m` NULL or a live master; `tenant` NULL or valid for `tenant_len`
+/// bytes; `groups` and `group_lens` NULL (only with `count` 0) or valid for
+/// `count` elements, each id valid for its length; `out_statuses` and
+/// `out_deadlines` NULL (only with `count` 0) or valid for writing `count`
+/// elements; `err` NULL or valid for writing one pointer.
+#[no_mangle]
+pub unsafe extern "C" fn mooncake_meta_retain_groups(
+    m: *const mooncake_meta_master,
+    tenant: *const c_char,
+    tenant_len: usize,
+    groups: *const *const c_char,
+    group_lens: *const usize,
+    count: usize,
+    ttl_ms: u64,
+    out_statuses: *mut i32,
+    out_deadlines: *mut u64,
+    err: *mut *mut mooncake_meta_error,
+) -> mooncake_meta_status {
+    // SAFETY: the caller upholds the documented contract.
+    unsafe {
+        with_master("mooncake_meta_retain_groups", m, err, |master| {
+            let tenant = tenant_of(tenant, tenant_len)?;
+            let ids = group_ids(groups, group_lens, count)?;
+            let statuses = out_array(out_statuses, count, "out_statuses")?;
+            let deadlines = out_array(out_deadlines, count, "out_deadlines")?;
+            let results = master.retain_groups(tenant, &ids, ttl_ms)?;
+            for (i, r) in results.iter().enumerate() {
+                statuses[i] = status_of(r);
+                deadlines[i] = *r.as_ref().unwrap_or(&0);
+            }
+            Ok(())
+        })
+    }
+}
+
+/// Ends the retention of each of the `count` groups of `tenant` now.
+/// Releasing a group that is not retained is OK and changes nothing.
+///
+/// On `MOONCAKE_META_OK`, `out_statuses[i]` is group i's status
+/// (`MOONCAKE_META_INVALID_PARAMS` for an empty or NUL-containing id). Any
+/// other return refuses the whole call with nothing changed and
+/// `out_statuses` not written.
+///
+/// Ownership: nothing is transferred; the array is the caller's.
+/// Thread safety: may be called concurrently with any call but `_free`.
+///
+/// # Safety
+/// As `mooncake_meta_retain_groups` (without `out_deadlines`).
+#[no_mangle]
+pub unsafe extern "C" fn mooncake_meta_release_groups(
+    m: *const mooncake_meta_master,
+    tenant: *const c_char,
+    tenant_len: usize,
+    groups: *const *const c_char,
+    group_lens: *const usize,
+    count: usize,
+    out_statuses: *mut i32,
+    err: *mut *mut mooncake_meta_error,
+) -> mooncake_meta_status {
+    // SAFETY: the caller upholds the documented contract.
+    unsafe {
+        with_master("mooncake_meta_release_groups", m, err, |master| {
+            let tenant = tenant_of(tenant, tenant_len)?;
+            let ids = group_ids(groups, group_lens, count)?;
+            let statuses = out_array(out_statuses, count, "out_statuses")?;
+            let results = master.release_groups(tenant, &ids)?;
+            for (i, r) in results.iter().enumerate() {
+                statuses[i] = status_of(r);
+            }
+            Ok(())
+        })
+    }
+}
+
+/// A group's active retention deadline: `*out_has` = 1 and `*out_deadline`
+/// = the deadline, or `*out_has` = 0 and `*out_deadline` = 0 when the group
+/// is not retained or its deadline has passed. An empty or NUL-containing
+/// group id is `MOONCAKE_META_INVALID_PARAMS`. Changes nothing.
+///
+/// Ownership: nothing is transferred; strings are only read during the call.
+/// Thread safety: may be called concurrently with any call but `_free`.
+///
+/// # Safety
+/// `m` NULL or a live master; `tenant`/`group` NULL or valid for their
+/// lengths; `out_has` valid for writing an `int`, `out_deadline` for a
+/// `uint64_t`; `err` NULL or valid for writing one pointer.
+#[no_mangle]
+pub unsafe extern "C" fn mooncake_meta_group_retention_deadline(
+    m: *const mooncake_meta_master,
+    tenant: *const c_char,
+    tenant_len: usize,
+    group: *const c_char,
+    group_len: usize,
+    out_has: *mut c_int,
+    out_deadline: *mut u64,
+    err: *mut *mut mooncake_meta_error,
+) -> mooncake_meta_status {
+    // SAFETY: the caller upholds the documented contract.
+    unsafe {
+        with_master("mooncake_meta_group_retention_deadline", m, err, |master| {
+            let tenant = tenant_of(tenant, tenant_len)?;
+            let group = input::string(group, group_len, "group")?;
+            let has = Out::new(out_has, "out_has")?;
+            let deadline = Out::new(out_deadline, "out_deadline")?;
+            let d = master.group_retention_deadline(tenant, group)?;
+            has.write(d.is_some() as c_int);
+            deadline.write(d.unwrap_or(0));
+            Ok(())
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::master::{mooncake_meta_master_free, mooncake_meta_master_new};
+    use crate::status::{
+        MOONCAKE_META_GROUP_RETENTION_FULL, MOONCAKE_META_INVALID_PARAMS,
+        MOONCAKE_META_INVALID_UTF8, MOONCAKE_META_NULL_ARGUMENT,
+    };
+    use std::ptr;
+
+    fn master() -> *mut mooncake_meta_master {
+        let mut cfg = ptr::null_mut();
+        let mut m = ptr::null_mut();
+        unsafe {
+            assert_eq!(
+                crate::config::mooncake_meta_config_new(&mut cfg, ptr::null_mut()),
+                0
+            );
+            crate::config::mooncake_meta_config_set_manual_clock(cfg, 1_000, ptr::null_mut());
+            crate::config::mooncake_meta_config_set_max_retained_groups(cfg, 2, ptr::null_mut());
+            assert_eq!(mooncake_meta_master_new(cfg, &mut m, ptr::null_mut()), 0);
+            crate::config::mooncake_meta_config_free(cfg);
+        }
+        m
+    }
+
+    fn retain(m: *mut mooncake_meta_master, ids: &[&[u8]], ttl: u64) -> (i32, Vec<i32>, Vec<u64>) {
+        let ptrs: Vec<*const c_char> = ids.iter().map(|s| s.as_ptr().cast()).collect();
+        let lens: Vec<usize> = ids.iter().map(|s| s.len()).collect();
+        let mut st = vec![7; ids.len()];
+        let mut dl = vec![7; ids.len()];
+        let rc = unsafe {
+            mooncake_meta_retain_groups(
+                m,
+                ptr::null(),
+                0,
+                ptrs.as_ptr(),
+                lens.as_ptr(),
+                ids.len(),
+                ttl,
+                st.as_mut_ptr(),
+                dl.as_mut_ptr(),
+                ptr::null_mut(),
+            )
+        };
+        (rc, st, dl)
+    }
+
+    #[test]
+    fn per_group_statuses_are_written_only_when_the_call_is_accepted() {
+        let m = master();
+        let (rc, st, dl) = retain(m, &[b"a", b"", b"b", b"c"], 500);
+        assert_eq!(rc, MOONCAKE_META_OK);
+        assert_eq!(
+            st,
+            [
+                MOONCAKE_META_OK,
+                MOONCAKE_META_INVALID_PARAMS,
+                MOONCAKE_META_OK,
+                MOONCAKE_META_GROUP_RETENTION_FULL
+            ]
+        );
+        assert_eq!(dl, [1_500, 0, 1_500, 0]);
+        // A refused call writes nothing.
+        let (rc, st, dl) = retain(m, &[b"a"], 0);
+        assert_eq!(rc, MOONCAKE_META_INVALID_PARAMS);
+        assert_eq!((st, dl), (vec![7], vec![7]));
+        let (rc, st, _) = retain(m, &[b"a", b"\xff"], 10);
+        assert_eq!(rc, MOONCAKE_META_INVALID_UTF8);
+        assert_eq!(st, [7, 7]);
+        let core = unsafe { crate::master::master_ref(m) };
+        assert_eq!(core.retained_group_count(), 2);
+        core.check_invariants().unwrap();
+        unsafe { mooncake_meta_master_free(m) };
+    }
+
+    #[test]
+    fn null_arrays_are_an_empty_batch_only_with_count_zero() {
+        let m = master();
+        unsafe {
+            let rc = mooncake_meta_retain_groups(
+                m,
+                ptr::null(),
+                0,
+                ptr::null(),
+                ptr::null(),
+                0,
+                10,
+                ptr::null_mut(),
+                ptr::null_mut(),
+                ptr::null_mut(),
+            );
+            assert_eq!(rc, MOONCAKE_META_OK);
+            let rc = mooncake_meta_release_groups(
+                m,
+                ptr::null(),
+                0,
+                ptr::null(),
+                ptr::null(),
+                1,
+                ptr::null_mut(),
+                ptr::null_mut(),
+            );
+            assert_eq!(rc, MOONCAKE_META_NULL_ARGUMENT);
+            let mut has = 9;
+            let mut d = 9;
+            let g = b"g";
+            let rc = mooncake_meta_group_retention_deadline(
+                m,
+                ptr::null(),
+                0,
+                g.as_ptr().cast(),
+                1,
+                &mut has,
+                &mut d,
+                ptr::null_mut(),
+            );
+            assert_eq!((rc, has, d), (MOONCAKE_META_OK, 0, 0));
+            mooncake_meta_master_free(m);
+        }
+    }
+}
