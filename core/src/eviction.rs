@@ -55,13 +55,17 @@ struct Candidate {
     lease: Instant,
     seq: u64,
     hash: u64,
-    shard: usize,
+    /// u32 (shard counts are at most 2^20) so that, with the generation,
+    /// a candidate still packs into 48 bytes: the candidate vector is
+    /// sorted and walked once per pass, and its size is its cost.
+    shard: u32,
     /// Protected: own soft pin or group retention active.
     pinned: bool,
     group: Option<Arc<Group>>,
     /// The state generation the candidate was seen in.
     generation: u64,
 }
+const _: () = assert!(std::mem::size_of::<Candidate>() <= 48);
 
 /// What [`MasterCore::evict_group`] did.
 enum GroupOutcome {
@@ -223,7 +227,7 @@ impl MasterCore {
                     lease: obj.effective_lease(),
                     seq: obj.seq,
                     hash: obj.hash,
-                    shard: si,
+                    shard: si as u32,
                     pinned: is_active(obj.committed(), now)
                         || obj.group.as_ref().is_some_and(|g| {
                             retained
@@ -284,7 +288,7 @@ impl MasterCore {
                 }
                 continue;
             }
-            let mut st = self.shards[c.shard].state.write();
+            let mut st = self.shards[c.shard as usize].state.write();
             // A restored object keeps its sequence but maybe not its group:
             // only a candidate of the current state may be evicted alone.
             if self.generation() != c.generation {
@@ -301,7 +305,7 @@ impl MasterCore {
             *done = true;
             let pinned = is_active(obj.committed(), now);
             let key = obj.key.clone();
-            let bytes = self.evict_object(&mut st, c.shard, c.hash, &key);
+            let bytes = self.evict_object(&mut st, c.shard as usize, c.hash, &key);
             report.evicted += 1;
             report.evicted_bytes += bytes;
             report.evicted_pinned += pinned as u64;
