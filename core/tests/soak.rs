@@ -211,7 +211,7 @@ struct Open {
 }
 
 /// The weighted operation mix: (name, weight).
-const MIX: [(&str, u64); 27] = [
+const MIX: [(&str, u64); 28] = [
     ("put", 120),
     ("upsert", 100),
     ("end_open", 80),
@@ -239,6 +239,7 @@ const MIX: [(&str, u64); 27] = [
     ("evict_forced", 3),
     ("cleanup", 3),
     ("sweep", 3),
+    ("abandon", 2),
 ];
 
 fn pick_op(r: &mut XorShift) -> usize {
@@ -260,6 +261,8 @@ struct Worker {
     open: Vec<Open>,
     /// Keys with a copy/move/promotion this worker started and not ended.
     tasks: Vec<(usize, u8)>,
+    /// Writes started on keys of their own and never ended.
+    abandoned: u64,
 }
 
 impl Worker {
@@ -365,6 +368,21 @@ impl Worker {
             "put" => self.write(m, u, false),
             "upsert" => self.write(m, u, true),
             "end_open" => self.end_open(m, u),
+            "abandon" => {
+                // A write on a key no other operation names, never ended:
+                // only the sweep (after the release timeout) can free it. On
+                // the shared keys a later Put or Upsert usually replaces or
+                // preempts a forgotten write first.
+                self.abandoned += 1;
+                let key = format!("abandoned/{}/{}", self.id, self.abandoned);
+                let r = m.put_start(
+                    self.client(),
+                    Key::new(&key),
+                    SIZES[0],
+                    &WriteConfig::default(),
+                );
+                self.tally.record("abandon_start", &r);
+            }
             "get" => {
                 let r = m.get_replica_list(k);
                 if let Ok(list) = &r {
@@ -771,6 +789,7 @@ fn soak_mixed_operations_keep_every_invariant_under_maintenance() {
                         tally: Tally::default(),
                         open: Vec::new(),
                         tasks: Vec::new(),
+                        abandoned: 0,
                     };
                     let run = catch_unwind(AssertUnwindSafe(|| {
                         while !ctl.stop.load(SeqCst) {
