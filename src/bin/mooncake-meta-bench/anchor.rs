@@ -130,7 +130,7 @@ fn child(p: &Params) -> Sample {
             }
             s.set("remove_per_s", n as f64 / t.elapsed().as_secs_f64());
             s.set("remove_failures", failures as f64);
-            s.set("index_pop_all_ns", bare_index_pop_ns(&keys));
+            s.set("index_pop_all_ns", bare_index_pop_ns(&keys, false));
         }
     }
     s

@@ -377,15 +377,18 @@ impl Params {
 
 /// Time to pop every entry of a bare `DeadlineIndex` holding `keys` (scoped
 /// as the master stores them, default tenant) all due at once, in batches
-/// of 256 as cleanup does: the index's share of a 100 %-due wave.
-pub fn bare_index_pop_ns(keys: &[String]) -> f64 {
+/// as cleanup does: the index's share of a 100 %-due wave. With `distinct`
+/// the i-th key's deadline is i ms after the first (as the cleanup
+/// scenario's wave pins); otherwise all share one deadline (as the anchor's
+/// pins, written at one manual-clock instant).
+pub fn bare_index_pop_ns(keys: &[String], distinct: bool) -> f64 {
     use mooncake_meta_core::soft_pin::DeadlineIndex;
     let idx = DeadlineIndex::new();
     for (i, k) in keys.iter().enumerate() {
         idx.register(
             &format!("{DEFAULT_TENANT}\0{k}"),
             (i % 1024) as u32,
-            T0 + 30 * MIN,
+            T0 + 30 * MIN + if distinct { i as u64 } else { 0 },
         );
     }
     let mut out = Vec::with_capacity(CLEANUP_BATCH);
@@ -394,7 +397,7 @@ pub fn bare_index_pop_ns(keys: &[String]) -> f64 {
     let mut popped = 0;
     loop {
         out.clear();
-        let o = idx.pop_due(T0 + 31 * MIN, CLEANUP_BATCH, &mut out);
+        let o = idx.pop_due(T0 + 31 * MIN + keys.len() as u64, CLEANUP_BATCH, &mut out);
         popped += o.popped;
         if !o.more_due {
             break;

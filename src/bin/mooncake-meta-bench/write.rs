@@ -124,7 +124,8 @@ fn figures(r: &Results, mode: Mode) -> Vec<Figure> {
         )
         .target(Target::AtLeast(3e6));
         if pin == "0" {
-            f = f.note("every key once, in a random order (fixed-seed shuffle drawn before timing)");
+            f = f
+                .note("every key once, in a random order (fixed-seed shuffle drawn before timing)");
         }
         out.push(f);
     }
