@@ -67,7 +67,7 @@ fn child(p: &Params) -> Sample {
 }
 
 /// 2n objects, every even one pinned with `pin_req(j)` for the j-th pin.
-fn build(pin_req: impl Fn(usize) -> SoftPinRequest, keys: &[String]) -> Master {
+fn build(pin_req: impl Fn(usize) -> SoftPinRequest, keys: &Keys) -> Master {
     let m = master();
     let preserve = cfg(SoftPinRequest::PRESERVE);
     let mut pinned = cfg(SoftPinRequest::enable());
@@ -179,7 +179,7 @@ fn wave_child(n: usize) -> Sample {
     let (scan, _) = timed_scan(&m, at);
     s.set("scan_100_ns", scan);
     drop(m);
-    let pins: Vec<String> = keys.into_iter().step_by(2).collect();
+    let pins: Vec<&str> = keys.iter().step_by(2).collect();
     s.set("index_pop_100_ns", bare_index_pop_ns(&pins, true));
     s
 }
