@@ -125,12 +125,15 @@ fn child(p: &Params) -> Sample {
             s.set("cleanup_batches", st.batches as f64);
             let t = Stopwatch::start();
             let mut failures = 0u64;
-            for k in &keys {
+            for k in keys.iter() {
                 failures += u64::from(m.remove(Key::new(k), false).is_err());
             }
             s.set("remove_per_s", n as f64 / t.elapsed().as_secs_f64());
             s.set("remove_failures", failures as f64);
-            s.set("index_pop_all_ns", bare_index_pop_ns(&keys));
+            s.set(
+                "index_pop_all_ns",
+                bare_index_pop_ns(&keys.iter().collect::<Vec<_>>(), false),
+            );
         }
     }
     s

@@ -66,22 +66,35 @@ fn child(p: &Params) -> Sample {
     }
 }
 
-/// 2n objects, every even one pinned with `pin_cfg(j)` for the j-th pin.
-fn build<'a>(pin_cfg: impl Fn(usize) -> &'a WriteConfig, keys: &[String]) -> Master {
+/// 2n objects, every even one pinned with `pin_req(j)` for the j-th pin.
+fn build(pin_req: impl Fn(usize) -> SoftPinRequest, keys: &Keys) -> Master {
     let m = master();
     let preserve = cfg(SoftPinRequest::PRESERVE);
+    let mut pinned = cfg(SoftPinRequest::enable());
     for (i, k) in keys.iter().enumerate() {
-        put(
-            &m,
-            k,
-            if i % 2 == 0 {
-                pin_cfg(i / 2)
-            } else {
-                &preserve
-            },
-        );
+        if i % 2 == 0 {
+            pinned.soft_pin = pin_req(i / 2);
+            put(&m, k, &pinned);
+        } else {
+            put(&m, k, &preserve);
+        }
     }
     m
+}
+
+/// Base TTL of the 100 %-due waves' pins (the master's default).
+const WAVE_TTL: u64 = 30 * MIN;
+
+/// The j-th pin of a 100 %-due wave: its own deadline, `WAVE_TTL + j` ms
+/// after the build's instant (no two pins share a deadline, so the index
+/// pays a real pop per pin, not runs of equal keys).
+fn wave_pin(j: usize) -> SoftPinRequest {
+    SoftPinRequest::enable_for(WAVE_TTL + j as u64)
+}
+
+/// The instant at which all `n` wave pins (and nothing else) are due.
+fn wave_at(m: &Master, n: usize) -> u64 {
+    m.now() + WAVE_TTL + n as u64
 }
 
 fn timed_cleanup(m: &Master, at: u64) -> (f64, CleanupStats) {
@@ -103,19 +116,14 @@ fn tiers_child(n: usize) -> Sample {
     let mut s = Sample::default();
     let keys = keys(2 * n);
     let (a, b) = tiers(n);
-    let (c1, c2, cd) = (
-        cfg(SoftPinRequest::enable_for(MIN)),
-        cfg(SoftPinRequest::enable_for(2 * MIN)),
-        cfg(SoftPinRequest::enable()),
-    );
     let m = build(
         |j| {
             if j < a {
-                &c1
+                SoftPinRequest::enable_for(MIN)
             } else if j < a + b {
-                &c2
+                SoftPinRequest::enable_for(2 * MIN)
             } else {
-                &cd
+                SoftPinRequest::enable()
             }
         },
         &keys,
@@ -159,9 +167,8 @@ fn tiers_child(n: usize) -> Sample {
 fn wave_child(n: usize) -> Sample {
     let mut s = Sample::default();
     let keys = keys(2 * n);
-    let cd = cfg(SoftPinRequest::enable());
-    let m = build(|_| &cd, &keys);
-    let at = m.now() + 31 * MIN;
+    let m = build(wave_pin, &keys);
+    let at = wave_at(&m, n);
     let (idx, st) = timed_cleanup(&m, at);
     s.set("idx_100_ns", idx);
     s.set("idx_100_hold_ns", st.longest_index_hold_ns as f64);
@@ -172,19 +179,22 @@ fn wave_child(n: usize) -> Sample {
     let (scan, _) = timed_scan(&m, at);
     s.set("scan_100_ns", scan);
     drop(m);
-    let pins: Vec<String> = keys.into_iter().step_by(2).collect();
-    s.set("index_pop_100_ns", bare_index_pop_ns(&pins));
+    let pins: Vec<&str> = keys.iter().step_by(2).collect();
+    s.set("index_pop_100_ns", bare_index_pop_ns(&pins, true));
     s
 }
 
 fn writer_child(n: usize) -> Sample {
     let mut s = Sample::default();
     let keys = keys(2 * n);
-    let cd = cfg(SoftPinRequest::enable());
-    let m = build(|_| &cd, &keys);
-    let at = m.now() + 31 * MIN;
+    let m = build(wave_pin, &keys);
+    let at = wave_at(&m, n);
     // The writer's pins outlive `at`, so the wave does not chase them.
     let wcfg = cfg(SoftPinRequest::enable_for(60 * MIN));
+    assert!(
+        (WAVE_TTL + n as u64) < 60 * MIN,
+        "the writer's pins must outlive the wave"
+    );
     let phase_flag = AtomicU8::new(WARMUP);
     let (cycle_ns, st, mut base, mut during, wrote_during) = std::thread::scope(|sc| {
         let writer = sc.spawn(|| {

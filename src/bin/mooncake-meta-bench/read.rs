@@ -95,7 +95,7 @@ fn child(p: &Params) -> Sample {
     for threads in [1, 2] {
         let r = read_run(
             &plain,
-            &keys[..hot],
+            &keys.head(hot),
             &hot_perms,
             threads,
             hot_passes,

@@ -4,6 +4,7 @@
 
 use mooncake_meta_core::*;
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Barrier;
 use std::time::{Duration, Instant as Wall};
@@ -37,12 +38,56 @@ pub fn master() -> Master {
 }
 
 /// `bench/key/%010d`, i = 0..n (20 bytes each).
-pub fn keys(n: usize) -> Vec<String> {
+pub fn keys(n: usize) -> Keys {
     keys_with("bench/key/", n)
 }
 
-pub fn keys_with(prefix: &str, n: usize) -> Vec<String> {
-    (0..n).map(|i| format!("{prefix}{i:010}")).collect()
+/// `{prefix}%010d`, i = 0..n, in one flat buffer.
+pub fn keys_with(prefix: &str, n: usize) -> Keys {
+    assert!(
+        n as u64 <= 10_000_000_000,
+        "keys are numbered with 10 digits"
+    );
+    let width = prefix.len() + 10;
+    let mut buf = String::with_capacity(n * width);
+    for i in 0..n {
+        let _ = write!(buf, "{prefix}{i:010}");
+    }
+    Keys { buf, width }
+}
+
+/// The harness's keys: all of one length, back to back in one contiguous
+/// buffer (no allocation or pointer per key), key i at `i * width`.
+pub struct Keys {
+    buf: String,
+    width: usize,
+}
+
+impl Keys {
+    pub fn len(&self) -> usize {
+        self.buf.len().checked_div(self.width).unwrap_or(0)
+    }
+
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = &str> + '_ {
+        (0..self.len()).map(move |i| &self[i])
+    }
+
+    /// The first `n` keys, copied into a buffer of their own.
+    pub fn head(&self, n: usize) -> Keys {
+        Keys {
+            buf: self.buf[..n * self.width].to_owned(),
+            width: self.width,
+        }
+    }
+}
+
+impl std::ops::Index<usize> for Keys {
+    type Output = str;
+
+    #[inline]
+    fn index(&self, i: usize) -> &str {
+        &self.buf[i * self.width..(i + 1) * self.width]
+    }
 }
 
 pub fn cfg(req: SoftPinRequest) -> WriteConfig {
@@ -110,7 +155,7 @@ pub fn put(m: &MasterCore, key: &str, c: &WriteConfig) {
 /// Writes every key with `cfg_of(i)`; returns the wall time.
 pub fn put_all<'a>(
     m: &MasterCore,
-    keys: &[String],
+    keys: &Keys,
     cfg_of: impl Fn(usize) -> &'a WriteConfig,
 ) -> Duration {
     let t = Stopwatch::start();
@@ -200,7 +245,7 @@ impl ReadRun {
 /// "succeeds" when Exist says true / Get returns a readable replica.
 pub fn read_run(
     m: &MasterCore,
-    keys: &[String],
+    keys: &Keys,
     perms: &[Vec<u32>],
     threads: usize,
     passes: usize,
@@ -377,15 +422,18 @@ impl Params {
 
 /// Time to pop every entry of a bare `DeadlineIndex` holding `keys` (scoped
 /// as the master stores them, default tenant) all due at once, in batches
-/// of 256 as cleanup does: the index's share of a 100 %-due wave.
-pub fn bare_index_pop_ns(keys: &[String]) -> f64 {
+/// as cleanup does: the index's share of a 100 %-due wave. With `distinct`
+/// the i-th key's deadline is i ms after the first (as the cleanup
+/// scenario's wave pins); otherwise all share one deadline (as the anchor's
+/// pins, written at one manual-clock instant).
+pub fn bare_index_pop_ns(keys: &[&str], distinct: bool) -> f64 {
     use mooncake_meta_core::soft_pin::DeadlineIndex;
     let idx = DeadlineIndex::new();
     for (i, k) in keys.iter().enumerate() {
         idx.register(
             &format!("{DEFAULT_TENANT}\0{k}"),
             (i % 1024) as u32,
-            T0 + 30 * MIN,
+            T0 + 30 * MIN + if distinct { i as u64 } else { 0 },
         );
     }
     let mut out = Vec::with_capacity(CLEANUP_BATCH);
@@ -394,7 +442,7 @@ pub fn bare_index_pop_ns(keys: &[String]) -> f64 {
     let mut popped = 0;
     loop {
         out.clear();
-        let o = idx.pop_due(T0 + 31 * MIN, CLEANUP_BATCH, &mut out);
+        let o = idx.pop_due(T0 + 31 * MIN + keys.len() as u64, CLEANUP_BATCH, &mut out);
         popped += o.popped;
         if !o.more_due {
             break;

@@ -1,7 +1,8 @@
 //! `write`: PutStart+PutEnd of new keys and in-place UpsertStart+UpsertEnd of
 //! existing ones, with and without soft pins (ENABLE default TTL vs
-//! PRESERVE), then non-forced Remove of every key. One fresh process per
-//! (case, repetition), cases interleaved.
+//! PRESERVE), then non-forced Remove of every key; and a cold PutEnd: the
+//! PutEnd of a key whose PutStart came [`COLD_GAP`] other writes earlier.
+//! One fresh process per (case, repetition), cases interleaved.
 
 use crate::report::{Better, Figure, Target};
 use crate::util::*;
@@ -10,7 +11,7 @@ use mooncake_meta_core::*;
 
 pub const SCENARIO: Scenario = Scenario {
     name: "write",
-    about: "Put and Upsert pairs with and without pins; non-forced Remove",
+    about: "Put and Upsert pairs with and without pins; non-forced Remove; cold PutEnd",
     cases,
     child,
     figures,
@@ -21,6 +22,20 @@ fn size(mode: Mode) -> usize {
         10_000
     } else {
         1_000_000
+    }
+}
+
+/// Complete writes (PutStart+PutEnd of other keys) between a cold key's
+/// PutStart and its PutEnd.
+const COLD_GAP: usize = 10_000;
+
+/// Cold PutEnds timed per process, and the writes between two cold
+/// PutStarts (so about `COLD_GAP / COLD_EVERY` cold keys are in flight).
+fn cold_size(mode: Mode) -> (usize, usize) {
+    if mode.quick {
+        (1_000, 10)
+    } else {
+        (10_000, 100)
     }
 }
 
@@ -35,18 +50,30 @@ fn cases(mode: Mode) -> Vec<Params> {
             ]));
         }
     }
+    let (cn, every) = cold_size(mode);
+    for pin in ["0", "100"] {
+        v.push(Params::new(&[
+            ("n", cn.to_string()),
+            ("op", "cold".into()),
+            ("pinned_pct", pin.into()),
+            ("every", every.to_string()),
+        ]));
+    }
     v
 }
 
 fn child(p: &Params) -> Sample {
     let n = p.usize("n");
-    let mut s = Sample::default();
-    let keys = keys(n);
     let c = if p.str("pinned_pct") == "100" {
         cfg(SoftPinRequest::enable())
     } else {
         cfg(SoftPinRequest::PRESERVE)
     };
+    if p.str("op") == "cold" {
+        return cold_child(n, p.usize("every"), &c);
+    }
+    let mut s = Sample::default();
+    let keys = keys(n);
     let m = master();
     let took = put_all(&m, &keys, |_| &c);
     s.set("put_pairs_per_s", n as f64 / took.as_secs_f64());
@@ -61,11 +88,55 @@ fn child(p: &Params) -> Sample {
         }
         s.set("upsert_pairs_per_s", n as f64 / t.elapsed().as_secs_f64());
     }
+    // Removes walk the keys in a random order (not key order, which would
+    // visit the shards' tables in insertion order and flatter the figure).
+    let order = permutation(n, 7);
     let t = Stopwatch::start();
-    for k in &keys {
-        m.remove(Key::new(k), false).expect("remove");
+    for &i in &order {
+        m.remove(Key::new(&keys[i as usize]), false)
+            .expect("remove");
     }
     s.set("remove_per_s", n as f64 / t.elapsed().as_secs_f64());
+    s
+}
+
+/// A stream of `n * every + COLD_GAP` filler writes (PutStart+PutEnd, each
+/// PutEnd timed: the hot reference); before filler write `j * every` the
+/// j-th cold key's PutStart, after filler write `j * every + COLD_GAP - 1`
+/// its timed PutEnd. Both timings use the wall clock around the one call,
+/// so the clock's cost is in both.
+fn cold_child(n: usize, every: usize, c: &WriteConfig) -> Sample {
+    let mut s = Sample::default();
+    let fill = keys_with("bench/fill/", n * every + COLD_GAP);
+    let cold = keys_with("bench/cold/", n);
+    let m = master();
+    let (mut hot_ns, mut cold_ns) = (Vec::with_capacity(fill.len()), Vec::with_capacity(n));
+    let end = |k: &str| {
+        let t = std::time::Instant::now();
+        m.put_end(WRITER, Key::new(k), ReplicaSelector::Memory, None)
+            .expect("put_end");
+        t.elapsed().as_nanos() as u64
+    };
+    for (i, k) in fill.iter().enumerate() {
+        if i % every == 0 && i / every < n {
+            m.put_start(WRITER, Key::new(&cold[i / every]), SIZE, c)
+                .expect("put_start");
+        }
+        m.put_start(WRITER, Key::new(k), SIZE, c)
+            .expect("put_start");
+        hot_ns.push(end(k));
+        if let Some(started) = (i + 1).checked_sub(COLD_GAP) {
+            if started % every == 0 && started / every < n {
+                cold_ns.push(end(&cold[started / every]));
+            }
+        }
+    }
+    assert_eq!(cold_ns.len(), n, "every cold key ended");
+    let mean = |v: &[u64]| v.iter().sum::<u64>() as f64 / v.len() as f64;
+    s.set("cold_putend_ns", mean(&cold_ns));
+    s.set("hot_putend_ns", mean(&hot_ns));
+    s.set("cold_putend_p99_ns", percentile(&mut cold_ns, 99.0));
+    s.set("hot_putend_p99_ns", percentile(&mut hot_ns, 99.0));
     s
 }
 
@@ -110,17 +181,49 @@ fn figures(r: &Results, mode: Mode) -> Vec<Figure> {
         out.push(slow);
     }
     for pin in ["0", "100"] {
-        out.push(
-            Figure::new(
+        let mut f = Figure::new(
+            "write",
+            "remove_not_forced",
+            &[("n", ns.clone()), ("pinned_pct", pin.to_owned())],
+            "ops/s",
+            Better::Higher,
+            r.values(&[("op", "put"), ("pinned_pct", pin)], "remove_per_s"),
+        )
+        .target(Target::AtLeast(3e6));
+        if pin == "0" {
+            f = f
+                .note("every key once, in a random order (fixed-seed shuffle drawn before timing)");
+        }
+        out.push(f);
+    }
+    let (cn, every) = cold_size(mode);
+    for pin in ["0", "100"] {
+        let want = [("op", "cold"), ("pinned_pct", pin)];
+        let par = [("n", cn.to_string()), ("pinned_pct", pin.to_owned())];
+        for (name, metric) in [
+            ("putend_cold", "cold_putend_ns"),
+            ("putend_hot", "hot_putend_ns"),
+            ("putend_cold_p99", "cold_putend_p99_ns"),
+            ("putend_hot_p99", "hot_putend_p99_ns"),
+        ] {
+            let mut f = Figure::new(
                 "write",
-                "remove_not_forced",
-                &[("n", ns.clone()), ("pinned_pct", pin.to_owned())],
-                "ops/s",
-                Better::Higher,
-                r.values(&[("op", "put"), ("pinned_pct", pin)], "remove_per_s"),
-            )
-            .target(Target::AtLeast(3e6)),
-        );
+                name,
+                &par,
+                "ns",
+                Better::Lower,
+                r.values(&want, metric),
+            );
+            if pin == "0" && name == "putend_cold" {
+                f = f.note(format!(
+                    "mean ns of one PutEnd issued {COLD_GAP} other PutStart+PutEnd pairs after its \
+                     PutStart (a new cold key every {every} writes, so ~{} in flight); hot = the \
+                     PutEnd right after its PutStart, same stream, same wall-clock timing",
+                    COLD_GAP / every
+                ));
+            }
+            out.push(f);
+        }
     }
     out
 }
