@@ -7,13 +7,13 @@
 //! No catch_unwind: a panic anywhere in restore fails this test outright.
 //! (Decode-only fuzzing of the codec lives in snapshot_fuzz.rs.)
 mod common;
+mod snapshot_support;
 
 use common::*;
-use mooncake_meta_core::snapshot::codec::{
-    decode, encode, FORMAT_VERSION, FORMAT_VERSION_1, HEADER_LEN, MAGIC,
-};
+use mooncake_meta_core::snapshot::codec::{decode, encode, HEADER_LEN};
 use mooncake_meta_core::snapshot::image::{LocationRecord, SegmentRecord, SnapshotImage};
 use mooncake_meta_core::*;
+use snapshot_support::{frame_ok, reframe};
 
 const CASES: u64 = 12_000;
 
@@ -362,28 +362,6 @@ fn mutate_object(rng: &mut Rng, img: &mut SnapshotImage) {
             }
         }
     }
-}
-
-/// Recomputes the header's payload length and checksum.
-fn reframe(b: &mut [u8]) {
-    if b.len() < HEADER_LEN {
-        return;
-    }
-    let len = (b.len() - HEADER_LEN) as u64;
-    let crc = crc32fast::hash(&b[HEADER_LEN..]);
-    b[16..24].copy_from_slice(&len.to_le_bytes());
-    b[24..28].copy_from_slice(&crc.to_le_bytes());
-}
-
-/// Whether the header checks pass, so decoding reaches payload parsing and
-/// validation (computed without the codec).
-fn frame_ok(b: &[u8]) -> bool {
-    b.len() >= HEADER_LEN
-        && b[..8] == MAGIC
-        && (FORMAT_VERSION_1..=FORMAT_VERSION).any(|v| b[8..12] == v.to_le_bytes())
-        && b[12..16] == [0; 4]
-        && b[16..24] == ((b.len() - HEADER_LEN) as u64).to_le_bytes()
-        && b[24..28] == crc32fast::hash(&b[HEADER_LEN..]).to_le_bytes()
 }
 
 // ----- targets -----------------------------------------------------------------

@@ -298,8 +298,7 @@ pub fn reframe(bytes: &mut [u8]) {
 pub fn frame_ok(bytes: &[u8]) -> bool {
     bytes.len() >= HEADER_LEN
         && bytes[..8] == MAGIC
-        && (bytes[8..12] == FORMAT_VERSION.to_le_bytes()
-            || bytes[8..12] == FORMAT_VERSION_1.to_le_bytes())
+        && (FORMAT_VERSION_1..=FORMAT_VERSION).any(|v| bytes[8..12] == v.to_le_bytes())
         && bytes[12..16] == [0; 4]
         && bytes[16..24] == ((bytes.len() - HEADER_LEN) as u64).to_le_bytes()
         && bytes[24..28] == crc32fast::hash(&bytes[HEADER_LEN..]).to_le_bytes()

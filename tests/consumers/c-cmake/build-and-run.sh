@@ -5,9 +5,15 @@
 # puts the library's directory in the build tree's rpath), then the
 # static one.
 #
-# env: PREFIX, the `make install PREFIX=...` prefix.
+# The program is the pkg-config consumer's app.c (one C program, built the
+# two ways a C user links the library).
+#
+# env: PREFIX, the `make install PREFIX=...` prefix; MOONCAKE_META_REPO, the
+#      clone (for the shared app.c).
 set -eu
 : "${PREFIX:?set PREFIX to the prefix of make install}"
+: "${MOONCAKE_META_REPO:?set MOONCAKE_META_REPO to the libmooncake_meta clone}"
+cp "$MOONCAKE_META_REPO/tests/consumers/c-pkgconfig/app.c" app.c
 command -v cmake >/dev/null 2>&1 || {
     echo "cmake is missing; install it with: apt-get install -y cmake" >&2
     exit 2
