@@ -24,7 +24,7 @@
 //! calls (see [`Ordered`]), so that its own key fetch is a sequential
 //! stream and not a second random memory access per call.
 
-use crate::report::{Better, Figure, Target};
+use crate::report::{median, Better, Figure, Target};
 use crate::util::*;
 use crate::{Mode, Results, Scenario};
 use mooncake_meta_core::*;
@@ -135,15 +135,20 @@ fn cases(mode: Mode) -> Vec<Params> {
             ("passes", passes.to_string()),
             ("chase_mib", chase.to_string()),
             ("chase_steps", chase_steps(mode).to_string()),
+            ("thp", "1".into()),
         ]));
     }
     for n in sysclock_sizes(mode) {
         let (per_pass, passes) = reads(n, mode);
+        let chase = if n == top { chase_mib(mode) } else { 0 };
         v.push(Params::new(&[
             ("n", n.to_string()),
             ("kind", "sysclock".into()),
             ("per_pass", per_pass.to_string()),
             ("passes", passes.to_string()),
+            ("chase_mib", chase.to_string()),
+            ("chase_steps", chase_steps(mode).to_string()),
+            ("thp", "0".into()),
         ]));
     }
     for n in cleanup_sizes(mode) {
@@ -414,22 +419,71 @@ fn cycle(len: usize, seed: u64) -> Vec<u32> {
     c
 }
 
-/// ns of one dependent random access: a chase through a single random
-/// cycle over the cache lines of a `mib` MiB buffer of u32 (Sattolo's
-/// algorithm over the line numbers; each line's first slot holds the index
-/// of the next line's, and every line of every page is written, so no page
-/// is the shared zero page). Each load's address is the previous load's
-/// value, so no two accesses overlap, and each touches a line of its own.
-fn chase_ns(mib: usize, steps: usize) -> f64 {
+/// AnonHugePages of this process (/proc/self/smaps_rollup), bytes: how
+/// much of its anonymous memory the kernel backs with transparent huge
+/// pages.
+fn anon_huge_pages() -> u64 {
+    std::fs::read_to_string("/proc/self/smaps_rollup")
+        .ok()
+        .and_then(|t| {
+            t.lines()
+                .find_map(|l| l.strip_prefix("AnonHugePages:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        })
+        .unwrap_or(0)
+        * 1024
+}
+
+/// 2 MiB, the x86-64 huge page.
+const HUGE_PAGE: usize = 2 << 20;
+
+/// One dependent random access, timed: ns per load, and the bytes of the
+/// buffer the kernel backed with transparent huge pages.
+struct Chase {
+    ns: f64,
+    huge_bytes: u64,
+}
+
+/// A chase through a single random cycle over the cache lines of a `mib`
+/// MiB buffer of u32 (Sattolo's algorithm over the line numbers; each
+/// line's first slot holds the index of the next line's, and every line of
+/// every page is written, so no page is the shared zero page). Each load's
+/// address is the previous load's value, so no two accesses overlap, and
+/// each touches a line of its own. With `huge`, the buffer is 2 MiB aligned
+/// and advised MADV_HUGEPAGE before its first touch (the machine's THP
+/// setting decides whether that is granted; `huge_bytes` says).
+fn chase(mib: usize, steps: usize, huge: bool) -> Chase {
     let slots = mib << 18;
     let lines = slots / LINE_SLOTS;
     assert!(lines > 1 && slots <= u32::MAX as usize, "chase buffer size");
     let order = cycle(lines, 0x5A77_0010);
-    let mut next = vec![0u32; slots];
+    // Room to start the buffer on a huge-page boundary; untouched, the
+    // extra pages cost no memory.
+    let pad = HUGE_PAGE / 4;
+    let mut raw = vec![0u32; slots + pad];
+    let off = raw.as_ptr().align_offset(HUGE_PAGE).min(pad);
+    let next = &mut raw[off..off + slots];
+    let huge0 = anon_huge_pages();
+    if huge {
+        // SAFETY: the range lies inside `next`, a live allocation this
+        // function owns, starts on a page boundary (2 MiB aligned, or the
+        // advice only fails) and madvise(MADV_HUGEPAGE) changes no byte of it.
+        let rc = unsafe {
+            libc::madvise(
+                next.as_mut_ptr().cast(),
+                slots * std::mem::size_of::<u32>(),
+                libc::MADV_HUGEPAGE,
+            )
+        };
+        // A kernel without THP refuses the advice: then the figure says 0
+        // huge bytes, which is what was measured.
+        let _ = rc;
+    }
     for (line, &succ) in order.iter().enumerate() {
         next[line * LINE_SLOTS] = succ * LINE_SLOTS as u32;
     }
     drop(order);
+    let huge_bytes = anon_huge_pages().saturating_sub(huge0);
     let mut at = 0u32;
     for _ in 0..steps / 10 {
         at = next[at as usize];
@@ -440,7 +494,26 @@ fn chase_ns(mib: usize, steps: usize) -> f64 {
     }
     let ns = t.elapsed().as_nanos() as f64 / steps as f64;
     std::hint::black_box(at);
-    ns
+    Chase { ns, huge_bytes }
+}
+
+/// The chases of a case: on 4 KiB pages (the calibration, as the master's
+/// tables are allocated) and, with `thp=1`, on transparent huge pages
+/// where granted.
+fn chases(p: &Params, s: &mut Sample) {
+    let mib = p.usize("chase_mib");
+    if mib == 0 {
+        return;
+    }
+    s.set("chase_mib", mib as f64);
+    let small = chase(mib, p.usize("chase_steps"), false);
+    s.set("chase_ns", small.ns);
+    s.set("chase_huge_bytes_4k", small.huge_bytes as f64);
+    if p.str("thp") == "1" {
+        let huge = chase(mib, p.usize("chase_steps"), true);
+        s.set("chase_thp_ns", huge.ns);
+        s.set("chase_huge_bytes_thp", huge.huge_bytes as f64);
+    }
 }
 
 // ---------------------------------------------------------------------------
@@ -467,11 +540,7 @@ fn main_child(n: usize, p: &Params) -> Sample {
     s.set("heap_per_object", (heap1 as f64 - heap0 as f64) / n as f64);
 
     all_reads(&m, &keys, p, true, &mut s);
-    let mib = p.usize("chase_mib");
-    if mib > 0 {
-        s.set("chase_mib", mib as f64);
-        s.set("chase_ns", chase_ns(mib, p.usize("chase_steps")));
-    }
+    chases(p, &mut s);
 
     // Removes of min(N, 10^6) keys in a random order (a fixed-seed
     // permutation's first ones, drawn and laid out before the timing
@@ -509,6 +578,7 @@ fn sysclock_child(n: usize, p: &Params) -> Sample {
         }
     }
     all_reads(&m, &keys, p, false, &mut s);
+    chases(p, &mut s);
     std::mem::forget(m);
     s
 }
@@ -748,6 +818,53 @@ fn not_measured(samples: &[Sample]) -> Option<String> {
     }
 }
 
+/// `dram_access` and `exist_in_dram_accesses` of one case (n, clock).
+fn dram_figures(
+    r: &Results,
+    want: &[(&str, &str)],
+    n: usize,
+    clock: &str,
+    mode: Mode,
+) -> Vec<Figure> {
+    let mib = chase_mib(mode).to_string();
+    let par = vec![
+        ("n", n.to_string()),
+        ("clock", clock.to_owned()),
+        ("buffer_mib", mib.clone()),
+    ];
+    let mut chase = Figure::new(
+        "scale",
+        "dram_access",
+        &par,
+        "ns",
+        Better::Lower,
+        r.values(want, "chase_ns"),
+    );
+    let mut ratio = Figure::new(
+        "scale",
+        "exist_in_dram_accesses",
+        &par,
+        "x",
+        Better::Lower,
+        r.zip(want, "exist_1t", "chase_ns", |rate, chase| {
+            1e9 / rate / chase
+        }),
+    )
+    .target(Target::AtMost(2.0));
+    if clock == "manual" {
+        chase = chase.note(format!(
+            "one dependent random load: a pointer chase through one random cycle (Sattolo) over the cache lines of a {mib} MiB Vec<u32> (4 KiB pages, as the master's tables), in the same process as the reads, after them{}",
+            if mode.quick {
+                " (quick mode: a small buffer, partly cache-resident, not a DRAM latency)"
+            } else {
+                ""
+            }
+        ));
+        ratio = ratio.note("ns per Exist (1 thread, random keys) / ns per dependent random access (dram_access), both measured in the same process; the target is set at 10^7 (make bench-scale) and checked at the run's largest N");
+    }
+    vec![chase, ratio]
+}
+
 fn figures(r: &Results, mode: Mode) -> Vec<Figure> {
     let mut out = Vec::new();
     let curve_sizes = curve(mode);
@@ -858,38 +975,23 @@ fn figures(r: &Results, mode: Mode) -> Vec<Figure> {
         }
         out.push(f);
         if n == top {
+            out.extend(dram_figures(r, &want, n, "manual", mode));
             let mib = chase_mib(mode).to_string();
-            let mut chase = Figure::new(
-                "scale",
-                "dram_access",
-                &[("buffer_mib", mib.clone())],
-                "ns",
-                Better::Lower,
-                r.values(&want, "chase_ns"),
-            )
-            .note(format!(
-                "one dependent random load: a pointer chase through one random cycle (Sattolo) over the cache lines of a {mib} MiB Vec<u32> (4 KiB pages, as the master's tables), in the n={n} process after its reads{}",
-                if mode.quick {
-                    " (quick mode: a small buffer, partly cache-resident, not a DRAM latency)"
-                } else {
-                    ""
-                }
-            ));
-            chase.params.insert(0, ("n".into(), ns.clone()));
-            out.push(chase);
-            let mut f = Figure::new(
-                "scale",
-                "exist_in_dram_accesses",
-                &par(&[("clock", "manual")]),
-                "x",
-                Better::Lower,
-                r.zip(&want, "exist_1t", "chase_ns", |rate, chase| {
-                    1e9 / rate / chase
-                }),
-            )
-            .target(Target::AtMost(2.0));
-            f = f.note("ns per Exist (1 thread, random keys) / ns per dependent random access, both in the same process; the target is set at 10^7 (make bench-scale) and checked at the run's largest N");
-            out.push(f);
+            let huge = median(&r.values(&want, "chase_huge_bytes_thp")).unwrap_or(f64::NAN);
+            out.push(
+                Figure::new(
+                    "scale",
+                    "dram_access_thp",
+                    &[("n", ns.clone()), ("buffer_mib", mib.clone())],
+                    "ns",
+                    Better::Lower,
+                    r.values(&want, "chase_thp_ns"),
+                )
+                .note(format!(
+                    "the same chase on a buffer advised MADV_HUGEPAGE (no target: what huge pages would buy); the kernel backed {:.0} of its {mib} MiB with huge pages (median)",
+                    huge / (1u64 << 20) as f64
+                )),
+            );
         }
     }
 
@@ -924,6 +1026,9 @@ fn figures(r: &Results, mode: Mode) -> Vec<Figure> {
                 }
             }
             out.push(f);
+        }
+        if n == top {
+            out.extend(dram_figures(r, &want, n, "system", mode));
         }
         out.push(Figure::new(
             "scale",
