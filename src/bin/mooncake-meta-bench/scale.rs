@@ -1103,7 +1103,11 @@ fn figures(r: &Results, mode: Mode) -> Vec<Figure> {
             let mut f = Figure::new("scale", name, &par(&[]), "ms", Better::Lower, ms(metric))
                 .target(Target::AtMost(1.0));
             if n == cleanup_sizes(mode)[0] {
-                f = f.note(format!("the longest single index-mutex hold during {what}"));
+                f = f.note(format!(
+                    "the longest single index-mutex hold during {what} (wall time inside the \
+                     lock: on a loaded machine it includes time slices lost to preemption of \
+                     the holder, multiples of the scheduler tick)"
+                ));
             }
             out.push(f);
         }
