@@ -109,7 +109,7 @@ fn chase_steps(mode: Mode) -> usize {
     if mode.quick {
         M
     } else {
-        5 * M
+        2 * M
     }
 }
 
@@ -135,7 +135,8 @@ fn cases(mode: Mode) -> Vec<Params> {
             ("passes", passes.to_string()),
             ("chase_mib", chase.to_string()),
             ("chase_steps", chase_steps(mode).to_string()),
-            ("thp", "1".into()),
+            // The huge-page chase only in the scale run (make bench stays short).
+            ("thp", if mode.scale { "1" } else { "0" }.into()),
         ]));
     }
     for n in sysclock_sizes(mode) {
@@ -976,6 +977,8 @@ fn figures(r: &Results, mode: Mode) -> Vec<Figure> {
         out.push(f);
         if n == top {
             out.extend(dram_figures(r, &want, n, "manual", mode));
+        }
+        if n == top && mode.scale {
             let mib = chase_mib(mode).to_string();
             let huge = median(&r.values(&want, "chase_huge_bytes_thp")).unwrap_or(f64::NAN);
             out.push(
