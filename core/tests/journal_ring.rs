@@ -1,8 +1,9 @@
 //! The bounded journal buffer (docs/CONTRACT.md section 12, "Bounded memory,
 //! nothing lost silently"): consecutive sequences, reads into a caller
 //! buffer with BUFFER_TOO_SMALL semantics, release, drop-oldest when full
-//! with JOURNAL_OVERRUN for what was dropped, a capacity that is never
-//! exceeded, and order kept under concurrent appenders and a reader.
+//! with JOURNAL_OVERRUN for what was dropped, a capacity (records plus
+//! their bookkeeping) that is never exceeded, and order kept under
+//! concurrent appenders and a reader.
 
 mod support;
 
@@ -150,7 +151,7 @@ fn released_records_are_freed_and_no_longer_readable() {
     assert_eq!(j.release(2).unwrap(), 2);
     let s = j.stats();
     assert_eq!((s.first_seq, s.released_upto, s.records_held), (3, 2, 4));
-    assert_eq!(s.bytes_held, 4 * one);
+    assert_eq!(s.bytes_held, 4 * charge(one));
     assert_eq!(s.dropped_records, 0);
     // Releasing again, or less, changes nothing.
     assert_eq!(j.release(2).unwrap(), 0);
@@ -180,7 +181,7 @@ fn released_records_are_freed_and_no_longer_readable() {
 fn a_full_journal_drops_the_oldest_unreleased_records_and_counts_them() {
     let recs = same_size(8);
     let one = encoded_len(&recs[0]);
-    let j = Journal::new(3 * one).unwrap();
+    let j = Journal::new(3 * charge(one)).unwrap();
     j.append_all(&recs[..3]).unwrap();
     assert_eq!(j.stats().dropped_records, 0);
     // Two more: 1 and 2 go.
@@ -190,7 +191,7 @@ fn a_full_journal_drops_the_oldest_unreleased_records_and_counts_them() {
     assert_eq!((s.first_seq, s.last_seq, s.records_held), (3, 5, 3));
     assert_eq!(
         (s.dropped_records, s.dropped_upto, s.bytes_held),
-        (2, 2, 3 * one)
+        (2, 2, 3 * charge(one))
     );
 
     let mut buf = vec![0u8; 4096];
@@ -296,7 +297,10 @@ fn the_capacity_is_never_exceeded_and_the_counters_add_up() {
                             assert_eq!(b.records, appended[from..from + b.records.len()]);
                         }
                         Bounded::Fits(_) => assert_eq!(s.records_held, 0),
-                        Bounded::TooSmall(n) => assert_eq!(n, HEADER_LEN + s.bytes_held),
+                        Bounded::TooSmall(n) => assert_eq!(
+                            n,
+                            HEADER_LEN + s.bytes_held - s.records_held as usize * RECORD_OVERHEAD
+                        ),
                     }
                 }
             }
@@ -306,7 +310,10 @@ fn the_capacity_is_never_exceeded_and_the_counters_add_up() {
             assert_eq!(s.released_upto, released);
             let held = &appended[(s.first_seq - 1) as usize..];
             assert_eq!(s.records_held, held.len() as u64);
-            assert_eq!(s.bytes_held, held.iter().map(encoded_len).sum::<usize>());
+            assert_eq!(
+                s.bytes_held,
+                held.iter().map(|r| charge(encoded_len(r))).sum::<usize>()
+            );
             // Below the first held: released or dropped, each counted once.
             let gone = s.first_seq - 1;
             assert!(s.dropped_records <= gone);

@@ -33,4 +33,4 @@ pub mod ring;
 
 pub use codec::{decode_batch, decode_batch_prefix, encode_batch, Batch, BatchHeader};
 pub use record::*;
-pub use ring::{Journal, JournalRead, JournalStats};
+pub use ring::{charge, Journal, JournalRead, JournalStats, RECORD_OVERHEAD};

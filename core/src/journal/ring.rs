@@ -1,8 +1,10 @@
 //! The bounded journal buffer: records get consecutive sequence numbers as
 //! they are appended, a consumer reads them from any held sequence as one
 //! batch into its own buffer and releases what it has stored. The journal
-//! holds at most `capacity` bytes of encoded records; when an append would
-//! pass that, the oldest unreleased records are dropped and counted, and
+//! holds at most `capacity` bytes — each record's encoded bytes plus the
+//! [`RECORD_OVERHEAD`] that keeps track of it, so the bound is on memory,
+//! not only on what a read copies — and when an append would pass that, the
+//! oldest unreleased records are dropped and counted, and
 //! reading a dropped sequence is `JOURNAL_OVERRUN` (the consumer resyncs
 //! from a snapshot). Appending never fails for lack of room, so the primary
 //! keeps serving whatever the consumer does.
@@ -29,6 +31,16 @@ use std::ops::RangeInclusive;
 /// The most records one read returns (a batch counts them in a u32).
 const MAX_BATCH_RECORDS: usize = u32::MAX as usize;
 
+/// Bytes charged per held record on top of its encoding: its slot in the
+/// journal's queue (a pointer and a length).
+pub const RECORD_OVERHEAD: usize = std::mem::size_of::<Box<[u8]>>();
+
+/// What holding an encoded record of `len` bytes costs against the capacity.
+#[inline]
+pub fn charge(len: usize) -> usize {
+    len.saturating_add(RECORD_OVERHEAD)
+}
+
 /// A bounded, thread-safe change journal.
 pub struct Journal {
     capacity: usize,
@@ -38,9 +50,10 @@ pub struct Journal {
 /// The journal's counters at one instant.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct JournalStats {
-    /// Most bytes of encoded records held at once.
+    /// Most bytes held at once.
     pub capacity_bytes: usize,
-    /// Bytes of encoded records held now (never above the capacity).
+    /// Bytes held now, never above the capacity: the held records' encoded
+    /// bytes plus [`RECORD_OVERHEAD`] each.
     pub bytes_held: usize,
     /// Records held now (`last_seq + 1 - first_seq`).
     pub records_held: u64,
@@ -82,8 +95,8 @@ struct Ring {
 }
 
 impl Journal {
-    /// A journal holding at most `capacity_bytes` bytes of encoded records,
-    /// whose first record gets sequence 1. `INVALID_PARAMS` for 0 (a master
+    /// A journal holding at most `capacity_bytes` bytes (records and their
+    /// bookkeeping, [`charge`]), whose first record gets sequence 1. `INVALID_PARAMS` for 0 (a master
     /// with `journal_capacity_bytes == 0` keeps no journal).
     pub fn new(capacity_bytes: usize) -> Result<Journal> {
         Journal::starting_at(capacity_bytes, 1)
@@ -248,7 +261,7 @@ impl Journal {
                 .entries
                 .pop_front()
                 .expect("first < next: a record is held");
-            ring.bytes -= e.len();
+            ring.bytes -= charge(e.len());
             ring.first += 1;
             freed += 1;
         }
@@ -293,7 +306,8 @@ impl Ring {
         }
         let after = seq + 1;
         self.next = after;
-        if e.len() > capacity {
+        let cost = charge(e.len());
+        if cost > capacity {
             self.drop_oldest(self.entries.len());
             // The record itself is lost: nothing before or at it is held.
             self.first = after;
@@ -303,12 +317,12 @@ impl Ring {
         }
         let mut n = 0;
         let mut room = capacity - self.bytes;
-        while room < e.len() {
-            room += self.entries[n].len();
+        while room < cost {
+            room += charge(self.entries[n].len());
             n += 1;
         }
         self.drop_oldest(n);
-        self.bytes += e.len();
+        self.bytes += cost;
         self.entries.push_back(e);
         Ok(seq)
     }
@@ -320,7 +334,7 @@ impl Ring {
             return;
         }
         for e in self.entries.drain(..n) {
-            self.bytes -= e.len();
+            self.bytes -= charge(e.len());
         }
         self.first += n as u64;
         self.dropped += n as u64;

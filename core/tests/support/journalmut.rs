@@ -7,7 +7,7 @@ use super::entropy::Entropy;
 use super::journal_gen;
 use super::snapmut::{crc32, mutate_once};
 use mooncake_meta_core::journal::codec::{decode_batch, encode_batch, HEADER_LEN};
-use mooncake_meta_core::journal::Journal;
+use mooncake_meta_core::journal::{Journal, RECORD_OVERHEAD};
 use mooncake_meta_core::ErrorKind;
 
 /// Offsets of the header fields (see journal/codec.rs).
@@ -80,7 +80,9 @@ pub fn journal_decode(bytes: &[u8]) -> JournalDecoded {
     };
     let again = encode_batch(batch.first_seq, &batch.records).expect("a decoded span is valid");
     assert_eq!(again, bytes, "decode accepted non-canonical bytes");
-    let j = Journal::starting_at(bytes.len(), batch.first_seq).expect("valid journal");
+    // Room for every record and its bookkeeping: nothing is dropped.
+    let room = bytes.len() + batch.records.len() * RECORD_OVERHEAD;
+    let j = Journal::starting_at(room, batch.first_seq).expect("valid journal");
     let seqs = j.append_all(&batch.records).expect("sequences fit");
     assert_eq!(seqs, Some(batch.first_seq..=batch.last_seq()));
     assert_eq!(
