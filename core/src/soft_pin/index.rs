@@ -84,20 +84,58 @@ pub struct IndexStats {
     pub longest_hold_ns: u64,
 }
 
-/// A 4-ary min-heap by deadline in a Vec (the order among equal deadlines does not matter).
+/// log2 of the entries per storage chunk (8192 entries, 256 KiB of `Entry<PinTarget>`).
+const CHUNK_SHIFT: u32 = 13;
+const CHUNK: usize = 1 << CHUNK_SHIFT;
+const CHUNK_MASK: usize = CHUNK - 1;
+
+/// A 4-ary min-heap by deadline (the order among equal deadlines does not matter), stored in
+/// fixed-size chunks: growing never copies the entries (a Vec doubling 10^6 entries copied
+/// 32 MB under the lock), and the chunks themselves are handed in and out of the lock by the
+/// caller (`spare`, `take_freed`), so a push or pop under the lock neither allocates nor frees
+/// one in the steady state.
 struct Heap<T> {
-    v: Vec<Entry<T>>,
+    /// Full chunks, then the last one, which holds `len % CHUNK` entries (or is full). Each has
+    /// a capacity of exactly `CHUNK` and never reallocates.
+    chunks: Vec<Vec<Entry<T>>>,
+    len: usize,
+    /// Empty chunks ready for growth.
+    spare: Vec<Vec<Entry<T>>>,
+    /// A chunk a pop emptied while `spare` was full, for the caller to free outside the lock.
+    freed: Option<Vec<Entry<T>>>,
+}
+
+/// Spare chunks kept at most: one absorbs a push/pop cycle at a chunk boundary.
+const MAX_SPARE: usize = 1;
+
+fn new_chunk<T>() -> Vec<Entry<T>> {
+    Vec::with_capacity(CHUNK)
 }
 
 impl<T: Copy> Heap<T> {
     const fn new() -> Self {
-        Heap { v: Vec::new() }
+        Heap {
+            chunks: Vec::new(),
+            len: 0,
+            spare: Vec::new(),
+            freed: None,
+        }
     }
 
-    /// Heapifies `v` in O(len).
+    /// Copies `v` into chunks and heapifies, O(len).
     fn from_vec(v: Vec<Entry<T>>) -> Self {
-        let mut heap = Heap { v };
-        let n = heap.v.len();
+        let mut heap = Heap::new();
+        heap.chunks = v
+            .chunks(CHUNK)
+            .map(|c| {
+                let mut chunk = new_chunk();
+                chunk.extend_from_slice(c);
+                chunk
+            })
+            .collect();
+        heap.len = v.len();
+        drop(v);
+        let n = heap.len;
         if n > 1 {
             for i in (0..=(n - 2) / ARITY).rev() {
                 heap.sift_down(i);
@@ -107,84 +145,165 @@ impl<T: Copy> Heap<T> {
     }
 
     fn into_vec(self) -> Vec<Entry<T>> {
-        self.v
+        let mut v = Vec::with_capacity(self.len);
+        for chunk in self.chunks {
+            v.extend_from_slice(&chunk);
+        }
+        v
     }
 
     fn len(&self) -> usize {
-        self.v.len()
+        self.len
+    }
+
+    #[inline]
+    fn get(&self, i: usize) -> Entry<T> {
+        self.chunks[i >> CHUNK_SHIFT][i & CHUNK_MASK]
+    }
+
+    #[inline]
+    fn deadline(&self, i: usize) -> u64 {
+        self.chunks[i >> CHUNK_SHIFT][i & CHUNK_MASK].deadline
+    }
+
+    #[inline]
+    fn set(&mut self, i: usize, e: Entry<T>) {
+        self.chunks[i >> CHUNK_SHIFT][i & CHUNK_MASK] = e;
     }
 
     fn peek_deadline(&self) -> Option<u64> {
-        self.v.first().map(|e| e.deadline)
+        (self.len > 0).then(|| self.deadline(0))
     }
 
+    fn iter(&self) -> impl Iterator<Item = &Entry<T>> + '_ {
+        self.chunks.iter().flatten()
+    }
+
+    /// Whether a push may need a chunk that is not there yet.
+    fn wants_spare(&self) -> bool {
+        self.spare.is_empty()
+    }
+
+    /// Takes a chunk made outside the lock; gives it back if none is wanted.
+    fn add_spare(&mut self, chunk: Vec<Entry<T>>) -> Option<Vec<Entry<T>>> {
+        if self.spare.len() < MAX_SPARE {
+            self.spare.push(chunk);
+            None
+        } else {
+            Some(chunk)
+        }
+    }
+
+    /// Makes room for `additional` more entries without allocating a chunk later. Outside the
+    /// lock only (it allocates).
     fn reserve(&mut self, additional: usize) {
-        self.v.reserve(additional);
+        let want = (self.len + additional).div_ceil(CHUNK);
+        while self.chunks.len() + self.spare.len() < want {
+            self.spare.push(new_chunk());
+        }
+        self.chunks.reserve(want.saturating_sub(self.chunks.len()));
+    }
+
+    /// The chunk a pop freed, if any, to be dropped outside the lock.
+    fn take_freed(&mut self) -> Option<Vec<Entry<T>>> {
+        self.freed.take()
     }
 
     fn push(&mut self, e: Entry<T>) {
-        self.v.push(e);
+        if self.len == self.chunks.len() * CHUNK {
+            // Allocates only if no spare chunk was handed in.
+            let chunk = self.spare.pop().unwrap_or_else(new_chunk);
+            self.chunks.push(chunk);
+        }
+        let last = self.chunks.len() - 1;
+        self.chunks[last].push(e);
+        self.len += 1;
         // Hole insertion: parents move down until the slot for `e` is found.
-        let mut i = self.v.len() - 1;
+        let mut i = self.len - 1;
         while i > 0 {
             let parent = (i - 1) / ARITY;
-            if self.v[parent].deadline <= e.deadline {
+            let p = self.get(parent);
+            if p.deadline <= e.deadline {
                 break;
             }
-            self.v[i] = self.v[parent];
+            self.set(i, p);
             i = parent;
         }
-        self.v[i] = e;
+        self.set(i, e);
     }
 
     fn pop(&mut self) -> Option<Entry<T>> {
-        let last = self.v.pop()?;
-        if self.v.is_empty() {
+        let last_chunk = self.chunks.last_mut()?;
+        let last = last_chunk.pop()?;
+        if last_chunk.is_empty() {
+            let chunk = self.chunks.pop().expect("the last chunk");
+            if self.spare.len() < MAX_SPARE {
+                self.spare.push(chunk);
+            } else if self.freed.is_none() {
+                self.freed = Some(chunk);
+            } else {
+                // Two chunks emptied in one hold: not possible for batches below CHUNK; freeing
+                // under the lock is merely slower.
+                drop(chunk);
+            }
+        }
+        self.len -= 1;
+        if self.len == 0 {
             return Some(last);
         }
-        let top = mem::replace(&mut self.v[0], last);
+        let top = self.get(0);
+        self.set(0, last);
         self.sift_down(0);
         Some(top)
     }
 
     fn sift_down(&mut self, mut i: usize) {
-        let n = self.v.len();
-        let e = self.v[i];
+        let n = self.len;
+        let e = self.get(i);
         loop {
             let first = ARITY * i + 1;
             if first >= n {
                 break;
             }
             let mut min = first;
+            let mut min_deadline = self.deadline(first);
             for c in first + 1..(first + ARITY).min(n) {
-                if self.v[c].deadline < self.v[min].deadline {
+                let d = self.deadline(c);
+                if d < min_deadline {
                     min = c;
+                    min_deadline = d;
                 }
             }
-            if self.v[min].deadline >= e.deadline {
+            if min_deadline >= e.deadline {
                 break;
             }
-            self.v[i] = self.v[min];
+            let m = self.get(min);
+            self.set(i, m);
             i = min;
         }
-        self.v[i] = e;
+        self.set(i, e);
     }
 
     /// Moves every entry of `other` in (the smaller into the larger); `other` is left empty,
-    /// holding whichever buffer was not kept, for the caller to free outside the lock.
+    /// holding whichever chunks were not kept, for the caller to free outside the lock.
     fn append(&mut self, other: &mut Heap<T>) {
         if other.len() > self.len() {
             mem::swap(self, other);
         }
-        self.v.reserve(other.len());
-        for e in other.v.drain(..) {
-            self.push(e);
+        let chunks = mem::take(&mut other.chunks);
+        for chunk in &chunks {
+            for &e in chunk {
+                self.push(e);
+            }
         }
+        other.len = 0;
+        // Not freed here: `other` keeps them as spares until the caller drops it.
+        other.spare.extend(chunks);
     }
 
     #[cfg(test)]
     fn is_heap(&self) -> bool {
-        (1..self.v.len()).all(|i| self.v[(i - 1) / ARITY].deadline <= self.v[i].deadline)
+        (1..self.len).all(|i| self.deadline((i - 1) / ARITY) <= self.deadline(i))
     }
 }
 
@@ -252,12 +371,7 @@ pub type Validate<'a, T> = &'a mut dyn FnMut(&mut Vec<Entry<T>>);
 fn compact<T: Copy>(heap: Heap<T>, validate: Validate<'_, T>) -> Heap<T> {
     let mut entries = heap.into_vec();
     validate(&mut entries);
-    let keep = heap_bound(entries.len());
-    // The heap may grow back to the bound before the next rebuild; beyond twice that, give the
-    // memory back (many unregistrations).
-    if entries.capacity() > 2 * keep {
-        entries.shrink_to(keep);
-    }
+    // Exactly as many chunks as the kept entries need: growing back is cheap (chunks).
     Heap::from_vec(entries)
 }
 
@@ -270,6 +384,8 @@ pub struct DeadlineIndex<T = PinTarget> {
     /// `Inner::over_bound` as of the last hold that changed the index: lets the caller check
     /// for a wanted rebuild without the mutex.
     wanted: AtomicBool,
+    /// The visible heap has no spare chunk: the next push makes one before taking the lock.
+    need_spare: AtomicBool,
 }
 
 impl<T: Copy> Default for DeadlineIndex<T> {
@@ -300,6 +416,7 @@ impl<T: Copy> DeadlineIndex<T> {
             longest_hold_ns: AtomicU64::new(0),
             epoch: AtomicU64::new(0),
             wanted: AtomicBool::new(false),
+            need_spare: AtomicBool::new(true),
         }
     }
 
@@ -313,8 +430,14 @@ impl<T: Copy> DeadlineIndex<T> {
         if wanted != self.wanted.load(Relaxed) {
             self.wanted.store(wanted, Relaxed);
         }
+        let spare = guard.heap.wants_spare();
+        if spare != self.need_spare.load(Relaxed) {
+            self.need_spare.store(spare, Relaxed);
+        }
+        let freed = guard.heap.take_freed();
         let held = start.elapsed();
         drop(guard);
+        drop(freed);
         let held_ns = u64::try_from(held.as_nanos()).unwrap_or(u64::MAX);
         // Almost every hold is shorter than the record: a plain load then
         // spares every index operation a locked RMW on this shared word.
@@ -336,7 +459,10 @@ impl<T: Copy> DeadlineIndex<T> {
     /// earlier entry the version bump has made stale. O(log heap) under the lock; never
     /// rebuilds (see [`DeadlineIndex::rebuild_wanted`]).
     pub fn register(&self, target: T, version: u32, deadline: u64, fresh: bool) {
-        self.locked(|inner| {
+        // The chunk a push may need is made (and an unneeded one freed) outside the lock.
+        let chunk = self.need_spare.load(Relaxed).then(new_chunk);
+        let unused = self.locked(|inner| {
+            let unused = chunk.and_then(|c| inner.heap.add_spare(c));
             inner.heap.push(Entry {
                 deadline,
                 target,
@@ -345,7 +471,9 @@ impl<T: Copy> DeadlineIndex<T> {
             if fresh {
                 inner.live += 1;
             }
+            unused
         });
+        drop(unused);
     }
 
     /// `count` registrations are gone (unregistered, or consumed by a cleanup that cleared their
@@ -546,7 +674,7 @@ impl<T: Copy> DeadlineIndex<T> {
             let copied = self.read(|inner| {
                 let fits = inner.heap.len() <= out.capacity();
                 if fits {
-                    out.extend_from_slice(&inner.heap.v);
+                    out.extend(inner.heap.iter().copied());
                 }
                 fits
             });
