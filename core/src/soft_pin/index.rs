@@ -16,7 +16,7 @@
 use std::fmt;
 use std::mem;
 use std::sync::atomic::{
-    AtomicBool, AtomicU64,
+    AtomicBool, AtomicU64, AtomicUsize,
     Ordering::{Acquire, Relaxed, Release},
 };
 use std::time::Instant as WallInstant;
@@ -108,11 +108,23 @@ struct Heap<T> {
 /// Spare chunks kept at most: one absorbs a push/pop cycle at a chunk boundary.
 const MAX_SPARE: usize = 1;
 
-fn new_chunk<T>() -> Vec<Entry<T>> {
-    Vec::with_capacity(CHUNK)
+/// An empty chunk whose pages are already faulted in (written once), so filling it under the
+/// lock costs no page faults. Made outside the lock.
+fn new_chunk<T: Copy + Default>() -> Vec<Entry<T>> {
+    let mut chunk = Vec::with_capacity(CHUNK);
+    chunk.resize(
+        CHUNK,
+        Entry {
+            deadline: 0,
+            target: T::default(),
+            version: 0,
+        },
+    );
+    chunk.clear();
+    chunk
 }
 
-impl<T: Copy> Heap<T> {
+impl<T: Copy + Default> Heap<T> {
     const fn new() -> Self {
         Heap {
             chunks: Vec::new(),
@@ -128,7 +140,7 @@ impl<T: Copy> Heap<T> {
         heap.chunks = v
             .chunks(CHUNK)
             .map(|c| {
-                let mut chunk = new_chunk();
+                let mut chunk = Vec::with_capacity(CHUNK);
                 chunk.extend_from_slice(c);
                 chunk
             })
@@ -310,8 +322,6 @@ impl<T: Copy> Heap<T> {
 struct Inner<T> {
     /// The visible heap. During a rebuild it holds only what was pushed since it started.
     heap: Heap<T>,
-    /// Registrations, as the caller counts them.
-    live: usize,
     rebuilding: bool,
     /// Entries currently outside the lock in a rebuild (reported in `heap_len`).
     detached: usize,
@@ -320,14 +330,14 @@ struct Inner<T> {
     rebuilds: u64,
 }
 
-impl<T: Copy> Inner<T> {
-    fn over_bound(&self) -> bool {
-        !self.rebuilding && self.heap.len() > heap_bound(self.live)
+impl<T: Copy + Default> Inner<T> {
+    fn over_bound(&self, live: usize) -> bool {
+        !self.rebuilding && self.heap.len() > heap_bound(live)
     }
 
     /// Starts a rebuild if the heap is over the bound and none is running. O(1).
-    fn maybe_start_rebuild(&mut self) -> Option<RebuildJob<T>> {
-        if !self.over_bound() {
+    fn maybe_start_rebuild(&mut self, live: usize) -> Option<RebuildJob<T>> {
+        if !self.over_bound(live) {
             return None;
         }
         self.rebuilding = true;
@@ -354,9 +364,13 @@ enum MergeStep<T> {
 
 /// A rebuild that ends over the bound (concurrent pushes, or a clear racing it) goes again, a
 /// bounded number of times; after that the next operation wants a fresh one.
-fn next_pass<T: Copy>(inner: &mut Inner<T>, passes: u32) -> Option<RebuildJob<T>> {
+fn next_pass<T: Copy + Default>(
+    inner: &mut Inner<T>,
+    passes: u32,
+    live: usize,
+) -> Option<RebuildJob<T>> {
     if passes < MAX_REBUILD_PASSES {
-        inner.maybe_start_rebuild()
+        inner.maybe_start_rebuild(live)
     } else {
         None
     }
@@ -368,7 +382,7 @@ pub type Validate<'a, T> = &'a mut dyn FnMut(&mut Vec<Entry<T>>);
 /// Drops the entries `validate` finds stale and heapifies. Runs outside the lock; nothing here
 /// can panic short of allocation failure, which aborts, so detached entries cannot be lost
 /// (a panicking `validate` would lose them: the master's does not panic).
-fn compact<T: Copy>(heap: Heap<T>, validate: Validate<'_, T>) -> Heap<T> {
+fn compact<T: Copy + Default>(heap: Heap<T>, validate: Validate<'_, T>) -> Heap<T> {
     let mut entries = heap.into_vec();
     validate(&mut entries);
     // Exactly as many chunks as the kept entries need: growing back is cheap (chunks).
@@ -386,15 +400,22 @@ pub struct DeadlineIndex<T = PinTarget> {
     wanted: AtomicBool,
     /// The visible heap has no spare chunk: the next push makes one before taking the lock.
     need_spare: AtomicBool,
+    /// Registrations, as the caller counts them. Outside the mutex: the caller changes it under
+    /// the lock of the state change it counts, which orders the changes of one registration;
+    /// the counter itself is just a sum.
+    live: AtomicUsize,
+    /// Heap entries including detached ones, as of the last hold (for the lock-free
+    /// rebuild check of `unregister`).
+    heap_len: AtomicUsize,
 }
 
-impl<T: Copy> Default for DeadlineIndex<T> {
+impl<T: Copy + Default> Default for DeadlineIndex<T> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl<T: Copy> fmt::Debug for DeadlineIndex<T> {
+impl<T: Copy + Default> fmt::Debug for DeadlineIndex<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("DeadlineIndex")
             .field("stats", &self.stats())
@@ -402,12 +423,11 @@ impl<T: Copy> fmt::Debug for DeadlineIndex<T> {
     }
 }
 
-impl<T: Copy> DeadlineIndex<T> {
+impl<T: Copy + Default> DeadlineIndex<T> {
     pub fn new() -> Self {
         DeadlineIndex {
             inner: Mutex::new(Inner {
                 heap: Heap::new(),
-                live: 0,
                 rebuilding: false,
                 detached: 0,
                 epoch: 0,
@@ -417,6 +437,8 @@ impl<T: Copy> DeadlineIndex<T> {
             epoch: AtomicU64::new(0),
             wanted: AtomicBool::new(false),
             need_spare: AtomicBool::new(true),
+            live: AtomicUsize::new(0),
+            heap_len: AtomicUsize::new(0),
         }
     }
 
@@ -426,7 +448,9 @@ impl<T: Copy> DeadlineIndex<T> {
         let mut guard = self.inner.lock();
         let start = WallInstant::now();
         let result = f(&mut guard);
-        let wanted = guard.over_bound();
+        self.heap_len
+            .store(guard.heap.len() + guard.detached, Relaxed);
+        let wanted = guard.over_bound(self.live.load(Relaxed));
         if wanted != self.wanted.load(Relaxed) {
             self.wanted.store(wanted, Relaxed);
         }
@@ -461,6 +485,9 @@ impl<T: Copy> DeadlineIndex<T> {
     pub fn register(&self, target: T, version: u32, deadline: u64, fresh: bool) {
         // The chunk a push may need is made (and an unneeded one freed) outside the lock.
         let chunk = self.need_spare.load(Relaxed).then(new_chunk);
+        if fresh {
+            self.live.fetch_add(1, Relaxed);
+        }
         let unused = self.locked(|inner| {
             let unused = chunk.and_then(|c| inner.heap.add_spare(c));
             inner.heap.push(Entry {
@@ -468,9 +495,6 @@ impl<T: Copy> DeadlineIndex<T> {
                 target,
                 version,
             });
-            if fresh {
-                inner.live += 1;
-            }
             unused
         });
         drop(unused);
@@ -482,13 +506,17 @@ impl<T: Copy> DeadlineIndex<T> {
         if count == 0 {
             return;
         }
-        self.locked(|inner| {
-            debug_assert!(
-                inner.live >= count,
-                "more unregistrations than registrations"
-            );
-            inner.live = inner.live.saturating_sub(count);
-        });
+        // Lock-free: cleanup calls this once per shard group of every batch.
+        let prev = self
+            .live
+            .fetch_update(Relaxed, Relaxed, |live| Some(live.saturating_sub(count)))
+            .unwrap_or_else(|live| live);
+        debug_assert!(prev >= count, "more unregistrations than registrations");
+        let live = prev.saturating_sub(count);
+        // A hint: `rebuild` re-checks under the lock (a running rebuild, a stale length).
+        if self.heap_len.load(Relaxed) > heap_bound(live) && !self.wanted.load(Relaxed) {
+            self.wanted.store(true, Relaxed);
+        }
     }
 
     /// Whether the heap passed its bound with no rebuild running: the caller should run
@@ -549,7 +577,7 @@ impl<T: Copy> DeadlineIndex<T> {
     /// entries are not popped (delayed, never lost). `validate` must keep every entry it cannot
     /// prove stale and must not call into this index.
     pub fn rebuild(&self, validate: Validate<'_, T>) {
-        if let Some(job) = self.locked(|inner| inner.maybe_start_rebuild()) {
+        if let Some(job) = self.locked(|inner| inner.maybe_start_rebuild(self.live.load(Relaxed))) {
             self.run_rebuild(job, validate);
         }
     }
@@ -570,7 +598,7 @@ impl<T: Copy> DeadlineIndex<T> {
                         // clear/replace_all swapped the contents: what we rebuilt is obsolete
                         // and is dropped below, outside the lock.
                         inner.rebuilding = false;
-                        return MergeStep::Done(next_pass(inner, passes));
+                        return MergeStep::Done(next_pass(inner, passes, self.live.load(Relaxed)));
                     }
                     if inner.heap.len() > MERGE_UNDER_LOCK && rounds < MAX_MERGE_ROUNDS {
                         let pushed = mem::replace(&mut inner.heap, Heap::new());
@@ -583,7 +611,7 @@ impl<T: Copy> DeadlineIndex<T> {
                     inner.detached = 0;
                     inner.rebuilds += 1;
                     inner.rebuilding = false;
-                    MergeStep::Done(next_pass(inner, passes))
+                    MergeStep::Done(next_pass(inner, passes, self.live.load(Relaxed)))
                 });
                 match step {
                     MergeStep::More(pushed) => rebuilt.append(&mut compact(pushed, validate)),
@@ -602,13 +630,9 @@ impl<T: Copy> DeadlineIndex<T> {
     }
 
     pub fn stats(&self) -> IndexStats {
-        let (heap_len, live, rebuilds) = self.read(|inner| {
-            (
-                inner.heap.len() + inner.detached,
-                inner.live,
-                inner.rebuilds,
-            )
-        });
+        let (heap_len, rebuilds) =
+            self.read(|inner| (inner.heap.len() + inner.detached, inner.rebuilds));
+        let live = self.live.load(Relaxed);
         IndexStats {
             heap_len,
             live,
@@ -636,7 +660,7 @@ impl<T: Copy> DeadlineIndex<T> {
     }
 
     pub fn live(&self) -> usize {
-        self.read(|inner| inner.live)
+        self.live.load(Relaxed)
     }
 
     pub fn reset_longest_hold(&self) {
@@ -657,7 +681,7 @@ impl<T: Copy> DeadlineIndex<T> {
             inner.epoch += 1;
             self.epoch.store(inner.epoch, Release);
             inner.detached = 0;
-            inner.live = live;
+            self.live.store(live, Relaxed);
             mem::replace(&mut inner.heap, heap)
         });
         drop(old);
@@ -760,7 +784,7 @@ mod tests {
         }
     }
 
-    fn assert_bounded<T: Copy>(idx: &DeadlineIndex<T>) {
+    fn assert_bounded<T: Copy + Default>(idx: &DeadlineIndex<T>) {
         let s = idx.stats();
         assert!(
             s.heap_len <= heap_bound(s.live),

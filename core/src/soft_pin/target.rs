@@ -4,7 +4,7 @@
 /// Identity of one object record: its key hash (which also picks its shard) and its creation
 /// sequence, unique per object creation (`Object::seq`). Records have no stable handle yet, so
 /// the pair is what finds the object again without its key: `ShardState::find_by_seq`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct PinTarget {
     pub hash: u64,
     pub seq: u64,
