@@ -35,6 +35,32 @@ fn ttl_update_leaves_a_stale_entry_that_cleanup_ignores() {
 }
 
 #[test]
+fn a_carried_deadline_expires_after_the_object_is_replaced() {
+    // §4.5 + §4.8: a case-C upsert (other size) carries the active deadline into replacement
+    // metadata; the index entry follows the object, so cleanup still expires it on time, once.
+    let m = master();
+    put(&m, "k", 64, &enable(1_000));
+    let d = T0 + 1_000;
+    m.advance_time(10).unwrap();
+    let w = m.upsert_start(C1, k("k"), 128, &preserve()).unwrap();
+    inv(&m);
+    m.upsert_end(C1, k("k"), ReplicaSelector::All, Some(w.token))
+        .unwrap();
+    assert_eq!(deadline(&m, "k"), Some(d));
+    assert_eq!(m.index_sizes(), (2, 1), "a new entry, the old one stale");
+    inv(&m);
+    let st = m.run_cleanup_at(d - 1);
+    assert_eq!(st.popped, 0);
+    let st = m.run_cleanup_at(d);
+    assert_eq!((st.popped, st.stale_dropped, st.expired), (2, 1, 1));
+    assert_eq!(
+        (deadline(&m, "k"), gauge(&m), m.index_sizes()),
+        (None, 0, (0, 0))
+    );
+    inv(&m);
+}
+
+#[test]
 fn shorter_ttl_update_expires_at_the_new_deadline_only() {
     // §4.3: ENABLE replaces an active deadline even when shorter; the longer old entry is stale
     let m = master();
