@@ -13,14 +13,15 @@ impl MasterCore {
     /// loads each object's committed deadline once and clears the expired
     /// ones (`deadline <= at`) with a compare-and-swap, as a scan-based
     /// cleanup would. Returns how many it cleared and lowers the soft-pin
-    /// gauge by that much. The index is not touched: the cleared pins' index
-    /// entries stay until the next `run_cleanup_at(t >= at)` pops them (their
-    /// CAS then fails), so run one before checking invariants.
+    /// gauge and the index's registration count by that much, under each
+    /// shard's lock. The cleared pins' heap entries stay (stale) until the
+    /// next `run_cleanup_at(t >= at)` pops them and drops them.
     #[doc(hidden)]
     pub fn debug_scan_expired(&self, at: Instant) -> u64 {
         let mut expired = 0u64;
         for shard in self.shards.iter() {
             let st = shard.state.read();
+            let mut cleared = 0u64;
             for obj in st.objects.iter() {
                 let d = obj.soft_pin.load(Ordering::Acquire);
                 if d != NO_DEADLINE
@@ -30,14 +31,16 @@ impl MasterCore {
                         .compare_exchange(d, NO_DEADLINE, Ordering::AcqRel, Ordering::Acquire)
                         .is_ok()
                 {
-                    expired += 1;
+                    cleared += 1;
                 }
             }
-        }
-        if expired > 0 {
-            self.metrics
-                .soft_pin_keys
-                .fetch_sub(expired as i64, Ordering::Relaxed);
+            if cleared > 0 {
+                self.metrics
+                    .soft_pin_keys
+                    .fetch_sub(cleared as i64, Ordering::Relaxed);
+                self.index.unregister(cleared as usize);
+            }
+            expired += cleared;
         }
         expired
     }

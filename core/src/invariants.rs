@@ -3,25 +3,30 @@
 //! documented order: all shard read locks ascending, then the segment
 //! table, then the index.
 
+use crate::master::entry_is_valid;
 use crate::master::MasterCore;
 use crate::object::Role;
+use crate::soft_pin::PinTarget;
 use hashbrown::{HashMap, HashSet};
 use std::sync::atomic::Ordering;
 
 impl MasterCore {
     /// Checks docs/CONTRACT.md §8; `Err` describes the first violation found.
     pub fn check_invariants(&self) -> Result<(), String> {
+        // A rebuild the last index change asked for runs first (it takes
+        // shard locks itself): the heap bound holds once it has.
+        self.settle_index();
         let guards: Vec<_> = self.shards.iter().map(|s| s.state.read()).collect();
         // Lock order: the retention registry after the shards, before the
         // segment table.
         self.check_retention_invariants()?;
         let table = self.segments.read();
-        let regs = self.index.registrations();
+        let entries = self.index.entries();
         let idx = self.index.stats();
 
         let mut objects = 0i64;
         let mut pinned = 0i64;
-        let mut committed: HashMap<&str, (u64, u32)> = HashMap::new();
+        let mut committed: Vec<(PinTarget, &str)> = Vec::new();
         let mut replica_ids: HashSet<u64> = HashSet::new();
         // (segment, addr) -> (len, owner replica id or 0 for discarded)
         let mut buffers: HashMap<(u32, u64), (u64, u64)> = HashMap::new();
@@ -37,9 +42,9 @@ impl MasterCore {
                 if obj.replicas.is_empty() {
                     return Err(format!("{:?} has no replica", obj.key));
                 }
-                if let Some(d) = obj.committed() {
+                if obj.committed().is_some() {
                     pinned += 1;
-                    committed.insert(&obj.key, (d, si as u32));
+                    committed.push((obj.pin_target(), &obj.key));
                 }
                 let in_flight = obj.write_in_flight();
                 if obj.pending.is_some() && !in_flight {
@@ -111,19 +116,35 @@ impl MasterCore {
                 "soft-pin gauge {gauge} != {pinned} objects with a committed deadline"
             ));
         }
-        if regs.len() != committed.len() {
+        // Deadline index: each committed deadline has exactly one valid
+        // entry (the object's identity, version and deadline), and `live`
+        // counts them.
+        if entries.len() != idx.heap_len {
+            return Err(format!(
+                "index rebuild running: {} of {} heap entries detached",
+                idx.heap_len - entries.len().min(idx.heap_len),
+                idx.heap_len
+            ));
+        }
+        if idx.live != committed.len() {
             return Err(format!(
                 "{} registrations for {} committed deadlines",
-                regs.len(),
+                idx.live,
                 committed.len()
             ));
         }
-        for (k, shard, d) in &regs {
-            match committed.get(&**k) {
-                Some(&(cd, cs)) if cd == *d && cs == *shard => {}
-                other => {
+        let mut valid: HashMap<PinTarget, usize> = HashMap::new();
+        for e in &entries {
+            if entry_is_valid(&guards[self.shard_index_of(e.target.hash)], e) {
+                *valid.entry(e.target).or_default() += 1;
+            }
+        }
+        for (target, key) in &committed {
+            match valid.get(target).copied().unwrap_or(0) {
+                1 => {}
+                n => {
                     return Err(format!(
-                        "registration {k:?} ({d}, shard {shard}) vs metadata {other:?}"
+                        "{key:?}: {n} valid index entries for its committed deadline"
                     ))
                 }
             }

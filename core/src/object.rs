@@ -5,7 +5,7 @@
 use crate::clock::{saturating_deadline, Instant, MAX_INSTANT};
 use crate::group::Group;
 use crate::key::ScopedKey;
-use crate::soft_pin::SoftPinIntent;
+use crate::soft_pin::{PinTarget, SoftPinIntent};
 use crate::types::{
     ClientId, Location, ReplicaDescriptor, ReplicaKind, ReplicaSelector, ReplicaStatus, SegmentId,
 };
@@ -116,6 +116,10 @@ pub(crate) struct Object {
     pub lease: AtomicU64,
     /// Committed soft-pin deadline or [`NO_DEADLINE`].
     pub soft_pin: AtomicU64,
+    /// Version of the latest deadline-index registration, bumped (wrapping) by each one
+    /// (docs/CONTRACT.md §4.8): an index entry is valid only while it carries this version and
+    /// `soft_pin` still holds its deadline. Changed under the write lock only.
+    pub pin_version: u32,
     pub replicas: Replicas,
     /// Soft-pin intent of the write in flight (docs/CONTRACT.md §4.4).
     pub pending: Option<SoftPinIntent>,
@@ -130,6 +134,15 @@ impl Object {
         match self.soft_pin.load(Ordering::Acquire) {
             NO_DEADLINE => None,
             d => Some(d),
+        }
+    }
+
+    /// The identity deadline-index entries name this object by.
+    #[inline]
+    pub fn pin_target(&self) -> PinTarget {
+        PinTarget {
+            hash: self.hash,
+            seq: self.seq,
         }
     }
 

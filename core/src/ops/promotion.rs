@@ -129,6 +129,7 @@ impl MasterCore {
             write_token: self.new_token(),
             lease: AtomicU64::new(0),
             soft_pin: AtomicU64::new(crate::object::NO_DEADLINE),
+            pin_version: 0,
             replicas: smallvec::smallvec![r],
             pending: None,
             group: None,

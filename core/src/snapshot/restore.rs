@@ -13,6 +13,7 @@ use crate::master::MasterCore;
 use crate::object::{Object, Replica, Role, LOCAL_DISK_SEGMENT, NO_DEADLINE};
 use crate::segment::{BufferOwner, SegmentTable};
 use crate::shard::ShardState;
+use crate::soft_pin::index::{Entry, PinTarget};
 use crate::types::{Key, Pool, ReplicaKind, ReplicaStatus, SegmentId, SegmentSpec};
 use hashbrown::HashMap;
 use parking_lot::Mutex;
@@ -48,7 +49,7 @@ struct Staged {
     shards: Vec<ShardState>,
     table: SegmentTable,
     groups: Vec<Arc<Group>>,
-    registrations: Vec<(String, u32, u64)>,
+    registrations: Vec<Entry>,
     /// Surviving active group retention deadlines (group id, deadline).
     retention: Vec<(String, u64)>,
     keys: i64,
@@ -278,7 +279,11 @@ impl MasterCore {
                 g.members.lock().push(sk.clone());
             }
             if let Some(d) = committed {
-                registrations.push((sk.to_string(), si as u32, d));
+                registrations.push(Entry {
+                    deadline: d,
+                    target: PinTarget { hash, seq: o.seq },
+                    version: 0,
+                });
             }
             shards[si].insert(Object {
                 key: sk,
@@ -290,6 +295,7 @@ impl MasterCore {
                 write_token: o.write_token,
                 lease: AtomicU64::new(o.lease),
                 soft_pin: AtomicU64::new(committed.unwrap_or(NO_DEADLINE)),
+                pin_version: 0,
                 replicas,
                 pending: None,
                 group,

@@ -261,7 +261,7 @@ const ROWS: &[Row] = &[
         better: Better::Lower,
         cpp: [(95.0, ""), (1190.0, "")],
         target: None,
-        note: "ours: popping N due entries from a bare DeadlineIndex with the same keys, in \
+        note: "ours: popping N due entries from a bare DeadlineIndex (one entry per key), in \
                batches of 128 (the lock is released between batches); C++: popping the whole \
                index with its mutex held throughout",
     },
