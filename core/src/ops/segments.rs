@@ -138,23 +138,24 @@ impl MasterCore {
     /// sort) and returns them with the bounds of each shard's run: shard
     /// `i`'s owners are `owners[bounds[i]..bounds[i + 1]]`.
     fn group_by_shard(&self, owners: Vec<BufferOwner>) -> (Vec<BufferOwner>, Vec<usize>) {
-        let shard: Vec<usize> = owners
-            .iter()
-            .map(|o| self.shard_index_of(o.object_hash()))
-            .collect();
+        let shard = |o: &BufferOwner| self.shard_index_of(o.object_hash());
         let mut bounds = vec![0usize; self.shards.len() + 1];
-        for &s in &shard {
-            bounds[s + 1] += 1;
+        for o in &owners {
+            bounds[shard(o) + 1] += 1;
         }
         for i in 0..self.shards.len() {
             bounds[i + 1] += bounds[i];
         }
+        let Some(&any) = owners.first() else {
+            return (owners, bounds);
+        };
         let mut next = bounds.clone();
-        let mut order = vec![0usize; owners.len()];
-        for (i, &s) in shard.iter().enumerate() {
-            order[next[s]] = i;
+        let mut grouped = vec![any; owners.len()];
+        for o in &owners {
+            let s = shard(o);
+            grouped[next[s]] = *o;
             next[s] += 1;
         }
-        (order.into_iter().map(|i| owners[i]).collect(), bounds)
+        (grouped, bounds)
     }
 }
