@@ -41,7 +41,7 @@ use crate::maintenance::{Maintenance, Wakeup};
 use crate::metrics::Metrics;
 use crate::object::{Object, Replica, Replicas, Role};
 use crate::quiesce::Quiesce;
-use crate::segment::{BufferOwner, SegmentTable};
+use crate::segment::{BlockId, BufferOwner, SegmentTable};
 use crate::shard::{Discarded, Shard, ShardState};
 use crate::soft_pin::index::{DeadlineIndex, Entry};
 use crate::soft_pin::state::{Delta, IndexOp};
@@ -338,16 +338,14 @@ impl MasterCore {
                 continue;
             }
             let got = table.place(pool, count, size, &cfg.preferred_segments, exclude, |i| {
-                BufferOwner {
-                    object_hash: hash,
-                    replica_id: first + (offset + i) as u64,
-                }
+                BufferOwner::replica(hash, first + (offset + i) as u64)
             });
-            for (i, (segment, addr)) in got.into_iter().enumerate() {
+            for (i, p) in got.into_iter().enumerate() {
                 placed.push(Replica {
                     id: first + (offset + i) as u64,
-                    addr,
-                    segment,
+                    addr: p.address,
+                    segment: p.segment,
+                    block: p.block,
                     kind: pool.replica_kind(),
                     status: ReplicaStatus::Processing,
                     role: Role::Write,
@@ -389,7 +387,7 @@ impl MasterCore {
             })
             .collect();
         for r in &placed {
-            free_in(&table, r.segment, r.addr, size);
+            free_in(&table, r, size);
         }
         drop(table);
         self.return_replica_ids(first, mem + nof);
@@ -412,7 +410,7 @@ impl MasterCore {
         let table = self.segments.read();
         for r in replicas {
             if r.has_buffer() {
-                free_in(&table, r.segment, r.addr, size);
+                free_in(&table, r, size);
             }
         }
     }
@@ -430,6 +428,7 @@ impl MasterCore {
                 st.discarded.push(Discarded {
                     segment: r.segment,
                     addr: r.addr,
+                    block: r.block,
                     len: size,
                     release_at,
                 });
@@ -504,14 +503,26 @@ impl MasterCore {
     }
 }
 
-/// Frees a buffer if its segment is still mounted (an unmounted segment's
-/// buffers went with it).
-pub(crate) fn free_in(table: &SegmentTable, segment: SegmentId, addr: u64, len: u64) {
+/// Frees a replica's buffer of `len` bytes if its segment is still mounted
+/// (an unmounted segment's buffers went with it).
+pub(crate) fn free_in(table: &SegmentTable, r: &Replica, len: u64) {
+    free_block(table, r.segment, r.block, r.addr, len);
+}
+
+/// Frees the buffer `block` at `addr` if `segment` is still mounted.
+pub(crate) fn free_block(
+    table: &SegmentTable,
+    segment: SegmentId,
+    block: BlockId,
+    addr: u64,
+    len: u64,
+) {
     if let Some(seg) = table.get(segment) {
-        let freed = seg.free(addr, len);
+        let freed = seg.free(block, addr, len);
         debug_assert!(
             freed.is_ok(),
-            "freeing {addr:#x}+{len} on segment {segment}: {freed:?}"
+            "freeing {addr:#x}+{len} (block {}) on segment {segment}: {freed:?}",
+            block.index()
         );
     }
 }

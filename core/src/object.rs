@@ -5,6 +5,7 @@
 use crate::clock::{saturating_deadline, Instant, MAX_INSTANT};
 use crate::group::Group;
 use crate::key::ScopedKey;
+use crate::segment::BlockId;
 use crate::soft_pin::{PinTarget, SoftPinIntent};
 use crate::types::{
     ClientId, Location, ReplicaDescriptor, ReplicaKind, ReplicaSelector, ReplicaStatus, SegmentId,
@@ -33,6 +34,9 @@ pub(crate) struct Replica {
     pub addr: u64,
     /// `u32::MAX` for LOCAL_DISK.
     pub segment: SegmentId,
+    /// The buffer's block in its segment (freeing it needs no address
+    /// lookup); `BlockId::NONE` for LOCAL_DISK.
+    pub block: BlockId,
     pub kind: ReplicaKind,
     pub status: ReplicaStatus,
     pub role: Role,

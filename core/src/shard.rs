@@ -5,6 +5,7 @@
 use crate::clock::Instant;
 use crate::key;
 use crate::object::Object;
+use crate::segment::BlockId;
 use crate::types::{Key, SegmentId};
 use hashbrown::{HashMap, HashTable};
 use parking_lot::RwLock;
@@ -15,6 +16,7 @@ use parking_lot::RwLock;
 pub(crate) struct Discarded {
     pub segment: SegmentId,
     pub addr: u64,
+    pub block: BlockId,
     pub len: u64,
     pub release_at: Instant,
 }

@@ -11,7 +11,7 @@ use crate::group::Group;
 use crate::key::scoped;
 use crate::master::MasterCore;
 use crate::object::{Object, Replica, Role, LOCAL_DISK_SEGMENT, NO_DEADLINE};
-use crate::segment::{BufferOwner, SegmentTable};
+use crate::segment::{BlockId, BufferOwner, SegmentTable};
 use crate::shard::ShardState;
 use crate::soft_pin::index::{Entry, PinTarget};
 use crate::types::{Key, Pool, ReplicaKind, ReplicaStatus, SegmentId, SegmentSpec};
@@ -231,8 +231,10 @@ impl MasterCore {
             for r in complete {
                 let kind = ReplicaKind::from_raw(r.kind as u32)
                     .ok_or_else(|| Error::new(ErrorKind::DeserializeFail, "bad replica kind"))?;
-                let (segment, addr) = match &r.location {
-                    LocationRecord::LocalDisk { client } => (LOCAL_DISK_SEGMENT, *client),
+                let (segment, addr, block) = match &r.location {
+                    LocationRecord::LocalDisk { client } => {
+                        (LOCAL_DISK_SEGMENT, *client, BlockId::NONE)
+                    }
                     LocationRecord::Buffer {
                         segment,
                         address,
@@ -245,30 +247,25 @@ impl MasterCore {
                             )
                         })?;
                         let seg = table.get(id).expect("staged segment");
-                        seg.reserve(
-                            *address,
-                            *len,
-                            BufferOwner {
-                                object_hash: hash,
-                                replica_id: r.id,
-                            },
-                        )
-                        .map_err(|e| {
-                            Error::new(
-                                ErrorKind::DeserializeFail,
-                                format!(
+                        let block = seg
+                            .reserve(*address, *len, BufferOwner::replica(hash, r.id))
+                            .map_err(|e| {
+                                Error::new(
+                                    ErrorKind::DeserializeFail,
+                                    format!(
                                     "replica {} buffer {address:#x}+{len} on {segment:?}: {e:?}",
                                     r.id
                                 ),
-                            )
-                        })?;
-                        (id, *address)
+                                )
+                            })?;
+                        (id, *address, block)
                     }
                 };
                 replicas.push(Replica {
                     id: r.id,
                     addr,
                     segment,
+                    block,
                     kind,
                     status: ReplicaStatus::Complete,
                     role: Role::Write,
