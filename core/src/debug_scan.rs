@@ -21,7 +21,7 @@ impl MasterCore {
         let mut expired = 0u64;
         for shard in self.shards.iter() {
             let st = shard.state.read();
-            for obj in st.objects.iter() {
+            for obj in st.iter() {
                 let d = obj.soft_pin.load(Ordering::Acquire);
                 if d != NO_DEADLINE
                     && d <= at

@@ -23,6 +23,7 @@ use crate::error::{Error, Result};
 use crate::group::Group;
 use crate::master::MasterCore;
 use crate::object::{Object, NO_DEADLINE};
+use crate::object_ref::ObjectRef;
 use crate::retention::retention_active;
 use crate::shard::ShardState;
 use crate::soft_pin::state::{is_active, Delta};
@@ -53,12 +54,14 @@ pub struct EvictionReport {
 #[derive(Clone)]
 struct Candidate {
     lease: Instant,
+    /// The creation sequence: with `at`, names this object and not a
+    /// rewrite of it (a replacing Upsert takes a new sequence).
     seq: u64,
-    hash: u64,
-    /// u32 (shard counts are at most 2^20) so that, with the generation,
-    /// a candidate still packs into 48 bytes: the candidate vector is
-    /// sorted and walked once per pass, and its size is its cost.
-    shard: u32,
+    /// The record, by handle (12 bytes, against a 16-byte hash and shard
+    /// pair), so that with the generation a candidate still packs into 48
+    /// bytes: the candidate vector is sorted and walked once per pass, and
+    /// its size is its cost.
+    at: ObjectRef,
     /// Protected: own soft pin or group retention active.
     pinned: bool,
     group: Option<Arc<Group>>,
@@ -202,7 +205,7 @@ impl MasterCore {
             let generation = self.generation();
             // Lock order: the registry comes after the shards.
             let retained = any_retained.then(|| self.retention.map.read());
-            for obj in st.objects.iter() {
+            for (slot, gen, obj) in st.iter_slots() {
                 if obj.hard_pin || obj.evictable_memory().next().is_none() {
                     continue;
                 }
@@ -226,8 +229,11 @@ impl MasterCore {
                 out.push(Candidate {
                     lease: obj.effective_lease(),
                     seq: obj.seq,
-                    hash: obj.hash,
-                    shard: si as u32,
+                    at: ObjectRef {
+                        shard: si as u32,
+                        slot,
+                        gen,
+                    },
                     pinned: is_active(obj.committed(), now)
                         || obj.group.as_ref().is_some_and(|g| {
                             retained
@@ -288,14 +294,15 @@ impl MasterCore {
                 }
                 continue;
             }
-            let mut st = self.shards[c.shard as usize].state.write();
+            let si = c.at.shard as usize;
+            let mut st = self.shards[si].state.write();
             // A restored object keeps its sequence but maybe not its group:
             // only a candidate of the current state may be evicted alone.
             if self.generation() != c.generation {
                 *done = true;
                 continue;
             }
-            let Some(obj) = st.objects.find(c.hash, |o| o.seq == c.seq) else {
+            let Some(obj) = st.get(c.at).filter(|o| o.seq == c.seq) else {
                 *done = true;
                 continue;
             };
@@ -304,8 +311,8 @@ impl MasterCore {
             }
             *done = true;
             let pinned = is_active(obj.committed(), now);
-            let key = obj.key.clone();
-            let bytes = self.evict_object(&mut st, c.shard as usize, c.hash, &key);
+            let (hash, key) = (obj.hash, obj.key.clone());
+            let bytes = self.evict_object(&mut st, si, hash, &key);
             report.evicted += 1;
             report.evicted_bytes += bytes;
             report.evicted_pinned += pinned as u64;
@@ -469,8 +476,11 @@ mod tests {
         Candidate {
             lease,
             seq,
-            hash: seq,
-            shard: 0,
+            at: ObjectRef {
+                shard: 0,
+                slot: seq as u32,
+                gen: 0,
+            },
             pinned: false,
             group: None,
             generation: 0,

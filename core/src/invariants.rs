@@ -26,7 +26,8 @@ impl MasterCore {
         // (segment, addr) -> (len, owner replica id or 0 for discarded)
         let mut buffers: HashMap<(u32, u64), (u64, u64)> = HashMap::new();
         for (si, st) in guards.iter().enumerate() {
-            for obj in st.objects.iter() {
+            st.check_index().map_err(|e| format!("shard {si}: {e}"))?;
+            for obj in st.iter() {
                 objects += 1;
                 if self.shard_index_of(obj.hash) != si {
                     return Err(format!("{:?} is in shard {si}, hashes elsewhere", obj.key));
@@ -87,7 +88,7 @@ impl MasterCore {
                     }
                 }
             }
-            if st.in_flight.len() > st.objects.len() {
+            if st.in_flight.len() > st.len() {
                 return Err(format!("shard {si}: more writes in flight than objects"));
             }
             for d in &st.discarded {

@@ -37,6 +37,7 @@ pub mod snapshot;
 pub mod soft_pin;
 pub mod types;
 
+mod arena;
 mod cleanup;
 mod debug_scan;
 mod eviction;
@@ -47,6 +48,7 @@ mod maintenance;
 mod master;
 mod metrics;
 mod object;
+mod object_ref;
 mod ops;
 mod quiesce;
 mod retention;

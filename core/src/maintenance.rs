@@ -223,14 +223,14 @@ impl MasterCore {
                 .iter()
                 .map(|(&t, &h)| (t, h))
                 .filter(|&(t, h)| {
-                    st.objects.find(h, |o| o.write_token == t).is_some_and(|o| {
+                    st.find_by_token(h, t).is_some_and(|o| {
                         crate::clock::saturating_deadline(o.put_start, release) < at
                     })
                 })
                 .collect();
             for (token, hash) in stale {
                 st.in_flight.remove(&token);
-                let Some(obj) = st.objects.find_mut(hash, |o| o.write_token == token) else {
+                let Some(obj) = st.find_by_token_mut(hash, token) else {
                     continue;
                 };
                 let release_at = crate::clock::saturating_deadline(obj.put_start, release);

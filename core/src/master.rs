@@ -402,7 +402,7 @@ impl MasterCore {
     }
 
     /// The rest of [`erase`](Self::erase) for an object the caller already
-    /// took out of `st.objects` (one lookup instead of two, and no key copy).
+    /// took out of its shard (one lookup instead of two, and no key copy).
     pub(crate) fn retire(
         &self,
         st: &mut ShardState,

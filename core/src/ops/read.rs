@@ -126,7 +126,7 @@ impl MasterCore {
         let mut keys: Vec<String> = Vec::new();
         for shard in self.shards.iter() {
             let st = shard.state.read();
-            for obj in st.objects.iter() {
+            for obj in st.iter() {
                 let k = key::split(&obj.key);
                 if k.tenant == tenant
                     && k.key.starts_with(prefix)

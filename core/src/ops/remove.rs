@@ -46,12 +46,9 @@ impl MasterCore {
         let now = self.clock.now();
         let (hash, si) = self.locate(k);
         let mut st = self.shards[si].state.write();
-        let found = st
-            .objects
-            .find_entry(hash, |o| key::matches(&o.key, k))
-            .map_err(|_| Error::not_found())?;
-        removable(found.get(), now, force)?;
-        let (obj, _) = found.remove();
+        let obj = st
+            .take_if(hash, k, |o| removable(o, now, force))?
+            .ok_or_else(Error::not_found)?;
         self.retire(&mut st, si, &obj, None);
         drop(st);
         // The object's own allocations are freed outside the shard lock.
@@ -87,7 +84,6 @@ impl MasterCore {
             let mut st = shard.state.write();
             let now = self.clock.now();
             let victims: Vec<(u64, Box<str>)> = st
-                .objects
                 .iter()
                 .filter(|o| pred(&o.key) && removable(o, now, force).is_ok())
                 .map(|o| (o.hash, o.key.clone()))

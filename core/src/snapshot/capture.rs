@@ -37,9 +37,9 @@ impl MasterCore {
 
         let mut groups = Vec::new();
         let mut seen_groups = hashbrown::HashSet::new();
-        let mut objects = Vec::with_capacity(guards.iter().map(|g| g.objects.len()).sum());
+        let mut objects = Vec::with_capacity(guards.iter().map(|g| g.len()).sum());
         for st in &guards {
-            for obj in st.objects.iter() {
+            for obj in st.iter() {
                 let k = key::split(&obj.key);
                 if let Some(g) = &obj.group {
                     if seen_groups.insert(std::sync::Arc::as_ptr(g)) {
