@@ -21,13 +21,14 @@
 use crate::clock::Instant;
 use crate::error::{Error, Result};
 use crate::group::Group;
+use crate::key;
 use crate::master::MasterCore;
 use crate::object::{Object, NO_DEADLINE};
 use crate::object_ref::ObjectRef;
 use crate::retention::retention_active;
 use crate::shard::ShardState;
 use crate::soft_pin::state::{is_active, Delta};
-use crate::types::{Pool, ReplicaKind};
+use crate::types::{Key, Pool, ReplicaKind};
 use hashbrown::HashSet;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -206,7 +207,7 @@ impl MasterCore {
             // Lock order: the registry comes after the shards.
             let retained = any_retained.then(|| self.retention.map.read());
             for (slot, gen, obj) in st.iter_slots() {
-                if obj.hard_pin || obj.evictable_memory().next().is_none() {
+                if obj.hard_pin() || obj.evictable_memory().next().is_none() {
                     continue;
                 }
                 report.base += 1;
@@ -223,7 +224,7 @@ impl MasterCore {
                         .compare_exchange(d, NO_DEADLINE, Ordering::AcqRel, Ordering::Acquire)
                         .is_ok()
                 {
-                    self.apply_delta(&obj.key, si, Delta::DROPPED);
+                    self.apply_delta(st.key_of(obj), si, Delta::DROPPED);
                     report.normalised += 1;
                 }
                 out.push(Candidate {
@@ -235,12 +236,12 @@ impl MasterCore {
                         gen,
                     },
                     pinned: is_active(obj.committed(), now)
-                        || obj.group.as_ref().is_some_and(|g| {
+                        || obj.group().is_some_and(|g| {
                             retained
                                 .as_ref()
                                 .is_some_and(|r| retention_active(r, &g.id, now))
                         }),
-                    group: obj.group.clone(),
+                    group: obj.group().cloned(),
                     generation,
                 });
             }
@@ -311,8 +312,8 @@ impl MasterCore {
             }
             *done = true;
             let pinned = is_active(obj.committed(), now);
-            let (hash, key) = (obj.hash, obj.key.clone());
-            let bytes = self.evict_object(&mut st, si, hash, &key);
+            let (hash, scoped) = (obj.hash, key::scoped(st.key_of(obj)));
+            let bytes = self.evict_object(&mut st, si, hash, key::split(&scoped));
             report.evicted += 1;
             report.evicted_bytes += bytes;
             report.evicted_pinned += pinned as u64;
@@ -321,8 +322,8 @@ impl MasterCore {
 
     /// Frees an object's evictable memory replicas; erases it if nothing is
     /// left. Returns the bytes freed.
-    fn evict_object(&self, st: &mut ShardState, si: usize, hash: u64, scoped: &str) -> u64 {
-        let obj = st.find_scoped_mut(hash, scoped).expect("object is locked");
+    fn evict_object(&self, st: &mut ShardState, si: usize, hash: u64, k: Key<'_>) -> u64 {
+        let obj = st.find_mut(hash, k).expect("object is locked");
         let victims: Vec<u64> = obj.evictable_memory().map(|r| r.id).collect();
         let (freed, kept): (crate::object::Replicas, crate::object::Replicas) =
             std::mem::take(&mut obj.replicas)
@@ -332,7 +333,7 @@ impl MasterCore {
         let size = obj.size;
         self.free_now(&freed, size);
         if obj.replicas.is_empty() {
-            self.erase(st, si, hash, scoped, None);
+            self.erase(st, si, hash, k, None);
         }
         size * freed.len() as u64
     }
@@ -389,8 +390,8 @@ impl MasterCore {
             let all_pass = located.iter().all(|(s, h, k)| {
                 let st = &guards.iter().find(|(i, _)| i == s).expect("locked").1;
                 st.find_scoped(*h, k).is_some_and(|o| {
-                    o.group.as_ref().is_some_and(|og| Arc::ptr_eq(og, g))
-                        && !o.hard_pin
+                    o.group().is_some_and(|og| Arc::ptr_eq(og, g))
+                        && !o.hard_pin()
                         && !o.lease_live(now)
                         && (allow_pinned || !is_active(o.committed(), now))
                 })
@@ -408,7 +409,7 @@ impl MasterCore {
                     continue;
                 }
                 pinned += (retained || is_active(obj.committed(), now)) as u64;
-                bytes += self.evict_object(st, *s, *h, k);
+                bytes += self.evict_object(st, *s, *h, key::split(k));
                 n += 1;
             }
             return GroupOutcome::Evicted(n, bytes, pinned);
@@ -461,7 +462,7 @@ impl Ordered {
 }
 
 fn evictable(obj: &Object, now: Instant, allow_pinned: bool) -> bool {
-    !obj.hard_pin
+    !obj.hard_pin()
         && !obj.lease_live(now)
         && obj.replicas.iter().any(|r| r.kind == ReplicaKind::Memory)
         && obj.evictable_memory().next().is_some()

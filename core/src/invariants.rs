@@ -21,38 +21,39 @@ impl MasterCore {
 
         let mut objects = 0i64;
         let mut pinned = 0i64;
-        let mut committed: HashMap<&str, (u64, u32)> = HashMap::new();
+        let mut committed: HashMap<Box<str>, (u64, u32)> = HashMap::new();
         let mut replica_ids: HashSet<u64> = HashSet::new();
         // (segment, addr) -> (len, owner replica id or 0 for discarded)
         let mut buffers: HashMap<(u32, u64), (u64, u64)> = HashMap::new();
         for (si, st) in guards.iter().enumerate() {
             st.check_index().map_err(|e| format!("shard {si}: {e}"))?;
-            for obj in st.iter() {
+            for (slot, _, obj) in st.iter_slots() {
                 objects += 1;
+                let key = crate::key::scoped(st.key_of(obj));
                 if self.shard_index_of(obj.hash) != si {
-                    return Err(format!("{:?} is in shard {si}, hashes elsewhere", obj.key));
+                    return Err(format!("{key:?} is in shard {si}, hashes elsewhere"));
                 }
-                if self.hasher.hash_scoped(&obj.key) != obj.hash {
-                    return Err(format!("{:?} has a stale cached hash", obj.key));
+                if self.hasher.hash_scoped(&key) != obj.hash {
+                    return Err(format!("{key:?} has a stale cached hash"));
                 }
                 if obj.replicas.is_empty() {
-                    return Err(format!("{:?} has no replica", obj.key));
+                    return Err(format!("{key:?} has no replica"));
                 }
                 if let Some(d) = obj.committed() {
                     pinned += 1;
-                    committed.insert(&obj.key, (d, si as u32));
+                    committed.insert(key.clone(), (d, si as u32));
                 }
+                // A pending intent lives in the write's in-flight entry, so
+                // it never outlives the write.
                 let in_flight = obj.write_in_flight();
-                if obj.pending.is_some() && !in_flight {
+                if in_flight
+                    != st
+                        .in_flight
+                        .get(obj.write_token)
+                        .is_some_and(|w| w.slot == slot)
+                {
                     return Err(format!(
-                        "{:?} has pending without a write in flight",
-                        obj.key
-                    ));
-                }
-                if in_flight != (st.in_flight.get(&obj.write_token) == Some(&obj.hash)) {
-                    return Err(format!(
-                        "{:?}: write-in-flight set disagrees (in flight: {in_flight})",
-                        obj.key
+                        "{key:?}: write-in-flight set disagrees (in flight: {in_flight})"
                     ));
                 }
                 for r in &obj.replicas {
@@ -62,18 +63,14 @@ impl MasterCore {
                     if r.id >= self.next_replica_id.load(Ordering::Relaxed) {
                         return Err(format!("replica id {} is not below the counter", r.id));
                     }
-                    if r.role == Role::TaskTarget && obj.task.as_ref().is_none_or(|t| !t.uses(r.id))
-                    {
-                        return Err(format!(
-                            "{:?}: task target {} without its task",
-                            obj.key, r.id
-                        ));
+                    if r.role == Role::TaskTarget && obj.task().is_none_or(|t| !t.uses(r.id)) {
+                        return Err(format!("{key:?}: task target {} without its task", r.id));
                     }
                     if r.has_buffer() {
                         if table.get(r.segment).is_none() {
                             return Err(format!(
-                                "{:?}: replica {} on unmounted segment {}",
-                                obj.key, r.id, r.segment
+                                "{key:?}: replica {} on unmounted segment {}",
+                                r.id, r.segment
                             ));
                         }
                         if buffers
@@ -192,7 +189,11 @@ impl MasterCore {
         let (hash, si) = self.locate(k);
         let st = self.shards[si].state.read();
         st.find(hash, k)
-            .map(|o| o.pending.is_some())
+            .map(|o| {
+                st.in_flight
+                    .get(o.write_token)
+                    .is_some_and(|w| w.pending.is_some())
+            })
             .ok_or_else(crate::Error::not_found)
     }
 

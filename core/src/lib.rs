@@ -51,8 +51,10 @@ mod object;
 mod object_ref;
 mod ops;
 mod quiesce;
+mod replicas;
 mod retention;
 mod shard;
+mod tenants;
 
 pub use cleanup::CleanupStats;
 pub use clock::{ClockSource, Instant, WallSource, MAX_INSTANT};

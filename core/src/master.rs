@@ -237,7 +237,7 @@ impl MasterCore {
     /// Applies a soft-pin transition's side effects. Called with the shard
     /// lock held (the index mutex comes last in the lock order), so the
     /// index never disagrees with the metadata outside a cleanup batch.
-    pub(crate) fn apply_delta(&self, scoped: &str, shard: usize, delta: Delta) {
+    pub(crate) fn apply_delta(&self, k: Key<'_>, shard: usize, delta: Delta) {
         if delta.gauge != 0 {
             self.metrics
                 .soft_pin_keys
@@ -245,19 +245,19 @@ impl MasterCore {
         }
         match delta.index {
             IndexOp::None => {}
-            IndexOp::Register(d) => self.index.register(scoped, shard as u32, d),
+            IndexOp::Register(d) => self.index.register(&key::scoped(k), shard as u32, d),
             IndexOp::Unregister => {
-                self.index.unregister(scoped);
+                self.index.unregister(&key::scoped(k));
             }
         }
     }
 
     /// Drops an object's committed deadline (if any) with its gauge and
     /// index effects.
-    pub(crate) fn drop_committed(&self, obj: &Object, shard: usize) {
+    pub(crate) fn drop_committed(&self, obj: &Object, k: Key<'_>, shard: usize) {
         if obj.committed().is_some() {
             obj.set_committed(None);
-            self.apply_delta(&obj.key, shard, Delta::DROPPED);
+            self.apply_delta(k, shard, Delta::DROPPED);
         }
     }
 
@@ -274,7 +274,7 @@ impl MasterCore {
         let nof = cfg.nof_ssd_replicas as usize;
         let first = self.replica_ids(mem + nof);
         let table = self.segments.read();
-        let mut placed = Replicas::with_capacity(mem + nof);
+        let mut placed = Replicas::new();
         // A segment belongs to one pool and `place` keeps the replicas of one
         // call on distinct segments, so `exclude` is all either pool needs.
         for (pool, count, offset) in [(Pool::Memory, mem, 0), (Pool::NofSsd, nof, mem)] {
@@ -393,31 +393,46 @@ impl MasterCore {
         st: &mut ShardState,
         shard: usize,
         hash: u64,
-        scoped: &str,
+        k: Key<'_>,
         release_at: Option<Instant>,
     ) -> Option<Object> {
-        let obj = st.take(hash, scoped)?;
-        self.retire(st, shard, &obj, release_at);
+        let obj = st.take(hash, k)?;
+        self.retire(st, shard, &obj, k, release_at);
         Some(obj)
     }
 
-    /// The rest of [`erase`](Self::erase) for an object the caller already
-    /// took out of its shard (one lookup instead of two, and no key copy).
+    /// [`erase`](Self::erase) of the object with creation sequence `seq`
+    /// among those hashing to `hash`, for a caller that holds no key.
+    pub(crate) fn erase_seq(
+        &self,
+        st: &mut ShardState,
+        shard: usize,
+        hash: u64,
+        seq: u64,
+        release_at: Option<Instant>,
+    ) -> Option<Object> {
+        let scoped = key::scoped(st.key_of(st.find_by_seq(hash, seq)?));
+        self.erase(st, shard, hash, key::split(&scoped), release_at)
+    }
+
+    /// The rest of [`erase`](Self::erase) for an object (stored under `k`)
+    /// the caller already took out of its shard (one lookup instead of two).
     pub(crate) fn retire(
         &self,
         st: &mut ShardState,
         shard: usize,
         obj: &Object,
+        k: Key<'_>,
         release_at: Option<Instant>,
     ) {
         match release_at {
             None => self.free_now(&obj.replicas, obj.size),
             Some(at) => self.discard(st, &obj.replicas, obj.size, at),
         }
-        self.drop_committed(obj, shard);
-        st.in_flight.remove(&obj.write_token);
-        if let Some(g) = &obj.group {
-            self.groups.leave(&self.hasher, g, &obj.key);
+        self.drop_committed(obj, k, shard);
+        st.in_flight.end(obj.write_token);
+        if let Some(g) = obj.group() {
+            self.groups.leave(&self.hasher, g, &key::scoped(k));
         }
         self.metrics.keys.fetch_sub(1, Ordering::Relaxed);
     }

@@ -1,13 +1,16 @@
 //! A metadata shard: the objects whose key hashes to it, the writes in
-//! flight (so the stale-write sweep never walks all objects) and the
-//! discarded buffers waiting for their release instant. Objects live in an
-//! [`Arena`] (dense, addressed by slot); the hash index holds only slots.
+//! flight (so the stale-write sweep never walks all objects, and what only
+//! a write in flight needs stays out of the records) and the discarded
+//! buffers waiting for their release instant. Objects live in an [`Arena`]
+//! (dense, addressed by slot); the hash index holds only slots.
 
 use crate::arena::Arena;
 use crate::clock::Instant;
 use crate::key;
 use crate::object::Object;
 use crate::object_ref::ObjectRef;
+use crate::soft_pin::SoftPinIntent;
+use crate::tenants::Tenants;
 use crate::types::{Key, SegmentId};
 use hashbrown::{HashMap, HashTable};
 use parking_lot::RwLock;
@@ -22,6 +25,58 @@ pub(crate) struct Discarded {
     pub release_at: Instant,
 }
 
+/// A write in flight: the record it writes and its soft-pin intent while
+/// still pending (docs/CONTRACT.md §4.4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Write {
+    pub slot: u32,
+    pub pending: Option<SoftPinIntent>,
+}
+
+/// The writes in flight of a shard, by write token.
+#[derive(Default)]
+pub(crate) struct InFlight(HashMap<u64, Write>);
+
+impl InFlight {
+    /// Records the write `token` of the record in `slot`, pending `intent`.
+    pub fn start(&mut self, token: u64, slot: u32, intent: Option<SoftPinIntent>) {
+        self.0.insert(
+            token,
+            Write {
+                slot,
+                pending: intent,
+            },
+        );
+    }
+
+    /// The write `token` is over (its pending intent goes with it).
+    pub fn end(&mut self, token: u64) {
+        self.0.remove(&token);
+    }
+
+    pub fn get(&self, token: u64) -> Option<&Write> {
+        self.0.get(&token)
+    }
+
+    /// Takes the pending intent of write `token`, which stays in flight.
+    pub fn take_pending(&mut self, token: u64) -> Option<SoftPinIntent> {
+        self.0.get_mut(&token)?.pending.take()
+    }
+
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (u64, &Write)> + '_ {
+        self.0.iter().map(|(&t, w)| (t, w))
+    }
+}
+
 #[derive(Default)]
 pub(crate) struct ShardState {
     /// The records, by slot.
@@ -29,8 +84,9 @@ pub(crate) struct ShardState {
     /// Hash index: the slot of every record, under the record's hash
     /// (recomputed from the record when the table grows).
     index: HashTable<u32>,
-    /// write token → object hash, for every write in flight.
-    pub in_flight: HashMap<u64, u64>,
+    /// The tenants of the records, by id.
+    tenants: Tenants,
+    pub in_flight: InFlight,
     pub discarded: Vec<Discarded>,
 }
 
@@ -56,28 +112,61 @@ impl ShardState {
         self.objects.get_mut(slot)
     }
 
+    /// The slot of the record stored under `k`. Compares the tenant id and
+    /// the key bytes: no allocation, and a tenant no record of the shard
+    /// uses is known absent without probing.
+    #[inline]
+    fn slot_of(&self, hash: u64, k: Key<'_>) -> Option<u32> {
+        let tenant = self.tenants.lookup(k.tenant)?;
+        self.slot_where(hash, |o| {
+            o.tenant == tenant && o.key_bytes() == k.key.as_bytes()
+        })
+    }
+
     #[inline]
     pub fn find(&self, hash: u64, k: Key<'_>) -> Option<&Object> {
-        self.find_where(hash, |o| key::matches(&o.key, k))
+        self.objects.get(self.slot_of(hash, k)?)
     }
 
     #[inline]
     pub fn find_mut(&mut self, hash: u64, k: Key<'_>) -> Option<&mut Object> {
-        self.find_where_mut(hash, |o| key::matches(&o.key, k))
+        let slot = self.slot_of(hash, k)?;
+        self.objects.get_mut(slot)
+    }
+
+    /// The record stored under `k`, its slot and the shard's writes in
+    /// flight, borrowed together (a write's End changes both).
+    pub fn find_write_mut(
+        &mut self,
+        hash: u64,
+        k: Key<'_>,
+    ) -> Option<(u32, &mut Object, &mut InFlight)> {
+        let slot = self.slot_of(hash, k)?;
+        let obj = self.objects.get_mut(slot)?;
+        Some((slot, obj, &mut self.in_flight))
     }
 
     #[inline]
     pub fn find_scoped(&self, hash: u64, scoped: &str) -> Option<&Object> {
-        self.find_where(hash, |o| &*o.key == scoped)
+        self.find(hash, key::split(scoped))
     }
 
-    pub fn find_scoped_mut(&mut self, hash: u64, scoped: &str) -> Option<&mut Object> {
-        self.find_where_mut(hash, |o| &*o.key == scoped)
+    /// The id of `tenant` if a record of this shard belongs to it.
+    #[inline]
+    pub fn tenant_id(&self, tenant: &str) -> Option<crate::tenants::TenantId> {
+        self.tenants.lookup(tenant)
+    }
+
+    /// The tenant and key of a record of this shard.
+    pub fn key_of<'a>(&'a self, obj: &'a Object) -> Key<'a> {
+        Key {
+            tenant: self.tenants.name(obj.tenant),
+            key: obj.key_str(),
+        }
     }
 
     /// The object with creation sequence `seq` among those hashing to `hash`
     /// (for holders of a `(hash, seq)` pair rather than a handle).
-    #[allow(dead_code)]
     pub fn find_by_seq(&self, hash: u64, seq: u64) -> Option<&Object> {
         self.find_where(hash, |o| o.seq == seq)
     }
@@ -87,14 +176,14 @@ impl ShardState {
         self.find_where_mut(hash, |o| o.seq == seq)
     }
 
-    /// The object whose current write has token `token`, among those hashing
-    /// to `hash`.
-    pub fn find_by_token(&self, hash: u64, token: u64) -> Option<&Object> {
-        self.find_where(hash, |o| o.write_token == token)
+    /// The record in `slot` (as a write in flight names it).
+    #[inline]
+    pub fn slot(&self, slot: u32) -> Option<&Object> {
+        self.objects.get(slot)
     }
 
-    pub fn find_by_token_mut(&mut self, hash: u64, token: u64) -> Option<&mut Object> {
-        self.find_where_mut(hash, |o| o.write_token == token)
+    pub fn slot_mut(&mut self, slot: u32) -> Option<&mut Object> {
+        self.objects.get_mut(slot)
     }
 
     /// The object holding replica `replica_id` on `segment`, among those
@@ -116,7 +205,7 @@ impl ShardState {
     /// come back to it under a later lock.
     #[allow(dead_code)]
     pub fn locate(&self, hash: u64, k: Key<'_>, shard: u32) -> Option<ObjectRef> {
-        let slot = self.slot_where(hash, |o| key::matches(&o.key, k))?;
+        let slot = self.slot_of(hash, k)?;
         Some(ObjectRef {
             shard,
             slot,
@@ -138,10 +227,12 @@ impl ShardState {
         self.objects.get_checked_mut(r.slot, r.gen)
     }
 
-    /// Stores a new object. The caller has checked that its key is absent.
-    /// Panics only if the shard holds 2^32 − 1 objects (no slot number is
-    /// left), which no master's memory reaches.
-    pub fn insert(&mut self, obj: Object) -> u32 {
+    /// Stores a new object of `tenant`; returns its slot. The caller has
+    /// checked that its key is absent. Panics only if the shard holds
+    /// 2^32 − 1 objects (no slot number is left), which no master's memory
+    /// reaches.
+    pub fn insert(&mut self, tenant: &str, mut obj: Object) -> u32 {
+        obj.tenant = self.tenants.acquire(tenant);
         let hash = obj.hash;
         let (slot, _) = self
             .objects
@@ -157,12 +248,14 @@ impl ShardState {
     fn take_slot(&mut self, hash: u64, slot: u32) -> Option<Object> {
         let entry = self.index.find_entry(hash, |&s| s == slot).ok()?;
         entry.remove();
-        self.objects.remove(slot)
+        let obj = self.objects.remove(slot)?;
+        self.tenants.release(obj.tenant);
+        Some(obj)
     }
 
-    /// Removes and returns the object stored under `scoped`.
-    pub fn take(&mut self, hash: u64, scoped: &str) -> Option<Object> {
-        let slot = self.slot_where(hash, |o| &*o.key == scoped)?;
+    /// Removes and returns the object stored under `k`.
+    pub fn take(&mut self, hash: u64, k: Key<'_>) -> Option<Object> {
+        let slot = self.slot_of(hash, k)?;
         self.take_slot(hash, slot)
     }
 
@@ -174,7 +267,7 @@ impl ShardState {
         k: Key<'_>,
         pred: impl FnOnce(&Object) -> Result<(), E>,
     ) -> Result<Option<Object>, E> {
-        let Some(slot) = self.slot_where(hash, |o| key::matches(&o.key, k)) else {
+        let Some(slot) = self.slot_of(hash, k) else {
             return Ok(None);
         };
         pred(self.objects.get(slot).expect("indexed slot holds a record"))?;
@@ -198,8 +291,10 @@ impl ShardState {
         self.objects.iter()
     }
 
-    /// The arena and the index agree: every record is indexed once under
-    /// its hash, and the index names no other slot.
+    /// The arena, the index, the tenant table and the writes in flight
+    /// agree: every record is indexed once under its hash and the index
+    /// names no other slot; each live tenant id counts its records; each
+    /// write in flight names a record whose current write it is.
     pub fn check_index(&self) -> Result<(), String> {
         self.objects.check()?;
         if self.index.len() != self.objects.len() {
@@ -209,9 +304,25 @@ impl ShardState {
                 self.objects.len()
             ));
         }
+        let mut users: HashMap<u32, u64> = HashMap::new();
         for (slot, _, o) in self.objects.iter() {
             if self.index.find(o.hash, |&s| s == slot).is_none() {
-                return Err(format!("{:?} (slot {slot}) is not indexed", o.key));
+                return Err(format!("{:?} (slot {slot}) is not indexed", o.key_str()));
+            }
+            if o.tenant != crate::tenants::DEFAULT_TENANT_ID {
+                *users.entry(o.tenant).or_default() += 1;
+            }
+        }
+        let live: HashMap<u32, u64> = self.tenants.users().collect();
+        if live != users {
+            return Err(format!(
+                "tenant table counts {live:?}, records use {users:?}"
+            ));
+        }
+        for (token, w) in self.in_flight.iter() {
+            match self.objects.get(w.slot) {
+                Some(o) if o.write_token == token => {}
+                _ => return Err(format!("write {token} names no record writing it")),
             }
         }
         Ok(())
@@ -234,26 +345,27 @@ impl Shard {
 mod tests {
     use super::*;
     use crate::key::{scoped, KeyHasher};
-    use crate::object::Replicas;
-    use std::sync::atomic::AtomicU64;
+    use crate::object::{NewRecord, Replicas};
 
     fn object(h: &KeyHasher, k: Key<'_>, seq: u64) -> Object {
-        Object {
-            key: scoped(k),
+        Object::new(NewRecord {
+            key: k.key,
             hash: h.hash(k),
             size: 1,
             writer: 1,
             put_start: 0,
             seq,
             write_token: seq + 100,
-            lease: AtomicU64::new(0),
-            soft_pin: AtomicU64::new(crate::object::NO_DEADLINE),
+            lease: 0,
+            committed: None,
             replicas: Replicas::new(),
-            pending: None,
             group: None,
             hard_pin: false,
-            task: None,
-        }
+        })
+    }
+
+    fn put(st: &mut ShardState, h: &KeyHasher, k: Key<'_>, seq: u64) -> u32 {
+        st.insert(k.tenant, object(h, k, seq))
     }
 
     #[test]
@@ -262,7 +374,7 @@ mod tests {
         let mut st = ShardState::default();
         let names: Vec<String> = (0..3000).map(|i| format!("k{i}")).collect();
         for (i, n) in names.iter().enumerate() {
-            st.insert(object(&h, Key::new(n), i as u64));
+            put(&mut st, &h, Key::new(n), i as u64);
         }
         st.check_index().unwrap();
         assert_eq!(st.len(), names.len());
@@ -271,12 +383,8 @@ mod tests {
             let hash = h.hash(k);
             assert_eq!(st.find(hash, k).unwrap().seq, i as u64);
             assert_eq!(st.find_scoped(hash, &scoped(k)).unwrap().seq, i as u64);
-            assert_eq!(st.find_by_seq(hash, i as u64).unwrap().key, scoped(k));
+            assert_eq!(st.key_of(st.find_by_seq(hash, i as u64).unwrap()), k);
             assert!(st.find_by_seq(hash, i as u64 + 1).is_none());
-            assert_eq!(
-                st.find_by_token(hash, i as u64 + 100).unwrap().seq,
-                i as u64
-            );
             st.find_by_seq_mut(hash, i as u64).unwrap().size = 7;
             assert_eq!(st.find_mut(hash, k).unwrap().size, 7);
         }
@@ -291,18 +399,18 @@ mod tests {
         let h = KeyHasher::new();
         let mut st = ShardState::default();
         let (a, b) = (Key::new("a"), Key::new("b"));
-        st.insert(object(&h, a, 1));
+        put(&mut st, &h, a, 1);
         let ra = st.locate(h.hash(a), a, 3).unwrap();
         assert_eq!(ra.shard, 3);
         assert_eq!(st.get(ra).unwrap().seq, 1);
         st.get_mut(ra).unwrap().size = 9;
         assert_eq!(st.find(h.hash(a), a).unwrap().size, 9);
-        let taken = st.take(h.hash(a), &scoped(a)).unwrap();
+        let taken = st.take(h.hash(a), a).unwrap();
         assert_eq!(taken.seq, 1);
         assert!(st.get(ra).is_none());
         assert!(st.locate(h.hash(a), a, 3).is_none());
         // The slot is reused by the next object; the old handle stays dead.
-        st.insert(object(&h, b, 2));
+        put(&mut st, &h, b, 2);
         let rb = st.locate(h.hash(b), b, 3).unwrap();
         assert_eq!(rb.slot, ra.slot);
         assert_ne!(rb.gen, ra.gen);
@@ -317,7 +425,7 @@ mod tests {
         let h = KeyHasher::new();
         let mut st = ShardState::default();
         let k = Key::new("k");
-        st.insert(object(&h, k, 1));
+        put(&mut st, &h, k, 1);
         let hash = h.hash(k);
         assert_eq!(st.take_if(hash, k, |_| Err("busy")).err(), Some("busy"));
         assert!(st.find(hash, k).is_some());
@@ -349,21 +457,117 @@ mod tests {
                 let k = Key::new(&n);
                 let hash = h.hash(k);
                 if live.remove(&n) {
-                    assert!(st.take(hash, &scoped(k)).is_some());
+                    assert!(st.take(hash, k).is_some());
                 } else {
                     assert!(st.find(hash, k).is_none());
-                    st.insert(object(&h, k, wave * 10_000 + i));
+                    put(&mut st, &h, k, wave * 10_000 + i);
                     live.insert(n);
                 }
             }
             st.check_index().unwrap();
             assert_eq!(st.len(), live.len());
         }
-        let mut seen: Vec<String> = st
-            .iter()
-            .map(|o| crate::key::split(&o.key).key.to_owned())
-            .collect();
+        let mut seen: Vec<String> = st.iter().map(|o| o.key_str().to_owned()).collect();
         seen.sort();
         assert_eq!(seen, live.into_iter().collect::<Vec<_>>());
+    }
+}
+
+#[cfg(test)]
+mod key_tests {
+    use super::*;
+    use crate::key::KeyHasher;
+    use crate::object::{NewRecord, Replicas, INLINE_KEY_BYTES};
+    use crate::tenants::DEFAULT_TENANT_ID;
+    use crate::types::DEFAULT_TENANT;
+
+    fn put(st: &mut ShardState, h: &KeyHasher, k: Key<'_>, seq: u64) {
+        st.insert(
+            k.tenant,
+            Object::new(NewRecord {
+                key: k.key,
+                hash: h.hash(k),
+                size: 1,
+                writer: 1,
+                put_start: 0,
+                seq,
+                write_token: seq,
+                lease: 0,
+                committed: None,
+                replicas: Replicas::new(),
+                group: None,
+                hard_pin: seq % 2 == 0,
+            }),
+        );
+    }
+
+    #[test]
+    fn short_long_and_tenant_scoped_keys_round_trip() {
+        // Keys at, below and above the inline limit, in several tenants, and
+        // the same names in other tenants: each found only as itself.
+        let h = KeyHasher::new();
+        let mut st = ShardState::default();
+        let long = "x".repeat(INLINE_KEY_BYTES + 1);
+        let edge = "y".repeat(INLINE_KEY_BYTES);
+        let nul = "k\0with nul";
+        let names = ["a", edge.as_str(), long.as_str(), nul, "é-ü"];
+        let tenants = [DEFAULT_TENANT, "t1", "a/b", "t\u{e9}"];
+        let mut seq = 0;
+        for t in tenants {
+            for n in names {
+                put(&mut st, &h, Key::scoped(t, n), seq);
+                seq += 1;
+            }
+        }
+        st.check_index().unwrap();
+        seq = 0;
+        for t in tenants {
+            for n in names {
+                let k = Key::scoped(t, n);
+                let o = st.find(h.hash(k), k).unwrap();
+                assert_eq!(o.seq, seq);
+                assert_eq!(st.key_of(o), k);
+                assert_eq!(o.key_bytes(), n.as_bytes());
+                assert_eq!(o.hard_pin(), seq % 2 == 0);
+                assert_eq!(o.tenant == DEFAULT_TENANT_ID, t == DEFAULT_TENANT);
+                seq += 1;
+            }
+        }
+        // ("a/b", "c") and ("a", "b/c") stay apart; a prefix is not the key.
+        let k = Key::scoped("a", "b/c");
+        put(&mut st, &h, k, 99);
+        let other = Key::scoped("a/b", "c");
+        assert!(st.find(h.hash(other), other).is_none());
+        let prefix = Key::scoped("t1", &long[..INLINE_KEY_BYTES]);
+        assert!(st.find(h.hash(prefix), prefix).is_none());
+        let unknown = Key::scoped("nobody", "a");
+        assert!(st.find(h.hash(unknown), unknown).is_none());
+        st.check_index().unwrap();
+    }
+
+    #[test]
+    fn a_tenant_id_is_freed_with_its_last_record() {
+        let h = KeyHasher::new();
+        let mut st = ShardState::default();
+        let (a1, a2) = (Key::scoped("ta", "1"), Key::scoped("ta", "2"));
+        put(&mut st, &h, a1, 1);
+        put(&mut st, &h, a2, 2);
+        let id = st.find(h.hash(a1), a1).unwrap().tenant;
+        assert_eq!(st.tenants.users().collect::<Vec<_>>(), vec![(id, 2)]);
+        st.take(h.hash(a1), a1).unwrap();
+        st.check_index().unwrap();
+        assert_eq!(st.tenants.lookup("ta"), Some(id));
+        assert!(st
+            .take_if(h.hash(a2), a2, |_| Ok::<(), ()>(()))
+            .unwrap()
+            .is_some());
+        assert_eq!(st.tenants.lookup("ta"), None);
+        assert!(st.find(h.hash(a2), a2).is_none());
+        // The freed id goes to the next tenant; the old tenant's keys stay absent.
+        let b = Key::scoped("tb", "1");
+        put(&mut st, &h, b, 3);
+        assert_eq!(st.find(h.hash(b), b).unwrap().tenant, id);
+        assert!(st.find(h.hash(a1), a1).is_none());
+        st.check_index().unwrap();
     }
 }
