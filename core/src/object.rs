@@ -4,7 +4,7 @@
 
 use crate::clock::{saturating_deadline, Instant, MAX_INSTANT};
 use crate::group::Group;
-use crate::tenants::TenantId;
+use crate::tenants::{TenantId, DEFAULT_TENANT_ID};
 use crate::types::{
     ClientId, Location, ReplicaDescriptor, ReplicaKind, ReplicaSelector, ReplicaStatus, SegmentId,
 };
@@ -105,6 +105,12 @@ pub(crate) const INLINE_KEY_BYTES: usize = 22;
 /// `key_len` of a record whose key lives in its [`Rare`] part.
 const LONG_KEY: u8 = u8::MAX;
 const HARD_PIN: u8 = 1;
+/// The rare part holds a group (fixed at creation): a read of an object
+/// without one never touches the rare part.
+const HAS_GROUP: u8 = 2;
+/// The tenant is not the default one: a lookup in the default tenant
+/// rejects the record without reading its tenant id.
+const OTHER_TENANT: u8 = 4;
 
 /// What few objects have, behind one pointer: a key longer than
 /// [`INLINE_KEY_BYTES`], a group, a task.
@@ -121,41 +127,52 @@ impl Rare {
     }
 }
 
-/// An object's record in its shard's arena (see the layout assertion
-/// below). The key is stored as the shard's tenant id plus the key bytes,
-/// inline when short. The soft-pin intent of a write in flight lives in
-/// the shard's in-flight table, not here.
+/// An object's record in its shard's arena: two cache lines, laid out so
+/// that a read (Exist, Get) of an object of the default tenant without a
+/// group finds everything it compares, reads and writes — key, replicas,
+/// lease, size — in the first one. The key is stored as the shard's tenant
+/// id plus the key bytes, inline when short. The soft-pin intent of a
+/// write in flight lives in the shard's in-flight table.
+#[repr(C, align(64))]
 pub(crate) struct Object {
-    pub hash: u64,
-    pub size: u64,
-    pub writer: ClientId,
-    pub put_start: Instant,
-    /// Creation sequence: eviction's tie-break by age.
-    pub seq: u64,
-    /// Token of the latest Start on this key.
-    pub write_token: u64,
-    /// Read lease (instant); raised with `fetch_max` under the read lock.
-    pub lease: AtomicU64,
-    /// Committed soft-pin deadline or [`NO_DEADLINE`].
-    pub soft_pin: AtomicU64,
-    /// Version of the committed soft-pin deadline, next to it.
-    #[allow(dead_code)]
-    pub pin_version: u32,
-    /// The tenant, as an id of the shard's tenant table (set by
-    /// [`ShardState::insert`](crate::shard::ShardState::insert)).
-    pub tenant: TenantId,
-    pub replicas: Replicas,
+    // First cache line (64 bytes).
     key_bytes: [u8; INLINE_KEY_BYTES],
     /// Length of the inline key, or [`LONG_KEY`].
     key_len: u8,
     flags: u8,
+    pub replicas: Replicas,
+    /// Read lease (instant); raised with `fetch_max` under the read lock.
+    pub lease: AtomicU64,
+    pub size: u64,
+    // Second cache line (64 bytes).
+    /// The tenant, as an id of the shard's tenant table (set on insertion;
+    /// [`OTHER_TENANT`] in `flags` says whether it is not the default).
+    tenant: TenantId,
+    /// Version of the committed soft-pin deadline (`soft_pin`), for the
+    /// deadline index's entries.
+    #[allow(dead_code)]
+    pub pin_version: u32,
+    /// Committed soft-pin deadline or [`NO_DEADLINE`].
+    pub soft_pin: AtomicU64,
     rare: Option<Box<Rare>>,
+    pub hash: u64,
+    /// Creation sequence: eviction's tie-break by age.
+    pub seq: u64,
+    /// Token of the latest Start on this key.
+    pub write_token: u64,
+    pub writer: ClientId,
+    pub put_start: Instant,
 }
 
-// The record: 8 words of counters and instants (64), one inline replica
-// (24), the key with its length and flags (24), tenant id and pin version
-// (8), the pointer to the rare part (8).
+// The record: the key with its length and flags (24), one inline replica
+// (24), lease, size (8 each) | tenant id and pin version (4 each),
+// committed deadline, rare-part pointer, hash, sequence, token, writer,
+// put_start (8 each).
 const _: () = assert!(std::mem::size_of::<Object>() == 128);
+const _: () = assert!(std::mem::offset_of!(Object, size) == 56);
+const _: () = assert!(std::mem::offset_of!(Object, tenant) == 64);
+// An arena slot (`Option<Object>`) costs no more than the record.
+const _: () = assert!(std::mem::size_of::<Option<Object>>() == 128);
 
 /// What a new record holds, apart from its tenant (interned on insertion).
 pub(crate) struct NewRecord<'a> {
@@ -176,6 +193,10 @@ pub(crate) struct NewRecord<'a> {
 impl Object {
     pub fn new(n: NewRecord<'_>) -> Object {
         let mut key_bytes = [0u8; INLINE_KEY_BYTES];
+        let mut flags = if n.hard_pin { HARD_PIN } else { 0 };
+        if n.group.is_some() {
+            flags |= HAS_GROUP;
+        }
         let mut rare = Rare {
             group: n.group,
             ..Rare::default()
@@ -197,12 +218,38 @@ impl Object {
             lease: AtomicU64::new(n.lease),
             soft_pin: AtomicU64::new(n.committed.unwrap_or(NO_DEADLINE)),
             pin_version: 0,
-            tenant: crate::tenants::DEFAULT_TENANT_ID,
+            tenant: DEFAULT_TENANT_ID,
             replicas: n.replicas,
             key_bytes,
             key_len,
-            flags: if n.hard_pin { HARD_PIN } else { 0 },
+            flags,
             rare: (!rare.is_empty()).then(|| Box::new(rare)),
+        }
+    }
+
+    /// The record's tenant id.
+    #[inline]
+    pub fn tenant(&self) -> TenantId {
+        self.tenant
+    }
+
+    pub fn set_tenant(&mut self, id: TenantId) {
+        self.tenant = id;
+        if id == DEFAULT_TENANT_ID {
+            self.flags &= !OTHER_TENANT;
+        } else {
+            self.flags |= OTHER_TENANT;
+        }
+    }
+
+    /// Whether the record belongs to tenant `id`; for the default tenant
+    /// without touching the tenant id.
+    #[inline]
+    pub fn in_tenant(&self, id: TenantId) -> bool {
+        if id == DEFAULT_TENANT_ID {
+            self.flags & OTHER_TENANT == 0
+        } else {
+            self.tenant == id
         }
     }
 
@@ -246,6 +293,9 @@ impl Object {
 
     #[inline]
     pub fn group(&self) -> Option<&Arc<Group>> {
+        if self.flags & HAS_GROUP == 0 {
+            return None;
+        }
         self.rare.as_ref()?.group.as_ref()
     }
 

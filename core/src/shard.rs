@@ -119,7 +119,7 @@ impl ShardState {
     fn slot_of(&self, hash: u64, k: Key<'_>) -> Option<u32> {
         let tenant = self.tenants.lookup(k.tenant)?;
         self.slot_where(hash, |o| {
-            o.tenant == tenant && o.key_bytes() == k.key.as_bytes()
+            o.key_bytes() == k.key.as_bytes() && o.in_tenant(tenant)
         })
     }
 
@@ -160,7 +160,7 @@ impl ShardState {
     /// The tenant and key of a record of this shard.
     pub fn key_of<'a>(&'a self, obj: &'a Object) -> Key<'a> {
         Key {
-            tenant: self.tenants.name(obj.tenant),
+            tenant: self.tenants.name(obj.tenant()),
             key: obj.key_str(),
         }
     }
@@ -232,7 +232,7 @@ impl ShardState {
     /// 2^32 − 1 objects (no slot number is left), which no master's memory
     /// reaches.
     pub fn insert(&mut self, tenant: &str, mut obj: Object) -> u32 {
-        obj.tenant = self.tenants.acquire(tenant);
+        obj.set_tenant(self.tenants.acquire(tenant));
         let hash = obj.hash;
         let (slot, _) = self
             .objects
@@ -249,7 +249,7 @@ impl ShardState {
         let entry = self.index.find_entry(hash, |&s| s == slot).ok()?;
         entry.remove();
         let obj = self.objects.remove(slot)?;
-        self.tenants.release(obj.tenant);
+        self.tenants.release(obj.tenant());
         Some(obj)
     }
 
@@ -309,8 +309,15 @@ impl ShardState {
             if self.index.find(o.hash, |&s| s == slot).is_none() {
                 return Err(format!("{:?} (slot {slot}) is not indexed", o.key_str()));
             }
-            if o.tenant != crate::tenants::DEFAULT_TENANT_ID {
-                *users.entry(o.tenant).or_default() += 1;
+            let default = o.tenant() == crate::tenants::DEFAULT_TENANT_ID;
+            if o.in_tenant(crate::tenants::DEFAULT_TENANT_ID) != default {
+                return Err(format!(
+                    "{:?}: tenant flag disagrees with its id",
+                    o.key_str()
+                ));
+            }
+            if !default {
+                *users.entry(o.tenant()).or_default() += 1;
             }
         }
         let live: HashMap<u32, u64> = self.tenants.users().collect();
@@ -529,7 +536,8 @@ mod key_tests {
                 assert_eq!(st.key_of(o), k);
                 assert_eq!(o.key_bytes(), n.as_bytes());
                 assert_eq!(o.hard_pin(), seq % 2 == 0);
-                assert_eq!(o.tenant == DEFAULT_TENANT_ID, t == DEFAULT_TENANT);
+                assert_eq!(o.tenant() == DEFAULT_TENANT_ID, t == DEFAULT_TENANT);
+                assert_eq!(o.in_tenant(DEFAULT_TENANT_ID), t == DEFAULT_TENANT);
                 seq += 1;
             }
         }
@@ -552,7 +560,7 @@ mod key_tests {
         let (a1, a2) = (Key::scoped("ta", "1"), Key::scoped("ta", "2"));
         put(&mut st, &h, a1, 1);
         put(&mut st, &h, a2, 2);
-        let id = st.find(h.hash(a1), a1).unwrap().tenant;
+        let id = st.find(h.hash(a1), a1).unwrap().tenant();
         assert_eq!(st.tenants.users().collect::<Vec<_>>(), vec![(id, 2)]);
         st.take(h.hash(a1), a1).unwrap();
         st.check_index().unwrap();
@@ -566,7 +574,7 @@ mod key_tests {
         // The freed id goes to the next tenant; the old tenant's keys stay absent.
         let b = Key::scoped("tb", "1");
         put(&mut st, &h, b, 3);
-        assert_eq!(st.find(h.hash(b), b).unwrap().tenant, id);
+        assert_eq!(st.find(h.hash(b), b).unwrap().tenant(), id);
         assert!(st.find(h.hash(a1), a1).is_none());
         st.check_index().unwrap();
     }

@@ -20,12 +20,22 @@ pub(crate) struct Tenants {
 }
 
 impl Tenants {
-    /// The id of `name` if a record of the shard uses it.
+    /// The id of `name` if a record of the shard uses it. Inlined for the
+    /// default tenant and for a shard with no other; the map lookup is out
+    /// of line.
     #[inline]
     pub fn lookup(&self, name: &str) -> Option<TenantId> {
         if name == DEFAULT_TENANT {
             return Some(DEFAULT_TENANT_ID);
         }
+        if self.ids.is_empty() {
+            return None;
+        }
+        self.lookup_other(name)
+    }
+
+    #[inline(never)]
+    fn lookup_other(&self, name: &str) -> Option<TenantId> {
         self.ids.get(name).copied()
     }
 

@@ -132,7 +132,7 @@ impl MasterCore {
             };
             for obj in st.iter() {
                 let k = obj.key_bytes();
-                if obj.tenant == id
+                if obj.in_tenant(id)
                     && k.starts_with(prefix.as_bytes())
                     && after.is_none_or(|a| k > a.as_bytes())
                 {
