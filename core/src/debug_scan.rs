@@ -22,7 +22,7 @@ impl MasterCore {
         for shard in self.shards.iter() {
             let st = shard.state.read();
             let mut cleared = 0u64;
-            for obj in st.objects.iter() {
+            for obj in st.iter() {
                 let d = obj.soft_pin.load(Ordering::Acquire);
                 if d != NO_DEADLINE
                     && d <= at

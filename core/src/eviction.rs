@@ -21,12 +21,14 @@
 use crate::clock::Instant;
 use crate::error::{Error, Result};
 use crate::group::Group;
+use crate::key;
 use crate::master::MasterCore;
 use crate::object::{Object, NO_DEADLINE};
+use crate::object_ref::ObjectRef;
 use crate::retention::retention_active;
 use crate::shard::ShardState;
 use crate::soft_pin::state::is_active;
-use crate::types::{Pool, ReplicaKind};
+use crate::types::{Key, Pool, ReplicaKind};
 use hashbrown::HashSet;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -53,12 +55,14 @@ pub struct EvictionReport {
 #[derive(Clone)]
 struct Candidate {
     lease: Instant,
+    /// The creation sequence: with `at`, names this object and not a
+    /// rewrite of it (a replacing Upsert takes a new sequence).
     seq: u64,
-    hash: u64,
-    /// u32 (shard counts are at most 2^20) so that, with the generation,
-    /// a candidate still packs into 48 bytes: the candidate vector is
-    /// sorted and walked once per pass, and its size is its cost.
-    shard: u32,
+    /// The record, by handle (12 bytes, against a 16-byte hash and shard
+    /// pair), so that with the generation a candidate still packs into 48
+    /// bytes: the candidate vector is sorted and walked once per pass, and
+    /// its size is its cost.
+    at: ObjectRef,
     /// Protected: own soft pin or group retention active.
     pinned: bool,
     group: Option<Arc<Group>>,
@@ -202,8 +206,8 @@ impl MasterCore {
             let generation = self.generation();
             // Lock order: the registry comes after the shards.
             let retained = any_retained.then(|| self.retention.map.read());
-            for obj in st.objects.iter() {
-                if obj.hard_pin || obj.evictable_memory().next().is_none() {
+            for (slot, gen, obj) in st.iter_slots() {
+                if obj.hard_pin() || obj.evictable_memory().next().is_none() {
                     continue;
                 }
                 report.base += 1;
@@ -226,15 +230,18 @@ impl MasterCore {
                 out.push(Candidate {
                     lease: obj.effective_lease(),
                     seq: obj.seq,
-                    hash: obj.hash,
-                    shard: si as u32,
+                    at: ObjectRef {
+                        shard: si as u32,
+                        slot,
+                        gen,
+                    },
                     pinned: is_active(obj.committed(), now)
-                        || obj.group.as_ref().is_some_and(|g| {
+                        || obj.group().is_some_and(|g| {
                             retained
                                 .as_ref()
                                 .is_some_and(|r| retention_active(r, &g.id, now))
                         }),
-                    group: obj.group.clone(),
+                    group: obj.group().cloned(),
                     generation,
                 });
             }
@@ -288,14 +295,15 @@ impl MasterCore {
                 }
                 continue;
             }
-            let mut st = self.shards[c.shard as usize].state.write();
+            let si = c.at.shard as usize;
+            let mut st = self.shards[si].state.write();
             // A restored object keeps its sequence but maybe not its group:
             // only a candidate of the current state may be evicted alone.
             if self.generation() != c.generation {
                 *done = true;
                 continue;
             }
-            let Some(obj) = st.objects.find(c.hash, |o| o.seq == c.seq) else {
+            let Some(obj) = st.get(c.at).filter(|o| o.seq == c.seq) else {
                 *done = true;
                 continue;
             };
@@ -304,8 +312,8 @@ impl MasterCore {
             }
             *done = true;
             let pinned = is_active(obj.committed(), now);
-            let key = obj.key.clone();
-            let bytes = self.evict_object(&mut st, c.shard as usize, c.hash, &key);
+            let (hash, scoped) = (obj.hash, key::scoped(st.key_of(obj)));
+            let bytes = self.evict_object(&mut st, si, hash, key::split(&scoped));
             report.evicted += 1;
             report.evicted_bytes += bytes;
             report.evicted_pinned += pinned as u64;
@@ -314,8 +322,8 @@ impl MasterCore {
 
     /// Frees an object's evictable memory replicas; erases it if nothing is
     /// left. Returns the bytes freed.
-    fn evict_object(&self, st: &mut ShardState, si: usize, hash: u64, scoped: &str) -> u64 {
-        let obj = st.find_scoped_mut(hash, scoped).expect("object is locked");
+    fn evict_object(&self, st: &mut ShardState, si: usize, hash: u64, k: Key<'_>) -> u64 {
+        let obj = st.find_mut(hash, k).expect("object is locked");
         let victims: Vec<u64> = obj.evictable_memory().map(|r| r.id).collect();
         let (freed, kept): (crate::object::Replicas, crate::object::Replicas) =
             std::mem::take(&mut obj.replicas)
@@ -325,7 +333,7 @@ impl MasterCore {
         let size = obj.size;
         self.free_now(&freed, size);
         if obj.replicas.is_empty() {
-            self.erase(st, si, hash, scoped, None);
+            self.erase(st, si, hash, k, None);
         }
         size * freed.len() as u64
     }
@@ -382,8 +390,8 @@ impl MasterCore {
             let all_pass = located.iter().all(|(s, h, k)| {
                 let st = &guards.iter().find(|(i, _)| i == s).expect("locked").1;
                 st.find_scoped(*h, k).is_some_and(|o| {
-                    o.group.as_ref().is_some_and(|og| Arc::ptr_eq(og, g))
-                        && !o.hard_pin
+                    o.group().is_some_and(|og| Arc::ptr_eq(og, g))
+                        && !o.hard_pin()
                         && !o.lease_live(now)
                         && (allow_pinned || !is_active(o.committed(), now))
                 })
@@ -401,7 +409,7 @@ impl MasterCore {
                     continue;
                 }
                 pinned += (retained || is_active(obj.committed(), now)) as u64;
-                bytes += self.evict_object(st, *s, *h, k);
+                bytes += self.evict_object(st, *s, *h, key::split(k));
                 n += 1;
             }
             return GroupOutcome::Evicted(n, bytes, pinned);
@@ -454,7 +462,7 @@ impl Ordered {
 }
 
 fn evictable(obj: &Object, now: Instant, allow_pinned: bool) -> bool {
-    !obj.hard_pin
+    !obj.hard_pin()
         && !obj.lease_live(now)
         && obj.replicas.iter().any(|r| r.kind == ReplicaKind::Memory)
         && obj.evictable_memory().next().is_some()
@@ -469,8 +477,11 @@ mod tests {
         Candidate {
             lease,
             seq,
-            hash: seq,
-            shard: 0,
+            at: ObjectRef {
+                shard: 0,
+                slot: seq as u32,
+                gen: 0,
+            },
             pinned: false,
             group: None,
             generation: 0,

@@ -27,37 +27,39 @@ impl MasterCore {
 
         let mut objects = 0i64;
         let mut pinned = 0i64;
-        let mut committed: Vec<(PinTarget, &str)> = Vec::new();
+        let mut committed: Vec<(PinTarget, String)> = Vec::new();
         let mut replica_ids: HashSet<u64> = HashSet::new();
         // (segment, addr) -> what the metadata says the buffer there is.
         let mut buffers: HashMap<(u32, u64), Held> = HashMap::new();
         for (si, st) in guards.iter().enumerate() {
-            for obj in st.objects.iter() {
+            st.check_index().map_err(|e| format!("shard {si}: {e}"))?;
+            for (slot, _, obj) in st.iter_slots() {
                 objects += 1;
+                let key = crate::key::scoped(st.key_of(obj));
                 if self.shard_index_of(obj.hash) != si {
-                    return Err(format!("{:?} is in shard {si}, hashes elsewhere", obj.key));
+                    return Err(format!("{key:?} is in shard {si}, hashes elsewhere"));
                 }
-                if self.hasher.hash_scoped(&obj.key) != obj.hash {
-                    return Err(format!("{:?} has a stale cached hash", obj.key));
+                if self.hasher.hash_scoped(&key) != obj.hash {
+                    return Err(format!("{key:?} has a stale cached hash"));
                 }
                 if obj.replicas.is_empty() {
-                    return Err(format!("{:?} has no replica", obj.key));
+                    return Err(format!("{key:?} has no replica"));
                 }
                 if obj.committed().is_some() {
                     pinned += 1;
-                    committed.push((obj.pin_target(), &obj.key));
+                    committed.push((obj.pin_target(), key.to_string()));
                 }
+                // A pending intent lives in the write's in-flight entry, so
+                // it never outlives the write.
                 let in_flight = obj.write_in_flight();
-                if obj.pending.is_some() && !in_flight {
+                if in_flight
+                    != st
+                        .in_flight
+                        .get(obj.write_token)
+                        .is_some_and(|w| w.slot == slot)
+                {
                     return Err(format!(
-                        "{:?} has pending without a write in flight",
-                        obj.key
-                    ));
-                }
-                if in_flight != (st.in_flight.get(&obj.write_token) == Some(&obj.hash)) {
-                    return Err(format!(
-                        "{:?}: write-in-flight set disagrees (in flight: {in_flight})",
-                        obj.key
+                        "{key:?}: write-in-flight set disagrees (in flight: {in_flight})"
                     ));
                 }
                 for r in &obj.replicas {
@@ -67,18 +69,14 @@ impl MasterCore {
                     if r.id >= self.next_replica_id.load(Ordering::Relaxed) {
                         return Err(format!("replica id {} is not below the counter", r.id));
                     }
-                    if r.role == Role::TaskTarget && obj.task.as_ref().is_none_or(|t| !t.uses(r.id))
-                    {
-                        return Err(format!(
-                            "{:?}: task target {} without its task",
-                            obj.key, r.id
-                        ));
+                    if r.role == Role::TaskTarget && obj.task().is_none_or(|t| !t.uses(r.id)) {
+                        return Err(format!("{key:?}: task target {} without its task", r.id));
                     }
                     if r.has_buffer() {
                         if table.get(r.segment).is_none() {
                             return Err(format!(
-                                "{:?}: replica {} on unmounted segment {}",
-                                obj.key, r.id, r.segment
+                                "{key:?}: replica {} on unmounted segment {}",
+                                r.id, r.segment
                             ));
                         }
                         let held = Held {
@@ -95,7 +93,7 @@ impl MasterCore {
                     }
                 }
             }
-            if st.in_flight.len() > st.objects.len() {
+            if st.in_flight.len() > st.len() {
                 return Err(format!("shard {si}: more writes in flight than objects"));
             }
             for d in &st.discarded {
@@ -253,7 +251,11 @@ impl MasterCore {
         let (hash, si) = self.locate(k);
         let st = self.shards[si].state.read();
         st.find(hash, k)
-            .map(|o| o.pending.is_some())
+            .map(|o| {
+                st.in_flight
+                    .get(o.write_token)
+                    .is_some_and(|w| w.pending.is_some())
+            })
             .ok_or_else(crate::Error::not_found)
     }
 

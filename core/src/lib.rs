@@ -38,6 +38,7 @@ pub mod snapshot;
 pub mod soft_pin;
 pub mod types;
 
+mod arena;
 mod cleanup;
 mod debug_scan;
 mod eviction;
@@ -48,10 +49,13 @@ mod maintenance;
 mod master;
 mod metrics;
 mod object;
+mod object_ref;
 mod ops;
 mod quiesce;
+mod replicas;
 mod retention;
 mod shard;
+mod tenants;
 
 pub use cleanup::CleanupStats;
 pub use clock::{ClockSource, Instant, WallSource, MAX_INSTANT};

@@ -218,32 +218,34 @@ impl MasterCore {
                 continue;
             }
             let mut st = shard.state.write();
-            let stale: Vec<(u64, u64)> = st
+            let stale: Vec<(u64, u32)> = st
                 .in_flight
                 .iter()
-                .map(|(&t, &h)| (t, h))
-                .filter(|&(t, h)| {
-                    st.objects.find(h, |o| o.write_token == t).is_some_and(|o| {
-                        crate::clock::saturating_deadline(o.put_start, release) < at
+                .filter(|&(t, w)| {
+                    st.slot(w.slot).is_some_and(|o| {
+                        o.write_token == t
+                            && crate::clock::saturating_deadline(o.put_start, release) < at
                     })
                 })
+                .map(|(t, w)| (t, w.slot))
                 .collect();
-            for (token, hash) in stale {
-                st.in_flight.remove(&token);
-                let Some(obj) = st.objects.find_mut(hash, |o| o.write_token == token) else {
+            for (token, slot) in stale {
+                // The write and its pending intent end here (§4.4).
+                st.in_flight.end(token);
+                let Some(obj) = st.slot_mut(slot) else {
                     continue;
                 };
+                let hash = obj.hash;
                 let release_at = crate::clock::saturating_deadline(obj.put_start, release);
                 let (gone, kept): (crate::object::Replicas, crate::object::Replicas) =
                     std::mem::take(&mut obj.replicas)
                         .into_iter()
                         .partition(|r| r.is_write_processing());
                 obj.replicas = kept;
-                obj.apply_pending_rule();
-                let (size, empty, scoped) = (obj.size, obj.replicas.is_empty(), obj.key.clone());
+                let (size, empty, seq) = (obj.size, obj.replicas.is_empty(), obj.seq);
                 self.discard(&mut st, &gone, size, release_at);
                 if empty {
-                    self.erase(&mut st, si, hash, &scoped, None);
+                    self.erase_seq(&mut st, si, hash, seq, None);
                 }
                 swept += 1;
             }

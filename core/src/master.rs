@@ -330,7 +330,7 @@ impl MasterCore {
         let nof = cfg.nof_ssd_replicas as usize;
         let first = self.replica_ids(mem + nof);
         let table = self.segments.read();
-        let mut placed = Replicas::with_capacity(mem + nof);
+        let mut placed = Replicas::new();
         // A segment belongs to one pool and `place` keeps the replicas of one
         // call on distinct segments, so `exclude` is all either pool needs.
         for (pool, count, offset) in [(Pool::Memory, mem, 0), (Pool::NofSsd, nof, mem)] {
@@ -448,21 +448,36 @@ impl MasterCore {
         st: &mut ShardState,
         shard: usize,
         hash: u64,
-        scoped: &str,
+        k: Key<'_>,
         release_at: Option<Instant>,
     ) -> Option<Object> {
-        let obj = st.take(hash, scoped)?;
-        self.retire(st, shard, &obj, release_at);
+        let obj = st.take(hash, k)?;
+        self.retire(st, shard, &obj, k, release_at);
         Some(obj)
     }
 
-    /// The rest of [`erase`](Self::erase) for an object the caller already
-    /// took out of `st.objects` (one lookup instead of two, and no key copy).
+    /// [`erase`](Self::erase) of the object with creation sequence `seq`
+    /// among those hashing to `hash`, for a caller that holds no key.
+    pub(crate) fn erase_seq(
+        &self,
+        st: &mut ShardState,
+        shard: usize,
+        hash: u64,
+        seq: u64,
+        release_at: Option<Instant>,
+    ) -> Option<Object> {
+        let scoped = key::scoped(st.key_of(st.find_by_seq(hash, seq)?));
+        self.erase(st, shard, hash, key::split(&scoped), release_at)
+    }
+
+    /// The rest of [`erase`](Self::erase) for an object (stored under `k`)
+    /// the caller already took out of its shard (one lookup instead of two).
     pub(crate) fn retire(
         &self,
         st: &mut ShardState,
         shard: usize,
         obj: &Object,
+        k: Key<'_>,
         release_at: Option<Instant>,
     ) {
         match release_at {
@@ -471,9 +486,9 @@ impl MasterCore {
         }
         debug_assert_eq!(self.shard_index_of(obj.hash), shard);
         self.drop_committed(obj);
-        st.in_flight.remove(&obj.write_token);
-        if let Some(g) = &obj.group {
-            self.groups.leave(&self.hasher, g, &obj.key);
+        st.in_flight.end(obj.write_token);
+        if let Some(g) = obj.group() {
+            self.groups.leave(&self.hasher, g, &key::scoped(k));
         }
         self.metrics.keys.fetch_sub(1, Ordering::Relaxed);
     }

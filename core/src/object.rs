@@ -4,9 +4,9 @@
 
 use crate::clock::{saturating_deadline, Instant, MAX_INSTANT};
 use crate::group::Group;
-use crate::key::ScopedKey;
 use crate::segment::BlockId;
-use crate::soft_pin::{PinTarget, SoftPinIntent};
+use crate::soft_pin::PinTarget;
+use crate::tenants::{TenantId, DEFAULT_TENANT_ID};
 use crate::types::{
     ClientId, Location, ReplicaDescriptor, ReplicaKind, ReplicaSelector, ReplicaStatus, SegmentId,
 };
@@ -83,9 +83,7 @@ impl Replica {
     }
 }
 
-/// An object's replicas: one lives inline in the object (no allocation, and
-/// a read touches no other cache line); more spill to the heap.
-pub(crate) type Replicas = smallvec::SmallVec<[Replica; 1]>;
+pub(crate) use crate::replicas::Replicas;
 
 /// A copy, move or promotion in progress on the key (one per key).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -106,33 +104,231 @@ impl Task {
     }
 }
 
+/// Keys up to this many bytes live inline in the record; longer ones in
+/// its [`Rare`] part.
+pub(crate) const INLINE_KEY_BYTES: usize = 22;
+/// `key_len` of a record whose key lives in its [`Rare`] part.
+const LONG_KEY: u8 = u8::MAX;
+const HARD_PIN: u8 = 1;
+/// The rare part holds a group (fixed at creation): a read of an object
+/// without one never touches the rare part.
+const HAS_GROUP: u8 = 2;
+/// The tenant is not the default one: a lookup in the default tenant
+/// rejects the record without reading its tenant id.
+const OTHER_TENANT: u8 = 4;
+
+/// What few objects have, behind one pointer: a key longer than
+/// [`INLINE_KEY_BYTES`], a group, a task.
+#[derive(Default)]
+struct Rare {
+    long_key: Option<Box<str>>,
+    group: Option<Arc<Group>>,
+    task: Option<Task>,
+}
+
+impl Rare {
+    fn is_empty(&self) -> bool {
+        self.long_key.is_none() && self.group.is_none() && self.task.is_none()
+    }
+}
+
+/// An object's record in its shard's arena (136 bytes), laid out so that
+/// a read (Exist, Get) of an object of the default tenant without a group
+/// finds what it compares, reads and writes — key, replicas, lease, size —
+/// in its first 72 bytes. The key is stored as the shard's tenant
+/// id plus the key bytes, inline when short. The soft-pin intent of a
+/// write in flight lives in the shard's in-flight table.
+#[repr(C)]
 pub(crate) struct Object {
-    pub key: ScopedKey,
-    pub hash: u64,
+    key_bytes: [u8; INLINE_KEY_BYTES],
+    /// Length of the inline key, or [`LONG_KEY`].
+    key_len: u8,
+    flags: u8,
+    pub replicas: Replicas,
+    /// Read lease (instant); raised with `fetch_max` under the read lock.
+    pub lease: AtomicU64,
     pub size: u64,
-    pub writer: ClientId,
-    pub put_start: Instant,
+    /// The tenant, as an id of the shard's tenant table (set on insertion;
+    /// [`OTHER_TENANT`] in `flags` says whether it is not the default).
+    tenant: TenantId,
+    /// Version of the latest deadline-index registration, bumped (wrapping)
+    /// by each one (docs/CONTRACT.md §4.8): an index entry is valid only
+    /// while it carries this version and `soft_pin` still holds its
+    /// deadline. Changed under the write lock only.
+    pub pin_version: u32,
+    /// Committed soft-pin deadline or [`NO_DEADLINE`].
+    pub soft_pin: AtomicU64,
+    rare: Option<Box<Rare>>,
+    pub hash: u64,
     /// Creation sequence: eviction's tie-break by age.
     pub seq: u64,
     /// Token of the latest Start on this key.
     pub write_token: u64,
-    /// Read lease (instant); raised with `fetch_max` under the read lock.
-    pub lease: AtomicU64,
-    /// Committed soft-pin deadline or [`NO_DEADLINE`].
-    pub soft_pin: AtomicU64,
-    /// Version of the latest deadline-index registration, bumped (wrapping) by each one
-    /// (docs/CONTRACT.md §4.8): an index entry is valid only while it carries this version and
-    /// `soft_pin` still holds its deadline. Changed under the write lock only.
-    pub pin_version: u32,
+    pub writer: ClientId,
+    pub put_start: Instant,
+}
+
+// The record: the key with its length and flags (24), one inline replica
+// (32, its buffer's block id included), lease (8) | size (8), tenant id and
+// pin version (4 each), committed deadline, rare-part pointer, hash,
+// sequence, token, writer, put_start (8 each). 136 bytes, so records are
+// not cache-line aligned; dropping the cached hash (recomputed from the
+// key where needed) would bring the record back to two aligned lines.
+const _: () = assert!(std::mem::size_of::<Object>() == 136);
+const _: () = assert!(std::mem::offset_of!(Object, lease) == 56);
+// An arena slot (`Option<Object>`) costs no more than the record.
+const _: () = assert!(std::mem::size_of::<Option<Object>>() == 136);
+
+/// What a new record holds, apart from its tenant (interned on insertion).
+pub(crate) struct NewRecord<'a> {
+    pub key: &'a str,
+    pub hash: u64,
+    pub size: u64,
+    pub writer: ClientId,
+    pub put_start: Instant,
+    pub seq: u64,
+    pub write_token: u64,
+    pub lease: Instant,
+    pub committed: Option<Instant>,
     pub replicas: Replicas,
-    /// Soft-pin intent of the write in flight (docs/CONTRACT.md §4.4).
-    pub pending: Option<SoftPinIntent>,
     pub group: Option<Arc<Group>>,
     pub hard_pin: bool,
-    pub task: Option<Box<Task>>,
 }
 
 impl Object {
+    pub fn new(n: NewRecord<'_>) -> Object {
+        let mut key_bytes = [0u8; INLINE_KEY_BYTES];
+        let mut flags = if n.hard_pin { HARD_PIN } else { 0 };
+        if n.group.is_some() {
+            flags |= HAS_GROUP;
+        }
+        let mut rare = Rare {
+            group: n.group,
+            ..Rare::default()
+        };
+        let key_len = if n.key.len() <= INLINE_KEY_BYTES {
+            key_bytes[..n.key.len()].copy_from_slice(n.key.as_bytes());
+            n.key.len() as u8
+        } else {
+            rare.long_key = Some(Box::from(n.key));
+            LONG_KEY
+        };
+        Object {
+            hash: n.hash,
+            size: n.size,
+            writer: n.writer,
+            put_start: n.put_start,
+            seq: n.seq,
+            write_token: n.write_token,
+            lease: AtomicU64::new(n.lease),
+            soft_pin: AtomicU64::new(n.committed.unwrap_or(NO_DEADLINE)),
+            pin_version: 0,
+            tenant: DEFAULT_TENANT_ID,
+            replicas: n.replicas,
+            key_bytes,
+            key_len,
+            flags,
+            rare: (!rare.is_empty()).then(|| Box::new(rare)),
+        }
+    }
+
+    /// The record's tenant id.
+    #[inline]
+    pub fn tenant(&self) -> TenantId {
+        self.tenant
+    }
+
+    pub fn set_tenant(&mut self, id: TenantId) {
+        self.tenant = id;
+        if id == DEFAULT_TENANT_ID {
+            self.flags &= !OTHER_TENANT;
+        } else {
+            self.flags |= OTHER_TENANT;
+        }
+    }
+
+    /// Whether the record belongs to tenant `id`; for the default tenant
+    /// without touching the tenant id.
+    #[inline]
+    pub fn in_tenant(&self, id: TenantId) -> bool {
+        if id == DEFAULT_TENANT_ID {
+            self.flags & OTHER_TENANT == 0
+        } else {
+            self.tenant == id
+        }
+    }
+
+    /// The key's bytes (without its tenant).
+    #[inline]
+    pub fn key_bytes(&self) -> &[u8] {
+        match self.key_len {
+            LONG_KEY => self.rare_long_key().as_bytes(),
+            n => &self.key_bytes[..n as usize],
+        }
+    }
+
+    fn rare_long_key(&self) -> &str {
+        self.rare
+            .as_ref()
+            .and_then(|r| r.long_key.as_deref())
+            .expect("a long key lives in the rare part")
+    }
+
+    /// The key (without its tenant), for the operations that return keys.
+    pub fn key_str(&self) -> &str {
+        match self.key_len {
+            LONG_KEY => self.rare_long_key(),
+            n => std::str::from_utf8(&self.key_bytes[..n as usize])
+                .expect("an inline key is copied from a str"),
+        }
+    }
+
+    #[inline]
+    pub fn hard_pin(&self) -> bool {
+        self.flags & HARD_PIN != 0
+    }
+
+    pub fn set_hard_pin(&mut self, on: bool) {
+        if on {
+            self.flags |= HARD_PIN;
+        } else {
+            self.flags &= !HARD_PIN;
+        }
+    }
+
+    #[inline]
+    pub fn group(&self) -> Option<&Arc<Group>> {
+        if self.flags & HAS_GROUP == 0 {
+            return None;
+        }
+        self.rare.as_ref()?.group.as_ref()
+    }
+
+    #[inline]
+    pub fn task(&self) -> Option<&Task> {
+        self.rare.as_ref()?.task.as_ref()
+    }
+
+    /// Starts (`Some`) or ends (`None`) the key's task; returns the one it
+    /// replaces. The rare part goes when nothing is left in it.
+    pub fn set_task(&mut self, task: Option<Task>) -> Option<Task> {
+        let old = match (&mut self.rare, task) {
+            (Some(r), t) => std::mem::replace(&mut r.task, t),
+            (None, None) => None,
+            (None, Some(t)) => {
+                self.rare = Some(Box::new(Rare {
+                    task: Some(t),
+                    ..Rare::default()
+                }));
+                None
+            }
+        };
+        if self.rare.as_ref().is_some_and(|r| r.is_empty()) {
+            self.rare = None;
+        }
+        old
+    }
+
     #[inline]
     pub fn committed(&self) -> Option<Instant> {
         match self.soft_pin.load(Ordering::Acquire) {
@@ -160,7 +356,7 @@ impl Object {
     #[inline]
     pub fn effective_lease(&self) -> Instant {
         let own = self.lease.load(Ordering::Acquire);
-        match &self.group {
+        match self.group() {
             Some(g) => own.max(g.lease.load(Ordering::Acquire)),
             None => own,
         }
@@ -176,7 +372,7 @@ impl Object {
     #[inline]
     pub fn grant_lease(&self, now: Instant, ttl_ms: u64) {
         let until = saturating_deadline(now, ttl_ms);
-        match &self.group {
+        match self.group() {
             Some(g) => raise(&g.lease, until),
             None => raise(&self.lease, until),
         }
@@ -193,7 +389,7 @@ impl Object {
     }
 
     pub fn is_busy(&self, replica: u64) -> bool {
-        self.task.as_ref().is_some_and(|t| t.uses(replica))
+        self.task().is_some_and(|t| t.uses(replica))
     }
 
     /// COMPLETE, non-busy MEMORY replicas: what eviction may free.
@@ -207,14 +403,6 @@ impl Object {
         self.replicas
             .iter()
             .filter(move |r| r.role == Role::Write && sel.matches(r.kind))
-    }
-
-    /// Pending rule (§4.4): pending survives only while an eligible replica
-    /// of the write in flight can still complete.
-    pub fn apply_pending_rule(&mut self) {
-        if self.pending.is_some() && !self.write_in_flight() {
-            self.pending = None;
-        }
     }
 
     pub fn readable(&self) -> impl Iterator<Item = &Replica> + '_ {

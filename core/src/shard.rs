@@ -1,11 +1,17 @@
 //! A metadata shard: the objects whose key hashes to it, the writes in
-//! flight (so the stale-write sweep never walks all objects) and the
-//! discarded buffers waiting for their release instant.
+//! flight (so the stale-write sweep never walks all objects, and what only
+//! a write in flight needs stays out of the records) and the discarded
+//! buffers waiting for their release instant. Objects live in an [`Arena`]
+//! (dense, addressed by slot); the hash index holds only slots.
 
+use crate::arena::Arena;
 use crate::clock::Instant;
 use crate::key;
 use crate::object::Object;
+use crate::object_ref::ObjectRef;
 use crate::segment::BlockId;
+use crate::soft_pin::SoftPinIntent;
+use crate::tenants::Tenants;
 use crate::types::{Key, SegmentId};
 use hashbrown::{HashMap, HashTable};
 use parking_lot::RwLock;
@@ -21,32 +27,144 @@ pub(crate) struct Discarded {
     pub release_at: Instant,
 }
 
+/// A write in flight: the record it writes and its soft-pin intent while
+/// still pending (docs/CONTRACT.md §4.4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Write {
+    pub slot: u32,
+    pub pending: Option<SoftPinIntent>,
+}
+
+/// The writes in flight of a shard, by write token.
+#[derive(Default)]
+pub(crate) struct InFlight(HashMap<u64, Write>);
+
+impl InFlight {
+    /// Records the write `token` of the record in `slot`, pending `intent`.
+    pub fn start(&mut self, token: u64, slot: u32, intent: Option<SoftPinIntent>) {
+        self.0.insert(
+            token,
+            Write {
+                slot,
+                pending: intent,
+            },
+        );
+    }
+
+    /// The write `token` is over (its pending intent goes with it).
+    pub fn end(&mut self, token: u64) {
+        self.0.remove(&token);
+    }
+
+    pub fn get(&self, token: u64) -> Option<&Write> {
+        self.0.get(&token)
+    }
+
+    /// Takes the pending intent of write `token`, which stays in flight.
+    pub fn take_pending(&mut self, token: u64) -> Option<SoftPinIntent> {
+        self.0.get_mut(&token)?.pending.take()
+    }
+
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (u64, &Write)> + '_ {
+        self.0.iter().map(|(&t, w)| (t, w))
+    }
+}
+
 #[derive(Default)]
 pub(crate) struct ShardState {
-    pub objects: HashTable<Object>,
-    /// write token → object hash, for every write in flight.
-    pub in_flight: HashMap<u64, u64>,
+    /// The records, by slot.
+    objects: Arena<Object>,
+    /// Hash index: the slot of every record, under the record's hash
+    /// (recomputed from the record when the table grows).
+    index: HashTable<u32>,
+    /// The tenants of the records, by id.
+    tenants: Tenants,
+    pub in_flight: InFlight,
     pub discarded: Vec<Discarded>,
 }
 
 impl ShardState {
+    /// The slot of the first record hashing to `hash` that `eq` accepts.
+    #[inline]
+    fn slot_where(&self, hash: u64, eq: impl Fn(&Object) -> bool) -> Option<u32> {
+        let objects = &self.objects;
+        self.index
+            .find(hash, |&s| objects.get(s).is_some_and(&eq))
+            .copied()
+    }
+
+    #[inline]
+    fn find_where(&self, hash: u64, eq: impl Fn(&Object) -> bool) -> Option<&Object> {
+        let slot = self.slot_where(hash, eq)?;
+        self.objects.get(slot)
+    }
+
+    #[inline]
+    fn find_where_mut(&mut self, hash: u64, eq: impl Fn(&Object) -> bool) -> Option<&mut Object> {
+        let slot = self.slot_where(hash, eq)?;
+        self.objects.get_mut(slot)
+    }
+
+    /// The slot of the record stored under `k`. Compares the tenant id and
+    /// the key bytes: no allocation, and a tenant no record of the shard
+    /// uses is known absent without probing.
+    #[inline]
+    fn slot_of(&self, hash: u64, k: Key<'_>) -> Option<u32> {
+        let tenant = self.tenants.lookup(k.tenant)?;
+        self.slot_where(hash, |o| {
+            o.key_bytes() == k.key.as_bytes() && o.in_tenant(tenant)
+        })
+    }
+
     #[inline]
     pub fn find(&self, hash: u64, k: Key<'_>) -> Option<&Object> {
-        self.objects.find(hash, |o| key::matches(&o.key, k))
+        self.objects.get(self.slot_of(hash, k)?)
     }
 
     #[inline]
     pub fn find_mut(&mut self, hash: u64, k: Key<'_>) -> Option<&mut Object> {
-        self.objects.find_mut(hash, |o| key::matches(&o.key, k))
+        let slot = self.slot_of(hash, k)?;
+        self.objects.get_mut(slot)
+    }
+
+    /// The record stored under `k`, its slot and the shard's writes in
+    /// flight, borrowed together (a write's End changes both).
+    pub fn find_write_mut(
+        &mut self,
+        hash: u64,
+        k: Key<'_>,
+    ) -> Option<(u32, &mut Object, &mut InFlight)> {
+        let slot = self.slot_of(hash, k)?;
+        let obj = self.objects.get_mut(slot)?;
+        Some((slot, obj, &mut self.in_flight))
     }
 
     #[inline]
     pub fn find_scoped(&self, hash: u64, scoped: &str) -> Option<&Object> {
-        self.objects.find(hash, |o| &*o.key == scoped)
+        self.find(hash, key::split(scoped))
     }
 
-    pub fn find_scoped_mut(&mut self, hash: u64, scoped: &str) -> Option<&mut Object> {
-        self.objects.find_mut(hash, |o| &*o.key == scoped)
+    /// The id of `tenant` if a record of this shard belongs to it.
+    #[inline]
+    pub fn tenant_id(&self, tenant: &str) -> Option<crate::tenants::TenantId> {
+        self.tenants.lookup(tenant)
+    }
+
+    /// The tenant and key of a record of this shard.
+    pub fn key_of<'a>(&'a self, obj: &'a Object) -> Key<'a> {
+        Key {
+            tenant: self.tenants.name(obj.tenant()),
+            key: obj.key_str(),
+        }
     }
 
     /// The object created with sequence `seq` among those hashing to `hash`
@@ -54,28 +172,23 @@ impl ShardState {
     /// the table only narrows candidates down to a 7-bit tag.
     #[inline]
     pub fn find_by_seq(&self, hash: u64, seq: u64) -> Option<&Object> {
-        self.objects.find(hash, |o| o.seq == seq && o.hash == hash)
+        self.find_where(hash, |o| o.seq == seq && o.hash == hash)
     }
 
-    /// Mutable [`find_by_seq`](Self::find_by_seq); part of the identity
-    /// API the record handles replace, unused until a caller needs it.
+    /// Mutable [`find_by_seq`](Self::find_by_seq).
     #[allow(dead_code)]
-    #[inline]
     pub fn find_by_seq_mut(&mut self, hash: u64, seq: u64) -> Option<&mut Object> {
-        self.objects
-            .find_mut(hash, |o| o.seq == seq && o.hash == hash)
+        self.find_where_mut(hash, |o| o.seq == seq && o.hash == hash)
     }
 
-    pub fn insert(&mut self, obj: Object) {
-        self.objects.insert_unique(obj.hash, obj, |o| o.hash);
+    /// The record in `slot` (as a write in flight names it).
+    #[inline]
+    pub fn slot(&self, slot: u32) -> Option<&Object> {
+        self.objects.get(slot)
     }
 
-    /// Removes and returns the object stored under `scoped`.
-    pub fn take(&mut self, hash: u64, scoped: &str) -> Option<Object> {
-        self.objects
-            .find_entry(hash, |o| &*o.key == scoped)
-            .ok()
-            .map(|e| e.remove().0)
+    pub fn slot_mut(&mut self, slot: u32) -> Option<&mut Object> {
+        self.objects.get_mut(slot)
     }
 
     /// The object holding replica `replica_id` on `segment`, among those
@@ -86,11 +199,145 @@ impl ShardState {
         segment: SegmentId,
         replica_id: u64,
     ) -> Option<&mut Object> {
-        self.objects.find_mut(hash, |o| {
+        self.find_where_mut(hash, |o| {
             o.replicas
                 .iter()
                 .any(|r| r.id == replica_id && r.segment == segment)
         })
+    }
+
+    /// A handle to the object stored under `k`, for a holder that will
+    /// come back to it under a later lock.
+    #[allow(dead_code)]
+    pub fn locate(&self, hash: u64, k: Key<'_>, shard: u32) -> Option<ObjectRef> {
+        let slot = self.slot_of(hash, k)?;
+        Some(ObjectRef {
+            shard,
+            slot,
+            gen: self.objects.generation(slot)?,
+        })
+    }
+
+    /// The object `r` names, if it is still stored (its slot has not been
+    /// freed since the handle was taken). `r.shard` is the caller's to
+    /// match with this shard.
+    #[inline]
+    pub fn get(&self, r: ObjectRef) -> Option<&Object> {
+        self.objects.get_checked(r.slot, r.gen)
+    }
+
+    #[allow(dead_code)]
+    #[inline]
+    pub fn get_mut(&mut self, r: ObjectRef) -> Option<&mut Object> {
+        self.objects.get_checked_mut(r.slot, r.gen)
+    }
+
+    /// Stores a new object of `tenant`; returns its slot. The caller has
+    /// checked that its key is absent. Panics only if the shard holds
+    /// 2^32 − 1 objects (no slot number is left), which no master's memory
+    /// reaches.
+    pub fn insert(&mut self, tenant: &str, mut obj: Object) -> u32 {
+        obj.set_tenant(self.tenants.acquire(tenant));
+        let hash = obj.hash;
+        let (slot, _) = self
+            .objects
+            .insert(obj)
+            .expect("a shard holds fewer than 2^32 - 1 objects");
+        let objects = &self.objects;
+        self.index
+            .insert_unique(hash, slot, |&s| objects.get(s).map_or(0, |o| o.hash));
+        slot
+    }
+
+    /// Removes and returns the object in `slot`, which hashes to `hash`.
+    fn take_slot(&mut self, hash: u64, slot: u32) -> Option<Object> {
+        let entry = self.index.find_entry(hash, |&s| s == slot).ok()?;
+        entry.remove();
+        let obj = self.objects.remove(slot)?;
+        self.tenants.release(obj.tenant());
+        Some(obj)
+    }
+
+    /// Removes and returns the object stored under `k`.
+    pub fn take(&mut self, hash: u64, k: Key<'_>) -> Option<Object> {
+        let slot = self.slot_of(hash, k)?;
+        self.take_slot(hash, slot)
+    }
+
+    /// Removes and returns the object stored under `k` if `pred` accepts it;
+    /// `Err` carries `pred`'s refusal, `Ok(None)` means no such object.
+    pub fn take_if<E>(
+        &mut self,
+        hash: u64,
+        k: Key<'_>,
+        pred: impl FnOnce(&Object) -> Result<(), E>,
+    ) -> Result<Option<Object>, E> {
+        let Some(slot) = self.slot_of(hash, k) else {
+            return Ok(None);
+        };
+        pred(self.objects.get(slot).expect("indexed slot holds a record"))?;
+        Ok(self.take_slot(hash, slot))
+    }
+
+    /// Objects stored.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.objects.len()
+    }
+
+    /// Every object, in arena order (sequential in memory, not hash order).
+    pub fn iter(&self) -> impl Iterator<Item = &Object> + '_ {
+        self.objects.iter().map(|(_, _, o)| o)
+    }
+
+    /// Every object with its slot and the slot's generation (the parts of
+    /// its [`ObjectRef`]), in arena order.
+    pub fn iter_slots(&self) -> impl Iterator<Item = (u32, u32, &Object)> + '_ {
+        self.objects.iter()
+    }
+
+    /// The arena, the index, the tenant table and the writes in flight
+    /// agree: every record is indexed once under its hash and the index
+    /// names no other slot; each live tenant id counts its records; each
+    /// write in flight names a record whose current write it is.
+    pub fn check_index(&self) -> Result<(), String> {
+        self.objects.check()?;
+        if self.index.len() != self.objects.len() {
+            return Err(format!(
+                "index holds {} slots for {} records",
+                self.index.len(),
+                self.objects.len()
+            ));
+        }
+        let mut users: HashMap<u32, u64> = HashMap::new();
+        for (slot, _, o) in self.objects.iter() {
+            if self.index.find(o.hash, |&s| s == slot).is_none() {
+                return Err(format!("{:?} (slot {slot}) is not indexed", o.key_str()));
+            }
+            let default = o.tenant() == crate::tenants::DEFAULT_TENANT_ID;
+            if o.in_tenant(crate::tenants::DEFAULT_TENANT_ID) != default {
+                return Err(format!(
+                    "{:?}: tenant flag disagrees with its id",
+                    o.key_str()
+                ));
+            }
+            if !default {
+                *users.entry(o.tenant()).or_default() += 1;
+            }
+        }
+        let live: HashMap<u32, u64> = self.tenants.users().collect();
+        if live != users {
+            return Err(format!(
+                "tenant table counts {live:?}, records use {users:?}"
+            ));
+        }
+        for (token, w) in self.in_flight.iter() {
+            match self.objects.get(w.slot) {
+                Some(o) if o.write_token == token => {}
+                _ => return Err(format!("write {token} names no record writing it")),
+            }
+        }
+        Ok(())
     }
 }
 
@@ -103,5 +350,237 @@ impl Shard {
         Shard {
             state: RwLock::new(ShardState::default()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::key::{scoped, KeyHasher};
+    use crate::object::{NewRecord, Replicas};
+
+    fn object(h: &KeyHasher, k: Key<'_>, seq: u64) -> Object {
+        Object::new(NewRecord {
+            key: k.key,
+            hash: h.hash(k),
+            size: 1,
+            writer: 1,
+            put_start: 0,
+            seq,
+            write_token: seq + 100,
+            lease: 0,
+            committed: None,
+            replicas: Replicas::new(),
+            group: None,
+            hard_pin: false,
+        })
+    }
+
+    fn put(st: &mut ShardState, h: &KeyHasher, k: Key<'_>, seq: u64) -> u32 {
+        st.insert(k.tenant, object(h, k, seq))
+    }
+
+    #[test]
+    fn lookups_find_the_record_by_key_sequence_and_token() {
+        let h = KeyHasher::new();
+        let mut st = ShardState::default();
+        let names: Vec<String> = (0..3000).map(|i| format!("k{i}")).collect();
+        for (i, n) in names.iter().enumerate() {
+            put(&mut st, &h, Key::new(n), i as u64);
+        }
+        st.check_index().unwrap();
+        assert_eq!(st.len(), names.len());
+        for (i, n) in names.iter().enumerate() {
+            let k = Key::new(n);
+            let hash = h.hash(k);
+            assert_eq!(st.find(hash, k).unwrap().seq, i as u64);
+            assert_eq!(st.find_scoped(hash, &scoped(k)).unwrap().seq, i as u64);
+            assert_eq!(st.key_of(st.find_by_seq(hash, i as u64).unwrap()), k);
+            assert!(st.find_by_seq(hash, i as u64 + 1).is_none());
+            st.find_by_seq_mut(hash, i as u64).unwrap().size = 7;
+            assert_eq!(st.find_mut(hash, k).unwrap().size, 7);
+        }
+        // Another tenant's key with the same name is another key.
+        let other = Key::scoped("t", "k1");
+        assert!(st.find(h.hash(other), other).is_none());
+        assert_eq!(st.iter().count(), names.len());
+    }
+
+    #[test]
+    fn a_handle_resolves_until_its_object_is_erased() {
+        let h = KeyHasher::new();
+        let mut st = ShardState::default();
+        let (a, b) = (Key::new("a"), Key::new("b"));
+        put(&mut st, &h, a, 1);
+        let ra = st.locate(h.hash(a), a, 3).unwrap();
+        assert_eq!(ra.shard, 3);
+        assert_eq!(st.get(ra).unwrap().seq, 1);
+        st.get_mut(ra).unwrap().size = 9;
+        assert_eq!(st.find(h.hash(a), a).unwrap().size, 9);
+        let taken = st.take(h.hash(a), a).unwrap();
+        assert_eq!(taken.seq, 1);
+        assert!(st.get(ra).is_none());
+        assert!(st.locate(h.hash(a), a, 3).is_none());
+        // The slot is reused by the next object; the old handle stays dead.
+        put(&mut st, &h, b, 2);
+        let rb = st.locate(h.hash(b), b, 3).unwrap();
+        assert_eq!(rb.slot, ra.slot);
+        assert_ne!(rb.gen, ra.gen);
+        assert!(st.get(ra).is_none());
+        assert!(st.get_mut(ra).is_none());
+        assert_eq!(st.get(rb).unwrap().seq, 2);
+        st.check_index().unwrap();
+    }
+
+    #[test]
+    fn take_if_leaves_a_refused_object_in_place() {
+        let h = KeyHasher::new();
+        let mut st = ShardState::default();
+        let k = Key::new("k");
+        put(&mut st, &h, k, 1);
+        let hash = h.hash(k);
+        assert_eq!(st.take_if(hash, k, |_| Err("busy")).err(), Some("busy"));
+        assert!(st.find(hash, k).is_some());
+        let missing = Key::new("nope");
+        assert!(st
+            .take_if(h.hash(missing), missing, |_| Err::<(), _>("never asked"))
+            .unwrap()
+            .is_none());
+        assert_eq!(
+            st.take_if(hash, k, |_| Ok::<(), ()>(()))
+                .unwrap()
+                .unwrap()
+                .seq,
+            1
+        );
+        assert_eq!(st.len(), 0);
+        st.check_index().unwrap();
+    }
+
+    #[test]
+    fn churn_keeps_the_index_and_arena_in_step() {
+        // Insert and erase in waves so slots are reused across chunks.
+        let h = KeyHasher::new();
+        let mut st = ShardState::default();
+        let mut live = std::collections::BTreeSet::new();
+        for wave in 0..6u64 {
+            for i in 0..1500u64 {
+                let n = format!("k{}", (i * 7 + wave * 311) % 2500);
+                let k = Key::new(&n);
+                let hash = h.hash(k);
+                if live.remove(&n) {
+                    assert!(st.take(hash, k).is_some());
+                } else {
+                    assert!(st.find(hash, k).is_none());
+                    put(&mut st, &h, k, wave * 10_000 + i);
+                    live.insert(n);
+                }
+            }
+            st.check_index().unwrap();
+            assert_eq!(st.len(), live.len());
+        }
+        let mut seen: Vec<String> = st.iter().map(|o| o.key_str().to_owned()).collect();
+        seen.sort();
+        assert_eq!(seen, live.into_iter().collect::<Vec<_>>());
+    }
+}
+
+#[cfg(test)]
+mod key_tests {
+    use super::*;
+    use crate::key::KeyHasher;
+    use crate::object::{NewRecord, Replicas, INLINE_KEY_BYTES};
+    use crate::tenants::DEFAULT_TENANT_ID;
+    use crate::types::DEFAULT_TENANT;
+
+    fn put(st: &mut ShardState, h: &KeyHasher, k: Key<'_>, seq: u64) {
+        st.insert(
+            k.tenant,
+            Object::new(NewRecord {
+                key: k.key,
+                hash: h.hash(k),
+                size: 1,
+                writer: 1,
+                put_start: 0,
+                seq,
+                write_token: seq,
+                lease: 0,
+                committed: None,
+                replicas: Replicas::new(),
+                group: None,
+                hard_pin: seq % 2 == 0,
+            }),
+        );
+    }
+
+    #[test]
+    fn short_long_and_tenant_scoped_keys_round_trip() {
+        // Keys at, below and above the inline limit, in several tenants, and
+        // the same names in other tenants: each found only as itself.
+        let h = KeyHasher::new();
+        let mut st = ShardState::default();
+        let long = "x".repeat(INLINE_KEY_BYTES + 1);
+        let edge = "y".repeat(INLINE_KEY_BYTES);
+        let nul = "k\0with nul";
+        let names = ["a", edge.as_str(), long.as_str(), nul, "é-ü"];
+        let tenants = [DEFAULT_TENANT, "t1", "a/b", "t\u{e9}"];
+        let mut seq = 0;
+        for t in tenants {
+            for n in names {
+                put(&mut st, &h, Key::scoped(t, n), seq);
+                seq += 1;
+            }
+        }
+        st.check_index().unwrap();
+        seq = 0;
+        for t in tenants {
+            for n in names {
+                let k = Key::scoped(t, n);
+                let o = st.find(h.hash(k), k).unwrap();
+                assert_eq!(o.seq, seq);
+                assert_eq!(st.key_of(o), k);
+                assert_eq!(o.key_bytes(), n.as_bytes());
+                assert_eq!(o.hard_pin(), seq % 2 == 0);
+                assert_eq!(o.tenant() == DEFAULT_TENANT_ID, t == DEFAULT_TENANT);
+                assert_eq!(o.in_tenant(DEFAULT_TENANT_ID), t == DEFAULT_TENANT);
+                seq += 1;
+            }
+        }
+        // ("a/b", "c") and ("a", "b/c") stay apart; a prefix is not the key.
+        let k = Key::scoped("a", "b/c");
+        put(&mut st, &h, k, 99);
+        let other = Key::scoped("a/b", "c");
+        assert!(st.find(h.hash(other), other).is_none());
+        let prefix = Key::scoped("t1", &long[..INLINE_KEY_BYTES]);
+        assert!(st.find(h.hash(prefix), prefix).is_none());
+        let unknown = Key::scoped("nobody", "a");
+        assert!(st.find(h.hash(unknown), unknown).is_none());
+        st.check_index().unwrap();
+    }
+
+    #[test]
+    fn a_tenant_id_is_freed_with_its_last_record() {
+        let h = KeyHasher::new();
+        let mut st = ShardState::default();
+        let (a1, a2) = (Key::scoped("ta", "1"), Key::scoped("ta", "2"));
+        put(&mut st, &h, a1, 1);
+        put(&mut st, &h, a2, 2);
+        let id = st.find(h.hash(a1), a1).unwrap().tenant();
+        assert_eq!(st.tenants.users().collect::<Vec<_>>(), vec![(id, 2)]);
+        st.take(h.hash(a1), a1).unwrap();
+        st.check_index().unwrap();
+        assert_eq!(st.tenants.lookup("ta"), Some(id));
+        assert!(st
+            .take_if(h.hash(a2), a2, |_| Ok::<(), ()>(()))
+            .unwrap()
+            .is_some());
+        assert_eq!(st.tenants.lookup("ta"), None);
+        assert!(st.find(h.hash(a2), a2).is_none());
+        // The freed id goes to the next tenant; the old tenant's keys stay absent.
+        let b = Key::scoped("tb", "1");
+        put(&mut st, &h, b, 3);
+        assert_eq!(st.find(h.hash(b), b).unwrap().tenant(), id);
+        assert!(st.find(h.hash(a1), a1).is_none());
+        st.check_index().unwrap();
     }
 }

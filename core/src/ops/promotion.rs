@@ -4,10 +4,10 @@
 use super::replication::has_task_error;
 use crate::error::{Error, ErrorKind, Result};
 use crate::master::MasterCore;
-use crate::object::{Object, Replica, Role, Task, LOCAL_DISK_SEGMENT};
+use crate::object::{NewRecord, Object, Replica, Replicas, Role, Task, LOCAL_DISK_SEGMENT};
 use crate::segment::{BlockId, BufferOwner};
 use crate::types::{ClientId, Key, Pool, ReplicaDescriptor, ReplicaKind, ReplicaStatus};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 
 impl MasterCore {
     /// Stages a PROCESSING memory replica for an object that has a COMPLETE
@@ -17,7 +17,7 @@ impl MasterCore {
         let (hash, si) = self.locate(k);
         let mut st = self.shards[si].state.write();
         let obj = st.find_mut(hash, k).ok_or_else(Error::not_found)?;
-        if obj.task.is_some() {
+        if obj.task().is_some() {
             return Err(has_task_error());
         }
         if !obj
@@ -60,7 +60,7 @@ impl MasterCore {
             status: ReplicaStatus::Processing,
             role: Role::TaskTarget,
         };
-        obj.task = Some(Box::new(Task::Promotion { target: id }));
+        obj.set_task(Some(Task::Promotion { target: id }));
         obj.replicas.push(r);
         Ok(r.descriptor(obj.size))
     }
@@ -119,24 +119,23 @@ impl MasterCore {
             return Ok(r.descriptor(size));
         }
         let r = replica(self.replica_ids(1));
-        let scoped = crate::key::scoped(k);
-        st.insert(Object {
-            key: scoped,
-            hash,
-            size,
-            writer: client,
-            put_start: now,
-            seq: self.new_seq(),
-            write_token: self.new_token(),
-            lease: AtomicU64::new(0),
-            soft_pin: AtomicU64::new(crate::object::NO_DEADLINE),
-            pin_version: 0,
-            replicas: smallvec::smallvec![r],
-            pending: None,
-            group: None,
-            hard_pin: false,
-            task: None,
-        });
+        st.insert(
+            k.tenant,
+            Object::new(NewRecord {
+                key: k.key,
+                hash,
+                size,
+                writer: client,
+                put_start: now,
+                seq: self.new_seq(),
+                write_token: self.new_token(),
+                lease: 0,
+                committed: None,
+                replicas: Replicas::One(r),
+                group: None,
+                hard_pin: false,
+            }),
+        );
         self.metrics.keys.fetch_add(1, Ordering::Relaxed);
         Ok(r.descriptor(size))
     }

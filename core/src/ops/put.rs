@@ -6,11 +6,11 @@ use crate::clock::{saturating_deadline, Instant};
 use crate::error::{Error, ErrorKind, Result};
 use crate::key;
 use crate::master::MasterCore;
-use crate::object::Object;
+use crate::object::{NewRecord, Object};
 use crate::soft_pin::state;
 use crate::soft_pin::SoftPinIntent;
 use crate::types::{ClientId, Key, ReplicaSelector, ReplicaStatus, StartedWrite, WriteConfig};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 
 /// Request checks shared by PutStart and UpsertStart (before any effect).
 pub(crate) fn validate_write(
@@ -35,7 +35,6 @@ pub(crate) struct NewObject {
     pub writer: ClientId,
     pub size: u64,
     pub now: Instant,
-    pub intent: SoftPinIntent,
     pub hard_pin: bool,
     pub committed: Option<Instant>,
 }
@@ -73,8 +72,8 @@ impl MasterCore {
                     "a recent write of this key is still in flight",
                 ))
             }
-            Some(obj) => Some(obj.key.clone()),
-            None => None,
+            Some(_) => true,
+            None => false,
         };
         let replicas = self.allocate_write(hash, size, cfg, &[])?;
         let token = self.new_token();
@@ -92,7 +91,6 @@ impl MasterCore {
                 writer: client,
                 size,
                 now,
-                intent,
                 hard_pin: cfg.hard_pin,
                 committed: None,
             },
@@ -100,20 +98,20 @@ impl MasterCore {
         );
         // A stale write with nothing COMPLETE is replaced: its buffers are
         // discarded and its deadline dropped (no carry, §4.5).
-        if let Some(scoped) = replace {
+        if replace {
             self.erase(
                 &mut st,
                 si,
                 hash,
-                &scoped,
+                k,
                 Some(saturating_deadline(
                     now,
                     self.config.put_start_release_timeout_ms,
                 )),
             );
         }
-        st.in_flight.insert(token, hash);
-        st.insert(obj);
+        let slot = st.insert(k.tenant, obj);
+        st.in_flight.start(token, slot, Some(intent));
         self.metrics.keys.fetch_add(1, Ordering::Relaxed);
         Ok(StartedWrite {
             replicas: descriptors,
@@ -130,25 +128,24 @@ impl MasterCore {
         n: NewObject,
         group: Option<&str>,
     ) -> Object {
-        let scoped = key::scoped(k);
-        let group = group.map(|g| self.groups.join(&self.hasher, k.tenant, g, &scoped, 0));
-        Object {
-            key: scoped,
+        let group = group.map(|g| {
+            self.groups
+                .join(&self.hasher, k.tenant, g, &key::scoped(k), 0)
+        });
+        Object::new(NewRecord {
+            key: k.key,
             hash,
             size: n.size,
             writer: n.writer,
             put_start: n.now,
             seq: self.new_seq(),
             write_token: token,
-            lease: AtomicU64::new(0),
-            soft_pin: AtomicU64::new(n.committed.unwrap_or(crate::object::NO_DEADLINE)),
-            pin_version: 0,
+            lease: 0,
+            committed: n.committed,
             replicas,
-            pending: Some(n.intent),
             group,
             hard_pin: n.hard_pin,
-            task: None,
-        }
+        })
     }
 
     /// Completes the targeted replicas of the write in flight (upstream
@@ -179,7 +176,7 @@ impl MasterCore {
         let now = self.clock.now();
         let (hash, si) = self.locate(k);
         let mut st = self.shards[si].state.write();
-        let obj = st.find_mut(hash, k).ok_or_else(Error::not_found)?;
+        let (_, obj, writes) = st.find_write_mut(hash, k).ok_or_else(Error::not_found)?;
         MasterCore::check_writer(obj, client, token)?;
         if !obj.write_in_flight() {
             // Once no replica of a write is PROCESSING every replica a write
@@ -200,17 +197,17 @@ impl MasterCore {
         // COMPLETE replicas to some commits; pending is then gone, so later
         // and repeated Ends never refresh the deadline.
         if !had_complete && completed > 0 {
-            if let Some(intent) = obj.pending.take() {
+            if let Some(intent) = writes.take_pending(obj.write_token) {
                 let (after, delta) = state::commit(obj.committed(), intent, now);
                 obj.set_committed(after);
                 self.apply_delta(obj, delta);
             }
         }
         crate::object::raise(&obj.lease, now);
-        obj.apply_pending_rule();
+        // The write ends when none of its replicas is PROCESSING; its
+        // pending intent, if still there, goes with it (pending rule §4.4).
         if !obj.write_in_flight() {
-            let t = obj.write_token;
-            st.in_flight.remove(&t);
+            writes.end(obj.write_token);
         }
         Ok(())
     }
@@ -250,19 +247,18 @@ impl MasterCore {
         let size = obj.size;
         self.free_now(&revoked, size);
         // Partial revoke keeps pending while another eligible replica can
-        // still complete (§4.4); committed state is untouched.
-        obj.apply_pending_rule();
-        let (in_flight, empty, token_now, scoped) = (
+        // still complete (§4.4): the write, and its pending intent, end only
+        // when none is left. Committed state is untouched.
+        let (in_flight, empty, token_now) = (
             obj.write_in_flight(),
             obj.replicas.is_empty(),
             obj.write_token,
-            obj.key.clone(),
         );
         if !in_flight {
-            st.in_flight.remove(&token_now);
+            st.in_flight.end(token_now);
         }
         if empty {
-            self.erase(&mut st, si, hash, &scoped, None);
+            self.erase(&mut st, si, hash, k, None);
         }
         Ok(())
     }

@@ -3,7 +3,6 @@
 //! reactivate or normalise soft-pin state (docs/CONTRACT.md §4.6).
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::key;
 use crate::master::MasterCore;
 use crate::types::{Key, ReplicaDescriptor};
 use std::sync::atomic::Ordering;
@@ -126,13 +125,18 @@ impl MasterCore {
         let mut keys: Vec<String> = Vec::new();
         for shard in self.shards.iter() {
             let st = shard.state.read();
-            for obj in st.objects.iter() {
-                let k = key::split(&obj.key);
-                if k.tenant == tenant
-                    && k.key.starts_with(prefix)
-                    && after.is_none_or(|a| k.key > a)
+            // Records compare as tenant id and key bytes (str order is byte
+            // order); only the keys listed are turned back into strings.
+            let Some(id) = st.tenant_id(tenant) else {
+                continue;
+            };
+            for obj in st.iter() {
+                let k = obj.key_bytes();
+                if obj.in_tenant(id)
+                    && k.starts_with(prefix.as_bytes())
+                    && after.is_none_or(|a| k > a.as_bytes())
                 {
-                    keys.push(k.key.to_owned());
+                    keys.push(obj.key_str().to_owned());
                 }
             }
         }

@@ -24,7 +24,7 @@ fn removable(obj: &Object, now: u64, force: bool) -> Result<()> {
             "a replica of this object's write in flight is not COMPLETE",
         ));
     }
-    if obj.task.is_some() {
+    if obj.task().is_some() {
         return Err(Error::new(
             ErrorKind::ObjectHasReplicationTask,
             "a copy, move or promotion is running on this key",
@@ -46,13 +46,10 @@ impl MasterCore {
         let now = self.clock.now();
         let (hash, si) = self.locate(k);
         let mut st = self.shards[si].state.write();
-        let found = st
-            .objects
-            .find_entry(hash, |o| key::matches(&o.key, k))
-            .map_err(|_| Error::not_found())?;
-        removable(found.get(), now, force)?;
-        let (obj, _) = found.remove();
-        self.retire(&mut st, si, &obj, None);
+        let obj = st
+            .take_if(hash, k, |o| removable(o, now, force))?
+            .ok_or_else(Error::not_found)?;
+        self.retire(&mut st, si, &obj, k, None);
         drop(st);
         // The object's own allocations are freed outside the shard lock.
         drop(obj);
@@ -75,25 +72,23 @@ impl MasterCore {
             .size_limit(REGEX_SIZE_LIMIT)
             .build()
             .map_err(|e| Error::invalid(format!("bad pattern: {e}")))?;
-        Ok(self.remove_matching(force, |scoped| {
-            let k = key::split(scoped);
+        Ok(self.remove_matching(force, |k| {
             tenant.is_none_or(|t| t == k.tenant) && re.is_match(k.key)
         }))
     }
 
-    fn remove_matching(&self, force: bool, pred: impl Fn(&str) -> bool) -> u64 {
+    fn remove_matching(&self, force: bool, pred: impl Fn(Key<'_>) -> bool) -> u64 {
         let mut removed = 0;
         for (si, shard) in self.shards.iter().enumerate() {
             let mut st = shard.state.write();
             let now = self.clock.now();
             let victims: Vec<(u64, Box<str>)> = st
-                .objects
                 .iter()
-                .filter(|o| pred(&o.key) && removable(o, now, force).is_ok())
-                .map(|o| (o.hash, o.key.clone()))
+                .filter(|o| pred(st.key_of(o)) && removable(o, now, force).is_ok())
+                .map(|o| (o.hash, key::scoped(st.key_of(o))))
                 .collect();
             for (hash, scoped) in victims {
-                self.erase(&mut st, si, hash, &scoped, None);
+                self.erase(&mut st, si, hash, key::split(&scoped), None);
                 removed += 1;
             }
         }

@@ -92,17 +92,17 @@ impl MasterCore {
     /// task; erases the object if nothing is left.
     fn abandon_task(&self, st: &mut ShardState, si: usize, hash: u64, k: Key<'_>) {
         let obj = st.find_mut(hash, k).expect("object is locked");
-        let task = obj.task.take();
+        let task = obj.set_task(None);
         let (targets, kept): (Replicas, Replicas) = std::mem::take(&mut obj.replicas)
             .into_iter()
             .partition(|r| r.role == Role::TaskTarget && r.status == ReplicaStatus::Processing);
         obj.replicas = kept;
         debug_assert!(task.is_some());
         let size = obj.size;
-        let (empty, scoped) = (obj.replicas.is_empty(), obj.key.clone());
+        let empty = obj.replicas.is_empty();
         self.free_now(&targets, size);
         if empty {
-            self.erase(st, si, hash, &scoped, None);
+            self.erase(st, si, hash, k, None);
         }
     }
 
@@ -116,13 +116,13 @@ impl MasterCore {
         let (hash, si) = self.locate(k);
         let mut st = self.shards[si].state.write();
         let obj = st.find_mut(hash, k).ok_or_else(Error::not_found)?;
-        if obj.task.is_some() {
+        if obj.task().is_some() {
             return Err(has_task_error());
         }
         let source = source_replica(obj, None)?;
         let staged = self.allocate_targets(obj, targets)?;
         let out = staged.iter().map(|r| r.descriptor(obj.size)).collect();
-        obj.task = Some(Box::new(Task::Copy {
+        obj.set_task(Some(Task::Copy {
             source,
             targets: staged.iter().map(|r| r.id).collect(),
         }));
@@ -146,7 +146,7 @@ impl MasterCore {
         let (hash, si) = self.locate(k);
         let mut st = self.shards[si].state.write();
         let obj = st.find_mut(hash, k).ok_or_else(Error::not_found)?;
-        if obj.task.is_some() {
+        if obj.task().is_some() {
             return Err(has_task_error());
         }
         let from_id = self
@@ -163,7 +163,7 @@ impl MasterCore {
         let source = source_replica(obj, Some(from_id))?;
         let mut staged = self.allocate_targets(obj, &[to])?;
         let target = staged.pop().expect("one target");
-        obj.task = Some(Box::new(Task::Move {
+        obj.set_task(Some(Task::Move {
             source,
             target: target.id,
         }));
@@ -194,7 +194,7 @@ impl MasterCore {
         let (hash, si) = self.locate(k);
         let mut st = self.shards[si].state.write();
         let obj = st.find_mut(hash, k).ok_or_else(Error::not_found)?;
-        let task = match obj.task.as_deref() {
+        let task = match obj.task() {
             Some(t) if kind(t) => t.clone(),
             _ => return Err(no_task()),
         };
@@ -214,7 +214,7 @@ impl MasterCore {
             self.abandon_task(&mut st, si, hash, k);
             return Err(gone());
         }
-        obj.task = None;
+        obj.set_task(None);
         for r in obj.replicas.iter_mut() {
             if task.uses(r.id) && r.role == Role::TaskTarget {
                 r.status = ReplicaStatus::Complete;

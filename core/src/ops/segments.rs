@@ -96,18 +96,19 @@ impl MasterCore {
                 obj.replicas
                     .retain(|r| !(r.id == replica_id && r.segment == seg.id));
                 report.replicas_dropped += 1;
-                obj.apply_pending_rule();
-                let (in_flight, empty, token, scoped) = (
+                // The write ends (with its pending intent, §4.4) once no
+                // replica of it is PROCESSING.
+                let (in_flight, empty, token, seq) = (
                     obj.write_in_flight(),
                     obj.replicas.is_empty(),
                     obj.write_token,
-                    obj.key.clone(),
+                    obj.seq,
                 );
                 if !in_flight {
-                    st.in_flight.remove(&token);
+                    st.in_flight.end(token);
                 }
                 if empty {
-                    self.erase(&mut st, si, hash, &scoped, None);
+                    self.erase_seq(&mut st, si, hash, seq, None);
                     report.objects_erased += 1;
                 }
             }

@@ -80,14 +80,14 @@ impl MasterCore {
                 // group keeps the object's (the legacy configs cannot name
                 // one); only naming another group is refused.
                 if let Some(requested) = cfg.group.as_deref() {
-                    let current = obj.group.as_ref().map(|g| g.name());
+                    let current = obj.group().map(|g| g.name());
                     if current != Some(requested) {
                         return Err(Error::invalid(format!(
                             "the group of an object is fixed at creation (is {current:?}, request {requested:?})"
                         )));
                     }
                 }
-                if obj.task.is_some() {
+                if obj.task().is_some() {
                     return Err(Error::new(
                         ErrorKind::ObjectHasReplicationTask,
                         "a copy, move or promotion is running on this key",
@@ -153,14 +153,13 @@ impl MasterCore {
                         writer: client,
                         size,
                         now,
-                        intent,
                         hard_pin: cfg.hard_pin,
                         committed: None,
                     },
                     cfg.group.as_deref(),
                 );
-                st.in_flight.insert(token, hash);
-                st.insert(obj);
+                let slot = st.insert(k.tenant, obj);
+                st.in_flight.start(token, slot, Some(intent));
                 self.metrics.keys.fetch_add(1, Ordering::Relaxed);
                 Ok(Bounded::Fits(StartedWrite {
                     replicas: descriptors,
@@ -168,7 +167,7 @@ impl MasterCore {
                 }))
             }
             Case::InPlace => {
-                let obj = st.find_mut(hash, k).expect("object is locked");
+                let (slot, obj, writes) = st.find_write_mut(hash, k).expect("object is locked");
                 let old_token = obj.write_token;
                 // Preempt the write in flight: its PROCESSING replicas are
                 // discarded, its pending intent is replaced below.
@@ -186,18 +185,17 @@ impl MasterCore {
                 obj.writer = client;
                 obj.put_start = now;
                 obj.write_token = token;
-                obj.pending = Some(intent);
                 let descriptors = obj.replicas.iter().map(|r| r.descriptor(size)).collect();
-                st.in_flight.remove(&old_token);
+                writes.end(old_token);
+                writes.start(token, slot, Some(intent));
                 self.discard(&mut st, &preempted, size, release_at);
-                st.in_flight.insert(token, hash);
                 Ok(Bounded::Fits(StartedWrite {
                     replicas: descriptors,
                     token,
                 }))
             }
             Case::Replace | Case::Resize => {
-                let obj = st.find_mut(hash, k).expect("object is locked");
+                let (slot, obj, writes) = st.find_write_mut(hash, k).expect("object is locked");
                 let old = std::mem::replace(&mut obj.replicas, fresh);
                 let old_size = obj.size;
                 let old_token = obj.write_token;
@@ -205,9 +203,9 @@ impl MasterCore {
                 obj.set_committed(carried);
                 self.apply_delta(obj, delta);
                 if matches!(case, Case::Resize) {
-                    obj.hard_pin |= cfg.hard_pin;
+                    obj.set_hard_pin(obj.hard_pin() || cfg.hard_pin);
                 } else {
-                    obj.hard_pin = cfg.hard_pin;
+                    obj.set_hard_pin(cfg.hard_pin);
                 }
                 obj.size = size;
                 obj.writer = client;
@@ -220,11 +218,10 @@ impl MasterCore {
                 if let Some(d) = obj.committed() {
                     self.register_pin(obj, d, false);
                 }
-                obj.pending = Some(intent);
                 let descriptors = obj.replicas.iter().map(|r| r.descriptor(size)).collect();
-                st.in_flight.remove(&old_token);
+                writes.end(old_token);
+                writes.start(token, slot, Some(intent));
                 self.discard(&mut st, &old, old_size, release_at);
-                st.in_flight.insert(token, hash);
                 Ok(Bounded::Fits(StartedWrite {
                     replicas: descriptors,
                     token,

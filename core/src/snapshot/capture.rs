@@ -37,11 +37,11 @@ impl MasterCore {
 
         let mut groups = Vec::new();
         let mut seen_groups = hashbrown::HashSet::new();
-        let mut objects = Vec::with_capacity(guards.iter().map(|g| g.objects.len()).sum());
+        let mut objects = Vec::with_capacity(guards.iter().map(|g| g.len()).sum());
         for st in &guards {
-            for obj in st.objects.iter() {
-                let k = key::split(&obj.key);
-                if let Some(g) = &obj.group {
+            for obj in st.iter() {
+                let k = st.key_of(obj);
+                if let Some(g) = obj.group() {
                     if seen_groups.insert(std::sync::Arc::as_ptr(g)) {
                         let gk = key::split(&g.id);
                         groups.push(GroupRecord {
@@ -86,8 +86,8 @@ impl MasterCore {
                     put_start: obj.put_start,
                     lease: obj.lease.load(Ordering::Acquire),
                     soft_pin_deadline: obj.committed(),
-                    hard_pin: obj.hard_pin,
-                    group: obj.group.as_ref().map(|g| g.name().to_owned()),
+                    hard_pin: obj.hard_pin(),
+                    group: obj.group().map(|g| g.name().to_owned()),
                     seq: obj.seq,
                     write_token: obj.write_token,
                     replicas,

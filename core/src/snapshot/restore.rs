@@ -10,7 +10,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::group::Group;
 use crate::key::scoped;
 use crate::master::MasterCore;
-use crate::object::{Object, Replica, Role, LOCAL_DISK_SEGMENT, NO_DEADLINE};
+use crate::object::{NewRecord, Object, Replica, Role, LOCAL_DISK_SEGMENT};
 use crate::segment::{BlockId, BufferOwner, SegmentTable};
 use crate::shard::ShardState;
 use crate::soft_pin::index::{Entry, PinTarget};
@@ -227,7 +227,7 @@ impl MasterCore {
             }
             let hash = self.hasher.hash(k);
             let si = self.shard_index_of(hash);
-            let mut replicas = crate::object::Replicas::with_capacity(complete.len());
+            let mut replicas = crate::object::Replicas::new();
             for r in complete {
                 let kind = ReplicaKind::from_raw(r.kind as u32)
                     .ok_or_else(|| Error::new(ErrorKind::DeserializeFail, "bad replica kind"))?;
@@ -271,9 +271,8 @@ impl MasterCore {
                     role: Role::Write,
                 });
             }
-            let sk = scoped(k);
             if let Some(g) = &group {
-                g.members.lock().push(sk.clone());
+                g.members.lock().push(scoped(k));
             }
             if let Some(d) = committed {
                 registrations.push(Entry {
@@ -282,23 +281,23 @@ impl MasterCore {
                     version: 0,
                 });
             }
-            shards[si].insert(Object {
-                key: sk,
-                hash,
-                size: o.size,
-                writer: o.writer,
-                put_start: o.put_start,
-                seq: o.seq,
-                write_token: o.write_token,
-                lease: AtomicU64::new(o.lease),
-                soft_pin: AtomicU64::new(committed.unwrap_or(NO_DEADLINE)),
-                pin_version: 0,
-                replicas,
-                pending: None,
-                group,
-                hard_pin: o.hard_pin,
-                task: None,
-            });
+            shards[si].insert(
+                k.tenant,
+                Object::new(NewRecord {
+                    key: k.key,
+                    hash,
+                    size: o.size,
+                    writer: o.writer,
+                    put_start: o.put_start,
+                    seq: o.seq,
+                    write_token: o.write_token,
+                    lease: o.lease,
+                    committed,
+                    replicas,
+                    group,
+                    hard_pin: o.hard_pin,
+                }),
+            );
             keys += 1;
         }
         report.objects_restored = keys as u64;

@@ -88,8 +88,8 @@ fn figures(r: &Results, mode: Mode) -> Vec<Figure> {
         );
         if pin == "0" {
             f = f.note(
-                "minus the 20 bytes of `bench/key/%010d`; the stored key also carries the tenant \
-                 (`default\\0`, 8 bytes), counted as overhead; the target is on rss_per_object",
+                "minus the 20 bytes of `bench/key/%010d` (stored inline in the record; the \
+                 tenant is a 4-byte id, counted as overhead); the target is on rss_per_object",
             );
         }
         out.push(f);

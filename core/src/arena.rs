@@ -1,0 +1,273 @@
+//! A slab of records addressed by slot number: records live in chunks of
+//! [`CHUNK_SLOTS`], densely, so a scan walks memory in order; a freed slot
+//! goes on a free list and its generation moves on, so a stale handle to it
+//! never finds the record that reuses it.
+
+/// Slots per chunk. A chunk grows by doubling until it holds this many
+/// (so a shard with a few records reserves little), then the next chunk
+/// starts: growing never moves more than one chunk's records.
+pub(crate) const CHUNK_SLOTS: usize = 1 << CHUNK_SHIFT;
+const CHUNK_SHIFT: u32 = 10;
+const CHUNK_MASK: u32 = CHUNK_SLOTS as u32 - 1;
+
+/// The most slots an arena hands out: slot numbers are `u32`, and
+/// `u32::MAX` stays free as a sentinel for callers.
+pub(crate) const MAX_SLOTS: u32 = u32::MAX - 1;
+
+struct Chunk<T> {
+    records: Vec<Option<T>>,
+    /// Generation of each slot, bumped when its record is removed.
+    gens: Vec<u32>,
+}
+
+pub(crate) struct Arena<T> {
+    chunks: Vec<Chunk<T>>,
+    /// Free slots, the most recently freed last (reused first: its chunk is
+    /// likely warm).
+    free: Vec<u32>,
+    len: usize,
+}
+
+impl<T> Default for Arena<T> {
+    fn default() -> Self {
+        Arena {
+            chunks: Vec::new(),
+            free: Vec::new(),
+            len: 0,
+        }
+    }
+}
+
+#[inline]
+fn split(slot: u32) -> (usize, usize) {
+    ((slot >> CHUNK_SHIFT) as usize, (slot & CHUNK_MASK) as usize)
+}
+
+impl<T> Arena<T> {
+    /// Records stored.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Slots ever handed out (stored records plus free slots).
+    fn slots(&self) -> usize {
+        self.chunks.iter().map(|c| c.records.len()).sum()
+    }
+
+    /// Stores `value`; returns its slot and the slot's generation. `None`
+    /// when every slot number is in use ([`MAX_SLOTS`]).
+    pub fn insert(&mut self, value: T) -> Option<(u32, u32)> {
+        if let Some(slot) = self.free.pop() {
+            let (c, i) = split(slot);
+            let chunk = &mut self.chunks[c];
+            debug_assert!(chunk.records[i].is_none());
+            chunk.records[i] = Some(value);
+            self.len += 1;
+            return Some((slot, chunk.gens[i]));
+        }
+        let next = match self.chunks.last() {
+            Some(last) if last.records.len() < CHUNK_SLOTS => {
+                ((self.chunks.len() - 1) << CHUNK_SHIFT) + last.records.len()
+            }
+            _ => self.chunks.len() << CHUNK_SHIFT,
+        };
+        if next > MAX_SLOTS as usize {
+            return None;
+        }
+        if next & CHUNK_MASK as usize == 0 {
+            self.chunks.push(Chunk {
+                records: Vec::new(),
+                gens: Vec::new(),
+            });
+        }
+        let chunk = self.chunks.last_mut().expect("a chunk with room");
+        if chunk.records.len() == chunk.records.capacity() {
+            // Double, but never past one chunk: `reserve_exact` keeps the
+            // chunk at CHUNK_SLOTS at most.
+            let want = (chunk.records.len() * 2).clamp(8, CHUNK_SLOTS) - chunk.records.len();
+            chunk.records.reserve_exact(want);
+            chunk.gens.reserve_exact(want);
+        }
+        chunk.records.push(Some(value));
+        chunk.gens.push(0);
+        self.len += 1;
+        Some((next as u32, 0))
+    }
+
+    /// The record in `slot`, if one is stored there.
+    #[inline]
+    pub fn get(&self, slot: u32) -> Option<&T> {
+        let (c, i) = split(slot);
+        self.chunks.get(c)?.records.get(i)?.as_ref()
+    }
+
+    #[inline]
+    pub fn get_mut(&mut self, slot: u32) -> Option<&mut T> {
+        let (c, i) = split(slot);
+        self.chunks.get_mut(c)?.records.get_mut(i)?.as_mut()
+    }
+
+    /// The generation of `slot` (`None` for a slot never handed out).
+    #[inline]
+    pub fn generation(&self, slot: u32) -> Option<u32> {
+        let (c, i) = split(slot);
+        self.chunks.get(c)?.gens.get(i).copied()
+    }
+
+    /// The record in `slot` if the slot is still at generation `gen`.
+    #[inline]
+    pub fn get_checked(&self, slot: u32, gen: u32) -> Option<&T> {
+        let (c, i) = split(slot);
+        let chunk = self.chunks.get(c)?;
+        if *chunk.gens.get(i)? != gen {
+            return None;
+        }
+        chunk.records[i].as_ref()
+    }
+
+    #[allow(dead_code)]
+    #[inline]
+    pub fn get_checked_mut(&mut self, slot: u32, gen: u32) -> Option<&mut T> {
+        let (c, i) = split(slot);
+        let chunk = self.chunks.get_mut(c)?;
+        if *chunk.gens.get(i)? != gen {
+            return None;
+        }
+        chunk.records[i].as_mut()
+    }
+
+    /// Takes the record out of `slot`; the slot's generation moves on (a
+    /// handle to the old record no longer resolves) and the slot is reused.
+    pub fn remove(&mut self, slot: u32) -> Option<T> {
+        let (c, i) = split(slot);
+        let chunk = self.chunks.get_mut(c)?;
+        let value = chunk.records.get_mut(i)?.take()?;
+        // Wrapping: a slot reused 2^32 times may meet a handle that old;
+        // a handle is held for one operation, never that long.
+        chunk.gens[i] = chunk.gens[i].wrapping_add(1);
+        self.free.push(slot);
+        self.len -= 1;
+        Some(value)
+    }
+
+    /// Every stored record with its slot and generation, in slot order
+    /// (chunk by chunk, front to back).
+    pub fn iter(&self) -> impl Iterator<Item = (u32, u32, &T)> + '_ {
+        self.chunks.iter().enumerate().flat_map(|(c, chunk)| {
+            chunk
+                .records
+                .iter()
+                .zip(&chunk.gens)
+                .enumerate()
+                .filter_map(move |(i, (r, &g))| {
+                    r.as_ref().map(|r| (((c << CHUNK_SHIFT) + i) as u32, g, r))
+                })
+        })
+    }
+
+    /// Free slots and records agree (debug checks).
+    pub fn check(&self) -> Result<(), String> {
+        let stored = self
+            .chunks
+            .iter()
+            .map(|c| c.records.iter().filter(|r| r.is_some()).count())
+            .sum::<usize>();
+        if stored != self.len {
+            return Err(format!("arena counts {} records, holds {stored}", self.len));
+        }
+        if stored + self.free.len() != self.slots() {
+            return Err(format!(
+                "arena: {stored} records + {} free slots != {} slots",
+                self.free.len(),
+                self.slots()
+            ));
+        }
+        if let Some(s) = self.free.iter().find(|&&s| self.get(s).is_some()) {
+            return Err(format!("arena: free slot {s} holds a record"));
+        }
+        for (c, chunk) in self.chunks.iter().enumerate() {
+            if chunk.records.capacity() > CHUNK_SLOTS {
+                return Err(format!("arena chunk {c} grew past {CHUNK_SLOTS} slots"));
+            }
+            if c + 1 < self.chunks.len() && chunk.records.len() != CHUNK_SLOTS {
+                return Err(format!("arena chunk {c} is not full but is not the last"));
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slots_are_reused_with_a_new_generation() {
+        let mut a = Arena::default();
+        let (s0, g0) = a.insert("a").unwrap();
+        let (s1, _) = a.insert("b").unwrap();
+        assert_ne!(s0, s1);
+        assert_eq!(a.get_checked(s0, g0), Some(&"a"));
+        assert_eq!(a.remove(s0), Some("a"));
+        assert_eq!(a.remove(s0), None);
+        assert_eq!(a.get(s0), None);
+        assert_eq!(a.get_checked(s0, g0), None);
+        let (s2, g2) = a.insert("c").unwrap();
+        assert_eq!(s2, s0, "a freed slot is reused");
+        assert_ne!(g2, g0, "with a new generation");
+        assert_eq!(a.get_checked(s2, g0), None, "the old handle stays stale");
+        assert_eq!(a.get_checked(s2, g2), Some(&"c"));
+        assert_eq!(a.len(), 2);
+        a.check().unwrap();
+    }
+
+    #[test]
+    fn chunks_fill_in_order_and_never_grow_past_their_size() {
+        let mut a = Arena::default();
+        let n = CHUNK_SLOTS * 2 + 3;
+        for i in 0..n {
+            assert_eq!(a.insert(i).unwrap(), (i as u32, 0));
+        }
+        a.check().unwrap();
+        assert_eq!(a.chunks.len(), 3);
+        assert!(a.chunks.iter().all(|c| c.records.capacity() <= CHUNK_SLOTS));
+        let seen: Vec<usize> = a
+            .iter()
+            .map(|(s, _, &v)| {
+                assert_eq!(s as usize, v);
+                v
+            })
+            .collect();
+        assert_eq!(seen, (0..n).collect::<Vec<_>>());
+        // Holes are skipped by the scan and filled before the arena grows.
+        for s in [5u32, CHUNK_SLOTS as u32, n as u32 - 1] {
+            a.remove(s).unwrap();
+        }
+        assert_eq!(a.iter().count(), n - 3);
+        a.check().unwrap();
+        for _ in 0..3 {
+            let (s, g) = a.insert(0).unwrap();
+            assert!([5, CHUNK_SLOTS as u32, n as u32 - 1].contains(&s));
+            assert_eq!(g, 1);
+        }
+        assert_eq!(a.chunks.len(), 3);
+        assert_eq!(a.get_mut(5).map(|v| std::mem::replace(v, 9)), Some(0));
+        assert_eq!(a.get(5), Some(&9));
+        a.check().unwrap();
+    }
+
+    #[test]
+    fn out_of_range_slots_resolve_to_nothing() {
+        let mut a: Arena<u8> = Arena::default();
+        assert_eq!(a.get(0), None);
+        assert_eq!(a.get(u32::MAX), None);
+        assert_eq!(a.get_checked(u32::MAX, 0), None);
+        assert_eq!(a.get_checked_mut(7, 0), None);
+        assert_eq!(a.remove(u32::MAX), None);
+        assert_eq!(a.generation(0), None);
+        a.insert(1).unwrap();
+        assert_eq!(a.generation(0), Some(0));
+        assert_eq!(a.generation(1), None);
+    }
+}
