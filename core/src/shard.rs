@@ -8,6 +8,7 @@ use crate::object::Object;
 use crate::types::{Key, SegmentId};
 use hashbrown::{HashMap, HashTable};
 use parking_lot::RwLock;
+use std::sync::atomic::Ordering;
 
 /// A buffer no replica owns any more, held until `release_at` so a reader
 /// that still has its descriptor never sees it reused.
@@ -36,6 +37,27 @@ impl ShardState {
     #[inline]
     pub fn find_mut(&mut self, hash: u64, k: Key<'_>) -> Option<&mut Object> {
         self.objects.find_mut(hash, |o| key::matches(&o.key, k))
+    }
+
+    /// [`find`](Self::find) for a batch read: also loads the object's lines
+    /// the read then uses (replica list, lease, group lease) and returns a
+    /// value made from them, which the caller folds into
+    /// `std::hint::black_box`. A batch finds all its keys before it grants
+    /// any lease; loading those lines here, between lookups that do not
+    /// depend on each other, lets their cache misses overlap, where the
+    /// lease updates (atomic read-modify-writes, which order the loads
+    /// around them) would take them one at a time.
+    #[inline]
+    pub fn find_for_read(&self, hash: u64, k: Key<'_>) -> (Option<&Object>, u64) {
+        let found = self.find(hash, k);
+        let warm = found.map_or(0, |o| {
+            let group = o
+                .group
+                .as_ref()
+                .map_or(0, |g| g.lease.load(Ordering::Relaxed));
+            o.replicas.len() as u64 ^ o.lease.load(Ordering::Relaxed) ^ group
+        });
+        (found, warm)
     }
 
     #[inline]
