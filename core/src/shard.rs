@@ -39,25 +39,38 @@ impl ShardState {
         self.objects.find_mut(hash, |o| key::matches(&o.key, k))
     }
 
-    /// [`find`](Self::find) for a batch read: also loads the object's lines
-    /// the read then uses (replica list, lease, group lease) and returns a
-    /// value made from them, which the caller folds into
-    /// `std::hint::black_box`. A batch finds all its keys before it grants
-    /// any lease; loading those lines here, between lookups that do not
-    /// depend on each other, lets their cache misses overlap, where the
-    /// lease updates (atomic read-modify-writes, which order the loads
-    /// around them) would take them one at a time.
+    /// The first object in the table slots `hash` probes whose control tag
+    /// matches: a guess at what [`find`](Self::find) will return, made from
+    /// the control bytes alone (no slot or key is read). A batch warms the
+    /// cache through the guesses of all its keys before it finds any; a
+    /// wrong guess only wastes a load.
     #[inline]
-    pub fn find_for_read(&self, hash: u64, k: Key<'_>) -> (Option<&Object>, u64) {
-        let found = self.find(hash, k);
-        let warm = found.map_or(0, |o| {
-            let group = o
-                .group
-                .as_ref()
-                .map_or(0, |g| g.lease.load(Ordering::Relaxed));
-            o.replicas.len() as u64 ^ o.lease.load(Ordering::Relaxed) ^ group
-        });
-        (found, warm)
+    pub fn candidate(&self, hash: u64) -> Option<&Object> {
+        self.objects.iter_hash(hash).next()
+    }
+
+    /// Loads the slot of a [`candidate`](Self::candidate) (stored hash and
+    /// key pointer) and returns a value made from it, for the caller to fold
+    /// into `std::hint::black_box` (so the load is kept). No branch depends
+    /// on what it loads, so a loop of these has all its misses in flight at
+    /// once.
+    #[inline]
+    pub fn warm_slot(o: &Object) -> u64 {
+        o.hash ^ o.key.len() as u64
+    }
+
+    /// Loads what a read of a [`candidate`](Self::candidate) uses after its
+    /// slot (the key bytes, the replica list, the lease and the group's
+    /// lease), as [`warm_slot`](Self::warm_slot) does the slot: run after
+    /// the slots are in cache, as the addresses come from them.
+    #[inline]
+    pub fn warm_object(o: &Object) -> u64 {
+        let first = o.key.as_bytes().first().copied().unwrap_or(0);
+        let group = o
+            .group
+            .as_ref()
+            .map_or(0, |g| g.lease.load(Ordering::Relaxed));
+        u64::from(first) ^ o.replicas.len() as u64 ^ o.lease.load(Ordering::Relaxed) ^ group
     }
 
     #[inline]

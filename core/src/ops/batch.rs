@@ -5,10 +5,11 @@
 //!
 //! Exist, GetReplicaList and Remove work in chunks of [`CHUNK`] keys: every
 //! key of a chunk is hashed first, the chunk's shards are locked once each
-//! in ascending index order (the lock order of `master.rs`), every key is
-//! looked up, and only then are the results made (leases granted, objects
-//! removed) in input order. The lookups do not depend on each other, so
-//! their cache misses overlap instead of forming one chain per key, and no
+//! in ascending index order (the lock order of `master.rs`), the cache is
+//! warmed for all the chunk's lookups in passes of independent loads (see
+//! [`warm`]), every key is looked up, and only then are the results made
+//! (leases granted, objects removed) in input order. So the cache misses of
+//! a chunk's keys overlap instead of forming one chain per key, and no
 //! atomic update (which orders the loads around it) sits between them.
 
 use super::put::validate_write;
@@ -50,25 +51,47 @@ impl Plan {
     }
 }
 
+/// Warms the cache for the lookups of a chunk's valid keys in three passes,
+/// each a loop of loads that do not depend on each other: the control bytes
+/// (the [`candidate`](ShardState::candidate) of each key), then the
+/// candidates' slots, then their keys, replica lists and leases. Each
+/// lookup alone is a chain of three or four cache misses; done this way the
+/// misses of all keys of a pass are in flight together. (Safe Rust has no
+/// prefetch instruction; these are plain loads whose values are folded into
+/// `black_box`.) Returns nothing: it only makes the lookups that follow hit
+/// the cache.
+fn warm(plan: &Plan, states: &[&ShardState]) {
+    let mut cand: [Option<&Object>; CHUNK] = [None; CHUNK];
+    for &j in &plan.live {
+        let j = usize::from(j);
+        cand[j] = states[usize::from(plan.slot[j])].candidate(plan.hash[j]);
+    }
+    let mut fold = 0;
+    for o in cand.iter().flatten() {
+        fold ^= ShardState::warm_slot(o);
+    }
+    for o in cand.iter().flatten() {
+        fold ^= ShardState::warm_object(o);
+    }
+    black_box(fold);
+}
+
 /// Finds every valid key of a chunk in the shard states its plan locked
-/// (`states[slot]`): `found[j]` is key `j`'s object (`None`: missing or
-/// invalid). The lookups have no dependence on each other, so the core
-/// overlaps their cache misses as long as nothing orders them, which is why
-/// no lease is granted in this loop.
+/// (`states[slot]`), after [`warm`]ing the cache: `found[j]` is key `j`'s
+/// object (`None`: missing or invalid). No lease is granted here: an atomic
+/// update orders the loads around it, which would take the misses of the
+/// following keys one at a time.
 fn resolve<'s>(
     plan: &Plan,
     keys: &[Key<'_>],
     states: &[&'s ShardState],
     found: &mut [Option<&'s Object>; CHUNK],
 ) {
-    let mut fold = 0;
+    warm(plan, states);
     for &j in &plan.live {
         let j = usize::from(j);
-        let (f, warm) = states[usize::from(plan.slot[j])].find_for_read(plan.hash[j], keys[j]);
-        found[j] = f;
-        fold ^= warm;
+        found[j] = states[usize::from(plan.slot[j])].find(plan.hash[j], keys[j]);
     }
-    black_box(fold);
 }
 
 const _: () = assert!(CHUNK <= 256, "positions and slots are u8");
@@ -262,16 +285,13 @@ impl MasterCore {
                 .iter()
                 .map(|&si| self.shards[si].state.write())
                 .collect();
-            // Find every key first, without effects: the lookups overlap
-            // their cache misses, and the removals below (atomic updates,
-            // allocator locks) then find their objects in cache. Removing
-            // an entry moves no other, so the lines stay those the
-            // removals use.
-            let mut fold = 0;
-            for &j in &plan.live {
-                let j = usize::from(j);
-                let st = &guards[usize::from(plan.slot[j])];
-                fold ^= st.find_for_read(plan.hash[j], chunk[j]).1;
+            // Warm the cache for every key first, without effects: the
+            // removals below (atomic updates, allocator locks) then find
+            // their objects in cache. Removing an entry moves no other, so
+            // the lines stay those the removals use.
+            {
+                let states: SmallVec<[&ShardState; CHUNK]> = guards.iter().map(|g| &**g).collect();
+                warm(&plan, &states);
             }
             for (j, k) in chunk.iter().enumerate() {
                 if let Some(e) = plan.invalid_at(j) {
@@ -283,7 +303,6 @@ impl MasterCore {
                     self.remove_in(&mut guards[g], plan.shards[g], plan.hash[j], *k, now, force);
                 out.push(r.map(|obj| taken.push(obj)));
             }
-            black_box(fold);
             drop(guards);
             // The objects' own allocations are freed outside the shard locks.
             taken.clear();
