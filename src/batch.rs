@@ -616,33 +616,39 @@ pub unsafe extern "C" fn mooncake_meta_batch_get_replica_list(
                 let out = ReplicaArray::new(out_replicas, cap, "out_replicas")?;
                 let counts = OutArray::new(out_replica_counts, count, "out_replica_counts")?;
                 let out_len = Out::new(out_len, "out_len")?;
-                let needed: usize = ks.iter().map(|k| master.readable_count(*k)).sum();
+                // Counts can only grow by a concurrent write, so a key
+                // counted here can still overflow below: the core batch
+                // gives each key what the keys before it left of `cap`.
+                let needed = master
+                    .batch_readable_count(&ks)
+                    .into_iter()
+                    .try_fold(0usize, usize::checked_add)
+                    .unwrap_or(usize::MAX);
                 if needed > cap {
                     out_len.write(needed);
                     return Err(too_small("out_replicas", needed, cap));
                 }
                 let mut at = 0;
-                let results = ks
-                    .iter()
+                let results = master
+                    .batch_get_replica_list_bounded(&ks, cap)
+                    .into_iter()
                     .enumerate()
-                    .map(
-                        |(i, k)| match master.get_replica_list_bounded(*k, cap - at) {
-                            Ok(Bounded::Fits(v)) => {
-                                out.write(at, &v);
-                                counts.set(i, v.len());
-                                at += v.len();
-                                Ok(())
-                            }
-                            Ok(Bounded::TooSmall(n)) => {
-                                counts.set(i, n);
-                                Err(too_small("out_replicas", at + n, cap))
-                            }
-                            Err(e) => {
-                                counts.set(i, 0);
-                                Err(e)
-                            }
-                        },
-                    )
+                    .map(|(i, r)| match r {
+                        Ok(Bounded::Fits(v)) => {
+                            out.write(at, &v);
+                            counts.set(i, v.len());
+                            at += v.len();
+                            Ok(())
+                        }
+                        Ok(Bounded::TooSmall(n)) => {
+                            counts.set(i, n);
+                            Err(too_small("out_replicas", at + n, cap))
+                        }
+                        Err(e) => {
+                            counts.set(i, 0);
+                            Err(e)
+                        }
+                    })
                     .collect();
                 out_len.write(at);
                 Ok(results)

@@ -16,8 +16,10 @@
 //! 5. a deadline-index mutex (the objects' or the retention index's) — last: nothing is acquired while it is held,
 //!    and cleanup releases it before it takes any shard lock.
 //!
-//! The read path (Get/Exist) takes one shard read lock and touches only
-//! atomics (lease); it never reads or writes soft-pin state.
+//! The read path (Get/Exist) takes one shard read lock (a batch: the read
+//! locks of one chunk's shards, ascending) and touches only atomics
+//! (lease); it never reads or writes soft-pin state. Batch Remove holds the
+//! write locks of one chunk's shards, ascending, while it removes.
 //!
 //! # Restore and background work
 //!

@@ -15,6 +15,7 @@ use crate::tenants::Tenants;
 use crate::types::{Key, SegmentId};
 use hashbrown::{HashMap, HashTable};
 use parking_lot::RwLock;
+use std::sync::atomic::Ordering;
 
 /// A buffer no replica owns any more, held until `release_at` so a reader
 /// that still has its descriptor never sees it reused.
@@ -146,6 +147,38 @@ impl ShardState {
         let slot = self.slot_of(hash, k)?;
         let obj = self.objects.get_mut(slot)?;
         Some((slot, obj, &mut self.in_flight))
+    }
+
+    /// The first object in the table slots `hash` probes whose control tag
+    /// matches: a guess at what [`find`](Self::find) will return, made from
+    /// the control bytes alone (no slot or key is read). A batch warms the
+    /// cache through the guesses of all its keys before it finds any; a
+    /// wrong guess only wastes a load.
+    #[inline]
+    pub fn candidate(&self, hash: u64) -> Option<&Object> {
+        let slot = *self.index.iter_hash(hash).next()?;
+        self.objects.get(slot)
+    }
+
+    /// Loads the first bytes of a [`candidate`](Self::candidate)'s record
+    /// (key length, replicas, lease) and returns a value made from it, for the caller to fold
+    /// into `std::hint::black_box` (so the load is kept). No branch depends
+    /// on what it loads, so a loop of these has all its misses in flight at
+    /// once.
+    #[inline]
+    pub fn warm_slot(o: &Object) -> u64 {
+        o.replicas.len() as u64 ^ o.lease.load(Ordering::Relaxed)
+    }
+
+    /// Loads what a read of a [`candidate`](Self::candidate) uses beyond
+    /// the record's first bytes (its size, a long key, the group's lease),
+    /// as [`warm_slot`](Self::warm_slot) does those: run after the records
+    /// are in cache, as the addresses come from them.
+    #[inline]
+    pub fn warm_object(o: &Object) -> u64 {
+        let first = o.key_str().as_bytes().first().copied().unwrap_or(0);
+        let group = o.group().map_or(0, |g| g.lease.load(Ordering::Relaxed));
+        u64::from(first) ^ o.size ^ group
     }
 
     #[inline]

@@ -166,8 +166,16 @@ fn worker(m: &Master, id: u64, heartbeat: &AtomicU64) -> u64 {
                 let _ = m.batch_get_replica_list(&[k(&a), k(&b)]);
                 let _ = m.batch_exist(&[k(&a), k(&b), key]);
             }
-            60..=65 => {
+            60..=63 => {
                 allowed(m.remove(key, rng.chance(50)));
+            }
+            64..=65 => {
+                // batch Remove holds several shard write locks at once
+                let j = rng.below(KEYS as u64) as usize;
+                let (a, b) = (key_name(j), key_name((j + 7) % KEYS));
+                for r in m.batch_remove(&[k(&a), key, k(&b), key], rng.chance(50)) {
+                    allowed(r);
+                }
             }
             66..=72 => {
                 let target = format!("mem{}", rng.below(2));

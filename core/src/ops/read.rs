@@ -2,8 +2,10 @@
 //! ordinary read lease and nothing else: they never read, extend,
 //! reactivate or normalise soft-pin state (docs/CONTRACT.md §4.6).
 
+use crate::clock::Instant;
 use crate::error::{Error, ErrorKind, Result};
 use crate::master::MasterCore;
+use crate::object::Object;
 use crate::types::{Key, ReplicaDescriptor};
 use std::sync::atomic::Ordering;
 
@@ -25,6 +27,20 @@ pub struct KeyPage {
     pub next: Option<String>,
 }
 
+fn not_ready() -> Error {
+    Error::new(
+        ErrorKind::ReplicaIsNotReady,
+        "no replica of this object is readable yet",
+    )
+}
+
+/// How many replicas of the object a lookup found are readable (0 when
+/// missing).
+#[inline]
+pub(super) fn readable_in(found: Option<&Object>) -> usize {
+    found.map_or(0, |obj| obj.readable().count())
+}
+
 impl MasterCore {
     /// The readable replicas of a key; grants the read lease.
     pub fn get_replica_list(&self, k: Key<'_>) -> Result<Vec<ReplicaDescriptor>> {
@@ -43,16 +59,25 @@ impl MasterCore {
         k.validate()?;
         let (hash, si) = self.locate(k);
         let st = self.shards[si].state.read();
-        let obj = st.find(hash, k).ok_or_else(Error::not_found)?;
+        self.read_into(st.find(hash, k), || self.clock.now(), out)
+    }
+
+    /// GetReplicaList on the object a lookup found (`None`: missing), with
+    /// its shard lock held: the single and the batch form share it, so they
+    /// cannot disagree.
+    pub(super) fn read_into(
+        &self,
+        found: Option<&Object>,
+        now: impl FnOnce() -> Instant,
+        out: &mut Vec<ReplicaDescriptor>,
+    ) -> Result<()> {
+        let obj = found.ok_or_else(Error::not_found)?;
         let before = out.len();
         out.extend(obj.readable().map(|r| r.descriptor(obj.size)));
         if out.len() == before {
-            return Err(Error::new(
-                ErrorKind::ReplicaIsNotReady,
-                "no replica of this object is readable yet",
-            ));
+            return Err(not_ready());
         }
-        obj.grant_lease(self.clock.now(), self.config.default_kv_lease_ttl_ms);
+        obj.grant_lease(now(), self.config.default_kv_lease_ttl_ms);
         Ok(())
     }
 
@@ -66,19 +91,28 @@ impl MasterCore {
         k.validate()?;
         let (hash, si) = self.locate(k);
         let st = self.shards[si].state.read();
-        let obj = st.find(hash, k).ok_or_else(Error::not_found)?;
+        self.read_bounded(st.find(hash, k), max, || self.clock.now())
+    }
+
+    /// [`get_replica_list_bounded`](Self::get_replica_list_bounded) on the
+    /// object a lookup found, with its shard lock held (shared with the
+    /// batch form).
+    pub(super) fn read_bounded(
+        &self,
+        found: Option<&Object>,
+        max: usize,
+        now: impl FnOnce() -> Instant,
+    ) -> Result<Bounded<Vec<ReplicaDescriptor>>> {
+        let obj = found.ok_or_else(Error::not_found)?;
         let readable = obj.readable().count();
         if readable == 0 {
-            return Err(Error::new(
-                ErrorKind::ReplicaIsNotReady,
-                "no replica of this object is readable yet",
-            ));
+            return Err(not_ready());
         }
         if readable > max {
             return Ok(Bounded::TooSmall(readable));
         }
         let out = obj.readable().map(|r| r.descriptor(obj.size)).collect();
-        obj.grant_lease(self.clock.now(), self.config.default_kv_lease_ttl_ms);
+        obj.grant_lease(now(), self.config.default_kv_lease_ttl_ms);
         Ok(Bounded::Fits(out))
     }
 
@@ -90,7 +124,7 @@ impl MasterCore {
         }
         let (hash, si) = self.locate(k);
         let st = self.shards[si].state.read();
-        st.find(hash, k).map_or(0, |obj| obj.readable().count())
+        readable_in(st.find(hash, k))
     }
 
     /// Whether a key has a readable replica; grants the read lease if so.
@@ -98,12 +132,19 @@ impl MasterCore {
         k.validate()?;
         let (hash, si) = self.locate(k);
         let st = self.shards[si].state.read();
-        match st.find(hash, k) {
+        Ok(self.exist_in(st.find(hash, k), || self.clock.now()))
+    }
+
+    /// Exist on the object a lookup found, with its shard lock held (shared
+    /// with the batch form).
+    #[inline]
+    pub(super) fn exist_in(&self, found: Option<&Object>, now: impl FnOnce() -> Instant) -> bool {
+        match found {
             Some(obj) if obj.has_complete() => {
-                obj.grant_lease(self.clock.now(), self.config.default_kv_lease_ttl_ms);
-                Ok(true)
+                obj.grant_lease(now(), self.config.default_kv_lease_ttl_ms);
+                true
             }
-            _ => Ok(false),
+            _ => false,
         }
     }
 

@@ -2,10 +2,12 @@
 //! pins never block removal (docs/CONTRACT.md §3, Remove); a live lease blocks it unless
 //! forced.
 
+use crate::clock::Instant;
 use crate::error::{Error, ErrorKind, Result};
 use crate::key;
 use crate::master::MasterCore;
 use crate::object::Object;
+use crate::shard::ShardState;
 use crate::types::Key;
 
 /// Largest compiled pattern accepted by RemoveByRegex.
@@ -46,14 +48,30 @@ impl MasterCore {
         let now = self.clock.now();
         let (hash, si) = self.locate(k);
         let mut st = self.shards[si].state.write();
-        let obj = st
-            .take_if(hash, k, |o| removable(o, now, force))?
-            .ok_or_else(Error::not_found)?;
-        self.retire(&mut st, si, &obj, k, None);
+        let obj = self.remove_in(&mut st, si, hash, k, now, force)?;
         drop(st);
         // The object's own allocations are freed outside the shard lock.
         drop(obj);
         Ok(())
+    }
+
+    /// Remove of a validated key under its shard's write lock (`st` is
+    /// shard `si`): returns the object taken out, for the caller to drop
+    /// after releasing the lock. Shared with the batch form.
+    pub(super) fn remove_in(
+        &self,
+        st: &mut ShardState,
+        si: usize,
+        hash: u64,
+        k: Key<'_>,
+        now: Instant,
+        force: bool,
+    ) -> Result<Object> {
+        let obj = st
+            .take_if(hash, k, |o| removable(o, now, force))?
+            .ok_or_else(Error::not_found)?;
+        self.retire(st, si, &obj, k, None);
+        Ok(obj)
     }
 
     /// Removes every removable object; returns how many went.

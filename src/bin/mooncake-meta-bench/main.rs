@@ -8,6 +8,7 @@
 //! stderr (or stdout with `--table`). See bench/README.md.
 
 mod anchor;
+mod batch;
 mod churn;
 mod cleanup;
 mod clock;
@@ -103,6 +104,7 @@ pub struct Scenario {
 fn scenarios() -> Vec<Scenario> {
     vec![
         anchor::SCENARIO,
+        batch::SCENARIO,
         cleanup::SCENARIO,
         churn::SCENARIO,
         read::SCENARIO,
