@@ -135,7 +135,7 @@ impl MasterCore {
             // Same critical section as the clears: a restore (which sets
             // the gauge from the state it installs) cannot come in between.
             if cleared > 0 {
-                self.metrics
+                self.shards[group[0].shard as usize]
                     .soft_pin_keys
                     .fetch_sub(cleared, Ordering::Relaxed);
             }

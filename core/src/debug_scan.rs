@@ -1,7 +1,9 @@
 //! Benchmark hooks (hidden from the docs): the full-scan expiration the
 //! deadline index replaces, implemented the cheapest honest way, so the
-//! harness can measure what the index saves; and a reset of the index's
-//! longest-hold gauge so one cycle's hold can be read on its own.
+//! harness can measure what the index saves; a reset of the index's
+//! longest-hold gauge so one cycle's hold can be read on its own; and the
+//! shards' object-table capacities, so `expected_objects` presizing can be
+//! checked.
 
 use crate::clock::Instant;
 use crate::master::MasterCore;
@@ -21,6 +23,7 @@ impl MasterCore {
         let mut expired = 0u64;
         for shard in self.shards.iter() {
             let st = shard.state.read();
+            let mut cleared = 0i64;
             for obj in st.objects.iter() {
                 let d = obj.soft_pin.load(Ordering::Acquire);
                 if d != NO_DEADLINE
@@ -30,16 +33,26 @@ impl MasterCore {
                         .compare_exchange(d, NO_DEADLINE, Ordering::AcqRel, Ordering::Acquire)
                         .is_ok()
                 {
-                    expired += 1;
+                    cleared += 1;
                 }
             }
-        }
-        if expired > 0 {
-            self.metrics
-                .soft_pin_keys
-                .fetch_sub(expired as i64, Ordering::Relaxed);
+            // Under the same read lock as the clears, as cleanup does.
+            if cleared > 0 {
+                shard.soft_pin_keys.fetch_sub(cleared, Ordering::Relaxed);
+            }
+            expired += cleared as u64;
         }
         expired
+    }
+
+    /// How many objects each shard's table holds before it must grow, in
+    /// shard order (at least the shard's share of `expected_objects`).
+    #[doc(hidden)]
+    pub fn debug_object_capacity(&self) -> Vec<usize> {
+        self.shards
+            .iter()
+            .map(|s| s.state.read().objects.capacity())
+            .collect()
     }
 
     /// Resets the longest deadline-index mutex hold reported by

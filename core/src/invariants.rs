@@ -19,15 +19,13 @@ impl MasterCore {
         let regs = self.index.registrations();
         let idx = self.index.stats();
 
-        let mut objects = 0i64;
-        let mut pinned = 0i64;
         let mut committed: HashMap<&str, (u64, u32)> = HashMap::new();
         let mut replica_ids: HashSet<u64> = HashSet::new();
         // (segment, addr) -> (len, owner replica id or 0 for discarded)
         let mut buffers: HashMap<(u32, u64), (u64, u64)> = HashMap::new();
         for (si, st) in guards.iter().enumerate() {
+            let mut pinned = 0i64;
             for obj in st.objects.iter() {
-                objects += 1;
                 if self.shard_index_of(obj.hash) != si {
                     return Err(format!("{:?} is in shard {si}, hashes elsewhere", obj.key));
                 }
@@ -87,6 +85,27 @@ impl MasterCore {
                     }
                 }
             }
+            // The per-shard gauges (summed by the metrics) are exact per shard.
+            if st.keys != st.objects.len() as i64 {
+                return Err(format!(
+                    "shard {si}: key count {} != {} objects",
+                    st.keys,
+                    st.objects.len()
+                ));
+            }
+            let gauge = self.shards[si].soft_pin_keys.load(Ordering::Relaxed);
+            if gauge != pinned {
+                return Err(format!(
+                    "shard {si}: soft-pin gauge {gauge} != {pinned} objects with a committed deadline"
+                ));
+            }
+            let discarded: i64 = st.discarded.iter().map(|d| d.len as i64).sum();
+            if st.discarded_bytes != discarded {
+                return Err(format!(
+                    "shard {si}: discarded-bytes gauge {} != {discarded} bytes of discarded buffers",
+                    st.discarded_bytes
+                ));
+            }
             if st.in_flight.len() > st.objects.len() {
                 return Err(format!("shard {si}: more writes in flight than objects"));
             }
@@ -100,16 +119,6 @@ impl MasterCore {
                     ));
                 }
             }
-        }
-        let keys = self.metrics.keys.load(Ordering::Relaxed);
-        if keys != objects {
-            return Err(format!("key count {keys} != {objects} objects"));
-        }
-        let gauge = self.metrics.soft_pin_keys.load(Ordering::Relaxed);
-        if gauge != pinned {
-            return Err(format!(
-                "soft-pin gauge {gauge} != {pinned} objects with a committed deadline"
-            ));
         }
         if regs.len() != committed.len() {
             return Err(format!(

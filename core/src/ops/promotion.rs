@@ -7,7 +7,7 @@ use crate::master::MasterCore;
 use crate::object::{Object, Replica, Role, Task, LOCAL_DISK_SEGMENT};
 use crate::segment::BufferOwner;
 use crate::types::{ClientId, Key, Pool, ReplicaDescriptor, ReplicaKind, ReplicaStatus};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::AtomicU64;
 
 impl MasterCore {
     /// Stages a PROCESSING memory replica for an object that has a COMPLETE
@@ -135,7 +135,7 @@ impl MasterCore {
             hard_pin: false,
             task: None,
         });
-        self.metrics.keys.fetch_add(1, Ordering::Relaxed);
+        st.keys += 1;
         Ok(r.descriptor(size))
     }
 }

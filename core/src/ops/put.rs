@@ -10,7 +10,7 @@ use crate::object::Object;
 use crate::soft_pin::state;
 use crate::soft_pin::SoftPinIntent;
 use crate::types::{ClientId, Key, ReplicaSelector, ReplicaStatus, StartedWrite, WriteConfig};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::AtomicU64;
 
 /// Request checks shared by PutStart and UpsertStart (before any effect).
 pub(crate) fn validate_write(
@@ -114,7 +114,7 @@ impl MasterCore {
         }
         st.in_flight.insert(token, hash);
         st.insert(obj);
-        self.metrics.keys.fetch_add(1, Ordering::Relaxed);
+        st.keys += 1;
         Ok(StartedWrite {
             replicas: descriptors,
             token,

@@ -6,7 +6,6 @@ use crate::error::Result;
 use crate::master::MasterCore;
 use crate::segment::{Mounted, Segment};
 use crate::types::{ClientId, SegmentId, SegmentSpec};
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 /// What an unmount dropped.
@@ -123,11 +122,7 @@ impl MasterCore {
             let before: i64 = st.discarded.iter().map(|d| d.len as i64).sum();
             st.discarded.retain(|d| d.segment != seg.id);
             let after: i64 = st.discarded.iter().map(|d| d.len as i64).sum();
-            if before != after {
-                self.metrics
-                    .discarded_bytes
-                    .fetch_sub(before - after, Ordering::Relaxed);
-            }
+            st.discarded_bytes -= before - after;
         }
         report
     }

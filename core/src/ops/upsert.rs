@@ -11,7 +11,6 @@ use crate::soft_pin::state;
 use crate::types::{
     ClientId, Key, ReplicaKind, ReplicaSelector, ReplicaStatus, StartedWrite, WriteConfig,
 };
-use std::sync::atomic::Ordering;
 
 enum Case {
     /// Absent: a plain put.
@@ -146,7 +145,7 @@ impl MasterCore {
                 );
                 st.in_flight.insert(token, hash);
                 st.insert(obj);
-                self.metrics.keys.fetch_add(1, Ordering::Relaxed);
+                st.keys += 1;
                 Ok(Bounded::Fits(StartedWrite {
                     replicas: descriptors,
                     token,
