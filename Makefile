@@ -14,7 +14,8 @@
 #                      out-of-tree consumers of an installed prefix, Go (vet,
 #                      test, -race, cgocheck2), the Rust sys crate, the
 #                      README check, the docs checks and rustdoc
-#   make bench         benchmarks (make bench-quick: a short run)
+#   make bench         benchmarks (make bench-quick: a short run; make bench-scale:
+#                      10^7 objects and the 10^8 footprint, not in CI)
 #   make lint          cargo fmt --check, clippy -D warnings, gofmt, go vet
 #   make docs          rustdoc of the core and C crates (warnings are errors) and
 #                      the C API reference target/doc/c-api/mooncake_meta.md
@@ -43,7 +44,7 @@ SONAME  := libmooncake_meta.so.$(ABI)
 DEMO_PREFIX := $(CURDIR)/target/demo-prefix
 
 .PHONY: all build lib hooks-lib libraries install uninstall demo test test-rust test-rust-valgrind test-checks test-c test-install test-consumers test-go test-sys readme-check \
-        docs docs-check bench bench-quick lint bless-header tools clean
+        docs docs-check bench bench-quick bench-scale lint bless-header tools clean
 all: build
 
 # need TOOL HOW: fail, saying how to install it, when TOOL is missing.
@@ -126,14 +127,15 @@ libraries: lib hooks-lib
 # The soak test runs once, in the hooks target dir, with parking_lot's
 # deadlock detection on, for SOAK_SECS seconds (60 here, in CI and for
 # users alike; a bare `cargo test` runs it for 10 s). The deterministic
-# restore-race tests (core/tests/restore_race.rs, at_exact_points) need the
-# hooks too and run there after it.
+# restore-race and deadline-index race tests (core/tests/restore_race.rs and
+# core/tests/deadline_index.rs, at_exact_points) need the hooks too and run
+# there after it.
 test-rust:
 	$(CARGO) test --release -- --skip soak_mixed_operations
 	SOAK_SECS=$(SOAK_SECS) $(CARGO) test -p mooncake-meta-core --release --features "test-hooks deadlock-detection" --target-dir $(HOOKS) \
 		--test core_maintenance_panic --test soak -- --nocapture
 	$(CARGO) test -p mooncake-meta-core --release --features "test-hooks deadlock-detection" --target-dir $(HOOKS) \
-		--test restore_race at_exact_points
+		--test restore_race --test deadline_index at_exact_points
 
 # The Rust tests of the C ABI (the lib's ffi:: unit tests, tests/ffi_legacy.rs,
 # tests/fuzz_c_abi.rs with MOONCAKE_META_CABI_CASES=$(VALGRIND_CABI_CASES))
@@ -242,6 +244,12 @@ bench: target/c/read_c
 # The short run CI does as part of `make test`.
 bench-quick: target/c/read_c
 	$(CARGO) run --release --bin mooncake-meta-bench -- --quick
+
+# The scale run (not in CI; < 30 min on 2 cores and 24 GiB): scenario
+# `scale` at 10^5, 10^6 and 10^7 objects and the footprint at 10^8, which is
+# built only when a projection fits in MemAvailable (else: "not measured").
+bench-scale:
+	$(CARGO) run --release --bin mooncake-meta-bench -- --scale
 
 # The C ABI read benchmark: a C program linked to the shared library (no LTO
 # inlining across the boundary); the harness's `read-c` scenario runs it.

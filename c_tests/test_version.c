@@ -51,6 +51,7 @@ static void status_codes_are_the_contract_values(void) {
         {MOONCAKE_META_STALE_WRITE_TOKEN, -9007, "STALE_WRITE_TOKEN"},
         {MOONCAKE_META_CLOCK_UNSUPPORTED, -9008, "CLOCK_UNSUPPORTED"},
         {MOONCAKE_META_GROUP_RETENTION_FULL, -9009, "GROUP_RETENTION_FULL"},
+        {MOONCAKE_META_JOURNAL_OVERRUN, -9010, "JOURNAL_OVERRUN"},
     };
     for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
         CHECK_EQ_INT(table[i].code, table[i].expected);

@@ -41,6 +41,7 @@ var (
 	_ = [1]struct{}{}[CodeStaleWriteToken-C.MOONCAKE_META_STALE_WRITE_TOKEN]
 	_ = [1]struct{}{}[CodeClockUnsupported-C.MOONCAKE_META_CLOCK_UNSUPPORTED]
 	_ = [1]struct{}{}[CodeGroupRetentionFull-C.MOONCAKE_META_GROUP_RETENTION_FULL]
+	_ = [1]struct{}{}[CodeJournalOverrun-C.MOONCAKE_META_JOURNAL_OVERRUN]
 	_ = [1]struct{}{}[NoSegment-C.MOONCAKE_META_NO_SEGMENT]
 	_ = [1]struct{}{}[PoolMemory-C.MOONCAKE_META_POOL_MEMORY]
 	_ = [1]struct{}{}[PoolNofSSD-C.MOONCAKE_META_POOL_NOF_SSD]

@@ -50,6 +50,7 @@ const (
 	CodeStaleWriteToken            Code = -9007
 	CodeClockUnsupported           Code = -9008
 	CodeGroupRetentionFull         Code = -9009
+	CodeJournalOverrun             Code = -9010
 )
 
 // String returns the code's name as the linked library spells it without
@@ -169,6 +170,10 @@ var (
 	// Config.MaxRetainedGroups groups are (retained groups may still
 	// extend).
 	ErrGroupRetentionFull = &Error{Code: CodeGroupRetentionFull}
+	// ErrJournalOverrun: a change-journal read asked for records that were
+	// dropped because the journal was full before the consumer released
+	// them; the consumer must resync from a snapshot.
+	ErrJournalOverrun = &Error{Code: CodeJournalOverrun}
 )
 
 // ErrClosed is returned by every call on a Master after Close.

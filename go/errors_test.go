@@ -23,7 +23,7 @@ func TestSentinelsMatchByCode(t *testing.T) {
 		mm.ErrUnavailableInCurrentStatus, mm.ErrSerializeFail, mm.ErrDeserializeFail,
 		mm.ErrNullArgument, mm.ErrInvalidUTF8, mm.ErrBufferTooSmall, mm.ErrStructSizeUnsupported,
 		mm.ErrUnknownFlags, mm.ErrPanic, mm.ErrStaleWriteToken, mm.ErrClockUnsupported,
-		mm.ErrGroupRetentionFull,
+		mm.ErrGroupRetentionFull, mm.ErrJournalOverrun,
 	}
 	seen := map[mm.Code]bool{}
 	for _, s := range sentinels {

@@ -791,6 +791,13 @@ typedef struct mooncake_meta_restore_report {
  */
 #define MOONCAKE_META_GROUP_RETENTION_FULL -9009
 
+/**
+ * A change-journal read asked for records that were dropped because the
+ * journal was full before the consumer released them: resync from a
+ * snapshot (docs/CONTRACT.md section 12).
+ */
+#define MOONCAKE_META_JOURNAL_OVERRUN -9010
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus

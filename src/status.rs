@@ -1,6 +1,6 @@
 //! Status codes: the one place where an [`ErrorKind`] becomes a number.
 //! Values are upstream Mooncake's `ErrorCode`s plus the library's reserved
-//! block −9001..−9009 (docs/CONTRACT.md §3); they never change once released.
+//! block −9001..−9010 (docs/CONTRACT.md §3); they never change once released.
 
 use mooncake_meta_core::error::ErrorKind;
 use std::collections::HashMap;
@@ -75,6 +75,10 @@ pub const MOONCAKE_META_CLOCK_UNSUPPORTED: mooncake_meta_status = -9008;
 /// A group that is not retained cannot be: `max_retained_groups` groups are
 /// (retained groups may still extend).
 pub const MOONCAKE_META_GROUP_RETENTION_FULL: mooncake_meta_status = -9009;
+/// A change-journal read asked for records that were dropped because the
+/// journal was full before the consumer released them: resync from a
+/// snapshot (docs/CONTRACT.md section 12).
+pub const MOONCAKE_META_JOURNAL_OVERRUN: mooncake_meta_status = -9010;
 
 /// The status code of an error kind. Exhaustive: a new kind does not compile
 /// until it has a code.
@@ -108,6 +112,7 @@ pub(crate) const fn code_of(kind: ErrorKind) -> mooncake_meta_status {
         ErrorKind::StaleWriteToken => MOONCAKE_META_STALE_WRITE_TOKEN,
         ErrorKind::ClockUnsupported => MOONCAKE_META_CLOCK_UNSUPPORTED,
         ErrorKind::GroupRetentionFull => MOONCAKE_META_GROUP_RETENTION_FULL,
+        ErrorKind::JournalOverrun => MOONCAKE_META_JOURNAL_OVERRUN,
     }
 }
 
@@ -152,7 +157,7 @@ mod tests {
     use std::collections::HashSet;
 
     /// docs/CONTRACT.md §3.2, copied literally: the codes are part of the ABI.
-    const CONTRACT: [(&str, i32); 28] = [
+    const CONTRACT: [(&str, i32); 29] = [
         ("INTERNAL_ERROR", -1),
         ("SEGMENT_NOT_FOUND", -101),
         ("SEGMENT_ALREADY_EXISTS", -102),
@@ -181,6 +186,7 @@ mod tests {
         ("STALE_WRITE_TOKEN", -9007),
         ("CLOCK_UNSUPPORTED", -9008),
         ("GROUP_RETENTION_FULL", -9009),
+        ("JOURNAL_OVERRUN", -9010),
     ];
 
     // §3.2: every kind has its own negative code, and the code leads back to it.

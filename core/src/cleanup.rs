@@ -1,7 +1,10 @@
 //! Soft-pin expiration cleanup (docs/CONTRACT.md §4.8): pop due index entries in
 //! bounded batches, group each batch by shard, take each affected shard's
-//! read lock once, and clear a committed deadline only if it still equals
-//! the popped one (compare-and-swap). Cost O(due · log heap); nothing due →
+//! read lock once, find each entry's object again by its identity (hash and
+//! creation sequence, no key) and clear the committed deadline only if the
+//! entry is the object's latest registration (same `pin_version`) and the
+//! deadline still equals the popped one (compare-and-swap). Entries failing
+//! either check are stale and dropped. Cost O(due · log heap); nothing due →
 //! no shard touched.
 //!
 //! A restore may install a new state between a pop and the shard lock
@@ -20,7 +23,7 @@
 use crate::clock::Instant;
 use crate::master::{MasterCore, CLEANUP_BATCH};
 use crate::object::NO_DEADLINE;
-use crate::soft_pin::index::DueEntry;
+use crate::soft_pin::index::Entry;
 use std::sync::atomic::Ordering;
 
 /// What one cleanup cycle did.
@@ -54,13 +57,12 @@ impl MasterCore {
         let started = std::time::Instant::now();
         let mut stats = CleanupStats::default();
         // pop_due sizes it on the first due entries; nothing due, no allocation.
-        let mut batch: Vec<DueEntry> = Vec::new();
+        let mut batch: Vec<Entry> = Vec::new();
         loop {
             batch.clear();
             let out = self.index.pop_due(at, CLEANUP_BATCH, &mut batch);
-            stats.popped += (out.popped + out.stale) as u64;
-            stats.stale_dropped += out.stale as u64;
-            if out.popped + out.stale > 0 {
+            stats.popped += out.popped as u64;
+            if out.popped > 0 {
                 stats.batches += 1;
             }
             if !batch.is_empty() {
@@ -70,6 +72,9 @@ impl MasterCore {
                 break;
             }
         }
+        // Pops and clears shrink heap and registrations; a rebuild they call
+        // for runs here, with no lock held.
+        self.settle_index();
         // Group retention deadlines expire in the same cycle, through their
         // own index (same batches, same exact-deadline rule).
         self.cleanup_retention_at(at);
@@ -95,14 +100,16 @@ impl MasterCore {
     /// Clears the popped deadlines still in place, if the batch (popped
     /// under index `epoch`) is from the current state; the one helper that
     /// takes shard locks for cleanup (and counts them). Returns the pins
-    /// cleared; entries of a replaced index count as stale.
-    fn expire_batch(&self, batch: &mut [DueEntry], epoch: u64, stats: &mut CleanupStats) -> u64 {
-        batch.sort_unstable_by_key(|e| e.shard);
+    /// cleared; the other entries count as stale (and so do all entries of
+    /// a replaced index).
+    fn expire_batch(&self, batch: &mut [Entry], epoch: u64, stats: &mut CleanupStats) -> u64 {
+        let shard_of = |e: &Entry| self.shard_index_of(e.target.hash);
+        batch.sort_unstable_by_key(shard_of);
         let (total, mut seen, mut expired) = (batch.len(), 0, 0);
-        for group in batch.chunk_by(|a, b| a.shard == b.shard) {
+        for group in batch.chunk_by(|a, b| shard_of(a) == shard_of(b)) {
             #[cfg(feature = "test-hooks")]
             self.race_point(crate::quiesce::RacePoint::CleanupShard { entries_done: seen });
-            let st = self.shards[group[0].shard as usize].state.read();
+            let st = self.shards[shard_of(&group[0])].state.read();
             stats.shards_touched += 1;
             // Under a shard lock the generation cannot move (restore holds
             // every shard write lock). Once it has moved it never comes
@@ -112,13 +119,19 @@ impl MasterCore {
                 break;
             }
             seen += group.len();
-            let mut cleared: i64 = 0;
+            let mut cleared = 0usize;
             for e in group {
-                let hash = self.hasher.hash_scoped(&e.key);
-                if let Some(obj) = st.find_scoped(hash, &e.key) {
-                    // Exact-deadline CAS: an old entry never clears a pin that
-                    // was re-enabled with a newer deadline.
-                    if obj
+                let Some(obj) = st.find_by_seq(e.target.hash, e.target.seq) else {
+                    continue; // the object is gone
+                };
+                // The version tells the latest registration from an earlier
+                // one with the same deadline (re-enabled in the same
+                // instant); the exact-deadline CAS keeps an entry from
+                // clearing a pin dropped or re-enabled since, and settles a
+                // race with eviction's normalisation (one of the two wins).
+                // `pin_version` only changes under the write lock.
+                if obj.pin_version == e.version
+                    && obj
                         .soft_pin
                         .compare_exchange(
                             e.deadline,
@@ -127,17 +140,19 @@ impl MasterCore {
                             Ordering::Acquire,
                         )
                         .is_ok()
-                    {
-                        cleared += 1;
-                    }
+                {
+                    cleared += 1;
                 }
             }
+            stats.stale_dropped += (group.len() - cleared) as u64;
             // Same critical section as the clears: a restore (which sets
-            // the gauge from the state it installs) cannot come in between.
+            // gauge and registrations from the state it installs) cannot
+            // come in between.
             if cleared > 0 {
-                self.shards[group[0].shard as usize]
+                self.shards[shard_of(&group[0])]
                     .soft_pin_keys
-                    .fetch_sub(cleared, Ordering::Relaxed);
+                    .fetch_sub(cleared as i64, Ordering::Relaxed);
+                self.index.unregister(cleared);
             }
             expired += cleared as u64;
         }

@@ -15,15 +15,15 @@ impl MasterCore {
     /// loads each object's committed deadline once and clears the expired
     /// ones (`deadline <= at`) with a compare-and-swap, as a scan-based
     /// cleanup would. Returns how many it cleared and lowers the soft-pin
-    /// gauge by that much. The index is not touched: the cleared pins' index
-    /// entries stay until the next `run_cleanup_at(t >= at)` pops them (their
-    /// CAS then fails), so run one before checking invariants.
+    /// gauge and the index's registration count by that much, under each
+    /// shard's lock. The cleared pins' heap entries stay (stale) until the
+    /// next `run_cleanup_at(t >= at)` pops them and drops them.
     #[doc(hidden)]
     pub fn debug_scan_expired(&self, at: Instant) -> u64 {
         let mut expired = 0u64;
         for shard in self.shards.iter() {
             let st = shard.state.read();
-            let mut cleared = 0i64;
+            let mut cleared = 0u64;
             for obj in st.objects.iter() {
                 let d = obj.soft_pin.load(Ordering::Acquire);
                 if d != NO_DEADLINE
@@ -38,9 +38,12 @@ impl MasterCore {
             }
             // Under the same read lock as the clears, as cleanup does.
             if cleared > 0 {
-                shard.soft_pin_keys.fetch_sub(cleared, Ordering::Relaxed);
+                shard
+                    .soft_pin_keys
+                    .fetch_sub(cleared as i64, Ordering::Relaxed);
+                self.index.unregister(cleared as usize);
             }
-            expired += cleared as u64;
+            expired += cleared;
         }
         expired
     }

@@ -7,7 +7,7 @@ use std::fmt;
 
 /// What went wrong. Names follow upstream Mooncake's `ErrorCode`; the library
 /// additions (boundary problems, stale write tokens, clock misuse, a full
-/// group-retention registry) come last.
+/// group-retention registry, a journal read past what was kept) come last.
 ///
 /// Deliberately exhaustive: the C-ABI crate maps every kind to a status code
 /// with an exhaustive match, so a new kind cannot ship without its code.
@@ -45,11 +45,14 @@ pub enum ErrorKind {
     ClockUnsupported,
     /// A new group cannot be retained: `max_retained_groups` groups are.
     GroupRetentionFull,
+    /// A journal read asked for records that were dropped (the journal was
+    /// full before the consumer released them): resync from a snapshot.
+    JournalOverrun,
 }
 
 impl ErrorKind {
     /// Every kind, for exhaustive tables (code mapping tests, docs).
-    pub const ALL: [ErrorKind; 28] = [
+    pub const ALL: [ErrorKind; 29] = [
         ErrorKind::Internal,
         ErrorKind::SegmentNotFound,
         ErrorKind::SegmentAlreadyExists,
@@ -78,6 +81,7 @@ impl ErrorKind {
         ErrorKind::StaleWriteToken,
         ErrorKind::ClockUnsupported,
         ErrorKind::GroupRetentionFull,
+        ErrorKind::JournalOverrun,
     ];
 
     /// Upper-case upstream-style name (`OBJECT_NOT_FOUND`).
@@ -111,6 +115,7 @@ impl ErrorKind {
             ErrorKind::StaleWriteToken => "STALE_WRITE_TOKEN",
             ErrorKind::ClockUnsupported => "CLOCK_UNSUPPORTED",
             ErrorKind::GroupRetentionFull => "GROUP_RETENTION_FULL",
+            ErrorKind::JournalOverrun => "JOURNAL_OVERRUN",
         }
     }
 }

@@ -25,7 +25,7 @@ use crate::master::MasterCore;
 use crate::object::{Object, NO_DEADLINE};
 use crate::retention::retention_active;
 use crate::shard::ShardState;
-use crate::soft_pin::state::{is_active, Delta};
+use crate::soft_pin::state::is_active;
 use crate::types::{Pool, ReplicaKind};
 use hashbrown::HashSet;
 use std::sync::atomic::Ordering;
@@ -220,7 +220,7 @@ impl MasterCore {
                         .compare_exchange(d, NO_DEADLINE, Ordering::AcqRel, Ordering::Acquire)
                         .is_ok()
                 {
-                    self.apply_delta(&obj.key, si, Delta::DROPPED);
+                    self.pin_dropped(obj.hash);
                     report.normalised += 1;
                 }
                 out.push(Candidate {

@@ -3,26 +3,32 @@
 //! documented order: all shard read locks ascending, then the segment
 //! table, then the index.
 
+use crate::master::entry_is_valid;
 use crate::master::MasterCore;
 use crate::object::Role;
+use crate::segment::{BlockId, BufferOwner};
+use crate::soft_pin::PinTarget;
 use hashbrown::{HashMap, HashSet};
 use std::sync::atomic::Ordering;
 
 impl MasterCore {
     /// Checks docs/CONTRACT.md §8; `Err` describes the first violation found.
     pub fn check_invariants(&self) -> Result<(), String> {
+        // A rebuild the last index change asked for runs first (it takes
+        // shard locks itself): the heap bound holds once it has.
+        self.settle_index();
         let guards: Vec<_> = self.shards.iter().map(|s| s.state.read()).collect();
         // Lock order: the retention registry after the shards, before the
         // segment table.
         self.check_retention_invariants()?;
         let table = self.segments.read();
-        let regs = self.index.registrations();
+        let entries = self.index.entries();
         let idx = self.index.stats();
 
-        let mut committed: HashMap<&str, (u64, u32)> = HashMap::new();
+        let mut committed: Vec<(PinTarget, &str)> = Vec::new();
         let mut replica_ids: HashSet<u64> = HashSet::new();
-        // (segment, addr) -> (len, owner replica id or 0 for discarded)
-        let mut buffers: HashMap<(u32, u64), (u64, u64)> = HashMap::new();
+        // (segment, addr) -> what the metadata says the buffer there is.
+        let mut buffers: HashMap<(u32, u64), Held> = HashMap::new();
         for (si, st) in guards.iter().enumerate() {
             let mut pinned = 0i64;
             for obj in st.objects.iter() {
@@ -35,9 +41,9 @@ impl MasterCore {
                 if obj.replicas.is_empty() {
                     return Err(format!("{:?} has no replica", obj.key));
                 }
-                if let Some(d) = obj.committed() {
+                if obj.committed().is_some() {
                     pinned += 1;
-                    committed.insert(&obj.key, (d, si as u32));
+                    committed.push((obj.pin_target(), &obj.key));
                 }
                 let in_flight = obj.write_in_flight();
                 if obj.pending.is_some() && !in_flight {
@@ -73,10 +79,12 @@ impl MasterCore {
                                 obj.key, r.id, r.segment
                             ));
                         }
-                        if buffers
-                            .insert((r.segment, r.addr), (obj.size, r.id))
-                            .is_some()
-                        {
+                        let held = Held {
+                            len: obj.size,
+                            block: r.block,
+                            by: Holder::Replica(BufferOwner::replica(obj.hash, r.id)),
+                        };
+                        if buffers.insert((r.segment, r.addr), held).is_some() {
                             return Err(format!(
                                 "two buffers at {:#x} on segment {}",
                                 r.addr, r.segment
@@ -110,8 +118,13 @@ impl MasterCore {
                 return Err(format!("shard {si}: more writes in flight than objects"));
             }
             for d in &st.discarded {
+                let held = Held {
+                    len: d.len,
+                    block: d.block,
+                    by: Holder::Discarded { shard: si },
+                };
                 if table.get(d.segment).is_some()
-                    && buffers.insert((d.segment, d.addr), (d.len, 0)).is_some()
+                    && buffers.insert((d.segment, d.addr), held).is_some()
                 {
                     return Err(format!(
                         "discarded buffer {:#x} on segment {} is also live",
@@ -120,19 +133,35 @@ impl MasterCore {
                 }
             }
         }
-        if regs.len() != committed.len() {
+        // Deadline index: each committed deadline has exactly one valid
+        // entry (the object's identity, version and deadline), and `live`
+        // counts them.
+        if entries.len() != idx.heap_len {
+            return Err(format!(
+                "index rebuild running: {} of {} heap entries detached",
+                idx.heap_len - entries.len().min(idx.heap_len),
+                idx.heap_len
+            ));
+        }
+        if idx.live != committed.len() {
             return Err(format!(
                 "{} registrations for {} committed deadlines",
-                regs.len(),
+                idx.live,
                 committed.len()
             ));
         }
-        for (k, shard, d) in &regs {
-            match committed.get(&**k) {
-                Some(&(cd, cs)) if cd == *d && cs == *shard => {}
-                other => {
+        let mut valid: HashMap<PinTarget, usize> = HashMap::new();
+        for e in &entries {
+            if entry_is_valid(&guards[self.shard_index_of(e.target.hash)], e) {
+                *valid.entry(e.target).or_default() += 1;
+            }
+        }
+        for (target, key) in &committed {
+            match valid.get(target).copied().unwrap_or(0) {
+                1 => {}
+                n => {
                     return Err(format!(
-                        "registration {k:?} ({d}, shard {shard}) vs metadata {other:?}"
+                        "{key:?}: {n} valid index entries for its committed deadline"
                     ))
                 }
             }
@@ -145,14 +174,17 @@ impl MasterCore {
         }
 
         // Allocator: allocated bytes == live replica buffers + unreleased
-        // discarded buffers, and the segment's own owner map agrees.
+        // discarded buffers, and the blocks agree with them one for one:
+        // same address, length and block id, a replica's block owned by
+        // that replica, a discarded buffer's by an object of the shard that
+        // lists it (unmount looks for it there).
         for seg in table.iter() {
-            let mine: Vec<(u64, u64)> = buffers
+            let mine: Vec<(u64, Held)> = buffers
                 .iter()
                 .filter(|((s, _), _)| *s == seg.id)
-                .map(|((_, a), (l, _))| (*a, *l))
+                .map(|((_, a), h)| (*a, *h))
                 .collect();
-            let expected: u64 = mine.iter().map(|b| b.1).sum();
+            let expected: u64 = mine.iter().map(|b| b.1.len).sum();
             if seg.allocated_bytes() != expected {
                 return Err(format!(
                     "segment '{}': allocator says {} bytes, replicas + discarded hold {expected}",
@@ -170,14 +202,44 @@ impl MasterCore {
                 ));
             }
             let mut prev_end = seg.base;
-            for (addr, len, _) in &live {
-                if *addr < prev_end || addr + len > seg.base + seg.size {
+            for b in &live {
+                let (addr, len) = (b.address, b.len);
+                if addr < prev_end || addr + len > seg.base + seg.size {
                     return Err(format!(
                         "segment '{}': buffer {addr:#x}+{len} overlaps or is out of range",
                         seg.name
                     ));
                 }
                 prev_end = addr + len;
+                let Some(held) = buffers.get(&(seg.id, addr)) else {
+                    return Err(format!(
+                        "segment '{}': buffer {addr:#x}+{len} is held by no replica \
+                         and is not discarded",
+                        seg.name
+                    ));
+                };
+                if held.len != len || held.block != b.block {
+                    return Err(format!(
+                        "segment '{}': buffer {addr:#x} is {len} bytes in block {}, \
+                         the metadata says {} bytes in block {}",
+                        seg.name,
+                        b.block.index(),
+                        held.len,
+                        held.block.index()
+                    ));
+                }
+                let owned = match held.by {
+                    Holder::Replica(owner) => b.owner == owner,
+                    Holder::Discarded { shard } => {
+                        self.shard_index_of(b.owner.object_hash()) == shard
+                    }
+                };
+                if !owned {
+                    return Err(format!(
+                        "segment '{}': buffer {addr:#x} records owner {:?}, held as {:?}",
+                        seg.name, b.owner, held.by
+                    ));
+                }
             }
         }
         Ok(())
@@ -209,4 +271,21 @@ impl MasterCore {
         let s = self.index.stats();
         (s.heap_len, s.live)
     }
+}
+
+/// A buffer as the metadata holds it.
+#[derive(Debug, Clone, Copy)]
+struct Held {
+    len: u64,
+    block: BlockId,
+    by: Holder,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Holder {
+    Replica(BufferOwner),
+    /// In the discarded list of this shard.
+    Discarded {
+        shard: usize,
+    },
 }

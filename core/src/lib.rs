@@ -32,6 +32,7 @@
 pub mod clock;
 pub mod config;
 pub mod error;
+pub mod journal;
 pub mod segment;
 pub mod snapshot;
 pub mod soft_pin;

@@ -275,7 +275,7 @@ impl MasterCore {
             st.discarded = keep;
             let table = self.segments.read();
             for d in &due {
-                crate::master::free_in(&table, d.segment, d.addr, d.len);
+                crate::master::free_block(&table, d.segment, d.block, d.addr, d.len);
                 st.discarded_bytes -= d.len as i64;
             }
             released += due.len() as u64;

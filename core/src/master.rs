@@ -54,9 +54,9 @@ use crate::maintenance::{Maintenance, Wakeup};
 use crate::metrics::Metrics;
 use crate::object::{Object, Replica, Replicas, Role};
 use crate::quiesce::Quiesce;
-use crate::segment::{BufferOwner, SegmentTable};
+use crate::segment::{BlockId, BufferOwner, SegmentTable};
 use crate::shard::{Discarded, Shard, ShardState};
-use crate::soft_pin::index::DeadlineIndex;
+use crate::soft_pin::index::{DeadlineIndex, Entry};
 use crate::soft_pin::state::{Delta, IndexOp};
 use crate::types::{ClientId, Key, Pool, ReplicaStatus, SegmentId, WriteConfig};
 use parking_lot::RwLock;
@@ -270,31 +270,90 @@ impl MasterCore {
         self.next_seq.fetch_add(1, Ordering::Relaxed)
     }
 
-    /// Applies a soft-pin transition's side effects. Called with the shard
-    /// lock held (the index mutex comes last in the lock order), so the
-    /// index never disagrees with the metadata outside a cleanup batch.
-    pub(crate) fn apply_delta(&self, scoped: &str, shard: usize, delta: Delta) {
+    /// Applies a soft-pin transition's side effects to `obj`, whose
+    /// committed deadline the caller has already set to the transition's
+    /// outcome. Called with the shard write lock held (the index mutex comes
+    /// last in the lock order), so the index never disagrees with the
+    /// metadata outside a cleanup batch. A registration bumps the object's
+    /// `pin_version`, which makes every earlier entry of it stale; the
+    /// caller runs [`settle_index`](Self::settle_index) once it has
+    /// released the shard lock.
+    pub(crate) fn apply_delta(&self, obj: &mut Object, delta: Delta) {
+        match delta.index {
+            IndexOp::None => {}
+            IndexOp::Register(d) => self.register_pin(obj, d, delta.gauge > 0),
+            IndexOp::Unregister => self.index.unregister(1),
+        }
         if delta.gauge != 0 {
-            self.shards[shard]
+            self.shards[self.shard_index_of(obj.hash)]
                 .soft_pin_keys
                 .fetch_add(delta.gauge, Ordering::Relaxed);
         }
-        match delta.index {
-            IndexOp::None => {}
-            IndexOp::Register(d) => self.index.register(scoped, shard as u32, d),
-            IndexOp::Unregister => {
-                self.index.unregister(scoped);
-            }
-        }
+    }
+
+    /// Registers `obj`'s committed deadline `deadline` under a new version
+    /// (`fresh`: the object had no registration). Shard write lock held.
+    pub(crate) fn register_pin(&self, obj: &mut Object, deadline: Instant, fresh: bool) {
+        obj.pin_version = obj.pin_version.wrapping_add(1);
+        self.index
+            .register(obj.pin_target(), obj.pin_version, deadline, fresh);
+    }
+
+    /// A committed deadline disappeared (cleared by a compare-and-swap
+    /// under a shard read lock, or dropped): its gauge and registration go.
+    /// The entry is stale from then on, through the record. `hash` is the
+    /// object's: its shard's gauge goes down (the caller holds that lock).
+    pub(crate) fn pin_dropped(&self, hash: u64) {
+        self.index.unregister(1);
+        self.shards[self.shard_index_of(hash)]
+            .soft_pin_keys
+            .fetch_sub(1, Ordering::Relaxed);
     }
 
     /// Drops an object's committed deadline (if any) with its gauge and
     /// index effects.
-    pub(crate) fn drop_committed(&self, obj: &Object, shard: usize) {
+    pub(crate) fn drop_committed(&self, obj: &Object) {
         if obj.committed().is_some() {
             obj.set_committed(None);
-            self.apply_delta(&obj.key, shard, Delta::DROPPED);
+            self.pin_dropped(obj.hash);
         }
+    }
+
+    /// Runs the deadline-index rebuild the last index change asked for, if
+    /// any (docs/CONTRACT.md §4.8). The rebuild checks entries against the
+    /// records under shard read locks, so the caller must hold no lock at
+    /// all; operations that push entries call it on their way out, cleanup
+    /// after its pops.
+    pub(crate) fn settle_index(&self) {
+        if self.index.rebuild_wanted() {
+            self.index
+                .rebuild(&mut |entries: &mut Vec<Entry>| self.retain_valid_entries(entries));
+        }
+    }
+
+    /// Keeps the entries whose object exists with the entry's version and
+    /// deadline (what cleanup would clear) and drops the rest, which can
+    /// never turn valid again. Takes each shard's read lock for at most
+    /// `VALIDATE_RUN` entries at a time; no other lock is held.
+    fn retain_valid_entries(&self, entries: &mut Vec<Entry>) {
+        /// Entries checked per shard-lock hold.
+        const VALIDATE_RUN: usize = 1024;
+        entries.sort_unstable_by_key(|e| self.shard_index_of(e.target.hash));
+        let (mut read, mut kept) = (0, 0);
+        while read < entries.len() {
+            let si = self.shard_index_of(entries[read].target.hash);
+            let st = self.shards[si].state.read();
+            let end = entries.len().min(read + VALIDATE_RUN);
+            while read < end && self.shard_index_of(entries[read].target.hash) == si {
+                let e = entries[read];
+                read += 1;
+                if entry_is_valid(&st, &e) {
+                    entries[kept] = e;
+                    kept += 1;
+                }
+            }
+        }
+        entries.truncate(kept);
     }
 
     /// Allocates the buffers of a write per the shape rules of docs/CONTRACT.md §3.
@@ -318,16 +377,14 @@ impl MasterCore {
                 continue;
             }
             let got = table.place(pool, count, size, &cfg.preferred_segments, exclude, |i| {
-                BufferOwner {
-                    object_hash: hash,
-                    replica_id: first + (offset + i) as u64,
-                }
+                BufferOwner::replica(hash, first + (offset + i) as u64)
             });
-            for (i, (segment, addr)) in got.into_iter().enumerate() {
+            for (i, p) in got.into_iter().enumerate() {
                 placed.push(Replica {
                     id: first + (offset + i) as u64,
-                    addr,
-                    segment,
+                    addr: p.address,
+                    segment: p.segment,
+                    block: p.block,
                     kind: pool.replica_kind(),
                     status: ReplicaStatus::Processing,
                     role: Role::Write,
@@ -369,7 +426,7 @@ impl MasterCore {
             })
             .collect();
         for r in &placed {
-            free_in(&table, r.segment, r.addr, size);
+            free_in(&table, r, size);
         }
         drop(table);
         self.return_replica_ids(first, mem + nof);
@@ -392,7 +449,7 @@ impl MasterCore {
         let table = self.segments.read();
         for r in replicas {
             if r.has_buffer() {
-                free_in(&table, r.segment, r.addr, size);
+                free_in(&table, r, size);
             }
         }
     }
@@ -410,6 +467,7 @@ impl MasterCore {
                 st.discarded.push(Discarded {
                     segment: r.segment,
                     addr: r.addr,
+                    block: r.block,
                     len: size,
                     release_at,
                 });
@@ -448,7 +506,8 @@ impl MasterCore {
             None => self.free_now(&obj.replicas, obj.size),
             Some(at) => self.discard(st, &obj.replicas, obj.size, at),
         }
-        self.drop_committed(obj, shard);
+        debug_assert_eq!(self.shard_index_of(obj.hash), shard);
+        self.drop_committed(obj);
         st.in_flight.remove(&obj.write_token);
         if let Some(g) = &obj.group {
             self.groups.leave(&self.hasher, g, &obj.key);
@@ -481,14 +540,35 @@ impl MasterCore {
     }
 }
 
-/// Frees a buffer if its segment is still mounted (an unmounted segment's
-/// buffers went with it).
-pub(crate) fn free_in(table: &SegmentTable, segment: SegmentId, addr: u64, len: u64) {
+/// Frees a replica's buffer of `len` bytes if its segment is still mounted
+/// (an unmounted segment's buffers went with it).
+pub(crate) fn free_in(table: &SegmentTable, r: &Replica, len: u64) {
+    free_block(table, r.segment, r.block, r.addr, len);
+}
+
+/// Frees the buffer `block` at `addr` if `segment` is still mounted.
+pub(crate) fn free_block(
+    table: &SegmentTable,
+    segment: SegmentId,
+    block: BlockId,
+    addr: u64,
+    len: u64,
+) {
     if let Some(seg) = table.get(segment) {
-        let freed = seg.free(addr, len);
+        let freed = seg.free(block, addr, len);
         debug_assert!(
             freed.is_ok(),
-            "freeing {addr:#x}+{len} on segment {segment}: {freed:?}"
+            "freeing {addr:#x}+{len} (block {}) on segment {segment}: {freed:?}",
+            block.index()
         );
     }
+}
+
+/// Whether index entry `e` is the latest registration of an object in `st`
+/// (the shard its hash picks): the object exists, carries the entry's
+/// version and still has the entry's deadline committed.
+#[inline]
+pub(crate) fn entry_is_valid(st: &ShardState, e: &Entry) -> bool {
+    st.find_by_seq(e.target.hash, e.target.seq)
+        .is_some_and(|o| o.pin_version == e.version && o.committed() == Some(e.deadline))
 }

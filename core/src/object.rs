@@ -5,7 +5,8 @@
 use crate::clock::{saturating_deadline, Instant, MAX_INSTANT};
 use crate::group::Group;
 use crate::key::ScopedKey;
-use crate::soft_pin::SoftPinIntent;
+use crate::segment::BlockId;
+use crate::soft_pin::{PinTarget, SoftPinIntent};
 use crate::types::{
     ClientId, Location, ReplicaDescriptor, ReplicaKind, ReplicaSelector, ReplicaStatus, SegmentId,
 };
@@ -33,6 +34,9 @@ pub(crate) struct Replica {
     pub addr: u64,
     /// `u32::MAX` for LOCAL_DISK.
     pub segment: SegmentId,
+    /// The buffer's block in its segment (freeing it needs no address
+    /// lookup); `BlockId::NONE` for LOCAL_DISK.
+    pub block: BlockId,
     pub kind: ReplicaKind,
     pub status: ReplicaStatus,
     pub role: Role,
@@ -116,6 +120,10 @@ pub(crate) struct Object {
     pub lease: AtomicU64,
     /// Committed soft-pin deadline or [`NO_DEADLINE`].
     pub soft_pin: AtomicU64,
+    /// Version of the latest deadline-index registration, bumped (wrapping) by each one
+    /// (docs/CONTRACT.md §4.8): an index entry is valid only while it carries this version and
+    /// `soft_pin` still holds its deadline. Changed under the write lock only.
+    pub pin_version: u32,
     pub replicas: Replicas,
     /// Soft-pin intent of the write in flight (docs/CONTRACT.md §4.4).
     pub pending: Option<SoftPinIntent>,
@@ -130,6 +138,15 @@ impl Object {
         match self.soft_pin.load(Ordering::Acquire) {
             NO_DEADLINE => None,
             d => Some(d),
+        }
+    }
+
+    /// The identity deadline-index entries name this object by.
+    #[inline]
+    pub fn pin_target(&self) -> PinTarget {
+        PinTarget {
+            hash: self.hash,
+            seq: self.seq,
         }
     }
 

@@ -11,7 +11,9 @@
 //! late is protected for the group's remaining lifetime and no member
 //! operation can move it. Only retain, release, expiry and restore write it.
 //!
-//! Expiry uses a second [`DeadlineIndex`] with the object index's contract:
+//! Expiry uses a second deadline index, the keyed flavour
+//! ([`KeyedDeadlineIndex`]: entries found by the group id), with the object
+//! index's contract:
 //! registered when a deadline is committed, unregistered on release, popped
 //! in bounded batches by the same cleanup cycle, a pop clearing a deadline
 //! only if it still equals the popped one.
@@ -26,7 +28,7 @@ use crate::clock::{saturating_deadline, Instant};
 use crate::error::{Error, ErrorKind, Result};
 use crate::key::ScopedKey;
 use crate::master::{MasterCore, CLEANUP_BATCH};
-use crate::soft_pin::index::{DeadlineIndex, DueEntry};
+use crate::soft_pin::keyed::{KeyedDeadlineIndex, KeyedDue};
 use crate::types::{validate_name, Key};
 use hashbrown::HashMap;
 use parking_lot::RwLock;
@@ -40,14 +42,14 @@ pub(crate) struct Retention {
     /// Group id → committed deadline (may be stored-but-expired until
     /// normalised by cleanup, a retain or a release).
     pub map: RwLock<HashMap<ScopedKey, Instant>>,
-    pub index: DeadlineIndex,
+    pub index: KeyedDeadlineIndex,
 }
 
 impl Retention {
     pub fn new() -> Self {
         Retention {
             map: RwLock::new(HashMap::new()),
-            index: DeadlineIndex::new(),
+            index: KeyedDeadlineIndex::new(),
         }
     }
 }
@@ -238,7 +240,7 @@ impl MasterCore {
     /// one, under the registry's write lock.
     pub(crate) fn cleanup_retention_at(&self, at: Instant) -> RetentionCleanup {
         let mut stats = RetentionCleanup::default();
-        let mut batch: Vec<DueEntry> = Vec::new();
+        let mut batch: Vec<KeyedDue> = Vec::new();
         loop {
             batch.clear();
             let out = self.retention.index.pop_due(at, CLEANUP_BATCH, &mut batch);
@@ -286,7 +288,7 @@ impl MasterCore {
     }
 
     /// Exact-deadline compare-and-clear of popped entries; gauge −1 each.
-    fn clear_due_locked(&self, map: &mut HashMap<ScopedKey, Instant>, batch: &[DueEntry]) -> u64 {
+    fn clear_due_locked(&self, map: &mut HashMap<ScopedKey, Instant>, batch: &[KeyedDue]) -> u64 {
         let mut cleared: i64 = 0;
         for e in batch {
             if map.get(&*e.key) == Some(&e.deadline) {

@@ -6,6 +6,7 @@
 use crate::clock::Instant;
 use crate::key;
 use crate::object::Object;
+use crate::segment::BlockId;
 use crate::types::{Key, SegmentId};
 use hashbrown::TryReserveError;
 use hashbrown::{HashMap, HashTable};
@@ -18,6 +19,7 @@ use std::sync::atomic::AtomicI64;
 pub(crate) struct Discarded {
     pub segment: SegmentId,
     pub addr: u64,
+    pub block: BlockId,
     pub len: u64,
     pub release_at: Instant,
 }
@@ -68,6 +70,23 @@ impl ShardState {
 
     pub fn find_scoped_mut(&mut self, hash: u64, scoped: &str) -> Option<&mut Object> {
         self.objects.find_mut(hash, |o| &*o.key == scoped)
+    }
+
+    /// The object created with sequence `seq` among those hashing to `hash`
+    /// (what a deadline-index entry names). The full hash is compared too:
+    /// the table only narrows candidates down to a 7-bit tag.
+    #[inline]
+    pub fn find_by_seq(&self, hash: u64, seq: u64) -> Option<&Object> {
+        self.objects.find(hash, |o| o.seq == seq && o.hash == hash)
+    }
+
+    /// Mutable [`find_by_seq`](Self::find_by_seq); part of the identity
+    /// API the record handles replace, unused until a caller needs it.
+    #[allow(dead_code)]
+    #[inline]
+    pub fn find_by_seq_mut(&mut self, hash: u64, seq: u64) -> Option<&mut Object> {
+        self.objects
+            .find_mut(hash, |o| o.seq == seq && o.hash == hash)
     }
 
     pub fn insert(&mut self, obj: Object) {

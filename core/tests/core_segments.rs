@@ -330,3 +330,105 @@ fn a_failed_restore_gives_its_segment_ids_back() {
         .unwrap();
     assert_eq!(b, a + 1, "the failed restore used up segment ids");
 }
+
+fn allocated(m: &Master, segment: &str) -> u64 {
+    m.metrics()
+        .segments
+        .iter()
+        .find(|s| s.name == segment)
+        .map_or(0, |s| s.allocated)
+}
+
+#[test]
+fn unmount_finds_every_owner_across_shards_after_frees_and_reuse() {
+    // §2: unmount drops exactly the replicas and discarded buffers its
+    // buffers' owners name, in every shard, including buffers that reuse
+    // the bytes and blocks of removed objects; nothing on other segments
+    let m = master_with(
+        MasterConfig {
+            shard_count: 8,
+            ..config()
+        },
+        2,
+        0,
+        SEG,
+    );
+    let key = |i: usize| format!("k{i}");
+    for i in 0..300 {
+        let on_segs: &[&str] = match i % 3 {
+            0 => &["mem0"],
+            1 => &["mem0", "mem1"],
+            _ => &["mem1"],
+        };
+        put(&m, &key(i), 64, &on(on_segs));
+    }
+    // Free 50 mem0-only buffers, then let 30 new mem0-only objects reuse them.
+    for i in (0..300).step_by(6) {
+        m.remove(k(&key(i)), true).unwrap();
+    }
+    for i in 0..30 {
+        put(&m, &format!("fresh{i}"), 64, &on(&["mem0"]));
+    }
+    // Ten two-replica objects move to one new 128-byte buffer on mem1; their
+    // old buffers on both segments wait, discarded, in their shards.
+    for i in (1..300).step_by(30) {
+        upsert(&m, &key(i), 128, &on(&["mem1"]));
+    }
+    assert_eq!(m.metrics().discarded_staging_bytes, 10 * 128);
+    inv(&m);
+    assert_eq!(allocated(&m, "mem0"), (50 + 30 + 100) * 64);
+    let mem1 = allocated(&m, "mem1");
+    assert_eq!(mem1, (90 + 10 + 100) * 64 + 10 * 128);
+
+    let r = m.unmount_segment(C1, "mem0").unwrap();
+    assert_eq!(
+        r,
+        UnmountReport {
+            replicas_dropped: 50 + 30 + 90,
+            objects_erased: 50 + 30
+        }
+    );
+    assert_eq!(m.key_count(), 200);
+    assert_eq!(m.metrics().discarded_staging_bytes, 10 * 64);
+    assert_eq!(allocated(&m, "mem1"), mem1);
+    assert!(m.metrics().segments.iter().all(|s| s.name != "mem0"));
+    for i in 0..300 {
+        let got = m.get_replica_list(k(&key(i)));
+        if i % 3 == 0 {
+            assert_eq!(code(got), ErrorKind::ObjectNotFound, "{}", key(i));
+        } else {
+            assert_eq!(got.unwrap().len(), 1, "{}", key(i));
+        }
+    }
+    for i in 0..30 {
+        let got = m.get_replica_list(k(&format!("fresh{i}")));
+        assert_eq!(code(got), ErrorKind::ObjectNotFound);
+    }
+    inv(&m);
+    // The mem1 halves of the discarded pairs are still released normally.
+    assert_eq!(m.release_discarded_at(T0 + 10 * 600_000), 10);
+    assert_eq!(m.metrics().discarded_staging_bytes, 0);
+    assert_eq!(allocated(&m, "mem1"), mem1 - 10 * 64);
+    inv(&m);
+}
+
+#[test]
+fn removing_everything_after_unmount_and_remount_frees_every_buffer() {
+    // §2: buffers on a remounted segment are new blocks; removing every
+    // object afterwards leaves no byte allocated anywhere
+    let m = master_with(config(), 2, 0, SEG);
+    for i in 0..64 {
+        put(&m, &format!("a{i}"), 100 + i, &on(&["mem0", "mem1"]));
+    }
+    m.unmount_segment(C1, "mem0").unwrap();
+    m.mount_segment(C1, &spec("mem0", 0, SEG, Pool::Memory))
+        .unwrap();
+    for i in 0..64 {
+        put(&m, &format!("b{i}"), 100 + i, &on(&["mem0", "mem1"]));
+    }
+    inv(&m);
+    assert_eq!(m.remove_all(true), 128);
+    assert_eq!(allocated(&m, "mem0"), 0);
+    assert_eq!(allocated(&m, "mem1"), 0);
+    inv(&m);
+}

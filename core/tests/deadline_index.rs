@@ -23,13 +23,40 @@ fn ttl_update_leaves_a_stale_entry_that_cleanup_ignores() {
     assert_eq!(m.index_sizes(), (2, 1));
     let st = m.run_cleanup_at(d_old);
     assert_eq!((st.popped, st.stale_dropped, st.expired), (1, 1, 0));
-    assert_eq!(st.shards_touched, 0, "a stale entry needs no shard lock");
+    // Validity lives in the record: the stale entry is told apart under its shard's lock.
+    assert_eq!(st.shards_touched, 1);
     assert_eq!(deadline(&m, "k"), Some(d_new));
     assert_eq!(m.index_sizes(), (1, 1));
     assert_eq!(gauge(&m), 1);
     inv(&m);
     assert_eq!(m.run_cleanup_at(d_new).expired, 1);
     assert_eq!((gauge(&m), m.index_sizes()), (0, (0, 0)));
+    inv(&m);
+}
+
+#[test]
+fn a_carried_deadline_expires_after_the_object_is_replaced() {
+    // §4.5 + §4.8: a case-C upsert (other size) carries the active deadline into replacement
+    // metadata; the index entry follows the object, so cleanup still expires it on time, once.
+    let m = master();
+    put(&m, "k", 64, &enable(1_000));
+    let d = T0 + 1_000;
+    m.advance_time(10).unwrap();
+    let w = m.upsert_start(C1, k("k"), 128, &preserve()).unwrap();
+    inv(&m);
+    m.upsert_end(C1, k("k"), ReplicaSelector::All, Some(w.token))
+        .unwrap();
+    assert_eq!(deadline(&m, "k"), Some(d));
+    assert_eq!(m.index_sizes(), (2, 1), "a new entry, the old one stale");
+    inv(&m);
+    let st = m.run_cleanup_at(d - 1);
+    assert_eq!(st.popped, 0);
+    let st = m.run_cleanup_at(d);
+    assert_eq!((st.popped, st.stale_dropped, st.expired), (2, 1, 1));
+    assert_eq!(
+        (deadline(&m, "k"), gauge(&m), m.index_sizes()),
+        (None, 0, (0, 0))
+    );
     inv(&m);
 }
 
@@ -246,4 +273,51 @@ fn cleanup_racing_re_enabling_upserts_never_clears_the_newer_deadline() {
         "{cycles} cleanup cycles raced {WRITERS} re-enabling writers; \
          {cas_misses} popped entries lost the compare-and-swap"
     );
+}
+
+/// Races at exact points through the `test-hooks` race hook (deterministic).
+#[cfg(feature = "test-hooks")]
+mod at_exact_points {
+    use super::*;
+
+    #[test]
+    fn recommitting_the_same_deadline_after_the_pop_keeps_the_new_pin_registered() {
+        // §4.8: a writer re-enables the key with the very deadline cleanup has just popped,
+        // between the pop and cleanup's shard lock. The popped entry names the earlier
+        // registration, so it must not clear the new one: the pin stays committed and
+        // registered, and the next cycle expires it through its own entry.
+        let m = master();
+        put(&m, "k", 64, &enable(1_000));
+        let d = T0 + 1_000;
+        let fired = Arc::new(AtomicBool::new(false));
+        let once = Arc::clone(&fired);
+        m.debug_set_race_hook(Some(Arc::new(move |core: &MasterCore, p: RacePoint| {
+            if p == (RacePoint::CleanupShard { entries_done: 0 })
+                && !once.swap(true, Ordering::Relaxed)
+            {
+                // The clock is still at T0: the same TTL commits the same deadline.
+                let w = core.upsert_start(C1, k("k"), 64, &enable(1_000)).unwrap();
+                core.upsert_end(C1, k("k"), ReplicaSelector::All, Some(w.token))
+                    .unwrap();
+            }
+        })));
+        let st = m.run_cleanup_at(d);
+        m.debug_set_race_hook(None);
+        assert!(fired.load(Ordering::Relaxed));
+        assert_eq!((st.popped, st.stale_dropped, st.expired), (1, 1, 0));
+        assert_eq!(
+            deadline(&m, "k"),
+            Some(d),
+            "the re-enabled pin is not cleared"
+        );
+        assert_eq!(gauge(&m), 1);
+        inv(&m);
+        let st = m.run_cleanup_at(d);
+        assert_eq!((st.popped, st.expired), (1, 1));
+        assert_eq!(
+            (deadline(&m, "k"), gauge(&m), m.index_sizes()),
+            (None, 0, (0, 0))
+        );
+        inv(&m);
+    }
 }

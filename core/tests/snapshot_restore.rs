@@ -539,6 +539,50 @@ fn allocated_bytes_and_key_count_are_recomputed() {
 }
 
 #[test]
+fn restored_buffers_are_freed_by_remove_and_dropped_by_unmount() {
+    // §6 (5) + §2: each restored buffer is a block its replica names, so
+    // removes free it and an unmount finds its owner like any other
+    let m = master();
+    for i in 0..20u64 {
+        let c = WriteConfig {
+            nof_ssd_replicas: (i % 2) as u32,
+            ..enable(TTL)
+        };
+        put(&m, &format!("k{i}"), 64 * (i + 1), &c);
+    }
+    let s = m.snapshot().unwrap();
+    let (r, rep) = restored_at(&s, T0 + 1);
+    assert_eq!(rep.objects_restored, 20);
+    let mem_total: u64 = (1..=20).map(|i| 64 * i).sum();
+    assert_eq!(mem_allocated(&r), mem_total);
+    for i in (0..20u64).step_by(4) {
+        r.remove(k(&format!("k{i}")), true).unwrap();
+    }
+    let removed: u64 = (0..20u64).step_by(4).map(|i| 64 * (i + 1)).sum();
+    assert_eq!(mem_allocated(&r), mem_total - removed);
+    inv(&r);
+    let on_mem0: Vec<u64> = (0..20u64)
+        .filter(|i| i % 4 != 0)
+        .filter(|i| {
+            let d = r.get_replica_list(k(&format!("k{i}"))).unwrap();
+            d.iter().any(|d| {
+                matches!(d.location, Location::Buffer { segment, .. }
+                    if r.segment_name(segment).as_deref() == Some("mem0"))
+            })
+        })
+        .collect();
+    let rep = r.unmount_segment(C1, "mem0").unwrap();
+    assert_eq!(rep.replicas_dropped, on_mem0.len() as u64);
+    // Objects with a NOF_SSD replica (odd i) survive the loss of mem0.
+    let erased = on_mem0.iter().filter(|&&i| i % 2 == 0).count() as u64;
+    assert_eq!(rep.objects_erased, erased);
+    inv(&r);
+    assert_eq!(r.remove_all(true), 15 - erased);
+    assert!(r.metrics().segments.iter().all(|s| s.allocated == 0));
+    inv(&r);
+}
+
+#[test]
 fn discarded_buffers_are_not_restored_and_their_space_is_free() {
     // §6: discarded replicas are not serialised; their buffers are free after restore
     let m = master_with(config(), 1, 0, 8192);

@@ -9,12 +9,7 @@
 #[path = "../../core/tests/support/mod.rs"]
 pub mod support;
 
-/// The C-ABI call harness, drawing from the same entropy trait.
-pub mod cabi_harness {
-    pub use crate::support::entropy;
-    #[path = "../../../tests/support/cabi.rs"]
-    pub mod cabi;
-}
+pub mod cabi_harness;
 
 use arbitrary::Unstructured;
 use support::entropy::Entropy;
@@ -43,6 +38,19 @@ impl Entropy for Bytes<'_> {
 pub fn snapshot_decode(data: &[u8]) -> targets::Decoded {
     let master = targets::restore_target();
     targets::snapshot_decode(&master, data)
+}
+
+/// Target `journal_decode`: bytes → journal batch decode; when Ok → the
+/// canonical re-encoding is the input, and a journal holding the records
+/// hands back the same bytes.
+pub fn journal_decode(data: &[u8]) -> support::journalmut::JournalDecoded {
+    support::journalmut::journal_decode(data)
+}
+
+/// Valid journal batches, every record variant among them: a seed corpus
+/// for `journal_decode`.
+pub fn seed_batches(mixed: usize) -> Vec<Vec<u8>> {
+    support::journalmut::seed_batches(&mut support::entropy::XorShift::new(0x5EED), mixed)
 }
 
 /// Target `op_sequence`: the bytes choose up to 512 operations against a
@@ -91,6 +99,20 @@ mod tests {
             assert!(op_sequence(&seed) > 0);
             assert!(c_abi_config(&seed) > 0);
         }
+        for seed in seed_batches(8) {
+            assert_eq!(
+                journal_decode(&seed),
+                support::journalmut::JournalDecoded::Accepted
+            );
+            assert_eq!(
+                journal_decode(&seed[..seed.len() - 1]),
+                support::journalmut::JournalDecoded::Rejected
+            );
+        }
+        assert_eq!(
+            journal_decode(&[]),
+            support::journalmut::JournalDecoded::Rejected
+        );
         assert_eq!(snapshot_decode(&[]), targets::Decoded::Rejected);
         assert_eq!(op_sequence(&[]), 0);
         assert_eq!(c_abi_config(&[]), 0);

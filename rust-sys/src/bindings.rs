@@ -672,6 +672,11 @@ pub const MOONCAKE_META_CLOCK_UNSUPPORTED: mooncake_meta_status = -9008;
 /// (retained groups may still extend).
 pub const MOONCAKE_META_GROUP_RETENTION_FULL: mooncake_meta_status = -9009;
 
+/// A change-journal read asked for records that were dropped because the
+/// journal was full before the consumer released them: resync from a
+/// snapshot (docs/CONTRACT.md section 12).
+pub const MOONCAKE_META_JOURNAL_OVERRUN: mooncake_meta_status = -9010;
+
 extern "C" {
     /// The upper-case name of a status code without the prefix (`"OK"`,
     /// `"OBJECT_NOT_FOUND"`), or `"UNKNOWN_STATUS"` for a code this library

@@ -84,6 +84,7 @@ mod checks {
         pub use mooncake_meta::status::MOONCAKE_META_STALE_WRITE_TOKEN;
         pub use mooncake_meta::status::MOONCAKE_META_CLOCK_UNSUPPORTED;
         pub use mooncake_meta::status::MOONCAKE_META_GROUP_RETENTION_FULL;
+        pub use mooncake_meta::status::MOONCAKE_META_JOURNAL_OVERRUN;
         pub use mooncake_meta::status::mooncake_meta_status_name;
         pub use mooncake_meta::version::mooncake_meta_version;
         pub use mooncake_meta::version::mooncake_meta_abi_version;
@@ -238,6 +239,7 @@ mod checks {
     const _: () = assert!(sys::MOONCAKE_META_STALE_WRITE_TOKEN == core_ffi::MOONCAKE_META_STALE_WRITE_TOKEN);
     const _: () = assert!(sys::MOONCAKE_META_CLOCK_UNSUPPORTED == core_ffi::MOONCAKE_META_CLOCK_UNSUPPORTED);
     const _: () = assert!(sys::MOONCAKE_META_GROUP_RETENTION_FULL == core_ffi::MOONCAKE_META_GROUP_RETENTION_FULL);
+    const _: () = assert!(sys::MOONCAKE_META_JOURNAL_OVERRUN == core_ffi::MOONCAKE_META_JOURNAL_OVERRUN);
 
     // Type aliases: the same type.
     fn alias_mooncake_meta_status(s: sys::mooncake_meta_status, c: core_ffi::mooncake_meta_status) -> (i32, i32) {

@@ -5,7 +5,7 @@ use super::replication::has_task_error;
 use crate::error::{Error, ErrorKind, Result};
 use crate::master::MasterCore;
 use crate::object::{Object, Replica, Role, Task, LOCAL_DISK_SEGMENT};
-use crate::segment::BufferOwner;
+use crate::segment::{BlockId, BufferOwner};
 use crate::types::{ClientId, Key, Pool, ReplicaDescriptor, ReplicaKind, ReplicaStatus};
 use std::sync::atomic::AtomicU64;
 
@@ -40,11 +40,10 @@ impl MasterCore {
         let placed = self
             .segments
             .read()
-            .place(Pool::Memory, 1, obj.size, preferred, &[], |_| BufferOwner {
-                object_hash: hash,
-                replica_id: id,
+            .place(Pool::Memory, 1, obj.size, preferred, &[], |_| {
+                BufferOwner::replica(hash, id)
             });
-        let Some(&(segment, addr)) = placed.first() else {
+        let Some(&p) = placed.first() else {
             self.return_replica_ids(id, 1);
             self.wakeup.request_eviction();
             return Err(Error::new(
@@ -54,8 +53,9 @@ impl MasterCore {
         };
         let r = Replica {
             id,
-            addr,
-            segment,
+            addr: p.address,
+            segment: p.segment,
+            block: p.block,
             kind: ReplicaKind::Memory,
             status: ReplicaStatus::Processing,
             role: Role::TaskTarget,
@@ -89,6 +89,7 @@ impl MasterCore {
             id,
             addr: client,
             segment: LOCAL_DISK_SEGMENT,
+            block: BlockId::NONE,
             kind: ReplicaKind::LocalDisk,
             status: ReplicaStatus::Complete,
             role: Role::Write,
@@ -129,6 +130,7 @@ impl MasterCore {
             write_token: self.new_token(),
             lease: AtomicU64::new(0),
             soft_pin: AtomicU64::new(crate::object::NO_DEADLINE),
+            pin_version: 0,
             replicas: smallvec::smallvec![r],
             pending: None,
             group: None,

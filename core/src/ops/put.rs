@@ -142,6 +142,7 @@ impl MasterCore {
             write_token: token,
             lease: AtomicU64::new(0),
             soft_pin: AtomicU64::new(n.committed.unwrap_or(crate::object::NO_DEADLINE)),
+            pin_version: 0,
             replicas,
             pending: Some(n.intent),
             group,
@@ -154,6 +155,20 @@ impl MasterCore {
     /// `PutEnd`). The first End that makes the object readable commits the
     /// write's soft-pin intent; later Ends never refresh it.
     pub fn put_end(
+        &self,
+        client: ClientId,
+        k: Key<'_>,
+        sel: ReplicaSelector,
+        token: Option<u64>,
+    ) -> Result<()> {
+        let result = self.put_end_locked(client, k, sel, token);
+        // The commit may have pushed the index over its bound; its rebuild
+        // takes shard locks, so it runs once this End holds none.
+        self.settle_index();
+        result
+    }
+
+    fn put_end_locked(
         &self,
         client: ClientId,
         k: Key<'_>,
@@ -188,7 +203,7 @@ impl MasterCore {
             if let Some(intent) = obj.pending.take() {
                 let (after, delta) = state::commit(obj.committed(), intent, now);
                 obj.set_committed(after);
-                self.apply_delta(&obj.key, si, delta);
+                self.apply_delta(obj, delta);
             }
         }
         crate::object::raise(&obj.lease, now);

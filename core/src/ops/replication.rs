@@ -60,22 +60,20 @@ impl MasterCore {
         let mut out: Vec<Replica> = Vec::with_capacity(segs.len());
         for (i, seg) in segs.iter().enumerate() {
             let id = first + i as u64;
-            let owner = BufferOwner {
-                object_hash: obj.hash,
-                replica_id: id,
-            };
+            let owner = BufferOwner::replica(obj.hash, id);
             match seg.allocate(obj.size, owner) {
-                Some(addr) => out.push(Replica {
+                Some((addr, block)) => out.push(Replica {
                     id,
                     addr,
                     segment: seg.id,
+                    block,
                     kind: seg.pool.replica_kind(),
                     status: ReplicaStatus::Processing,
                     role: Role::TaskTarget,
                 }),
                 None => {
                     for r in &out {
-                        free_in(&table, r.segment, r.addr, obj.size);
+                        free_in(&table, r, obj.size);
                     }
                     drop(table);
                     self.return_replica_ids(first, segs.len());

@@ -1,10 +1,10 @@
 //! Mounting and unmounting segments. Unmount is synchronous and costs
-//! O(replicas on that segment): the segment knows which object owns each of
-//! its buffers, so no walk over all objects is needed.
+//! O(buffers on that segment): each buffer's block records the object that
+//! owns it, so no walk over all objects (or all discarded buffers) is needed.
 
 use crate::error::Result;
 use crate::master::MasterCore;
-use crate::segment::{Mounted, Segment};
+use crate::segment::{BufferOwner, Mounted, Segment};
 use crate::types::{ClientId, SegmentId, SegmentSpec};
 use std::sync::Arc;
 
@@ -69,32 +69,27 @@ impl MasterCore {
         Ok(report)
     }
 
+    /// Drops what an unmounted segment held, in one walk over its buffers'
+    /// owners (the blocks record them), grouped by shard so each shard lock
+    /// is taken once, in ascending order.
     fn drop_segment_replicas(&self, seg: &Segment) -> UnmountReport {
-        let mut owners: Vec<(usize, u64, u64)> = seg
-            .live_buffers()
-            .into_iter()
-            .map(|(_, _, o)| {
-                (
-                    self.shard_index_of(o.object_hash),
-                    o.object_hash,
-                    o.replica_id,
-                )
-            })
-            .collect();
-        owners.sort_unstable();
+        let (owners, bounds) = self.group_by_shard(seg.owners());
         let mut report = UnmountReport::default();
-        let mut i = 0;
-        while i < owners.len() {
-            let si = owners[i].0;
+        for si in 0..self.shards.len() {
+            let group = &owners[bounds[si]..bounds[si + 1]];
+            if group.is_empty() {
+                continue;
+            }
             let mut st = self.shards[si].state.write();
-            while i < owners.len() && owners[i].0 == si {
-                let (_, hash, replica_id) = owners[i];
-                i += 1;
-                // Discarded buffers have no owning replica any more.
+            let mut unowned = false;
+            for owner in group {
+                let (hash, replica_id) = (owner.object_hash(), owner.replica_id());
                 // Matched by segment too: a restore installed meanwhile may
                 // hold a replica with this id on one of its own segments,
                 // whose ids are never this one's (SegmentTable::reserve_ids).
                 let Some(obj) = st.find_by_replica_mut(hash, seg.id, replica_id) else {
+                    // A discarded buffer: no replica owns it any more.
+                    unowned = true;
                     continue;
                 };
                 obj.replicas
@@ -115,15 +110,47 @@ impl MasterCore {
                     report.objects_erased += 1;
                 }
             }
-        }
-        // Buffers waiting for release on this segment went with it.
-        for shard in self.shards.iter() {
-            let mut st = shard.state.write();
-            let before: i64 = st.discarded.iter().map(|d| d.len as i64).sum();
-            st.discarded.retain(|d| d.segment != seg.id);
-            let after: i64 = st.discarded.iter().map(|d| d.len as i64).sum();
-            st.discarded_bytes -= before - after;
+            // Discarded buffers waiting for release on this segment went
+            // with it. Each is listed by the shard of the object it came
+            // from, whose hash its block still records, so only shards
+            // with an unowned buffer here can hold one.
+            if unowned {
+                let mut gone = 0i64;
+                st.discarded.retain(|d| {
+                    let keep = d.segment != seg.id;
+                    if !keep {
+                        gone += d.len as i64;
+                    }
+                    keep
+                });
+                st.discarded_bytes -= gone;
+            }
         }
         report
+    }
+
+    /// Sorts `owners` by shard index in O(owners + shards) (a counting
+    /// sort) and returns them with the bounds of each shard's run: shard
+    /// `i`'s owners are `owners[bounds[i]..bounds[i + 1]]`.
+    fn group_by_shard(&self, owners: Vec<BufferOwner>) -> (Vec<BufferOwner>, Vec<usize>) {
+        let shard = |o: &BufferOwner| self.shard_index_of(o.object_hash());
+        let mut bounds = vec![0usize; self.shards.len() + 1];
+        for o in &owners {
+            bounds[shard(o) + 1] += 1;
+        }
+        for i in 0..self.shards.len() {
+            bounds[i + 1] += bounds[i];
+        }
+        let Some(&any) = owners.first() else {
+            return (owners, bounds);
+        };
+        let mut next = bounds.clone();
+        let mut grouped = vec![any; owners.len()];
+        for o in &owners {
+            let s = shard(o);
+            grouped[next[s]] = *o;
+            next[s] += 1;
+        }
+        (grouped, bounds)
     }
 }

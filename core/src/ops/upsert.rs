@@ -50,6 +50,21 @@ impl MasterCore {
         cfg: &WriteConfig,
         max: usize,
     ) -> Result<Bounded<StartedWrite>> {
+        let result = self.upsert_start_locked(client, k, size, cfg, max);
+        // A replacement re-registers its carried deadline; a rebuild that
+        // asks for takes shard locks, so it runs once this Start holds none.
+        self.settle_index();
+        result
+    }
+
+    fn upsert_start_locked(
+        &self,
+        client: ClientId,
+        k: Key<'_>,
+        size: u64,
+        cfg: &WriteConfig,
+        max: usize,
+    ) -> Result<Bounded<StartedWrite>> {
         let intent = validate_write(self, k, size, cfg)?;
         let now = self.clock.now();
         let release_at =
@@ -187,7 +202,7 @@ impl MasterCore {
                 let old_token = obj.write_token;
                 let (carried, delta) = state::carry(obj.committed(), now);
                 obj.set_committed(carried);
-                self.apply_delta(&obj.key, si, delta);
+                self.apply_delta(obj, delta);
                 if matches!(case, Case::Resize) {
                     obj.hard_pin |= cfg.hard_pin;
                 } else {
@@ -198,6 +213,12 @@ impl MasterCore {
                 obj.put_start = now;
                 obj.write_token = token;
                 obj.seq = self.new_seq();
+                // The deadline's entry names the object by its old sequence:
+                // a carried deadline is registered again under the new one
+                // (the old entry no longer finds the object: stale).
+                if let Some(d) = obj.committed() {
+                    self.register_pin(obj, d, false);
+                }
                 obj.pending = Some(intent);
                 let descriptors = obj.replicas.iter().map(|r| r.descriptor(size)).collect();
                 st.in_flight.remove(&old_token);

@@ -1,25 +1,40 @@
 //! Offset allocator for one segment: best-fit placement over `0..capacity`
-//! with free-range coalescing. Free ranges are kept in two ordered trees (by
-//! offset for merging, by `(len, offset)` for best fit), so every call is O(log n).
+//! with free-range coalescing, and the owner of every allocated block kept
+//! in the block itself. Free ranges are kept in two ordered trees (by offset
+//! for merging, by `(len, offset)` for best fit), so placing or freeing is
+//! O(log free ranges); allocated blocks sit in a slab (`blocks.rs`) and are
+//! named by the [`BlockId`] the caller keeps, so a free needs no address
+//! lookup and no per-block map exists beside the slab.
 
 use std::collections::{BTreeMap, BTreeSet};
 
-/// Why a `free` or `reserve` was refused. A refused call changes nothing.
+use super::blocks::Blocks;
+pub use super::blocks::{Block, BlockId};
+
+/// Why a call was refused. A refused call changes nothing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AllocError {
     /// The range does not lie inside `0..capacity` (or its end overflows).
     OutOfRange,
-    /// `free`: the range overlaps a free range (double free).
     /// `reserve`: the range is not inside a single free range.
+    /// `free`: the block's range overlaps a free range, which the allocator
+    /// never lets happen (reported rather than corrupting the free space).
     Overlap,
     /// The range is empty.
     ZeroLength,
+    /// `free`/`set_owner`: the id names no allocated block with exactly this
+    /// offset and length (never handed out, already freed, or the block at
+    /// that slot has another range: a wrong length or a stale id).
+    UnknownBlock,
+    /// `reserve`: the allocator already holds as many blocks as a
+    /// [`BlockId`] can name.
+    TooManyBlocks,
 }
 
-/// Free-space bookkeeping of one segment. It knows only free ranges; which
-/// allocated range belongs to whom is the caller's business (see `Segment`).
+/// Free-space bookkeeping of one segment plus its allocated blocks, each
+/// tagged with an owner of the caller's type `O` (see `Segment`).
 #[derive(Debug, Clone)]
-pub struct OffsetAllocator {
+pub struct OffsetAllocator<O> {
     capacity: u64,
     allocated: u64,
     /// Free ranges: offset -> len. Disjoint and never adjacent (always merged).
@@ -27,16 +42,31 @@ pub struct OffsetAllocator {
     /// The same ranges as `(len, offset)`: the first entry at or after
     /// `(len, 0)` is the smallest hole that fits, lowest offset on ties.
     by_size: BTreeSet<(u64, u64)>,
+    /// Allocated blocks and their owners; disjoint from the free ranges and
+    /// from each other, and together with them they tile `0..capacity`.
+    blocks: Blocks<O>,
 }
 
-impl OffsetAllocator {
+impl<O: Copy> OffsetAllocator<O> {
     /// An allocator with the whole `0..capacity` free.
     pub fn new(capacity: u64) -> Self {
+        Self::with_blocks(capacity, Blocks::new())
+    }
+
+    /// As [`new`](Self::new), holding at most `limit` blocks at once (tests
+    /// reach the limit with it; the real one is `u32::MAX`).
+    #[cfg(test)]
+    pub(crate) fn with_block_limit(capacity: u64, limit: u32) -> Self {
+        Self::with_blocks(capacity, Blocks::with_limit(limit))
+    }
+
+    fn with_blocks(capacity: u64, blocks: Blocks<O>) -> Self {
         let mut a = OffsetAllocator {
             capacity,
             allocated: 0,
             by_offset: BTreeMap::new(),
             by_size: BTreeSet::new(),
+            blocks,
         };
         if capacity > 0 {
             a.insert_free(0, capacity);
@@ -67,15 +97,22 @@ impl OffsetAllocator {
         self.by_offset.len()
     }
 
-    /// Allocates `len` bytes from the smallest free range that fits (lowest
-    /// offset on ties) and returns the offset; `None` if `len` is 0 or no
-    /// free range is large enough. Best fit keeps large holes intact for
-    /// large objects.
-    pub fn allocate(&mut self, len: u64) -> Option<u64> {
-        if len == 0 {
+    /// Number of allocated blocks.
+    pub fn block_count(&self) -> usize {
+        self.blocks.len()
+    }
+
+    /// Allocates `len` bytes for `owner` from the smallest free range that
+    /// fits (lowest offset on ties) and returns the offset and the block's
+    /// id; `None` if `len` is 0, no free range is large enough or the
+    /// allocator holds the most blocks it can name. Best fit keeps large
+    /// holes intact for large objects.
+    pub fn allocate(&mut self, len: u64, owner: O) -> Option<(u64, BlockId)> {
+        if len == 0 || !self.blocks.has_room() {
             return None;
         }
         let &(hole_len, offset) = self.by_size.range((len, 0)..).next()?;
+        let id = self.blocks.insert(offset, len, owner)?;
         self.remove_free(offset, hole_len);
         // Take the front of the hole so the remainder keeps its right neighbour
         // (an allocated range, since free ranges are never adjacent).
@@ -83,16 +120,25 @@ impl OffsetAllocator {
             self.insert_free(offset + len, hole_len - len);
         }
         self.allocated += len;
-        Some(offset)
+        Some((offset, id))
     }
 
-    /// Returns `offset..offset+len` to the free space, merging with free
-    /// neighbours. Refused, with nothing changed, if the range is empty, not
-    /// inside the segment, or overlaps any free range (a double free).
-    pub fn free(&mut self, offset: u64, len: u64) -> Result<(), AllocError> {
+    /// Frees the block `id`, which must be allocated at exactly
+    /// `offset..offset+len`, merging its range with free neighbours, and
+    /// returns its owner. Refused, with nothing changed, if the range is
+    /// empty (`ZeroLength`) or not inside the segment (`OutOfRange`), or if
+    /// `id` names no block with that range (`UnknownBlock`: a double free,
+    /// a wrong length, an offset inside or outside the block).
+    pub fn free(&mut self, id: BlockId, offset: u64, len: u64) -> Result<O, AllocError> {
         let end = self.check_range(offset, len)?;
+        let block = self.block(id, offset)?;
+        if block.len != len {
+            return Err(AllocError::UnknownBlock);
+        }
         // Free ranges are disjoint and sorted, so the only candidate for an
-        // overlap is the last free range starting before `end`.
+        // overlap is the last free range starting before `end`. None can
+        // overlap a recorded block; checked anyway, because freeing over a
+        // free range would corrupt both trees.
         let left = self
             .by_offset
             .range(..end)
@@ -118,13 +164,15 @@ impl OffsetAllocator {
         }
         self.insert_free(start, new_len);
         self.allocated -= len;
-        Ok(())
+        self.blocks.remove(id);
+        Ok(block.owner)
     }
 
-    /// Marks exactly `offset..offset+len` allocated (snapshot restore rebuilds
-    /// allocators from the surviving buffers). The range must lie inside one
-    /// free range, else `Overlap`; nothing changes on error.
-    pub fn reserve(&mut self, offset: u64, len: u64) -> Result<(), AllocError> {
+    /// Marks exactly `offset..offset+len` allocated for `owner` and returns
+    /// the block's id (snapshot restore rebuilds allocators from the
+    /// surviving buffers). The range must lie inside one free range, else
+    /// `Overlap`; nothing changes on error.
+    pub fn reserve(&mut self, offset: u64, len: u64, owner: O) -> Result<BlockId, AllocError> {
         let end = self.check_range(offset, len)?;
         let (o, l) = self
             .by_offset
@@ -135,6 +183,10 @@ impl OffsetAllocator {
         if o + l < end {
             return Err(AllocError::Overlap);
         }
+        let id = self
+            .blocks
+            .insert(offset, len, owner)
+            .ok_or(AllocError::TooManyBlocks)?;
         self.remove_free(o, l);
         if o < offset {
             self.insert_free(o, offset - o);
@@ -143,7 +195,29 @@ impl OffsetAllocator {
             self.insert_free(end, o + l - end);
         }
         self.allocated += len;
+        Ok(id)
+    }
+
+    /// The block `id`, if it is allocated and starts at `offset`.
+    pub fn block(&self, id: BlockId, offset: u64) -> Result<Block<O>, AllocError> {
+        self.blocks
+            .get(id)
+            .filter(|b| b.offset == offset)
+            .ok_or(AllocError::UnknownBlock)
+    }
+
+    /// Re-points the block `id` starting at `offset` to `owner`;
+    /// `UnknownBlock` (and no change) if there is no such block.
+    pub fn set_owner(&mut self, id: BlockId, offset: u64, owner: O) -> Result<(), AllocError> {
+        self.block(id, offset)?;
+        self.blocks.set_owner(id, owner);
         Ok(())
+    }
+
+    /// Every allocated block with its id, in no particular order. O(the
+    /// most blocks held at once).
+    pub fn blocks(&self) -> impl Iterator<Item = (BlockId, Block<O>)> + '_ {
+        self.blocks.iter()
     }
 
     /// Free ranges as `(offset, len)`, ascending by offset.
@@ -176,9 +250,26 @@ impl OffsetAllocator {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::BTreeMap;
 
-    fn ranges(a: &OffsetAllocator) -> Vec<(u64, u64)> {
+    type Alloc = OffsetAllocator<u64>;
+
+    fn ranges(a: &Alloc) -> Vec<(u64, u64)> {
         a.free_ranges().collect()
+    }
+
+    /// Allocated blocks as `(offset, len, owner)`, ascending by offset.
+    fn blocks(a: &Alloc) -> Vec<(u64, u64, u64)> {
+        let mut v: Vec<_> = a
+            .blocks()
+            .map(|(_, b)| (b.offset, b.len, b.owner))
+            .collect();
+        v.sort_unstable();
+        v
+    }
+
+    fn alloc(a: &mut Alloc, len: u64, owner: u64) -> (u64, BlockId) {
+        a.allocate(len, owner).expect("room")
     }
 
     /// Project requirement: fragmentation is real (a large allocation fails
@@ -188,148 +279,207 @@ mod tests {
     fn fragmentation_then_full_coalescing() {
         const N: u64 = 1000;
         const BUF: u64 = 4096;
-        let mut a = OffsetAllocator::new(N * BUF);
-        let offsets: Vec<u64> = (0..N).map(|_| a.allocate(BUF).unwrap()).collect();
+        let mut a = Alloc::new(N * BUF);
+        let placed: Vec<(u64, BlockId)> = (0..N).map(|i| alloc(&mut a, BUF, i)).collect();
         assert_eq!(a.allocated_bytes(), N * BUF);
         assert_eq!(a.free_range_count(), 0);
-        assert_eq!(a.allocate(1), None);
+        assert_eq!(a.block_count(), N as usize);
+        assert_eq!(a.allocate(1, 0), None);
 
-        for &o in offsets.iter().step_by(2) {
-            a.free(o, BUF).unwrap();
+        for (i, &(o, id)) in placed.iter().enumerate().step_by(2) {
+            assert_eq!(a.free(id, o, BUF), Ok(i as u64));
         }
         assert_eq!(a.free_bytes(), N / 2 * BUF);
         assert_eq!(a.free_range_count(), (N / 2) as usize);
         assert_eq!(a.largest_free(), BUF);
         // Half the segment is free, but no single hole holds BUF + 1 bytes.
-        assert_eq!(a.allocate(BUF + 1), None);
+        assert_eq!(a.allocate(BUF + 1, 0), None);
         assert_eq!(a.allocated_bytes(), N / 2 * BUF);
+        assert_eq!(a.block_count(), (N / 2) as usize);
 
-        for &o in offsets.iter().skip(1).step_by(2) {
-            a.free(o, BUF).unwrap();
+        for &(o, id) in placed.iter().skip(1).step_by(2) {
+            a.free(id, o, BUF).unwrap();
         }
         assert_eq!(ranges(&a), vec![(0, N * BUF)]);
         assert_eq!(a.allocated_bytes(), 0);
         assert_eq!(a.largest_free(), N * BUF);
+        assert_eq!(a.block_count(), 0);
     }
 
     #[test]
     fn free_merges_with_left_neighbour() {
-        let mut a = OffsetAllocator::new(300);
-        let x = a.allocate(100).unwrap();
-        let y = a.allocate(100).unwrap();
-        let _z = a.allocate(100).unwrap();
-        a.free(x, 100).unwrap();
-        a.free(y, 100).unwrap();
+        let mut a = Alloc::new(300);
+        let x = alloc(&mut a, 100, 1);
+        let y = alloc(&mut a, 100, 2);
+        let _z = alloc(&mut a, 100, 3);
+        a.free(x.1, x.0, 100).unwrap();
+        a.free(y.1, y.0, 100).unwrap();
         assert_eq!(ranges(&a), vec![(0, 200)]);
+        assert_eq!(blocks(&a), vec![(200, 100, 3)]);
     }
 
     #[test]
     fn free_merges_with_right_neighbour() {
-        let mut a = OffsetAllocator::new(300);
-        let _x = a.allocate(100).unwrap();
-        let y = a.allocate(100).unwrap();
-        let z = a.allocate(100).unwrap();
-        a.free(z, 100).unwrap();
-        a.free(y, 100).unwrap();
+        let mut a = Alloc::new(300);
+        let _x = alloc(&mut a, 100, 1);
+        let y = alloc(&mut a, 100, 2);
+        let z = alloc(&mut a, 100, 3);
+        a.free(z.1, z.0, 100).unwrap();
+        a.free(y.1, y.0, 100).unwrap();
         assert_eq!(ranges(&a), vec![(100, 200)]);
+        assert_eq!(blocks(&a), vec![(0, 100, 1)]);
     }
 
     #[test]
     fn free_merges_with_both_neighbours() {
-        let mut a = OffsetAllocator::new(300);
-        let x = a.allocate(100).unwrap();
-        let y = a.allocate(100).unwrap();
-        let z = a.allocate(100).unwrap();
-        a.free(x, 100).unwrap();
-        a.free(z, 100).unwrap();
+        let mut a = Alloc::new(300);
+        let x = alloc(&mut a, 100, 1);
+        let y = alloc(&mut a, 100, 2);
+        let z = alloc(&mut a, 100, 3);
+        a.free(x.1, x.0, 100).unwrap();
+        a.free(z.1, z.0, 100).unwrap();
         assert_eq!(a.free_range_count(), 2);
-        a.free(y, 100).unwrap();
+        assert_eq!(blocks(&a), vec![(100, 100, 2)]);
+        assert_eq!(a.free(y.1, y.0, 100), Ok(2));
         assert_eq!(ranges(&a), vec![(0, 300)]);
         assert_eq!(a.largest_free(), 300);
+        assert!(blocks(&a).is_empty());
     }
 
     #[test]
     fn free_without_free_neighbours_adds_a_range() {
-        let mut a = OffsetAllocator::new(300);
-        let _x = a.allocate(100).unwrap();
-        let y = a.allocate(100).unwrap();
-        let _z = a.allocate(100).unwrap();
-        a.free(y, 100).unwrap();
+        let mut a = Alloc::new(300);
+        let _x = alloc(&mut a, 100, 1);
+        let y = alloc(&mut a, 100, 2);
+        let _z = alloc(&mut a, 100, 3);
+        a.free(y.1, y.0, 100).unwrap();
         assert_eq!(ranges(&a), vec![(100, 100)]);
+        assert_eq!(blocks(&a), vec![(0, 100, 1), (200, 100, 3)]);
     }
 
+    /// The owner-in-block rule: a free checks the id, the offset and the
+    /// length against the recorded block and refuses anything else.
     #[test]
-    fn double_free_and_bad_ranges_are_rejected_without_change() {
-        let mut a = OffsetAllocator::new(1000);
-        let x = a.allocate(100).unwrap();
-        let y = a.allocate(100).unwrap();
-        a.free(x, 100).unwrap();
-        let before = (ranges(&a), a.allocated_bytes());
-        assert_eq!(a.free(x, 100), Err(AllocError::Overlap));
-        // Partial overlaps on either side of a free range.
-        assert_eq!(a.free(50, 100), Err(AllocError::Overlap));
-        assert_eq!(a.free(y + 50, 100), Err(AllocError::Overlap)); // runs into the tail hole
-        assert_eq!(a.free(y, 0), Err(AllocError::ZeroLength));
-        assert_eq!(a.free(990, 20), Err(AllocError::OutOfRange));
-        assert_eq!(a.free(u64::MAX, 2), Err(AllocError::OutOfRange));
-        assert_eq!((ranges(&a), a.allocated_bytes()), before);
-        a.free(y, 100).unwrap();
+    fn double_free_wrong_length_and_bad_ranges_are_rejected_without_change() {
+        let mut a = Alloc::new(1000);
+        let x = alloc(&mut a, 100, 1);
+        let y = alloc(&mut a, 100, 2);
+        a.free(x.1, x.0, 100).unwrap();
+        let before = (ranges(&a), a.allocated_bytes(), blocks(&a));
+        assert_eq!(a.free(x.1, x.0, 100), Err(AllocError::UnknownBlock)); // double free
+        assert_eq!(a.free(y.1, y.0, 50), Err(AllocError::UnknownBlock)); // too short
+        assert_eq!(a.free(y.1, y.0, 200), Err(AllocError::UnknownBlock)); // too long
+        assert_eq!(a.free(y.1, y.0 + 10, 10), Err(AllocError::UnknownBlock)); // inside
+        assert_eq!(a.free(x.1, y.0, 100), Err(AllocError::UnknownBlock)); // other id
+        assert_eq!(
+            a.free(BlockId::NONE, y.0, 100),
+            Err(AllocError::UnknownBlock)
+        );
+        assert_eq!(a.free(y.1, y.0, 0), Err(AllocError::ZeroLength));
+        assert_eq!(a.free(y.1, 990, 20), Err(AllocError::OutOfRange));
+        assert_eq!(a.free(y.1, u64::MAX, 2), Err(AllocError::OutOfRange));
+        assert_eq!(a.set_owner(x.1, x.0, 9), Err(AllocError::UnknownBlock));
+        assert_eq!(a.set_owner(y.1, y.0 + 1, 9), Err(AllocError::UnknownBlock));
+        assert_eq!((ranges(&a), a.allocated_bytes(), blocks(&a)), before);
+        assert_eq!(a.free(y.1, y.0, 100), Ok(2));
         assert_eq!(ranges(&a), vec![(0, 1000)]);
+    }
+
+    /// A freed slot is reused by the next block; the stale id then names
+    /// the new block only with the new block's exact range, and owners
+    /// follow their blocks through reuse and coalescing.
+    #[test]
+    fn reused_slots_keep_owners_apart() {
+        let mut a = Alloc::new(1000);
+        let x = alloc(&mut a, 100, 10);
+        let y = alloc(&mut a, 100, 20);
+        a.free(x.1, x.0, 100).unwrap();
+        let z = alloc(&mut a, 50, 30); // best fit: the 100-byte hole at 0
+        assert_eq!(z.1, x.1, "the vacant slot is reused");
+        assert_eq!(z.0, 0);
+        assert_eq!(a.free(x.1, x.0, 100), Err(AllocError::UnknownBlock));
+        assert_eq!(a.block(z.1, 0).unwrap().owner, 30);
+        assert_eq!(blocks(&a), vec![(0, 50, 30), (100, 100, 20)]);
+        a.set_owner(y.1, y.0, 21).unwrap();
+        assert_eq!(a.free(y.1, y.0, 100), Ok(21)); // merges with [50,100) and the tail
+        assert_eq!(ranges(&a), vec![(50, 950)]);
+        assert_eq!(a.free(z.1, 0, 50), Ok(30));
+        assert_eq!(ranges(&a), vec![(0, 1000)]);
+        assert_eq!(a.block_count(), 0);
     }
 
     #[test]
     fn reserve_carves_exact_ranges() {
-        let mut a = OffsetAllocator::new(1000);
-        a.reserve(100, 50).unwrap();
+        let mut a = Alloc::new(1000);
+        let r = a.reserve(100, 50, 1).unwrap();
         assert_eq!(ranges(&a), vec![(0, 100), (150, 850)]);
-        a.reserve(0, 100).unwrap(); // front of a range
-        a.reserve(900, 100).unwrap(); // back of a range
+        a.reserve(0, 100, 2).unwrap(); // front of a range
+        a.reserve(900, 100, 3).unwrap(); // back of a range
         assert_eq!(ranges(&a), vec![(150, 750)]);
         assert_eq!(a.allocated_bytes(), 250);
+        assert_eq!(blocks(&a), vec![(0, 100, 2), (100, 50, 1), (900, 100, 3)]);
 
-        let before = ranges(&a);
-        assert_eq!(a.reserve(120, 40), Err(AllocError::Overlap)); // starts inside allocated
-        assert_eq!(a.reserve(850, 100), Err(AllocError::Overlap)); // ends inside allocated
-        assert_eq!(a.reserve(100, 50), Err(AllocError::Overlap)); // already reserved
-        assert_eq!(a.reserve(500, 0), Err(AllocError::ZeroLength));
-        assert_eq!(a.reserve(999, 2), Err(AllocError::OutOfRange));
-        assert_eq!(ranges(&a), before);
-        a.reserve(150, 750).unwrap(); // a whole range
+        let before = (ranges(&a), blocks(&a));
+        assert_eq!(a.reserve(120, 40, 4), Err(AllocError::Overlap)); // starts inside allocated
+        assert_eq!(a.reserve(850, 100, 4), Err(AllocError::Overlap)); // ends inside allocated
+        assert_eq!(a.reserve(100, 50, 4), Err(AllocError::Overlap)); // already reserved
+        assert_eq!(a.reserve(500, 0, 4), Err(AllocError::ZeroLength));
+        assert_eq!(a.reserve(999, 2, 4), Err(AllocError::OutOfRange));
+        assert_eq!((ranges(&a), blocks(&a)), before);
+        a.reserve(150, 750, 5).unwrap(); // a whole range
         assert_eq!(a.free_range_count(), 0);
         assert_eq!(a.free_bytes(), 0);
+        assert_eq!(a.free(r, 100, 50), Ok(1));
+        assert_eq!(ranges(&a), vec![(100, 50)]);
+    }
+
+    #[test]
+    fn the_block_limit_refuses_without_change() {
+        let mut a = Alloc::with_block_limit(1000, 2);
+        let x = alloc(&mut a, 10, 1);
+        a.reserve(500, 10, 2).unwrap();
+        let before = (ranges(&a), blocks(&a), a.allocated_bytes());
+        assert_eq!(a.allocate(10, 3), None);
+        assert_eq!(a.reserve(600, 10, 3), Err(AllocError::TooManyBlocks));
+        assert_eq!((ranges(&a), blocks(&a), a.allocated_bytes()), before);
+        a.free(x.1, x.0, 10).unwrap();
+        // Room again, in x's slot; best fit picks the 490-byte hole at 510.
+        assert_eq!(a.allocate(10, 3), Some((510, x.1)));
     }
 
     #[test]
     fn allocate_picks_smallest_fitting_hole_lowest_offset_on_ties() {
-        let mut a = OffsetAllocator::new(1000);
+        let mut a = Alloc::new(1000);
         // Holes: [0,300) len 300, [400,450) len 50, [500,560) len 60,
         // [600,660) len 60, [700,1000) len 300.
-        a.reserve(300, 100).unwrap();
-        a.reserve(450, 50).unwrap();
-        a.reserve(560, 40).unwrap();
-        a.reserve(660, 40).unwrap();
-        assert_eq!(a.allocate(55), Some(500)); // 60-holes tie; lower offset wins
-        assert_eq!(a.allocate(55), Some(600));
-        assert_eq!(a.allocate(50), Some(400)); // exact fit
-        assert_eq!(a.allocate(100), Some(0)); // 300-holes tie
-        assert_eq!(a.allocate(250), Some(700)); // 200 left at 100 is too small
-        assert_eq!(a.allocate(201), None);
-        assert_eq!(a.allocate(0), None);
+        a.reserve(300, 100, 0).unwrap();
+        a.reserve(450, 50, 0).unwrap();
+        a.reserve(560, 40, 0).unwrap();
+        a.reserve(660, 40, 0).unwrap();
+        let at = |a: &mut Alloc, len| a.allocate(len, 0).map(|(o, _)| o);
+        assert_eq!(at(&mut a, 55), Some(500)); // 60-holes tie; lower offset wins
+        assert_eq!(at(&mut a, 55), Some(600));
+        assert_eq!(at(&mut a, 50), Some(400)); // exact fit
+        assert_eq!(at(&mut a, 100), Some(0)); // 300-holes tie
+        assert_eq!(at(&mut a, 250), Some(700)); // 200 left at 100 is too small
+        assert_eq!(at(&mut a, 201), None);
+        assert_eq!(at(&mut a, 0), None);
     }
 
     #[test]
     fn allocate_edge_cases() {
-        let mut empty = OffsetAllocator::new(0);
-        assert_eq!(empty.allocate(1), None);
+        let mut empty = Alloc::new(0);
+        assert_eq!(empty.allocate(1, 0), None);
         assert_eq!(empty.largest_free(), 0);
-        assert_eq!(empty.free(0, 1), Err(AllocError::OutOfRange));
+        assert_eq!(empty.free(BlockId::NONE, 0, 1), Err(AllocError::OutOfRange));
 
-        let mut a = OffsetAllocator::new(u64::MAX);
-        assert_eq!(a.allocate(u64::MAX), Some(0));
+        let mut a = Alloc::new(u64::MAX);
+        let (o, id) = alloc(&mut a, u64::MAX, 7);
+        assert_eq!(o, 0);
         assert_eq!(a.free_bytes(), 0);
-        a.free(0, u64::MAX).unwrap();
+        assert_eq!(a.free(id, 0, u64::MAX), Ok(7));
         assert_eq!(a.largest_free(), u64::MAX);
-        assert_eq!(a.allocate(u64::MAX - 1), Some(0));
+        assert_eq!(alloc(&mut a, u64::MAX - 1, 8).0, 0);
         assert_eq!(ranges(&a), vec![(u64::MAX - 1, 1)]);
     }
 
@@ -349,17 +499,17 @@ mod tests {
         }
     }
 
-    /// The reference model: one bool per byte (true = allocated).
-    fn model_ranges(bits: &[bool]) -> Vec<(u64, u64)> {
+    /// The reference model: the owner of every byte (None = free).
+    fn model_ranges(bytes: &[Option<u64>]) -> Vec<(u64, u64)> {
         let mut out = Vec::new();
         let mut i = 0;
-        while i < bits.len() {
-            if bits[i] {
+        while i < bytes.len() {
+            if bytes[i].is_some() {
                 i += 1;
                 continue;
             }
             let start = i;
-            while i < bits.len() && !bits[i] {
+            while i < bytes.len() && bytes[i].is_none() {
                 i += 1;
             }
             out.push((start as u64, (i - start) as u64));
@@ -367,23 +517,29 @@ mod tests {
         out
     }
 
-    /// Random allocate / free / reserve sequences against the byte-map model.
-    /// The model decides every expected outcome (including best-fit offsets
-    /// and refusals), and the full free-range list must match after each
-    /// step, which also proves ranges never overlap and are never adjacent.
+    /// Random allocate / free / reserve / set_owner sequences against a
+    /// byte-map model plus the model's own list of blocks. The model decides
+    /// every expected outcome (best-fit offsets, refusals, the owner a free
+    /// returns), and after each step the free ranges must match the byte
+    /// map (so they never overlap and are never adjacent), the allocator's
+    /// blocks must be exactly the model's (offset, length, owner), and every
+    /// block's bytes must carry its owner in the byte map.
     #[test]
-    fn randomized_against_bitmap_model() {
+    fn randomized_against_byte_map_model() {
         const CAP: usize = 1024;
         for seed in 1..=24u64 {
             let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
-            let mut a = OffsetAllocator::new(CAP as u64);
-            let mut bits = vec![false; CAP];
-            // Allocations handed out; may go stale after random frees, which is
-            // fine: the model, not this list, decides what should happen.
-            let mut live: Vec<(u64, u64)> = Vec::new();
+            let mut a = Alloc::new(CAP as u64);
+            let mut bytes: Vec<Option<u64>> = vec![None; CAP];
+            // id -> (offset, len, owner) of every live block.
+            let mut live: BTreeMap<BlockId, (u64, u64, u64)> = BTreeMap::new();
+            // Ids seen at some point, live or not: stale ids get reused.
+            let mut seen: Vec<BlockId> = Vec::new();
+            let mut next_owner = 1u64;
             for step in 0..1500 {
-                let holes = model_ranges(&bits);
-                match rng.below(10) {
+                let holes = model_ranges(&bytes);
+                let ctx = format!("seed {seed} step {step}");
+                match rng.below(12) {
                     0..=4 => {
                         let len = 1 + rng.below(96);
                         let expected = holes
@@ -391,89 +547,116 @@ mod tests {
                             .filter(|&&(_, l)| l >= len)
                             .min_by_key(|&&(o, l)| (l, o))
                             .map(|&(o, _)| o);
-                        let got = a.allocate(len);
-                        assert_eq!(got, expected, "seed {seed} step {step} allocate {len}");
-                        if let Some(o) = got {
-                            bits[o as usize..(o + len) as usize].fill(true);
-                            live.push((o, len));
+                        let owner = next_owner;
+                        next_owner += 1;
+                        let got = a.allocate(len, owner);
+                        assert_eq!(got.map(|g| g.0), expected, "{ctx} allocate {len}");
+                        if let Some((o, id)) = got {
+                            assert!(!live.contains_key(&id), "{ctx}: id {id:?} handed out twice");
+                            bytes[o as usize..(o + len) as usize].fill(Some(owner));
+                            live.insert(id, (o, len, owner));
+                            seen.push(id);
                         }
                     }
                     5..=7 if !live.is_empty() => {
-                        let (o, len) = live.swap_remove(rng.below(live.len() as u64) as usize);
-                        check_free(&mut a, &mut bits, o, len, seed, step);
+                        let k = rng.below(live.len() as u64) as usize;
+                        let (&id, &(o, len, owner)) = live.iter().nth(k).unwrap();
+                        assert_eq!(a.free(id, o, len), Ok(owner), "{ctx} free {id:?}");
+                        bytes[o as usize..(o + len) as usize].fill(None);
+                        live.remove(&id);
                     }
                     8 => {
-                        // Arbitrary ranges, sometimes out of bounds or empty.
-                        let o = rng.below(CAP as u64 + 16);
-                        let len = rng.below(64);
-                        check_free(&mut a, &mut bits, o, len, seed, step);
+                        // A seen (maybe stale) or made-up id with an
+                        // arbitrary range, sometimes out of bounds or empty,
+                        // sometimes the id's own range or a near miss.
+                        let id = if seen.is_empty() || rng.below(4) == 0 {
+                            BlockId::NONE
+                        } else {
+                            seen[rng.below(seen.len() as u64) as usize]
+                        };
+                        let (o, len) = match (live.get(&id), rng.below(3)) {
+                            (Some(&(o, l, _)), 0) => (o, l),
+                            (Some(&(o, l, _)), 1) => (o, l + rng.below(3) - 1),
+                            _ => (rng.below(CAP as u64 + 16), rng.below(64)),
+                        };
+                        let expected = if len == 0 {
+                            Err(AllocError::ZeroLength)
+                        } else if o + len > CAP as u64 {
+                            Err(AllocError::OutOfRange)
+                        } else {
+                            match live.get(&id) {
+                                Some(&(lo, ll, owner)) if (lo, ll) == (o, len) => Ok(owner),
+                                _ => Err(AllocError::UnknownBlock),
+                            }
+                        };
+                        assert_eq!(a.free(id, o, len), expected, "{ctx} free {id:?} {o}+{len}");
+                        if expected.is_ok() {
+                            bytes[o as usize..(o + len) as usize].fill(None);
+                            live.remove(&id);
+                        }
+                    }
+                    9 if !live.is_empty() => {
+                        let k = rng.below(live.len() as u64) as usize;
+                        let (&id, &(o, len, _)) = live.iter().nth(k).unwrap();
+                        let owner = next_owner;
+                        next_owner += 1;
+                        a.set_owner(id, o, owner).unwrap();
+                        bytes[o as usize..(o + len) as usize].fill(Some(owner));
+                        live.insert(id, (o, len, owner));
                     }
                     _ => {
                         let o = rng.below(CAP as u64 + 16);
                         let len = rng.below(64);
-                        let res = a.reserve(o, len);
-                        let expected = expected_result(&bits, o, len, false);
-                        assert_eq!(res, expected, "seed {seed} step {step} reserve {o}+{len}");
-                        if res.is_ok() {
-                            bits[o as usize..(o + len) as usize].fill(true);
-                            live.push((o, len));
+                        let expected = if len == 0 {
+                            Err(AllocError::ZeroLength)
+                        } else if o + len > CAP as u64 {
+                            Err(AllocError::OutOfRange)
+                        } else if bytes[o as usize..(o + len) as usize]
+                            .iter()
+                            .all(Option::is_none)
+                        {
+                            Ok(())
+                        } else {
+                            Err(AllocError::Overlap)
+                        };
+                        let owner = next_owner;
+                        next_owner += 1;
+                        let res = a.reserve(o, len, owner);
+                        assert_eq!(res.map(|_| ()), expected, "{ctx} reserve {o}+{len}");
+                        if let Ok(id) = res {
+                            assert!(!live.contains_key(&id), "{ctx}: id {id:?} handed out twice");
+                            bytes[o as usize..(o + len) as usize].fill(Some(owner));
+                            live.insert(id, (o, len, owner));
+                            seen.push(id);
                         }
                     }
                 }
-                let model = model_ranges(&bits);
-                assert_eq!(ranges(&a), model, "seed {seed} step {step}");
-                let used = bits.iter().filter(|&&b| b).count() as u64;
-                assert_eq!(a.allocated_bytes(), used);
-                assert_eq!(a.free_bytes(), CAP as u64 - used);
-                assert_eq!(a.free_range_count(), model.len());
+                let model = model_ranges(&bytes);
+                assert_eq!(ranges(&a), model, "{ctx}");
+                let used = bytes.iter().filter(|b| b.is_some()).count() as u64;
+                assert_eq!(a.allocated_bytes(), used, "{ctx}");
+                assert_eq!(a.free_bytes(), CAP as u64 - used, "{ctx}");
+                assert_eq!(a.free_range_count(), model.len(), "{ctx}");
                 assert_eq!(
                     a.largest_free(),
-                    model.iter().map(|&(_, l)| l).max().unwrap_or(0)
+                    model.iter().map(|&(_, l)| l).max().unwrap_or(0),
+                    "{ctx}"
                 );
+                let got: BTreeMap<BlockId, (u64, u64, u64)> = a
+                    .blocks()
+                    .map(|(id, b)| (id, (b.offset, b.len, b.owner)))
+                    .collect();
+                assert_eq!(got, live, "{ctx}");
+                assert_eq!(a.block_count(), live.len(), "{ctx}");
+                for &(o, len, owner) in live.values() {
+                    assert!(
+                        bytes[o as usize..(o + len) as usize]
+                            .iter()
+                            .all(|&b| b == Some(owner)),
+                        "{ctx}: block {o}+{len} is not all owner {owner}"
+                    );
+                }
             }
-        }
-    }
-
-    /// What `free` (want_allocated) or `reserve` (!want_allocated) must
-    /// answer for a range, according to the model.
-    fn expected_result(
-        bits: &[bool],
-        o: u64,
-        len: u64,
-        want_allocated: bool,
-    ) -> Result<(), AllocError> {
-        if len == 0 {
-            return Err(AllocError::ZeroLength);
-        }
-        if o + len > bits.len() as u64 {
-            return Err(AllocError::OutOfRange);
-        }
-        if bits[o as usize..(o + len) as usize]
-            .iter()
-            .all(|&b| b == want_allocated)
-        {
-            Ok(())
-        } else {
-            Err(AllocError::Overlap)
-        }
-    }
-
-    fn check_free(
-        a: &mut OffsetAllocator,
-        bits: &mut [bool],
-        o: u64,
-        len: u64,
-        seed: u64,
-        step: usize,
-    ) {
-        let expected = expected_result(bits, o, len, true);
-        assert_eq!(
-            a.free(o, len),
-            expected,
-            "seed {seed} step {step} free {o}+{len}"
-        );
-        if expected.is_ok() {
-            bits[o as usize..(o + len) as usize].fill(false);
         }
     }
 }

@@ -1,11 +1,12 @@
 //! Segments mounted by clients and the offset allocator that places replica
-//! buffers inside each one.
+//! buffers inside each one and records each buffer's owner in its block.
 
 pub mod allocator;
+mod blocks;
 #[allow(clippy::module_inception)]
 pub mod segment;
 pub mod table;
 
-pub use allocator::{AllocError, OffsetAllocator};
-pub use segment::{BufferOwner, Segment};
-pub use table::{Mounted, SegmentTable};
+pub use allocator::{AllocError, Block, BlockId, OffsetAllocator};
+pub use segment::{BufferOwner, LiveBuffer, Segment};
+pub use table::{Mounted, Placed, SegmentTable};

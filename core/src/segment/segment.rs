@@ -1,25 +1,55 @@
-//! One mounted segment: its identity, its offset allocator and the live
-//! buffers placed in it, each tagged with the replica that owns it so an
-//! unmount finds the affected objects in O(buffers on the segment).
+//! One mounted segment: its identity and its offset allocator, whose
+//! allocated blocks record the replica that owns them, so an unmount finds
+//! the affected objects in O(buffers on the segment) without a separate
+//! address map.
 
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-// Swiss table with foldhash (already the crate's hashing): the address map
-// is touched by every allocation and free, where std's SipHash showed up.
-use hashbrown::hash_map::{Entry, HashMap};
 use parking_lot::Mutex;
 
-use super::allocator::{AllocError, OffsetAllocator};
+use super::allocator::{AllocError, BlockId, OffsetAllocator};
 use crate::types::{ClientId, Pool, SegmentId, SegmentSpec};
 
-/// The replica a buffer belongs to: the object (by its key hash, which picks
-/// the shard) and the replica id within it.
+/// The replica a buffer belongs to, as its block records it. Opaque: made
+/// and read only through these methods, so what it holds can change (it is
+/// the object's key hash, which picks the shard, and the replica id today)
+/// without touching its users.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BufferOwner {
-    pub object_hash: u64,
-    pub replica_id: u64,
+    object_hash: u64,
+    replica_id: u64,
+}
+
+impl BufferOwner {
+    /// The replica `replica_id` of the object whose key hashes to `object_hash`.
+    pub fn replica(object_hash: u64, replica_id: u64) -> Self {
+        BufferOwner {
+            object_hash,
+            replica_id,
+        }
+    }
+
+    /// The owning object's key hash (it picks the shard).
+    pub fn object_hash(self) -> u64 {
+        self.object_hash
+    }
+
+    /// The owning replica's id within its object.
+    pub fn replica_id(self) -> u64 {
+        self.replica_id
+    }
+}
+
+/// One allocated buffer of a segment (see [`Segment::live_buffers`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LiveBuffer {
+    pub address: u64,
+    pub len: u64,
+    pub owner: BufferOwner,
+    /// What [`Segment::free`] needs besides the address and length.
+    pub block: BlockId,
 }
 
 /// A mounted segment. Identity fields are immutable; allocation state sits
@@ -32,16 +62,11 @@ pub struct Segment {
     /// Absolute address of the first byte; buffer addresses are `base + offset`.
     pub base: u64,
     pub size: u64,
-    inner: Mutex<Inner>,
-    /// Mirror of `inner.alloc.allocated_bytes()`, written under the lock, so
+    /// Free space and every allocated buffer with its owner.
+    alloc: Mutex<OffsetAllocator<BufferOwner>>,
+    /// Mirror of `alloc.allocated_bytes()`, written under the lock, so
     /// metrics and watermark checks read it without contending with writers.
     allocated: AtomicU64,
-}
-
-struct Inner {
-    alloc: OffsetAllocator,
-    /// Absolute address -> (len, owner) of every allocated buffer.
-    live: HashMap<u64, (u64, BufferOwner)>,
 }
 
 impl Segment {
@@ -57,68 +82,66 @@ impl Segment {
             pool: spec.pool,
             base: spec.base,
             size: spec.size,
-            inner: Mutex::new(Inner {
-                alloc: OffsetAllocator::new(capacity),
-                live: HashMap::new(),
-            }),
+            alloc: Mutex::new(OffsetAllocator::new(capacity)),
             allocated: AtomicU64::new(0),
         }
     }
 
     /// Allocates `len` bytes (best fit) for `owner`; returns the absolute
-    /// address, or `None` if `len` is 0 or no free range is large enough.
-    pub fn allocate(&self, len: u64, owner: BufferOwner) -> Option<u64> {
-        let mut inner = self.inner.lock();
-        let offset = inner.alloc.allocate(len)?;
-        let address = self.base + offset;
-        inner.live.insert(address, (len, owner));
-        self.publish(&inner);
-        Some(address)
+    /// address and the block id [`free`](Self::free) takes back, or `None`
+    /// if `len` is 0 or there is no room.
+    pub fn allocate(&self, len: u64, owner: BufferOwner) -> Option<(u64, BlockId)> {
+        let mut alloc = self.alloc.lock();
+        let (offset, block) = alloc.allocate(len, owner)?;
+        self.publish(&alloc);
+        Some((self.base + offset, block))
     }
 
-    /// Frees the live buffer at `address`, which must have exactly `len`
-    /// bytes: a wrong length or an address that starts no live buffer is
-    /// `Overlap` (it would free someone else's bytes or nothing), a range
-    /// outside the segment `OutOfRange`. Nothing changes on error.
-    pub fn free(&self, address: u64, len: u64) -> Result<(), AllocError> {
+    /// Frees the buffer `block` at `address`, which must have exactly `len`
+    /// bytes: a range outside the segment is `OutOfRange`, an empty one
+    /// `ZeroLength`, and a block id that names no buffer with exactly this
+    /// address and length `UnknownBlock` (a double free, a wrong length, an
+    /// address inside a buffer: each would free someone else's bytes or
+    /// nothing). Nothing changes on error.
+    pub fn free(&self, block: BlockId, address: u64, len: u64) -> Result<(), AllocError> {
         let offset = self.offset_of(address, len)?;
-        let mut guard = self.inner.lock();
-        let inner = &mut *guard;
-        match inner.live.entry(address) {
-            Entry::Occupied(live) if live.get().0 == len => {
-                // Cannot fail while `live` and the allocator agree; done
-                // before removing from `live` so that a broken invariant
-                // still changes nothing.
-                inner.alloc.free(offset, len)?;
-                live.remove();
-            }
-            _ => return Err(AllocError::Overlap),
-        }
-        self.publish(inner);
+        let mut alloc = self.alloc.lock();
+        alloc.free(block, offset, len)?;
+        self.publish(&alloc);
         Ok(())
     }
 
     /// Marks exactly `address..address+len` allocated for `owner` (snapshot
-    /// restore). The range must be entirely free, else `Overlap`.
-    pub fn reserve(&self, address: u64, len: u64, owner: BufferOwner) -> Result<(), AllocError> {
+    /// restore) and returns its block id. The range must be entirely free,
+    /// else `Overlap`.
+    pub fn reserve(
+        &self,
+        address: u64,
+        len: u64,
+        owner: BufferOwner,
+    ) -> Result<BlockId, AllocError> {
         let offset = self.offset_of(address, len)?;
-        let mut inner = self.inner.lock();
-        inner.alloc.reserve(offset, len)?;
-        inner.live.insert(address, (len, owner));
-        self.publish(&inner);
-        Ok(())
+        let mut alloc = self.alloc.lock();
+        let block = alloc.reserve(offset, len, owner)?;
+        self.publish(&alloc);
+        Ok(block)
     }
 
-    /// Re-points the live buffer at `address` to a new owner (e.g. a replica
-    /// that moved to another record). `false` if no live buffer starts there.
-    pub fn set_owner(&self, address: u64, owner: BufferOwner) -> bool {
-        match self.inner.lock().live.get_mut(&address) {
-            Some(entry) => {
-                entry.1 = owner;
-                true
-            }
-            None => false,
-        }
+    /// Re-points the buffer `block` at `address` to a new owner (e.g. a
+    /// replica that moved to another record). `false`, and no change, if no
+    /// such buffer exists.
+    pub fn set_owner(&self, block: BlockId, address: u64, owner: BufferOwner) -> bool {
+        let Some(offset) = address.checked_sub(self.base) else {
+            return false;
+        };
+        self.alloc.lock().set_owner(block, offset, owner).is_ok()
+    }
+
+    /// The length and owner of the buffer `block` at `address`, if it exists.
+    pub fn buffer(&self, block: BlockId, address: u64) -> Option<(u64, BufferOwner)> {
+        let offset = address.checked_sub(self.base)?;
+        let b = self.alloc.lock().block(block, offset).ok()?;
+        Some((b.len, b.owner))
     }
 
     /// Bytes currently allocated; lock-free.
@@ -128,26 +151,39 @@ impl Segment {
 
     /// The largest allocation that would currently succeed.
     pub fn largest_free(&self) -> u64 {
-        self.inner.lock().alloc.largest_free()
+        self.alloc.lock().largest_free()
     }
 
-    /// Every live buffer as `(address, len, owner)`, sorted by address.
-    pub fn live_buffers(&self) -> Vec<(u64, u64, BufferOwner)> {
-        let mut out: Vec<_> = {
-            let inner = self.inner.lock();
-            inner
-                .live
-                .iter()
-                .map(|(&addr, &(len, owner))| (addr, len, owner))
+    /// Every live buffer, sorted by address.
+    pub fn live_buffers(&self) -> Vec<LiveBuffer> {
+        let mut out: Vec<LiveBuffer> = {
+            let alloc = self.alloc.lock();
+            alloc
+                .blocks()
+                .map(|(block, b)| LiveBuffer {
+                    address: self.base + b.offset,
+                    len: b.len,
+                    owner: b.owner,
+                    block,
+                })
                 .collect()
         };
         // Sort outside the lock: only the copy is needed for that.
-        out.sort_unstable_by_key(|&(addr, _, _)| addr);
+        out.sort_unstable_by_key(|b| b.address);
+        out
+    }
+
+    /// The owner of every live buffer, in no particular order: what an
+    /// unmount needs, in one walk over the blocks.
+    pub fn owners(&self) -> Vec<BufferOwner> {
+        let alloc = self.alloc.lock();
+        let mut out = Vec::with_capacity(alloc.block_count());
+        out.extend(alloc.blocks().map(|(_, b)| b.owner));
         out
     }
 
     pub fn live_count(&self) -> usize {
-        self.inner.lock().live.len()
+        self.alloc.lock().block_count()
     }
 
     /// Whether `owner` mounting `spec` is the same mount as this segment (an
@@ -175,9 +211,9 @@ impl Segment {
         }
     }
 
-    fn publish(&self, inner: &Inner) {
+    fn publish(&self, alloc: &OffsetAllocator<BufferOwner>) {
         self.allocated
-            .store(inner.alloc.allocated_bytes(), Ordering::Relaxed);
+            .store(alloc.allocated_bytes(), Ordering::Relaxed);
     }
 }
 
@@ -215,49 +251,58 @@ mod tests {
     }
 
     fn owner(replica_id: u64) -> BufferOwner {
-        BufferOwner {
-            object_hash: 0xABCD,
-            replica_id,
-        }
+        BufferOwner::replica(0xABCD, replica_id)
+    }
+
+    /// `(address, len, owner)` of every live buffer, by address.
+    fn bufs(s: &Segment) -> Vec<(u64, u64, BufferOwner)> {
+        s.live_buffers()
+            .into_iter()
+            .map(|b| (b.address, b.len, b.owner))
+            .collect()
     }
 
     #[test]
     fn allocate_returns_absolute_addresses_and_tracks_owners() {
         let s = seg(1000);
-        let a = s.allocate(100, owner(1)).unwrap();
-        let b = s.allocate(200, owner(2)).unwrap();
+        let (a, ba) = s.allocate(100, owner(1)).unwrap();
+        let (b, bb) = s.allocate(200, owner(2)).unwrap();
         assert_eq!(a, BASE);
         assert_eq!(b, BASE + 100);
         assert_eq!(s.allocated_bytes(), 300);
         assert_eq!(s.largest_free(), 700);
         assert_eq!(s.live_count(), 2);
-        assert_eq!(
-            s.live_buffers(),
-            vec![(a, 100, owner(1)), (b, 200, owner(2))]
-        );
+        assert_eq!(bufs(&s), vec![(a, 100, owner(1)), (b, 200, owner(2))]);
+        assert_eq!(s.buffer(ba, a), Some((100, owner(1))));
+        assert_eq!(s.buffer(bb, b), Some((200, owner(2))));
+        assert_eq!(s.buffer(bb, a), None);
         assert_eq!(s.allocate(701, owner(3)), None);
         assert_eq!(s.allocate(0, owner(3)), None);
         assert_eq!(s.live_count(), 2);
+        let mut owners = s.owners();
+        owners.sort_unstable_by_key(|o| o.replica_id());
+        assert_eq!(owners, [owner(1), owner(2)]);
     }
 
     #[test]
     fn free_requires_an_exact_live_buffer() {
         let s = seg(1000);
-        let a = s.allocate(100, owner(1)).unwrap();
-        let b = s.allocate(100, owner(2)).unwrap();
-        assert_eq!(s.free(a, 50), Err(AllocError::Overlap)); // wrong length
-        assert_eq!(s.free(a, 200), Err(AllocError::Overlap)); // spans two buffers
-        assert_eq!(s.free(a + 10, 10), Err(AllocError::Overlap)); // inside a buffer
-        assert_eq!(s.free(BASE - 1, 10), Err(AllocError::OutOfRange));
-        assert_eq!(s.free(BASE + 990, 20), Err(AllocError::OutOfRange));
-        assert_eq!(s.free(u64::MAX, 20), Err(AllocError::OutOfRange));
-        assert_eq!(s.free(a, 0), Err(AllocError::ZeroLength));
+        let (a, ba) = s.allocate(100, owner(1)).unwrap();
+        let (b, bb) = s.allocate(100, owner(2)).unwrap();
+        assert_eq!(s.free(ba, a, 50), Err(AllocError::UnknownBlock)); // wrong length
+        assert_eq!(s.free(ba, a, 200), Err(AllocError::UnknownBlock)); // spans two buffers
+        assert_eq!(s.free(ba, a + 10, 10), Err(AllocError::UnknownBlock)); // inside a buffer
+        assert_eq!(s.free(bb, a, 100), Err(AllocError::UnknownBlock)); // another buffer's id
+        assert_eq!(s.free(ba, BASE - 1, 10), Err(AllocError::OutOfRange));
+        assert_eq!(s.free(ba, BASE + 990, 20), Err(AllocError::OutOfRange));
+        assert_eq!(s.free(ba, u64::MAX, 20), Err(AllocError::OutOfRange));
+        assert_eq!(s.free(ba, a, 0), Err(AllocError::ZeroLength));
         assert_eq!(s.allocated_bytes(), 200);
         assert_eq!(s.live_count(), 2);
 
-        s.free(a, 100).unwrap();
-        assert_eq!(s.free(a, 100), Err(AllocError::Overlap)); // double free
-        s.free(b, 100).unwrap();
+        s.free(ba, a, 100).unwrap();
+        assert_eq!(s.free(ba, a, 100), Err(AllocError::UnknownBlock)); // double free
+        s.free(bb, b, 100).unwrap();
         assert_eq!(s.allocated_bytes(), 0);
         assert_eq!(s.live_count(), 0);
         assert_eq!(s.largest_free(), 1000);
@@ -266,9 +311,10 @@ mod tests {
     #[test]
     fn reserve_carves_and_registers_the_buffer() {
         let s = seg(1000);
-        s.reserve(BASE + 500, 100, owner(9)).unwrap();
+        let r = s.reserve(BASE + 500, 100, owner(9)).unwrap();
         assert_eq!(s.allocated_bytes(), 100);
-        assert_eq!(s.live_buffers(), vec![(BASE + 500, 100, owner(9))]);
+        assert_eq!(bufs(&s), vec![(BASE + 500, 100, owner(9))]);
+        assert_eq!(s.live_buffers()[0].block, r);
         assert_eq!(
             s.reserve(BASE + 550, 100, owner(10)),
             Err(AllocError::Overlap)
@@ -280,20 +326,61 @@ mod tests {
         assert_eq!(s.reserve(BASE, 0, owner(10)), Err(AllocError::ZeroLength));
         assert_eq!(s.live_count(), 1);
         // Best fit now sees holes of 500 and 400.
-        assert_eq!(s.allocate(400, owner(11)), Some(BASE + 600));
-        s.free(BASE + 500, 100).unwrap();
+        assert_eq!(s.allocate(400, owner(11)).map(|p| p.0), Some(BASE + 600));
+        s.free(r, BASE + 500, 100).unwrap();
         assert_eq!(s.allocated_bytes(), 400);
     }
 
     #[test]
     fn set_owner_repoints_only_live_buffers() {
         let s = seg(1000);
-        let a = s.allocate(100, owner(1)).unwrap();
-        assert!(s.set_owner(a, owner(5)));
-        assert!(!s.set_owner(a + 1, owner(6)));
-        assert_eq!(s.live_buffers(), vec![(a, 100, owner(5))]);
-        s.free(a, 100).unwrap();
-        assert!(!s.set_owner(a, owner(7)));
+        let (a, ba) = s.allocate(100, owner(1)).unwrap();
+        assert!(s.set_owner(ba, a, owner(5)));
+        assert!(!s.set_owner(ba, a + 1, owner(6)));
+        assert!(!s.set_owner(ba, BASE - 1, owner(6)));
+        assert!(!s.set_owner(BlockId::NONE, a, owner(6)));
+        assert_eq!(bufs(&s), vec![(a, 100, owner(5))]);
+        s.free(ba, a, 100).unwrap();
+        assert!(!s.set_owner(ba, a, owner(7)));
+        assert_eq!(s.buffer(ba, a), None);
+    }
+
+    /// Owners stay with their buffers while frees coalesce holes and later
+    /// allocations reuse both the bytes and the freed blocks' slots.
+    #[test]
+    fn owners_survive_free_reuse_and_coalescing() {
+        let s = seg(1000);
+        let p: Vec<(u64, BlockId)> = (0..10)
+            .map(|i| s.allocate(100, owner(i)).unwrap())
+            .collect();
+        for i in [1, 2, 3, 7] {
+            s.free(p[i].1, p[i].0, 100).unwrap();
+        }
+        // [100, 400) coalesced into one hole; best fit puts 250 there.
+        let (x, bx) = s.allocate(250, owner(100)).unwrap();
+        assert_eq!(x, BASE + 100);
+        let (y, by) = s.allocate(100, owner(101)).unwrap(); // the hole at 700
+        assert_eq!(y, BASE + 700);
+        let mut expected: Vec<_> = [0, 4, 5, 6, 8, 9]
+            .iter()
+            .map(|&i| (p[i].0, 100, owner(i as u64)))
+            .collect();
+        expected.push((x, 250, owner(100)));
+        expected.push((y, 100, owner(101)));
+        expected.sort_unstable_by_key(|e| e.0);
+        assert_eq!(bufs(&s), expected);
+        // The freed blocks' ids are stale: each names nothing or the new
+        // buffer in its slot, which a stale (address, length) never matches.
+        for i in [1, 2, 3, 7] {
+            assert_eq!(s.free(p[i].1, p[i].0, 100), Err(AllocError::UnknownBlock));
+        }
+        assert_eq!(s.buffer(bx, x), Some((250, owner(100))));
+        assert_eq!(s.buffer(by, y), Some((100, owner(101))));
+        for b in s.live_buffers() {
+            s.free(b.block, b.address, b.len).unwrap();
+        }
+        assert_eq!(s.largest_free(), 1000);
+        assert_eq!(s.live_count(), 0);
     }
 
     #[test]
@@ -342,6 +429,6 @@ mod tests {
             },
         );
         assert_eq!(s.allocate(11, owner(1)), None);
-        assert_eq!(s.allocate(10, owner(1)), Some(u64::MAX - 10));
+        assert_eq!(s.allocate(10, owner(1)).map(|p| p.0), Some(u64::MAX - 10));
     }
 }

@@ -6,6 +6,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
+use super::allocator::BlockId;
 use super::segment::{BufferOwner, Segment};
 use crate::error::{Error, ErrorKind, Result};
 use crate::types::{validate_name, ClientId, Pool, SegmentId, SegmentSpec, MAX_MOUNTED_BYTES};
@@ -29,6 +30,15 @@ impl Mounted {
     pub fn is_new(&self) -> bool {
         matches!(self, Mounted::New(_))
     }
+}
+
+/// A buffer [`SegmentTable::place`] allocated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Placed {
+    pub segment: SegmentId,
+    pub address: u64,
+    /// Given back with the address to [`Segment::free`].
+    pub block: BlockId,
 }
 
 /// Every mounted segment, indexed by id and by name, plus a per-pool list
@@ -167,7 +177,7 @@ impl SegmentTable {
     }
 
     /// Removes the segment `name` mounted by `owner` and returns it; the
-    /// caller drops the replicas it still holds (`Segment::live_buffers`).
+    /// caller drops the replicas it still holds (`Segment::owners`).
     pub fn unmount(&mut self, owner: ClientId, name: &str) -> Result<Arc<Segment>> {
         let id = *self.by_name.get(name).ok_or_else(|| {
             Error::new(
@@ -241,7 +251,7 @@ impl SegmentTable {
     /// `pool`, none in `exclude`. Preferred segments (by name, in order;
     /// unknown, full or wrong-pool ones skipped) come first, then the rest
     /// starting at a pseudo-random position so load spreads over all
-    /// segments. Returns `(segment, address)` for what it placed, possibly
+    /// segments. Returns what it placed, possibly
     /// fewer than `count`; the caller decides whether that is enough and
     /// frees the buffers otherwise.
     ///
@@ -256,23 +266,27 @@ impl SegmentTable {
         preferred: &[String],
         exclude: &[SegmentId],
         mut owner_of: impl FnMut(usize) -> BufferOwner,
-    ) -> Vec<(SegmentId, u64)> {
+    ) -> Vec<Placed> {
         // One buffer per segment: never more than the pool's segments.
-        let mut placed: Vec<(SegmentId, u64)> =
+        let mut placed: Vec<Placed> =
             Vec::with_capacity(count.min(self.pools[pool as usize].len()));
         if count == 0 || len == 0 {
             return placed;
         }
         let mut next_owner: Option<BufferOwner> = None;
-        let mut try_segment = |seg: &Segment, placed: &mut Vec<(SegmentId, u64)>| {
+        let mut try_segment = |seg: &Segment, placed: &mut Vec<Placed>| {
             // Cheap lock-free pre-check: a segment whose free bytes are too
             // few cannot have a hole large enough.
             if seg.size - seg.allocated_bytes() < len {
                 return;
             }
             let owner = *next_owner.get_or_insert_with(|| owner_of(placed.len()));
-            if let Some(address) = seg.allocate(len, owner) {
-                placed.push((seg.id, address));
+            if let Some((address, block)) = seg.allocate(len, owner) {
+                placed.push(Placed {
+                    segment: seg.id,
+                    address,
+                    block,
+                });
                 next_owner = None;
             }
         };
@@ -348,10 +362,7 @@ mod tests {
     }
 
     fn own(i: usize) -> BufferOwner {
-        BufferOwner {
-            object_hash: 1,
-            replica_id: i as u64,
-        }
+        BufferOwner::replica(1, i as u64)
     }
 
     fn table_with(n: usize, size: u64) -> SegmentTable {
@@ -362,10 +373,10 @@ mod tests {
         t
     }
 
-    fn names(t: &SegmentTable, placed: &[(SegmentId, u64)]) -> Vec<String> {
+    fn names(t: &SegmentTable, placed: &[Placed]) -> Vec<String> {
         placed
             .iter()
-            .map(|(id, _)| t.get(*id).unwrap().name.to_string())
+            .map(|p| t.get(p.segment).unwrap().name.to_string())
             .collect()
     }
 
@@ -500,7 +511,7 @@ mod tests {
         for _ in 0..200 {
             let placed = t.place(Pool::Memory, 1, 64, &[], &[], own);
             assert_eq!(placed.len(), 1);
-            *hits.entry(placed[0].0).or_default() += 1;
+            *hits.entry(placed[0].segment).or_default() += 1;
         }
         assert_eq!(hits.len(), 4, "{hits:?}");
         assert!(hits.values().all(|&n| n >= 10), "{hits:?}");
@@ -513,7 +524,7 @@ mod tests {
         for _ in 0..50 {
             let placed = t.place(Pool::Memory, 3, 64, &[], &[], own);
             assert_eq!(placed.len(), 3);
-            let mut ids: Vec<_> = placed.iter().map(|p| p.0).collect();
+            let mut ids: Vec<_> = placed.iter().map(|p| p.segment).collect();
             ids.sort_unstable();
             ids.dedup();
             assert_eq!(ids.len(), 3);
@@ -561,8 +572,11 @@ mod tests {
             let mut n = names(&t, &placed);
             n.sort();
             assert_eq!(n, ["s0", "s2"]);
-            for (id, addr) in placed {
-                t.get(id).unwrap().free(addr, 600).unwrap();
+            for p in placed {
+                t.get(p.segment)
+                    .unwrap()
+                    .free(p.block, p.address, 600)
+                    .unwrap();
             }
         }
     }
@@ -576,7 +590,7 @@ mod tests {
         for _ in 0..50 {
             let placed = t.place(Pool::Memory, 4, 64, &pref, &[s0, s2], own);
             assert_eq!(placed.len(), 2);
-            assert!(placed.iter().all(|&(id, _)| id != s0 && id != s2));
+            assert!(placed.iter().all(|p| p.segment != s0 && p.segment != s2));
         }
     }
 
@@ -591,25 +605,20 @@ mod tests {
         let mut calls = Vec::new();
         let placed = t.place(Pool::Memory, 3, 100, &pref, &[], |i| {
             calls.push(i);
-            BufferOwner {
-                object_hash: 5,
-                replica_id: 10 + i as u64,
-            }
+            BufferOwner::replica(5, 10 + i as u64)
         });
         assert_eq!(placed.len(), 2);
         assert_eq!(calls, [0, 1, 2]); // 2 was asked for but never placed
-        for (i, &(id, addr)) in placed.iter().enumerate() {
-            let bufs = t.get(id).unwrap().live_buffers();
+        for (i, p) in placed.iter().enumerate() {
+            let bufs = t.get(p.segment).unwrap().live_buffers();
             assert_eq!(
                 bufs,
-                vec![(
-                    addr,
-                    100,
-                    BufferOwner {
-                        object_hash: 5,
-                        replica_id: 10 + i as u64
-                    }
-                )]
+                vec![crate::segment::LiveBuffer {
+                    address: p.address,
+                    len: 100,
+                    owner: BufferOwner::replica(5, 10 + i as u64),
+                    block: p.block,
+                }]
             );
         }
     }

@@ -11,8 +11,9 @@ use crate::group::Group;
 use crate::key::scoped;
 use crate::master::MasterCore;
 use crate::object::{Object, Replica, Role, LOCAL_DISK_SEGMENT, NO_DEADLINE};
-use crate::segment::{BufferOwner, SegmentTable};
+use crate::segment::{BlockId, BufferOwner, SegmentTable};
 use crate::shard::ShardState;
+use crate::soft_pin::index::{Entry, PinTarget};
 use crate::types::{Key, Pool, ReplicaKind, ReplicaStatus, SegmentId, SegmentSpec};
 use hashbrown::HashMap;
 use parking_lot::Mutex;
@@ -51,7 +52,7 @@ struct Staged {
     soft_pin_keys: Vec<i64>,
     table: SegmentTable,
     groups: Vec<Arc<Group>>,
-    registrations: Vec<(String, u32, u64)>,
+    registrations: Vec<Entry>,
     /// Surviving active group retention deadlines (group id, deadline).
     retention: Vec<(String, u64)>,
     counters: (u64, u64, u64),
@@ -235,8 +236,10 @@ impl MasterCore {
             for r in complete {
                 let kind = ReplicaKind::from_raw(r.kind as u32)
                     .ok_or_else(|| Error::new(ErrorKind::DeserializeFail, "bad replica kind"))?;
-                let (segment, addr) = match &r.location {
-                    LocationRecord::LocalDisk { client } => (LOCAL_DISK_SEGMENT, *client),
+                let (segment, addr, block) = match &r.location {
+                    LocationRecord::LocalDisk { client } => {
+                        (LOCAL_DISK_SEGMENT, *client, BlockId::NONE)
+                    }
                     LocationRecord::Buffer {
                         segment,
                         address,
@@ -249,30 +252,25 @@ impl MasterCore {
                             )
                         })?;
                         let seg = table.get(id).expect("staged segment");
-                        seg.reserve(
-                            *address,
-                            *len,
-                            BufferOwner {
-                                object_hash: hash,
-                                replica_id: r.id,
-                            },
-                        )
-                        .map_err(|e| {
-                            Error::new(
-                                ErrorKind::DeserializeFail,
-                                format!(
+                        let block = seg
+                            .reserve(*address, *len, BufferOwner::replica(hash, r.id))
+                            .map_err(|e| {
+                                Error::new(
+                                    ErrorKind::DeserializeFail,
+                                    format!(
                                     "replica {} buffer {address:#x}+{len} on {segment:?}: {e:?}",
                                     r.id
                                 ),
-                            )
-                        })?;
-                        (id, *address)
+                                )
+                            })?;
+                        (id, *address, block)
                     }
                 };
                 replicas.push(Replica {
                     id: r.id,
                     addr,
                     segment,
+                    block,
                     kind,
                     status: ReplicaStatus::Complete,
                     role: Role::Write,
@@ -283,7 +281,11 @@ impl MasterCore {
                 g.members.lock().push(sk.clone());
             }
             if let Some(d) = committed {
-                registrations.push((sk.to_string(), si as u32, d));
+                registrations.push(Entry {
+                    deadline: d,
+                    target: PinTarget { hash, seq: o.seq },
+                    version: 0,
+                });
                 soft_pin_keys[si] += 1;
             }
             shards[si].insert(Object {
@@ -296,6 +298,7 @@ impl MasterCore {
                 write_token: o.write_token,
                 lease: AtomicU64::new(o.lease),
                 soft_pin: AtomicU64::new(committed.unwrap_or(NO_DEADLINE)),
+                pin_version: 0,
                 replicas,
                 pending: None,
                 group,

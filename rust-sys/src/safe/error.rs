@@ -38,11 +38,14 @@ pub enum ErrorKind {
     ClockUnsupported,
     /// A new group cannot be retained: `max_retained_groups` groups are.
     GroupRetentionFull,
+    /// A journal read asked for records that were dropped: resync from a
+    /// snapshot.
+    JournalOverrun,
 }
 
 impl ErrorKind {
     /// Every kind, in the core crate's order.
-    pub const ALL: [ErrorKind; 28] = [
+    pub const ALL: [ErrorKind; 29] = [
         ErrorKind::Internal,
         ErrorKind::SegmentNotFound,
         ErrorKind::SegmentAlreadyExists,
@@ -71,6 +74,7 @@ impl ErrorKind {
         ErrorKind::StaleWriteToken,
         ErrorKind::ClockUnsupported,
         ErrorKind::GroupRetentionFull,
+        ErrorKind::JournalOverrun,
     ];
 
     /// The status code of this kind (a negative `MOONCAKE_META_*`).
@@ -104,6 +108,7 @@ impl ErrorKind {
             ErrorKind::StaleWriteToken => MOONCAKE_META_STALE_WRITE_TOKEN,
             ErrorKind::ClockUnsupported => MOONCAKE_META_CLOCK_UNSUPPORTED,
             ErrorKind::GroupRetentionFull => MOONCAKE_META_GROUP_RETENTION_FULL,
+            ErrorKind::JournalOverrun => MOONCAKE_META_JOURNAL_OVERRUN,
         }
     }
 
@@ -144,6 +149,7 @@ impl ErrorKind {
             ErrorKind::StaleWriteToken => "STALE_WRITE_TOKEN",
             ErrorKind::ClockUnsupported => "CLOCK_UNSUPPORTED",
             ErrorKind::GroupRetentionFull => "GROUP_RETENTION_FULL",
+            ErrorKind::JournalOverrun => "JOURNAL_OVERRUN",
         }
     }
 }

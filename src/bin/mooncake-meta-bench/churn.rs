@@ -1,13 +1,15 @@
 //! `index-churn`: repeated TTL updates of a live pinned set. Through the
 //! master, each update is an in-place UpsertStart+UpsertEnd with ENABLE
 //! (re-enabling: a new index entry, the old one goes stale); on the bare
-//! `DeadlineIndex`, each is one `register`. Reports updates/s and the peak
+//! `DeadlineIndex`, each is one `register` of a new version, and the
+//! rebuilds it asks for validate entries against a plain version array (the
+//! master's records, without shard locks). Reports updates/s and the peak
 //! heap length against the bound max(4096, 2·live) that rebuilds keep.
 
 use crate::report::{Better, Figure, Target};
 use crate::util::*;
 use crate::{Mode, Results, Scenario};
-use mooncake_meta_core::soft_pin::DeadlineIndex;
+use mooncake_meta_core::soft_pin::{DeadlineIndex, Entry, PinTarget};
 use mooncake_meta_core::*;
 
 pub const SCENARIO: Scenario = Scenario {
@@ -92,20 +94,28 @@ fn child(p: &Params) -> Sample {
             m.run_cleanup().longest_index_hold_ns as f64,
         );
     } else {
-        let idx = DeadlineIndex::new();
-        let scoped: Vec<String> = keys.iter().map(|k| format!("default\0{k}")).collect();
-        for (i, k) in scoped.iter().enumerate() {
-            idx.register(k, (i % 1024) as u32, T0 + 30 * MIN);
+        // Key j's object is target j; `versions[j]` is its latest registration.
+        let idx = DeadlineIndex::<PinTarget>::new();
+        let target = |j: usize| PinTarget {
+            hash: j as u64,
+            seq: j as u64,
+        };
+        let mut versions = vec![1u32; live];
+        for j in 0..live {
+            idx.register(target(j), 1, T0 + 30 * MIN, true);
         }
         idx.reset_longest_hold();
         let t = Stopwatch::start();
         for i in 0..u {
             let j = rng.below(live);
-            idx.register(
-                &scoped[j],
-                (j % 1024) as u32,
-                T0 + 10 * MIN + (i % 1000) as u64,
-            );
+            versions[j] = versions[j].wrapping_add(1);
+            let deadline = T0 + 10 * MIN + (i % 1000) as u64;
+            idx.register(target(j), versions[j], deadline, false);
+            if idx.rebuild_wanted() {
+                idx.rebuild(&mut |v: &mut Vec<Entry>| {
+                    v.retain(|e| versions[e.target.seq as usize] == e.version)
+                });
+            }
             if i % SAMPLE_EVERY == 0 {
                 peak = peak.max(idx.heap_len());
             }

@@ -1,7 +1,7 @@
 //! `evict`: one `run_eviction(0.05, 0.05)` pass over N objects with no
 //! pins and with every other object pinned (first pass skips active pins).
 
-use crate::report::{Better, Figure};
+use crate::report::{Better, Figure, Target};
 use crate::util::*;
 use crate::{Mode, Results, Scenario};
 use mooncake_meta_core::*;
@@ -72,14 +72,17 @@ fn figures(r: &Results, mode: Mode) -> Vec<Figure> {
                 .map(|v| v * 1e-6)
                 .collect(),
         ));
-        out.push(Figure::new(
-            "evict",
-            "per_object_examined",
-            &par,
-            "ns",
-            Better::Lower,
-            r.zip(&want, "pass_ns", "base", |t, b| t / b),
-        ));
+        out.push(
+            Figure::new(
+                "evict",
+                "per_object_examined",
+                &par,
+                "ns",
+                Better::Lower,
+                r.zip(&want, "pass_ns", "base", |t, b| t / b),
+            )
+            .target(Target::AtMost(20.0)),
+        );
         out.push(Figure::new(
             "evict",
             "evicted",

@@ -18,6 +18,7 @@ mod read;
 mod read_c;
 mod report;
 mod retention;
+mod scale;
 mod snapshot;
 mod util;
 mod write;
@@ -32,6 +33,8 @@ use util::{Params, Sample};
 #[derive(Debug, Clone, Copy)]
 pub struct Mode {
     pub quick: bool,
+    /// `--scale`: the scale run (10^7 objects, the 10^8 footprint).
+    pub scale: bool,
     pub reps: usize,
 }
 
@@ -109,6 +112,7 @@ fn scenarios() -> Vec<Scenario> {
         snapshot::SCENARIO,
         clock::SCENARIO,
         retention::SCENARIO,
+        scale::SCENARIO,
     ]
 }
 
@@ -124,9 +128,11 @@ fn all_names() -> Vec<&'static str> {
 }
 
 const USAGE: &str = "\
-usage: mooncake-meta-bench [--quick] [--reps N] [--table] [--list] [SCENARIO...]
+usage: mooncake-meta-bench [--quick | --scale] [--reps N] [--table] [--list] [SCENARIO...]
 
   --quick     small sizes and 1 repetition (CI; well under a minute)
+  --scale     the scale run (make bench-scale): scenario `scale` at 10^5..10^7
+              objects plus the 10^8 footprint; alone, it selects only `scale`
   --reps N    repetitions per case (default 3, quick 1)
   --table     print the table on stdout after the JSON lines (default: stderr)
   --cpu-time  time throughput and cycles by the measuring threads' CPU time
@@ -143,6 +149,7 @@ fn main() {
     }
     let mut mode = Mode {
         quick: false,
+        scale: false,
         reps: 0,
     };
     let mut table_stdout = false;
@@ -153,6 +160,7 @@ fn main() {
     while let Some(a) = it.next() {
         match a.as_str() {
             "--quick" => mode.quick = true,
+            "--scale" => mode.scale = true,
             "--table" => table_stdout = true,
             "--cpu-time" => cpu_time = true,
             "--reps" => {
@@ -179,6 +187,12 @@ fn main() {
             s if s.starts_with('-') => die(&format!("unknown option {s}\n{USAGE}")),
             s => wanted.push(s.to_owned()),
         }
+    }
+    if mode.quick && mode.scale {
+        die("--quick and --scale exclude each other");
+    }
+    if mode.scale && wanted.is_empty() {
+        wanted.push(scale::SCENARIO.name.to_owned());
     }
     if mode.reps == 0 {
         mode.reps = if mode.quick { 1 } else { 3 };
@@ -209,7 +223,13 @@ fn main() {
     let mut notes: Vec<String> = vec![format!(
         "mode: {}, {} repetition(s) per case, {} CPU(s), {} time; each repetition is a fresh process; \
          load average at the start: {}",
-        if mode.quick { "quick" } else { "full" },
+        if mode.quick {
+            "quick"
+        } else if mode.scale {
+            "scale"
+        } else {
+            "full"
+        },
         mode.reps,
         std::thread::available_parallelism().map_or(0, |n| n.get()),
         if cpu_time { "thread-CPU" } else { "wall" },

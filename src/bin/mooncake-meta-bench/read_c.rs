@@ -91,7 +91,7 @@ pub fn run(
         let values = vals.iter().map(|x| x.num().unwrap_or(f64::NAN)).collect();
         let mut f = Figure::new(NAME, name, &params, unit, better, values);
         if name.ends_with("_per_thread") && unit == "ops/s" {
-            f = f.target(Target::AtLeast(4e6));
+            f = f.target(Target::AtLeast(3e6));
         }
         figs.push(f);
     }

@@ -428,21 +428,21 @@ impl Params {
     }
 }
 
-/// Time to pop every entry of a bare `DeadlineIndex` holding `keys` (scoped
-/// as the master stores them, default tenant) all due at once, in batches
-/// as cleanup does: the index's share of a 100 %-due wave. With `distinct`
+/// Time to pop every entry of a bare `DeadlineIndex` holding one entry per
+/// key of `keys` (entries name objects, not keys: the i-th key's entry names
+/// target i) all due at once, in batches as cleanup does: the index's share
+/// of a 100 %-due wave (cleanup's validation under the shard locks is not
+/// in it). With `distinct`
 /// the i-th key's deadline is i ms after the first (as the cleanup
 /// scenario's wave pins); otherwise all share one deadline (as the anchor's
 /// pins, written at one manual-clock instant).
 pub fn bare_index_pop_ns(keys: &[&str], distinct: bool) -> f64 {
-    use mooncake_meta_core::soft_pin::DeadlineIndex;
-    let idx = DeadlineIndex::new();
-    for (i, k) in keys.iter().enumerate() {
-        idx.register(
-            &format!("{DEFAULT_TENANT}\0{k}"),
-            (i % 1024) as u32,
-            T0 + 30 * MIN + if distinct { i as u64 } else { 0 },
-        );
+    use mooncake_meta_core::soft_pin::{DeadlineIndex, PinTarget};
+    let idx = DeadlineIndex::<PinTarget>::new();
+    for i in 0..keys.len() as u64 {
+        let target = PinTarget { hash: i, seq: i };
+        let deadline = T0 + 30 * MIN + if distinct { i } else { 0 };
+        idx.register(target, 1, deadline, true);
     }
     let mut out = Vec::with_capacity(CLEANUP_BATCH);
     flush_caches();

@@ -189,7 +189,7 @@ fn figures(r: &Results, mode: Mode) -> Vec<Figure> {
             Better::Higher,
             r.values(&[("op", "put"), ("pinned_pct", pin)], "remove_per_s"),
         )
-        .target(Target::AtLeast(3e6));
+        .target(Target::AtLeast(2e6));
         if pin == "0" {
             f = f
                 .note("every key once, in a random order (fixed-seed shuffle drawn before timing)");

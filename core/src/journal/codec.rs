@@ -1,0 +1,1056 @@
+//! The journal's byte format: self-delimiting, versioned, checksummed
+//! batches of consecutive records. [`encode_batch`] writes one,
+//! [`decode_batch`] parses exactly one, [`decode_batch_prefix`] parses the
+//! first of a concatenation and says where the next starts.
+//!
+//! Hand-written for the reasons the snapshot codec gives (a fixed,
+//! documented layout that stays readable for ever, one accepted encoding per
+//! value, every count checked against the remaining input before anything
+//! is allocated for it, messages naming the record, field and byte).
+//!
+//! # Layout (all integers little-endian)
+//!
+//! ```text
+//! header (40 bytes)
+//!   magic        [u8; 8]  MAGIC
+//!   version      u32      FORMAT_VERSION
+//!   flags        u32      must be 0
+//!   first_seq    u64      sequence of the first record, >= 1
+//!   count        u32      records in the batch, >= 1; the last sequence,
+//!                         first_seq + count - 1, is at most MAX_SEQ
+//!   payload_len  u64      exact number of payload bytes after the header
+//!   crc32        u32      CRC-32 (IEEE) of header bytes 0..36, then the payload
+//! payload: `count` records, each a tag u8 (1..=23, Record::tag) + its fields:
+//!   1 SegmentMounted     owner u64, name name, pool u8 (0 memory, 1 NOF_SSD),
+//!                        base u64, size u64
+//!   2 SegmentUnmounted   owner u64, name name, replicas_dropped u64,
+//!                        objects_erased u64
+//!   3 WriteStarted       key, kind u8 (0 Put, 1 PutReplacingStale,
+//!                        2 UpsertAbsent, 3 UpsertReplace, 4 UpsertResize),
+//!                        size u64, writer u64, token u64, put_start instant,
+//!                        seq u64, hard_pin bool, group opt<name>,
+//!                        pending intent, committed opt<instant>,
+//!                        replicas vec<replica>, discarded vec<discarded>
+//!   4 WriteReopened      key, writer u64, token u64, put_start instant,
+//!                        pending intent, reopened vec<u64>,
+//!                        discarded vec<discarded>
+//!   5 WriteEnded         key, token u64, at instant, completed vec<u64>,
+//!                        commit u8 (0 not fired, 1 committed none,
+//!                        2 committed + deadline instant)
+//!   6 WriteRevoked       key, token u64, revoked vec<u64>, object_erased bool
+//!   7 WriteSwept         key, token u64, removed vec<u64>,
+//!                        discarded vec<discarded>, object_erased bool
+//!   8 DiscardReleased    at instant, buffers vec<buffer>
+//!   9 CopyStarted        key, source u64, targets vec<replica>
+//!  10 MoveStarted        key, source u64, target replica
+//!  11 PromotionStarted   key, target replica
+//!  12 TaskCompleted      key, task u8 (0 copy, 1 move, 2 promotion),
+//!                        discarded vec<discarded>
+//!  13 TaskAbandoned      key, task u8, freed vec<u64>, object_erased bool
+//!  14 LocalDiskAdded     key, replica_id u64, client u64, size u64,
+//!                        created opt<put_start instant, seq u64, token u64>
+//!  15 Removed            key
+//!  16 Evicted            key, freed vec<u64>, object_erased bool
+//!  17 PinNormalised      key, deadline instant
+//!  18 PinExpired         key, deadline instant
+//!  19 GroupRetained      tenant name, group name, deadline instant
+//!  20 GroupReleased      tenant name, group name
+//!  21 RetentionExpired   tenant name, group name, deadline instant
+//!  22 Counters           next_replica_id u64, next_write_token u64,
+//!                        next_object_seq u64
+//!  23 Reset              image blob (a snapshot, docs/CONTRACT.md section 6)
+//! key       = tenant name, key str (non-empty)
+//! replica   = id u64, placement tag u8, then
+//!               0 memory / 1 NOF_SSD: segment name, address u64
+//!               2 local disk:         client u64
+//! buffer    = segment name, address u64, len u64
+//! discarded = buffer, release_at instant
+//! intent    = u8 0 preserve | 1 enable + ttl u64 | 2 disable
+//! str = u32 byte length + UTF-8; name = str, non-empty, no NUL;
+//! blob = u64 byte length + bytes; vec<T> = u32 count + T...;
+//! opt<T> = u8 0 | u8 1 + T; bool = u8 0 | 1;
+//! instant = u64 <= MAX_INSTANT.
+//! ```
+//!
+//! Every field is fixed-width or length-prefixed and every tag, bool and
+//! enum byte has one accepted spelling, so a batch has exactly one encoding:
+//! whatever [`decode_batch`] accepts, [`encode_batch`] gives back byte for
+//! byte. A new layout gets a new version number and the decoder keeps
+//! reading every older one (a fixture test holds it to that).
+
+use super::record::*;
+use crate::clock::{Instant, MAX_INSTANT};
+use crate::error::{Error, ErrorKind, Result};
+use crate::soft_pin::SoftPinIntent;
+use crate::types::Pool;
+use std::borrow::Cow;
+use std::fmt;
+
+/// First eight bytes of every batch (the snapshot's trick: a non-ASCII
+/// first byte and a trailing newline catch 7-bit and line-ending mangling).
+pub const MAGIC: [u8; 8] = *b"\x89MCJRNL\n";
+
+/// The layout documented above.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// The oldest layout this build reads.
+pub const OLDEST_VERSION: u32 = 1;
+
+/// Bytes before the payload.
+pub const HEADER_LEN: usize = 40;
+
+/// The last sequence a record can have. `u64::MAX` is never one, so "the
+/// sequence after the last record" always exists (a journal's next
+/// sequence, a consumer's resume point).
+pub const MAX_SEQ: u64 = u64::MAX - 1;
+
+/// Header bytes the checksum covers (everything before the checksum).
+const CRC_COVERED: usize = 36;
+
+// Smallest encoding of each element, to reject counts the remaining input
+// cannot hold before allocating for them.
+const STR_MIN: usize = 4;
+const KEY_MIN: usize = 2 * STR_MIN;
+const RECORD_MIN: usize = 1 + KEY_MIN; // tag + key: Removed, the smallest
+const REPLICA_MIN: usize = 8 + 1 + 8;
+const BUFFER_MIN: usize = STR_MIN + 8 + 8;
+const DISCARDED_MIN: usize = BUFFER_MIN + 8;
+
+fn fail(message: impl Into<Cow<'static, str>>) -> Error {
+    Error::new(ErrorKind::DeserializeFail, message)
+}
+
+/// A decoded batch: consecutive records from `first_seq`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Batch {
+    pub first_seq: u64,
+    pub records: Vec<Record>,
+}
+
+impl Batch {
+    /// Sequence of the last record (a decoded batch has at least one, and
+    /// its span never passes [`MAX_SEQ`]).
+    pub fn last_seq(&self) -> u64 {
+        self.first_seq
+            .saturating_add((self.records.len() as u64).saturating_sub(1))
+    }
+}
+
+/// What a batch header says, checked against the input but without parsing
+/// or checksumming the payload ([`peek_header`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BatchHeader {
+    pub version: u32,
+    pub first_seq: u64,
+    pub count: u32,
+    /// Header plus payload: where the next batch of a concatenation starts.
+    pub total_len: usize,
+}
+
+// ---------------------------------------------------------------- encoding
+
+/// Encodes one record's bytes (tag and fields) onto `out`. This is what the
+/// journal stores per record and what a batch's payload concatenates.
+///
+/// # Panics
+/// Only if a string or list is longer than `u32::MAX` (no master makes one:
+/// names are at most `u32::MAX` bytes, replica lists a few thousand).
+pub fn encode_record(rec: &Record, out: &mut Vec<u8>) {
+    let mut w = Writer(out);
+    w.u8(rec.tag());
+    match rec {
+        Record::SegmentMounted {
+            owner,
+            name,
+            pool,
+            base,
+            size,
+        } => {
+            w.u64(*owner);
+            w.str(name);
+            w.u8(*pool as u8);
+            w.u64(*base);
+            w.u64(*size);
+        }
+        Record::SegmentUnmounted {
+            owner,
+            name,
+            replicas_dropped,
+            objects_erased,
+        } => {
+            w.u64(*owner);
+            w.str(name);
+            w.u64(*replicas_dropped);
+            w.u64(*objects_erased);
+        }
+        Record::WriteStarted(s) => {
+            w.key(&s.key);
+            w.u8(match s.kind {
+                StartKind::Put => 0,
+                StartKind::PutReplacingStale => 1,
+                StartKind::UpsertAbsent => 2,
+                StartKind::UpsertReplace => 3,
+                StartKind::UpsertResize => 4,
+            });
+            w.u64(s.size);
+            w.u64(s.writer);
+            w.u64(s.token);
+            w.u64(s.put_start);
+            w.u64(s.seq);
+            w.bool(s.hard_pin);
+            w.opt(s.group.as_ref(), |w, g| w.str(g));
+            w.intent(s.pending);
+            w.opt(s.committed.as_ref(), |w, d| w.u64(*d));
+            w.vec(&s.replicas, Writer::replica);
+            w.vec(&s.discarded, Writer::discarded);
+        }
+        Record::WriteReopened {
+            key,
+            writer,
+            token,
+            put_start,
+            pending,
+            reopened,
+            discarded,
+        } => {
+            w.key(key);
+            w.u64(*writer);
+            w.u64(*token);
+            w.u64(*put_start);
+            w.intent(*pending);
+            w.vec(reopened, |w, id| w.u64(*id));
+            w.vec(discarded, Writer::discarded);
+        }
+        Record::WriteEnded {
+            key,
+            token,
+            at,
+            completed,
+            commit,
+        } => {
+            w.key(key);
+            w.u64(*token);
+            w.u64(*at);
+            w.vec(completed, |w, id| w.u64(*id));
+            match commit {
+                EndCommit::NotFired => w.u8(0),
+                EndCommit::Committed(None) => w.u8(1),
+                EndCommit::Committed(Some(d)) => {
+                    w.u8(2);
+                    w.u64(*d);
+                }
+            }
+        }
+        Record::WriteRevoked {
+            key,
+            token,
+            revoked,
+            object_erased,
+        } => {
+            w.key(key);
+            w.u64(*token);
+            w.vec(revoked, |w, id| w.u64(*id));
+            w.bool(*object_erased);
+        }
+        Record::WriteSwept {
+            key,
+            token,
+            removed,
+            discarded,
+            object_erased,
+        } => {
+            w.key(key);
+            w.u64(*token);
+            w.vec(removed, |w, id| w.u64(*id));
+            w.vec(discarded, Writer::discarded);
+            w.bool(*object_erased);
+        }
+        Record::DiscardReleased { at, buffers } => {
+            w.u64(*at);
+            w.vec(buffers, Writer::buffer);
+        }
+        Record::CopyStarted {
+            key,
+            source,
+            targets,
+        } => {
+            w.key(key);
+            w.u64(*source);
+            w.vec(targets, Writer::replica);
+        }
+        Record::MoveStarted {
+            key,
+            source,
+            target,
+        } => {
+            w.key(key);
+            w.u64(*source);
+            w.replica(target);
+        }
+        Record::PromotionStarted { key, target } => {
+            w.key(key);
+            w.replica(target);
+        }
+        Record::TaskCompleted {
+            key,
+            task,
+            discarded,
+        } => {
+            w.key(key);
+            w.task(*task);
+            w.vec(discarded, Writer::discarded);
+        }
+        Record::TaskAbandoned {
+            key,
+            task,
+            freed,
+            object_erased,
+        } => {
+            w.key(key);
+            w.task(*task);
+            w.vec(freed, |w, id| w.u64(*id));
+            w.bool(*object_erased);
+        }
+        Record::LocalDiskAdded {
+            key,
+            replica_id,
+            client,
+            size,
+            created,
+        } => {
+            w.key(key);
+            w.u64(*replica_id);
+            w.u64(*client);
+            w.u64(*size);
+            w.opt(created.as_ref(), |w, c| {
+                w.u64(c.put_start);
+                w.u64(c.seq);
+                w.u64(c.token);
+            });
+        }
+        Record::Removed { key } => w.key(key),
+        Record::Evicted {
+            key,
+            freed,
+            object_erased,
+        } => {
+            w.key(key);
+            w.vec(freed, |w, id| w.u64(*id));
+            w.bool(*object_erased);
+        }
+        Record::PinNormalised { key, deadline } | Record::PinExpired { key, deadline } => {
+            w.key(key);
+            w.u64(*deadline);
+        }
+        Record::GroupRetained {
+            tenant,
+            group,
+            deadline,
+        }
+        | Record::RetentionExpired {
+            tenant,
+            group,
+            deadline,
+        } => {
+            w.str(tenant);
+            w.str(group);
+            w.u64(*deadline);
+        }
+        Record::GroupReleased { tenant, group } => {
+            w.str(tenant);
+            w.str(group);
+        }
+        Record::Counters {
+            next_replica_id,
+            next_write_token,
+            next_object_seq,
+        } => {
+            w.u64(*next_replica_id);
+            w.u64(*next_write_token);
+            w.u64(*next_object_seq);
+        }
+        Record::Reset { image } => {
+            w.u64(image.len() as u64);
+            w.0.extend_from_slice(image);
+        }
+    }
+}
+
+/// The encoded size of one record (what the journal charges for it).
+pub fn encoded_len(rec: &Record) -> usize {
+    let mut v = Vec::new();
+    encode_record(rec, &mut v);
+    v.len()
+}
+
+/// Encodes `records` as one batch starting at sequence `first_seq`.
+/// `INVALID_PARAMS` for an empty batch, sequence 0, more than `u32::MAX`
+/// records, or sequences that would pass [`MAX_SEQ`].
+pub fn encode_batch(first_seq: u64, records: &[Record]) -> Result<Vec<u8>> {
+    check_span(first_seq, records.len()).map_err(Error::invalid)?;
+    let mut out = vec![0u8; HEADER_LEN];
+    for r in records {
+        encode_record(r, &mut out);
+    }
+    seal(&mut out, first_seq, records.len() as u32);
+    Ok(out)
+}
+
+/// Why `(first_seq, count)` cannot head a batch, if it cannot.
+fn check_span(first_seq: u64, count: usize) -> std::result::Result<(), String> {
+    if first_seq == 0 {
+        return Err("sequence numbers start at 1; a batch cannot start at 0".into());
+    }
+    if count == 0 {
+        return Err("a batch holds at least one record".into());
+    }
+    let Ok(n) = u32::try_from(count) else {
+        return Err(format!(
+            "{count} records exceed the {} a batch can hold",
+            u32::MAX
+        ));
+    };
+    if first_seq > MAX_SEQ - (u64::from(n) - 1) {
+        return Err(format!(
+            "{n} records from sequence {first_seq} would pass the last sequence {MAX_SEQ}"
+        ));
+    }
+    Ok(())
+}
+
+/// Writes the header of the batch whose payload already follows it in
+/// `out` (`out[HEADER_LEN..]`), checksum included. The caller has checked
+/// the span (`check_span`).
+pub(crate) fn seal(out: &mut [u8], first_seq: u64, count: u32) {
+    debug_assert!(out.len() >= HEADER_LEN);
+    let payload_len = (out.len() - HEADER_LEN) as u64;
+    out[..8].copy_from_slice(&MAGIC);
+    out[8..12].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
+    out[12..16].copy_from_slice(&0u32.to_le_bytes());
+    out[16..24].copy_from_slice(&first_seq.to_le_bytes());
+    out[24..28].copy_from_slice(&count.to_le_bytes());
+    out[28..36].copy_from_slice(&payload_len.to_le_bytes());
+    let crc = checksum(&out[..CRC_COVERED], &out[HEADER_LEN..]);
+    out[36..40].copy_from_slice(&crc.to_le_bytes());
+}
+
+fn checksum(header: &[u8], payload: &[u8]) -> u32 {
+    let mut h = crc32fast::Hasher::new();
+    h.update(header);
+    h.update(payload);
+    h.finalize()
+}
+
+struct Writer<'a>(&'a mut Vec<u8>);
+
+impl Writer<'_> {
+    fn u8(&mut self, v: u8) {
+        self.0.push(v);
+    }
+    fn u32(&mut self, v: u32) {
+        self.0.extend_from_slice(&v.to_le_bytes());
+    }
+    fn u64(&mut self, v: u64) {
+        self.0.extend_from_slice(&v.to_le_bytes());
+    }
+    fn bool(&mut self, v: bool) {
+        self.u8(u8::from(v));
+    }
+    fn len32(&mut self, n: usize, what: &str) {
+        let n = u32::try_from(n).unwrap_or_else(|_| {
+            panic!("journal {what} of {n} exceeds u32::MAX; no master produces one")
+        });
+        self.u32(n);
+    }
+    fn str(&mut self, s: &str) {
+        self.len32(s.len(), "string");
+        self.0.extend_from_slice(s.as_bytes());
+    }
+    fn key(&mut self, k: &RecordKey) {
+        self.str(&k.tenant);
+        self.str(&k.key);
+    }
+    fn opt<T>(&mut self, v: Option<&T>, f: impl FnOnce(&mut Self, &T)) {
+        match v {
+            None => self.u8(0),
+            Some(v) => {
+                self.u8(1);
+                f(self, v);
+            }
+        }
+    }
+    fn vec<T>(&mut self, xs: &[T], f: impl Fn(&mut Self, &T)) {
+        self.len32(xs.len(), "list");
+        for x in xs {
+            f(self, x);
+        }
+    }
+    fn intent(&mut self, i: SoftPinIntent) {
+        match i {
+            SoftPinIntent::Preserve => self.u8(0),
+            SoftPinIntent::Enable { ttl_ms } => {
+                self.u8(1);
+                self.u64(ttl_ms);
+            }
+            SoftPinIntent::Disable => self.u8(2),
+        }
+    }
+    fn task(&mut self, t: TaskKind) {
+        self.u8(match t {
+            TaskKind::Copy => 0,
+            TaskKind::Move => 1,
+            TaskKind::Promotion => 2,
+        });
+    }
+    fn replica(&mut self, r: &PlacedReplica) {
+        self.u64(r.id);
+        match &r.place {
+            Placement::Memory { segment, address } => {
+                self.u8(0);
+                self.str(segment);
+                self.u64(*address);
+            }
+            Placement::NofSsd { segment, address } => {
+                self.u8(1);
+                self.str(segment);
+                self.u64(*address);
+            }
+            Placement::LocalDisk { client } => {
+                self.u8(2);
+                self.u64(*client);
+            }
+        }
+    }
+    fn buffer(&mut self, b: &BufferRef) {
+        self.str(&b.segment);
+        self.u64(b.address);
+        self.u64(b.len);
+    }
+    fn discarded(&mut self, d: &DiscardedBuffer) {
+        self.buffer(&d.buffer);
+        self.u64(d.release_at);
+    }
+}
+
+// ---------------------------------------------------------------- decoding
+
+/// Decodes exactly one batch: `bytes` must hold it and nothing else.
+/// Anything that is not what [`encode_batch`] produces fails with
+/// `DESERIALIZE_FAIL` and a message naming the record, field and byte.
+pub fn decode_batch(bytes: &[u8]) -> Result<Batch> {
+    let (batch, used) = decode_batch_prefix(bytes)?;
+    if used != bytes.len() {
+        return Err(fail(format!(
+            "{} trailing bytes after the {used}-byte batch",
+            bytes.len() - used
+        )));
+    }
+    Ok(batch)
+}
+
+/// Decodes the batch at the start of `bytes` (a concatenation of batches,
+/// as a consumer stores them) and returns it with its length in bytes.
+pub fn decode_batch_prefix(bytes: &[u8]) -> Result<(Batch, usize)> {
+    let h = peek_header(bytes)?;
+    let stored = u32::from_le_bytes([bytes[36], bytes[37], bytes[38], bytes[39]]);
+    let payload = &bytes[HEADER_LEN..h.total_len];
+    let computed = checksum(&bytes[..CRC_COVERED], payload);
+    if stored != computed {
+        return Err(fail(format!(
+            "batch checksum mismatch: header says {stored:08x}, header and payload hash to \
+             {computed:08x}"
+        )));
+    }
+    let mut r = Reader::new(payload);
+    // Every record takes at least RECORD_MIN bytes: a count the payload
+    // cannot hold is refused before the list is allocated.
+    let count = h.count as usize;
+    if count > payload.len() / RECORD_MIN {
+        return Err(fail(format!(
+            "batch header claims {count} records but its payload has only {} bytes \
+             (each record takes at least {RECORD_MIN})",
+            payload.len()
+        )));
+    }
+    let mut records = Vec::with_capacity(count);
+    for i in 0..count {
+        records.push(parse_record(&mut r, h.first_seq + i as u64)?);
+    }
+    if r.remaining() != 0 {
+        return Err(fail(format!(
+            "{} trailing bytes inside the payload after the last record, at byte {}",
+            r.remaining(),
+            r.offset()
+        )));
+    }
+    Ok((
+        Batch {
+            first_seq: h.first_seq,
+            records,
+        },
+        h.total_len,
+    ))
+}
+
+/// Checks a batch header (magic, version, flags, sequence span, length
+/// against the input) and says what it declares; the payload is neither
+/// checksummed nor parsed. Lets a consumer skip through stored batches.
+pub fn peek_header(bytes: &[u8]) -> Result<BatchHeader> {
+    let Some(header) = bytes.first_chunk::<HEADER_LEN>() else {
+        return Err(fail(format!(
+            "truncated batch header: {} of {HEADER_LEN} bytes",
+            bytes.len()
+        )));
+    };
+    let u32_at = |i: usize| {
+        let mut a = [0u8; 4];
+        a.copy_from_slice(&header[i..i + 4]);
+        u32::from_le_bytes(a)
+    };
+    let u64_at = |i: usize| {
+        let mut a = [0u8; 8];
+        a.copy_from_slice(&header[i..i + 8]);
+        u64::from_le_bytes(a)
+    };
+    if header[..8] != MAGIC {
+        return Err(fail(format!(
+            "bad magic {:02x?}: not a mooncake_meta journal batch",
+            &header[..8]
+        )));
+    }
+    let version = u32_at(8);
+    if !(OLDEST_VERSION..=FORMAT_VERSION).contains(&version) {
+        return Err(fail(format!(
+            "unsupported journal format version {version} (this build reads \
+             {OLDEST_VERSION} to {FORMAT_VERSION})"
+        )));
+    }
+    let flags = u32_at(12);
+    if flags != 0 {
+        return Err(fail(format!(
+            "unknown batch header flags {flags:#x} (must be 0)"
+        )));
+    }
+    let first_seq = u64_at(16);
+    let count = u32_at(24);
+    check_span(first_seq, count as usize).map_err(|m| fail(format!("bad batch header: {m}")))?;
+    let declared = u64_at(28);
+    let present = (bytes.len() - HEADER_LEN) as u64;
+    if declared > present {
+        return Err(fail(format!(
+            "truncated batch: header declares {declared} payload bytes, {present} present"
+        )));
+    }
+    Ok(BatchHeader {
+        version,
+        first_seq,
+        count,
+        // declared <= present, which is a usize.
+        total_len: HEADER_LEN + declared as usize,
+    })
+}
+
+fn parse_record(r: &mut Reader, seq: u64) -> Result<Record> {
+    let tag_at = r.offset();
+    let [tag] = r.array(At::new(seq, "record", "tag"))?;
+    let Some(&name) = tag
+        .checked_sub(1)
+        .and_then(|i| Record::NAMES.get(usize::from(i)))
+    else {
+        return Err(fail(format!(
+            "unknown record tag {tag} for sequence {seq} at byte {tag_at} (this build knows \
+             1..={})",
+            Record::NAMES.len()
+        )));
+    };
+    let at = |field| At::new(seq, name, field);
+    Ok(match tag {
+        1 => Record::SegmentMounted {
+            owner: r.u64(at("owner"))?,
+            name: r.name(at("name"))?,
+            pool: match r.byte_upto(1, at("pool"))? {
+                0 => Pool::Memory,
+                _ => Pool::NofSsd,
+            },
+            base: r.u64(at("base"))?,
+            size: r.u64(at("size"))?,
+        },
+        2 => Record::SegmentUnmounted {
+            owner: r.u64(at("owner"))?,
+            name: r.name(at("name"))?,
+            replicas_dropped: r.u64(at("replicas_dropped"))?,
+            objects_erased: r.u64(at("objects_erased"))?,
+        },
+        3 => Record::WriteStarted(Box::new(WriteStarted {
+            key: r.key(at("key"))?,
+            kind: match r.byte_upto(4, at("kind"))? {
+                0 => StartKind::Put,
+                1 => StartKind::PutReplacingStale,
+                2 => StartKind::UpsertAbsent,
+                3 => StartKind::UpsertReplace,
+                _ => StartKind::UpsertResize,
+            },
+            size: r.u64(at("size"))?,
+            writer: r.u64(at("writer"))?,
+            token: r.u64(at("token"))?,
+            put_start: r.instant(at("put_start"))?,
+            seq: r.u64(at("seq"))?,
+            hard_pin: r.bool(at("hard_pin"))?,
+            group: r.opt(at("group"), |r, a| r.name(a))?,
+            pending: r.intent(at("pending"))?,
+            committed: r.opt(at("committed"), |r, a| r.instant(a))?,
+            replicas: r.vec(REPLICA_MIN, at("replicas"), |r, a| r.replica(a))?,
+            discarded: r.vec(DISCARDED_MIN, at("discarded"), |r, a| r.discarded(a))?,
+        })),
+        4 => Record::WriteReopened {
+            key: r.key(at("key"))?,
+            writer: r.u64(at("writer"))?,
+            token: r.u64(at("token"))?,
+            put_start: r.instant(at("put_start"))?,
+            pending: r.intent(at("pending"))?,
+            reopened: r.ids(at("reopened"))?,
+            discarded: r.vec(DISCARDED_MIN, at("discarded"), |r, a| r.discarded(a))?,
+        },
+        5 => Record::WriteEnded {
+            key: r.key(at("key"))?,
+            token: r.u64(at("token"))?,
+            at: r.instant(at("at"))?,
+            completed: r.ids(at("completed"))?,
+            commit: match r.byte_upto(2, at("commit"))? {
+                0 => EndCommit::NotFired,
+                1 => EndCommit::Committed(None),
+                _ => EndCommit::Committed(Some(r.instant(at("commit deadline"))?)),
+            },
+        },
+        6 => Record::WriteRevoked {
+            key: r.key(at("key"))?,
+            token: r.u64(at("token"))?,
+            revoked: r.ids(at("revoked"))?,
+            object_erased: r.bool(at("object_erased"))?,
+        },
+        7 => Record::WriteSwept {
+            key: r.key(at("key"))?,
+            token: r.u64(at("token"))?,
+            removed: r.ids(at("removed"))?,
+            discarded: r.vec(DISCARDED_MIN, at("discarded"), |r, a| r.discarded(a))?,
+            object_erased: r.bool(at("object_erased"))?,
+        },
+        8 => Record::DiscardReleased {
+            at: r.instant(at("at"))?,
+            buffers: r.vec(BUFFER_MIN, at("buffers"), |r, a| r.buffer(a))?,
+        },
+        9 => Record::CopyStarted {
+            key: r.key(at("key"))?,
+            source: r.u64(at("source"))?,
+            targets: r.vec(REPLICA_MIN, at("targets"), |r, a| r.replica(a))?,
+        },
+        10 => Record::MoveStarted {
+            key: r.key(at("key"))?,
+            source: r.u64(at("source"))?,
+            target: r.replica(at("target"))?,
+        },
+        11 => Record::PromotionStarted {
+            key: r.key(at("key"))?,
+            target: r.replica(at("target"))?,
+        },
+        12 => Record::TaskCompleted {
+            key: r.key(at("key"))?,
+            task: r.task(at("task"))?,
+            discarded: r.vec(DISCARDED_MIN, at("discarded"), |r, a| r.discarded(a))?,
+        },
+        13 => Record::TaskAbandoned {
+            key: r.key(at("key"))?,
+            task: r.task(at("task"))?,
+            freed: r.ids(at("freed"))?,
+            object_erased: r.bool(at("object_erased"))?,
+        },
+        14 => Record::LocalDiskAdded {
+            key: r.key(at("key"))?,
+            replica_id: r.u64(at("replica_id"))?,
+            client: r.u64(at("client"))?,
+            size: r.u64(at("size"))?,
+            created: r.opt(at("created"), |r, a| {
+                Ok(CreatedObject {
+                    put_start: r.instant(a.field("created put_start"))?,
+                    seq: r.u64(a.field("created seq"))?,
+                    token: r.u64(a.field("created token"))?,
+                })
+            })?,
+        },
+        15 => Record::Removed {
+            key: r.key(at("key"))?,
+        },
+        16 => Record::Evicted {
+            key: r.key(at("key"))?,
+            freed: r.ids(at("freed"))?,
+            object_erased: r.bool(at("object_erased"))?,
+        },
+        17 => Record::PinNormalised {
+            key: r.key(at("key"))?,
+            deadline: r.instant(at("deadline"))?,
+        },
+        18 => Record::PinExpired {
+            key: r.key(at("key"))?,
+            deadline: r.instant(at("deadline"))?,
+        },
+        19 => Record::GroupRetained {
+            tenant: r.name(at("tenant"))?,
+            group: r.name(at("group"))?,
+            deadline: r.instant(at("deadline"))?,
+        },
+        20 => Record::GroupReleased {
+            tenant: r.name(at("tenant"))?,
+            group: r.name(at("group"))?,
+        },
+        21 => Record::RetentionExpired {
+            tenant: r.name(at("tenant"))?,
+            group: r.name(at("group"))?,
+            deadline: r.instant(at("deadline"))?,
+        },
+        22 => Record::Counters {
+            next_replica_id: r.u64(at("next_replica_id"))?,
+            next_write_token: r.u64(at("next_write_token"))?,
+            next_object_seq: r.u64(at("next_object_seq"))?,
+        },
+        23 => Record::Reset {
+            image: r.blob(at("image"))?,
+        },
+        _ => unreachable!("tag {tag} was checked against Record::NAMES"),
+    })
+}
+
+/// The record and field being read, for error messages; formatted only
+/// when something fails.
+#[derive(Clone, Copy)]
+struct At {
+    seq: u64,
+    record: &'static str,
+    field: &'static str,
+}
+
+impl At {
+    fn new(seq: u64, record: &'static str, field: &'static str) -> Self {
+        At { seq, record, field }
+    }
+    fn field(self, field: &'static str) -> Self {
+        At { field, ..self }
+    }
+}
+
+impl fmt::Display for At {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} {} ({})", self.record, self.seq, self.field)
+    }
+}
+
+/// A cursor over a payload that never reads past it and never trusts a
+/// count further than the remaining bytes can back.
+struct Reader<'a> {
+    buf: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn new(buf: &'a [u8]) -> Self {
+        Reader { buf, pos: 0 }
+    }
+
+    fn remaining(&self) -> usize {
+        self.buf.len() - self.pos
+    }
+
+    /// Position in the batch (header included), the number a hex dump shows.
+    fn offset(&self) -> usize {
+        HEADER_LEN + self.pos
+    }
+
+    fn take(&mut self, n: usize, at: At) -> Result<&'a [u8]> {
+        let rest = &self.buf[self.pos..];
+        if rest.len() < n {
+            return Err(fail(format!(
+                "truncated in {at} at byte {}: need {n} bytes, {} left",
+                self.offset(),
+                rest.len()
+            )));
+        }
+        self.pos += n;
+        Ok(&rest[..n])
+    }
+
+    fn array<const N: usize>(&mut self, at: At) -> Result<[u8; N]> {
+        let mut a = [0u8; N];
+        a.copy_from_slice(self.take(N, at)?);
+        Ok(a)
+    }
+
+    fn u32(&mut self, at: At) -> Result<u32> {
+        self.array(at).map(u32::from_le_bytes)
+    }
+
+    fn u64(&mut self, at: At) -> Result<u64> {
+        self.array(at).map(u64::from_le_bytes)
+    }
+
+    fn instant(&mut self, at: At) -> Result<Instant> {
+        let v = self.u64(at)?;
+        if v > MAX_INSTANT {
+            return Err(fail(format!(
+                "{at} at byte {}: instant {v} is beyond MAX_INSTANT ({MAX_INSTANT})",
+                self.offset() - 8
+            )));
+        }
+        Ok(v)
+    }
+
+    /// A tag, bool or enum byte; anything above `max` has no meaning and
+    /// would break canonicity.
+    fn byte_upto(&mut self, max: u8, at: At) -> Result<u8> {
+        let [b] = self.array(at)?;
+        if b > max {
+            return Err(fail(format!(
+                "bad byte {b} in {at} at byte {} (expected 0..={max})",
+                self.offset() - 1
+            )));
+        }
+        Ok(b)
+    }
+
+    fn bool(&mut self, at: At) -> Result<bool> {
+        Ok(self.byte_upto(1, at)? == 1)
+    }
+
+    /// A u32 count of elements taking at least `min_size` bytes each,
+    /// refused when the remaining bytes cannot hold them.
+    fn count(&mut self, min_size: usize, at: At) -> Result<usize> {
+        let n = self.u32(at)?;
+        let left = self.remaining();
+        if u64::from(n) > (left / min_size) as u64 {
+            return Err(fail(format!(
+                "{at} at byte {} claims {n} elements but only {left} bytes follow (each \
+                 takes at least {min_size})",
+                self.offset() - 4
+            )));
+        }
+        Ok(n as usize)
+    }
+
+    fn vec<T>(
+        &mut self,
+        min_size: usize,
+        at: At,
+        mut f: impl FnMut(&mut Self, At) -> Result<T>,
+    ) -> Result<Vec<T>> {
+        let n = self.count(min_size, at)?;
+        let mut out = Vec::with_capacity(n);
+        for _ in 0..n {
+            out.push(f(self, at)?);
+        }
+        Ok(out)
+    }
+
+    fn ids(&mut self, at: At) -> Result<Vec<u64>> {
+        self.vec(8, at, |r, a| r.u64(a))
+    }
+
+    fn opt<T>(&mut self, at: At, f: impl FnOnce(&mut Self, At) -> Result<T>) -> Result<Option<T>> {
+        match self.byte_upto(1, at)? {
+            0 => Ok(None),
+            _ => f(self, at).map(Some),
+        }
+    }
+
+    fn str(&mut self, at: At) -> Result<String> {
+        let len = self.u32(at)? as usize;
+        let start = self.offset();
+        let bytes = self.take(len, at)?;
+        match std::str::from_utf8(bytes) {
+            Ok(s) => Ok(s.to_owned()),
+            Err(e) => Err(fail(format!("{at} at byte {start} is not UTF-8: {e}"))),
+        }
+    }
+
+    /// A tenant, group or segment name: non-empty, no NUL.
+    fn name(&mut self, at: At) -> Result<String> {
+        let start = self.offset();
+        let s = self.str(at)?;
+        if s.is_empty() || s.contains('\0') {
+            return Err(fail(format!(
+                "{at} at byte {start}: a name must be non-empty and free of NUL"
+            )));
+        }
+        Ok(s)
+    }
+
+    fn key(&mut self, at: At) -> Result<RecordKey> {
+        let tenant = self.name(at.field("key tenant"))?;
+        let start = self.offset();
+        let key = self.str(at)?;
+        if key.is_empty() {
+            return Err(fail(format!("{at} at byte {start}: empty key")));
+        }
+        Ok(RecordKey { tenant, key })
+    }
+
+    fn blob(&mut self, at: At) -> Result<Vec<u8>> {
+        let len = self.u64(at)?;
+        let left = self.remaining();
+        if len > left as u64 {
+            return Err(fail(format!(
+                "{at} at byte {} claims {len} bytes but only {left} follow",
+                self.offset() - 8
+            )));
+        }
+        Ok(self.take(len as usize, at)?.to_vec())
+    }
+
+    fn intent(&mut self, at: At) -> Result<SoftPinIntent> {
+        Ok(match self.byte_upto(2, at)? {
+            0 => SoftPinIntent::Preserve,
+            1 => SoftPinIntent::Enable {
+                ttl_ms: self.u64(at.field("pending ttl_ms"))?,
+            },
+            _ => SoftPinIntent::Disable,
+        })
+    }
+
+    fn task(&mut self, at: At) -> Result<TaskKind> {
+        Ok(match self.byte_upto(2, at)? {
+            0 => TaskKind::Copy,
+            1 => TaskKind::Move,
+            _ => TaskKind::Promotion,
+        })
+    }
+
+    fn replica(&mut self, at: At) -> Result<PlacedReplica> {
+        let id = self.u64(at)?;
+        let place = match self.byte_upto(2, at.field("placement tag"))? {
+            0 => Placement::Memory {
+                segment: self.name(at.field("segment"))?,
+                address: self.u64(at.field("address"))?,
+            },
+            1 => Placement::NofSsd {
+                segment: self.name(at.field("segment"))?,
+                address: self.u64(at.field("address"))?,
+            },
+            _ => Placement::LocalDisk {
+                client: self.u64(at.field("client"))?,
+            },
+        };
+        Ok(PlacedReplica { id, place })
+    }
+
+    fn buffer(&mut self, at: At) -> Result<BufferRef> {
+        Ok(BufferRef {
+            segment: self.name(at.field("segment"))?,
+            address: self.u64(at.field("address"))?,
+            len: self.u64(at.field("len"))?,
+        })
+    }
+
+    fn discarded(&mut self, at: At) -> Result<DiscardedBuffer> {
+        Ok(DiscardedBuffer {
+            buffer: self.buffer(at)?,
+            release_at: self.instant(at.field("release_at"))?,
+        })
+    }
+}

@@ -1,0 +1,373 @@
+//! The journal batch codec (docs/CONTRACT.md section 12, "Encoding"): every
+//! record variant round-trips, the encoding is canonical, and every
+//! corruption of a valid batch is rejected with DESERIALIZE_FAIL (or, for
+//! the few edits that leave the bytes a valid batch, decodes to exactly
+//! what those bytes encode).
+
+mod support;
+
+use mooncake_meta_core::journal::codec::{
+    decode_batch, decode_batch_prefix, encode_batch, encode_record, encoded_len, peek_header,
+    FORMAT_VERSION, HEADER_LEN, MAGIC, MAX_SEQ,
+};
+use mooncake_meta_core::journal::*;
+use mooncake_meta_core::{ErrorKind, MAX_INSTANT};
+use proptest::prelude::*;
+use support::entropy::XorShift;
+use support::journal_gen::{self, Choices, VARIANTS};
+use support::journalmut::reframe;
+
+fn deser_fail(bytes: &[u8]) -> String {
+    let e = decode_batch(bytes).expect_err("must be rejected");
+    assert_eq!(e.kind(), ErrorKind::DeserializeFail, "{e}");
+    e.message().to_owned()
+}
+
+/// A batch holding one record of every variant, from sequence 7.
+fn every_variant() -> (u64, Vec<Record>) {
+    let mut rng = XorShift::new(0x7A65);
+    let recs = (1..=VARIANTS)
+        .map(|t| journal_gen::record_with_tag(&mut rng, t))
+        .collect();
+    (7, recs)
+}
+
+proptest! {
+    // Fixed seed and no failure files: CI is deterministic and writes
+    // nothing; a failure prints its shrunk choices.
+    #![proptest_config(ProptestConfig {
+        cases: 512,
+        failure_persistence: None,
+        rng_algorithm: proptest::test_runner::RngAlgorithm::ChaCha,
+        rng_seed: proptest::test_runner::RngSeed::Fixed(0x10C),
+        ..ProptestConfig::default()
+    })]
+
+    // Every variant, any field values: decode(encode(b)) == b, and the
+    // bytes re-encode identically.
+    #[test]
+    fn every_record_round_trips(choices in prop::collection::vec(any::<u64>(), 0..400), tag in 1..=VARIANTS) {
+        let mut e = Choices::new(choices);
+        let mut recs = vec![journal_gen::record_with_tag(&mut e, tag)];
+        recs.extend(journal_gen::records(&mut e, 6));
+        let first = journal_gen::first_seq(&mut e, recs.len());
+        let bytes = encode_batch(first, &recs).unwrap();
+        let batch = decode_batch(&bytes).unwrap();
+        prop_assert_eq!(batch.first_seq, first);
+        prop_assert_eq!(batch.last_seq(), first + recs.len() as u64 - 1);
+        prop_assert_eq!(&batch.records, &recs);
+        prop_assert_eq!(encode_batch(batch.first_seq, &batch.records).unwrap(), bytes);
+    }
+
+    // A record's encoded length is what a batch's payload grows by.
+    #[test]
+    fn encoded_len_is_the_payload_share(choices in prop::collection::vec(any::<u64>(), 0..200)) {
+        let mut e = Choices::new(choices);
+        let recs = journal_gen::records(&mut e, 8);
+        let bytes = encode_batch(1, &recs).unwrap();
+        let sum: usize = recs.iter().map(encoded_len).sum();
+        prop_assert_eq!(bytes.len(), HEADER_LEN + sum);
+    }
+}
+
+#[test]
+fn the_generator_reaches_every_variant() {
+    let (_, recs) = every_variant();
+    let names: Vec<&str> = recs.iter().map(Record::name).collect();
+    assert_eq!(names, Record::NAMES);
+    for (i, r) in recs.iter().enumerate() {
+        assert_eq!(usize::from(r.tag()), i + 1);
+    }
+}
+
+#[test]
+fn header_fields_are_where_the_layout_says() {
+    let (first, recs) = every_variant();
+    let b = encode_batch(first, &recs).unwrap();
+    assert_eq!(b[..8], MAGIC);
+    assert_eq!(
+        u32::from_le_bytes(b[8..12].try_into().unwrap()),
+        FORMAT_VERSION
+    );
+    assert_eq!(u32::from_le_bytes(b[12..16].try_into().unwrap()), 0);
+    assert_eq!(u64::from_le_bytes(b[16..24].try_into().unwrap()), first);
+    assert_eq!(
+        u32::from_le_bytes(b[24..28].try_into().unwrap()),
+        recs.len() as u32
+    );
+    assert_eq!(
+        u64::from_le_bytes(b[28..36].try_into().unwrap()),
+        (b.len() - HEADER_LEN) as u64
+    );
+    let mut covered = b[..36].to_vec();
+    covered.extend_from_slice(&b[HEADER_LEN..]);
+    assert_eq!(
+        u32::from_le_bytes(b[36..40].try_into().unwrap()),
+        support::snapmut::crc32(&covered)
+    );
+    let h = peek_header(&b).unwrap();
+    assert_eq!(
+        (h.version, h.first_seq, h.count, h.total_len),
+        (FORMAT_VERSION, first, recs.len() as u32, b.len())
+    );
+}
+
+#[test]
+fn every_flipped_byte_of_a_valid_batch_is_rejected() {
+    // CRC-32 detects every error confined to one byte, so no flip of any
+    // bit of any byte may get through, header or payload.
+    let (first, recs) = every_variant();
+    let b = encode_batch(first, &recs).unwrap();
+    for i in 0..b.len() {
+        for bit in 0..8 {
+            let mut m = b.clone();
+            m[i] ^= 1 << bit;
+            let msg = deser_fail(&m);
+            assert!(!msg.is_empty(), "byte {i} bit {bit}");
+        }
+    }
+}
+
+#[test]
+fn every_truncation_and_extension_is_rejected() {
+    let (first, recs) = every_variant();
+    let b = encode_batch(first, &recs).unwrap();
+    for n in 0..b.len() {
+        let msg = deser_fail(&b[..n]);
+        let expected = if n < HEADER_LEN {
+            "truncated batch header"
+        } else {
+            "truncated batch"
+        };
+        assert!(msg.starts_with(expected), "cut at {n}: {msg}");
+    }
+    let mut longer = b.clone();
+    longer.push(0);
+    assert!(deser_fail(&longer).contains("1 trailing bytes after"));
+}
+
+#[test]
+fn reframed_payload_edits_decode_to_what_the_bytes_say_or_are_rejected() {
+    // Past the checksum (payload length and CRC recomputed), each flipped
+    // byte of the payload is rejected by the parser or decodes to records
+    // that re-encode to exactly the edited bytes: never to anything else.
+    let (first, recs) = every_variant();
+    let b = encode_batch(first, &recs).unwrap();
+    let (mut rejected, mut accepted) = (0, 0);
+    for i in HEADER_LEN..b.len() {
+        for v in [0x01u8, 0x80, 0xFF] {
+            let mut m = b.clone();
+            m[i] ^= v;
+            reframe(&mut m);
+            match decode_batch(&m) {
+                Ok(batch) => {
+                    accepted += 1;
+                    assert_eq!(encode_batch(batch.first_seq, &batch.records).unwrap(), m);
+                }
+                Err(e) => {
+                    rejected += 1;
+                    assert_eq!(e.kind(), ErrorKind::DeserializeFail, "{e}");
+                }
+            }
+        }
+    }
+    assert!(
+        rejected > 0 && accepted > 0,
+        "{rejected} rejected, {accepted} accepted"
+    );
+}
+
+#[test]
+fn header_errors_name_what_is_wrong() {
+    let b = encode_batch(
+        1,
+        &[Record::Removed {
+            key: RecordKey::new("default", "k"),
+        }],
+    )
+    .unwrap();
+    let with = |at: usize, bytes: &[u8]| {
+        let mut m = b.clone();
+        m[at..at + bytes.len()].copy_from_slice(bytes);
+        reframe(&mut m);
+        deser_fail(&m)
+    };
+    assert!(with(0, b"XMCJRNL\n").starts_with("bad magic"));
+    assert!(with(8, &2u32.to_le_bytes()).contains("unsupported journal format version 2"));
+    assert!(with(8, &0u32.to_le_bytes()).contains("version 0"));
+    assert!(with(12, &1u32.to_le_bytes()).contains("unknown batch header flags 0x1"));
+    assert!(with(16, &0u64.to_le_bytes()).contains("start at 1"));
+    assert!(with(24, &0u32.to_le_bytes()).contains("at least one record"));
+    let mut m = b.clone();
+    m[16..24].copy_from_slice(&u64::MAX.to_le_bytes());
+    m[24..28].copy_from_slice(&2u32.to_le_bytes());
+    reframe(&mut m);
+    let msg = deser_fail(&m);
+    assert!(
+        msg.contains("bad batch header") && msg.contains("would pass"),
+        "{msg}"
+    );
+    let claims = with(24, &1000u32.to_le_bytes());
+    assert!(claims.contains("claims 1000 records"), "{claims}");
+    // A wrong payload length is a truncation or trailing bytes, before the checksum.
+    let mut m = b.clone();
+    m[28..36].copy_from_slice(&u64::MAX.to_le_bytes());
+    assert!(deser_fail(&m).starts_with("truncated batch"));
+    let mut m = b.clone();
+    m[36] ^= 1;
+    assert!(deser_fail(&m).starts_with("batch checksum mismatch"));
+}
+
+#[test]
+fn payload_errors_name_the_record_field_and_byte() {
+    let key = RecordKey::new("default", "k");
+    let one = |r: Record| encode_batch(5, &[r]).unwrap();
+
+    // Unknown tags: 0 and one past the last.
+    for tag in [0u8, VARIANTS + 1, 0xFF] {
+        let mut m = one(Record::Removed { key: key.clone() });
+        m[HEADER_LEN] = tag;
+        reframe(&mut m);
+        let msg = deser_fail(&m);
+        assert!(
+            msg.contains(&format!(
+                "unknown record tag {tag} for sequence 5 at byte 40"
+            )),
+            "{msg}"
+        );
+    }
+
+    // An instant beyond MAX_INSTANT.
+    let mut m = one(Record::PinExpired {
+        key: key.clone(),
+        deadline: MAX_INSTANT,
+    });
+    let at = m.len() - 8;
+    m[at..].copy_from_slice(&(MAX_INSTANT + 1).to_le_bytes());
+    reframe(&mut m);
+    let msg = deser_fail(&m);
+    assert!(
+        msg.contains("PinExpired 5 (deadline)") && msg.contains("beyond MAX_INSTANT"),
+        "{msg}"
+    );
+
+    // A bool that is neither 0 nor 1.
+    let mut m = one(Record::Evicted {
+        key: key.clone(),
+        freed: vec![],
+        object_erased: true,
+    });
+    *m.last_mut().unwrap() = 2;
+    reframe(&mut m);
+    assert!(deser_fail(&m).contains("bad byte 2 in Evicted 5 (object_erased)"));
+
+    // A list count the payload cannot hold: refused before allocating.
+    let mut m = one(Record::Evicted {
+        key: key.clone(),
+        freed: vec![1],
+        object_erased: false,
+    });
+    let count_at = m.len() - 1 - 8 - 4;
+    m[count_at..count_at + 4].copy_from_slice(&u32::MAX.to_le_bytes());
+    reframe(&mut m);
+    let msg = deser_fail(&m);
+    assert!(msg.contains("claims 4294967295 elements"), "{msg}");
+
+    // A blob length past the payload.
+    let mut m = one(Record::Reset {
+        image: vec![1, 2, 3],
+    });
+    m[HEADER_LEN + 1..HEADER_LEN + 9].copy_from_slice(&u64::MAX.to_le_bytes());
+    reframe(&mut m);
+    assert!(deser_fail(&m).contains("Reset 5 (image)"));
+
+    // Names must be non-empty and NUL-free; keys non-empty.
+    for (tenant, k, what) in [
+        ("", "k", "name"),
+        ("t\0", "k", "name"),
+        ("t", "", "empty key"),
+    ] {
+        let b = one(Record::Removed {
+            key: RecordKey::new(tenant, k),
+        });
+        let msg = deser_fail(&b);
+        assert!(msg.contains("Removed 5") && msg.contains(what), "{msg}");
+    }
+
+    // Not UTF-8.
+    let mut m = one(Record::Removed {
+        key: RecordKey::new("t", "k"),
+    });
+    let last = m.len() - 1;
+    m[last] = 0xFF;
+    reframe(&mut m);
+    assert!(deser_fail(&m).contains("is not UTF-8"));
+
+    // Bytes left over inside the payload.
+    let mut m = one(Record::Removed { key });
+    m.push(0);
+    reframe(&mut m);
+    assert!(deser_fail(&m).contains("1 trailing bytes inside the payload"));
+}
+
+#[test]
+fn encode_refuses_spans_no_batch_can_have() {
+    let r = Record::Removed {
+        key: RecordKey::new("t", "k"),
+    };
+    for (first, n, msg) in [
+        (0, 1, "start at 1"),
+        (1, 0, "at least one record"),
+        (u64::MAX, 2, "would pass the last sequence"),
+    ] {
+        let e = encode_batch(first, &vec![r.clone(); n]).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidParams);
+        assert!(e.message().contains(msg), "{e}");
+    }
+    // The very last sequence can be written; the one after it cannot.
+    let b = encode_batch(MAX_SEQ, std::slice::from_ref(&r)).unwrap();
+    assert_eq!(decode_batch(&b).unwrap().last_seq(), MAX_SEQ);
+    assert_eq!(
+        encode_batch(u64::MAX, &[r]).unwrap_err().kind(),
+        ErrorKind::InvalidParams
+    );
+}
+
+#[test]
+fn concatenated_batches_split_where_each_ends() {
+    // Self-delimiting: a consumer's file of batches back to back decodes
+    // batch by batch.
+    let mut rng = XorShift::new(42);
+    let mut stream = Vec::new();
+    let mut expected = Vec::new();
+    let mut next = 1;
+    for _ in 0..20 {
+        let recs = journal_gen::records(&mut rng, 5);
+        stream.extend(encode_batch(next, &recs).unwrap());
+        expected.push((next, recs.clone()));
+        next += recs.len() as u64;
+    }
+    let mut rest = &stream[..];
+    for (first, recs) in expected {
+        let (b, used) = decode_batch_prefix(rest).unwrap();
+        assert_eq!((b.first_seq, b.records), (first, recs));
+        rest = &rest[used..];
+    }
+    assert!(rest.is_empty());
+    // The whole stream is not one batch.
+    assert!(deser_fail(&stream).contains("trailing bytes after"));
+}
+
+#[test]
+fn record_bytes_are_the_payload_of_a_one_record_batch() {
+    let (_, recs) = every_variant();
+    for r in &recs {
+        let mut body = Vec::new();
+        encode_record(r, &mut body);
+        assert_eq!(body[0], r.tag());
+        assert_eq!(
+            encode_batch(3, std::slice::from_ref(r)).unwrap()[HEADER_LEN..],
+            body
+        );
+    }
+}

@@ -1,0 +1,1267 @@
+//! `scale`: the scale issue's workload (the anchor's keys, 1 KiB objects, 1
+//! memory replica, every 10th key pinned) at growing N, each case a fresh
+//! process (bench/README.md, "Scale targets"):
+//!
+//! * `main` (manual clock): put pairs/s, memory per object with the key
+//!   bytes, Exist / Get 1 thread on random keys, batch Exist / Get of 64
+//!   keys a call, non-forced Remove in a random order; at the largest N the
+//!   latency of one dependent random memory access (a pointer chase over a
+//!   1 GiB random cycle) measured in the same process, and Exist in units
+//!   of it.
+//! * `sysclock`: the same reads on a master reading the system clock (Get
+//!   grants a lease, so it reads the clock on every call).
+//! * `cleanup` (scale run): every pin with a deadline of its own, one cycle
+//!   at the instant all are due (ns per expired pin), the longest
+//!   index-mutex hold while registering the pins, in the cycle and in TTL
+//!   churn, and one eviction pass (ns per object examined).
+//! * `footprint` (scale run, 10^8 objects): built only when a projection
+//!   from a 10^6 pilot (its own process) fits in MemAvailable with a safety
+//!   margin; otherwise the figure says "not measured", why, and the
+//!   projection. Every build also stops, reporting "not measured", when
+//!   MemAvailable falls below a reserve, so no case is ever OOM-killed.
+//!
+//! The harness reads its keys from a buffer laid out in the order of the
+//! calls (see [`Ordered`]), so that its own key fetch is a sequential
+//! stream and not a second random memory access per call.
+
+use crate::report::{median, Better, Figure, Target};
+use crate::util::*;
+use crate::{Mode, Results, Scenario};
+use mooncake_meta_core::*;
+use std::fmt::Write as _;
+use std::time::Duration;
+
+pub const SCENARIO: Scenario = Scenario {
+    name: "scale",
+    about: "scale targets at 10^5..10^7 (10^8 footprint with --scale): reads, batch, puts, \
+            removes, DRAM-access calibration, system-clock reads, cleanup, eviction",
+    cases,
+    child,
+    figures,
+};
+
+const K: usize = 1_000;
+const M: usize = 1_000_000;
+
+/// Main-curve sizes; the largest one carries the pointer-chase calibration.
+fn curve(mode: Mode) -> Vec<usize> {
+    if mode.quick {
+        vec![10 * K]
+    } else if mode.scale {
+        vec![100 * K, M, 10 * M]
+    } else {
+        vec![100 * K, M]
+    }
+}
+
+/// Sizes of the system-clock read cases.
+fn sysclock_sizes(mode: Mode) -> Vec<usize> {
+    if mode.quick {
+        vec![10 * K]
+    } else if mode.scale {
+        vec![M, 10 * M]
+    } else {
+        vec![M]
+    }
+}
+
+/// Sizes of the cleanup/eviction cases (scale run only).
+fn cleanup_sizes(mode: Mode) -> Vec<usize> {
+    if mode.scale {
+        vec![M, 10 * M]
+    } else {
+        Vec::new()
+    }
+}
+
+/// The footprint-only size of the scale run.
+const BIG: usize = 100 * M;
+/// The pilot that projects the footprint at [`BIG`].
+const PILOT: usize = M;
+
+/// Reads per measurement: every key once per pass, max(1, 10^6 / N) passes
+/// (as the anchor), but never more than 10^6 distinct keys per pass (the
+/// first 10^6 of a permutation of all N); quick: 10^5.
+fn reads(n: usize, mode: Mode) -> (usize, usize) {
+    let calls = if mode.quick { 100 * K } else { M };
+    let per_pass = n.min(calls);
+    (per_pass, (calls / per_pass).max(1))
+}
+
+/// Removes timed per process: every key up to 10^6, then the first 10^6 of
+/// a random order (the table still holds N - 10^6 when the last one goes).
+fn removes(n: usize) -> usize {
+    n.min(M)
+}
+
+/// Pointer-chase buffer, MiB: >= 1 GiB in a full run; quick mode uses a
+/// small one (its figure then is not a DRAM latency, and says so).
+fn chase_mib(mode: Mode) -> usize {
+    if mode.quick {
+        64
+    } else {
+        1024
+    }
+}
+
+/// Dependent accesses timed per chase (after a warm-up of a tenth of it).
+fn chase_steps(mode: Mode) -> usize {
+    if mode.quick {
+        M
+    } else {
+        2 * M
+    }
+}
+
+/// Bytes of memory every build leaves to the rest of the machine: a build
+/// stops (and reports "not measured") when MemAvailable falls below it.
+const RESERVE: u64 = 2 << 30;
+/// Safety factor on a projected footprint (table growth, allocator slack).
+const MARGIN: f64 = 1.3;
+/// How often (objects) a build looks at MemAvailable.
+const GUARD_EVERY: usize = 1 << 18;
+
+fn cases(mode: Mode) -> Vec<Params> {
+    let curve_sizes = curve(mode);
+    let top = *curve_sizes.last().expect("a size");
+    let mut v = Vec::new();
+    for &n in &curve_sizes {
+        let (per_pass, passes) = reads(n, mode);
+        let chase = if n == top { chase_mib(mode) } else { 0 };
+        v.push(Params::new(&[
+            ("n", n.to_string()),
+            ("kind", "main".into()),
+            ("per_pass", per_pass.to_string()),
+            ("passes", passes.to_string()),
+            ("chase_mib", chase.to_string()),
+            ("chase_steps", chase_steps(mode).to_string()),
+            // The huge-page chase only in the scale run (make bench stays short).
+            ("thp", if mode.scale { "1" } else { "0" }.into()),
+        ]));
+    }
+    for n in sysclock_sizes(mode) {
+        let (per_pass, passes) = reads(n, mode);
+        let chase = if n == top { chase_mib(mode) } else { 0 };
+        v.push(Params::new(&[
+            ("n", n.to_string()),
+            ("kind", "sysclock".into()),
+            ("per_pass", per_pass.to_string()),
+            ("passes", passes.to_string()),
+            ("chase_mib", chase.to_string()),
+            ("chase_steps", chase_steps(mode).to_string()),
+            ("thp", "0".into()),
+        ]));
+    }
+    for n in cleanup_sizes(mode) {
+        v.push(Params::new(&[
+            ("n", n.to_string()),
+            ("kind", "cleanup".into()),
+        ]));
+    }
+    if mode.scale {
+        v.push(Params::new(&[
+            ("n", BIG.to_string()),
+            ("kind", "footprint".into()),
+        ]));
+    }
+    v
+}
+
+fn child(p: &Params) -> Sample {
+    let n = p.usize("n");
+    match p.str("kind") {
+        "main" => main_child(n, p),
+        "sysclock" => sysclock_child(n, p),
+        "cleanup" => cleanup_child(n),
+        "footprint" => footprint_child(n),
+        "pilot" => pilot_child(n),
+        other => panic!("unknown scale case kind {other}"),
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Masters, builds and the memory guard.
+
+/// Segment size for `n` objects of [`SIZE`] bytes: 16 GiB (the anchor's)
+/// while 4 of them are at most a quarter full, else 64 GiB (10^8 objects
+/// need 100 GB of buffers).
+fn segment_bytes(n: usize) -> u64 {
+    if (n as u64).saturating_mul(SIZE) <= 16 << 30 {
+        16 << 30
+    } else {
+        64 << 30
+    }
+}
+
+/// The anchor's master (4 memory segments, one owner client each) on the
+/// given clock, every background task off.
+fn scale_master(clock: ClockSource, n: usize) -> Master {
+    let m = Master::new(MasterConfig {
+        soft_pin_cleanup_interval_ms: 0,
+        eviction_check_interval_ms: 0,
+        sweep_interval_ms: 0,
+        clock,
+        ..MasterConfig::default()
+    })
+    .expect("master");
+    for i in 0..4u64 {
+        let spec = SegmentSpec {
+            name: format!("mem{i}"),
+            base: (i + 1) << 40,
+            size: segment_bytes(n),
+            pool: Pool::Memory,
+        };
+        m.mount_segment(i + 1, &spec).expect("mount");
+    }
+    m
+}
+
+fn manual() -> ClockSource {
+    ClockSource::Manual { start_ms: T0 }
+}
+
+/// MemAvailable from /proc/meminfo, bytes.
+fn mem_available() -> u64 {
+    let info = std::fs::read_to_string("/proc/meminfo").expect("/proc/meminfo");
+    info.lines()
+        .find_map(|l| l.strip_prefix("MemAvailable:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .expect("MemAvailable line")
+        * 1024
+}
+
+/// A build stopped by the memory guard: `built` objects were written when
+/// MemAvailable was `available` bytes.
+struct Stopped {
+    built: usize,
+    available: u64,
+}
+
+impl Stopped {
+    fn record(&self, s: &mut Sample) {
+        s.set("not_measured", NOT_MEASURED_GUARD);
+        s.set("stopped_at", self.built as f64);
+        s.set("mem_available", self.available as f64);
+    }
+}
+
+/// `not_measured` codes: the projection did not fit / the guard stopped it.
+const NOT_MEASURED_PROJECTION: f64 = 1.0;
+const NOT_MEASURED_GUARD: f64 = 2.0;
+
+/// Runs `write(i)` for i in 0..n (one object each), looking at MemAvailable
+/// every [`GUARD_EVERY`] objects (outside the timing); returns the time the
+/// writes took, or where the guard stopped them.
+fn build(n: usize, mut write: impl FnMut(usize)) -> Result<Duration, Stopped> {
+    let mut spent = Duration::ZERO;
+    let mut from = 0;
+    while from < n {
+        let available = mem_available();
+        if available < RESERVE {
+            return Err(Stopped {
+                built: from,
+                available,
+            });
+        }
+        let to = n.min(from + GUARD_EVERY);
+        let t = Stopwatch::start();
+        for i in from..to {
+            write(i);
+        }
+        spent += t.elapsed();
+        from = to;
+    }
+    Ok(spent)
+}
+
+/// Every 10th object pinned (ENABLE, default TTL), as the anchor's `rw`.
+fn ten_pct<'a>(
+    enable: &'a WriteConfig,
+    preserve: &'a WriteConfig,
+) -> impl Fn(usize) -> &'a WriteConfig {
+    move |i| if i % 10 == 0 { enable } else { preserve }
+}
+
+// ---------------------------------------------------------------------------
+// Reads.
+
+/// Keys laid out in the order the calls use them (call j reads key
+/// `order[j]` at offset `j * width`): the harness's own key fetch is then a
+/// sequential stream, so a measured call pays for the master's memory
+/// accesses, not for a random access into the harness's key buffer.
+struct Ordered {
+    buf: String,
+    width: usize,
+}
+
+impl Ordered {
+    fn new(keys: &Keys, order: &[u32]) -> Self {
+        let width = keys.iter().next().map_or(0, str::len);
+        let mut buf = String::with_capacity(order.len() * width);
+        for &i in order {
+            buf.push_str(&keys[i as usize]);
+        }
+        Ordered { buf, width }
+    }
+
+    fn len(&self) -> usize {
+        self.buf.len().checked_div(self.width).unwrap_or(0)
+    }
+
+    #[inline]
+    fn key(&self, j: usize) -> Key<'_> {
+        Key::new(&self.buf[j * self.width..(j + 1) * self.width])
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Op {
+    Exist,
+    /// `get_replica_list_into`, reused buffer.
+    Get,
+    /// `batch_exist` of [`BATCH`] keys.
+    BatchExist,
+    /// `batch_get_replica_list` of [`BATCH`] keys.
+    BatchGet,
+}
+
+/// Keys per batch call.
+const BATCH: usize = 64;
+
+const OPS: [(&str, Op); 4] = [
+    ("exist_1t", Op::Exist),
+    ("get_1t", Op::Get),
+    ("batch_exist_64", Op::BatchExist),
+    ("batch_get_64", Op::BatchGet),
+];
+
+/// One thread walks `ord` `passes` times with `op`; keys per second and the
+/// calls that did not find a complete object. On a manual clock the clock
+/// moves 1 ms before each pass (as a system clock would), so every read
+/// really extends its lease.
+fn read_rate(m: &MasterCore, ord: &Ordered, passes: usize, op: Op, manual: bool) -> (f64, u64) {
+    let n = ord.len();
+    let mut fails = 0u64;
+    let mut buf = Vec::with_capacity(4);
+    let mut batch: Vec<Key<'_>> = Vec::with_capacity(BATCH);
+    let t = Stopwatch::start();
+    for _ in 0..passes {
+        if manual {
+            m.advance_time(1).expect("manual clock");
+        }
+        match op {
+            Op::Exist => {
+                for j in 0..n {
+                    fails += u64::from(!matches!(m.exist(ord.key(j)), Ok(true)));
+                }
+            }
+            Op::Get => {
+                for j in 0..n {
+                    buf.clear();
+                    let ok = m.get_replica_list_into(ord.key(j), &mut buf).is_ok();
+                    fails += u64::from(!ok || buf.is_empty());
+                }
+            }
+            Op::BatchExist | Op::BatchGet => {
+                for from in (0..n).step_by(BATCH) {
+                    batch.clear();
+                    batch.extend((from..n.min(from + BATCH)).map(|j| ord.key(j)));
+                    if op == Op::BatchExist {
+                        fails += m
+                            .batch_exist(&batch)
+                            .iter()
+                            .filter(|r| !matches!(r, Ok(true)))
+                            .count() as u64;
+                    } else {
+                        fails += m
+                            .batch_get_replica_list(&batch)
+                            .iter()
+                            .filter(|r| !r.as_ref().is_ok_and(|v| !v.is_empty()))
+                            .count() as u64;
+                    }
+                }
+            }
+        }
+    }
+    let secs = t.elapsed().as_secs_f64();
+    ((n * passes) as f64 / secs, fails)
+}
+
+/// Every read of [`OPS`] on the first `per_pass` keys of a random
+/// permutation, `passes` times each.
+fn all_reads(m: &MasterCore, keys: &Keys, p: &Params, manual: bool, s: &mut Sample) {
+    let mut perm = permutation(keys.len(), 17);
+    perm.truncate(p.usize("per_pass"));
+    let ord = Ordered::new(keys, &perm);
+    drop(perm);
+    let mut failures = 0;
+    for (name, op) in OPS {
+        let (rate, fails) = read_rate(m, &ord, p.usize("passes"), op, manual);
+        s.set(name, rate);
+        failures += fails;
+    }
+    s.set("read_failures", failures as f64);
+}
+
+/// u32 slots per 64-byte cache line.
+const LINE_SLOTS: usize = 16;
+
+/// A random cyclic permutation of 0..len (Sattolo's algorithm): following
+/// i -> c[i] from any i visits every index once before returning.
+fn cycle(len: usize, seed: u64) -> Vec<u32> {
+    assert!(len <= u32::MAX as usize);
+    let mut c: Vec<u32> = (0..len as u32).collect();
+    let mut rng = Rng::new(seed);
+    for i in (1..len).rev() {
+        // j < i strictly (Fisher-Yates would allow j = i and make fixed points).
+        let j = rng.below(i);
+        c.swap(i, j);
+    }
+    c
+}
+
+/// AnonHugePages of this process (/proc/self/smaps_rollup), bytes: how
+/// much of its anonymous memory the kernel backs with transparent huge
+/// pages.
+fn anon_huge_pages() -> u64 {
+    std::fs::read_to_string("/proc/self/smaps_rollup")
+        .ok()
+        .and_then(|t| {
+            t.lines()
+                .find_map(|l| l.strip_prefix("AnonHugePages:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        })
+        .unwrap_or(0)
+        * 1024
+}
+
+/// 2 MiB, the x86-64 huge page.
+const HUGE_PAGE: usize = 2 << 20;
+
+/// One dependent random access, timed: ns per load, and the bytes of the
+/// buffer the kernel backed with transparent huge pages.
+struct Chase {
+    ns: f64,
+    huge_bytes: u64,
+}
+
+/// A chase through a single random cycle over the cache lines of a `mib`
+/// MiB buffer of u32 (Sattolo's algorithm over the line numbers; each
+/// line's first slot holds the index of the next line's, and every line of
+/// every page is written, so no page is the shared zero page). Each load's
+/// address is the previous load's value, so no two accesses overlap, and
+/// each touches a line of its own. With `huge`, the buffer is 2 MiB aligned
+/// and advised MADV_HUGEPAGE before its first touch (the machine's THP
+/// setting decides whether that is granted; `huge_bytes` says).
+fn chase(mib: usize, steps: usize, huge: bool) -> Chase {
+    let slots = mib << 18;
+    let lines = slots / LINE_SLOTS;
+    assert!(lines > 1 && slots <= u32::MAX as usize, "chase buffer size");
+    let order = cycle(lines, 0x5A77_0010);
+    // Room to start the buffer on a huge-page boundary; untouched, the
+    // extra pages cost no memory.
+    let pad = HUGE_PAGE / 4;
+    let mut raw = vec![0u32; slots + pad];
+    let off = raw.as_ptr().align_offset(HUGE_PAGE).min(pad);
+    let next = &mut raw[off..off + slots];
+    let huge0 = anon_huge_pages();
+    if huge {
+        // SAFETY: the range lies inside `next`, a live allocation this
+        // function owns, starts on a page boundary (2 MiB aligned, or the
+        // advice only fails) and madvise(MADV_HUGEPAGE) changes no byte of it.
+        let rc = unsafe {
+            libc::madvise(
+                next.as_mut_ptr().cast(),
+                slots * std::mem::size_of::<u32>(),
+                libc::MADV_HUGEPAGE,
+            )
+        };
+        // A kernel without THP refuses the advice: then the figure says 0
+        // huge bytes, which is what was measured.
+        let _ = rc;
+    }
+    for (line, &succ) in order.iter().enumerate() {
+        next[line * LINE_SLOTS] = succ * LINE_SLOTS as u32;
+    }
+    drop(order);
+    let huge_bytes = anon_huge_pages().saturating_sub(huge0);
+    let mut at = 0u32;
+    for _ in 0..steps / 10 {
+        at = next[at as usize];
+    }
+    let t = Stopwatch::start();
+    for _ in 0..steps {
+        at = next[at as usize];
+    }
+    let ns = t.elapsed().as_nanos() as f64 / steps as f64;
+    std::hint::black_box(at);
+    Chase { ns, huge_bytes }
+}
+
+/// The chases of a case: on 4 KiB pages (the calibration, as the master's
+/// tables are allocated) and, with `thp=1`, on transparent huge pages
+/// where granted.
+fn chases(p: &Params, s: &mut Sample) {
+    let mib = p.usize("chase_mib");
+    if mib == 0 {
+        return;
+    }
+    s.set("chase_mib", mib as f64);
+    let small = chase(mib, p.usize("chase_steps"), false);
+    s.set("chase_ns", small.ns);
+    s.set("chase_huge_bytes_4k", small.huge_bytes as f64);
+    if p.str("thp") == "1" {
+        let huge = chase(mib, p.usize("chase_steps"), true);
+        s.set("chase_thp_ns", huge.ns);
+        s.set("chase_huge_bytes_thp", huge.huge_bytes as f64);
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Cases.
+
+fn main_child(n: usize, p: &Params) -> Sample {
+    let mut s = Sample::default();
+    let keys = keys(n);
+    let (enable, preserve) = (cfg(SoftPinRequest::enable()), cfg(SoftPinRequest::PRESERVE));
+    let pin10 = ten_pct(&enable, &preserve);
+    let m = scale_master(manual(), n);
+    let (rss0, heap0) = (vm_rss(), heap_in_use());
+    let took = match build(n, |i| put(&m, &keys[i], pin10(i))) {
+        Ok(t) => t,
+        Err(stop) => {
+            stop.record(&mut s);
+            std::mem::forget(m);
+            return s;
+        }
+    };
+    let (rss1, heap1) = (vm_rss(), heap_in_use());
+    s.set("put_pairs_per_s", n as f64 / took.as_secs_f64());
+    s.set("rss_per_object", (rss1 as f64 - rss0 as f64) / n as f64);
+    s.set("heap_per_object", (heap1 as f64 - heap0 as f64) / n as f64);
+
+    all_reads(&m, &keys, p, true, &mut s);
+    chases(p, &mut s);
+
+    // Removes of min(N, 10^6) keys in a random order (a fixed-seed
+    // permutation's first ones, drawn and laid out before the timing
+    // starts). Nothing was evicted and no lease outlives the clock step
+    // below, so every key is there to remove.
+    m.advance_time(LEASE + 1).expect("manual clock");
+    let mut order = permutation(n, 7);
+    order.truncate(removes(n));
+    let ord = Ordered::new(&keys, &order);
+    drop(order);
+    let t = Stopwatch::start();
+    let mut failures = 0u64;
+    for j in 0..ord.len() {
+        failures += u64::from(m.remove(ord.key(j), false).is_err());
+    }
+    s.set("remove_per_s", ord.len() as f64 / t.elapsed().as_secs_f64());
+    s.set("remove_failures", failures as f64);
+    // The process is thrown away: dropping a big master is not measured.
+    std::mem::forget(m);
+    s
+}
+
+fn sysclock_child(n: usize, p: &Params) -> Sample {
+    let mut s = Sample::default();
+    let keys = keys(n);
+    let (enable, preserve) = (cfg(SoftPinRequest::enable()), cfg(SoftPinRequest::PRESERVE));
+    let pin10 = ten_pct(&enable, &preserve);
+    let m = scale_master(ClockSource::System, n);
+    match build(n, |i| put(&m, &keys[i], pin10(i))) {
+        Ok(took) => s.set("put_pairs_per_s", n as f64 / took.as_secs_f64()),
+        Err(stop) => {
+            stop.record(&mut s);
+            std::mem::forget(m);
+            return s;
+        }
+    }
+    all_reads(&m, &keys, p, false, &mut s);
+    chases(p, &mut s);
+    std::mem::forget(m);
+    s
+}
+
+/// Base TTL of the cleanup case's pins (the master's default).
+const WAVE_TTL: u64 = 30 * MIN;
+
+/// Re-enabling upserts of random pinned keys in the churn step.
+fn churn_updates(n: usize) -> usize {
+    (n / 10).max(1)
+}
+
+fn cleanup_child(n: usize) -> Sample {
+    let mut s = Sample::default();
+    let keys = keys(n);
+    let preserve = cfg(SoftPinRequest::PRESERVE);
+    // The j-th pin (object 10 j) has a deadline of its own, WAVE_TTL + j ms.
+    let pins = n.div_ceil(10);
+    let m = scale_master(manual(), n);
+    m.debug_reset_index_hold();
+    let mut pinned = cfg(SoftPinRequest::enable());
+    let spent = build(n, |i| {
+        if i % 10 == 0 {
+            pinned.soft_pin = SoftPinRequest::enable_for(WAVE_TTL + (i / 10) as u64);
+            put(&m, &keys[i], &pinned);
+        } else {
+            put(&m, &keys[i], &preserve);
+        }
+    });
+    let spent = match spent {
+        Ok(t) => t,
+        Err(stop) => {
+            stop.record(&mut s);
+            std::mem::forget(m);
+            return s;
+        }
+    };
+    s.set("put_pairs_per_s", n as f64 / spent.as_secs_f64());
+    let now = m.now();
+    // Nothing is due at `now`: the cycle only reports the longest hold
+    // since the reset, i.e. of registering every pin.
+    s.set(
+        "build_hold_ns",
+        m.run_cleanup_at(now).longest_index_hold_ns as f64,
+    );
+
+    // Every pin due at once, no two sharing a deadline.
+    let at = now + WAVE_TTL + pins as u64;
+    flush_caches();
+    m.debug_reset_index_hold();
+    let t = Stopwatch::start();
+    let st = m.run_cleanup_at(at);
+    s.set("wave_ns", t.elapsed().as_nanos() as f64);
+    s.set("wave_expired", st.expired as f64);
+    s.set("wave_expected", pins as f64);
+    s.set("wave_hold_ns", st.longest_index_hold_ns as f64);
+
+    // One eviction pass: no pin is active any more and nothing was read,
+    // so every object is a candidate.
+    flush_caches();
+    let t = Stopwatch::start();
+    let rep = m.run_eviction(0.05, 0.05).expect("eviction");
+    s.set("evict_ns", t.elapsed().as_nanos() as f64);
+    s.set("evict_base", rep.base as f64);
+    s.set("evicted", rep.evicted as f64);
+
+    // TTL churn: re-enabling upserts of random formerly pinned keys (an
+    // evicted one is written anew), each a new index entry.
+    let ttls: Vec<WriteConfig> = (1..=4)
+        .map(|i| cfg(SoftPinRequest::enable_for(i * 10 * MIN)))
+        .collect();
+    let updates = churn_updates(n);
+    let mut rng = Rng::new(11);
+    m.debug_reset_index_hold();
+    let t = Stopwatch::start();
+    for u in 0..updates {
+        let k = Key::new(&keys[10 * rng.below(pins)]);
+        m.upsert_start(WRITER, k, SIZE, &ttls[u % 4])
+            .expect("upsert_start");
+        m.upsert_end(WRITER, k, ReplicaSelector::Memory, None)
+            .expect("upsert_end");
+    }
+    s.set("churn_per_s", updates as f64 / t.elapsed().as_secs_f64());
+    // Every TTL is >= 10 min on a clock that has not moved: nothing is due.
+    s.set(
+        "churn_hold_ns",
+        m.run_cleanup_at(now).longest_index_hold_ns as f64,
+    );
+    std::mem::forget(m);
+    s
+}
+
+/// The pilot of the footprint projection: RSS growth per object (key bytes
+/// included) of `n` objects, 10 % pinned, on the segments of [`BIG`].
+fn pilot_child(n: usize) -> Sample {
+    let mut s = Sample::default();
+    let (enable, preserve) = (cfg(SoftPinRequest::enable()), cfg(SoftPinRequest::PRESERVE));
+    let pin10 = ten_pct(&enable, &preserve);
+    let m = scale_master(manual(), BIG);
+    let mut key = String::with_capacity(32);
+    let rss0 = vm_rss();
+    match build(n, |i| {
+        key.clear();
+        numbered(i, &mut key);
+        put(&m, &key, pin10(i));
+    }) {
+        Ok(_) => s.set("rss_per_object", (vm_rss() as f64 - rss0 as f64) / n as f64),
+        Err(stop) => stop.record(&mut s),
+    }
+    std::mem::forget(m);
+    s
+}
+
+/// `bench/key/%010d` formatted on the fly (10^8 keys in a buffer would be
+/// 2 GB of harness memory).
+fn numbered(i: usize, buf: &mut String) {
+    let _ = write!(buf, "bench/key/{i:010}");
+}
+
+/// Runs the pilot in a process of its own and returns its bytes per object.
+fn run_pilot() -> Result<f64, String> {
+    let exe = std::env::current_exe().map_err(|e| format!("current_exe: {e}"))?;
+    let out = std::process::Command::new(exe)
+        .args(["--child", "scale", "kind=pilot"])
+        .arg(format!("n={PILOT}"))
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .map_err(|e| format!("cannot run the pilot: {e}"))?;
+    if !out.status.success() {
+        return Err(format!("the pilot failed: {}", out.status));
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = text
+        .lines()
+        .rev()
+        .find(|l| l.starts_with('{'))
+        .unwrap_or("");
+    let v = crate::json::parse(line).map_err(|e| format!("unreadable pilot output: {e}"))?;
+    v.get("rss_per_object")
+        .and_then(crate::json::Value::num)
+        .filter(|b| b.is_finite() && *b > 0.0)
+        .ok_or_else(|| format!("the pilot measured nothing: {line}"))
+}
+
+fn footprint_child(n: usize) -> Sample {
+    let mut s = Sample::default();
+    let per_object = match run_pilot() {
+        Ok(b) => b,
+        Err(why) => panic!("footprint pilot: {why}"),
+    };
+    let projected = per_object * n as f64;
+    let available = mem_available();
+    s.set("pilot_rss_per_object", per_object);
+    s.set("projected_bytes", projected);
+    s.set("mem_available", available as f64);
+    if projected * MARGIN + RESERVE as f64 > available as f64 {
+        s.set("not_measured", NOT_MEASURED_PROJECTION);
+        return s;
+    }
+    let (enable, preserve) = (cfg(SoftPinRequest::enable()), cfg(SoftPinRequest::PRESERVE));
+    let pin10 = ten_pct(&enable, &preserve);
+    let m = scale_master(manual(), n);
+    let mut key = String::with_capacity(32);
+    let rss0 = vm_rss();
+    match build(n, |i| {
+        key.clear();
+        numbered(i, &mut key);
+        put(&m, &key, pin10(i));
+    }) {
+        Ok(_) => {
+            let grown = vm_rss() as f64 - rss0 as f64;
+            s.set("rss_bytes", grown);
+            s.set("rss_per_object", grown / n as f64);
+        }
+        Err(stop) => stop.record(&mut s),
+    }
+    std::mem::forget(m);
+    s
+}
+
+// ---------------------------------------------------------------------------
+// Figures.
+
+/// Exist / Get 1 thread: >= 3 M/s up to 10^6, >= 2 M/s at 10^7.
+fn read_target(n: usize) -> Target {
+    Target::AtLeast(if n >= 10 * M { 2e6 } else { 3e6 })
+}
+
+/// Put pairs (10 % pinned): >= 1 M/s up to 10^6, >= 0.8 M/s at 10^7.
+fn put_target(n: usize) -> Target {
+    Target::AtLeast(if n >= 10 * M { 0.8e6 } else { 1e6 })
+}
+
+const GIB: f64 = (1u64 << 30) as f64;
+
+fn gib(b: f64) -> String {
+    format!("{:.1} GiB", b / GIB)
+}
+
+/// Why the samples of a case were not measured, from their numbers.
+fn not_measured(samples: &[Sample]) -> Option<String> {
+    let why: Vec<String> = samples
+        .iter()
+        .filter_map(|s| {
+            let code = s.get("not_measured");
+            if code == NOT_MEASURED_PROJECTION {
+                Some(format!(
+                    "not measured: projected {} ({:.0} B/object from a {PILOT}-object pilot) \
+                     x {MARGIN} margin + {} reserve exceeds MemAvailable {}",
+                    gib(s.get("projected_bytes")),
+                    s.get("pilot_rss_per_object"),
+                    gib(RESERVE as f64),
+                    gib(s.get("mem_available")),
+                ))
+            } else if code == NOT_MEASURED_GUARD {
+                Some(format!(
+                    "not measured: the build stopped after {} objects, MemAvailable {} < {} reserve",
+                    s.get("stopped_at"),
+                    gib(s.get("mem_available")),
+                    gib(RESERVE as f64),
+                ))
+            } else {
+                None
+            }
+        })
+        .collect();
+    if why.is_empty() {
+        None
+    } else {
+        Some(format!(
+            "{} of {} repetition(s) {}",
+            why.len(),
+            samples.len(),
+            why.join("; ")
+        ))
+    }
+}
+
+/// `dram_access` and `exist_in_dram_accesses` of one case (n, clock).
+fn dram_figures(
+    r: &Results,
+    want: &[(&str, &str)],
+    n: usize,
+    clock: &str,
+    mode: Mode,
+) -> Vec<Figure> {
+    let mib = chase_mib(mode).to_string();
+    let par = vec![
+        ("n", n.to_string()),
+        ("clock", clock.to_owned()),
+        ("buffer_mib", mib.clone()),
+    ];
+    let mut chase = Figure::new(
+        "scale",
+        "dram_access",
+        &par,
+        "ns",
+        Better::Lower,
+        r.values(want, "chase_ns"),
+    );
+    let mut ratio = Figure::new(
+        "scale",
+        "exist_in_dram_accesses",
+        &par,
+        "x",
+        Better::Lower,
+        r.zip(want, "exist_1t", "chase_ns", |rate, chase| {
+            1e9 / rate / chase
+        }),
+    )
+    .target(Target::AtMost(2.0));
+    if clock == "manual" {
+        chase = chase.note(format!(
+            "one dependent random load: a pointer chase through one random cycle (Sattolo) over the cache lines of a {mib} MiB Vec<u32> (4 KiB pages, as the master's tables), in the same process as the reads, after them{}",
+            if mode.quick {
+                " (quick mode: a small buffer, partly cache-resident, not a DRAM latency)"
+            } else {
+                ""
+            }
+        ));
+        ratio = ratio.note("ns per Exist (1 thread, random keys) / ns per dependent random access (dram_access), both measured in the same process; the target is set at 10^7 (make bench-scale) and checked at the run's largest N");
+    }
+    vec![chase, ratio]
+}
+
+fn figures(r: &Results, mode: Mode) -> Vec<Figure> {
+    let mut out = Vec::new();
+    let curve_sizes = curve(mode);
+    let top = *curve_sizes.last().expect("a size");
+    let mut bad = Vec::new();
+    let checks = |r: &Results, want: &[(&str, &str)], bad: &mut Vec<String>, label: &str| {
+        for s in r.samples(want) {
+            for f in ["read_failures", "remove_failures"] {
+                if s.0.get(f).is_some_and(|&v| v != 0.0) {
+                    bad.push(format!("{label}: {f} = {}", s.get(f)));
+                }
+            }
+            if s.0.contains_key("wave_expected") && s.get("wave_expired") != s.get("wave_expected")
+            {
+                bad.push(format!(
+                    "{label}: the wave expired {} of {} pins",
+                    s.get("wave_expired"),
+                    s.get("wave_expected")
+                ));
+            }
+        }
+    };
+    let note_missing = |f: Figure, samples: &[Sample]| match not_measured(samples) {
+        Some(why) => f.note(why),
+        None => f,
+    };
+
+    for &n in &curve_sizes {
+        let ns = n.to_string();
+        let want = [("n", ns.as_str()), ("kind", "main")];
+        let samples = r.samples(&want);
+        checks(r, &want, &mut bad, &format!("main n={n}"));
+        let par = |extra: &[(&'static str, &str)]| {
+            let mut v = vec![("n", ns.clone())];
+            v.extend(extra.iter().map(|(k, x)| (*k, (*x).to_owned())));
+            v
+        };
+        let f = Figure::new(
+            "scale",
+            "put_pairs",
+            &par(&[("pinned_pct", "10"), ("clock", "manual")]),
+            "ops/s",
+            Better::Higher,
+            r.values(&want, "put_pairs_per_s"),
+        )
+        .target(put_target(n));
+        out.push(note_missing(f, samples));
+        let mut f = Figure::new(
+            "scale",
+            "rss_per_object",
+            &par(&[("pinned_pct", "10")]),
+            "B",
+            Better::Lower,
+            r.values(&want, "rss_per_object"),
+        )
+        .target(Target::AtMost(100.0));
+        if n == curve_sizes[0] {
+            f = f.note("VmRSS growth / N over the puts, the master's copy of the 20 key bytes included (the harness's key buffer exists before the baseline)");
+        }
+        out.push(f);
+        out.push(Figure::new(
+            "scale",
+            "heap_per_object",
+            &par(&[("pinned_pct", "10")]),
+            "B",
+            Better::Lower,
+            r.values(&want, "heap_per_object"),
+        ));
+        for (name, op) in OPS {
+            let mut f = Figure::new(
+                "scale",
+                name,
+                &par(&[("clock", "manual")]),
+                if matches!(op, Op::BatchExist | Op::BatchGet) {
+                    "keys/s"
+                } else {
+                    "ops/s"
+                },
+                Better::Higher,
+                r.values(&want, name),
+            );
+            match op {
+                Op::Exist | Op::Get => f = f.target(read_target(n)),
+                Op::BatchExist => f = f.target(Target::AtLeast(8e6)),
+                Op::BatchGet => {}
+            }
+            if n == curve_sizes[0] && op == Op::Get {
+                f = f.note("get_replica_list_into with a reused buffer; random keys (a permutation's first 10^6 at most), read from a buffer laid out in call order");
+            }
+            if n == curve_sizes[0] && op == Op::BatchExist {
+                f = f.note("batch_exist / batch_get_replica_list of 64 consecutive keys of the same random order, keys per second");
+            }
+            out.push(f);
+        }
+        let mut f = Figure::new(
+            "scale",
+            "remove_not_forced",
+            &par(&[("pinned_pct", "10"), ("removes", &removes(n).to_string())]),
+            "ops/s",
+            Better::Higher,
+            r.values(&want, "remove_per_s"),
+        )
+        .target(Target::AtLeast(2e6));
+        if n == curve_sizes[0] {
+            f = f.note(
+                "min(N, 10^6) keys in a random order (fixed-seed shuffle drawn before timing)",
+            );
+        }
+        out.push(f);
+        if n == top {
+            out.extend(dram_figures(r, &want, n, "manual", mode));
+        }
+        if n == top && mode.scale {
+            let mib = chase_mib(mode).to_string();
+            let huge = median(&r.values(&want, "chase_huge_bytes_thp")).unwrap_or(f64::NAN);
+            out.push(
+                Figure::new(
+                    "scale",
+                    "dram_access_thp",
+                    &[("n", ns.clone()), ("buffer_mib", mib.clone())],
+                    "ns",
+                    Better::Lower,
+                    r.values(&want, "chase_thp_ns"),
+                )
+                .note(format!(
+                    "the same chase on a buffer advised MADV_HUGEPAGE (no target: what huge pages would buy); the kernel backed {:.0} of its {mib} MiB with huge pages (median)",
+                    huge / (1u64 << 20) as f64
+                )),
+            );
+        }
+    }
+
+    for n in sysclock_sizes(mode) {
+        let ns = n.to_string();
+        let want = [("n", ns.as_str()), ("kind", "sysclock")];
+        checks(r, &want, &mut bad, &format!("sysclock n={n}"));
+        let samples = r.samples(&want);
+        let par = vec![("n", ns.clone()), ("clock", "system".to_owned())];
+        for (name, op) in OPS {
+            let mut f = Figure::new(
+                "scale",
+                name,
+                &par,
+                if matches!(op, Op::BatchExist | Op::BatchGet) {
+                    "keys/s"
+                } else {
+                    "ops/s"
+                },
+                Better::Higher,
+                r.values(&want, name),
+            );
+            match op {
+                Op::Exist | Op::Get => f = f.target(read_target(n)),
+                Op::BatchExist => f = f.target(Target::AtLeast(8e6)),
+                Op::BatchGet => {}
+            }
+            if op == Op::Exist {
+                f = note_missing(f, samples);
+                if n == sysclock_sizes(mode)[0] {
+                    f = f.note("a master on ClockSource::System (background tasks off): every Exist/Get reads the clock to grant its lease");
+                }
+            }
+            out.push(f);
+        }
+        if n == top {
+            out.extend(dram_figures(r, &want, n, "system", mode));
+        }
+        out.push(Figure::new(
+            "scale",
+            "put_pairs",
+            &[
+                ("n", ns.clone()),
+                ("pinned_pct", "10".to_owned()),
+                ("clock", "system".to_owned()),
+            ],
+            "ops/s",
+            Better::Higher,
+            r.values(&want, "put_pairs_per_s"),
+        ));
+    }
+
+    for n in cleanup_sizes(mode) {
+        let ns = n.to_string();
+        let want = [("n", ns.as_str()), ("kind", "cleanup")];
+        checks(r, &want, &mut bad, &format!("cleanup n={n}"));
+        let samples = r.samples(&want);
+        let pins = n.div_ceil(10).to_string();
+        let par = |extra: &[(&'static str, String)]| {
+            let mut v = vec![("n", ns.clone()), ("pins", pins.clone())];
+            v.extend(extra.iter().cloned());
+            v
+        };
+        let ms = |m: &str| {
+            r.values(&want, m)
+                .into_iter()
+                .map(|v| v * 1e-6)
+                .collect::<Vec<_>>()
+        };
+        let mut f = Figure::new(
+            "scale",
+            "cleanup_per_expired_pin",
+            &par(&[("due_pct", "100".into())]),
+            "us",
+            Better::Lower,
+            r.zip(&want, "wave_ns", "wave_expected", |t, e| t / e * 1e-3),
+        )
+        .target(Target::AtMost(0.3));
+        f = note_missing(f, samples);
+        if n == cleanup_sizes(mode)[0] {
+            f = f.note("every 10th object pinned, the j-th pin with a TTL of 30 min + j ms (distinct deadlines); one cycle at the instant all are due, after a cache flush");
+        }
+        out.push(f);
+        out.push(Figure::new(
+            "scale",
+            "cleanup_wave",
+            &par(&[("due_pct", "100".into())]),
+            "ms",
+            Better::Lower,
+            ms("wave_ns"),
+        ));
+        for (name, metric, what) in [
+            (
+                "longest_index_hold_register",
+                "build_hold_ns",
+                "registering every pin (the build)",
+            ),
+            (
+                "longest_index_hold_wave",
+                "wave_hold_ns",
+                "the 100 %-due cycle",
+            ),
+            (
+                "longest_index_hold_churn",
+                "churn_hold_ns",
+                "TTL churn: re-enabling upserts of random pinned keys",
+            ),
+        ] {
+            let mut f = Figure::new("scale", name, &par(&[]), "ms", Better::Lower, ms(metric))
+                .target(Target::AtMost(1.0));
+            if n == cleanup_sizes(mode)[0] {
+                f = f.note(format!(
+                    "the longest single index-mutex hold during {what} (wall time inside the \
+                     lock: on a loaded machine it includes time slices lost to preemption of \
+                     the holder, multiples of the scheduler tick)"
+                ));
+            }
+            out.push(f);
+        }
+        out.push(Figure::new(
+            "scale",
+            "churn_upserts",
+            &par(&[("updates", churn_updates(n).to_string())]),
+            "ops/s",
+            Better::Higher,
+            r.values(&want, "churn_per_s"),
+        ));
+        let mut f = Figure::new(
+            "scale",
+            "eviction_per_object_examined",
+            &[("n", ns.clone())],
+            "ns",
+            Better::Lower,
+            r.zip(&want, "evict_ns", "evict_base", |t, b| t / b),
+        )
+        .target(Target::AtMost(20.0));
+        if n == cleanup_sizes(mode)[0] {
+            f = f.note("one run_eviction(0.05, 0.05) after the wave (no pin active, no lease): pass time / objects in the eviction base, after a cache flush");
+        }
+        out.push(f);
+        out.push(Figure::new(
+            "scale",
+            "eviction_pass",
+            &[("n", ns.clone())],
+            "ms",
+            Better::Lower,
+            ms("evict_ns"),
+        ));
+    }
+
+    if mode.scale {
+        let ns = BIG.to_string();
+        let want = [("n", ns.as_str()), ("kind", "footprint")];
+        let samples = r.samples(&want);
+        let par = vec![("n", ns.clone()), ("pinned_pct", "10".to_owned())];
+        let why = not_measured(samples);
+        let mut total = Figure::new(
+            "scale",
+            "rss_total",
+            &par,
+            "GiB",
+            Better::Lower,
+            r.values(&want, "rss_bytes")
+                .into_iter()
+                .map(|b| b / GIB)
+                .collect(),
+        )
+        .target(Target::AtMost(12.0));
+        total = total.note(why.clone().unwrap_or_else(|| {
+            "VmRSS growth over 10^8 puts (keys formatted on the fly, no harness key buffer)".into()
+        }));
+        out.push(total);
+        let mut per = Figure::new(
+            "scale",
+            "rss_per_object",
+            &par,
+            "B",
+            Better::Lower,
+            r.values(&want, "rss_per_object"),
+        );
+        if let Some(w) = why {
+            per = per.note(w);
+        }
+        out.push(per);
+        out.push(
+            Figure::new(
+                "scale",
+                "projected_rss_total",
+                &par,
+                "GiB",
+                Better::Lower,
+                r.values(&want, "projected_bytes")
+                    .into_iter()
+                    .map(|b| b / GIB)
+                    .collect(),
+            )
+            .note(format!(
+                "a projection, not a measurement: the RSS growth per object of a {PILOT}-object pilot (its own process) x 10^8"
+            )),
+        );
+    }
+
+    if !bad.is_empty() {
+        out.push(
+            Figure::new("scale", "CHECK_FAILED", &[], "", Better::Lower, vec![])
+                .note(bad.join("; ")),
+        );
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_chase_is_one_cycle_through_every_line() {
+        for len in [2, 3, 17, 1000] {
+            let c = cycle(len, 9);
+            let (mut at, mut steps) = (0usize, 0usize);
+            loop {
+                at = c[at] as usize;
+                steps += 1;
+                if at == 0 {
+                    break;
+                }
+                assert!(steps < len, "a cycle shorter than {len} closed early");
+            }
+            assert_eq!(steps, len, "every index visited once");
+        }
+    }
+
+    #[test]
+    fn reads_never_exceed_a_million_distinct_keys_a_pass() {
+        let full = Mode {
+            quick: false,
+            scale: true,
+            reps: 1,
+        };
+        assert_eq!(reads(100 * K, full), (100 * K, 10));
+        assert_eq!(reads(M, full), (M, 1));
+        assert_eq!(reads(10 * M, full), (M, 1));
+    }
+
+    #[test]
+    fn a_refused_projection_is_reported_with_its_numbers() {
+        let mut s = Sample::default();
+        s.set("not_measured", NOT_MEASURED_PROJECTION);
+        s.set("projected_bytes", 50.0 * GIB);
+        s.set("pilot_rss_per_object", 500.0);
+        s.set("mem_available", 20.0 * GIB);
+        let why = not_measured(&[s, Sample::default()]).expect("a reason");
+        assert!(
+            why.starts_with("1 of 2 repetition(s) not measured"),
+            "{why}"
+        );
+        assert!(
+            why.contains("50.0 GiB") && why.contains("20.0 GiB") && why.contains("500 B/object"),
+            "{why}"
+        );
+        assert_eq!(not_measured(&[Sample::default()]), None);
+    }
+
+    #[test]
+    fn big_builds_get_segments_that_hold_them() {
+        assert_eq!(segment_bytes(10 * M), 16 << 30);
+        // 4 segments must hold 10^8 objects of SIZE bytes.
+        assert!(4 * segment_bytes(BIG) >= BIG as u64 * SIZE);
+    }
+}
