@@ -1,6 +1,7 @@
 /* The master configuration handle: defaults, one setter per field, setters
  * reject only unrepresentable values, _validate applies docs/CONTRACT.md section 9. */
 #include "check.h"
+#include "fixture.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -37,6 +38,7 @@ static void every_setter_accepts_a_valid_value(void) {
     CHECK_OK(mooncake_meta_config_set_eviction_check_interval_ms(cfg, 0, &err), err);
     CHECK_OK(mooncake_meta_config_set_sweep_interval_ms(cfg, 0, &err), err);
     CHECK_OK(mooncake_meta_config_set_shard_count(cfg, 16, &err), err);
+    CHECK_OK(mooncake_meta_config_set_expected_objects(cfg, 100000, &err), err);
     CHECK_OK(mooncake_meta_config_set_manual_clock(cfg, 1700000000000ull, &err), err);
     CHECK_OK(mooncake_meta_config_validate(cfg, &err), err);
     CHECK_OK(mooncake_meta_config_set_system_clock(cfg, &err), err);
@@ -139,6 +141,52 @@ static void durations_above_the_maximum_are_rejected_at_validation(void) {
     mooncake_meta_config_free(cfg);
 }
 
+/* expected_objects (section 9): 0 = no presizing, at most
+   MOONCAKE_META_MAX_EXPECTED_OBJECTS (2^32), checked at validation. */
+static void expected_objects_is_bounded_at_validation(void) {
+    mooncake_meta_error *err = NULL;
+    CHECK(MOONCAKE_META_MAX_EXPECTED_OBJECTS == (uint64_t)1 << 32);
+    check_rejected_at_validation_u64(mooncake_meta_config_set_expected_objects,
+                                     MOONCAKE_META_MAX_EXPECTED_OBJECTS + 1,
+                                     "expected_objects 4294967297 exceeds the maximum 4294967296");
+    check_rejected_at_validation_u64(mooncake_meta_config_set_expected_objects, UINT64_MAX,
+                                     "expected_objects");
+    mooncake_meta_config *cfg = new_config();
+    CHECK_OK(mooncake_meta_config_set_expected_objects(cfg, MOONCAKE_META_MAX_EXPECTED_OBJECTS, &err),
+             err);
+    CHECK_OK(mooncake_meta_config_validate(cfg, &err), err);
+    CHECK_OK(mooncake_meta_config_set_expected_objects(cfg, 0, &err), err);
+    CHECK_OK(mooncake_meta_config_validate(cfg, &err), err);
+    /* A master refuses the bad value too, and creates nothing. */
+    mooncake_meta_master *m = NULL;
+    CHECK_OK(mooncake_meta_config_set_expected_objects(cfg, UINT64_MAX, &err), err);
+    CHECK_FAILS(mooncake_meta_master_new(cfg, &m, &err), MOONCAKE_META_INVALID_PARAMS, err,
+                "expected_objects");
+    CHECK(m == NULL);
+    mooncake_meta_config_free(cfg);
+}
+
+/* A presized master behaves as any other, beyond its expected size too. */
+static void a_presized_master_holds_more_than_expected(void) {
+    fx_options o;
+    memset(&o, 0, sizeof o);
+    o.shards = 4;
+    o.expected_objects = 64;
+    mooncake_meta_master *m = fx_master(&o);
+    fx_mount(m, 1, "seg", 1 << 20);
+    mooncake_meta_write_config cfg = fx_enable(60000);
+    char key[16];
+    for (int i = 0; i < 200; i++) {
+        snprintf(key, sizeof key, "k%d", i);
+        fx_put(m, 1, key, 64, &cfg);
+    }
+    mooncake_meta_metrics_snapshot s = fx_metrics(m);
+    CHECK_EQ_INT(s.key_count, 200);
+    CHECK_EQ_INT(s.soft_pin_key_count, 200);
+    fx_check_invariants(m);
+    mooncake_meta_master_free(m);
+}
+
 static void fixing_the_field_makes_it_valid_again(void) {
     mooncake_meta_error *err = NULL;
     mooncake_meta_config *cfg = new_config();
@@ -159,6 +207,8 @@ int main(void) {
     RUN_TEST(null_handle_is_a_null_argument);
     RUN_TEST(rules_between_fields_are_checked_at_validation);
     RUN_TEST(durations_above_the_maximum_are_rejected_at_validation);
+    RUN_TEST(expected_objects_is_bounded_at_validation);
+    RUN_TEST(a_presized_master_holds_more_than_expected);
     RUN_TEST(fixing_the_field_makes_it_valid_again);
     return check_summary("test_config");
 }

@@ -196,6 +196,7 @@ void config_setters_and_validation() {
         .set_eviction_check_interval_ms(0)
         .set_sweep_interval_ms(0)
         .set_shard_count(8)
+        .set_expected_objects(1024)
         .set_manual_clock(START)
         .set_system_clock();
     cfg.validate();
@@ -205,6 +206,10 @@ void config_setters_and_validation() {
         // A system clock cannot be set.
         CHECK_THROWS(MOONCAKE_META_CLOCK_UNSUPPORTED, m.set_time(START));
     }
+    cfg.set_expected_objects(MOONCAKE_META_MAX_EXPECTED_OBJECTS + 1);
+    CHECK_THROWS(MOONCAKE_META_INVALID_PARAMS, cfg.validate());
+    CHECK_THROWS(MOONCAKE_META_INVALID_PARAMS, mm::master m(cfg));
+    cfg.set_expected_objects(0);
     cfg.set_eviction_ratio(2.0);
     CHECK_THROWS(MOONCAKE_META_INVALID_PARAMS, cfg.validate());
     CHECK_THROWS(MOONCAKE_META_INVALID_PARAMS, mm::master m(cfg));

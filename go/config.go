@@ -24,6 +24,9 @@ type Instant uint64
 // it never becomes due, because a manual clock can never reach it.
 const MaxInstant Instant = math.MaxInt64
 
+// MaxExpectedObjects is the largest Config.ExpectedObjects (2^32).
+const MaxExpectedObjects = 1 << 32
+
 // InstantOf converts a time.Time to an Instant, truncating to the
 // millisecond; times before the epoch become 0.
 func InstantOf(t time.Time) Instant {
@@ -111,6 +114,12 @@ type Config struct {
 	MaxRetainedGroups uint64
 	// ShardCount is the number of metadata shards, in [1, 2^20].
 	ShardCount uint64
+	// ExpectedObjects is how many objects (all tenants) the master expects
+	// to hold; 0 (the default) means no presizing. New pre-sizes every
+	// shard's object table for ceil(ExpectedObjects / ShardCount) objects,
+	// so filling it up to that many never rehashes a table; more objects
+	// than expected are fine. At most MaxExpectedObjects.
+	ExpectedObjects uint64
 	// ManualClock makes the master read a manual clock starting at
 	// ClockStart that moves only through SetTime and AdvanceTime, instead
 	// of the system clock. It drives the timeline and the wall together
@@ -248,6 +257,9 @@ func WithMaxRetainedGroups(n uint64) Option { return func(c *Config) { c.MaxReta
 // WithShardCount sets Config.ShardCount.
 func WithShardCount(n uint64) Option { return func(c *Config) { c.ShardCount = n } }
 
+// WithExpectedObjects sets Config.ExpectedObjects.
+func WithExpectedObjects(n uint64) Option { return func(c *Config) { c.ExpectedObjects = n } }
+
 // Validate checks the configuration as master creation will (the library's
 // mooncake_meta_config_validate), without creating a master; a bad field is
 // ErrInvalidParams naming it.
@@ -284,6 +296,9 @@ func (c Config) check() error {
 	}
 	if c.ShardCount < 1 || c.ShardCount > 1<<20 {
 		return invalidParams("Config.ShardCount %d must be in [1, 1048576]", c.ShardCount)
+	}
+	if c.ExpectedObjects > MaxExpectedObjects {
+		return invalidParams("Config.ExpectedObjects %d exceeds the maximum %d", c.ExpectedObjects, uint64(MaxExpectedObjects))
 	}
 	if c.ManualClock && c.ClockStart >= MaxInstant {
 		return invalidParams("Config.ClockStart %d must be below MaxInstant (%d)", uint64(c.ClockStart), uint64(MaxInstant))
@@ -359,6 +374,9 @@ func (c Config) withHandle(f func(*C.mooncake_meta_config) error) error {
 		return err
 	}
 	if err := takeError(C.mooncake_meta_config_set_max_retained_groups(h, C.uint64_t(c.MaxRetainedGroups), &cerr), &cerr); err != nil {
+		return err
+	}
+	if err := takeError(C.mooncake_meta_config_set_expected_objects(h, C.uint64_t(c.ExpectedObjects), &cerr), &cerr); err != nil {
 		return err
 	}
 	if c.ManualClock {

@@ -75,6 +75,7 @@ func TestConfigValidation(t *testing.T) {
 		{"watermark 0", mm.WithEvictionHighWatermarkRatio(0)},
 		{"release not above discard", mm.WithPutStartReleaseTimeout(30 * time.Second)},
 		{"no shards", mm.WithShardCount(0)},
+		{"expected objects above the maximum", mm.WithExpectedObjects(mm.MaxExpectedObjects + 1)},
 		{"lease not whole milliseconds", mm.WithKVLeaseTTL(1500 * time.Microsecond)},
 		{"negative interval", mm.WithSweepInterval(-time.Second)},
 		{"clock at MaxInstant", mm.WithManualClock(mm.MaxInstant)},
@@ -103,6 +104,29 @@ func TestConfigValidation(t *testing.T) {
 	wantErr(t, "Remove under the lease", m.Remove("k", false), mm.ErrHasLease)
 	advance(t, m, time.Second)
 	must(t, "Remove after the lease", m.Remove("k", false))
+}
+
+// docs/CONTRACT.md §9: ExpectedObjects pre-sizes the shards (0 = none, at
+// most MaxExpectedObjects) and a presized master holds more objects than it
+// expected like any other.
+func TestExpectedObjects(t *testing.T) {
+	if d := mm.DefaultConfig().ExpectedObjects; d != 0 {
+		t.Fatalf("DefaultConfig().ExpectedObjects = %d, want 0", d)
+	}
+	c := mm.DefaultConfig()
+	c.ExpectedObjects = mm.MaxExpectedObjects
+	must(t, "Validate at the maximum", c.Validate())
+	m := newMaster(t, mm.WithShardCount(4), mm.WithExpectedObjects(64))
+	for i := 0; i < 200; i++ {
+		put(t, m.Keyspace, fmt.Sprintf("k%d", i), 64, mm.ReplicateConfig{WithSoftPin: true})
+	}
+	if n, err := m.KeyCount(); err != nil || n != 200 {
+		t.Fatalf("KeyCount = %d, %v; want 200", n, err)
+	}
+	if g := gauge(t, m); g != 200 {
+		t.Fatalf("soft-pin gauge %d, want 200", g)
+	}
+	invariants(t, m)
 }
 
 // docs/CONTRACT.md §1: the manual clock only moves forward; a system-clock master

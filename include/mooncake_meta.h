@@ -42,6 +42,14 @@
 #define MOONCAKE_META_MAX_DURATION_MS 9223372036854775807
 
 /**
+ * The largest `expected_objects` a configuration may hold (2^32). The
+ * setter stores any value; `mooncake_meta_config_validate` and master
+ * creation refuse a larger one with `MOONCAKE_META_INVALID_PARAMS` naming
+ * `expected_objects`.
+ */
+#define MOONCAKE_META_MAX_EXPECTED_OBJECTS 4294967296
+
+/**
  * `soft_pin_action`: keep an unexpired committed soft-pin deadline (the
  * default).
  */
@@ -896,7 +904,8 @@ void mooncake_meta_config_free(struct mooncake_meta_config *cfg);
 /**
  * Checks the configuration as master creation will (docs/CONTRACT.md section 9): default
  * soft-pin TTL <= maximum, ratios in range, release timeout > discard
- * timeout, shard count in [1, 2^20], manual clock start below
+ * timeout, shard count in [1, 2^20], expected objects at most
+ * `MOONCAKE_META_MAX_EXPECTED_OBJECTS`, manual clock start below
  * `MAX_INSTANT`. `MOONCAKE_META_INVALID_PARAMS` names the bad field.
  *
  * Ownership: `cfg` stays owned by the caller.
@@ -1122,6 +1131,26 @@ mooncake_meta_status mooncake_meta_config_set_max_retained_groups(struct mooncak
 mooncake_meta_status mooncake_meta_config_set_shard_count(struct mooncake_meta_config *cfg,
                                                           uint64_t shard_count,
                                                           struct mooncake_meta_error **err);
+
+/**
+ * Sets how many objects (all tenants) the master expects to hold; 0 (the
+ * default) = no presizing. Master creation then pre-sizes every shard's
+ * object table for ceil(expected_objects / shard_count) objects, so
+ * filling it up to that many never rehashes a table; more objects than
+ * expected are fine. At most `MOONCAKE_META_MAX_EXPECTED_OBJECTS`,
+ * checked at validation; creation fails with
+ * `MOONCAKE_META_INVALID_PARAMS` if the tables cannot be allocated.
+ *
+ * Ownership: `cfg` stays owned by the caller.
+ * Thread safety: may run concurrently with any call on `cfg` but `_free`.
+ *
+ * # Safety
+ * `cfg` must be NULL or a live configuration; `err` must be NULL or valid
+ * for writing one pointer.
+ */
+mooncake_meta_status mooncake_meta_config_set_expected_objects(struct mooncake_meta_config *cfg,
+                                                               uint64_t expected_objects,
+                                                               struct mooncake_meta_error **err);
 
 /**
  * Makes the master read a manual clock that starts at `start_ms`

@@ -490,6 +490,11 @@ public:
     config &set_shard_count(std::uint64_t shard_count) {
         return set(mooncake_meta_config_set_shard_count, shard_count);
     }
+    /// Objects the master expects to hold (0 = no presizing; at most
+    /// MOONCAKE_META_MAX_EXPECTED_OBJECTS, checked when the master is built).
+    config &set_expected_objects(std::uint64_t expected_objects) {
+        return set(mooncake_meta_config_set_expected_objects, expected_objects);
+    }
     /// A manual clock starting at `start_ms`; for deterministic tests also
     /// set the three intervals to 0.
     config &set_manual_clock(std::uint64_t start_ms) {

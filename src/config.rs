@@ -22,6 +22,14 @@ use std::os::raw::c_int;
 pub const MOONCAKE_META_MAX_DURATION_MS: u64 = 9_223_372_036_854_775_807;
 const _: () = assert!(MOONCAKE_META_MAX_DURATION_MS == mooncake_meta_core::MAX_DURATION_MS);
 
+/// The largest `expected_objects` a configuration may hold (2^32). The
+/// setter stores any value; `mooncake_meta_config_validate` and master
+/// creation refuse a larger one with `MOONCAKE_META_INVALID_PARAMS` naming
+/// `expected_objects`.
+pub const MOONCAKE_META_MAX_EXPECTED_OBJECTS: u64 = 4_294_967_296;
+const _: () =
+    assert!(MOONCAKE_META_MAX_EXPECTED_OBJECTS == mooncake_meta_core::MAX_EXPECTED_OBJECTS);
+
 /// A master configuration under construction. Opaque; created by
 /// `mooncake_meta_config_new`, released by `mooncake_meta_config_free`.
 /// Internally locked: setters may race without corrupting it (the last
@@ -114,7 +122,8 @@ pub unsafe extern "C" fn mooncake_meta_config_free(cfg: *mut mooncake_meta_confi
 
 /// Checks the configuration as master creation will (docs/CONTRACT.md section 9): default
 /// soft-pin TTL <= maximum, ratios in range, release timeout > discard
-/// timeout, shard count in [1, 2^20], manual clock start below
+/// timeout, shard count in [1, 2^20], expected objects at most
+/// `MOONCAKE_META_MAX_EXPECTED_OBJECTS`, manual clock start below
 /// `MAX_INSTANT`. `MOONCAKE_META_INVALID_PARAMS` names the bad field.
 ///
 /// Ownership: `cfg` stays owned by the caller.
@@ -542,6 +551,35 @@ pub unsafe extern "C" fn mooncake_meta_config_set_shard_count(
     }
 }
 
+/// Sets how many objects (all tenants) the master expects to hold; 0 (the
+/// default) = no presizing. Master creation then pre-sizes every shard's
+/// object table for ceil(expected_objects / shard_count) objects, so
+/// filling it up to that many never rehashes a table; more objects than
+/// expected are fine. At most `MOONCAKE_META_MAX_EXPECTED_OBJECTS`,
+/// checked at validation; creation fails with
+/// `MOONCAKE_META_INVALID_PARAMS` if the tables cannot be allocated.
+///
+/// Ownership: `cfg` stays owned by the caller.
+/// Thread safety: may run concurrently with any call on `cfg` but `_free`.
+///
+/// # Safety
+/// `cfg` must be NULL or a live configuration; `err` must be NULL or valid
+/// for writing one pointer.
+#[no_mangle]
+pub unsafe extern "C" fn mooncake_meta_config_set_expected_objects(
+    cfg: *mut mooncake_meta_config,
+    expected_objects: u64,
+    err: *mut *mut mooncake_meta_error,
+) -> mooncake_meta_status {
+    // SAFETY: the caller upholds the documented contract.
+    unsafe {
+        update("mooncake_meta_config_set_expected_objects", cfg, err, |c| {
+            c.expected_objects = expected_objects;
+            Ok(())
+        })
+    }
+}
+
 /// Makes the master read a manual clock that starts at `start_ms`
 /// (milliseconds since the Unix epoch) and moves only when set or advanced;
 /// the start must be below `MAX_INSTANT` (2^63 - 1), checked at validation.
@@ -675,6 +713,7 @@ mod tests {
             );
             assert_eq!(mooncake_meta_config_set_sweep_interval_ms(cfg, 8, e), 0);
             assert_eq!(mooncake_meta_config_set_shard_count(cfg, 9, e), 0);
+            assert_eq!(mooncake_meta_config_set_expected_objects(cfg, 13, e), 0);
             assert_eq!(
                 mooncake_meta_config_set_max_group_retention_ttl_ms(cfg, 11, e),
                 0
@@ -696,6 +735,7 @@ mod tests {
                 eviction_check_interval_ms: 7,
                 sweep_interval_ms: 8,
                 shard_count: 9,
+                expected_objects: 13,
                 clock: ClockSource::Manual { start_ms: 10 },
             };
             assert_eq!(read(cfg, "cfg").unwrap(), want);
@@ -726,7 +766,7 @@ mod tests {
     #[test]
     fn rules_between_fields_are_checked_by_validate() {
         type Setter = fn(*mut mooncake_meta_config) -> mooncake_meta_status;
-        let cases: [(&str, Setter); 6] = [
+        let cases: [(&str, Setter); 7] = [
             ("default_kv_soft_pin_ttl", |c| unsafe {
                 mooncake_meta_config_set_default_kv_soft_pin_ttl_ms(c, 86_400_001, ptr::null_mut())
             }),
@@ -735,6 +775,13 @@ mod tests {
             }),
             ("shard_count", |c| unsafe {
                 mooncake_meta_config_set_shard_count(c, 0, ptr::null_mut())
+            }),
+            ("expected_objects", |c| unsafe {
+                mooncake_meta_config_set_expected_objects(
+                    c,
+                    MOONCAKE_META_MAX_EXPECTED_OBJECTS + 1,
+                    ptr::null_mut(),
+                )
             }),
             ("max_group_retention_ttl", |c| unsafe {
                 mooncake_meta_config_set_max_group_retention_ttl_ms(c, 0, ptr::null_mut())

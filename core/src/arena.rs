@@ -55,6 +55,24 @@ impl<T> Arena<T> {
         self.chunks.iter().map(|c| c.records.len()).sum()
     }
 
+    /// Makes room for `n` records without reallocating the chunk list, and
+    /// for the first chunk's records (`expected_objects` presizing); later
+    /// chunks still grow by doubling, which copies at most one chunk. Fails,
+    /// changing nothing, if the memory cannot be had.
+    pub fn try_reserve(&mut self, n: usize) -> Result<(), std::collections::TryReserveError> {
+        let n = n.min(MAX_SLOTS as usize);
+        self.chunks.try_reserve(n.div_ceil(CHUNK_SLOTS))?;
+        if self.chunks.is_empty() && n > 0 {
+            let first = n.min(CHUNK_SLOTS);
+            let mut records = Vec::new();
+            records.try_reserve_exact(first)?;
+            let mut gens = Vec::new();
+            gens.try_reserve_exact(first)?;
+            self.chunks.push(Chunk { records, gens });
+        }
+        Ok(())
+    }
+
     /// Stores `value`; returns its slot and the slot's generation. `None`
     /// when every slot number is in use ([`MAX_SLOTS`]).
     pub fn insert(&mut self, value: T) -> Option<(u32, u32)> {
@@ -66,16 +84,19 @@ impl<T> Arena<T> {
             self.len += 1;
             return Some((slot, chunk.gens[i]));
         }
-        let next = match self.chunks.last() {
-            Some(last) if last.records.len() < CHUNK_SLOTS => {
-                ((self.chunks.len() - 1) << CHUNK_SHIFT) + last.records.len()
-            }
-            _ => self.chunks.len() << CHUNK_SHIFT,
+        // A new chunk only when the last one is full (a presized first
+        // chunk is there, empty, before the first insert).
+        let (next, new_chunk) = match self.chunks.last() {
+            Some(last) if last.records.len() < CHUNK_SLOTS => (
+                ((self.chunks.len() - 1) << CHUNK_SHIFT) + last.records.len(),
+                false,
+            ),
+            _ => (self.chunks.len() << CHUNK_SHIFT, true),
         };
         if next > MAX_SLOTS as usize {
             return None;
         }
-        if next & CHUNK_MASK as usize == 0 {
+        if new_chunk {
             self.chunks.push(Chunk {
                 records: Vec::new(),
                 gens: Vec::new(),
@@ -269,5 +290,18 @@ mod tests {
         a.insert(1).unwrap();
         assert_eq!(a.generation(0), Some(0));
         assert_eq!(a.generation(1), None);
+    }
+
+    #[test]
+    fn a_presized_arena_fills_its_first_chunk_before_a_second() {
+        let mut a: Arena<u64> = Arena::default();
+        a.try_reserve(3 * CHUNK_SLOTS).unwrap();
+        for i in 0..CHUNK_SLOTS as u64 + 1 {
+            let (slot, _) = a.insert(i).unwrap();
+            assert_eq!(slot as u64, i);
+        }
+        assert_eq!(a.chunks.len(), 2);
+        assert_eq!(a.chunks[0].records.capacity(), CHUNK_SLOTS);
+        a.check().unwrap();
     }
 }

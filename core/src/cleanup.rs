@@ -149,7 +149,7 @@ impl MasterCore {
             // gauge and registrations from the state it installs) cannot
             // come in between.
             if cleared > 0 {
-                self.metrics
+                self.shards[shard_of(&group[0])]
                     .soft_pin_keys
                     .fetch_sub(cleared as i64, Ordering::Relaxed);
                 self.index.unregister(cleared);

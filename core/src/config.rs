@@ -12,6 +12,12 @@ use crate::error::{Error, Result};
 /// master still saturates every instant it computes at `MAX_INSTANT`.
 pub const MAX_DURATION_MS: u64 = MAX_INSTANT;
 
+/// The largest accepted [`MasterConfig::expected_objects`] (2^32). The bound
+/// keeps the per-shard table size a presizing computes well inside `usize`
+/// on 64-bit targets and the reservation a single bounded allocation per
+/// shard; beyond it the tables simply grow.
+pub const MAX_EXPECTED_OBJECTS: u64 = 1 << 32;
+
 /// Every tunable of a master. `Default` gives the documented defaults.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MasterConfig {
@@ -43,6 +49,12 @@ pub struct MasterConfig {
     pub sweep_interval_ms: u64,
     /// Metadata shards (≥ 1).
     pub shard_count: usize,
+    /// Objects the master expects to hold, all tenants; 0 (the default) =
+    /// no presizing. A master pre-sizes every shard's object table for its
+    /// share (`ceil(expected_objects / shard_count)`), so filling it up to
+    /// that many objects never rehashes a table. At most
+    /// [`MAX_EXPECTED_OBJECTS`]; more objects than expected are fine.
+    pub expected_objects: u64,
     /// Which clock the master reads.
     pub clock: ClockSource,
 }
@@ -64,6 +76,7 @@ impl Default for MasterConfig {
             eviction_check_interval_ms: 10,
             sweep_interval_ms: 1_000,
             shard_count: 1024,
+            expected_objects: 0,
             clock: ClockSource::System,
         }
     }
@@ -151,7 +164,37 @@ impl MasterConfig {
                 self.shard_count
             )));
         }
+        self.objects_per_shard()?;
         Ok(())
+    }
+
+    /// The object capacity `expected_objects` asks of each shard:
+    /// `ceil(expected_objects / shard_count)`, 0 without presizing.
+    /// `INVALID_PARAMS` if `expected_objects` exceeds
+    /// [`MAX_EXPECTED_OBJECTS`], the shard count is 0, or the share does not
+    /// fit in `usize`.
+    pub fn objects_per_shard(&self) -> Result<usize> {
+        let n = self.expected_objects;
+        if n > MAX_EXPECTED_OBJECTS {
+            return Err(Error::invalid(format!(
+                "expected_objects {n} exceeds the maximum {MAX_EXPECTED_OBJECTS}"
+            )));
+        }
+        let shards = u64::try_from(self.shard_count)
+            .ok()
+            .filter(|&s| s > 0)
+            .ok_or_else(|| {
+                Error::invalid(format!(
+                    "shard_count {} must be in [1, 1048576]",
+                    self.shard_count
+                ))
+            })?;
+        usize::try_from(n.div_ceil(shards)).map_err(|_| {
+            Error::invalid(format!(
+                "expected_objects {n}: {} objects per shard do not fit in usize",
+                n.div_ceil(shards)
+            ))
+        })
     }
 }
 

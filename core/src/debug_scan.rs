@@ -1,7 +1,9 @@
 //! Benchmark hooks (hidden from the docs): the full-scan expiration the
 //! deadline index replaces, implemented the cheapest honest way, so the
-//! harness can measure what the index saves; and a reset of the index's
-//! longest-hold gauge so one cycle's hold can be read on its own.
+//! harness can measure what the index saves; a reset of the index's
+//! longest-hold gauge so one cycle's hold can be read on its own; and the
+//! shards' object-table capacities, so `expected_objects` presizing can be
+//! checked.
 
 use crate::clock::Instant;
 use crate::master::MasterCore;
@@ -34,8 +36,9 @@ impl MasterCore {
                     cleared += 1;
                 }
             }
+            // Under the same read lock as the clears, as cleanup does.
             if cleared > 0 {
-                self.metrics
+                shard
                     .soft_pin_keys
                     .fetch_sub(cleared as i64, Ordering::Relaxed);
                 self.index.unregister(cleared as usize);
@@ -43,6 +46,16 @@ impl MasterCore {
             expired += cleared;
         }
         expired
+    }
+
+    /// How many objects each shard's table holds before it must grow, in
+    /// shard order (at least the shard's share of `expected_objects`).
+    #[doc(hidden)]
+    pub fn debug_object_capacity(&self) -> Vec<usize> {
+        self.shards
+            .iter()
+            .map(|s| s.state.read().capacity())
+            .collect()
     }
 
     /// Resets the longest deadline-index mutex hold reported by

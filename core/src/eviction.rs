@@ -224,7 +224,7 @@ impl MasterCore {
                         .compare_exchange(d, NO_DEADLINE, Ordering::AcqRel, Ordering::Acquire)
                         .is_ok()
                 {
-                    self.pin_dropped();
+                    self.pin_dropped(obj.hash);
                     report.normalised += 1;
                 }
                 out.push(Candidate {

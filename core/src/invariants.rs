@@ -25,16 +25,14 @@ impl MasterCore {
         let entries = self.index.entries();
         let idx = self.index.stats();
 
-        let mut objects = 0i64;
-        let mut pinned = 0i64;
         let mut committed: Vec<(PinTarget, String)> = Vec::new();
         let mut replica_ids: HashSet<u64> = HashSet::new();
         // (segment, addr) -> what the metadata says the buffer there is.
         let mut buffers: HashMap<(u32, u64), Held> = HashMap::new();
         for (si, st) in guards.iter().enumerate() {
             st.check_index().map_err(|e| format!("shard {si}: {e}"))?;
+            let mut pinned = 0i64;
             for (slot, _, obj) in st.iter_slots() {
-                objects += 1;
                 let key = crate::key::scoped(st.key_of(obj));
                 if self.shard_index_of(obj.hash) != si {
                     return Err(format!("{key:?} is in shard {si}, hashes elsewhere"));
@@ -93,6 +91,27 @@ impl MasterCore {
                     }
                 }
             }
+            // The per-shard gauges (summed by the metrics) are exact per shard.
+            if st.keys != st.len() as i64 {
+                return Err(format!(
+                    "shard {si}: key count {} != {} objects",
+                    st.keys,
+                    st.len()
+                ));
+            }
+            let gauge = self.shards[si].soft_pin_keys.load(Ordering::Relaxed);
+            if gauge != pinned {
+                return Err(format!(
+                    "shard {si}: soft-pin gauge {gauge} != {pinned} objects with a committed deadline"
+                ));
+            }
+            let discarded: i64 = st.discarded.iter().map(|d| d.len as i64).sum();
+            if st.discarded_bytes != discarded {
+                return Err(format!(
+                    "shard {si}: discarded-bytes gauge {} != {discarded} bytes of discarded buffers",
+                    st.discarded_bytes
+                ));
+            }
             if st.in_flight.len() > st.len() {
                 return Err(format!("shard {si}: more writes in flight than objects"));
             }
@@ -111,16 +130,6 @@ impl MasterCore {
                     ));
                 }
             }
-        }
-        let keys = self.metrics.keys.load(Ordering::Relaxed);
-        if keys != objects {
-            return Err(format!("key count {keys} != {objects} objects"));
-        }
-        let gauge = self.metrics.soft_pin_keys.load(Ordering::Relaxed);
-        if gauge != pinned {
-            return Err(format!(
-                "soft-pin gauge {gauge} != {pinned} objects with a committed deadline"
-            ));
         }
         // Deadline index: each committed deadline has exactly one valid
         // entry (the object's identity, version and deadline), and `live`

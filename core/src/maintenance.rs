@@ -278,9 +278,7 @@ impl MasterCore {
             let table = self.segments.read();
             for d in &due {
                 crate::master::free_block(&table, d.segment, d.block, d.addr, d.len);
-                self.metrics
-                    .discarded_bytes
-                    .fetch_sub(d.len as i64, Ordering::Relaxed);
+                st.discarded_bytes -= d.len as i64;
             }
             released += due.len() as u64;
         }

@@ -33,6 +33,19 @@
 //! the restored one. Every gauge change is made under the shard lock of the
 //! state change it accounts for, so a restore, which sets the gauges from
 //! the state it installs, never sees half of one.
+//!
+//! # Nothing master-wide on a per-key path
+//!
+//! The gauges a put or remove moves (keys, soft-pin keys, discarded bytes)
+//! are kept per shard ([`ShardState::keys`], [`ShardState::discarded_bytes`],
+//! [`Shard::soft_pin_keys`]) and summed when read (`metrics.rs`), and the
+//! shard locks are cache-line padded, so two writers on different shards
+//! share no written line but the id counters below. Those stay master-wide:
+//! the exact replica-id, write-token and creation-sequence counters are
+//! persisted in every snapshot (docs/CONTRACT.md §6), a rejected write gives
+//! its replica ids back so it leaves them unchanged (§3), and the creation
+//! sequence orders eviction across shards (§5); per-shard id blocks would
+//! change what a snapshot records.
 
 use crate::clock::{Clock, Instant};
 use crate::config::MasterConfig;
@@ -116,7 +129,9 @@ pub const CLEANUP_BATCH: usize = 128;
 impl MasterCore {
     fn new(config: MasterConfig) -> Result<Self> {
         let clock = Clock::new(config.clock.clone())?;
-        let shards = (0..config.shard_count).map(|_| Shard::new()).collect();
+        let shards = (0..config.shard_count)
+            .map(|_| Ok(Shard::new(Self::empty_shard(&config)?)))
+            .collect::<Result<_>>()?;
         let seed = {
             use std::hash::{BuildHasher, Hasher};
             let mut h = std::collections::hash_map::RandomState::new().build_hasher();
@@ -140,6 +155,21 @@ impl MasterCore {
             quiesce: Quiesce::default(),
             #[cfg(feature = "test-hooks")]
             race_hooks: Default::default(),
+        })
+    }
+
+    /// An empty shard state presized for the shard's share of
+    /// `expected_objects` (docs/CONTRACT.md §9), for a new master and for
+    /// each shard a restore stages. `INVALID_PARAMS` if the share is out of
+    /// bounds or its table cannot be allocated.
+    pub(crate) fn empty_shard(config: &MasterConfig) -> Result<ShardState> {
+        let per_shard = config.objects_per_shard()?;
+        ShardState::with_capacity(per_shard).map_err(|why| {
+            Error::invalid(format!(
+                "expected_objects {}: cannot presize a table of {per_shard} objects for each \
+                 of the {} shards: {why}",
+                config.expected_objects, config.shard_count
+            ))
         })
     }
 
@@ -251,7 +281,7 @@ impl MasterCore {
             IndexOp::Unregister => self.index.unregister(1),
         }
         if delta.gauge != 0 {
-            self.metrics
+            self.shards[self.shard_index_of(obj.hash)]
                 .soft_pin_keys
                 .fetch_add(delta.gauge, Ordering::Relaxed);
         }
@@ -267,10 +297,13 @@ impl MasterCore {
 
     /// A committed deadline disappeared (cleared by a compare-and-swap
     /// under a shard read lock, or dropped): its gauge and registration go.
-    /// The entry is stale from then on, through the record.
-    pub(crate) fn pin_dropped(&self) {
+    /// The entry is stale from then on, through the record. `hash` is the
+    /// object's: its shard's gauge goes down (the caller holds that lock).
+    pub(crate) fn pin_dropped(&self, hash: u64) {
         self.index.unregister(1);
-        self.metrics.soft_pin_keys.fetch_sub(1, Ordering::Relaxed);
+        self.shards[self.shard_index_of(hash)]
+            .soft_pin_keys
+            .fetch_sub(1, Ordering::Relaxed);
     }
 
     /// Drops an object's committed deadline (if any) with its gauge and
@@ -278,7 +311,7 @@ impl MasterCore {
     pub(crate) fn drop_committed(&self, obj: &Object) {
         if obj.committed().is_some() {
             obj.set_committed(None);
-            self.pin_dropped();
+            self.pin_dropped(obj.hash);
         }
     }
 
@@ -434,9 +467,7 @@ impl MasterCore {
                     len: size,
                     release_at,
                 });
-                self.metrics
-                    .discarded_bytes
-                    .fetch_add(size as i64, Ordering::Relaxed);
+                st.discarded_bytes += size as i64;
             }
         }
     }
@@ -492,7 +523,7 @@ impl MasterCore {
         if let Some(g) = obj.group() {
             self.groups.leave(&self.hasher, g, &key::scoped(k));
         }
-        self.metrics.keys.fetch_sub(1, Ordering::Relaxed);
+        st.keys -= 1;
     }
 
     pub(crate) fn check_writer(obj: &Object, client: ClientId, token: Option<u64>) -> Result<()> {

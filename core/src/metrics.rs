@@ -1,20 +1,23 @@
-//! Per-instance metrics (docs/CONTRACT.md §10): atomics updated on the operation
-//! paths, a plain [`MetricsSnapshot`] struct, and Prometheus text with
-//! upstream-style names.
+//! Per-instance metrics (docs/CONTRACT.md §10): master-wide atomics for the
+//! counters (bumped by failures and background work, never on a per-key
+//! success path), per-shard gauges summed here, a plain [`MetricsSnapshot`]
+//! struct, and Prometheus text with upstream-style names.
 
 use crate::master::MasterCore;
 use crate::types::Pool;
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 
+/// The master-wide metrics. The per-key gauges (`master_key_count`,
+/// `master_soft_pin_key_count`, `master_discarded_staging_bytes`) are not
+/// here: each shard keeps its share (`shard.rs`) so a put or remove writes
+/// no line every shard shares, and [`MasterCore::shard_gauges`] sums them.
 #[derive(Default)]
 pub(crate) struct Metrics {
-    pub keys: AtomicI64,
-    /// `master_soft_pin_key_count`: live objects with a committed deadline.
-    pub soft_pin_keys: AtomicI64,
-    /// `master_retained_group_count`: groups with a committed retention deadline.
+    /// `master_retained_group_count`: groups with a committed retention
+    /// deadline. Moved by group-retention commits, under the retention
+    /// registry's master-wide lock, not by per-key operations.
     pub retained_groups: AtomicI64,
-    pub discarded_bytes: AtomicI64,
     pub put_start_failures: AtomicU64,
     pub eviction_attempts: AtomicU64,
     pub eviction_successes: AtomicU64,
@@ -81,7 +84,38 @@ fn load_i(a: &AtomicI64) -> u64 {
     a.load(Ordering::Relaxed).max(0) as u64
 }
 
+/// The per-shard gauges summed over every shard.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) struct ShardGauges {
+    pub keys: i64,
+    pub soft_pin_keys: i64,
+    pub discarded_bytes: i64,
+}
+
 impl MasterCore {
+    /// Sums the shards' gauges, each shard read under its read lock. The
+    /// sum is of one state: a restore replaces every shard under all the
+    /// write locks and moves the generation there, so if the generation is
+    /// the same after the pass as before it, no shard was read across an
+    /// install, and otherwise the pass is repeated. Between restores each
+    /// shard's share is exact, and the sum is as current as one pass over
+    /// the shards allows (operations on other shards may land during it).
+    pub(crate) fn shard_gauges(&self) -> ShardGauges {
+        loop {
+            let generation = self.generation();
+            let mut sum = ShardGauges::default();
+            for shard in self.shards.iter() {
+                let st = shard.state.read();
+                sum.keys += st.keys;
+                sum.discarded_bytes += st.discarded_bytes;
+                sum.soft_pin_keys += shard.soft_pin_keys.load(Ordering::Relaxed);
+            }
+            if self.generation() == generation {
+                return sum;
+            }
+        }
+    }
+
     /// Every metric of this master.
     pub fn metrics(&self) -> MetricsSnapshot {
         let m = &self.metrics;
@@ -105,14 +139,15 @@ impl MasterCore {
             (segs, caps)
         };
         let idx = self.index.stats();
+        let gauges = self.shard_gauges();
         MetricsSnapshot {
-            key_count: load_i(&m.keys),
-            soft_pin_key_count: load_i(&m.soft_pin_keys),
+            key_count: gauges.keys.max(0) as u64,
+            soft_pin_key_count: gauges.soft_pin_keys.max(0) as u64,
             memory_capacity_bytes: caps[0],
             memory_allocated_bytes: caps[1],
             nof_ssd_capacity_bytes: caps[2],
             nof_ssd_allocated_bytes: caps[3],
-            discarded_staging_bytes: load_i(&m.discarded_bytes),
+            discarded_staging_bytes: gauges.discarded_bytes.max(0) as u64,
             put_start_failures: load(&m.put_start_failures),
             eviction_attempts: load(&m.eviction_attempts),
             eviction_successes: load(&m.eviction_successes),

@@ -1,8 +1,9 @@
 //! A metadata shard: the objects whose key hashes to it, the writes in
 //! flight (so the stale-write sweep never walks all objects, and what only
-//! a write in flight needs stays out of the records) and the discarded
-//! buffers waiting for their release instant. Objects live in an [`Arena`]
-//! (dense, addressed by slot); the hash index holds only slots.
+//! a write in flight needs stays out of the records), the discarded
+//! buffers waiting for their release instant, and the shard's share of the
+//! per-key gauges (summed over shards when read). Objects live in an
+//! [`Arena`] (dense, addressed by slot); the hash index holds only slots.
 
 use crate::arena::Arena;
 use crate::clock::Instant;
@@ -13,9 +14,10 @@ use crate::segment::BlockId;
 use crate::soft_pin::SoftPinIntent;
 use crate::tenants::Tenants;
 use crate::types::{Key, SegmentId};
+use hashbrown::TryReserveError;
 use hashbrown::{HashMap, HashTable};
 use parking_lot::RwLock;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicI64, Ordering};
 
 /// A buffer no replica owns any more, held until `release_at` so a reader
 /// that still has its descriptor never sees it reused.
@@ -91,6 +93,13 @@ pub(crate) struct ShardState {
     tenants: Tenants,
     pub in_flight: InFlight,
     pub discarded: Vec<Discarded>,
+    /// Objects in this shard: its share of `master_key_count`. A plain
+    /// field, changed with the insert or erase it counts under the write
+    /// lock, so no per-key path writes a cache line every shard shares.
+    pub keys: i64,
+    /// Bytes of `discarded`: this shard's share of
+    /// `master_discarded_staging_bytes`, changed with the list.
+    pub discarded_bytes: i64,
 }
 
 impl ShardState {
@@ -124,6 +133,29 @@ impl ShardState {
         self.slot_where(hash, |o| {
             o.key_bytes() == k.key.as_bytes() && o.in_tenant(tenant)
         })
+    }
+
+    /// An empty shard whose index and arena hold `objects` objects before
+    /// they grow (`expected_objects` presizing, docs/CONTRACT.md §9). The
+    /// writes-in-flight map is not presized: it holds only the writes
+    /// between a Start and their End, a small fraction of the objects.
+    /// Fails, allocating nothing that stays, if the memory cannot be had
+    /// (the message says which part and why).
+    pub fn with_capacity(objects: usize) -> Result<Self, String> {
+        let mut st = ShardState::default();
+        if objects > 0 {
+            // The table is empty: nothing is rehashed, the hasher is never called.
+            st.index.try_reserve(objects, |_| 0).map_err(|e| match e {
+                TryReserveError::CapacityOverflow => "index: capacity overflow".to_string(),
+                TryReserveError::AllocError { layout } => {
+                    format!("index: allocating {} bytes failed", layout.size())
+                }
+            })?;
+            st.objects
+                .try_reserve(objects)
+                .map_err(|e| format!("arena: {e}"))?;
+        }
+        Ok(st)
     }
 
     #[inline]
@@ -312,6 +344,11 @@ impl ShardState {
         Ok(self.take_slot(hash, slot))
     }
 
+    /// How many objects the hash index holds before it must grow.
+    pub fn capacity(&self) -> usize {
+        self.index.capacity()
+    }
+
     /// Objects stored.
     #[inline]
     pub fn len(&self) -> usize {
@@ -374,14 +411,34 @@ impl ShardState {
     }
 }
 
+/// One shard: its lock and its soft-pin gauge, alone on their cache lines.
+///
+/// Aligned to 128 bytes (two 64-byte lines: x86's adjacent-line prefetcher
+/// pulls lines in pairs, and some ARM cores have 128-byte lines), so the
+/// lock words of neighbouring shards never share a line and a writer on one
+/// shard does not slow readers of the next.
+#[repr(align(128))]
 pub(crate) struct Shard {
     pub state: RwLock<ShardState>,
+    /// Objects of this shard with a committed deadline: its share of
+    /// `master_soft_pin_key_count` (the gauge of docs/CONTRACT.md §4.9).
+    /// An atomic beside the lock rather than a `ShardState` field because
+    /// cleanup clears expired pins under the shard *read* lock; it is still
+    /// changed only while the shard's lock is held, with the pin change it
+    /// counts, and a restore sets it under the write lock.
+    pub soft_pin_keys: AtomicI64,
 }
 
+/// Alignment the shard padding relies on (see [`Shard`]).
+pub(crate) const SHARD_ALIGN: usize = 128;
+const _: () = assert!(std::mem::align_of::<Shard>() == SHARD_ALIGN);
+const _: () = assert!(std::mem::size_of::<Shard>() % SHARD_ALIGN == 0);
+
 impl Shard {
-    pub fn new() -> Self {
+    pub fn new(state: ShardState) -> Self {
         Shard {
-            state: RwLock::new(ShardState::default()),
+            state: RwLock::new(state),
+            soft_pin_keys: AtomicI64::new(0),
         }
     }
 }

@@ -196,3 +196,70 @@ fn system_clock_master_clock_unsupported_for_manual_calls() {
     assert_eq!(code(m.set_time(now + 1_000)), ErrorKind::ClockUnsupported);
     assert_eq!(code(m.advance_time(1)), ErrorKind::ClockUnsupported);
 }
+
+#[test]
+fn expected_objects_presizes_every_shard_for_its_share() {
+    // §9: expected_objects pre-sizes each shard's table for ceil(n / shards); 0 = none
+    let plain = Master::new(MasterConfig {
+        shard_count: 16,
+        ..config()
+    })
+    .unwrap();
+    assert!(plain.debug_object_capacity().iter().all(|&c| c == 0));
+    let cfg = MasterConfig {
+        shard_count: 16,
+        expected_objects: 10_001,
+        ..config()
+    };
+    assert_eq!(cfg.objects_per_shard().unwrap(), 626);
+    let m = master_with(cfg, 1, 0, 1 << 24);
+    let caps = m.debug_object_capacity();
+    assert_eq!(caps.len(), 16);
+    assert!(caps.iter().all(|&c| c >= 626), "{caps:?}");
+    for i in 0..100 {
+        put(&m, &format!("k{i}"), 64, &enable(60_000));
+    }
+    assert_eq!((m.key_count(), gauge(&m)), (100, 100));
+    inv(&m);
+    // A restore stages presized shards too: the capacity asked for stays.
+    let snap = m.snapshot().unwrap();
+    m.restore(&snap).unwrap();
+    assert!(m.debug_object_capacity().iter().all(|&c| c >= 626));
+    assert_eq!((m.key_count(), gauge(&m)), (100, 100));
+    inv(&m);
+}
+
+#[test]
+fn expected_objects_above_the_bound_is_invalid_params() {
+    // §9: expected_objects <= MAX_EXPECTED_OBJECTS (2^32), so it never sizes an allocation unchecked
+    assert_eq!(MAX_EXPECTED_OBJECTS, 1 << 32);
+    for bad in [MAX_EXPECTED_OBJECTS + 1, u64::MAX] {
+        let c = MasterConfig {
+            expected_objects: bad,
+            ..config()
+        };
+        let e = c.validate().unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidParams);
+        assert_eq!(
+            e.message(),
+            format!("expected_objects {bad} exceeds the maximum 4294967296")
+        );
+        rejected(c, "expected_objects");
+    }
+    // The bound itself is valid (not built here: it would reserve the
+    // tables), and the per-shard share rounds up.
+    let at_bound = MasterConfig {
+        expected_objects: MAX_EXPECTED_OBJECTS,
+        shard_count: 1,
+        ..config()
+    };
+    at_bound.validate().unwrap();
+    assert_eq!(at_bound.objects_per_shard().unwrap(), 1 << 32);
+    let c = MasterConfig {
+        expected_objects: 10,
+        shard_count: 3,
+        ..config()
+    };
+    assert_eq!(c.objects_per_shard().unwrap(), 4);
+    assert_eq!(MasterConfig::default().expected_objects, 0);
+}

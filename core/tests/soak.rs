@@ -111,6 +111,7 @@ fn config() -> MasterConfig {
         eviction_check_interval_ms: 5,
         sweep_interval_ms: 20,
         shard_count: 16,
+        expected_objects: 0,
         clock: ClockSource::System,
     }
 }

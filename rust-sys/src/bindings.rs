@@ -29,6 +29,12 @@ pub const MOONCAKE_META_ABI_VERSION: u32 = 1;
 /// setting. Every instant the master computes saturates at `INT64_MAX`.
 pub const MOONCAKE_META_MAX_DURATION_MS: u64 = 9223372036854775807;
 
+/// The largest `expected_objects` a configuration may hold (2^32). The
+/// setter stores any value; `mooncake_meta_config_validate` and master
+/// creation refuse a larger one with `MOONCAKE_META_INVALID_PARAMS` naming
+/// `expected_objects`.
+pub const MOONCAKE_META_MAX_EXPECTED_OBJECTS: u64 = 4294967296;
+
 /// `soft_pin_action`: keep an unexpired committed soft-pin deadline (the
 /// default).
 pub const MOONCAKE_META_SOFT_PIN_PRESERVE: u32 = 0;
@@ -759,7 +765,8 @@ extern "C" {
 
     /// Checks the configuration as master creation will (docs/CONTRACT.md section 9): default
     /// soft-pin TTL <= maximum, ratios in range, release timeout > discard
-    /// timeout, shard count in [1, 2^20], manual clock start below
+    /// timeout, shard count in [1, 2^20], expected objects at most
+    /// `MOONCAKE_META_MAX_EXPECTED_OBJECTS`, manual clock start below
     /// `MAX_INSTANT`. `MOONCAKE_META_INVALID_PARAMS` names the bad field.
     ///
     /// Ownership: `cfg` stays owned by the caller.
@@ -984,6 +991,26 @@ extern "C" {
     pub fn mooncake_meta_config_set_shard_count(
         cfg: *mut mooncake_meta_config,
         shard_count: u64,
+        err: *mut *mut mooncake_meta_error,
+    ) -> mooncake_meta_status;
+
+    /// Sets how many objects (all tenants) the master expects to hold; 0 (the
+    /// default) = no presizing. Master creation then pre-sizes every shard's
+    /// object table for ceil(expected_objects / shard_count) objects, so
+    /// filling it up to that many never rehashes a table; more objects than
+    /// expected are fine. At most `MOONCAKE_META_MAX_EXPECTED_OBJECTS`,
+    /// checked at validation; creation fails with
+    /// `MOONCAKE_META_INVALID_PARAMS` if the tables cannot be allocated.
+    ///
+    /// Ownership: `cfg` stays owned by the caller.
+    /// Thread safety: may run concurrently with any call on `cfg` but `_free`.
+    ///
+    /// # Safety
+    /// `cfg` must be NULL or a live configuration; `err` must be NULL or valid
+    /// for writing one pointer.
+    pub fn mooncake_meta_config_set_expected_objects(
+        cfg: *mut mooncake_meta_config,
+        expected_objects: u64,
         err: *mut *mut mooncake_meta_error,
     ) -> mooncake_meta_status;
 

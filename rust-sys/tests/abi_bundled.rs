@@ -22,6 +22,7 @@ mod checks {
     mod core_ffi {
         pub use mooncake_meta::version::MOONCAKE_META_ABI_VERSION;
         pub use mooncake_meta::config::MOONCAKE_META_MAX_DURATION_MS;
+        pub use mooncake_meta::config::MOONCAKE_META_MAX_EXPECTED_OBJECTS;
         pub use mooncake_meta::write_config::MOONCAKE_META_SOFT_PIN_PRESERVE;
         pub use mooncake_meta::write_config::MOONCAKE_META_SOFT_PIN_ENABLE;
         pub use mooncake_meta::write_config::MOONCAKE_META_SOFT_PIN_DISABLE;
@@ -107,6 +108,7 @@ mod checks {
         pub use mooncake_meta::config::mooncake_meta_config_set_max_group_retention_ttl_ms;
         pub use mooncake_meta::config::mooncake_meta_config_set_max_retained_groups;
         pub use mooncake_meta::config::mooncake_meta_config_set_shard_count;
+        pub use mooncake_meta::config::mooncake_meta_config_set_expected_objects;
         pub use mooncake_meta::config::mooncake_meta_config_set_manual_clock;
         pub use mooncake_meta::config::mooncake_meta_config_set_system_clock;
         pub use mooncake_meta::write_config::mooncake_meta_write_config_init;
@@ -189,6 +191,7 @@ mod checks {
     // Constants: `==` needs the same type on both sides.
     const _: () = assert!(sys::MOONCAKE_META_ABI_VERSION == core_ffi::MOONCAKE_META_ABI_VERSION);
     const _: () = assert!(sys::MOONCAKE_META_MAX_DURATION_MS == core_ffi::MOONCAKE_META_MAX_DURATION_MS);
+    const _: () = assert!(sys::MOONCAKE_META_MAX_EXPECTED_OBJECTS == core_ffi::MOONCAKE_META_MAX_EXPECTED_OBJECTS);
     const _: () = assert!(sys::MOONCAKE_META_SOFT_PIN_PRESERVE == core_ffi::MOONCAKE_META_SOFT_PIN_PRESERVE);
     const _: () = assert!(sys::MOONCAKE_META_SOFT_PIN_ENABLE == core_ffi::MOONCAKE_META_SOFT_PIN_ENABLE);
     const _: () = assert!(sys::MOONCAKE_META_SOFT_PIN_DISABLE == core_ffi::MOONCAKE_META_SOFT_PIN_DISABLE);
@@ -612,6 +615,9 @@ mod checks {
         let s: unsafe extern "C" fn(*mut sys::mooncake_meta_config, u64, *mut *mut sys::mooncake_meta_error) -> sys::mooncake_meta_status = sys::mooncake_meta_config_set_shard_count;
         let c: unsafe extern "C" fn(*mut core_ffi::mooncake_meta_config, u64, *mut *mut core_ffi::mooncake_meta_error) -> core_ffi::mooncake_meta_status = core_ffi::mooncake_meta_config_set_shard_count;
         assert_eq!(s as usize, c as usize, "mooncake_meta_config_set_shard_count");
+        let s: unsafe extern "C" fn(*mut sys::mooncake_meta_config, u64, *mut *mut sys::mooncake_meta_error) -> sys::mooncake_meta_status = sys::mooncake_meta_config_set_expected_objects;
+        let c: unsafe extern "C" fn(*mut core_ffi::mooncake_meta_config, u64, *mut *mut core_ffi::mooncake_meta_error) -> core_ffi::mooncake_meta_status = core_ffi::mooncake_meta_config_set_expected_objects;
+        assert_eq!(s as usize, c as usize, "mooncake_meta_config_set_expected_objects");
         let s: unsafe extern "C" fn(*mut sys::mooncake_meta_config, u64, *mut *mut sys::mooncake_meta_error) -> sys::mooncake_meta_status = sys::mooncake_meta_config_set_manual_clock;
         let c: unsafe extern "C" fn(*mut core_ffi::mooncake_meta_config, u64, *mut *mut core_ffi::mooncake_meta_error) -> core_ffi::mooncake_meta_status = core_ffi::mooncake_meta_config_set_manual_clock;
         assert_eq!(s as usize, c as usize, "mooncake_meta_config_set_manual_clock");
@@ -843,6 +849,6 @@ mod checks {
         let s: unsafe extern "C" fn(*const sys::mooncake_meta_master, *const *const ::core::ffi::c_char, usize, *mut sys::mooncake_meta_restore_report, *mut *mut sys::mooncake_meta_error) -> sys::mooncake_meta_status = sys::mooncake_meta_restore_files;
         let c: unsafe extern "C" fn(*const core_ffi::mooncake_meta_master, *const *const ::core::ffi::c_char, usize, *mut core_ffi::mooncake_meta_restore_report, *mut *mut core_ffi::mooncake_meta_error) -> core_ffi::mooncake_meta_status = core_ffi::mooncake_meta_restore_files;
         assert_eq!(s as usize, c as usize, "mooncake_meta_restore_files");
-        // 100 functions
+        // 101 functions
     }
 }

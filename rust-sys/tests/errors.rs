@@ -103,6 +103,49 @@ fn invalid_master_config_names_the_field() {
     assert!(err.message().contains("eviction_ratio"), "{err}");
 }
 
+// expected_objects pre-sizes the shards: at most MAX_EXPECTED_OBJECTS (checked
+// at validation, naming the field), and a presized master holds more than it
+// expected like any other.
+#[test]
+fn expected_objects_is_bounded_and_presizes_a_working_master() {
+    assert_eq!(MAX_EXPECTED_OBJECTS, 1 << 32);
+    assert_eq!(MasterConfig::default().expected_objects, 0);
+    for bad in [MAX_EXPECTED_OBJECTS + 1, u64::MAX] {
+        let cfg = MasterConfig {
+            expected_objects: bad,
+            ..MasterConfig::deterministic(T0)
+        };
+        let err = cfg.validate().unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::InvalidParams);
+        assert!(
+            err.message()
+                .contains(&format!("expected_objects {bad} exceeds the maximum")),
+            "{err}"
+        );
+        assert_eq!(
+            Master::new(cfg).unwrap_err().kind(),
+            ErrorKind::InvalidParams
+        );
+    }
+    MasterConfig {
+        expected_objects: MAX_EXPECTED_OBJECTS,
+        ..MasterConfig::deterministic(T0)
+    }
+    .validate()
+    .unwrap();
+    let m = master_from(MasterConfig {
+        shard_count: 4,
+        expected_objects: 64,
+        ..MasterConfig::deterministic(T0)
+    });
+    for i in 0..200 {
+        put(&m, &format!("k{i}"), &enable(Some(60_000)));
+    }
+    assert_eq!(m.key_count(), 200);
+    assert_eq!(m.metrics().soft_pin_key_count, 200);
+    m.check_invariants().unwrap();
+}
+
 // The manual clock never goes back; a system-clock master has no manual clock.
 #[test]
 fn clock_errors() {

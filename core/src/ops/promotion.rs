@@ -7,7 +7,6 @@ use crate::master::MasterCore;
 use crate::object::{NewRecord, Object, Replica, Replicas, Role, Task, LOCAL_DISK_SEGMENT};
 use crate::segment::{BlockId, BufferOwner};
 use crate::types::{ClientId, Key, Pool, ReplicaDescriptor, ReplicaKind, ReplicaStatus};
-use std::sync::atomic::Ordering;
 
 impl MasterCore {
     /// Stages a PROCESSING memory replica for an object that has a COMPLETE
@@ -136,7 +135,7 @@ impl MasterCore {
                 hard_pin: false,
             }),
         );
-        self.metrics.keys.fetch_add(1, Ordering::Relaxed);
+        st.keys += 1;
         Ok(r.descriptor(size))
     }
 }

@@ -10,7 +10,6 @@ use crate::object::{NewRecord, Object};
 use crate::soft_pin::state;
 use crate::soft_pin::SoftPinIntent;
 use crate::types::{ClientId, Key, ReplicaSelector, ReplicaStatus, StartedWrite, WriteConfig};
-use std::sync::atomic::Ordering;
 
 /// Request checks shared by PutStart and UpsertStart (before any effect).
 pub(crate) fn validate_write(
@@ -112,7 +111,7 @@ impl MasterCore {
         }
         let slot = st.insert(k.tenant, obj);
         st.in_flight.start(token, slot, Some(intent));
-        self.metrics.keys.fetch_add(1, Ordering::Relaxed);
+        st.keys += 1;
         Ok(StartedWrite {
             replicas: descriptors,
             token,

@@ -7,7 +7,6 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::master::MasterCore;
 use crate::object::Object;
 use crate::types::{Key, ReplicaDescriptor};
-use std::sync::atomic::Ordering;
 
 /// The outcome of a read or write into a caller's fixed-size array (the C
 /// ABI's BUFFER_TOO_SMALL convention): either the result, or how many
@@ -150,7 +149,7 @@ impl MasterCore {
 
     /// Number of objects (all tenants).
     pub fn key_count(&self) -> u64 {
-        self.metrics.keys.load(Ordering::Relaxed).max(0) as u64
+        self.shard_gauges().keys.max(0) as u64
     }
 
     /// Lists keys of `tenant` starting with `prefix`, strictly after `after`,

@@ -6,7 +6,6 @@ use crate::error::Result;
 use crate::master::MasterCore;
 use crate::segment::{BufferOwner, Mounted, Segment};
 use crate::types::{ClientId, SegmentId, SegmentSpec};
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 /// What an unmount dropped.
@@ -125,11 +124,7 @@ impl MasterCore {
                     }
                     keep
                 });
-                if gone != 0 {
-                    self.metrics
-                        .discarded_bytes
-                        .fetch_sub(gone, Ordering::Relaxed);
-                }
+                st.discarded_bytes -= gone;
             }
         }
         report

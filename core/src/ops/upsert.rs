@@ -11,7 +11,6 @@ use crate::soft_pin::state;
 use crate::types::{
     ClientId, Key, ReplicaKind, ReplicaSelector, ReplicaStatus, StartedWrite, WriteConfig,
 };
-use std::sync::atomic::Ordering;
 
 enum Case {
     /// Absent: a plain put.
@@ -160,7 +159,7 @@ impl MasterCore {
                 );
                 let slot = st.insert(k.tenant, obj);
                 st.in_flight.start(token, slot, Some(intent));
-                self.metrics.keys.fetch_add(1, Ordering::Relaxed);
+                st.keys += 1;
                 Ok(Bounded::Fits(StartedWrite {
                     replicas: descriptors,
                     token,

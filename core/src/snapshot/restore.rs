@@ -47,12 +47,14 @@ pub struct RestoreReport {
 
 struct Staged {
     shards: Vec<ShardState>,
+    /// Objects with a surviving active deadline, per shard (the shards'
+    /// soft-pin gauges).
+    soft_pin_keys: Vec<i64>,
     table: SegmentTable,
     groups: Vec<Arc<Group>>,
     registrations: Vec<Entry>,
     /// Surviving active group retention deadlines (group id, deadline).
     retention: Vec<(String, u64)>,
-    keys: i64,
     counters: (u64, u64, u64),
 }
 
@@ -179,9 +181,12 @@ impl MasterCore {
                 }),
             );
         }
+        // Staged shards are presized like a new master's, so a restored
+        // master keeps the capacity `expected_objects` asked for.
         let mut shards: Vec<ShardState> = (0..self.shards.len())
-            .map(|_| ShardState::default())
-            .collect();
+            .map(|_| Self::empty_shard(&self.config))
+            .collect::<Result<_>>()?;
+        let mut soft_pin_keys = vec![0i64; self.shards.len()];
         let mut registrations = Vec::new();
         let mut keys = 0i64;
         for o in &img.objects {
@@ -280,6 +285,7 @@ impl MasterCore {
                     target: PinTarget { hash, seq: o.seq },
                     version: 0,
                 });
+                soft_pin_keys[si] += 1;
             }
             shards[si].insert(
                 k.tenant,
@@ -298,6 +304,7 @@ impl MasterCore {
                     hard_pin: o.hard_pin,
                 }),
             );
+            shards[si].keys += 1;
             keys += 1;
         }
         report.objects_restored = keys as u64;
@@ -338,11 +345,11 @@ impl MasterCore {
         Ok((
             Staged {
                 shards,
+                soft_pin_keys,
                 table,
                 groups,
                 registrations,
                 retention,
-                keys,
                 counters,
             },
             report,
@@ -357,17 +364,21 @@ impl MasterCore {
         self.groups.install(&self.hasher, staged.groups);
         self.install_retention(staged.retention);
         let mut table = self.segments.write();
-        for (g, st) in guards.iter_mut().zip(staged.shards) {
+        // Each shard's gauges come with the state it gets: its key count
+        // and discarded bytes (none: discarded buffers are not stored) in
+        // the state, its soft-pin gauge beside the lock.
+        for ((g, st), (shard, pins)) in guards
+            .iter_mut()
+            .zip(staged.shards)
+            .zip(self.shards.iter().zip(staged.soft_pin_keys))
+        {
             **g = st;
+            shard.soft_pin_keys.store(pins, Ordering::Relaxed);
         }
         let live_next = table.next_id();
         *table = staged.table;
         table.raise_next_id(live_next);
-        let pins = staged.registrations.len() as i64;
         self.index.replace_all(staged.registrations);
-        self.metrics.keys.store(staged.keys, Ordering::Relaxed);
-        self.metrics.soft_pin_keys.store(pins, Ordering::Relaxed);
-        self.metrics.discarded_bytes.store(0, Ordering::Relaxed);
         // Counters carry on, and never go backwards within this master.
         let (r, t, s) = staged.counters;
         self.next_replica_id.fetch_max(r, Ordering::AcqRel);

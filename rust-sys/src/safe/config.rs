@@ -38,6 +38,11 @@ pub struct MasterConfig {
     pub sweep_interval_ms: u64,
     /// Metadata shards (≥ 1).
     pub shard_count: usize,
+    /// Objects the master expects to hold, all tenants; 0 (the default) =
+    /// no presizing. Every shard's object table is pre-sized for
+    /// `ceil(expected_objects / shard_count)` objects. At most
+    /// [`MAX_EXPECTED_OBJECTS`](super::MAX_EXPECTED_OBJECTS).
+    pub expected_objects: u64,
     /// Which clock the master reads.
     pub clock: ClockSource,
 }
@@ -59,6 +64,7 @@ impl Default for MasterConfig {
             eviction_check_interval_ms: 10,
             sweep_interval_ms: 1_000,
             shard_count: 1024,
+            expected_objects: 0,
             clock: ClockSource::System,
         }
     }
@@ -156,6 +162,9 @@ impl MasterConfig {
             mooncake_meta_config_set_sweep_interval_ms(p, self.sweep_interval_ms, e)
         })?;
         call(|e| unsafe { mooncake_meta_config_set_shard_count(p, shards, e) })?;
+        call(|e| unsafe {
+            mooncake_meta_config_set_expected_objects(p, self.expected_objects, e)
+        })?;
         call(|e| unsafe {
             mooncake_meta_config_set_max_group_retention_ttl_ms(
                 p,

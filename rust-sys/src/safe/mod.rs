@@ -48,6 +48,9 @@ pub type Instant = u64;
 /// The largest instant: deadlines saturate here and never become due.
 pub const MAX_INSTANT: Instant = i64::MAX as u64;
 
+/// The largest [`MasterConfig::expected_objects`] (2^32).
+pub const MAX_EXPECTED_OBJECTS: u64 = crate::MOONCAKE_META_MAX_EXPECTED_OBJECTS;
+
 /// A client (writer / segment owner).
 pub type ClientId = u64;
 

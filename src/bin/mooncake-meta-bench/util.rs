@@ -24,7 +24,15 @@ pub const MIN: u64 = 60_000;
 /// The anchor's master: manual clock, background work off, 4 memory
 /// segments of 16 GiB with one owner client each.
 pub fn master() -> Master {
-    let m = Master::new(MasterConfig::deterministic(T0)).expect("master");
+    let expected_objects = std::env::var("MOONCAKE_META_BENCH_EXPECTED_OBJECTS").map_or(0, |v| {
+        v.parse()
+            .expect("MOONCAKE_META_BENCH_EXPECTED_OBJECTS is a count")
+    });
+    let m = Master::new(MasterConfig {
+        expected_objects,
+        ..MasterConfig::deterministic(T0)
+    })
+    .expect("master");
     for i in 0..4u64 {
         let spec = SegmentSpec {
             name: format!("mem{i}"),
