@@ -407,7 +407,7 @@ fn all_reads(m: &MasterCore, keys: &Keys, p: &Params, manual: bool, s: &mut Samp
 const LINE_SLOTS: usize = 16;
 
 /// A random cyclic permutation of 0..len (Sattolo's algorithm): following
-/// i -> c[i] from any i visits every index once before returning.
+/// `i -> c[i]` from any `i` visits every index once before returning.
 fn cycle(len: usize, seed: u64) -> Vec<u32> {
     assert!(len <= u32::MAX as usize);
     let mut c: Vec<u32> = (0..len as u32).collect();
