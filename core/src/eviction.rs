@@ -224,7 +224,7 @@ impl MasterCore {
                         .compare_exchange(d, NO_DEADLINE, Ordering::AcqRel, Ordering::Acquire)
                         .is_ok()
                 {
-                    self.pin_dropped(obj.hash);
+                    self.pin_dropped(si);
                     report.normalised += 1;
                 }
                 out.push(Candidate {
@@ -312,7 +312,7 @@ impl MasterCore {
             }
             *done = true;
             let pinned = is_active(obj.committed(), now);
-            let (hash, scoped) = (obj.hash, key::scoped(st.key_of(obj)));
+            let (hash, scoped) = (st.hash_of(obj), key::scoped(st.key_of(obj)));
             let bytes = self.evict_object(&mut st, si, hash, key::split(&scoped));
             report.evicted += 1;
             report.evicted_bytes += bytes;

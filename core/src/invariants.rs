@@ -34,18 +34,16 @@ impl MasterCore {
             let mut pinned = 0i64;
             for (slot, _, obj) in st.iter_slots() {
                 let key = crate::key::scoped(st.key_of(obj));
-                if self.shard_index_of(obj.hash) != si {
+                let hash = self.hasher.hash_scoped(&key);
+                if self.shard_index_of(hash) != si {
                     return Err(format!("{key:?} is in shard {si}, hashes elsewhere"));
-                }
-                if self.hasher.hash_scoped(&key) != obj.hash {
-                    return Err(format!("{key:?} has a stale cached hash"));
                 }
                 if obj.replicas.is_empty() {
                     return Err(format!("{key:?} has no replica"));
                 }
                 if obj.committed().is_some() {
                     pinned += 1;
-                    committed.push((obj.pin_target(), key.to_string()));
+                    committed.push((obj.pin_target(hash), key.to_string()));
                 }
                 // A pending intent lives in the write's in-flight entry, so
                 // it never outlives the write.
@@ -80,7 +78,7 @@ impl MasterCore {
                         let held = Held {
                             len: obj.size,
                             block: r.block,
-                            by: Holder::Replica(BufferOwner::replica(obj.hash, r.id)),
+                            by: Holder::Replica(BufferOwner::replica(hash, r.id)),
                         };
                         if buffers.insert((r.segment, r.addr), held).is_some() {
                             return Err(format!(

@@ -232,10 +232,10 @@ impl MasterCore {
             for (token, slot) in stale {
                 // The write and its pending intent end here (§4.4).
                 st.in_flight.end(token);
-                let Some(obj) = st.slot_mut(slot) else {
+                let Some(hash) = st.slot(slot).map(|o| st.hash_of(o)) else {
                     continue;
                 };
-                let hash = obj.hash;
+                let obj = st.slot_mut(slot).expect("the slot was just read");
                 let release_at = crate::clock::saturating_deadline(obj.put_start, release);
                 let (gone, kept): (crate::object::Replicas, crate::object::Replicas) =
                     std::mem::take(&mut obj.replicas)

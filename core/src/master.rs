@@ -129,8 +129,9 @@ pub const CLEANUP_BATCH: usize = 128;
 impl MasterCore {
     fn new(config: MasterConfig) -> Result<Self> {
         let clock = Clock::new(config.clock.clone())?;
+        let hasher = KeyHasher::new();
         let shards = (0..config.shard_count)
-            .map(|_| Ok(Shard::new(Self::empty_shard(&config)?)))
+            .map(|_| Ok(Shard::new(Self::empty_shard(&config, &hasher)?)))
             .collect::<Result<_>>()?;
         let seed = {
             use std::hash::{BuildHasher, Hasher};
@@ -142,7 +143,7 @@ impl MasterCore {
             groups: Groups::new(64),
             config,
             clock,
-            hasher: KeyHasher::new(),
+            hasher,
             shards,
             segments: RwLock::new(SegmentTable::new(seed)),
             index: DeadlineIndex::new(),
@@ -162,9 +163,9 @@ impl MasterCore {
     /// `expected_objects` (docs/CONTRACT.md §9), for a new master and for
     /// each shard a restore stages. `INVALID_PARAMS` if the share is out of
     /// bounds or its table cannot be allocated.
-    pub(crate) fn empty_shard(config: &MasterConfig) -> Result<ShardState> {
+    pub(crate) fn empty_shard(config: &MasterConfig, hasher: &KeyHasher) -> Result<ShardState> {
         let per_shard = config.objects_per_shard()?;
-        ShardState::with_capacity(per_shard).map_err(|why| {
+        ShardState::with_capacity(hasher.clone(), per_shard).map_err(|why| {
             Error::invalid(format!(
                 "expected_objects {}: cannot presize a table of {per_shard} objects for each \
                  of the {} shards: {why}",
@@ -274,44 +275,45 @@ impl MasterCore {
     /// `pin_version`, which makes every earlier entry of it stale; the
     /// caller runs [`settle_index`](Self::settle_index) once it has
     /// released the shard lock.
-    pub(crate) fn apply_delta(&self, obj: &mut Object, delta: Delta) {
+    pub(crate) fn apply_delta(&self, obj: &mut Object, hash: u64, delta: Delta) {
         match delta.index {
             IndexOp::None => {}
-            IndexOp::Register(d) => self.register_pin(obj, d, delta.gauge > 0),
+            IndexOp::Register(d) => self.register_pin(obj, hash, d, delta.gauge > 0),
             IndexOp::Unregister => self.index.unregister(1),
         }
         if delta.gauge != 0 {
-            self.shards[self.shard_index_of(obj.hash)]
+            self.shards[self.shard_index_of(hash)]
                 .soft_pin_keys
                 .fetch_add(delta.gauge, Ordering::Relaxed);
         }
     }
 
     /// Registers `obj`'s committed deadline `deadline` under a new version
-    /// (`fresh`: the object had no registration). Shard write lock held.
-    pub(crate) fn register_pin(&self, obj: &mut Object, deadline: Instant, fresh: bool) {
+    /// (`fresh`: the object had no registration); `hash` is its key's.
+    /// Shard write lock held.
+    pub(crate) fn register_pin(&self, obj: &mut Object, hash: u64, deadline: Instant, fresh: bool) {
         obj.pin_version = obj.pin_version.wrapping_add(1);
         self.index
-            .register(obj.pin_target(), obj.pin_version, deadline, fresh);
+            .register(obj.pin_target(hash), obj.pin_version, deadline, fresh);
     }
 
     /// A committed deadline disappeared (cleared by a compare-and-swap
     /// under a shard read lock, or dropped): its gauge and registration go.
-    /// The entry is stale from then on, through the record. `hash` is the
-    /// object's: its shard's gauge goes down (the caller holds that lock).
-    pub(crate) fn pin_dropped(&self, hash: u64) {
+    /// The entry is stale from then on, through the record. `shard` is the
+    /// object's: its gauge goes down (the caller holds that shard's lock).
+    pub(crate) fn pin_dropped(&self, shard: usize) {
         self.index.unregister(1);
-        self.shards[self.shard_index_of(hash)]
+        self.shards[shard]
             .soft_pin_keys
             .fetch_sub(1, Ordering::Relaxed);
     }
 
     /// Drops an object's committed deadline (if any) with its gauge and
-    /// index effects.
-    pub(crate) fn drop_committed(&self, obj: &Object) {
+    /// index effects; `shard` is the object's.
+    pub(crate) fn drop_committed(&self, obj: &Object, shard: usize) {
         if obj.committed().is_some() {
             obj.set_committed(None);
-            self.pin_dropped(obj.hash);
+            self.pin_dropped(shard);
         }
     }
 
@@ -517,8 +519,8 @@ impl MasterCore {
             None => self.free_now(&obj.replicas, obj.size),
             Some(at) => self.discard(st, &obj.replicas, obj.size, at),
         }
-        debug_assert_eq!(self.shard_index_of(obj.hash), shard);
-        self.drop_committed(obj);
+        debug_assert_eq!(self.shard_index_of(self.hasher.hash(k)), shard);
+        self.drop_committed(obj, shard);
         st.in_flight.end(obj.write_token);
         if let Some(g) = obj.group() {
             self.groups.leave(&self.hasher, g, &key::scoped(k));

@@ -132,13 +132,17 @@ impl Rare {
     }
 }
 
-/// An object's record in its shard's arena (136 bytes), laid out so that
-/// a read (Exist, Get) of an object of the default tenant without a group
-/// finds what it compares, reads and writes — key, replicas, lease, size —
-/// in its first 72 bytes. The key is stored as the shard's tenant
-/// id plus the key bytes, inline when short. The soft-pin intent of a
-/// write in flight lives in the shard's in-flight table.
-#[repr(C)]
+/// An object's record in its shard's arena: 128 bytes, aligned to a
+/// 64-byte cache line, so each record is exactly two lines. The first line
+/// holds what Exist compares and reads for an object of the default tenant
+/// with a short key and no group — key, replicas, lease — so Exist reads
+/// one line; Get also reads the size, at the start of the second line. The
+/// key is stored as the shard's tenant id plus the key bytes, inline when
+/// short. The key's hash is not stored: the shard recomputes it from the
+/// key when it needs it (its index growing, a deadline-index entry
+/// matched by sequence). The soft-pin intent of a write in flight lives in
+/// the shard's in-flight table.
+#[repr(C, align(64))]
 pub(crate) struct Object {
     key_bytes: [u8; INLINE_KEY_BYTES],
     /// Length of the inline key, or [`LONG_KEY`].
@@ -159,7 +163,6 @@ pub(crate) struct Object {
     /// Committed soft-pin deadline or [`NO_DEADLINE`].
     pub soft_pin: AtomicU64,
     rare: Option<Box<Rare>>,
-    pub hash: u64,
     /// Creation sequence: eviction's tie-break by age.
     pub seq: u64,
     /// Token of the latest Start on this key.
@@ -168,21 +171,20 @@ pub(crate) struct Object {
     pub put_start: Instant,
 }
 
-// The record: the key with its length and flags (24), one inline replica
-// (32, its buffer's block id included), lease (8) | size (8), tenant id and
-// pin version (4 each), committed deadline, rare-part pointer, hash,
-// sequence, token, writer, put_start (8 each). 136 bytes, so records are
-// not cache-line aligned; dropping the cached hash (recomputed from the
-// key where needed) would bring the record back to two aligned lines.
-const _: () = assert!(std::mem::size_of::<Object>() == 136);
+// The record. First line: the key with its length and flags (24), one
+// inline replica (32, its buffer's block id included), lease (8). Second
+// line: size (8), tenant id and pin version (4 each), committed deadline,
+// rare-part pointer, sequence, token, writer, put_start (8 each).
+const _: () = assert!(std::mem::size_of::<Object>() == 128);
+const _: () = assert!(std::mem::align_of::<Object>() == 64);
 const _: () = assert!(std::mem::offset_of!(Object, lease) == 56);
+const _: () = assert!(std::mem::offset_of!(Object, size) == 64);
 // An arena slot (`Option<Object>`) costs no more than the record.
-const _: () = assert!(std::mem::size_of::<Option<Object>>() == 136);
+const _: () = assert!(std::mem::size_of::<Option<Object>>() == 128);
 
 /// What a new record holds, apart from its tenant (interned on insertion).
 pub(crate) struct NewRecord<'a> {
     pub key: &'a str,
-    pub hash: u64,
     pub size: u64,
     pub writer: ClientId,
     pub put_start: Instant,
@@ -214,7 +216,6 @@ impl Object {
             LONG_KEY
         };
         Object {
-            hash: n.hash,
             size: n.size,
             writer: n.writer,
             put_start: n.put_start,
@@ -337,11 +338,12 @@ impl Object {
         }
     }
 
-    /// The identity deadline-index entries name this object by.
+    /// The identity deadline-index entries name this object by, given
+    /// the hash of its key.
     #[inline]
-    pub fn pin_target(&self) -> PinTarget {
+    pub fn pin_target(&self, hash: u64) -> PinTarget {
         PinTarget {
-            hash: self.hash,
+            hash,
             seq: self.seq,
         }
     }

@@ -7,7 +7,7 @@
 
 use crate::arena::Arena;
 use crate::clock::Instant;
-use crate::key;
+use crate::key::{self, KeyHasher};
 use crate::object::Object;
 use crate::object_ref::ObjectRef;
 use crate::segment::BlockId;
@@ -82,13 +82,16 @@ impl InFlight {
     }
 }
 
-#[derive(Default)]
 pub(crate) struct ShardState {
     /// The records, by slot.
     objects: Arena<Object>,
-    /// Hash index: the slot of every record, under the record's hash
-    /// (recomputed from the record when the table grows).
+    /// Hash index: the slot of every record, under its key's hash
+    /// (recomputed from the record's key when the table grows: records do
+    /// not store it).
     index: HashTable<u32>,
+    /// The master's key hasher (the one that placed the keys in this
+    /// shard), to recompute a record's hash from its key.
+    hasher: KeyHasher,
     /// The tenants of the records, by id.
     tenants: Tenants,
     pub in_flight: InFlight,
@@ -113,12 +116,6 @@ impl ShardState {
     }
 
     #[inline]
-    fn find_where(&self, hash: u64, eq: impl Fn(&Object) -> bool) -> Option<&Object> {
-        let slot = self.slot_where(hash, eq)?;
-        self.objects.get(slot)
-    }
-
-    #[inline]
     fn find_where_mut(&mut self, hash: u64, eq: impl Fn(&Object) -> bool) -> Option<&mut Object> {
         let slot = self.slot_where(hash, eq)?;
         self.objects.get_mut(slot)
@@ -135,14 +132,28 @@ impl ShardState {
         })
     }
 
-    /// An empty shard whose index and arena hold `objects` objects before
-    /// they grow (`expected_objects` presizing, docs/CONTRACT.md §9). The
+    /// An empty shard whose records hash with `hasher` (the master's).
+    pub fn new(hasher: KeyHasher) -> Self {
+        ShardState {
+            objects: Arena::default(),
+            index: HashTable::new(),
+            hasher,
+            tenants: Tenants::default(),
+            in_flight: InFlight::default(),
+            discarded: Vec::new(),
+            keys: 0,
+            discarded_bytes: 0,
+        }
+    }
+
+    /// An empty shard whose records hash with `hasher` (the master's) and
+    /// whose index and arena hold `objects` objects before they grow (`expected_objects` presizing, docs/CONTRACT.md §9). The
     /// writes-in-flight map is not presized: it holds only the writes
     /// between a Start and their End, a small fraction of the objects.
     /// Fails, allocating nothing that stays, if the memory cannot be had
     /// (the message says which part and why).
-    pub fn with_capacity(objects: usize) -> Result<Self, String> {
-        let mut st = ShardState::default();
+    pub fn with_capacity(hasher: KeyHasher, objects: usize) -> Result<Self, String> {
+        let mut st = ShardState::new(hasher);
         if objects > 0 {
             // The table is empty: nothing is rehashed, the hasher is never called.
             st.index.try_reserve(objects, |_| 0).map_err(|e| match e {
@@ -226,24 +237,39 @@ impl ShardState {
 
     /// The tenant and key of a record of this shard.
     pub fn key_of<'a>(&'a self, obj: &'a Object) -> Key<'a> {
-        Key {
-            tenant: self.tenants.name(obj.tenant()),
-            key: obj.key_str(),
-        }
+        key_of(&self.tenants, obj)
+    }
+
+    /// The hash of a record's key (recomputed: records do not store it).
+    #[inline]
+    pub fn hash_of(&self, obj: &Object) -> u64 {
+        self.hasher.hash(self.key_of(obj))
+    }
+
+    /// The slot of the object created with sequence `seq` among those
+    /// hashing to `hash` (what a deadline-index entry names). The full hash
+    /// is compared too, recomputed from the key of a record whose sequence
+    /// matches: the table only narrows candidates down to a 7-bit tag.
+    #[inline]
+    fn slot_by_seq(&self, hash: u64, seq: u64) -> Option<u32> {
+        let (hasher, tenants) = (&self.hasher, &self.tenants);
+        self.slot_where(hash, |o| {
+            o.seq == seq && hasher.hash(key_of(tenants, o)) == hash
+        })
     }
 
     /// The object created with sequence `seq` among those hashing to `hash`
-    /// (what a deadline-index entry names). The full hash is compared too:
-    /// the table only narrows candidates down to a 7-bit tag.
+    /// (what a deadline-index entry names).
     #[inline]
     pub fn find_by_seq(&self, hash: u64, seq: u64) -> Option<&Object> {
-        self.find_where(hash, |o| o.seq == seq && o.hash == hash)
+        self.objects.get(self.slot_by_seq(hash, seq)?)
     }
 
     /// Mutable [`find_by_seq`](Self::find_by_seq).
     #[allow(dead_code)]
     pub fn find_by_seq_mut(&mut self, hash: u64, seq: u64) -> Option<&mut Object> {
-        self.find_where_mut(hash, |o| o.seq == seq && o.hash == hash)
+        let slot = self.slot_by_seq(hash, seq)?;
+        self.objects.get_mut(slot)
     }
 
     /// The record in `slot` (as a write in flight names it).
@@ -297,20 +323,25 @@ impl ShardState {
         self.objects.get_checked_mut(r.slot, r.gen)
     }
 
-    /// Stores a new object of `tenant`; returns its slot. The caller has
-    /// checked that its key is absent. Panics only if the shard holds
-    /// 2^32 − 1 objects (no slot number is left), which no master's memory
-    /// reaches.
-    pub fn insert(&mut self, tenant: &str, mut obj: Object) -> u32 {
+    /// Stores a new object of `tenant` whose key hashes to `hash`; returns
+    /// its slot. The caller has checked that its key is absent. Panics only
+    /// if the shard holds 2^32 − 1 objects (no slot number is left), which
+    /// no master's memory reaches.
+    pub fn insert(&mut self, tenant: &str, hash: u64, mut obj: Object) -> u32 {
         obj.set_tenant(self.tenants.acquire(tenant));
-        let hash = obj.hash;
         let (slot, _) = self
             .objects
             .insert(obj)
             .expect("a shard holds fewer than 2^32 - 1 objects");
-        let objects = &self.objects;
-        self.index
-            .insert_unique(hash, slot, |&s| objects.get(s).map_or(0, |o| o.hash));
+        debug_assert_eq!(self.hash_of(self.objects.get(slot).unwrap()), hash);
+        let (objects, hasher, tenants) = (&self.objects, &self.hasher, &self.tenants);
+        // Growing the table rehashes every record from its key (no
+        // allocation: the key is read in place).
+        self.index.insert_unique(hash, slot, |&s| {
+            objects
+                .get(s)
+                .map_or(0, |o| hasher.hash(key_of(tenants, o)))
+        });
         slot
     }
 
@@ -381,7 +412,7 @@ impl ShardState {
         }
         let mut users: HashMap<u32, u64> = HashMap::new();
         for (slot, _, o) in self.objects.iter() {
-            if self.index.find(o.hash, |&s| s == slot).is_none() {
+            if self.index.find(self.hash_of(o), |&s| s == slot).is_none() {
                 return Err(format!("{:?} (slot {slot}) is not indexed", o.key_str()));
             }
             let default = o.tenant() == crate::tenants::DEFAULT_TENANT_ID;
@@ -408,6 +439,15 @@ impl ShardState {
             }
         }
         Ok(())
+    }
+}
+
+/// The tenant and key of `obj`, whose tenant id is one of `tenants`.
+#[inline]
+fn key_of<'a>(tenants: &'a Tenants, obj: &'a Object) -> Key<'a> {
+    Key {
+        tenant: tenants.name(obj.tenant()),
+        key: obj.key_str(),
     }
 }
 
@@ -449,10 +489,9 @@ mod tests {
     use crate::key::{scoped, KeyHasher};
     use crate::object::{NewRecord, Replicas};
 
-    fn object(h: &KeyHasher, k: Key<'_>, seq: u64) -> Object {
+    fn object(k: Key<'_>, seq: u64) -> Object {
         Object::new(NewRecord {
             key: k.key,
-            hash: h.hash(k),
             size: 1,
             writer: 1,
             put_start: 0,
@@ -467,13 +506,13 @@ mod tests {
     }
 
     fn put(st: &mut ShardState, h: &KeyHasher, k: Key<'_>, seq: u64) -> u32 {
-        st.insert(k.tenant, object(h, k, seq))
+        st.insert(k.tenant, h.hash(k), object(k, seq))
     }
 
     #[test]
     fn lookups_find_the_record_by_key_sequence_and_token() {
         let h = KeyHasher::new();
-        let mut st = ShardState::default();
+        let mut st = ShardState::new(h.clone());
         let names: Vec<String> = (0..3000).map(|i| format!("k{i}")).collect();
         for (i, n) in names.iter().enumerate() {
             put(&mut st, &h, Key::new(n), i as u64);
@@ -499,7 +538,7 @@ mod tests {
     #[test]
     fn a_handle_resolves_until_its_object_is_erased() {
         let h = KeyHasher::new();
-        let mut st = ShardState::default();
+        let mut st = ShardState::new(h.clone());
         let (a, b) = (Key::new("a"), Key::new("b"));
         put(&mut st, &h, a, 1);
         let ra = st.locate(h.hash(a), a, 3).unwrap();
@@ -525,7 +564,7 @@ mod tests {
     #[test]
     fn take_if_leaves_a_refused_object_in_place() {
         let h = KeyHasher::new();
-        let mut st = ShardState::default();
+        let mut st = ShardState::new(h.clone());
         let k = Key::new("k");
         put(&mut st, &h, k, 1);
         let hash = h.hash(k);
@@ -551,7 +590,7 @@ mod tests {
     fn churn_keeps_the_index_and_arena_in_step() {
         // Insert and erase in waves so slots are reused across chunks.
         let h = KeyHasher::new();
-        let mut st = ShardState::default();
+        let mut st = ShardState::new(h.clone());
         let mut live = std::collections::BTreeSet::new();
         for wave in 0..6u64 {
             for i in 0..1500u64 {
@@ -586,9 +625,9 @@ mod key_tests {
     fn put(st: &mut ShardState, h: &KeyHasher, k: Key<'_>, seq: u64) {
         st.insert(
             k.tenant,
+            h.hash(k),
             Object::new(NewRecord {
                 key: k.key,
-                hash: h.hash(k),
                 size: 1,
                 writer: 1,
                 put_start: 0,
@@ -608,7 +647,7 @@ mod key_tests {
         // Keys at, below and above the inline limit, in several tenants, and
         // the same names in other tenants: each found only as itself.
         let h = KeyHasher::new();
-        let mut st = ShardState::default();
+        let mut st = ShardState::new(h.clone());
         let long = "x".repeat(INLINE_KEY_BYTES + 1);
         let edge = "y".repeat(INLINE_KEY_BYTES);
         let nul = "k\0with nul";
@@ -651,7 +690,7 @@ mod key_tests {
     #[test]
     fn a_tenant_id_is_freed_with_its_last_record() {
         let h = KeyHasher::new();
-        let mut st = ShardState::default();
+        let mut st = ShardState::new(h.clone());
         let (a1, a2) = (Key::scoped("ta", "1"), Key::scoped("ta", "2"));
         put(&mut st, &h, a1, 1);
         put(&mut st, &h, a2, 2);

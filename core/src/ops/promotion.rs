@@ -120,9 +120,9 @@ impl MasterCore {
         let r = replica(self.replica_ids(1));
         st.insert(
             k.tenant,
+            hash,
             Object::new(NewRecord {
                 key: k.key,
-                hash,
                 size,
                 writer: client,
                 put_start: now,

@@ -83,7 +83,6 @@ impl MasterCore {
         // with lease 0.
         let obj = self.new_object(
             k,
-            hash,
             replicas,
             token,
             NewObject {
@@ -109,7 +108,7 @@ impl MasterCore {
                 )),
             );
         }
-        let slot = st.insert(k.tenant, obj);
+        let slot = st.insert(k.tenant, hash, obj);
         st.in_flight.start(token, slot, Some(intent));
         st.keys += 1;
         Ok(StartedWrite {
@@ -121,7 +120,6 @@ impl MasterCore {
     pub(crate) fn new_object(
         &self,
         k: Key<'_>,
-        hash: u64,
         replicas: crate::object::Replicas,
         token: u64,
         n: NewObject,
@@ -133,7 +131,6 @@ impl MasterCore {
         });
         Object::new(NewRecord {
             key: k.key,
-            hash,
             size: n.size,
             writer: n.writer,
             put_start: n.now,
@@ -199,7 +196,7 @@ impl MasterCore {
             if let Some(intent) = writes.take_pending(obj.write_token) {
                 let (after, delta) = state::commit(obj.committed(), intent, now);
                 obj.set_committed(after);
-                self.apply_delta(obj, delta);
+                self.apply_delta(obj, hash, delta);
             }
         }
         crate::object::raise(&obj.lease, now);

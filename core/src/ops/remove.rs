@@ -103,7 +103,7 @@ impl MasterCore {
             let victims: Vec<(u64, Box<str>)> = st
                 .iter()
                 .filter(|o| pred(st.key_of(o)) && removable(o, now, force).is_ok())
-                .map(|o| (o.hash, key::scoped(st.key_of(o))))
+                .map(|o| (st.hash_of(o), key::scoped(st.key_of(o))))
                 .collect();
             for (hash, scoped) in victims {
                 self.erase(&mut st, si, hash, key::split(&scoped), None);

@@ -31,8 +31,8 @@ pub(crate) fn has_task_error() -> Error {
 
 impl MasterCore {
     /// Allocates one task target per named segment (distinct from the
-    /// object's current segments). All or nothing.
-    fn allocate_targets(&self, obj: &Object, names: &[&str]) -> Result<Vec<Replica>> {
+    /// object's current segments; `hash` is its key's). All or nothing.
+    fn allocate_targets(&self, obj: &Object, hash: u64, names: &[&str]) -> Result<Vec<Replica>> {
         let table = self.segments.read();
         let mut segs = Vec::with_capacity(names.len());
         for name in names {
@@ -60,7 +60,7 @@ impl MasterCore {
         let mut out: Vec<Replica> = Vec::with_capacity(segs.len());
         for (i, seg) in segs.iter().enumerate() {
             let id = first + i as u64;
-            let owner = BufferOwner::replica(obj.hash, id);
+            let owner = BufferOwner::replica(hash, id);
             match seg.allocate(obj.size, owner) {
                 Some((addr, block)) => out.push(Replica {
                     id,
@@ -120,7 +120,7 @@ impl MasterCore {
             return Err(has_task_error());
         }
         let source = source_replica(obj, None)?;
-        let staged = self.allocate_targets(obj, targets)?;
+        let staged = self.allocate_targets(obj, hash, targets)?;
         let out = staged.iter().map(|r| r.descriptor(obj.size)).collect();
         obj.set_task(Some(Task::Copy {
             source,
@@ -161,7 +161,7 @@ impl MasterCore {
                 )
             })?;
         let source = source_replica(obj, Some(from_id))?;
-        let mut staged = self.allocate_targets(obj, &[to])?;
+        let mut staged = self.allocate_targets(obj, hash, &[to])?;
         let target = staged.pop().expect("one target");
         obj.set_task(Some(Task::Move {
             source,

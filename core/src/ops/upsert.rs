@@ -145,7 +145,6 @@ impl MasterCore {
                 let descriptors = fresh.iter().map(|r| r.descriptor(size)).collect();
                 let obj = self.new_object(
                     k,
-                    hash,
                     fresh,
                     token,
                     NewObject {
@@ -157,7 +156,7 @@ impl MasterCore {
                     },
                     cfg.group.as_deref(),
                 );
-                let slot = st.insert(k.tenant, obj);
+                let slot = st.insert(k.tenant, hash, obj);
                 st.in_flight.start(token, slot, Some(intent));
                 st.keys += 1;
                 Ok(Bounded::Fits(StartedWrite {
@@ -200,7 +199,7 @@ impl MasterCore {
                 let old_token = obj.write_token;
                 let (carried, delta) = state::carry(obj.committed(), now);
                 obj.set_committed(carried);
-                self.apply_delta(obj, delta);
+                self.apply_delta(obj, hash, delta);
                 if matches!(case, Case::Resize) {
                     obj.set_hard_pin(obj.hard_pin() || cfg.hard_pin);
                 } else {
@@ -215,7 +214,7 @@ impl MasterCore {
                 // a carried deadline is registered again under the new one
                 // (the old entry no longer finds the object: stale).
                 if let Some(d) = obj.committed() {
-                    self.register_pin(obj, d, false);
+                    self.register_pin(obj, hash, d, false);
                 }
                 let descriptors = obj.replicas.iter().map(|r| r.descriptor(size)).collect();
                 writes.end(old_token);

@@ -184,7 +184,7 @@ impl MasterCore {
         // Staged shards are presized like a new master's, so a restored
         // master keeps the capacity `expected_objects` asked for.
         let mut shards: Vec<ShardState> = (0..self.shards.len())
-            .map(|_| Self::empty_shard(&self.config))
+            .map(|_| Self::empty_shard(&self.config, &self.hasher))
             .collect::<Result<_>>()?;
         let mut soft_pin_keys = vec![0i64; self.shards.len()];
         let mut registrations = Vec::new();
@@ -289,9 +289,9 @@ impl MasterCore {
             }
             shards[si].insert(
                 k.tenant,
+                hash,
                 Object::new(NewRecord {
                     key: k.key,
-                    hash,
                     size: o.size,
                     writer: o.writer,
                     put_start: o.put_start,
