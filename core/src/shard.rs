@@ -672,6 +672,15 @@ mod key_tests {
                 assert_eq!(o.hard_pin(), seq % 2 == 0);
                 assert_eq!(o.tenant() == DEFAULT_TENANT_ID, t == DEFAULT_TENANT);
                 assert_eq!(o.in_tenant(DEFAULT_TENANT_ID), t == DEFAULT_TENANT);
+                // The hash recomputed from the stored tenant id and key is
+                // the key's: the record is found by sequence, and by no
+                // other key's hash.
+                assert_eq!(st.hash_of(o), h.hash(k));
+                assert_eq!(
+                    st.find_by_seq(h.hash(k), seq).map(|o| st.key_of(o)),
+                    Some(k)
+                );
+                assert!(st.find_by_seq(h.hash(Key::new("other")), seq).is_none());
                 seq += 1;
             }
         }
