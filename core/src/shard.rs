@@ -219,7 +219,7 @@ impl ShardState {
     /// are in cache, as the addresses come from them.
     #[inline]
     pub fn warm_object(o: &Object) -> u64 {
-        let first = o.key_str().as_bytes().first().copied().unwrap_or(0);
+        let first = o.key_bytes().first().copied().unwrap_or(0);
         let group = o.group().map_or(0, |g| g.lease.load(Ordering::Relaxed));
         u64::from(first) ^ o.size ^ group
     }
@@ -263,13 +263,6 @@ impl ShardState {
     #[inline]
     pub fn find_by_seq(&self, hash: u64, seq: u64) -> Option<&Object> {
         self.objects.get(self.slot_by_seq(hash, seq)?)
-    }
-
-    /// Mutable [`find_by_seq`](Self::find_by_seq).
-    #[allow(dead_code)]
-    pub fn find_by_seq_mut(&mut self, hash: u64, seq: u64) -> Option<&mut Object> {
-        let slot = self.slot_by_seq(hash, seq)?;
-        self.objects.get_mut(slot)
     }
 
     /// The record in `slot` (as a write in flight names it).
@@ -526,8 +519,8 @@ mod tests {
             assert_eq!(st.find_scoped(hash, &scoped(k)).unwrap().seq, i as u64);
             assert_eq!(st.key_of(st.find_by_seq(hash, i as u64).unwrap()), k);
             assert!(st.find_by_seq(hash, i as u64 + 1).is_none());
-            st.find_by_seq_mut(hash, i as u64).unwrap().size = 7;
-            assert_eq!(st.find_mut(hash, k).unwrap().size, 7);
+            st.find_mut(hash, k).unwrap().size = 7;
+            assert_eq!(st.find_by_seq(hash, i as u64).unwrap().size, 7);
         }
         // Another tenant's key with the same name is another key.
         let other = Key::scoped("t", "k1");
