@@ -42,10 +42,17 @@ impl KeyHasher {
 
     #[inline]
     pub(crate) fn hash(&self, key: Key<'_>) -> u64 {
+        self.hash_bytes(key.tenant.as_bytes(), key.key.as_bytes())
+    }
+
+    /// [`hash`](Self::hash) of a key given as bytes (a stored record's),
+    /// so rehashing a record needs no UTF-8 check of its key.
+    #[inline]
+    pub(crate) fn hash_bytes(&self, tenant: &[u8], key: &[u8]) -> u64 {
         let mut h = self.0.build_hasher();
-        h.write(key.tenant.as_bytes());
+        h.write(tenant);
         h.write_u8(0);
-        h.write(key.key.as_bytes());
+        h.write(key);
         h.finish()
     }
 

@@ -243,7 +243,7 @@ impl ShardState {
     /// The hash of a record's key (recomputed: records do not store it).
     #[inline]
     pub fn hash_of(&self, obj: &Object) -> u64 {
-        self.hasher.hash(self.key_of(obj))
+        hash_of(&self.hasher, &self.tenants, obj)
     }
 
     /// The slot of the object created with sequence `seq` among those
@@ -254,7 +254,7 @@ impl ShardState {
     fn slot_by_seq(&self, hash: u64, seq: u64) -> Option<u32> {
         let (hasher, tenants) = (&self.hasher, &self.tenants);
         self.slot_where(hash, |o| {
-            o.seq == seq && hasher.hash(key_of(tenants, o)) == hash
+            o.seq == seq && hash_of(hasher, tenants, o) == hash
         })
     }
 
@@ -331,9 +331,7 @@ impl ShardState {
         // Growing the table rehashes every record from its key (no
         // allocation: the key is read in place).
         self.index.insert_unique(hash, slot, |&s| {
-            objects
-                .get(s)
-                .map_or(0, |o| hasher.hash(key_of(tenants, o)))
+            objects.get(s).map_or(0, |o| hash_of(hasher, tenants, o))
         });
         slot
     }
@@ -433,6 +431,12 @@ impl ShardState {
         }
         Ok(())
     }
+}
+
+/// The hash of a record's key, from its stored bytes.
+#[inline]
+fn hash_of(hasher: &KeyHasher, tenants: &Tenants, obj: &Object) -> u64 {
+    hasher.hash_bytes(tenants.name(obj.tenant()).as_bytes(), obj.key_bytes())
 }
 
 /// The tenant and key of `obj`, whose tenant id is one of `tenants`.
