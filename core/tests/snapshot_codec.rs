@@ -510,7 +510,10 @@ fn truncation_names_the_record_and_field() {
         ..Default::default()
     };
     img.objects.push(object("t", &"a".repeat(300), 1, vec![]));
-    img.objects.push(object("t", "zz", 1, vec![]));
+    img.objects.push(ObjectRecord {
+        seq: 1,
+        ..object("t", "zz", 1, vec![])
+    });
     let full = encode(&img);
     decode(&full).unwrap();
     let object_1_len = 63 + 1 + 2; // fixed part + tenant + key bytes

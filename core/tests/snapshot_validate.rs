@@ -131,6 +131,14 @@ rejects!(
 accepts!(same_key_in_two_tenants_is_valid, |img| {
     assert!(img.objects.iter().filter(|o| o.key == "plain").count() == 2);
 });
+rejects!(
+    duplicate_creation_sequence_is_rejected,
+    |img| {
+        let i = index(&img, "tenant-b", "plain");
+        img.objects[i].seq = img.objects[0].seq;
+    },
+    "creation sequence"
+);
 rejects!(duplicate_replica_id_across_objects_is_rejected, |img| {
     let i = index(&img, "tenant-b", "plain");
     img.objects[i].replicas[0].id = 1;

@@ -252,6 +252,24 @@ fn validate_objects(image: &SnapshotImage) -> Result<()> {
         validate_replicas(image, i, o, &mut ids, &mut placed)?;
     }
 
+    // Creation sequences name objects (deadline-index entries, eviction
+    // candidates): unique, like the keys.
+    let mut seqs: Vec<(u64, usize)> = image
+        .objects
+        .iter()
+        .enumerate()
+        .map(|(i, o)| (o.seq, i))
+        .collect();
+    seqs.sort_unstable();
+    if let Some(w) = seqs.windows(2).find(|w| w[0].0 == w[1].0) {
+        let ((seq, a), (_, b)) = (w[0], w[1]);
+        return Err(fail(format!(
+            "creation sequence {seq} is used by {} and {}",
+            Obj(a, &image.objects[a]),
+            Obj(b, &image.objects[b])
+        )));
+    }
+
     // Ids are unique across the whole image, not just per object.
     ids.sort_unstable();
     if let Some(w) = ids.windows(2).find(|w| w[0] == w[1]) {
