@@ -172,7 +172,9 @@ impl MasterCore {
         let now = self.clock.now();
         let (hash, si) = self.locate(k);
         let mut st = self.shards[si].state.write();
-        let (_, obj, writes) = st.find_write_mut(hash, k).ok_or_else(Error::not_found)?;
+        let (at, obj, writes) = st
+            .find_write_mut(hash, k, si as u32)
+            .ok_or_else(Error::not_found)?;
         MasterCore::check_writer(obj, client, token)?;
         if !obj.write_in_flight() {
             // Once no replica of a write is PROCESSING every replica a write
@@ -196,7 +198,7 @@ impl MasterCore {
             if let Some(intent) = writes.take_pending(obj.write_token) {
                 let (after, delta) = state::commit(obj.committed(), intent, now);
                 obj.set_committed(after);
-                self.apply_delta(obj, hash, delta);
+                self.apply_delta(obj, at, delta);
             }
         }
         crate::object::raise(&obj.lease, now);

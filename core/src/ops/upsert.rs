@@ -165,7 +165,9 @@ impl MasterCore {
                 }))
             }
             Case::InPlace => {
-                let (slot, obj, writes) = st.find_write_mut(hash, k).expect("object is locked");
+                let (at, obj, writes) = st
+                    .find_write_mut(hash, k, si as u32)
+                    .expect("object is locked");
                 let old_token = obj.write_token;
                 // Preempt the write in flight: its PROCESSING replicas are
                 // discarded, its pending intent is replaced below.
@@ -185,7 +187,7 @@ impl MasterCore {
                 obj.write_token = token;
                 let descriptors = obj.replicas.iter().map(|r| r.descriptor(size)).collect();
                 writes.end(old_token);
-                writes.start(token, slot, Some(intent));
+                writes.start(token, at.slot, Some(intent));
                 self.discard(&mut st, &preempted, size, release_at);
                 Ok(Bounded::Fits(StartedWrite {
                     replicas: descriptors,
@@ -193,13 +195,15 @@ impl MasterCore {
                 }))
             }
             Case::Replace | Case::Resize => {
-                let (slot, obj, writes) = st.find_write_mut(hash, k).expect("object is locked");
+                let (at, obj, writes) = st
+                    .find_write_mut(hash, k, si as u32)
+                    .expect("object is locked");
                 let old = std::mem::replace(&mut obj.replicas, fresh);
                 let old_size = obj.size;
                 let old_token = obj.write_token;
                 let (carried, delta) = state::carry(obj.committed(), now);
                 obj.set_committed(carried);
-                self.apply_delta(obj, hash, delta);
+                self.apply_delta(obj, at, delta);
                 if matches!(case, Case::Resize) {
                     obj.set_hard_pin(obj.hard_pin() || cfg.hard_pin);
                 } else {
@@ -210,15 +214,12 @@ impl MasterCore {
                 obj.put_start = now;
                 obj.write_token = token;
                 obj.seq = self.new_seq();
-                // The deadline's entry names the object by its old sequence:
-                // a carried deadline is registered again under the new one
-                // (the old entry no longer finds the object: stale).
-                if let Some(d) = obj.committed() {
-                    self.register_pin(obj, hash, d, false);
-                }
+                // A carried deadline stays registered as it is: its entry
+                // names the record by its handle, which the replacement
+                // keeps (same slot, same generation, same version).
                 let descriptors = obj.replicas.iter().map(|r| r.descriptor(size)).collect();
                 writes.end(old_token);
-                writes.start(token, slot, Some(intent));
+                writes.start(token, at.slot, Some(intent));
                 self.discard(&mut st, &old, old_size, release_at);
                 Ok(Bounded::Fits(StartedWrite {
                     replicas: descriptors,

@@ -279,15 +279,7 @@ impl MasterCore {
             if let Some(g) = &group {
                 g.members.lock().push(scoped(k));
             }
-            if let Some(d) = committed {
-                registrations.push(Entry {
-                    deadline: d,
-                    target: PinTarget { hash, seq: o.seq },
-                    version: 0,
-                });
-                soft_pin_keys[si] += 1;
-            }
-            shards[si].insert(
+            let slot = shards[si].insert(
                 k.tenant,
                 hash,
                 Object::new(NewRecord {
@@ -304,6 +296,18 @@ impl MasterCore {
                     hard_pin: o.hard_pin,
                 }),
             );
+            if let Some(d) = committed {
+                // The entry names the record by the handle of its new slot.
+                let at = shards[si]
+                    .object_ref(si as u32, slot)
+                    .expect("the record was just stored");
+                registrations.push(Entry {
+                    deadline: d,
+                    target: PinTarget::from(at),
+                    version: 0,
+                });
+                soft_pin_keys[si] += 1;
+            }
             shards[si].keys += 1;
             keys += 1;
         }

@@ -1,5 +1,6 @@
 //! Master-level deadline index of the objects' soft pins (docs/CONTRACT.md §4.8): a min-heap of
-//! small self-contained entries `(deadline, target, version)`, no key and no shared allocation.
+//! small self-contained entries `(deadline, target, version)` (24 bytes with the master's
+//! [`PinTarget`], a record handle), no key and no shared allocation.
 //! The latest registration lives in the object record (its committed deadline and
 //! `pin_version`); an entry is valid iff the object it names exists, its `pin_version` equals the
 //! entry's version and its committed deadline equals the entry's deadline. Only the owner of the
@@ -58,7 +59,7 @@ pub struct Entry<T = PinTarget> {
     pub version: u32,
 }
 
-const _: () = assert!(mem::size_of::<Entry<PinTarget>>() == 32);
+const _: () = assert!(mem::size_of::<Entry<PinTarget>>() == 24);
 
 /// What one [`DeadlineIndex::pop_due`] call did. `popped <= max_batch`.
 #[derive(Default, Debug, Clone, Copy, PartialEq, Eq)]
@@ -84,14 +85,14 @@ pub struct IndexStats {
     pub longest_hold_ns: u64,
 }
 
-/// log2 of the entries per storage chunk (8192 entries, 256 KiB of `Entry<PinTarget>`).
+/// log2 of the entries per storage chunk (8192 entries, 192 KiB of `Entry<PinTarget>`).
 const CHUNK_SHIFT: u32 = 13;
 const CHUNK: usize = 1 << CHUNK_SHIFT;
 const CHUNK_MASK: usize = CHUNK - 1;
 
 /// A 4-ary min-heap by deadline (the order among equal deadlines does not matter), stored in
 /// fixed-size chunks: growing never copies the entries (a Vec doubling 10^6 entries copied
-/// 32 MB under the lock), and the chunks themselves are handed in and out of the lock by the
+/// 24 MB under the lock), and the chunks themselves are handed in and out of the lock by the
 /// caller (`spare`, `take_freed`), so a push or pop under the lock neither allocates nor frees
 /// one in the steady state.
 struct Heap<T> {

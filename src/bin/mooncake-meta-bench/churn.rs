@@ -96,10 +96,7 @@ fn child(p: &Params) -> Sample {
     } else {
         // Key j's object is target j; `versions[j]` is its latest registration.
         let idx = DeadlineIndex::<PinTarget>::new();
-        let target = |j: usize| PinTarget {
-            hash: j as u64,
-            seq: j as u64,
-        };
+        let target = |j: usize| PinTarget::new((j % 1024) as u32, (j / 1024) as u32, 0);
         let mut versions = vec![1u32; live];
         for j in 0..live {
             idx.register(target(j), 1, T0 + 30 * MIN, true);

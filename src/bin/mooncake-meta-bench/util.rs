@@ -440,7 +440,8 @@ pub fn bare_index_pop_ns(keys: &[&str], distinct: bool) -> f64 {
     use mooncake_meta_core::soft_pin::{DeadlineIndex, PinTarget};
     let idx = DeadlineIndex::<PinTarget>::new();
     for i in 0..keys.len() as u64 {
-        let target = PinTarget { hash: i, seq: i };
+        // As a master's handles: spread over 1024 shards, dense slots.
+        let target = PinTarget::new((i % 1024) as u32, (i / 1024) as u32, 0);
         let deadline = T0 + 30 * MIN + if distinct { i } else { 0 };
         idx.register(target, 1, deadline, true);
     }
