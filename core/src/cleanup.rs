@@ -36,7 +36,9 @@ pub struct CleanupStats {
     pub stale_dropped: u64,
     /// Soft pins cleared.
     pub expired: u64,
-    /// Index-lock holds that popped entries.
+    /// Index-lock holds that popped entries (bounded batches: at most
+    /// [`POP_PER_HOLD`](crate::soft_pin::index::POP_PER_HOLD) entries each,
+    /// several to a batch of [`CLEANUP_BATCH`]).
     pub batches: u64,
     /// Shard read locks taken (one per affected shard per batch).
     pub shards_touched: u64,
@@ -62,9 +64,7 @@ impl MasterCore {
             batch.clear();
             let out = self.index.pop_due(at, CLEANUP_BATCH, &mut batch);
             stats.popped += out.popped as u64;
-            if out.popped > 0 {
-                stats.batches += 1;
-            }
+            stats.batches += out.holds as u64;
             if !batch.is_empty() {
                 stats.expired += self.expire_batch(&mut batch, out.epoch, &mut stats);
             }

@@ -51,8 +51,9 @@ impl MasterCore {
         max: usize,
     ) -> Result<Bounded<StartedWrite>> {
         let result = self.upsert_start_locked(client, k, size, cfg, max);
-        // A replacement re-registers its carried deadline; a rebuild that
-        // asks for takes shard locks, so it runs once this Start holds none.
+        // A replacement may drop an expired deadline (fewer registrations
+        // may ask for a rebuild); the rebuild takes shard locks, so it runs
+        // once this Start holds none.
         self.settle_index();
         result
     }

@@ -630,9 +630,11 @@ fn cleanup_child(n: usize) -> Sample {
     let at = now + WAVE_TTL + pins as u64;
     flush_caches();
     m.debug_reset_index_hold();
+    let switched = preemptions();
     let t = Stopwatch::start();
     let st = m.run_cleanup_at(at);
     s.set("wave_ns", t.elapsed().as_nanos() as f64);
+    s.set("wave_preemptions", (preemptions() - switched) as f64);
     s.set("wave_expired", st.expired as f64);
     s.set("wave_expected", pins as f64);
     s.set("wave_hold_ns", st.longest_index_hold_ns as f64);

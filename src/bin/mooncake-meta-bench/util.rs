@@ -184,6 +184,22 @@ pub fn vm_rss() -> u64 {
         * 1024
 }
 
+/// Times the calling thread has been descheduled involuntarily so far
+/// (`nonvoluntary_ctxt_switches` of `/proc/thread-self/status`; 0 where it
+/// cannot be read). The difference over a measured step tells a lock hold
+/// stretched by a lost time slice from one that did more work.
+pub fn preemptions() -> u64 {
+    std::fs::read_to_string("/proc/thread-self/status")
+        .ok()
+        .and_then(|status| {
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix("nonvoluntary_ctxt_switches:"))
+                .and_then(|v| v.trim().parse().ok())
+        })
+        .unwrap_or(0)
+}
+
 /// Bytes the C allocator has handed out (glibc `mallinfo2`): the heap
 /// footprint without page-granularity and arena-retention noise.
 pub fn heap_in_use() -> u64 {
