@@ -1116,6 +1116,22 @@ fn figures(r: &Results, mode: Mode) -> Vec<Figure> {
             }
             out.push(f);
         }
+        let mut f = Figure::new(
+            "scale",
+            "wave_preemptions",
+            &par(&[]),
+            "switches",
+            Better::Lower,
+            r.values(&want, "wave_preemptions"),
+        );
+        if n == cleanup_sizes(mode)[0] {
+            f = f.note(
+                "involuntary context switches of the cleaning thread during the 100 %-due cycle \
+                 (/proc/thread-self/status): a longest_index_hold_wave above the target with \
+                 switches here is a hold stretched by preemption",
+            );
+        }
+        out.push(f);
         out.push(Figure::new(
             "scale",
             "churn_upserts",
