@@ -883,7 +883,12 @@ mod tests {
     #[test]
     fn the_heap_pops_in_deadline_order_whatever_the_pushes() {
         let mut rng = XorShift(0x1234_5678_9ABC_DEF1);
-        for n in [0usize, 1, 2, 3, 4, 5, 16, 17, 1000] {
+        // Sizes past one and two chunks too: a sibling group straddles each chunk boundary.
+        let chunked = [CHUNK + 3, 2 * CHUNK + 7];
+        for n in [0usize, 1, 2, 3, 4, 5, 16, 17, 1000]
+            .into_iter()
+            .chain(chunked)
+        {
             let entries: Vec<Entry<u64>> = (0..n as u64)
                 .map(|i| Entry {
                     deadline: rng.below(50),
@@ -894,7 +899,11 @@ mod tests {
             let mut pushed = Heap::new();
             for e in &entries {
                 pushed.push(*e);
-                assert!(pushed.is_heap());
+                // O(n) per check: every step for small heaps, every 1024th for large ones (the
+                // pop order below checks the rest).
+                if n <= 1000 || pushed.len() % 1024 == 0 {
+                    assert!(pushed.is_heap());
+                }
             }
             let mut heapified = Heap::from_vec(entries.clone());
             assert!(heapified.is_heap());
@@ -905,7 +914,9 @@ mod tests {
             for heap in [&mut pushed, &mut heapified, &mut half] {
                 let mut got = Vec::new();
                 while let Some(e) = heap.pop() {
-                    assert!(heap.is_heap());
+                    if n <= 1000 || heap.len() % 1024 == 0 {
+                        assert!(heap.is_heap());
+                    }
                     got.push(e.deadline);
                 }
                 assert_eq!(got, want);
