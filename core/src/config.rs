@@ -57,6 +57,10 @@ pub struct MasterConfig {
     pub expected_objects: u64,
     /// Which clock the master reads.
     pub clock: ClockSource,
+    /// Start as a standby (docs/CONTRACT.md section 12.3): no client
+    /// operation, no maintenance, state changed only by applying a
+    /// primary's journal or by a restore, until `promote`.
+    pub standby: bool,
 }
 
 impl Default for MasterConfig {
@@ -78,6 +82,7 @@ impl Default for MasterConfig {
             shard_count: 1024,
             expected_objects: 0,
             clock: ClockSource::System,
+            standby: false,
         }
     }
 }

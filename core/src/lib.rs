@@ -55,6 +55,7 @@ mod quiesce;
 mod replicas;
 mod retention;
 mod shard;
+mod standby;
 mod tenants;
 
 pub use cleanup::CleanupStats;
@@ -70,4 +71,5 @@ pub use quiesce::QuiesceGuard;
 pub use quiesce::{RaceHook, RacePoint};
 pub use snapshot::restore::RestoreReport;
 pub use soft_pin::{SoftPinAction, SoftPinIntent, SoftPinRequest};
+pub use standby::PromoteReport;
 pub use types::*;

@@ -116,6 +116,8 @@ pub struct MasterCore {
     pub(crate) next_seq: AtomicU64,
     pub(crate) wakeup: Wakeup,
     pub(crate) quiesce: Quiesce,
+    /// Standby or primary, and the applied journal sequence (`standby.rs`).
+    pub(crate) role: crate::standby::Role,
     #[cfg(feature = "test-hooks")]
     pub(crate) race_hooks: crate::quiesce::RaceHooks,
 }
@@ -141,6 +143,7 @@ impl MasterCore {
         };
         Ok(MasterCore {
             groups: Groups::new(64),
+            role: crate::standby::Role::new(config.standby),
             config,
             clock,
             hasher,

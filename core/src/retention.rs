@@ -106,6 +106,7 @@ impl MasterCore {
         groups: &[&str],
         ttl_ms: u64,
     ) -> Result<Vec<Result<Instant>>> {
+        self.ensure_primary()?;
         validate_name("tenant", tenant)?;
         self.validate_ttl(ttl_ms)?;
         let now = self.clock.now();
@@ -155,6 +156,7 @@ impl MasterCore {
     /// changes nothing (an expired deadline still stored is normalised).
     /// A bad tenant fails the whole call; an empty id fails its entry.
     pub fn release_groups(&self, tenant: &str, groups: &[&str]) -> Result<Vec<Result<()>>> {
+        self.ensure_primary()?;
         validate_name("tenant", tenant)?;
         let mut map = self.retention.map.write();
         let mut out = Vec::with_capacity(groups.len());
@@ -176,6 +178,7 @@ impl MasterCore {
     /// The active retention deadline of a group (`None`: not retained, or
     /// its deadline has passed). Reads change nothing.
     pub fn group_retention_deadline(&self, tenant: &str, group: &str) -> Result<Option<Instant>> {
+        self.ensure_primary()?;
         validate_name("tenant", tenant)?;
         validate_name("group id", group)?;
         let now = self.clock.now();

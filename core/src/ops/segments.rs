@@ -29,6 +29,7 @@ impl MasterCore {
     /// is OK; the same name with another base, size, pool or owner is
     /// `SEGMENT_ALREADY_EXISTS`. Returns the segment id.
     pub fn mount_segment(&self, client: ClientId, spec: &SegmentSpec) -> Result<SegmentId> {
+        self.ensure_primary()?;
         let mounted = self.segments.write().mount(client, spec)?;
         Ok(match mounted {
             Mounted::New(s) | Mounted::Existing(s) => s.id,
@@ -44,12 +45,14 @@ impl MasterCore {
     /// without a replica are erased (gauge −1 each if pinned) and the
     /// pending rule is re-applied.
     pub fn unmount_segment(&self, client: ClientId, name: &str) -> Result<UnmountReport> {
+        self.ensure_primary()?;
         let seg = self.segments.write().unmount(client, name)?;
         Ok(self.drop_segment_replicas(&seg))
     }
 
     /// Unmounts every segment of `client`.
     pub fn unmount_client(&self, client: ClientId) -> Result<UnmountReport> {
+        self.ensure_primary()?;
         let segs: Vec<Arc<Segment>> = {
             let mut table = self.segments.write();
             let names: Vec<String> = table
