@@ -40,6 +40,7 @@ pub mod types;
 
 mod arena;
 mod cleanup;
+mod debug_dump;
 mod debug_scan;
 mod eviction;
 mod group;
@@ -62,6 +63,7 @@ pub use cleanup::CleanupStats;
 pub use clock::{ClockSource, Instant, WallSource, MAX_INSTANT};
 pub use config::{MasterConfig, MAX_DURATION_MS, MAX_EXPECTED_OBJECTS};
 pub use error::{Error, ErrorKind, Result};
+pub use debug_dump::{ObjectDump, StateDump};
 pub use eviction::EvictionReport;
 pub use master::{Master, MasterCore, CLEANUP_BATCH};
 pub use metrics::{MetricsSnapshot, SegmentUsage};
