@@ -80,7 +80,8 @@ impl MasterCore {
                 });
             }
             for x in &st.discarded {
-                d.discarded.push((name(x.segment), x.addr, x.len, x.release_at));
+                d.discarded
+                    .push((name(x.segment), x.addr, x.len, x.release_at));
             }
             d.gauges[0] += st.keys;
             d.gauges[1] += shard.soft_pin_keys.load(Ordering::Relaxed);
@@ -90,12 +91,8 @@ impl MasterCore {
         let table = self.segments.read();
         for seg in table.iter() {
             for b in seg.live_buffers() {
-                d.blocks.push((
-                    seg.name.to_string(),
-                    b.address,
-                    b.len,
-                    b.owner.replica_id(),
-                ));
+                d.blocks
+                    .push((seg.name.to_string(), b.address, b.len, b.owner.replica_id()));
             }
         }
         d.gauges[3] = self.index.live() as i64;

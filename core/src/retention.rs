@@ -35,7 +35,7 @@ use parking_lot::RwLock;
 use std::sync::atomic::Ordering;
 
 /// Every retention index entry carries this shard: the registry is one map.
-const REGISTRY_SHARD: u32 = 0;
+pub(crate) const REGISTRY_SHARD: u32 = 0;
 
 /// The committed retention deadlines and their deadline index.
 pub(crate) struct Retention {

@@ -113,6 +113,7 @@ fn config() -> MasterConfig {
         shard_count: 16,
         expected_objects: 0,
         clock: ClockSource::System,
+        standby: false,
     }
 }
 

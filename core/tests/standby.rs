@@ -206,3 +206,342 @@ fn maintenance_thread_idles_on_a_standby_and_works_after_promote() {
         std::thread::yield_now();
     }
 }
+
+// ----- apply, with hand-built records --------------------------------------
+
+use mooncake_meta_core::journal::{
+    encode_batch, BufferRef, DiscardedBuffer, InFlightImage, ObjectImage, Placement, Record,
+    RecordKey, ReplicaImage, ReplicaRole,
+};
+
+const BASE0: u64 = 1 << 40;
+
+fn mount_rec(name: &str, slot: u64) -> Record {
+    Record::SegmentMounted {
+        owner: C1,
+        name: name.into(),
+        pool: Pool::Memory,
+        base: (slot + 1) << 40,
+        size: 1 << 20,
+    }
+}
+
+fn image(key: &str, replicas: &[(u64, &str, u64, ReplicaStatus)]) -> ObjectImage {
+    ObjectImage {
+        key: RecordKey::new(DEFAULT_TENANT, key),
+        size: 4096,
+        writer: C1,
+        put_start: T0,
+        lease: T0,
+        seq: 1,
+        write_token: 1,
+        hard_pin: false,
+        group: None,
+        committed: None,
+        in_flight: None,
+        task: None,
+        replicas: replicas
+            .iter()
+            .map(|&(id, seg, address, status)| ReplicaImage {
+                id,
+                status,
+                role: ReplicaRole::Write,
+                place: Placement::Memory {
+                    segment: seg.into(),
+                    address,
+                },
+            })
+            .collect(),
+    }
+}
+
+fn set(img: ObjectImage) -> Record {
+    Record::ObjectSet {
+        image: Box::new(img),
+        discarded: vec![],
+    }
+}
+
+fn batch(first: u64, recs: &[Record]) -> Vec<u8> {
+    encode_batch(first, recs).unwrap()
+}
+
+fn standby() -> Master {
+    Master::new(standby_config()).unwrap()
+}
+
+/// Everything a snapshot holds plus the internal dump, for "unchanged".
+fn state(m: &Master) -> (Vec<u8>, StateDump, u64) {
+    let mut snap = mooncake_meta_core::snapshot::codec::decode(&m.snapshot().unwrap()).unwrap();
+    snap.created_at = 0;
+    snap.wall_at_capture = None;
+    (
+        mooncake_meta_core::snapshot::codec::encode(&snap),
+        m.debug_dump(),
+        m.applied_seq(),
+    )
+}
+
+#[test]
+fn apply_installs_records_and_a_repeat_is_a_no_op() {
+    let m = standby();
+    let complete = ReplicaStatus::Complete;
+    let recs = [
+        mount_rec("mem0", 0),
+        set(image("a", &[(1, "mem0", BASE0, complete)])),
+    ];
+    let b = batch(1, &recs);
+    let r = m.apply_journal(&b).unwrap();
+    assert_eq!(
+        r,
+        ApplyReport {
+            records_applied: 2,
+            records_skipped: 0,
+            last_seq: 2
+        }
+    );
+    assert_eq!(m.applied_seq(), 2);
+    assert_eq!(m.metrics().journal_applied_seq, 2);
+    assert_eq!(m.key_count(), 1);
+    let before = state(&m);
+    // The same batch again: every record skipped, nothing changes.
+    let r = m.apply_journal(&b).unwrap();
+    assert_eq!(
+        (r.records_applied, r.records_skipped, r.last_seq),
+        (0, 2, 2)
+    );
+    assert_eq!(state(&m), before);
+    // An overlapping batch applies only what is new.
+    let b2 = batch(
+        2,
+        &[
+            set(image("a", &[(1, "mem0", BASE0, complete)])),
+            Record::ObjectErased {
+                key: RecordKey::new(DEFAULT_TENANT, "a"),
+                discarded: vec![],
+            },
+        ],
+    );
+    let r = m.apply_journal(&b2).unwrap();
+    assert_eq!(
+        (r.records_applied, r.records_skipped, r.last_seq),
+        (1, 1, 3)
+    );
+    assert_eq!(m.key_count(), 0);
+    assert!(
+        m.debug_dump().blocks.is_empty(),
+        "the erased buffer is freed"
+    );
+    m.check_invariants().unwrap();
+}
+
+#[test]
+fn a_gap_is_an_error_and_applies_nothing() {
+    let m = standby();
+    m.apply_journal(&batch(1, &[mount_rec("mem0", 0)])).unwrap();
+    let before = state(&m);
+    // Records 2 and 4: the second batch leaves a gap at 3.
+    let mut bytes = batch(2, &[mount_rec("mem1", 1)]);
+    bytes.extend(batch(4, &[mount_rec("mem2", 2)]));
+    let e = m.apply_journal(&bytes).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidParams);
+    assert!(
+        e.message().contains("gap") && e.message().contains("needs record 3"),
+        "{}",
+        e.message()
+    );
+    assert_eq!(state(&m), before, "nothing applied");
+    // A batch that starts past the next record is a gap too.
+    let e = m
+        .apply_journal(&batch(5, &[mount_rec("mem1", 1)]))
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidParams);
+    assert_eq!(state(&m), before);
+}
+
+#[test]
+fn a_corrupt_batch_applies_nothing() {
+    let m = standby();
+    let mut bytes = batch(1, &[mount_rec("mem0", 0)]);
+    let mut bad = batch(2, &[mount_rec("mem1", 1)]);
+    let last = bad.len() - 1;
+    bad[last] ^= 0x40;
+    bytes.extend(bad);
+    let before = state(&m);
+    let e = m.apply_journal(&bytes).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::DeserializeFail);
+    assert!(e.message().contains("batch 1"), "{}", e.message());
+    assert_eq!(
+        state(&m),
+        before,
+        "the good first batch is not applied either"
+    );
+    // Truncated input too.
+    let good = batch(1, &[mount_rec("mem0", 0)]);
+    let e = m.apply_journal(&good[..good.len() - 3]).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::DeserializeFail);
+    assert_eq!(state(&m), before);
+    // Empty input is a no-op.
+    assert_eq!(m.apply_journal(&[]).unwrap(), ApplyReport::default());
+}
+
+#[test]
+fn a_record_that_does_not_fit_stops_before_it() {
+    let m = standby();
+    let complete = ReplicaStatus::Complete;
+    let ok = [
+        mount_rec("mem0", 0),
+        set(image("a", &[(1, "mem0", BASE0, complete)])),
+    ];
+    m.apply_journal(&batch(1, &ok)).unwrap();
+    let cases: Vec<(Record, &str)> = vec![
+        (
+            set(image("b", &[(2, "nope", BASE0, complete)])),
+            "not mounted here",
+        ),
+        (
+            // The address "a" holds is not free.
+            set(image("b", &[(2, "mem0", BASE0, complete)])),
+            "cannot be reserved",
+        ),
+        (
+            // Two replicas: the second's buffer is taken, so the first's
+            // reservation is rolled back.
+            set(image(
+                "b",
+                &[
+                    (2, "mem0", BASE0 + 8192, complete),
+                    (3, "mem0", BASE0, complete),
+                ],
+            )),
+            "cannot be reserved",
+        ),
+        (
+            Record::ObjectErased {
+                key: RecordKey::new(DEFAULT_TENANT, "zz"),
+                discarded: vec![],
+            },
+            "no object",
+        ),
+        (
+            Record::ObjectErased {
+                key: RecordKey::new(DEFAULT_TENANT, "a"),
+                discarded: vec![DiscardedBuffer {
+                    buffer: BufferRef {
+                        segment: "mem0".into(),
+                        address: BASE0 + 4096,
+                        len: 4096,
+                    },
+                    release_at: T0,
+                }],
+            },
+            "not a dropped buffer",
+        ),
+        (mount_rec("mem0", 0), "already mounted"),
+        (
+            Record::SegmentUnmounted {
+                owner: C1,
+                name: "mem0".into(),
+            },
+            "still lives on segment",
+        ),
+        (
+            Record::DiscardReleased {
+                at: T0,
+                buffers: vec![BufferRef {
+                    segment: "mem0".into(),
+                    address: BASE0,
+                    len: 4096,
+                }],
+            },
+            "not discarded here",
+        ),
+        (
+            Record::GroupReleased {
+                tenant: DEFAULT_TENANT.into(),
+                group: "g".into(),
+            },
+            "not retained",
+        ),
+    ];
+    for (rec, why) in cases {
+        let before = state(&m);
+        let name = rec.name();
+        // A good record first, then the misfit: the good one stays applied.
+        let next = m.applied_seq() + 1;
+        let good = mount_rec(&format!("extra{next}"), 8 + next);
+        let e = m.apply_journal(&batch(next, &[good, rec])).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidParams, "{name}: {e}");
+        let msg = e.message();
+        assert!(
+            msg.contains(&format!("record {} ({name})", next + 1)) && msg.contains(why),
+            "{name}: {msg}"
+        );
+        assert_eq!(m.applied_seq(), next, "{name}: stops before the misfit");
+        assert_ne!(state(&m).0, before.0, "{name}: the good record applied");
+        assert_eq!(
+            state(&m).1.blocks,
+            before.1.blocks,
+            "{name}: no buffer moved"
+        );
+        m.check_invariants().unwrap();
+    }
+}
+
+#[test]
+fn apply_is_refused_on_a_primary() {
+    let m = master();
+    let e = m
+        .apply_journal(&batch(1, &[mount_rec("x", 9)]))
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::UnavailableInCurrentStatus);
+}
+
+#[test]
+fn promote_takes_over_a_write_in_flight_and_commits_its_pin_at_its_end() {
+    let m = standby();
+    let mut img = image("w", &[(1, "mem0", BASE0, ReplicaStatus::Processing)]);
+    img.write_token = 7;
+    img.in_flight = Some(InFlightImage {
+        pending: Some(SoftPinIntent::Enable { ttl_ms: 5_000 }),
+    });
+    let mut done = image("r", &[(2, "mem0", BASE0 + 8192, ReplicaStatus::Complete)]);
+    done.seq = 2;
+    done.write_token = 8;
+    done.lease = T0 + 3;
+    let recs = [mount_rec("mem0", 0), set(img), set(done)];
+    m.apply_journal(&batch(1, &recs)).unwrap();
+    m.set_time(T0 + 100).unwrap();
+    let report = m.promote().unwrap();
+    assert_eq!(
+        report,
+        PromoteReport {
+            objects_leased: 1,
+            writes_in_flight: 1,
+            applied_seq: 3
+        }
+    );
+    assert!(!m.is_standby());
+    // The recovery lease: now + default_kv_lease_ttl on the readable object.
+    let img = mooncake_meta_core::snapshot::codec::decode(&m.snapshot().unwrap()).unwrap();
+    let lease = |key: &str| img.objects.iter().find(|o| o.key == key).unwrap().lease;
+    assert_eq!(lease("r"), T0 + 100 + LEASE);
+    assert_eq!(
+        lease("w"),
+        T0,
+        "an unreadable object gets no recovery lease"
+    );
+    // The write's End succeeds on the promoted master and commits the
+    // pending ENABLE with the End's instant.
+    m.set_time(T0 + 200).unwrap();
+    m.put_end(C1, k("w"), ReplicaSelector::All, Some(7))
+        .unwrap();
+    assert_eq!(m.soft_pin_deadline(k("w")).unwrap(), Some(T0 + 200 + 5_000));
+    assert_eq!(m.readable_count(k("w")), 1);
+    // Ids carry on past what the journal used.
+    let w = m
+        .put_start(C1, k("new"), 64, &WriteConfig::default())
+        .unwrap();
+    assert!(w.token > 8, "token {}", w.token);
+    m.check_invariants().unwrap();
+}
