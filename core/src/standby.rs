@@ -24,6 +24,8 @@
 use crate::clock::saturating_deadline;
 use crate::error::{Error, ErrorKind, Result};
 use crate::master::MasterCore;
+use crate::types::SegmentId;
+use hashbrown::HashMap;
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
@@ -33,8 +35,13 @@ pub(crate) struct Role {
     /// The last journal sequence applied (or installed by a restore); 0 =
     /// none. Written only under `apply`.
     applied_seq: AtomicU64,
-    /// Serialises apply, restore-on-standby bookkeeping and promote.
+    /// Serialises apply, restore and promote.
     pub(crate) apply: Mutex<()>,
+    /// On a standby: the shard whose discarded list holds each buffer
+    /// (segment id, address) that apply discarded, so a discard-release
+    /// record finds its buffers without scanning every shard (this
+    /// master's shards are not the primary's). Taken last, held briefly.
+    pub(crate) discard_home: Mutex<HashMap<(SegmentId, u64), usize>>,
 }
 
 impl Role {
@@ -43,6 +50,7 @@ impl Role {
             standby: AtomicBool::new(standby),
             applied_seq: AtomicU64::new(0),
             apply: Mutex::new(()),
+            discard_home: Mutex::new(HashMap::new()),
         }
     }
 
@@ -148,6 +156,8 @@ impl MasterCore {
                 }
             }
         }
+        // Only apply uses the discarded buffers' homes.
+        *self.role.discard_home.lock() = HashMap::new();
         self.role.standby.store(false, Ordering::Release);
         // The maintenance thread may be asleep for a long interval; it
         // checks the role at every tick, so wake it to start at once.

@@ -545,3 +545,70 @@ fn promote_takes_over_a_write_in_flight_and_commits_its_pin_at_its_end() {
     assert!(w.token > 8, "token {}", w.token);
     m.check_invariants().unwrap();
 }
+
+#[test]
+fn discarded_buffers_wait_for_their_release_record() {
+    let m = standby();
+    let buf = |address| BufferRef {
+        segment: "mem0".into(),
+        address,
+        len: 4096,
+    };
+    let recs = [
+        mount_rec("mem0", 0),
+        set(image("a", &[(1, "mem0", BASE0, ReplicaStatus::Complete)])),
+        Record::ObjectErased {
+            key: RecordKey::new(DEFAULT_TENANT, "a"),
+            discarded: vec![DiscardedBuffer {
+                buffer: buf(BASE0),
+                release_at: T0 + 50,
+            }],
+        },
+    ];
+    m.apply_journal(&batch(1, &recs)).unwrap();
+    let d = m.debug_dump();
+    assert_eq!(d.discarded, vec![("mem0".to_string(), BASE0, 4096, T0 + 50)]);
+    assert_eq!(d.blocks, vec![("mem0".to_string(), BASE0, 4096, 1)]);
+    assert_eq!(m.metrics().discarded_staging_bytes, 4096);
+    // Released before its instant: does not fit.
+    let early = Record::DiscardReleased {
+        at: T0 + 49,
+        buffers: vec![buf(BASE0)],
+    };
+    let e = m.apply_journal(&batch(4, &[early])).unwrap_err();
+    assert!(e.message().contains("not discarded here"), "{}", e.message());
+    assert_eq!(m.applied_seq(), 3);
+    let release = Record::DiscardReleased {
+        at: T0 + 50,
+        buffers: vec![buf(BASE0)],
+    };
+    m.apply_journal(&batch(4, &[release])).unwrap();
+    let d = m.debug_dump();
+    assert!(d.discarded.is_empty() && d.blocks.is_empty(), "{d:?}");
+    assert_eq!(m.metrics().discarded_staging_bytes, 0);
+    m.check_invariants().unwrap();
+    // The address is free again: a new object may take it.
+    let mut b = image("b", &[(2, "mem0", BASE0, ReplicaStatus::Complete)]);
+    b.seq = 2;
+    m.apply_journal(&batch(5, &[set(b)])).unwrap();
+    // An unmount after the objects went drops discarded buffers with it.
+    let recs = [
+        Record::ObjectErased {
+            key: RecordKey::new(DEFAULT_TENANT, "b"),
+            discarded: vec![DiscardedBuffer {
+                buffer: buf(BASE0),
+                release_at: T0 + 900,
+            }],
+        },
+        Record::SegmentUnmounted {
+            owner: C1,
+            name: "mem0".into(),
+        },
+    ];
+    m.apply_journal(&batch(6, &recs)).unwrap();
+    let d = m.debug_dump();
+    assert!(d.discarded.is_empty() && d.blocks.is_empty(), "{d:?}");
+    assert_eq!(m.metrics().discarded_staging_bytes, 0);
+    assert!(m.metrics().segments.is_empty());
+    m.check_invariants().unwrap();
+}

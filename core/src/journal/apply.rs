@@ -372,7 +372,16 @@ impl MasterCore {
         for (seg, addr, block, id) in reowned {
             seg.set_owner(block, addr, BufferOwner::replica(hash, id));
         }
-        drop_buffers(&mut st, &table, old_bufs, &kept, old_size, &discard_at);
+        drop_buffers(
+            &mut self.role.discard_home.lock(),
+            si,
+            &mut st,
+            &table,
+            old_bufs,
+            &kept,
+            old_size,
+            &discard_at,
+        );
         drop(table);
         let (old_obj, same_seq) = match old {
             Some((_, _, seq, token, committed, group, version)) => {
@@ -475,7 +484,16 @@ impl MasterCore {
         let table = self.segments.read();
         let kept = vec![false; bufs.len()];
         let discard_at = match_discarded(&table, &bufs, &kept, size, discarded, "the object")?;
-        drop_buffers(&mut st, &table, &bufs, &kept, size, &discard_at);
+        drop_buffers(
+            &mut self.role.discard_home.lock(),
+            si,
+            &mut st,
+            &table,
+            &bufs,
+            &kept,
+            size,
+            &discard_at,
+        );
         drop(table);
         let obj = st.take(hash, k).expect("found above");
         if obj.committed().is_some() {
@@ -544,6 +562,10 @@ impl MasterCore {
             });
             st.discarded_bytes -= gone;
         }
+        self.role
+            .discard_home
+            .lock()
+            .retain(|&(segment, _), _| segment != seg.id);
         Ok(())
     }
 
@@ -567,30 +589,45 @@ impl MasterCore {
                 }
             }
         }
-        // Find them all first (nothing else changes a standby meanwhile).
-        let mut found = 0usize;
-        let mut holders = Vec::new();
-        for (si, shard) in self.shards.iter().enumerate() {
-            let st = shard.state.read();
-            let n = st
+        // Find them all first (nothing else changes a standby meanwhile):
+        // each in the shard apply discarded it into.
+        let mut by_shard: Vec<(usize, SegmentId, u64)> = Vec::with_capacity(want.len());
+        {
+            let homes = self.role.discard_home.lock();
+            for &(segment, addr) in want.keys() {
+                let si = homes.get(&(segment, addr)).copied().ok_or_else(|| {
+                    misfit(format!(
+                        "buffer {addr:#x} on segment id {segment} is not discarded here"
+                    ))
+                })?;
+                by_shard.push((si, segment, addr));
+            }
+        }
+        by_shard.sort_unstable();
+        let mut i = 0;
+        while i < by_shard.len() {
+            let si = by_shard[i].0;
+            let j = i + by_shard[i..].iter().take_while(|x| x.0 == si).count();
+            let st = self.shards[si].state.read();
+            let found = st
                 .discarded
                 .iter()
                 .filter(|d| d.release_at <= at && want.get(&(d.segment, d.addr)) == Some(&d.len))
                 .count();
-            if n > 0 {
-                holders.push(si);
-                found += n;
+            if found != j - i {
+                return Err(misfit(format!(
+                    "{} of the buffers are not discarded here with a release instant at or \
+                     before {at} and the recorded length",
+                    j - i - found.min(j - i)
+                )));
             }
+            i = j;
         }
-        if found != want.len() {
-            return Err(misfit(format!(
-                "{} of the {} buffers are not discarded here (with a release instant at or \
-                 before {at} and the recorded length)",
-                want.len() - found,
-                want.len()
-            )));
-        }
-        for si in holders {
+        let mut homes = self.role.discard_home.lock();
+        let mut i = 0;
+        while i < by_shard.len() {
+            let si = by_shard[i].0;
+            let j = i + by_shard[i..].iter().take_while(|x| x.0 == si).count();
             let mut st = self.shards[si].state.write();
             let (due, keep): (Vec<Discarded>, Vec<Discarded>) = std::mem::take(&mut st.discarded)
                 .into_iter()
@@ -602,7 +639,9 @@ impl MasterCore {
             for d in &due {
                 free_block(&table, d.segment, d.block, d.addr, d.len);
                 st.discarded_bytes -= d.len as i64;
+                homes.remove(&(d.segment, d.addr));
             }
+            i = j;
         }
         Ok(())
     }
@@ -679,8 +718,12 @@ fn match_discarded(
     Ok(at)
 }
 
-/// Frees or discards every old buffer not kept.
+/// Frees or discards every old buffer not kept; a discarded one's home is
+/// shard `si`.
+#[allow(clippy::too_many_arguments)]
 fn drop_buffers(
+    homes: &mut HashMap<(SegmentId, u64), usize>,
+    si: usize,
     st: &mut ShardState,
     table: &crate::segment::SegmentTable,
     old: &[OldBuffer],
@@ -702,6 +745,7 @@ fn drop_buffers(
                     release_at,
                 });
                 st.discarded_bytes += size as i64;
+                homes.insert((b.segment, b.addr), si);
             }
             None => free_block(table, b.segment, b.block, b.addr, size),
         }

@@ -407,6 +407,8 @@ impl MasterCore {
         *table = staged.table;
         table.raise_next_id(live_next);
         self.index.replace_all(staged.registrations);
+        // The discarded buffers went with the replaced state.
+        self.role.discard_home.lock().clear();
         // Counters carry on, and never go backwards within this master.
         let (r, t, s) = staged.counters;
         self.next_replica_id.fetch_max(r, Ordering::AcqRel);
