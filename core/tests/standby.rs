@@ -612,3 +612,46 @@ fn discarded_buffers_wait_for_their_release_record() {
     assert!(m.metrics().segments.is_empty());
     m.check_invariants().unwrap();
 }
+
+#[test]
+fn a_reset_record_installs_its_snapshot_verbatim() {
+    // A primary state a restore would thin out: an object whose lease has
+    // expired (no pin) and an expired committed deadline.
+    let p = master();
+    put(&p, "leased", 64, &WriteConfig::default());
+    put(&p, "pinned", 64, &enable(100));
+    p.set_time(T0 + 10 * LEASE).unwrap();
+    let snap = p.snapshot().unwrap();
+    let s = standby();
+    s.set_time(T0 + 100 * LEASE).unwrap();
+    s.apply_journal(&batch(1, &[mount_rec("other", 5)])).unwrap();
+    s.apply_journal(&batch(2, &[Record::Reset { image: snap.clone() }]))
+        .unwrap();
+    assert_eq!(s.applied_seq(), 2);
+    let img = |bytes: &[u8]| {
+        let mut i = mooncake_meta_core::snapshot::codec::decode(bytes).unwrap();
+        i.created_at = 0;
+        i.wall_at_capture = None;
+        i
+    };
+    // Everything as stored: both objects, the expired deadline, no shift,
+    // and the segment mounted before the reset is gone.
+    let (want, got) = (img(&snap), img(&s.snapshot().unwrap()));
+    assert_eq!(got.objects, want.objects);
+    assert_eq!(got.segments, want.segments);
+    assert_eq!(
+        (got.next_replica_id, got.next_write_token, got.next_object_seq),
+        (want.next_replica_id, want.next_write_token, want.next_object_seq)
+    );
+    s.check_invariants().unwrap();
+    // A corrupt image in a reset does not apply and changes nothing.
+    let before = state(&s);
+    let mut bad = snap.clone();
+    bad.truncate(bad.len() / 2);
+    let e = s
+        .apply_journal(&batch(3, &[Record::Reset { image: bad }]))
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::DeserializeFail);
+    assert!(e.message().contains("record 3 (Reset)"), "{}", e.message());
+    assert_eq!(state(&s), before);
+}
