@@ -567,7 +567,10 @@ fn discarded_buffers_wait_for_their_release_record() {
     ];
     m.apply_journal(&batch(1, &recs)).unwrap();
     let d = m.debug_dump();
-    assert_eq!(d.discarded, vec![("mem0".to_string(), BASE0, 4096, T0 + 50)]);
+    assert_eq!(
+        d.discarded,
+        vec![("mem0".to_string(), BASE0, 4096, T0 + 50)]
+    );
     assert_eq!(d.blocks, vec![("mem0".to_string(), BASE0, 4096, 1)]);
     assert_eq!(m.metrics().discarded_staging_bytes, 4096);
     // Released before its instant: does not fit.
@@ -576,7 +579,11 @@ fn discarded_buffers_wait_for_their_release_record() {
         buffers: vec![buf(BASE0)],
     };
     let e = m.apply_journal(&batch(4, &[early])).unwrap_err();
-    assert!(e.message().contains("not discarded here"), "{}", e.message());
+    assert!(
+        e.message().contains("not discarded here"),
+        "{}",
+        e.message()
+    );
     assert_eq!(m.applied_seq(), 3);
     let release = Record::DiscardReleased {
         at: T0 + 50,
@@ -624,9 +631,15 @@ fn a_reset_record_installs_its_snapshot_verbatim() {
     let snap = p.snapshot().unwrap();
     let s = standby();
     s.set_time(T0 + 100 * LEASE).unwrap();
-    s.apply_journal(&batch(1, &[mount_rec("other", 5)])).unwrap();
-    s.apply_journal(&batch(2, &[Record::Reset { image: snap.clone() }]))
+    s.apply_journal(&batch(1, &[mount_rec("other", 5)]))
         .unwrap();
+    s.apply_journal(&batch(
+        2,
+        &[Record::Reset {
+            image: snap.clone(),
+        }],
+    ))
+    .unwrap();
     assert_eq!(s.applied_seq(), 2);
     let img = |bytes: &[u8]| {
         let mut i = mooncake_meta_core::snapshot::codec::decode(bytes).unwrap();
@@ -640,8 +653,16 @@ fn a_reset_record_installs_its_snapshot_verbatim() {
     assert_eq!(got.objects, want.objects);
     assert_eq!(got.segments, want.segments);
     assert_eq!(
-        (got.next_replica_id, got.next_write_token, got.next_object_seq),
-        (want.next_replica_id, want.next_write_token, want.next_object_seq)
+        (
+            got.next_replica_id,
+            got.next_write_token,
+            got.next_object_seq
+        ),
+        (
+            want.next_replica_id,
+            want.next_write_token,
+            want.next_object_seq
+        )
     );
     s.check_invariants().unwrap();
     // A corrupt image in a reset does not apply and changes nothing.
@@ -654,4 +675,87 @@ fn a_reset_record_installs_its_snapshot_verbatim() {
     assert_eq!(e.kind(), ErrorKind::DeserializeFail);
     assert!(e.message().contains("record 3 (Reset)"), "{}", e.message());
     assert_eq!(state(&s), before);
+}
+
+#[test]
+fn object_records_keep_the_deadline_index_groups_and_blocks_right() {
+    let m = standby();
+    let c = ReplicaStatus::Complete;
+    let mut a = image("a", &[(1, "mem0", BASE0, c)]);
+    a.group = Some("g".into());
+    a.committed = Some(T0 + 500);
+    m.apply_journal(&batch(1, &[mount_rec("mem0", 0), set(a.clone())]))
+        .unwrap();
+    assert_eq!(m.metrics().soft_pin_key_count, 1);
+    m.check_invariants().unwrap();
+    // Same object, a second replica, the deadline moved, another group.
+    let mut a2 = a.clone();
+    a2.replicas.push(ReplicaImage {
+        id: 2,
+        status: c,
+        role: ReplicaRole::TaskTarget,
+        place: Placement::Memory {
+            segment: "mem0".into(),
+            address: BASE0 + 4096,
+        },
+    });
+    a2.task = Some(mooncake_meta_core::journal::TaskImage::Copy {
+        source: 1,
+        targets: vec![2],
+    });
+    a2.committed = Some(T0 + 900);
+    a2.group = Some("h".into());
+    m.apply_journal(&batch(3, &[set(a2)])).unwrap();
+    let d = m.debug_dump();
+    assert_eq!(
+        d.blocks,
+        vec![
+            ("mem0".to_string(), BASE0, 4096, 1),
+            ("mem0".to_string(), BASE0 + 4096, 4096, 2)
+        ]
+    );
+    assert_eq!(d.objects[0].task.as_deref(), Some("copy 1 -> [2]"));
+    assert_eq!(d.objects[0].roles, vec![(1, false), (2, true)]);
+    assert_eq!(m.metrics().soft_pin_key_count, 1);
+    let snap = mooncake_meta_core::snapshot::codec::decode(&m.snapshot().unwrap()).unwrap();
+    assert_eq!(snap.groups.len(), 1, "left g, joined h: {:?}", snap.groups);
+    assert_eq!(snap.groups[0].name, "h");
+    m.check_invariants().unwrap();
+    // Replica 1 dropped (freed), the deadline cleared.
+    let mut a3 = a.clone();
+    a3.replicas = vec![ReplicaImage {
+        id: 2,
+        status: c,
+        role: ReplicaRole::Write,
+        place: Placement::Memory {
+            segment: "mem0".into(),
+            address: BASE0 + 4096,
+        },
+    }];
+    a3.committed = None;
+    a3.group = None;
+    m.apply_journal(&batch(4, &[set(a3)])).unwrap();
+    assert_eq!(
+        m.debug_dump().blocks,
+        vec![("mem0".to_string(), BASE0 + 4096, 4096, 2)]
+    );
+    assert_eq!(m.metrics().soft_pin_key_count, 0);
+    assert!(
+        mooncake_meta_core::snapshot::codec::decode(&m.snapshot().unwrap())
+            .unwrap()
+            .groups
+            .is_empty()
+    );
+    m.check_invariants().unwrap();
+    // A pin committed through apply expires by cleanup once promoted: it is
+    // in the deadline index.
+    let mut b = image("b", &[(3, "mem0", BASE0 + 8192, c)]);
+    b.seq = 2;
+    b.committed = Some(T0 + 700);
+    m.apply_journal(&batch(5, &[set(b)])).unwrap();
+    m.promote().unwrap();
+    assert_eq!(m.run_cleanup_at(T0 + 699).expired, 0);
+    assert_eq!(m.run_cleanup_at(T0 + 700).expired, 1);
+    assert_eq!(m.soft_pin_deadline(k("b")).unwrap(), None);
+    m.check_invariants().unwrap();
 }
