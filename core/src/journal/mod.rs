@@ -20,6 +20,7 @@
 //!   [`Record::Counters`] keeps the standby's counters, and so its
 //!   snapshot, equal to the primary's.
 
+pub(crate) mod capture;
 pub mod codec;
 pub mod record;
 pub mod ring;
