@@ -156,6 +156,10 @@ impl MasterCore {
                 }
             }
         }
+        // The numbering goes on after the last record applied.
+        if let Some(j) = &self.journal {
+            j.continue_at(report.applied_seq.saturating_add(1))?;
+        }
         // Only apply uses the discarded buffers' homes.
         *self.role.discard_home.lock() = HashMap::new();
         self.role.standby.store(false, Ordering::Release);

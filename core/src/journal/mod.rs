@@ -21,6 +21,7 @@
 //!   snapshot, equal to the primary's.
 
 pub mod apply;
+pub(crate) mod capture;
 pub mod codec;
 pub mod record;
 pub mod ring;

@@ -88,6 +88,10 @@ impl MasterCore {
                 "no snapshot candidate given",
             ));
         }
+        // With the journal on, no mount or unmount runs beside a restore:
+        // an unmount's SegmentUnmounted, appended last, must not follow the
+        // Reset of a state that has a segment of that name.
+        let _serial = self.journal.as_ref().map(|_| self.segment_changes.lock());
         let mut rejected = Vec::new();
         let mut order: Vec<(u64, usize)> = Vec::new();
         for (i, c) in candidates.iter().enumerate() {
@@ -99,15 +103,27 @@ impl MasterCore {
         // Newest first; ties keep the caller's order.
         order.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
         for (created_at, i) in order {
-            let mut shift = 0;
+            let (mut shift, mut journal_seq) = (0, 0);
             let staged = super::codec::decode(candidates[i]).and_then(|mut img| {
+                journal_seq = img.journal_seq;
                 shift = super::remap::shift_for(&img, self.clock.skew());
                 super::remap::shift_instants(&mut img, shift);
                 self.stage(&img, StageMode::Restore)
             });
             match staged {
                 Ok((staged, mut report)) => {
+                    // A standby resumes after the snapshot's last record
+                    // (docs/CONTRACT.md section 12.3); its own journal, if
+                    // any, numbers the Reset the install appends as that
+                    // record, as a standby of it would.
+                    let standby = self.is_standby();
+                    if let (true, Some(j), true) = (standby, &self.journal, journal_seq > 0) {
+                        j.continue_at(journal_seq)?;
+                    }
                     self.install(staged);
+                    if standby {
+                        self.role.set_applied_seq(journal_seq);
+                    }
                     report.clock_shift_ms = shift;
                     report.candidate = i;
                     report.created_at = created_at;
@@ -414,5 +430,20 @@ impl MasterCore {
         self.next_replica_id.fetch_max(r, Ordering::AcqRel);
         self.next_token.fetch_max(t, Ordering::AcqRel);
         self.next_seq.fetch_max(s, Ordering::AcqRel);
+        drop(table);
+        if let Some(j) = &self.journal {
+            // The Reset carries the state installed, captured while every
+            // shard stays write-locked and the registry and the table are
+            // read-locked: no record can come between the install and it,
+            // so its image includes everything up to the Reset itself.
+            let states: Vec<&ShardState> = guards.iter().map(|g| &**g).collect();
+            let retention = self.retention.map.read();
+            let table = self.segments.read();
+            let seq = j.last_seq() + 1;
+            let image = self.capture_locked(&states, &retention, &table, seq);
+            self.journal_append(&crate::journal::Record::Reset {
+                image: super::codec::encode(&image),
+            });
+        }
     }
 }
