@@ -43,6 +43,7 @@ use crate::shard::{Discarded, ShardState};
 use crate::snapshot::restore::StageMode;
 use crate::types::{Key, Pool, ReplicaKind, SegmentId, SegmentSpec};
 use hashbrown::HashMap;
+use smallvec::SmallVec;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
@@ -61,6 +62,9 @@ pub struct ApplyReport {
 fn misfit(msg: impl Into<String>) -> Error {
     Error::new(ErrorKind::InvalidParams, msg.into())
 }
+
+/// A kept buffer whose replica id changed: segment, address, block, new id.
+type Reowned = (Arc<Segment>, u64, BlockId, u64);
 
 /// A buffer of the object's previous state.
 #[derive(Clone, Copy)]
@@ -249,11 +253,21 @@ impl MasterCore {
         }
     }
 
-    /// Raises each id counter to at least the given value.
+    /// Raises each id counter to at least the given value. On a standby
+    /// only apply and restore move the counters, both under the apply
+    /// mutex the caller holds, so a load and a store do (a locked
+    /// read-modify-write per record cost more than the rest of an object
+    /// record's install).
     fn raise_counters(&self, replica: u64, token: u64, seq: u64) {
-        self.next_replica_id.fetch_max(replica, Ordering::AcqRel);
-        self.next_token.fetch_max(token, Ordering::AcqRel);
-        self.next_seq.fetch_max(seq, Ordering::AcqRel);
+        for (c, v) in [
+            (&self.next_replica_id, replica),
+            (&self.next_token, token),
+            (&self.next_seq, seq),
+        ] {
+            if c.load(Ordering::Acquire) < v {
+                c.store(v, Ordering::Release);
+            }
+        }
     }
 
     /// Installs `img` as the object under its key (created if absent).
@@ -264,7 +278,9 @@ impl MasterCore {
         check_image(img)?;
         let (hash, si) = self.locate(k);
         let mut st = self.shards[si].state.write();
-        let old = st.find(hash, k).map(|o| {
+        // One lookup: the handle finds the object again without hashing.
+        let at = st.locate(hash, k, si as u32);
+        let old = at.and_then(|r| st.get(r)).map(|o| {
             (
                 old_buffers(o),
                 o.size,
@@ -279,9 +295,9 @@ impl MasterCore {
         let old_size = old.as_ref().map_or(0, |o| o.1);
         // Buffers: keep, reserve, then drop (free or discard) the rest.
         let table = self.segments.read();
-        let mut kept = vec![false; old_bufs.len()];
-        let mut reserved: Vec<(Arc<Segment>, u64, BlockId)> = Vec::new();
-        let mut reowned: Vec<(Arc<Segment>, u64, BlockId, u64)> = Vec::new();
+        let mut kept: SmallVec<[bool; 4]> = smallvec::smallvec![false; old_bufs.len()];
+        let mut reserved: SmallVec<[(Arc<Segment>, u64, BlockId); 4]> = SmallVec::new();
+        let mut reowned: SmallVec<[Reowned; 2]> = SmallVec::new();
         let mut replicas = Replicas::new();
         let placed = (|| -> Result<()> {
             for r in &img.replicas {
@@ -397,7 +413,6 @@ impl MasterCore {
         drop(table);
         let (old_obj, same_seq) = match old {
             Some((_, _, seq, token, committed, group, version)) => {
-                st.take(hash, k).expect("found above");
                 st.in_flight.end(token);
                 (Some((committed, group, version)), seq == img.seq)
             }
@@ -470,7 +485,17 @@ impl MasterCore {
                 None => self.pin_dropped(si),
             }
         }
-        let slot = st.insert(k.tenant, hash, obj);
+        // An existing object is replaced in its slot (its key, tenant and
+        // index entry stay); a new one is inserted.
+        let slot = match at {
+            Some(r) => {
+                let held = st.get_mut(r).expect("found above");
+                obj.set_tenant(held.tenant());
+                *held = obj;
+                r.slot
+            }
+            None => st.insert(k.tenant, hash, obj),
+        };
         if let Some(w) = &img.in_flight {
             st.in_flight.start(img.write_token, slot, w.pending);
         }
@@ -497,7 +522,7 @@ impl MasterCore {
         };
         let (bufs, size) = (old_buffers(o), o.size);
         let table = self.segments.read();
-        let kept = vec![false; bufs.len()];
+        let kept: SmallVec<[bool; 4]> = smallvec::smallvec![false; bufs.len()];
         let discard_at = match_discarded(&table, &bufs, &kept, size, discarded, "the object")?;
         drop_buffers(
             &mut self.role.discard_home.lock(),
@@ -679,7 +704,7 @@ fn check_image(img: &ObjectImage) -> Result<()> {
     Ok(())
 }
 
-fn old_buffers(o: &Object) -> Vec<OldBuffer> {
+fn old_buffers(o: &Object) -> SmallVec<[OldBuffer; 4]> {
     o.replicas
         .iter()
         .filter(|r| r.has_buffer())
@@ -701,8 +726,8 @@ fn match_discarded(
     size: u64,
     discarded: &[DiscardedBuffer],
     what: &str,
-) -> Result<Vec<Option<Instant>>> {
-    let mut at = vec![None; old.len()];
+) -> Result<SmallVec<[Option<Instant>; 4]>> {
+    let mut at: SmallVec<[Option<Instant>; 4]> = smallvec::smallvec![None; old.len()];
     for d in discarded {
         let b = &d.buffer;
         let seg = table.by_name(&b.segment).map(|s| s.id);
