@@ -56,6 +56,9 @@ impl MasterCore {
 
     /// Runs one cleanup cycle treating `at` as now (the clock is not moved).
     pub fn run_cleanup_at(&self, at: Instant) -> CleanupStats {
+        if self.is_standby() {
+            return CleanupStats::default();
+        }
         let started = std::time::Instant::now();
         let mut stats = CleanupStats::default();
         // pop_due sizes it on the first due entries; nothing due, no allocation.
@@ -142,6 +145,7 @@ impl MasterCore {
                         .is_ok()
                 {
                     cleared += 1;
+                    self.record_read_locked(&st, obj);
                 }
             }
             stats.stale_dropped += (group.len() - cleared) as u64;

@@ -32,6 +32,7 @@ impl MasterCore {
         size: u64,
         cfg: &WriteConfig,
     ) -> Result<StartedWrite> {
+        self.ensure_primary()?;
         match self.upsert_start_bounded(client, k, size, cfg, usize::MAX)? {
             Bounded::Fits(w) => Ok(w),
             Bounded::TooSmall(n) => unreachable!("{n} replicas exceed usize::MAX"),
@@ -50,6 +51,7 @@ impl MasterCore {
         cfg: &WriteConfig,
         max: usize,
     ) -> Result<Bounded<StartedWrite>> {
+        self.ensure_primary()?;
         let result = self.upsert_start_locked(client, k, size, cfg, max);
         // A replacement may drop an expired deadline (fewer registrations
         // may ask for a rebuild); the rebuild takes shard locks, so it runs
@@ -72,6 +74,7 @@ impl MasterCore {
             crate::clock::saturating_deadline(now, self.config.put_start_release_timeout_ms);
         let (hash, si) = self.locate(k);
         let mut st = self.shards[si].state.write();
+        let mark = st.discarded.len();
 
         let case = match st.find(hash, k) {
             None => Case::Absent,
@@ -141,7 +144,7 @@ impl MasterCore {
         };
         let token = self.new_token();
 
-        match case {
+        let started = match case {
             Case::Absent => {
                 let descriptors = fresh.iter().map(|r| r.descriptor(size)).collect();
                 let obj = self.new_object(
@@ -160,10 +163,10 @@ impl MasterCore {
                 let slot = st.insert(k.tenant, hash, obj);
                 st.in_flight.start(token, slot, Some(intent));
                 st.keys += 1;
-                Ok(Bounded::Fits(StartedWrite {
+                StartedWrite {
                     replicas: descriptors,
                     token,
-                }))
+                }
             }
             Case::InPlace => {
                 let (at, obj, writes) = st
@@ -190,10 +193,10 @@ impl MasterCore {
                 writes.end(old_token);
                 writes.start(token, at.slot, Some(intent));
                 self.discard(&mut st, &preempted, size, release_at);
-                Ok(Bounded::Fits(StartedWrite {
+                StartedWrite {
                     replicas: descriptors,
                     token,
-                }))
+                }
             }
             Case::Replace | Case::Resize => {
                 let (at, obj, writes) = st
@@ -222,12 +225,14 @@ impl MasterCore {
                 writes.end(old_token);
                 writes.start(token, at.slot, Some(intent));
                 self.discard(&mut st, &old, old_size, release_at);
-                Ok(Bounded::Fits(StartedWrite {
+                StartedWrite {
                     replicas: descriptors,
                     token,
-                }))
+                }
             }
-        }
+        };
+        self.record_key(&mut st, hash, k, mark);
+        Ok(Bounded::Fits(started))
     }
 
     /// Completes an upsert's replicas: identical to [`MasterCore::put_end`].
@@ -238,6 +243,7 @@ impl MasterCore {
         sel: ReplicaSelector,
         token: Option<u64>,
     ) -> Result<()> {
+        self.ensure_primary()?;
         self.put_end(client, k, sel, token)
     }
 
@@ -250,6 +256,7 @@ impl MasterCore {
         sel: ReplicaSelector,
         token: Option<u64>,
     ) -> Result<()> {
+        self.ensure_primary()?;
         self.put_revoke(client, k, sel, token)
     }
 }
