@@ -17,6 +17,13 @@
 //! evicts under (where no restore can run). A group's member list is read
 //! again under its members' shard locks, so a group is always evicted as it
 //! is then: a candidate from a replaced state never splits a restored group.
+//!
+//! The collection walks each shard's arena in slot order (sequential in
+//! memory), [`SCAN_SLICE`] slots per read-lock hold, so no hold grows with
+//! the shard. A candidate is 24 bytes (sort key, slot, shard and flags);
+//! the order is produced lazily by [`Ordered`]. All candidates of a run
+//! come from one state generation: a restore seen between two slices
+//! restarts the collection on the new state (see [`Candidates`]).
 
 use crate::clock::Instant;
 use crate::error::{Error, Result};
@@ -24,7 +31,6 @@ use crate::group::Group;
 use crate::key;
 use crate::master::MasterCore;
 use crate::object::{Object, NO_DEADLINE};
-use crate::object_ref::ObjectRef;
 use crate::retention::retention_active;
 use crate::shard::ShardState;
 use crate::soft_pin::state::is_active;
@@ -52,24 +58,81 @@ pub struct EvictionReport {
     pub normalised: u64,
 }
 
-#[derive(Clone)]
+/// Arena slots a collection visits under one shard read lock. A slot costs
+/// tens of nanoseconds at most (two cache lines of a sequential stream, and
+/// for a few objects a compare-and-swap, a group's lease and a retention
+/// lookup), so a hold stays well under a millisecond however large the
+/// shard; re-taking the lock costs nothing next to the slice.
+const SCAN_SLICE: usize = 4096;
+
+/// One candidate, 24 bytes: the collection writes one per candidate and
+/// the order partitions and sorts them, so its size is its cost.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Candidate {
+    /// The effective lease, read once at collection.
     lease: Instant,
-    /// The creation sequence: with `at`, names this object and not a
-    /// rewrite of it (a replacing Upsert takes a new sequence).
+    /// The creation sequence: unique within a state generation, so with the
+    /// slot it names this object and not a rewrite of it (a replacing
+    /// Upsert takes a new sequence), and it breaks every lease tie.
     seq: u64,
-    /// The record, by handle (12 bytes, against a 16-byte hash and shard
-    /// pair), so that with the generation a candidate still packs into 48
-    /// bytes: the candidate vector is sorted and walked once per pass, and
-    /// its size is its cost.
-    at: ObjectRef,
-    /// Protected: own soft pin or group retention active.
-    pinned: bool,
-    group: Option<Arc<Group>>,
-    /// The state generation the candidate was seen in.
+    /// The record's arena slot in its shard. No slot generation is kept:
+    /// the record found there is this object exactly when its sequence is
+    /// `seq` (and the state generation is the run's).
+    slot: u32,
+    /// The shard index (below [`SHARD_MASK`]) and the `PINNED`, `GROUPED`
+    /// and `DONE` flags.
+    meta: u32,
+}
+const _: () = assert!(std::mem::size_of::<Candidate>() == 24);
+
+/// Shard indexes are below 2^20 (`MasterConfig::validate` bounds
+/// `shard_count`), well inside the low bits of `Candidate::meta`.
+const SHARD_MASK: u32 = (1 << 24) - 1;
+/// Protected when collected: own soft pin or group retention active.
+const PINNED: u32 = 1 << 29;
+/// In a group: the pass reads the group from the record (fixed at its
+/// creation) when it reaches the candidate.
+const GROUPED: u32 = 1 << 30;
+/// Dealt with by an earlier step of this run.
+const DONE: u32 = 1 << 31;
+
+impl Candidate {
+    #[inline]
+    fn shard(&self) -> usize {
+        (self.meta & SHARD_MASK) as usize
+    }
+
+    #[inline]
+    fn has(&self, flag: u32) -> bool {
+        self.meta & flag != 0
+    }
+
+    #[inline]
+    fn set(&mut self, flag: u32, on: bool) {
+        if on {
+            self.meta |= flag;
+        } else {
+            self.meta &= !flag;
+        }
+    }
+
+    #[inline]
+    fn key(&self) -> (Instant, u64) {
+        (self.lease, self.seq)
+    }
+}
+
+/// The candidates of one run, all seen in state generation `generation`:
+/// eviction acts on one only while the master's generation is still that
+/// (checked under the shard locks it evicts under, where no restore runs).
+/// A collection that sees the generation move between two slices starts
+/// again on the new state, so no candidate of a replaced state is kept
+/// (base and candidate counts restart with it; deadlines already
+/// normalised stay counted, as they were cleared).
+struct Candidates {
+    list: Vec<Candidate>,
     generation: u64,
 }
-const _: () = assert!(std::mem::size_of::<Candidate>() <= 48);
 
 /// What [`MasterCore::evict_group`] did.
 enum GroupOutcome {
@@ -146,18 +209,17 @@ impl MasterCore {
             discarded_released: self.release_discarded_at(now),
             ..Default::default()
         };
-        let cands = self.collect_candidates(now, &mut report);
+        let Candidates { list, generation } = self.collect_candidates(now, &mut report);
         #[cfg(feature = "test-hooks")]
         self.race_point(crate::quiesce::RacePoint::EvictionCollected);
         let target_n = ceil_count(report.base, target);
         let lower_n = ceil_count(report.base, lowerbound);
-        let mut cands = Ordered::new(cands, target_n.max(lower_n) as usize);
+        let mut cands = Ordered::new(list, target_n.max(lower_n) as usize);
 
-        let mut done = vec![false; cands.len()];
         let mut groups_done: HashSet<*const Group> = HashSet::new();
         self.pass(
             &mut cands,
-            &mut done,
+            generation,
             &mut groups_done,
             Pass::First,
             now,
@@ -169,7 +231,7 @@ impl MasterCore {
             let goal = report.evicted + (lower_n - credited);
             self.pass(
                 &mut cands,
-                &mut done,
+                generation,
                 &mut groups_done,
                 Pass::Second { take_pinned: false },
                 now,
@@ -179,7 +241,7 @@ impl MasterCore {
             if self.config.allow_evict_soft_pinned_objects {
                 self.pass(
                     &mut cands,
-                    &mut done,
+                    generation,
                     &mut groups_done,
                     Pass::Second { take_pinned: true },
                     now,
@@ -198,62 +260,98 @@ impl MasterCore {
         Ok(report)
     }
 
-    fn collect_candidates(&self, now: Instant, report: &mut EvictionReport) -> Vec<Candidate> {
-        let mut out = Vec::new();
+    /// Counts the base and the candidates, normalises the expired deadlines
+    /// of the candidates and returns them, in arena order, walking each
+    /// shard [`SCAN_SLICE`] slots per read-lock hold.
+    fn collect_candidates(&self, now: Instant, report: &mut EvictionReport) -> Candidates {
         let any_retained = self.metrics.retained_groups.load(Ordering::Relaxed) > 0;
-        for (si, shard) in self.shards.iter().enumerate() {
-            let st = shard.state.read();
-            let generation = self.generation();
-            // Lock order: the registry comes after the shards.
-            let retained = any_retained.then(|| self.retention.map.read());
-            for (slot, gen, obj) in st.iter_slots() {
-                if obj.hard_pin() || obj.evictable_memory().next().is_none() {
-                    continue;
+        let mut list: Vec<Candidate> = Vec::new();
+        let mut seen: Option<u64> = None;
+        'collect: loop {
+            for (si, shard) in self.shards.iter().enumerate() {
+                debug_assert!(si as u32 <= SHARD_MASK);
+                let mut from = Some(0u32);
+                while let Some(at) = from {
+                    let st = shard.state.read();
+                    let generation = self.generation();
+                    if seen.is_some_and(|g| g != generation) {
+                        // A restore installed a new state since the last
+                        // slice: what was collected names the old one.
+                        drop(st);
+                        list.clear();
+                        report.base = 0;
+                        report.candidates = 0;
+                        seen = None;
+                        continue 'collect;
+                    }
+                    seen = Some(generation);
+                    // Lock order: the registry comes after the shards.
+                    let retained = any_retained.then(|| self.retention.map.read());
+                    from = st.scan_slots(at, SCAN_SLICE, |slot, obj| {
+                        if obj.hard_pin() || obj.evictable_memory().next().is_none() {
+                            return;
+                        }
+                        report.base += 1;
+                        let lease = obj.effective_lease();
+                        if now < lease {
+                            return;
+                        }
+                        report.candidates += 1;
+                        // Normalise an expired deadline (CAS: cleanup may race us).
+                        let d = obj.soft_pin.load(Ordering::Acquire);
+                        if d != NO_DEADLINE
+                            && now >= d
+                            && obj
+                                .soft_pin
+                                .compare_exchange(
+                                    d,
+                                    NO_DEADLINE,
+                                    Ordering::AcqRel,
+                                    Ordering::Acquire,
+                                )
+                                .is_ok()
+                        {
+                            self.pin_dropped(si);
+                            report.normalised += 1;
+                        }
+                        let group = obj.group();
+                        let pinned = is_active(obj.committed(), now)
+                            || group.is_some_and(|g| {
+                                retained
+                                    .as_ref()
+                                    .is_some_and(|r| retention_active(r, &g.id, now))
+                            });
+                        let mut c = Candidate {
+                            lease,
+                            seq: obj.seq,
+                            slot,
+                            meta: si as u32,
+                        };
+                        c.set(PINNED, pinned);
+                        c.set(GROUPED, group.is_some());
+                        list.push(c);
+                    });
+                    drop(retained);
+                    drop(st);
+                    #[cfg(feature = "test-hooks")]
+                    if let Some(next) = from {
+                        self.race_point(crate::quiesce::RacePoint::EvictionSlice {
+                            shard: si,
+                            next_slot: next,
+                        });
+                    }
                 }
-                report.base += 1;
-                if obj.lease_live(now) {
-                    continue;
-                }
-                report.candidates += 1;
-                // Normalise an expired deadline (CAS: cleanup may race us).
-                let d = obj.soft_pin.load(Ordering::Acquire);
-                if d != NO_DEADLINE
-                    && now >= d
-                    && obj
-                        .soft_pin
-                        .compare_exchange(d, NO_DEADLINE, Ordering::AcqRel, Ordering::Acquire)
-                        .is_ok()
-                {
-                    self.pin_dropped(si);
-                    report.normalised += 1;
-                }
-                out.push(Candidate {
-                    lease: obj.effective_lease(),
-                    seq: obj.seq,
-                    at: ObjectRef {
-                        shard: si as u32,
-                        slot,
-                        gen,
-                    },
-                    pinned: is_active(obj.committed(), now)
-                        || obj.group().is_some_and(|g| {
-                            retained
-                                .as_ref()
-                                .is_some_and(|r| retention_active(r, &g.id, now))
-                        }),
-                    group: obj.group().cloned(),
-                    generation,
-                });
             }
+            let generation = seen.unwrap_or_else(|| self.generation());
+            return Candidates { list, generation };
         }
-        out
     }
 
     #[allow(clippy::too_many_arguments)]
     fn pass(
         &self,
         cands: &mut Ordered,
-        done: &mut [bool],
+        generation: u64,
         groups_done: &mut HashSet<*const Group>,
         pass: Pass,
         now: Instant,
@@ -261,7 +359,7 @@ impl MasterCore {
         report: &mut EvictionReport,
     ) {
         let allow_pinned = matches!(pass, Pass::Second { take_pinned: true });
-        for (i, done) in done.iter_mut().enumerate() {
+        for i in 0..cands.len() {
             if report.evicted >= goal {
                 return;
             }
@@ -270,17 +368,36 @@ impl MasterCore {
             // pins; the pinned half (only with allow_evict_soft_pinned_objects)
             // takes what is left, pinned or not (a group with a pinned member
             // only goes then).
-            if *done || (c.pinned && !allow_pinned) {
+            if c.has(DONE) || (c.has(PINNED) && !allow_pinned) {
                 continue;
             }
-            if let Some(g) = &c.group {
-                if !groups_done.insert(Arc::as_ptr(g)) {
-                    *done = true;
+            let si = c.shard();
+            if c.has(GROUPED) {
+                // The group the record names: fixed at its creation, so the
+                // one it had when collected while the record is still there
+                // in the run's state. A record gone since went with its
+                // whole group, or the state was replaced.
+                let group = {
+                    let st = self.shards[si].state.read();
+                    if self.generation() != generation {
+                        None
+                    } else {
+                        st.slot(c.slot)
+                            .filter(|o| o.seq == c.seq)
+                            .and_then(|o| o.group().cloned())
+                    }
+                };
+                let Some(g) = group else {
+                    c.set(DONE, true);
+                    continue;
+                };
+                if !groups_done.insert(Arc::as_ptr(&g)) {
+                    c.set(DONE, true);
                     continue;
                 }
-                *done = true;
+                c.set(DONE, true);
                 let GroupOutcome::Evicted(n, bytes, pinned) =
-                    self.evict_group(g, c.generation, now, allow_pinned)
+                    self.evict_group(&g, generation, now, allow_pinned)
                 else {
                     // Its group was replaced too: no candidate of it is current.
                     continue;
@@ -290,30 +407,29 @@ impl MasterCore {
                 report.evicted_pinned += pinned;
                 if n == 0 {
                     // The group stays whole; a later pass may take it.
-                    groups_done.remove(&Arc::as_ptr(g));
-                    *done = false;
+                    groups_done.remove(&Arc::as_ptr(&g));
+                    c.set(DONE, false);
                 }
                 continue;
             }
-            let si = c.at.shard as usize;
             let mut st = self.shards[si].state.write();
             // A restored object keeps its sequence but maybe not its group:
             // only a candidate of the current state may be evicted alone.
-            if self.generation() != c.generation {
-                *done = true;
+            if self.generation() != generation {
+                c.set(DONE, true);
                 continue;
             }
-            let Some(obj) = st.get(c.at).filter(|o| o.seq == c.seq) else {
-                *done = true;
+            let Some(obj) = st.slot(c.slot).filter(|o| o.seq == c.seq) else {
+                c.set(DONE, true);
                 continue;
             };
             if !evictable(obj, now, allow_pinned) {
                 continue;
             }
-            *done = true;
+            c.set(DONE, true);
             let pinned = is_active(obj.committed(), now);
             let (hash, scoped) = (st.hash_of(obj), key::scoped(st.key_of(obj)));
-            let bytes = self.evict_object(&mut st, si, hash, key::split(&scoped));
+            let bytes = self.evict_object(&mut st, si, c.slot, hash, key::split(&scoped));
             report.evicted += 1;
             report.evicted_bytes += bytes;
             report.evicted_pinned += pinned as u64;
@@ -321,19 +437,31 @@ impl MasterCore {
     }
 
     /// Frees an object's evictable memory replicas; erases it if nothing is
-    /// left. Returns the bytes freed.
-    fn evict_object(&self, st: &mut ShardState, si: usize, hash: u64, k: Key<'_>) -> u64 {
-        let obj = st.find_mut(hash, k).expect("object is locked");
-        let victims: Vec<u64> = obj.evictable_memory().map(|r| r.id).collect();
+    /// left. Returns the bytes freed. The object is the one in arena `slot`
+    /// of the locked shard `st` (stored under `k`, hashing to `hash`): the
+    /// caller found it there, so nothing looks it up by key again.
+    fn evict_object(
+        &self,
+        st: &mut ShardState,
+        si: usize,
+        slot: u32,
+        hash: u64,
+        k: Key<'_>,
+    ) -> u64 {
+        let obj = st.slot_mut(slot).expect("object is locked");
+        // Inline for one replica: no allocation in the usual case.
+        let victims: crate::object::Replicas = obj.evictable_memory().copied().collect();
         let (freed, kept): (crate::object::Replicas, crate::object::Replicas) =
             std::mem::take(&mut obj.replicas)
                 .into_iter()
-                .partition(|r| victims.contains(&r.id));
+                .partition(|r| victims.iter().any(|v| v.id == r.id));
         obj.replicas = kept;
         let size = obj.size;
         self.free_now(&freed, size);
         if obj.replicas.is_empty() {
-            self.erase(st, si, hash, k, None);
+            // What `erase` does, from the slot (one index probe, by slot).
+            let gone = st.take_at(hash, slot).expect("object is locked");
+            self.retire(st, si, &gone, k, None);
         }
         size * freed.len() as u64
     }
@@ -402,14 +530,15 @@ impl MasterCore {
             let (mut n, mut bytes, mut pinned) = (0, 0, 0);
             for (s, h, k) in &located {
                 let st = &mut guards.iter_mut().find(|(i, _)| i == s).expect("locked").1;
-                let Some(obj) = st.find_scoped(*h, k) else {
+                let Some(slot) = st.slot_of_key(*h, key::split(k)) else {
                     continue;
                 };
+                let obj = st.slot(slot).expect("a found slot holds a record");
                 if obj.evictable_memory().next().is_none() {
                     continue;
                 }
                 pinned += (retained || is_active(obj.committed(), now)) as u64;
-                bytes += self.evict_object(st, *s, *h, key::split(k));
+                bytes += self.evict_object(st, *s, slot, *h, key::split(k));
                 n += 1;
             }
             return GroupOutcome::Evicted(n, bytes, pinned);
@@ -446,18 +575,17 @@ impl Ordered {
 
     /// The `i`-th candidate in order; sorts the next chunk (doubling) when
     /// `i` is past the sorted prefix.
-    fn at(&mut self, i: usize) -> &Candidate {
+    fn at(&mut self, i: usize) -> &mut Candidate {
         while i >= self.sorted {
             let rest = &mut self.cands[self.sorted..];
             let chunk = self.sorted.max(self.first).min(rest.len());
-            let key = |c: &Candidate| (c.lease, c.seq);
             if chunk < rest.len() {
-                rest.select_nth_unstable_by_key(chunk, key);
+                rest.select_nth_unstable_by_key(chunk, Candidate::key);
             }
-            rest[..chunk].sort_unstable_by_key(key);
+            rest[..chunk].sort_unstable_by_key(Candidate::key);
             self.sorted += chunk;
         }
-        &self.cands[i]
+        &mut self.cands[i]
     }
 }
 
@@ -477,14 +605,8 @@ mod tests {
         Candidate {
             lease,
             seq,
-            at: ObjectRef {
-                shard: 0,
-                slot: seq as u32,
-                gen: 0,
-            },
-            pinned: false,
-            group: None,
-            generation: 0,
+            slot: seq as u32,
+            meta: 0,
         }
     }
 

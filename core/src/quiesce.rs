@@ -57,6 +57,10 @@ pub enum RacePoint {
     /// An eviction run collected its candidates and is about to evict. No
     /// lock is held.
     EvictionCollected,
+    /// An eviction run's collection let go of shard `shard`'s read lock
+    /// between two slices of its arena and goes on from `next_slot` under
+    /// the lock taken again. No lock is held.
+    EvictionSlice { shard: usize, next_slot: u32 },
 }
 
 /// The hook a test installs (see [`MasterCore::debug_set_race_hook`]).
