@@ -36,8 +36,10 @@ use crate::shard::ShardState;
 use crate::soft_pin::state::is_active;
 use crate::types::{Key, Pool, ReplicaKind};
 use hashbrown::HashSet;
-use std::sync::atomic::Ordering;
+use parking_lot::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::time::Instant as WallInstant;
 
 /// What one eviction run did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -132,6 +134,55 @@ impl Candidate {
 struct Candidates {
     list: Vec<Candidate>,
     generation: u64,
+}
+
+/// What eviction keeps between runs: the candidate buffer, so a run writes
+/// its candidates into pages already faulted in (a fresh buffer costs a
+/// page fault per 170 candidates, as much as the scan of their records)
+/// and the longest shard read-lock hold of a collection slice.
+///
+/// The buffer is bounded: a run leaves it empty with room for at most
+/// twice its own candidates plus [`KEEP_SLACK`] (24 bytes each), shrinking
+/// it otherwise, so an idle master holds no more than its last run needed
+/// twice over. Two runs at once (the maintenance thread and a caller) do
+/// not wait for each other: the second one to start uses a buffer of its
+/// own, and the larger of the two is kept.
+#[derive(Default)]
+pub(crate) struct EvictionScratch {
+    buffer: Mutex<Vec<Candidate>>,
+    longest_hold_ns: AtomicU64,
+}
+
+/// Candidates' room a buffer may keep beyond twice its run's candidates.
+const KEEP_SLACK: usize = 4096;
+
+impl EvictionScratch {
+    fn take(&self) -> Vec<Candidate> {
+        self.buffer
+            .try_lock()
+            .map(|mut b| std::mem::take(&mut *b))
+            .unwrap_or_default()
+    }
+
+    fn give_back(&self, mut list: Vec<Candidate>) {
+        let keep = list.len().saturating_mul(2).saturating_add(KEEP_SLACK);
+        list.clear();
+        if list.capacity() > keep {
+            list.shrink_to(keep);
+        }
+        if let Some(mut b) = self.buffer.try_lock() {
+            if list.capacity() > b.capacity() {
+                *b = list;
+            }
+        }
+    }
+
+    fn record_hold(&self, held: std::time::Duration) {
+        let ns = u64::try_from(held.as_nanos()).unwrap_or(u64::MAX);
+        if ns > self.longest_hold_ns.load(Ordering::Relaxed) {
+            self.longest_hold_ns.fetch_max(ns, Ordering::Relaxed);
+        }
+    }
 }
 
 /// What [`MasterCore::evict_group`] did.
@@ -250,6 +301,7 @@ impl MasterCore {
                 );
             }
         }
+        self.eviction.give_back(cands.into_inner());
         let m = &self.metrics;
         if report.evicted > 0 {
             m.eviction_successes.fetch_add(1, Ordering::Relaxed);
@@ -265,7 +317,7 @@ impl MasterCore {
     /// shard [`SCAN_SLICE`] slots per read-lock hold.
     fn collect_candidates(&self, now: Instant, report: &mut EvictionReport) -> Candidates {
         let any_retained = self.metrics.retained_groups.load(Ordering::Relaxed) > 0;
-        let mut list: Vec<Candidate> = Vec::new();
+        let mut list = self.eviction.take();
         let mut seen: Option<u64> = None;
         'collect: loop {
             for (si, shard) in self.shards.iter().enumerate() {
@@ -273,6 +325,7 @@ impl MasterCore {
                 let mut from = Some(0u32);
                 while let Some(at) = from {
                     let st = shard.state.read();
+                    let held = WallInstant::now();
                     let generation = self.generation();
                     if seen.is_some_and(|g| g != generation) {
                         // A restore installed a new state since the last
@@ -332,7 +385,9 @@ impl MasterCore {
                         list.push(c);
                     });
                     drop(retained);
+                    let held = held.elapsed();
                     drop(st);
+                    self.eviction.record_hold(held);
                     #[cfg(feature = "test-hooks")]
                     if let Some(next) = from {
                         self.race_point(crate::quiesce::RacePoint::EvictionSlice {
@@ -548,6 +603,22 @@ impl MasterCore {
     }
 }
 
+impl MasterCore {
+    /// Longest hold of a shard read lock by an eviction collection slice
+    /// since the master started or the last
+    /// [`debug_reset_eviction_hold`](Self::debug_reset_eviction_hold).
+    #[doc(hidden)]
+    pub fn debug_eviction_longest_hold_ns(&self) -> u64 {
+        self.eviction.longest_hold_ns.load(Ordering::Relaxed)
+    }
+
+    /// Resets [`debug_eviction_longest_hold_ns`](Self::debug_eviction_longest_hold_ns).
+    #[doc(hidden)]
+    pub fn debug_reset_eviction_hold(&self) {
+        self.eviction.longest_hold_ns.store(0, Ordering::Relaxed);
+    }
+}
+
 /// Candidates in (lease, creation sequence) order, sorted only as far as a
 /// pass reads: a run usually stops after a few percent of them, so the rest
 /// is only partitioned (`select_nth_unstable`), never sorted. Sequences are
@@ -571,6 +642,11 @@ impl Ordered {
 
     fn len(&self) -> usize {
         self.cands.len()
+    }
+
+    /// The candidates' buffer, for the next run.
+    fn into_inner(self) -> Vec<Candidate> {
+        self.cands
     }
 
     /// The `i`-th candidate in order; sorts the next chunk (doubling) when

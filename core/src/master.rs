@@ -116,6 +116,8 @@ pub struct MasterCore {
     pub(crate) next_seq: AtomicU64,
     pub(crate) wakeup: Wakeup,
     pub(crate) quiesce: Quiesce,
+    /// Eviction's candidate buffer and lock-hold gauge, kept between runs.
+    pub(crate) eviction: crate::eviction::EvictionScratch,
     #[cfg(feature = "test-hooks")]
     pub(crate) race_hooks: crate::quiesce::RaceHooks,
 }
@@ -154,6 +156,7 @@ impl MasterCore {
             next_seq: AtomicU64::new(1),
             wakeup: Wakeup::default(),
             quiesce: Quiesce::default(),
+            eviction: Default::default(),
             #[cfg(feature = "test-hooks")]
             race_hooks: Default::default(),
         })
@@ -444,11 +447,15 @@ impl MasterCore {
 
     /// Frees buffers now (revoke, remove, eviction).
     pub(crate) fn free_now<'a>(&self, replicas: impl IntoIterator<Item = &'a Replica>, size: u64) {
+        let mut buffers = replicas.into_iter().filter(|r| r.has_buffer()).peekable();
+        // Nothing to free (an object whose last replica was just evicted):
+        // no segment-table lock.
+        if buffers.peek().is_none() {
+            return;
+        }
         let table = self.segments.read();
-        for r in replicas {
-            if r.has_buffer() {
-                free_in(&table, r, size);
-            }
+        for r in buffers {
+            free_in(&table, r, size);
         }
     }
 
