@@ -35,7 +35,7 @@ use crate::retention::retention_active;
 use crate::shard::ShardState;
 use crate::soft_pin::state::is_active;
 use crate::types::{Key, Pool, ReplicaKind};
-use hashbrown::HashSet;
+use hashbrown::HashMap;
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -134,6 +134,8 @@ impl Candidate {
 struct Candidates {
     list: Vec<Candidate>,
     generation: u64,
+    /// How many are protected (`PINNED`).
+    pinned: usize,
 }
 
 /// What eviction keeps between runs: the candidate buffer, so a run writes
@@ -192,6 +194,29 @@ enum GroupOutcome {
     Evicted(u64, u64, u64),
     /// The candidate came from a state a restore replaced: nothing done.
     Obsolete,
+}
+
+/// The groups a run has dealt with, by address, each held by an `Arc`
+/// while it is in the set: a group evicted whole is freed with its last
+/// member, and a group created after it could otherwise take its address.
+#[derive(Default)]
+struct GroupsDone(HashMap<*const Group, Arc<Group>>);
+
+impl GroupsDone {
+    /// Adds `g`; false if it was there already.
+    fn insert(&mut self, g: &Arc<Group>) -> bool {
+        match self.0.entry(Arc::as_ptr(g)) {
+            hashbrown::hash_map::Entry::Occupied(_) => false,
+            hashbrown::hash_map::Entry::Vacant(v) => {
+                v.insert(Arc::clone(g));
+                true
+            }
+        }
+    }
+
+    fn remove(&mut self, g: &Arc<Group>) {
+        self.0.remove(&Arc::as_ptr(g));
+    }
 }
 
 /// How often a group eviction re-reads a member list that changed while it
@@ -260,14 +285,26 @@ impl MasterCore {
             discarded_released: self.release_discarded_at(now),
             ..Default::default()
         };
-        let Candidates { list, generation } = self.collect_candidates(now, &mut report);
+        let Candidates {
+            list,
+            generation,
+            pinned,
+        } = self.collect_candidates(now, &mut report);
         #[cfg(feature = "test-hooks")]
         self.race_point(crate::quiesce::RacePoint::EvictionCollected);
         let target_n = ceil_count(report.base, target);
         let lower_n = ceil_count(report.base, lowerbound);
-        let mut cands = Ordered::new(list, target_n.max(lower_n) as usize);
+        // The first pass skips protected candidates: to evict `need` it reads
+        // about need / (share of unprotected candidates) of the order.
+        let need = target_n.max(lower_n);
+        let unpinned = (list.len() - pinned) as u64;
+        let reads = match unpinned {
+            0 => need,
+            u => (u128::from(need) * list.len() as u128 / u128::from(u)) as u64,
+        };
+        let mut cands = Ordered::new(list, usize::try_from(reads).unwrap_or(usize::MAX));
 
-        let mut groups_done: HashSet<*const Group> = HashSet::new();
+        let mut groups_done = GroupsDone::default();
         self.pass(
             &mut cands,
             generation,
@@ -318,6 +355,7 @@ impl MasterCore {
     fn collect_candidates(&self, now: Instant, report: &mut EvictionReport) -> Candidates {
         let any_retained = self.metrics.retained_groups.load(Ordering::Relaxed) > 0;
         let mut list = self.eviction.take();
+        let mut pinned_count = 0usize;
         let mut seen: Option<u64> = None;
         'collect: loop {
             for (si, shard) in self.shards.iter().enumerate() {
@@ -332,6 +370,7 @@ impl MasterCore {
                         // slice: what was collected names the old one.
                         drop(st);
                         list.clear();
+                        pinned_count = 0;
                         report.base = 0;
                         report.candidates = 0;
                         seen = None;
@@ -382,6 +421,7 @@ impl MasterCore {
                         };
                         c.set(PINNED, pinned);
                         c.set(GROUPED, group.is_some());
+                        pinned_count += pinned as usize;
                         list.push(c);
                     });
                     drop(retained);
@@ -398,7 +438,11 @@ impl MasterCore {
                 }
             }
             let generation = seen.unwrap_or_else(|| self.generation());
-            return Candidates { list, generation };
+            return Candidates {
+                list,
+                generation,
+                pinned: pinned_count,
+            };
         }
     }
 
@@ -407,7 +451,7 @@ impl MasterCore {
         &self,
         cands: &mut Ordered,
         generation: u64,
-        groups_done: &mut HashSet<*const Group>,
+        groups_done: &mut GroupsDone,
         pass: Pass,
         now: Instant,
         goal: u64,
@@ -446,7 +490,7 @@ impl MasterCore {
                     c.set(DONE, true);
                     continue;
                 };
-                if !groups_done.insert(Arc::as_ptr(&g)) {
+                if !groups_done.insert(&g) {
                     c.set(DONE, true);
                     continue;
                 }
@@ -462,7 +506,7 @@ impl MasterCore {
                 report.evicted_pinned += pinned;
                 if n == 0 {
                     // The group stays whole; a later pass may take it.
-                    groups_done.remove(&Arc::as_ptr(&g));
+                    groups_done.remove(&g);
                     c.set(DONE, false);
                 }
                 continue;
@@ -636,7 +680,10 @@ impl Ordered {
         Ordered {
             cands,
             sorted: 0,
-            first: expected.saturating_mul(2).max(1024),
+            // An eighth over the estimate: a run that reads a little
+            // further than expected (a group that stays, a lease renewed)
+            // does not pay for a second partition of the rest.
+            first: expected.saturating_add(expected / 8).max(1024),
         }
     }
 

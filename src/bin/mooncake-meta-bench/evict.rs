@@ -3,7 +3,11 @@
 //! on a fresh master (its first run) and on a master that already ran once
 //! (a `run_eviction(0, 0)` that evicts nothing), whose run reuses the
 //! candidate buffer the first left; and the longest shard read-lock hold
-//! of the collection.
+//! of the collection. The `slices` case puts all N objects in one shard and
+//! runs a `run_eviction(0, 0)` (a collection, nothing evicted): its thread
+//! CPU time per 4096-slot slice is what one read-lock hold costs without
+//! the preemptions that a wall-clock longest hold on a loaded machine
+//! catches.
 
 use crate::report::{Better, Figure, Target};
 use crate::util::*;
@@ -28,7 +32,11 @@ fn size(mode: Mode) -> usize {
 }
 
 fn cases(mode: Mode) -> Vec<Params> {
-    let mut v = Vec::new();
+    let mut v = vec![Params::new(&[
+        ("n", size(mode).to_string()),
+        ("pinned_pct", "0".into()),
+        ("run", "slices".into()),
+    ])];
     for run in ["first", "second"] {
         for pin in ["0", "50"] {
             v.push(Params::new(&[
@@ -41,8 +49,49 @@ fn cases(mode: Mode) -> Vec<Params> {
     v
 }
 
+/// Slots a collection reads per shard read-lock hold (the core's slice).
+const SLICE: usize = 4096;
+
+/// One shard of N objects: CPU time of a collection per slice.
+fn slices_child(n: usize) -> Sample {
+    let mut s = Sample::default();
+    let keys = keys(n);
+    let m = Master::new(MasterConfig {
+        shard_count: 1,
+        ..MasterConfig::deterministic(T0)
+    })
+    .expect("master");
+    for i in 0..4u64 {
+        let spec = SegmentSpec {
+            name: format!("mem{i}"),
+            base: (i + 1) << 40,
+            size: 16 << 30,
+            pool: Pool::Memory,
+        };
+        m.mount_segment(i + 1, &spec).expect("mount");
+    }
+    let preserve = cfg(SoftPinRequest::PRESERVE);
+    put_all(&m, &keys, |_| &preserve);
+    flush_caches();
+    m.debug_reset_eviction_hold();
+    let cpu = thread_cpu();
+    let rep = m.run_eviction(0.0, 0.0).expect("eviction");
+    let cpu = thread_cpu() - cpu;
+    assert_eq!((rep.base, rep.evicted), (n as u64, 0));
+    s.set(
+        "slice_cpu_ns",
+        cpu.as_nanos() as f64 / n.div_ceil(SLICE) as f64,
+    );
+    s.set("hold_ns", m.debug_eviction_longest_hold_ns() as f64);
+    std::mem::forget(m);
+    s
+}
+
 fn child(p: &Params) -> Sample {
     let n = p.usize("n");
+    if p.str("run") == "slices" {
+        return slices_child(n);
+    }
     let half = p.str("pinned_pct") == "50";
     let mut s = Sample::default();
     let keys = keys(n);
@@ -77,6 +126,34 @@ fn child(p: &Params) -> Sample {
 fn figures(r: &Results, mode: Mode) -> Vec<Figure> {
     let ns = size(mode).to_string();
     let mut out = Vec::new();
+    let want = [("run", "slices")];
+    let par = [("n", ns.clone()), ("shards", "1".to_owned())];
+    out.push(
+        Figure::new(
+            "evict",
+            "collection_slice_cpu",
+            &par,
+            "ms",
+            Better::Lower,
+            r.values(&want, "slice_cpu_ns")
+                .into_iter()
+                .map(|v| v * 1e-6)
+                .collect(),
+        )
+        .note("thread CPU time of one 4096-slot slice of the collection (one shard read-lock hold), all N objects in one shard")
+        .target(Target::AtMost(1.0)),
+    );
+    out.push(Figure::new(
+        "evict",
+        "longest_shard_lock_hold",
+        &par,
+        "ms",
+        Better::Lower,
+        r.values(&want, "hold_ns")
+            .into_iter()
+            .map(|v| v * 1e-6)
+            .collect(),
+    ));
     for run in ["first", "second"] {
         for pin in ["0", "50"] {
             let want = [("pinned_pct", pin), ("run", run)];
