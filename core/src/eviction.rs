@@ -11,10 +11,11 @@
 //!
 //! Candidates and group member lists are gathered without holding the
 //! locks eviction later acts under, and a restore may install a new state in
-//! between. Each candidate carries the state [generation](MasterCore::generation)
-//! read under the shard lock it was seen under; eviction acts on it only
-//! while the generation is unchanged, checked under the shard locks it
-//! evicts under (where no restore can run). A group's member list is read
+//! between. The candidates of a run share one state
+//! [generation](MasterCore::generation), read under every shard lock they
+//! were seen under; eviction acts on one only while the generation is
+//! unchanged, checked under the shard locks it evicts under (where no
+//! restore can run). A group's member list is read
 //! again under its members' shard locks, so a group is always evicted as it
 //! is then: a candidate from a replaced state never splits a restored group.
 //!
