@@ -363,6 +363,10 @@ impl MasterCore {
                 debug_assert!(si as u32 <= SHARD_MASK);
                 let mut from = Some(0u32);
                 while let Some(at) = from {
+                    // Room for a whole slice, made before the lock is taken:
+                    // growing a buffer of millions of candidates (a remap of
+                    // its pages) would otherwise happen under the lock.
+                    list.reserve(SCAN_SLICE);
                     let st = shard.state.read();
                     let held = WallInstant::now();
                     let generation = self.generation();
