@@ -144,10 +144,10 @@ struct Candidates {
 /// page fault per 170 candidates, as much as the scan of their records)
 /// and the longest shard read-lock hold of a collection slice.
 ///
-/// The buffer is bounded: a run leaves it empty with room for at most
-/// twice its own candidates plus [`KEEP_SLACK`] (24 bytes each), shrinking
-/// it otherwise, so an idle master holds no more than its last run needed
-/// twice over. Two runs at once (the maintenance thread and a caller) do
+/// The buffer is bounded: a run leaves it empty with room for at most its
+/// own candidates plus a quarter plus [`KEEP_SLACK`] (24 bytes each),
+/// shrinking it otherwise, so an idle master holds about 24 to 30 bytes
+/// per candidate of its last run (at 10^7 candidates, 240-300 MB). Two runs at once (the maintenance thread and a caller) do
 /// not wait for each other: the second one to start uses a buffer of its
 /// own, and the larger of the two is kept.
 #[derive(Default)]
@@ -156,7 +156,8 @@ pub(crate) struct EvictionScratch {
     longest_hold_ns: AtomicU64,
 }
 
-/// Candidates' room a buffer may keep beyond twice its run's candidates.
+/// Candidates' room a buffer may keep beyond its run's candidates and a
+/// quarter.
 const KEEP_SLACK: usize = 4096;
 
 impl EvictionScratch {
@@ -168,7 +169,10 @@ impl EvictionScratch {
     }
 
     fn give_back(&self, mut list: Vec<Candidate>) {
-        let keep = list.len().saturating_mul(2).saturating_add(KEEP_SLACK);
+        let keep = list
+            .len()
+            .saturating_add(list.len() / 4)
+            .saturating_add(KEEP_SLACK);
         list.clear();
         if list.capacity() > keep {
             list.shrink_to(keep);
@@ -736,6 +740,30 @@ mod tests {
             slot: seq as u32,
             meta: 0,
         }
+    }
+
+    #[test]
+    fn the_kept_candidate_buffer_is_bounded_by_its_last_run() {
+        let scratch = EvictionScratch::default();
+        let run = |n: usize, room: usize| {
+            let mut v = scratch.take();
+            v.reserve(room);
+            v.extend((0..n as u64).map(|s| cand(0, s)));
+            scratch.give_back(v);
+        };
+        run(10_000, 100_000);
+        let kept = scratch.buffer.lock().capacity();
+        assert!(kept >= 10_000, "kept {kept}");
+        assert!(kept <= 10_000 + 2_500 + KEEP_SLACK, "kept {kept}");
+        assert!(scratch.buffer.lock().is_empty());
+        // A smaller run reuses it, then leaves only what it needed.
+        run(100, 0);
+        assert!(scratch.buffer.lock().capacity() <= 100 + 25 + KEEP_SLACK);
+        // Taking leaves nothing behind: a run at the same time gets a
+        // buffer of its own, and the larger one is kept.
+        let held = scratch.take();
+        assert_eq!(scratch.take().capacity(), 0);
+        scratch.give_back(held);
     }
 
     #[test]
