@@ -143,6 +143,7 @@ impl<T> Arena<T> {
     }
 
     /// The record in `slot` if the slot is still at generation `gen`.
+    #[allow(dead_code)]
     #[inline]
     pub fn get_checked(&self, slot: u32, gen: u32) -> Option<&T> {
         let (c, i) = split(slot);
@@ -197,6 +198,38 @@ impl<T> Arena<T> {
                     r.as_ref().map(|r| (((c << CHUNK_SHIFT) + i) as u32, g, r))
                 })
         })
+    }
+
+    /// Calls `f` with the slot and record of every stored record among the
+    /// `max_slots` slots from `from` on (free ones included in the count),
+    /// in slot order, reading each chunk's records as one slice. Returns the
+    /// first slot not visited, or `None` when no slot is left past the
+    /// visited ones: a caller can scan in bounded slices (letting go of a
+    /// lock in between) by passing the returned slot back in.
+    pub fn scan(&self, from: u32, max_slots: usize, mut f: impl FnMut(u32, &T)) -> Option<u32> {
+        let mut slot = from as usize;
+        let end = slot.saturating_add(max_slots);
+        while slot < end {
+            let (c, i) = split(slot as u32);
+            let chunk = self.chunks.get(c)?;
+            let len = chunk.records.len();
+            if i >= len {
+                return None;
+            }
+            let stop = len.min(i + (end - slot));
+            for (k, r) in chunk.records[i..stop].iter().enumerate() {
+                if let Some(r) = r {
+                    f((slot + k) as u32, r);
+                }
+            }
+            slot += stop - i;
+            // Only the last chunk is ever short of CHUNK_SLOTS.
+            if stop == len && len < CHUNK_SLOTS {
+                return None;
+            }
+        }
+        // `slot` starts a chunk, or lies inside the one the scan stopped in.
+        ((slot >> CHUNK_SHIFT) < self.chunks.len()).then_some(slot as u32)
     }
 
     /// Free slots and records agree (debug checks).
@@ -310,6 +343,54 @@ mod tests {
         }
         assert_eq!(a.len(), 1);
         a.check().unwrap();
+    }
+
+    #[test]
+    fn a_scan_in_slices_visits_every_record_once_in_slot_order() {
+        for n in [
+            0usize,
+            1,
+            7,
+            CHUNK_SLOTS - 1,
+            CHUNK_SLOTS,
+            CHUNK_SLOTS + 1,
+            3 * CHUNK_SLOTS,
+        ] {
+            let mut a = Arena::default();
+            for i in 0..n {
+                a.insert(i).unwrap();
+            }
+            // Holes are skipped, and count towards a slice's slots.
+            for s in (0..n as u32).step_by(5) {
+                a.remove(s).unwrap();
+            }
+            let want: Vec<(u32, usize)> = a.iter().map(|(s, _, &v)| (s, v)).collect();
+            for slice in [
+                1usize,
+                3,
+                100,
+                CHUNK_SLOTS - 1,
+                CHUNK_SLOTS,
+                5 * CHUNK_SLOTS,
+            ] {
+                let mut got = Vec::new();
+                let mut from = Some(0u32);
+                let mut calls = 0usize;
+                while let Some(at) = from {
+                    calls += 1;
+                    let before = got.len();
+                    from = a.scan(at, slice, |s, &v| got.push((s, v)));
+                    assert!(got.len() - before <= slice, "n={n} slice={slice}");
+                    if let Some(next) = from {
+                        assert_eq!(next as usize, at as usize + slice, "n={n} slice={slice}");
+                    }
+                }
+                assert_eq!(got, want, "n={n} slice={slice}");
+                // No call past the end: ceil(slots / slice) calls, one for an empty arena.
+                assert_eq!(calls, n.div_ceil(slice).max(1), "n={n} slice={slice}");
+            }
+            assert_eq!(a.scan(u32::MAX, 10, |_, _| panic!("past the end")), None);
+        }
     }
 
     #[test]

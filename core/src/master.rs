@@ -133,6 +133,8 @@ pub struct MasterCore {
     /// `SegmentUnmounted` an unmount appends last is never overtaken by a
     /// mount of the same name or by a restore.
     pub(crate) segment_changes: Mutex<()>,
+    /// Eviction's candidate buffer and lock-hold gauge, kept between runs.
+    pub(crate) eviction: crate::eviction::EvictionScratch,
     #[cfg(feature = "test-hooks")]
     pub(crate) race_hooks: crate::quiesce::RaceHooks,
 }
@@ -175,6 +177,7 @@ impl MasterCore {
             quiesce: Quiesce::default(),
             journal,
             segment_changes: Mutex::new(()),
+            eviction: Default::default(),
             #[cfg(feature = "test-hooks")]
             race_hooks: Default::default(),
         })
@@ -518,11 +521,15 @@ impl MasterCore {
                 );
             return;
         }
+        let mut buffers = replicas.into_iter().filter(|r| r.has_buffer()).peekable();
+        // Nothing to free (an object whose last replica was just evicted):
+        // no segment-table lock.
+        if buffers.peek().is_none() {
+            return;
+        }
         let table = self.segments.read();
-        for r in replicas {
-            if r.has_buffer() {
-                free_in(&table, r, size);
-            }
+        for r in buffers {
+            free_in(&table, r, size);
         }
     }
 

@@ -63,6 +63,10 @@ pub enum RacePoint {
     /// **is** held: the hook may run operations on keys of other shards
     /// only ([`MasterCore::debug_shard_of`]).
     BeforeRecord,
+    /// An eviction run's collection let go of shard `shard`'s read lock
+    /// between two slices of its arena and goes on from `next_slot` under
+    /// the lock taken again. No lock is held.
+    EvictionSlice { shard: usize, next_slot: u32 },
 }
 
 /// The hook a test installs (see [`MasterCore::debug_set_race_hook`]).

@@ -337,6 +337,7 @@ impl ShardState {
     /// The object `r` names, if it is still stored (its slot has not been
     /// freed since the handle was taken). `r.shard` is the caller's to
     /// match with this shard.
+    #[allow(dead_code)]
     #[inline]
     pub fn get(&self, r: ObjectRef) -> Option<&Object> {
         self.objects.get_checked(r.slot, r.gen)
@@ -375,6 +376,20 @@ impl ShardState {
         let obj = self.objects.remove(slot)?;
         self.tenants.release(obj.tenant());
         Some(obj)
+    }
+
+    /// The arena slot of the record stored under `k`.
+    #[inline]
+    pub fn slot_of_key(&self, hash: u64, k: Key<'_>) -> Option<u32> {
+        self.slot_of(hash, k)
+    }
+
+    /// Removes and returns the object in `slot`, whose key hashes to
+    /// `hash`: [`take`](Self::take) for a caller that holds the slot (the
+    /// index entry is found by slot number, no key is compared).
+    #[inline]
+    pub fn take_at(&mut self, hash: u64, slot: u32) -> Option<Object> {
+        self.take_slot(hash, slot)
     }
 
     /// Removes and returns the object stored under `k`.
@@ -418,6 +433,21 @@ impl ShardState {
     /// its [`ObjectRef`]), in arena order.
     pub fn iter_slots(&self) -> impl Iterator<Item = (u32, u32, &Object)> + '_ {
         self.objects.iter()
+    }
+
+    /// Calls `f` with the slot and record of every object among the
+    /// `max_slots` arena slots from `from` on, in slot order (sequential in
+    /// memory); returns the slot to go on from, `None` at the end (see
+    /// [`Arena::scan`]). A caller that lets go of the shard lock between
+    /// slices must expect the arena to have changed when it comes back.
+    #[inline]
+    pub fn scan_slots(
+        &self,
+        from: u32,
+        max_slots: usize,
+        f: impl FnMut(u32, &Object),
+    ) -> Option<u32> {
+        self.objects.scan(from, max_slots, f)
     }
 
     /// The arena, the index, the tenant table and the writes in flight

@@ -642,9 +642,11 @@ fn cleanup_child(n: usize) -> Sample {
     // One eviction pass: no pin is active any more and nothing was read,
     // so every object is a candidate.
     flush_caches();
+    m.debug_reset_eviction_hold();
     let t = Stopwatch::start();
     let rep = m.run_eviction(0.05, 0.05).expect("eviction");
     s.set("evict_ns", t.elapsed().as_nanos() as f64);
+    s.set("evict_hold_ns", m.debug_eviction_longest_hold_ns() as f64);
     s.set("evict_base", rep.base as f64);
     s.set("evicted", rep.evicted as f64);
 
@@ -1161,6 +1163,17 @@ fn figures(r: &Results, mode: Mode) -> Vec<Figure> {
             Better::Lower,
             ms("evict_ns"),
         ));
+        out.push(
+            Figure::new(
+                "scale",
+                "eviction_longest_shard_lock_hold",
+                &[("n", ns.clone())],
+                "ms",
+                Better::Lower,
+                ms("evict_hold_ns"),
+            )
+            .target(Target::AtMost(1.0)),
+        );
     }
 
     if mode.scale {
