@@ -30,6 +30,15 @@ pub const MOONCAKE_META_MAX_EXPECTED_OBJECTS: u64 = 4_294_967_296;
 const _: () =
     assert!(MOONCAKE_META_MAX_EXPECTED_OBJECTS == mooncake_meta_core::MAX_EXPECTED_OBJECTS);
 
+/// The largest `journal_capacity_bytes` a configuration may hold (2^40,
+/// 1 TiB). The setter stores any value; `mooncake_meta_config_validate` and
+/// master creation refuse a larger one with `MOONCAKE_META_INVALID_PARAMS`
+/// naming `journal_capacity_bytes`.
+pub const MOONCAKE_META_MAX_JOURNAL_CAPACITY_BYTES: u64 = 1_099_511_627_776;
+const _: () = assert!(
+    MOONCAKE_META_MAX_JOURNAL_CAPACITY_BYTES == mooncake_meta_core::MAX_JOURNAL_CAPACITY_BYTES
+);
+
 /// A master configuration under construction. Opaque; created by
 /// `mooncake_meta_config_new`, released by `mooncake_meta_config_free`.
 /// Internally locked: setters may race without corrupting it (the last
@@ -575,6 +584,68 @@ pub unsafe extern "C" fn mooncake_meta_config_set_expected_objects(
     unsafe {
         update("mooncake_meta_config_set_expected_objects", cfg, err, |c| {
             c.expected_objects = expected_objects;
+            Ok(())
+        })
+    }
+}
+
+/// Sets how many bytes the change journal may hold (docs/CONTRACT.md
+/// section 12); 0 (the default) = no journal. With a journal the master
+/// records every change to its state, in commit order, for a standby to
+/// apply; when the consumer falls behind and the journal is full, the
+/// oldest unreleased records are dropped (and reading them is
+/// `MOONCAKE_META_JOURNAL_OVERRUN`), never a client call. At most
+/// `MOONCAKE_META_MAX_JOURNAL_CAPACITY_BYTES`, checked at validation.
+///
+/// Ownership: `cfg` stays owned by the caller.
+/// Thread safety: may run concurrently with any call on `cfg` but `_free`.
+///
+/// # Safety
+/// `cfg` must be NULL or a live configuration; `err` must be NULL or valid
+/// for writing one pointer.
+#[no_mangle]
+pub unsafe extern "C" fn mooncake_meta_config_set_journal_capacity_bytes(
+    cfg: *mut mooncake_meta_config,
+    journal_capacity_bytes: u64,
+    err: *mut *mut mooncake_meta_error,
+) -> mooncake_meta_status {
+    // SAFETY: the caller upholds the documented contract.
+    unsafe {
+        update(
+            "mooncake_meta_config_set_journal_capacity_bytes",
+            cfg,
+            err,
+            |c| {
+                c.journal_capacity_bytes = journal_capacity_bytes;
+                Ok(())
+            },
+        )
+    }
+}
+
+/// Makes the master a standby (`standby` = 1) or a primary (0, the
+/// default). A standby rejects client operations with
+/// `MOONCAKE_META_UNAVAILABLE_IN_CURRENT_STATUS`, runs no maintenance and
+/// changes only by `mooncake_meta_journal_apply` and restore, until
+/// `mooncake_meta_promote` (docs/CONTRACT.md section 12). Any other value
+/// is `MOONCAKE_META_INVALID_PARAMS`.
+///
+/// Ownership: `cfg` stays owned by the caller.
+/// Thread safety: may run concurrently with any call on `cfg` but `_free`.
+///
+/// # Safety
+/// `cfg` must be NULL or a live configuration; `err` must be NULL or valid
+/// for writing one pointer.
+#[no_mangle]
+pub unsafe extern "C" fn mooncake_meta_config_set_standby(
+    cfg: *mut mooncake_meta_config,
+    standby: c_int,
+    err: *mut *mut mooncake_meta_error,
+) -> mooncake_meta_status {
+    // SAFETY: the caller upholds the documented contract.
+    unsafe {
+        update("mooncake_meta_config_set_standby", cfg, err, |c| {
+            c.standby = input::bool01(standby, "standby")?;
             Ok(())
         })
     }
