@@ -142,6 +142,7 @@ impl MasterCore {
                         .is_ok()
                 {
                     cleared += 1;
+                    self.record_read_locked(&st, obj);
                 }
             }
             stats.stale_dropped += (group.len() - cleared) as u64;

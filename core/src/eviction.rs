@@ -226,6 +226,7 @@ impl MasterCore {
                 {
                     self.pin_dropped(si);
                     report.normalised += 1;
+                    self.record_read_locked(&st, obj);
                 }
                 out.push(Candidate {
                     lease: obj.effective_lease(),
@@ -330,11 +331,13 @@ impl MasterCore {
                 .into_iter()
                 .partition(|r| victims.contains(&r.id));
         obj.replicas = kept;
-        let size = obj.size;
-        self.free_now(&freed, size);
-        if obj.replicas.is_empty() {
+        let (size, empty) = (obj.size, obj.replicas.is_empty());
+        self.free_now(st, &freed, size);
+        if empty {
             self.erase(st, si, hash, k, None);
         }
+        let mark = st.discarded.len();
+        self.record_key(st, hash, k, mark);
         size * freed.len() as u64
     }
 

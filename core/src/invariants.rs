@@ -31,6 +31,14 @@ impl MasterCore {
         let mut buffers: HashMap<(u32, u64), Held> = HashMap::new();
         for (si, st) in guards.iter().enumerate() {
             st.check_index().map_err(|e| format!("shard {si}: {e}"))?;
+            // Append before free: a deferred free never outlives the
+            // operation that recorded it.
+            if !st.pending_frees.is_empty() {
+                return Err(format!(
+                    "shard {si}: {} buffer(s) freed but not returned to their allocator",
+                    st.pending_frees.len()
+                ));
+            }
             let mut pinned = 0i64;
             for (slot, _, obj) in st.iter_slots() {
                 let key = crate::key::scoped(st.key_of(obj));

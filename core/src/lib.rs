@@ -59,7 +59,7 @@ mod tenants;
 
 pub use cleanup::CleanupStats;
 pub use clock::{ClockSource, Instant, WallSource, MAX_INSTANT};
-pub use config::{MasterConfig, MAX_DURATION_MS, MAX_EXPECTED_OBJECTS};
+pub use config::{MasterConfig, MAX_DURATION_MS, MAX_EXPECTED_OBJECTS, MAX_JOURNAL_CAPACITY_BYTES};
 pub use error::{Error, ErrorKind, Result};
 pub use eviction::EvictionReport;
 pub use master::{Master, MasterCore, CLEANUP_BATCH};

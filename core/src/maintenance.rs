@@ -230,11 +230,17 @@ impl MasterCore {
                 .map(|(t, w)| (t, w.slot))
                 .collect();
             for (token, slot) in stale {
+                let mark = st.discarded.len();
                 // The write and its pending intent end here (§4.4).
                 st.in_flight.end(token);
                 let Some(hash) = st.slot(slot).map(|o| st.hash_of(o)) else {
                     continue;
                 };
+                // The key, for the record once the object may be gone.
+                let scoped = self
+                    .journal
+                    .is_some()
+                    .then(|| crate::key::scoped(st.key_of(st.slot(slot).expect("read above"))));
                 let obj = st.slot_mut(slot).expect("the slot was just read");
                 let release_at = crate::clock::saturating_deadline(obj.put_start, release);
                 let (gone, kept): (crate::object::Replicas, crate::object::Replicas) =
@@ -246,6 +252,9 @@ impl MasterCore {
                 self.discard(&mut st, &gone, size, release_at);
                 if empty {
                     self.erase_seq(&mut st, si, hash, seq, None);
+                }
+                if let Some(scoped) = &scoped {
+                    self.record_key(&mut st, hash, crate::key::split(scoped), mark);
                 }
                 swept += 1;
             }
@@ -276,6 +285,16 @@ impl MasterCore {
                 .partition(|d| d.release_at <= at);
             st.discarded = keep;
             let table = self.segments.read();
+            // Append before free: the record goes in before any of these
+            // buffers can be placed again (under another shard's lock).
+            if self.journal.is_some() {
+                let buffers = crate::journal::capture::released_buffers(&table, &due);
+                // Buffers of segments gone meanwhile are dropped by their
+                // SegmentUnmounted; nothing else to say.
+                if !buffers.is_empty() {
+                    self.journal_append(&crate::journal::Record::DiscardReleased { at, buffers });
+                }
+            }
             for d in &due {
                 crate::master::free_block(&table, d.segment, d.block, d.addr, d.len);
                 st.discarded_bytes -= d.len as i64;

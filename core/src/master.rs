@@ -8,13 +8,17 @@
 //!
 //! 0. the quiesce gate (`quiesce.rs`: the maintenance thread around a tick,
 //!    a test holding a guard) — held with no other lock;
+//!    then, with the journal on, `segment_changes` (a mount, an unmount, a
+//!    restore);
 //! 1. metadata shard locks, several only in ascending index order;
 //! 2. the group domain (a group-shard mutex, then a group's member list),
 //!    then the group-retention registry (`retention.rs`);
 //! 3. the segment table `RwLock`;
 //! 4. one segment's allocator mutex;
 //! 5. a deadline-index mutex (the objects' or the retention index's) — last: nothing is acquired while it is held,
-//!    and cleanup releases it before it takes any shard lock.
+//!    and cleanup releases it before it takes any shard lock. The journal's
+//!    mutex sits at this level too, never held with an index mutex: records
+//!    are appended under the lock(s) of the change they record.
 //!
 //! The read path (Get/Exist) takes one shard read lock (a batch: the read
 //! locks of one chunk's shards, ascending) and touches only atomics
@@ -51,17 +55,18 @@ use crate::clock::{Clock, Instant};
 use crate::config::MasterConfig;
 use crate::error::{Error, ErrorKind, Result};
 use crate::group::Groups;
+use crate::journal::Journal;
 use crate::key::{self, KeyHasher};
 use crate::maintenance::{Maintenance, Wakeup};
 use crate::metrics::Metrics;
 use crate::object::{Object, Replica, Replicas, Role};
 use crate::quiesce::Quiesce;
 use crate::segment::{BlockId, BufferOwner, SegmentTable};
-use crate::shard::{Discarded, Shard, ShardState};
+use crate::shard::{Discarded, PendingFree, Shard, ShardState};
 use crate::soft_pin::index::{DeadlineIndex, Entry};
 use crate::soft_pin::state::{Delta, IndexOp};
 use crate::types::{ClientId, Key, Pool, ReplicaStatus, SegmentId, WriteConfig};
-use parking_lot::RwLock;
+use parking_lot::{Mutex, RwLock};
 use std::ops::Deref;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -116,6 +121,14 @@ pub struct MasterCore {
     pub(crate) next_seq: AtomicU64,
     pub(crate) wakeup: Wakeup,
     pub(crate) quiesce: Quiesce,
+    /// The change journal (docs/CONTRACT.md §12); `None` when
+    /// `journal_capacity_bytes` is 0, and then nothing is recorded.
+    pub(crate) journal: Option<Journal>,
+    /// Serialises mounts, unmounts and restores while the journal is on
+    /// (lock order: after the quiesce gate, before any shard lock), so the
+    /// `SegmentUnmounted` an unmount appends last is never overtaken by a
+    /// mount of the same name or by a restore.
+    pub(crate) segment_changes: Mutex<()>,
     #[cfg(feature = "test-hooks")]
     pub(crate) race_hooks: crate::quiesce::RaceHooks,
 }
@@ -129,6 +142,7 @@ pub const CLEANUP_BATCH: usize = 128;
 impl MasterCore {
     fn new(config: MasterConfig) -> Result<Self> {
         let clock = Clock::new(config.clock.clone())?;
+        let journal = config.journal_capacity()?.map(Journal::new).transpose()?;
         let hasher = KeyHasher::new();
         let shards = (0..config.shard_count)
             .map(|_| Ok(Shard::new(Self::empty_shard(&config, &hasher)?)))
@@ -154,6 +168,8 @@ impl MasterCore {
             next_seq: AtomicU64::new(1),
             wakeup: Wakeup::default(),
             quiesce: Quiesce::default(),
+            journal,
+            segment_changes: Mutex::new(()),
             #[cfg(feature = "test-hooks")]
             race_hooks: Default::default(),
         })
@@ -250,13 +266,25 @@ impl MasterCore {
     /// (docs/CONTRACT.md §3: every rejection happens before any side effect). Only
     /// done when no other operation took ids since; otherwise the gap stays
     /// (harmless: ids remain unique).
+    ///
+    /// With the journal on, a gap left behind is recorded (a `Counters`
+    /// record), so a standby's counter moves past it too.
     pub(crate) fn return_replica_ids(&self, first: u64, n: usize) {
-        let _ = self.next_replica_id.compare_exchange(
-            first + n as u64,
-            first,
-            Ordering::Relaxed,
-            Ordering::Relaxed,
-        );
+        if n == 0 {
+            return;
+        }
+        let returned = self
+            .next_replica_id
+            .compare_exchange(
+                first + n as u64,
+                first,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            )
+            .is_ok();
+        if !returned {
+            self.record_counters();
+        }
     }
 
     pub(crate) fn new_token(&self) -> u64 {
@@ -442,8 +470,31 @@ impl MasterCore {
         ))
     }
 
-    /// Frees buffers now (revoke, remove, eviction).
-    pub(crate) fn free_now<'a>(&self, replicas: impl IntoIterator<Item = &'a Replica>, size: u64) {
+    /// Frees buffers now (revoke, remove, eviction) — with the journal on,
+    /// once the operation's record is appended: they wait in `st`'s
+    /// `pending_frees` (the caller's shard) until its
+    /// [`record_key`](Self::record_key) frees them (append before free).
+    pub(crate) fn free_now<'a>(
+        &self,
+        st: &mut ShardState,
+        replicas: impl IntoIterator<Item = &'a Replica>,
+        size: u64,
+    ) {
+        if self.journal.is_some() {
+            st.pending_frees
+                .extend(
+                    replicas
+                        .into_iter()
+                        .filter(|r| r.has_buffer())
+                        .map(|r| PendingFree {
+                            segment: r.segment,
+                            addr: r.addr,
+                            block: r.block,
+                            len: size,
+                        }),
+                );
+            return;
+        }
         let table = self.segments.read();
         for r in replicas {
             if r.has_buffer() {
@@ -516,7 +567,7 @@ impl MasterCore {
         release_at: Option<Instant>,
     ) {
         match release_at {
-            None => self.free_now(&obj.replicas, obj.size),
+            None => self.free_now(st, &obj.replicas, obj.size),
             Some(at) => self.discard(st, &obj.replicas, obj.size, at),
         }
         debug_assert_eq!(self.shard_index_of(self.hasher.hash(k)), shard);

@@ -73,6 +73,17 @@ pub struct MetricsSnapshot {
     /// Groups with a committed retention deadline (converges to the
     /// actively retained ones within one cleanup interval).
     pub retained_group_count: u64,
+    /// Change-journal records appended (docs/CONTRACT.md §12); every
+    /// journal figure is 0 with the journal off.
+    pub journal_records_appended: u64,
+    /// Bytes the journal holds (records and their bookkeeping).
+    pub journal_bytes_held: u64,
+    /// Records dropped unreleased because the journal was full.
+    pub journal_records_dropped: u64,
+    /// Sequence of the last record appended.
+    pub journal_last_seq: u64,
+    /// Highest sequence the consumer released.
+    pub journal_released_seq: u64,
     pub segments: Vec<SegmentUsage>,
 }
 
@@ -140,6 +151,7 @@ impl MasterCore {
         };
         let idx = self.index.stats();
         let gauges = self.shard_gauges();
+        let journal = self.journal_stats();
         MetricsSnapshot {
             key_count: gauges.keys.max(0) as u64,
             soft_pin_key_count: gauges.soft_pin_keys.max(0) as u64,
@@ -165,6 +177,11 @@ impl MasterCore {
             swept_writes: load(&m.swept_writes),
             clock_skew_ms: self.clock.skew(),
             retained_group_count: load_i(&m.retained_groups),
+            journal_records_appended: journal.records_appended,
+            journal_bytes_held: journal.bytes_held as u64,
+            journal_records_dropped: journal.dropped_records,
+            journal_last_seq: journal.last_seq,
+            journal_released_seq: journal.released_upto,
             segments,
         }
     }
@@ -311,6 +328,36 @@ impl MasterCore {
             "counter",
             "Stale writes swept.",
             s.swept_writes,
+        );
+        put(
+            "master_journal_records_appended_total",
+            "counter",
+            "Change-journal records appended.",
+            s.journal_records_appended,
+        );
+        put(
+            "master_journal_bytes_held",
+            "gauge",
+            "Bytes the change journal holds.",
+            s.journal_bytes_held,
+        );
+        put(
+            "master_journal_records_dropped_total",
+            "counter",
+            "Change-journal records dropped unreleased (the journal was full).",
+            s.journal_records_dropped,
+        );
+        put(
+            "master_journal_last_seq",
+            "gauge",
+            "Sequence of the last change-journal record appended.",
+            s.journal_last_seq,
+        );
+        put(
+            "master_journal_released_seq",
+            "gauge",
+            "Highest change-journal sequence the consumer released.",
+            s.journal_released_seq,
         );
         let _ = writeln!(
             out,

@@ -26,6 +26,7 @@
 
 use crate::clock::{saturating_deadline, Instant};
 use crate::error::{Error, ErrorKind, Result};
+use crate::journal::Record;
 use crate::key::ScopedKey;
 use crate::master::{MasterCore, CLEANUP_BATCH};
 use crate::soft_pin::keyed::{KeyedDeadlineIndex, KeyedDue};
@@ -142,6 +143,13 @@ impl MasterCore {
                 continue;
             }
             self.retention.index.register(&id, REGISTRY_SHARD, deadline);
+            if self.journal.is_some() {
+                self.journal_append(&Record::GroupRetained {
+                    tenant: tenant.to_owned(),
+                    group: g.to_owned(),
+                    deadline,
+                });
+            }
             if map.insert(id, deadline).is_none() {
                 self.metrics.retained_groups.fetch_add(1, Ordering::Relaxed);
             }
@@ -167,6 +175,12 @@ impl MasterCore {
             if map.remove(&id).is_some() {
                 self.retention.index.unregister(&id);
                 self.metrics.retained_groups.fetch_sub(1, Ordering::Relaxed);
+                if self.journal.is_some() {
+                    self.journal_append(&Record::GroupReleased {
+                        tenant: tenant.to_owned(),
+                        group: g.to_owned(),
+                    });
+                }
             }
             out.push(Ok(()));
         }
@@ -213,14 +227,13 @@ impl MasterCore {
         *map = fresh;
     }
 
-    /// Every committed retention deadline as snapshot records, sorted by
-    /// (tenant, group); stored-but-expired ones included (restore
-    /// normalises them).
-    pub(crate) fn capture_retention(&self) -> Vec<crate::snapshot::image::RetentionRecord> {
-        let mut out: Vec<_> = self
-            .retention
-            .map
-            .read()
+    /// Every committed retention deadline of `map` (the registry, read by
+    /// the caller) as snapshot records, sorted by (tenant, group);
+    /// stored-but-expired ones included (restore normalises them).
+    pub(crate) fn capture_retention(
+        map: &HashMap<ScopedKey, Instant>,
+    ) -> Vec<crate::snapshot::image::RetentionRecord> {
+        let mut out: Vec<_> = map
             .iter()
             .map(|(id, &deadline)| {
                 let k = crate::key::split(id);
@@ -294,6 +307,14 @@ impl MasterCore {
             if map.get(&*e.key) == Some(&e.deadline) {
                 map.remove(&*e.key);
                 cleared += 1;
+                if self.journal.is_some() {
+                    let k = crate::key::split(&e.key);
+                    self.journal_append(&Record::RetentionExpired {
+                        tenant: k.tenant.to_owned(),
+                        group: k.key.to_owned(),
+                        deadline: e.deadline,
+                    });
+                }
             }
         }
         if cleared > 0 {

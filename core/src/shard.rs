@@ -30,6 +30,17 @@ pub(crate) struct Discarded {
     pub release_at: Instant,
 }
 
+/// A buffer an operation freed while the journal is on, held allocated
+/// until the record that frees it is appended (append before free,
+/// `journal/capture.rs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct PendingFree {
+    pub segment: SegmentId,
+    pub addr: u64,
+    pub block: BlockId,
+    pub len: u64,
+}
+
 /// A write in flight: the record it writes and its soft-pin intent while
 /// still pending (docs/CONTRACT.md §4.4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -96,6 +107,10 @@ pub(crate) struct ShardState {
     tenants: Tenants,
     pub in_flight: InFlight,
     pub discarded: Vec<Discarded>,
+    /// Buffers freed by the operation holding the write lock, waiting for
+    /// its journal record (journal on only; empty whenever no operation
+    /// holds the lock).
+    pub pending_frees: Vec<PendingFree>,
     /// Objects in this shard: its share of `master_key_count`. A plain
     /// field, changed with the insert or erase it counts under the write
     /// lock, so no per-key path writes a cache line every shard shares.
@@ -141,6 +156,7 @@ impl ShardState {
             tenants: Tenants::default(),
             in_flight: InFlight::default(),
             discarded: Vec::new(),
+            pending_frees: Vec::new(),
             keys: 0,
             discarded_bytes: 0,
         }

@@ -68,6 +68,9 @@ pub struct JournalStats {
     pub dropped_upto: u64,
     /// Records dropped unreleased so far.
     pub dropped_records: u64,
+    /// Records appended since the journal was created, dropped ones
+    /// included.
+    pub records_appended: u64,
 }
 
 /// What a read wrote into the caller's buffer.
@@ -86,6 +89,8 @@ pub struct JournalRead {
 struct Ring {
     /// Encoded records `first..next`, oldest first.
     entries: VecDeque<Box<[u8]>>,
+    /// The sequence the journal started at.
+    start: u64,
     first: u64,
     next: u64,
     bytes: usize,
@@ -118,6 +123,7 @@ impl Journal {
             capacity: capacity_bytes,
             ring: Mutex::new(Ring {
                 entries: VecDeque::new(),
+                start: next_seq,
                 first: next_seq,
                 next: next_seq,
                 bytes: 0,
@@ -268,6 +274,12 @@ impl Journal {
         Ok(freed)
     }
 
+    /// Sequence of the newest record appended (0 for a new journal
+    /// starting at 1).
+    pub fn last_seq(&self) -> u64 {
+        self.ring.lock().next - 1
+    }
+
     pub fn stats(&self) -> JournalStats {
         let ring = self.ring.lock();
         JournalStats {
@@ -279,6 +291,7 @@ impl Journal {
             released_upto: ring.released_upto,
             dropped_upto: ring.dropped_upto,
             dropped_records: ring.dropped,
+            records_appended: ring.next - ring.start,
         }
     }
 }

@@ -61,7 +61,10 @@ impl MasterCore {
         };
         obj.set_task(Some(Task::Promotion { target: id }));
         obj.replicas.push(r);
-        Ok(r.descriptor(obj.size))
+        let d = r.descriptor(obj.size);
+        let mark = st.discarded.len();
+        self.record_key(&mut st, hash, k, mark);
+        Ok(d)
     }
 
     /// Ends a promotion: success completes the staged replica, failure drops it.
@@ -115,6 +118,8 @@ impl MasterCore {
             }
             let r = replica(self.replica_ids(1));
             obj.replicas.push(r);
+            let mark = st.discarded.len();
+            self.record_key(&mut st, hash, k, mark);
             return Ok(r.descriptor(size));
         }
         let r = replica(self.replica_ids(1));
@@ -136,6 +141,8 @@ impl MasterCore {
             }),
         );
         st.keys += 1;
+        let mark = st.discarded.len();
+        self.record_key(&mut st, hash, k, mark);
         Ok(r.descriptor(size))
     }
 }

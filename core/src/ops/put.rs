@@ -52,6 +52,7 @@ impl MasterCore {
         let now = self.clock.now();
         let (hash, si) = self.locate(k);
         let mut st = self.shards[si].state.write();
+        let mark = st.discarded.len();
         let replace = match st.find(hash, k) {
             Some(obj) if obj.has_complete() => {
                 return Err(Error::new(
@@ -111,6 +112,7 @@ impl MasterCore {
         let slot = st.insert(k.tenant, hash, obj);
         st.in_flight.start(token, slot, Some(intent));
         st.keys += 1;
+        self.record_key(&mut st, hash, k, mark);
         Ok(StartedWrite {
             replicas: descriptors,
             token,
@@ -205,6 +207,12 @@ impl MasterCore {
         if !obj.write_in_flight() {
             writes.end(obj.write_token);
         }
+        // An End that completed nothing only raised the lease, which is
+        // not recorded (leases are not part of a standby's state).
+        if completed > 0 {
+            let mark = st.discarded.len();
+            self.record_key(&mut st, hash, k, mark);
+        }
         Ok(())
     }
 
@@ -241,7 +249,6 @@ impl MasterCore {
             .partition(|r| r.is_write_processing() && sel.matches(r.kind));
         obj.replicas = kept;
         let size = obj.size;
-        self.free_now(&revoked, size);
         // Partial revoke keeps pending while another eligible replica can
         // still complete (§4.4): the write, and its pending intent, end only
         // when none is left. Committed state is untouched.
@@ -250,12 +257,15 @@ impl MasterCore {
             obj.replicas.is_empty(),
             obj.write_token,
         );
+        self.free_now(&mut st, &revoked, size);
         if !in_flight {
             st.in_flight.end(token_now);
         }
         if empty {
             self.erase(&mut st, si, hash, k, None);
         }
+        let mark = st.discarded.len();
+        self.record_key(&mut st, hash, k, mark);
         Ok(())
     }
 }

@@ -71,6 +71,8 @@ impl MasterCore {
             .take_if(hash, k, |o| removable(o, now, force))?
             .ok_or_else(Error::not_found)?;
         self.retire(st, si, &obj, k, None);
+        let mark = st.discarded.len();
+        self.record_key(st, hash, k, mark);
         Ok(obj)
     }
 
@@ -106,7 +108,10 @@ impl MasterCore {
                 .map(|o| (st.hash_of(o), key::scoped(st.key_of(o))))
                 .collect();
             for (hash, scoped) in victims {
-                self.erase(&mut st, si, hash, key::split(&scoped), None);
+                let k = key::split(&scoped);
+                self.erase(&mut st, si, hash, k, None);
+                let mark = st.discarded.len();
+                self.record_key(&mut st, hash, k, mark);
                 removed += 1;
             }
         }

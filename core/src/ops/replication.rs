@@ -100,7 +100,7 @@ impl MasterCore {
         debug_assert!(task.is_some());
         let size = obj.size;
         let empty = obj.replicas.is_empty();
-        self.free_now(&targets, size);
+        self.free_now(st, &targets, size);
         if empty {
             self.erase(st, si, hash, k, None);
         }
@@ -127,6 +127,8 @@ impl MasterCore {
             targets: staged.iter().map(|r| r.id).collect(),
         }));
         obj.replicas.extend(staged);
+        let mark = st.discarded.len();
+        self.record_key(&mut st, hash, k, mark);
         Ok(out)
     }
 
@@ -169,6 +171,8 @@ impl MasterCore {
         }));
         let d = target.descriptor(obj.size);
         obj.replicas.push(target);
+        let mark = st.discarded.len();
+        self.record_key(&mut st, hash, k, mark);
         Ok(d)
     }
 
@@ -193,6 +197,7 @@ impl MasterCore {
         let now = self.clock.now();
         let (hash, si) = self.locate(k);
         let mut st = self.shards[si].state.write();
+        let mark = st.discarded.len();
         let obj = st.find_mut(hash, k).ok_or_else(Error::not_found)?;
         let task = match obj.task() {
             Some(t) if kind(t) => t.clone(),
@@ -208,10 +213,13 @@ impl MasterCore {
         };
         if !success {
             self.abandon_task(&mut st, si, hash, k);
+            self.record_key(&mut st, hash, k, mark);
             return Ok(());
         }
         if !intact {
+            // Refused, but the task is gone all the same: recorded.
             self.abandon_task(&mut st, si, hash, k);
+            self.record_key(&mut st, hash, k, mark);
             return Err(gone());
         }
         obj.set_task(None);
@@ -234,6 +242,7 @@ impl MasterCore {
                 crate::clock::saturating_deadline(now, self.config.put_start_release_timeout_ms);
             self.discard(&mut st, [&src], size, release_at);
         }
+        self.record_key(&mut st, hash, k, mark);
         Ok(())
     }
 }

@@ -71,6 +71,7 @@ impl MasterCore {
             crate::clock::saturating_deadline(now, self.config.put_start_release_timeout_ms);
         let (hash, si) = self.locate(k);
         let mut st = self.shards[si].state.write();
+        let mark = st.discarded.len();
 
         let case = match st.find(hash, k) {
             None => Case::Absent,
@@ -140,7 +141,7 @@ impl MasterCore {
         };
         let token = self.new_token();
 
-        match case {
+        let started = match case {
             Case::Absent => {
                 let descriptors = fresh.iter().map(|r| r.descriptor(size)).collect();
                 let obj = self.new_object(
@@ -159,10 +160,10 @@ impl MasterCore {
                 let slot = st.insert(k.tenant, hash, obj);
                 st.in_flight.start(token, slot, Some(intent));
                 st.keys += 1;
-                Ok(Bounded::Fits(StartedWrite {
+                StartedWrite {
                     replicas: descriptors,
                     token,
-                }))
+                }
             }
             Case::InPlace => {
                 let (slot, obj, writes) = st.find_write_mut(hash, k).expect("object is locked");
@@ -187,10 +188,10 @@ impl MasterCore {
                 writes.end(old_token);
                 writes.start(token, slot, Some(intent));
                 self.discard(&mut st, &preempted, size, release_at);
-                Ok(Bounded::Fits(StartedWrite {
+                StartedWrite {
                     replicas: descriptors,
                     token,
-                }))
+                }
             }
             Case::Replace | Case::Resize => {
                 let (slot, obj, writes) = st.find_write_mut(hash, k).expect("object is locked");
@@ -220,12 +221,14 @@ impl MasterCore {
                 writes.end(old_token);
                 writes.start(token, slot, Some(intent));
                 self.discard(&mut st, &old, old_size, release_at);
-                Ok(Bounded::Fits(StartedWrite {
+                StartedWrite {
                     replicas: descriptors,
                     token,
-                }))
+                }
             }
-        }
+        };
+        self.record_key(&mut st, hash, k, mark);
+        Ok(Bounded::Fits(started))
     }
 
     /// Completes an upsert's replicas: identical to [`MasterCore::put_end`].

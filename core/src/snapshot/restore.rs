@@ -74,6 +74,10 @@ impl MasterCore {
                 "no snapshot candidate given",
             ));
         }
+        // With the journal on, no mount or unmount runs beside a restore:
+        // an unmount's SegmentUnmounted, appended last, must not follow the
+        // Reset of a state that has a segment of that name.
+        let _serial = self.journal.as_ref().map(|_| self.segment_changes.lock());
         let mut rejected = Vec::new();
         let mut order: Vec<(u64, usize)> = Vec::new();
         for (i, c) in candidates.iter().enumerate() {
@@ -384,5 +388,20 @@ impl MasterCore {
         self.next_replica_id.fetch_max(r, Ordering::AcqRel);
         self.next_token.fetch_max(t, Ordering::AcqRel);
         self.next_seq.fetch_max(s, Ordering::AcqRel);
+        drop(table);
+        if let Some(j) = &self.journal {
+            // The Reset carries the state installed, captured while every
+            // shard stays write-locked and the registry and the table are
+            // read-locked: no record can come between the install and it,
+            // so its image includes everything up to the Reset itself.
+            let states: Vec<&ShardState> = guards.iter().map(|g| &**g).collect();
+            let retention = self.retention.map.read();
+            let table = self.segments.read();
+            let seq = j.last_seq() + 1;
+            let image = self.capture_locked(&states, &retention, &table, seq);
+            self.journal_append(&crate::journal::Record::Reset {
+                image: super::codec::encode(&image),
+            });
+        }
     }
 }
