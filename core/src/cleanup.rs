@@ -54,6 +54,9 @@ impl MasterCore {
 
     /// Runs one cleanup cycle treating `at` as now (the clock is not moved).
     pub fn run_cleanup_at(&self, at: Instant) -> CleanupStats {
+        if self.is_standby() {
+            return CleanupStats::default();
+        }
         let started = std::time::Instant::now();
         let mut stats = CleanupStats::default();
         // pop_due sizes it on the first due entries; nothing due, no allocation.

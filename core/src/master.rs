@@ -129,6 +129,8 @@ pub struct MasterCore {
     /// `SegmentUnmounted` an unmount appends last is never overtaken by a
     /// mount of the same name or by a restore.
     pub(crate) segment_changes: Mutex<()>,
+    /// Standby or primary, and the applied journal sequence (`standby.rs`).
+    pub(crate) role: crate::standby::Role,
     #[cfg(feature = "test-hooks")]
     pub(crate) race_hooks: crate::quiesce::RaceHooks,
 }
@@ -155,6 +157,7 @@ impl MasterCore {
         };
         Ok(MasterCore {
             groups: Groups::new(64),
+            role: crate::standby::Role::new(config.standby),
             config,
             clock,
             hasher,

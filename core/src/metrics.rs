@@ -84,6 +84,12 @@ pub struct MetricsSnapshot {
     pub journal_last_seq: u64,
     /// Highest sequence the consumer released.
     pub journal_released_seq: u64,
+    /// `master_standby`: whether the master is a standby (docs/CONTRACT.md
+    /// section 12.3).
+    pub standby: bool,
+    /// `master_journal_applied_seq`: the last journal sequence applied (or
+    /// installed by a restore); 0 = none.
+    pub journal_applied_seq: u64,
     pub segments: Vec<SegmentUsage>,
 }
 
@@ -182,6 +188,8 @@ impl MasterCore {
             journal_records_dropped: journal.dropped_records,
             journal_last_seq: journal.last_seq,
             journal_released_seq: journal.released_upto,
+            standby: self.is_standby(),
+            journal_applied_seq: self.applied_seq(),
             segments,
         }
     }
@@ -208,6 +216,18 @@ impl MasterCore {
             "gauge",
             "Groups with a committed retention deadline (converges within one cleanup interval).",
             s.retained_group_count,
+        );
+        put(
+            "master_standby",
+            "gauge",
+            "1 on a standby (serves no client operation, applies a primary's journal), 0 on a primary.",
+            u64::from(s.standby),
+        );
+        put(
+            "master_journal_applied_seq",
+            "gauge",
+            "Last journal sequence applied (or installed by a restore); 0 = none.",
+            s.journal_applied_seq,
         );
         put(
             "master_allocated_bytes",

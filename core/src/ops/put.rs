@@ -48,6 +48,7 @@ impl MasterCore {
         size: u64,
         cfg: &WriteConfig,
     ) -> Result<StartedWrite> {
+        self.ensure_primary()?;
         let intent = validate_write(self, k, size, cfg)?;
         let now = self.clock.now();
         let (hash, si) = self.locate(k);
@@ -156,6 +157,7 @@ impl MasterCore {
         sel: ReplicaSelector,
         token: Option<u64>,
     ) -> Result<()> {
+        self.ensure_primary()?;
         let result = self.put_end_locked(client, k, sel, token);
         // The commit may have pushed the index over its bound; its rebuild
         // takes shard locks, so it runs once this End holds none.
@@ -225,6 +227,7 @@ impl MasterCore {
         sel: ReplicaSelector,
         token: Option<u64>,
     ) -> Result<()> {
+        self.ensure_primary()?;
         k.validate()?;
         let (hash, si) = self.locate(k);
         let mut st = self.shards[si].state.write();

@@ -32,6 +32,7 @@ impl MasterCore {
         size: u64,
         cfg: &WriteConfig,
     ) -> Result<StartedWrite> {
+        self.ensure_primary()?;
         match self.upsert_start_bounded(client, k, size, cfg, usize::MAX)? {
             Bounded::Fits(w) => Ok(w),
             Bounded::TooSmall(n) => unreachable!("{n} replicas exceed usize::MAX"),
@@ -50,6 +51,7 @@ impl MasterCore {
         cfg: &WriteConfig,
         max: usize,
     ) -> Result<Bounded<StartedWrite>> {
+        self.ensure_primary()?;
         let result = self.upsert_start_locked(client, k, size, cfg, max);
         // A replacement re-registers its carried deadline; a rebuild that
         // asks for takes shard locks, so it runs once this Start holds none.
@@ -239,6 +241,7 @@ impl MasterCore {
         sel: ReplicaSelector,
         token: Option<u64>,
     ) -> Result<()> {
+        self.ensure_primary()?;
         self.put_end(client, k, sel, token)
     }
 
@@ -251,6 +254,7 @@ impl MasterCore {
         sel: ReplicaSelector,
         token: Option<u64>,
     ) -> Result<()> {
+        self.ensure_primary()?;
         self.put_revoke(client, k, sel, token)
     }
 }
