@@ -34,6 +34,9 @@ type JournalStats struct {
 	DroppedUpto uint64
 	// DroppedRecords is the number of records dropped unreleased so far.
 	DroppedRecords uint64
+	// RecordsAppended is the number of records appended since the master
+	// was created, dropped ones included.
+	RecordsAppended uint64
 }
 
 // ApplyReport is what ApplyJournal did.
@@ -140,14 +143,15 @@ func (m *Master) JournalStats() (JournalStats, error) {
 		return JournalStats{}, err
 	}
 	return JournalStats{
-		CapacityBytes:  uint64(out.capacity_bytes),
-		BytesHeld:      uint64(out.bytes_held),
-		RecordsHeld:    uint64(out.records_held),
-		FirstSeq:       uint64(out.first_seq),
-		LastSeq:        uint64(out.last_seq),
-		ReleasedUpto:   uint64(out.released_upto),
-		DroppedUpto:    uint64(out.dropped_upto),
-		DroppedRecords: uint64(out.dropped_records),
+		CapacityBytes:   uint64(out.capacity_bytes),
+		BytesHeld:       uint64(out.bytes_held),
+		RecordsHeld:     uint64(out.records_held),
+		FirstSeq:        uint64(out.first_seq),
+		LastSeq:         uint64(out.last_seq),
+		ReleasedUpto:    uint64(out.released_upto),
+		DroppedUpto:     uint64(out.dropped_upto),
+		DroppedRecords:  uint64(out.dropped_records),
+		RecordsAppended: uint64(out.records_appended),
 	}, nil
 }
 

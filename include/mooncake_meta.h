@@ -733,6 +733,11 @@ typedef struct mooncake_meta_journal_stats {
      * Records dropped unreleased so far.
      */
     uint64_t dropped_records;
+    /**
+     * Records appended since the journal was created, dropped ones
+     * included.
+     */
+    uint64_t records_appended;
 } mooncake_meta_journal_stats;
 
 /**

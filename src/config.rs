@@ -791,6 +791,11 @@ mod tests {
             );
             assert_eq!(mooncake_meta_config_set_max_retained_groups(cfg, 12, e), 0);
             assert_eq!(mooncake_meta_config_set_manual_clock(cfg, 10, e), 0);
+            assert_eq!(
+                mooncake_meta_config_set_journal_capacity_bytes(cfg, 14, e),
+                0
+            );
+            assert_eq!(mooncake_meta_config_set_standby(cfg, 1, e), 0);
             let want = MasterConfig {
                 default_kv_lease_ttl_ms: 1,
                 default_kv_soft_pin_ttl_ms: 2,
@@ -807,12 +812,30 @@ mod tests {
                 sweep_interval_ms: 8,
                 shard_count: 9,
                 expected_objects: 13,
+                journal_capacity_bytes: 14,
                 clock: ClockSource::Manual { start_ms: 10 },
+                standby: true,
             };
             assert_eq!(read(cfg, "cfg").unwrap(), want);
             assert_eq!(mooncake_meta_config_validate(cfg, e), 0);
             assert_eq!(mooncake_meta_config_set_system_clock(cfg, e), 0);
             assert_eq!(read(cfg, "cfg").unwrap().clock, ClockSource::System);
+            mooncake_meta_config_free(cfg);
+        }
+    }
+
+    #[test]
+    fn non_boolean_standby_is_rejected_and_leaves_the_field() {
+        let cfg = new_config();
+        let mut err = ptr::null_mut();
+        unsafe {
+            let st = mooncake_meta_config_set_standby(cfg, -1, &mut err);
+            assert_eq!(st, MOONCAKE_META_INVALID_PARAMS);
+            assert_eq!(
+                take_message(err),
+                "mooncake_meta_config_set_standby: standby must be 0 or 1, got -1"
+            );
+            assert!(!read(cfg, "cfg").unwrap().standby);
             mooncake_meta_config_free(cfg);
         }
     }

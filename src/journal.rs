@@ -44,9 +44,12 @@ pub struct mooncake_meta_journal_stats {
     pub dropped_upto: u64,
     /// Records dropped unreleased so far.
     pub dropped_records: u64,
+    /// Records appended since the journal was created, dropped ones
+    /// included.
+    pub records_appended: u64,
 }
-// Version 1: 8 + 8 * 8 = 72 bytes on every target; frozen.
-size_versioned!(mooncake_meta_journal_stats, v1_size = 72);
+// Version 1: 8 + 9 * 8 = 80 bytes on every target; frozen.
+size_versioned!(mooncake_meta_journal_stats, v1_size = 80);
 
 impl From<JournalStats> for mooncake_meta_journal_stats {
     fn from(s: JournalStats) -> Self {
@@ -61,6 +64,7 @@ impl From<JournalStats> for mooncake_meta_journal_stats {
             released_upto: s.released_upto,
             dropped_upto: s.dropped_upto,
             dropped_records: s.dropped_records,
+            records_appended: s.records_appended,
         }
     }
 }

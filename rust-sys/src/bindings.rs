@@ -643,6 +643,9 @@ pub struct mooncake_meta_journal_stats {
     pub dropped_upto: u64,
     /// Records dropped unreleased so far.
     pub dropped_records: u64,
+    /// Records appended since the journal was created, dropped ones
+    /// included.
+    pub records_appended: u64,
 }
 
 impl Default for mooncake_meta_journal_stats {
@@ -659,6 +662,7 @@ impl Default for mooncake_meta_journal_stats {
             released_upto: 0,
             dropped_upto: 0,
             dropped_records: 0,
+            records_appended: 0,
         }
     }
 }

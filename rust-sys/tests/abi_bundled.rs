@@ -590,6 +590,7 @@ mod checks {
     const _: () = assert!(offset_of!(sys::mooncake_meta_journal_stats, released_upto) == offset_of!(core_ffi::mooncake_meta_journal_stats, released_upto));
     const _: () = assert!(offset_of!(sys::mooncake_meta_journal_stats, dropped_upto) == offset_of!(core_ffi::mooncake_meta_journal_stats, dropped_upto));
     const _: () = assert!(offset_of!(sys::mooncake_meta_journal_stats, dropped_records) == offset_of!(core_ffi::mooncake_meta_journal_stats, dropped_records));
+    const _: () = assert!(offset_of!(sys::mooncake_meta_journal_stats, records_appended) == offset_of!(core_ffi::mooncake_meta_journal_stats, records_appended));
     fn fields_of_mooncake_meta_journal_stats(s: &sys::mooncake_meta_journal_stats, c: &core_ffi::mooncake_meta_journal_stats) {
         let _: &u32 = &s.struct_size;
         let _: &u32 = &c.struct_size;
@@ -611,6 +612,8 @@ mod checks {
         let _: &u64 = &c.dropped_upto;
         let _: &u64 = &s.dropped_records;
         let _: &u64 = &c.dropped_records;
+        let _: &u64 = &s.records_appended;
+        let _: &u64 = &c.records_appended;
     }
 
     // struct mooncake_meta_apply_report

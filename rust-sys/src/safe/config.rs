@@ -46,11 +46,11 @@ pub struct MasterConfig {
     /// Bytes the change journal may hold; 0 (the default) = no journal. At
     /// most [`MAX_JOURNAL_CAPACITY_BYTES`](super::MAX_JOURNAL_CAPACITY_BYTES).
     pub journal_capacity_bytes: u64,
+    /// Which clock the master reads.
+    pub clock: ClockSource,
     /// A standby master: rejects client calls until promoted, changes only
     /// by applying journal records and by restore.
     pub standby: bool,
-    /// Which clock the master reads.
-    pub clock: ClockSource,
 }
 
 impl Default for MasterConfig {
@@ -72,8 +72,8 @@ impl Default for MasterConfig {
             shard_count: 1024,
             expected_objects: 0,
             journal_capacity_bytes: 0,
-            standby: false,
             clock: ClockSource::System,
+            standby: false,
         }
     }
 }

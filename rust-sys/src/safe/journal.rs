@@ -23,6 +23,9 @@ pub struct JournalStats {
     pub dropped_upto: u64,
     /// Records dropped unreleased so far.
     pub dropped_records: u64,
+    /// Records appended since the journal was created, dropped ones
+    /// included.
+    pub records_appended: u64,
 }
 
 /// What a read wrote into the caller's buffer.
@@ -126,6 +129,7 @@ impl Master {
             released_upto: s.released_upto,
             dropped_upto: s.dropped_upto,
             dropped_records: s.dropped_records,
+            records_appended: s.records_appended,
         }
     }
 
