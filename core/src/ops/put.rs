@@ -112,7 +112,7 @@ impl MasterCore {
         let slot = st.insert(k.tenant, hash, obj);
         st.in_flight.start(token, slot, Some(intent));
         st.keys += 1;
-        self.record_key(&mut st, hash, k, mark);
+        self.record_slot(&mut st, slot, mark);
         Ok(StartedWrite {
             replicas: descriptors,
             token,
@@ -174,7 +174,7 @@ impl MasterCore {
         let now = self.clock.now();
         let (hash, si) = self.locate(k);
         let mut st = self.shards[si].state.write();
-        let (_, obj, writes) = st.find_write_mut(hash, k).ok_or_else(Error::not_found)?;
+        let (slot, obj, writes) = st.find_write_mut(hash, k).ok_or_else(Error::not_found)?;
         MasterCore::check_writer(obj, client, token)?;
         if !obj.write_in_flight() {
             // Once no replica of a write is PROCESSING every replica a write
@@ -211,7 +211,7 @@ impl MasterCore {
         // not recorded (leases are not part of a standby's state).
         if completed > 0 {
             let mark = st.discarded.len();
-            self.record_key(&mut st, hash, k, mark);
+            self.record_slot(&mut st, slot, mark);
         }
         Ok(())
     }

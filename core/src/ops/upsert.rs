@@ -141,7 +141,7 @@ impl MasterCore {
         };
         let token = self.new_token();
 
-        let started = match case {
+        let (started, slot) = match case {
             Case::Absent => {
                 let descriptors = fresh.iter().map(|r| r.descriptor(size)).collect();
                 let obj = self.new_object(
@@ -160,10 +160,13 @@ impl MasterCore {
                 let slot = st.insert(k.tenant, hash, obj);
                 st.in_flight.start(token, slot, Some(intent));
                 st.keys += 1;
-                StartedWrite {
-                    replicas: descriptors,
-                    token,
-                }
+                (
+                    StartedWrite {
+                        replicas: descriptors,
+                        token,
+                    },
+                    slot,
+                )
             }
             Case::InPlace => {
                 let (slot, obj, writes) = st.find_write_mut(hash, k).expect("object is locked");
@@ -188,10 +191,13 @@ impl MasterCore {
                 writes.end(old_token);
                 writes.start(token, slot, Some(intent));
                 self.discard(&mut st, &preempted, size, release_at);
-                StartedWrite {
-                    replicas: descriptors,
-                    token,
-                }
+                (
+                    StartedWrite {
+                        replicas: descriptors,
+                        token,
+                    },
+                    slot,
+                )
             }
             Case::Replace | Case::Resize => {
                 let (slot, obj, writes) = st.find_write_mut(hash, k).expect("object is locked");
@@ -221,13 +227,16 @@ impl MasterCore {
                 writes.end(old_token);
                 writes.start(token, slot, Some(intent));
                 self.discard(&mut st, &old, old_size, release_at);
-                StartedWrite {
-                    replicas: descriptors,
-                    token,
-                }
+                (
+                    StartedWrite {
+                        replicas: descriptors,
+                        token,
+                    },
+                    slot,
+                )
             }
         };
-        self.record_key(&mut st, hash, k, mark);
+        self.record_slot(&mut st, slot, mark);
         Ok(Bounded::Fits(started))
     }
 
