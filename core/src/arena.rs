@@ -1,7 +1,10 @@
 //! A slab of records addressed by slot number: records live in chunks of
 //! [`CHUNK_SLOTS`], densely, so a scan walks memory in order; a freed slot
 //! goes on a free list and its generation moves on, so a stale handle to it
-//! never finds the record that reuses it.
+//! never finds the record that reuses it. A slot whose generation would
+//! wrap is retired instead of reused: no generation of a slot is handed out
+//! twice, so a handle may be held for as long as the holder likes (the
+//! deadline index keeps one per registered pin until its deadline).
 
 /// Slots per chunk. A chunk grows by doubling until it holds this many
 /// (so a shard with a few records reserves little), then the next chunk
@@ -26,6 +29,8 @@ pub(crate) struct Arena<T> {
     /// likely warm).
     free: Vec<u32>,
     len: usize,
+    /// Slots retired at their last generation (never reused).
+    retired: usize,
 }
 
 impl<T> Default for Arena<T> {
@@ -34,6 +39,7 @@ impl<T> Default for Arena<T> {
             chunks: Vec::new(),
             free: Vec::new(),
             len: 0,
+            retired: 0,
         }
     }
 }
@@ -159,15 +165,21 @@ impl<T> Arena<T> {
     }
 
     /// Takes the record out of `slot`; the slot's generation moves on (a
-    /// handle to the old record no longer resolves) and the slot is reused.
+    /// handle to the old record no longer resolves) and the slot is reused,
+    /// unless that was its last generation: then it is retired for good
+    /// (one slot per 2^32 records stored in it), so no handle, however
+    /// old, ever resolves to a later record.
     pub fn remove(&mut self, slot: u32) -> Option<T> {
         let (c, i) = split(slot);
         let chunk = self.chunks.get_mut(c)?;
         let value = chunk.records.get_mut(i)?.take()?;
-        // Wrapping: a slot reused 2^32 times may meet a handle that old;
-        // a handle is held for one operation, never that long.
-        chunk.gens[i] = chunk.gens[i].wrapping_add(1);
-        self.free.push(slot);
+        match chunk.gens[i].checked_add(1) {
+            Some(next) => {
+                chunk.gens[i] = next;
+                self.free.push(slot);
+            }
+            None => self.retired += 1,
+        }
         self.len -= 1;
         Some(value)
     }
@@ -197,10 +209,11 @@ impl<T> Arena<T> {
         if stored != self.len {
             return Err(format!("arena counts {} records, holds {stored}", self.len));
         }
-        if stored + self.free.len() != self.slots() {
+        if stored + self.free.len() + self.retired != self.slots() {
             return Err(format!(
-                "arena: {stored} records + {} free slots != {} slots",
+                "arena: {stored} records + {} free + {} retired slots != {} slots",
                 self.free.len(),
+                self.retired,
                 self.slots()
             ));
         }
@@ -275,6 +288,27 @@ mod tests {
         assert_eq!(a.chunks.len(), 3);
         assert_eq!(a.get_mut(5).map(|v| std::mem::replace(v, 9)), Some(0));
         assert_eq!(a.get(5), Some(&9));
+        a.check().unwrap();
+    }
+
+    #[test]
+    fn a_slot_at_its_last_generation_is_retired_not_reused() {
+        let mut a = Arena::default();
+        let (s0, _) = a.insert(1u8).unwrap();
+        a.chunks[0].gens[0] = u32::MAX - 1;
+        a.remove(s0).unwrap();
+        let (s1, g1) = a.insert(2).unwrap();
+        assert_eq!((s1, g1), (s0, u32::MAX), "reused at its last generation");
+        a.remove(s1).unwrap();
+        assert_eq!(a.generation(s0), Some(u32::MAX));
+        assert_eq!(a.get_checked(s0, u32::MAX), None);
+        let (s2, g2) = a.insert(3).unwrap();
+        assert_ne!(s2, s0, "a retired slot is never handed out again");
+        assert_eq!(g2, 0);
+        for g in [0, u32::MAX - 1, u32::MAX] {
+            assert_eq!(a.get_checked(s0, g), None);
+        }
+        assert_eq!(a.len(), 1);
         a.check().unwrap();
     }
 

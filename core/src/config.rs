@@ -67,6 +67,10 @@ pub struct MasterConfig {
     pub journal_capacity_bytes: u64,
     /// Which clock the master reads.
     pub clock: ClockSource,
+    /// Start as a standby (docs/CONTRACT.md section 12.3): no client
+    /// operation, no maintenance, state changed only by applying a
+    /// primary's journal or by a restore, until `promote`.
+    pub standby: bool,
 }
 
 impl Default for MasterConfig {
@@ -89,6 +93,7 @@ impl Default for MasterConfig {
             expected_objects: 0,
             journal_capacity_bytes: 0,
             clock: ClockSource::System,
+            standby: false,
         }
     }
 }

@@ -112,6 +112,7 @@ impl MasterCore {
     /// watermark (or `force`, after an allocation failure, when
     /// `eviction_ratio > 0`). Returns the report if it ran.
     pub fn evict_if_needed(&self, force: bool) -> Option<EvictionReport> {
+        self.ensure_primary().ok()?;
         let (cap, used) = {
             let t = self.segments.read();
             (t.capacity(Pool::Memory), t.allocated(Pool::Memory))
@@ -133,6 +134,7 @@ impl MasterCore {
     /// One deterministic eviction run with explicit target and lowerbound
     /// ratios of the eviction base.
     pub fn run_eviction(&self, target: f64, lowerbound: f64) -> Result<EvictionReport> {
+        self.ensure_primary()?;
         if !ratio_ok(target) || !ratio_ok(lowerbound) {
             return Err(Error::invalid(format!(
                 "eviction ratios must be in [0, 1] (target {target}, lowerbound {lowerbound})"

@@ -8,8 +8,9 @@
 //!
 //! 0. the quiesce gate (`quiesce.rs`: the maintenance thread around a tick,
 //!    a test holding a guard) — held with no other lock;
-//!    then, with the journal on, `segment_changes` (a mount, an unmount, a
-//!    restore);
+//!    then the role's apply mutex (`standby.rs`: a journal apply, a
+//!    restore, a promote, a standby's capture), then, with the journal on,
+//!    `segment_changes` (a mount, an unmount, a restore);
 //! 1. metadata shard locks, several only in ascending index order;
 //! 2. the group domain (a group-shard mutex, then a group's member list),
 //!    then the group-retention registry (`retention.rs`);
@@ -60,10 +61,11 @@ use crate::key::{self, KeyHasher};
 use crate::maintenance::{Maintenance, Wakeup};
 use crate::metrics::Metrics;
 use crate::object::{Object, Replica, Replicas, Role};
+use crate::object_ref::ObjectRef;
 use crate::quiesce::Quiesce;
 use crate::segment::{BlockId, BufferOwner, SegmentTable};
 use crate::shard::{Discarded, PendingFree, Shard, ShardState};
-use crate::soft_pin::index::{DeadlineIndex, Entry};
+use crate::soft_pin::index::{DeadlineIndex, Entry, PinTarget};
 use crate::soft_pin::state::{Delta, IndexOp};
 use crate::types::{ClientId, Key, Pool, ReplicaStatus, SegmentId, WriteConfig};
 use parking_lot::{Mutex, RwLock};
@@ -121,6 +123,8 @@ pub struct MasterCore {
     pub(crate) next_seq: AtomicU64,
     pub(crate) wakeup: Wakeup,
     pub(crate) quiesce: Quiesce,
+    /// Standby or primary, and the applied journal sequence (`standby.rs`).
+    pub(crate) role: crate::standby::Role,
     /// The change journal (docs/CONTRACT.md §12); `None` when
     /// `journal_capacity_bytes` is 0, and then nothing is recorded.
     pub(crate) journal: Option<Journal>,
@@ -155,6 +159,7 @@ impl MasterCore {
         };
         Ok(MasterCore {
             groups: Groups::new(64),
+            role: crate::standby::Role::new(config.standby),
             config,
             clock,
             hasher,
@@ -302,27 +307,33 @@ impl MasterCore {
     /// metadata outside a cleanup batch. A registration bumps the object's
     /// `pin_version`, which makes every earlier entry of it stale; the
     /// caller runs [`settle_index`](Self::settle_index) once it has
-    /// released the shard lock.
-    pub(crate) fn apply_delta(&self, obj: &mut Object, hash: u64, delta: Delta) {
+    /// released the shard lock. `at` is the record's handle.
+    pub(crate) fn apply_delta(&self, obj: &mut Object, at: ObjectRef, delta: Delta) {
         match delta.index {
             IndexOp::None => {}
-            IndexOp::Register(d) => self.register_pin(obj, hash, d, delta.gauge > 0),
+            IndexOp::Register(d) => self.register_pin(obj, at, d, delta.gauge > 0),
             IndexOp::Unregister => self.index.unregister(1),
         }
         if delta.gauge != 0 {
-            self.shards[self.shard_index_of(hash)]
+            self.shards[at.shard as usize]
                 .soft_pin_keys
                 .fetch_add(delta.gauge, Ordering::Relaxed);
         }
     }
 
     /// Registers `obj`'s committed deadline `deadline` under a new version
-    /// (`fresh`: the object had no registration); `hash` is its key's.
-    /// Shard write lock held.
-    pub(crate) fn register_pin(&self, obj: &mut Object, hash: u64, deadline: Instant, fresh: bool) {
+    /// (`fresh`: the object had no registration); the entry names the
+    /// record by its handle `at`. Shard write lock held.
+    pub(crate) fn register_pin(
+        &self,
+        obj: &mut Object,
+        at: ObjectRef,
+        deadline: Instant,
+        fresh: bool,
+    ) {
         obj.pin_version = obj.pin_version.wrapping_add(1);
         self.index
-            .register(obj.pin_target(hash), obj.pin_version, deadline, fresh);
+            .register(PinTarget::from(at), obj.pin_version, deadline, fresh);
     }
 
     /// A committed deadline disappeared (cleared by a compare-and-swap
@@ -364,13 +375,20 @@ impl MasterCore {
     fn retain_valid_entries(&self, entries: &mut Vec<Entry>) {
         /// Entries checked per shard-lock hold.
         const VALIDATE_RUN: usize = 1024;
-        entries.sort_unstable_by_key(|e| self.shard_index_of(e.target.hash));
+        // By shard, then slot: each run reads its arena front to back.
+        entries.sort_unstable_by_key(|e| (e.target.shard(), e.target.slot()));
         let (mut read, mut kept) = (0, 0);
         while read < entries.len() {
-            let si = self.shard_index_of(entries[read].target.hash);
-            let st = self.shards[si].state.read();
+            let si = entries[read].target.shard();
+            let Some(shard) = self.shards.get(si as usize) else {
+                // Names no shard of this master: never valid (a master
+                // makes no such entry).
+                read += 1;
+                continue;
+            };
+            let st = shard.state.read();
             let end = entries.len().min(read + VALIDATE_RUN);
-            while read < end && self.shard_index_of(entries[read].target.hash) == si {
+            while read < end && entries[read].target.shard() == si {
                 let e = entries[read];
                 read += 1;
                 if entry_is_valid(&st, &e) {
@@ -430,6 +448,11 @@ impl MasterCore {
             got_mem == mem && got_nof == nof
         };
         if enough {
+            // Ids reserved for replicas that did not fit stay a gap in the
+            // counter, which no object record shows: record it.
+            if placed.len() < mem + nof {
+                self.record_counters();
+            }
             return Ok(placed);
         }
         // Why, per pool that came up short: nothing mounted, or no room.
@@ -629,10 +652,11 @@ pub(crate) fn free_block(
 }
 
 /// Whether index entry `e` is the latest registration of an object in `st`
-/// (the shard its hash picks): the object exists, carries the entry's
-/// version and still has the entry's deadline committed.
+/// (the shard its handle names): the handle's slot still holds the record
+/// it named (same generation), which carries the entry's version and still
+/// has the entry's deadline committed.
 #[inline]
 pub(crate) fn entry_is_valid(st: &ShardState, e: &Entry) -> bool {
-    st.find_by_seq(e.target.hash, e.target.seq)
+    st.get(e.target.object_ref())
         .is_some_and(|o| o.pin_version == e.version && o.committed() == Some(e.deadline))
 }

@@ -73,6 +73,12 @@ pub struct MetricsSnapshot {
     /// Groups with a committed retention deadline (converges to the
     /// actively retained ones within one cleanup interval).
     pub retained_group_count: u64,
+    /// `master_standby`: whether the master is a standby (docs/CONTRACT.md
+    /// section 12.3).
+    pub standby: bool,
+    /// `master_journal_applied_seq`: the last journal sequence applied (or
+    /// installed by a restore); 0 = none.
+    pub journal_applied_seq: u64,
     /// Change-journal records appended (docs/CONTRACT.md §12); every
     /// journal figure is 0 with the journal off.
     pub journal_records_appended: u64,
@@ -177,6 +183,8 @@ impl MasterCore {
             swept_writes: load(&m.swept_writes),
             clock_skew_ms: self.clock.skew(),
             retained_group_count: load_i(&m.retained_groups),
+            standby: self.is_standby(),
+            journal_applied_seq: self.applied_seq(),
             journal_records_appended: journal.records_appended,
             journal_bytes_held: journal.bytes_held as u64,
             journal_records_dropped: journal.dropped_records,
@@ -208,6 +216,18 @@ impl MasterCore {
             "gauge",
             "Groups with a committed retention deadline (converges within one cleanup interval).",
             s.retained_group_count,
+        );
+        put(
+            "master_standby",
+            "gauge",
+            "1 on a standby (serves no client operation, applies a primary's journal), 0 on a primary.",
+            u64::from(s.standby),
+        );
+        put(
+            "master_journal_applied_seq",
+            "gauge",
+            "Last journal sequence applied (or installed by a restore); 0 = none.",
+            s.journal_applied_seq,
         );
         put(
             "master_allocated_bytes",

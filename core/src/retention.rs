@@ -36,7 +36,7 @@ use parking_lot::RwLock;
 use std::sync::atomic::Ordering;
 
 /// Every retention index entry carries this shard: the registry is one map.
-const REGISTRY_SHARD: u32 = 0;
+pub(crate) const REGISTRY_SHARD: u32 = 0;
 
 /// The committed retention deadlines and their deadline index.
 pub(crate) struct Retention {
@@ -107,6 +107,7 @@ impl MasterCore {
         groups: &[&str],
         ttl_ms: u64,
     ) -> Result<Vec<Result<Instant>>> {
+        self.ensure_primary()?;
         validate_name("tenant", tenant)?;
         self.validate_ttl(ttl_ms)?;
         let now = self.clock.now();
@@ -163,6 +164,7 @@ impl MasterCore {
     /// changes nothing (an expired deadline still stored is normalised).
     /// A bad tenant fails the whole call; an empty id fails its entry.
     pub fn release_groups(&self, tenant: &str, groups: &[&str]) -> Result<Vec<Result<()>>> {
+        self.ensure_primary()?;
         validate_name("tenant", tenant)?;
         let mut map = self.retention.map.write();
         let mut out = Vec::with_capacity(groups.len());
@@ -190,6 +192,7 @@ impl MasterCore {
     /// The active retention deadline of a group (`None`: not retained, or
     /// its deadline has passed). Reads change nothing.
     pub fn group_retention_deadline(&self, tenant: &str, group: &str) -> Result<Option<Instant>> {
+        self.ensure_primary()?;
         validate_name("tenant", tenant)?;
         validate_name("group id", group)?;
         let now = self.clock.now();

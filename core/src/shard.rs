@@ -200,16 +200,19 @@ impl ShardState {
         self.objects.get_mut(slot)
     }
 
-    /// The record stored under `k`, its slot and the shard's writes in
-    /// flight, borrowed together (a write's End changes both).
+    /// The record stored under `k`, its handle (`shard` is this shard's
+    /// index) and the shard's writes in flight, borrowed together (a
+    /// write's End changes both; a commit registers the handle).
     pub fn find_write_mut(
         &mut self,
         hash: u64,
         k: Key<'_>,
-    ) -> Option<(u32, &mut Object, &mut InFlight)> {
+        shard: u32,
+    ) -> Option<(ObjectRef, &mut Object, &mut InFlight)> {
         let slot = self.slot_of(hash, k)?;
+        let gen = self.objects.generation(slot)?;
         let obj = self.objects.get_mut(slot)?;
-        Some((slot, obj, &mut self.in_flight))
+        Some((ObjectRef { shard, slot, gen }, obj, &mut self.in_flight))
     }
 
     /// The first object in the table slots `hash` probes whose control tag
@@ -267,7 +270,8 @@ impl ShardState {
     }
 
     /// The slot of the object created with sequence `seq` among those
-    /// hashing to `hash` (what a deadline-index entry names). The full hash
+    /// hashing to `hash` (how an unmount or the stale-write sweep names an
+    /// object it found under another lock). The full hash
     /// is compared too, recomputed from the key of a record whose sequence
     /// matches: the table only narrows candidates down to a 7-bit tag.
     #[inline]
@@ -279,7 +283,7 @@ impl ShardState {
     }
 
     /// The object created with sequence `seq` among those hashing to `hash`
-    /// (what a deadline-index entry names).
+    /// (see [`slot_by_seq`](Self::slot_by_seq)).
     #[inline]
     pub fn find_by_seq(&self, hash: u64, seq: u64) -> Option<&Object> {
         self.objects.get(self.slot_by_seq(hash, seq)?)
@@ -307,6 +311,18 @@ impl ShardState {
             o.replicas
                 .iter()
                 .any(|r| r.id == replica_id && r.segment == segment)
+        })
+    }
+
+    /// The handle of the record in `slot` (`shard` is this shard's index),
+    /// if one is stored there.
+    #[inline]
+    pub fn object_ref(&self, shard: u32, slot: u32) -> Option<ObjectRef> {
+        self.objects.get(slot)?;
+        Some(ObjectRef {
+            shard,
+            slot,
+            gen: self.objects.generation(slot)?,
         })
     }
 

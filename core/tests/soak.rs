@@ -117,6 +117,7 @@ fn config() -> MasterConfig {
         // the invariants check).
         journal_capacity_bytes: 1 << 20,
         clock: ClockSource::System,
+        standby: false,
     }
 }
 

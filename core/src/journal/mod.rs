@@ -22,11 +22,13 @@
 //!   [`Record::Counters`] keeps the standby's counters, and so its
 //!   snapshot, equal to the primary's.
 
+pub mod apply;
 pub(crate) mod capture;
 pub mod codec;
 pub mod record;
 pub mod ring;
 
+pub use apply::ApplyReport;
 pub use codec::{decode_batch, decode_batch_prefix, encode_batch, Batch, BatchHeader};
 pub use record::*;
 pub use ring::{charge, Journal, JournalRead, JournalStats, RECORD_OVERHEAD};

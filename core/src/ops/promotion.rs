@@ -12,6 +12,7 @@ impl MasterCore {
     /// Stages a PROCESSING memory replica for an object that has a COMPLETE
     /// LOCAL_DISK replica and no memory replica.
     pub fn promotion_start(&self, k: Key<'_>, preferred: &[String]) -> Result<ReplicaDescriptor> {
+        self.ensure_primary()?;
         k.validate()?;
         let (hash, si) = self.locate(k);
         let mut st = self.shards[si].state.write();
@@ -69,6 +70,7 @@ impl MasterCore {
 
     /// Ends a promotion: success completes the staged replica, failure drops it.
     pub fn promotion_end(&self, k: Key<'_>, success: bool) -> Result<()> {
+        self.ensure_primary()?;
         self.finish_task(k, |t| matches!(t, Task::Promotion { .. }), success)
     }
 
@@ -80,6 +82,7 @@ impl MasterCore {
         k: Key<'_>,
         size: u64,
     ) -> Result<ReplicaDescriptor> {
+        self.ensure_primary()?;
         k.validate()?;
         if size == 0 {
             return Err(Error::invalid("size must be positive"));

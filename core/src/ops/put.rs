@@ -48,6 +48,7 @@ impl MasterCore {
         size: u64,
         cfg: &WriteConfig,
     ) -> Result<StartedWrite> {
+        self.ensure_primary()?;
         let intent = validate_write(self, k, size, cfg)?;
         let now = self.clock.now();
         let (hash, si) = self.locate(k);
@@ -156,6 +157,7 @@ impl MasterCore {
         sel: ReplicaSelector,
         token: Option<u64>,
     ) -> Result<()> {
+        self.ensure_primary()?;
         let result = self.put_end_locked(client, k, sel, token);
         // The commit may have pushed the index over its bound; its rebuild
         // takes shard locks, so it runs once this End holds none.
@@ -174,7 +176,9 @@ impl MasterCore {
         let now = self.clock.now();
         let (hash, si) = self.locate(k);
         let mut st = self.shards[si].state.write();
-        let (slot, obj, writes) = st.find_write_mut(hash, k).ok_or_else(Error::not_found)?;
+        let (at, obj, writes) = st
+            .find_write_mut(hash, k, si as u32)
+            .ok_or_else(Error::not_found)?;
         MasterCore::check_writer(obj, client, token)?;
         if !obj.write_in_flight() {
             // Once no replica of a write is PROCESSING every replica a write
@@ -198,7 +202,7 @@ impl MasterCore {
             if let Some(intent) = writes.take_pending(obj.write_token) {
                 let (after, delta) = state::commit(obj.committed(), intent, now);
                 obj.set_committed(after);
-                self.apply_delta(obj, hash, delta);
+                self.apply_delta(obj, at, delta);
             }
         }
         crate::object::raise(&obj.lease, now);
@@ -211,7 +215,7 @@ impl MasterCore {
         // not recorded (leases are not part of a standby's state).
         if completed > 0 {
             let mark = st.discarded.len();
-            self.record_slot(&mut st, slot, mark);
+            self.record_slot(&mut st, at.slot, mark);
         }
         Ok(())
     }
@@ -225,6 +229,7 @@ impl MasterCore {
         sel: ReplicaSelector,
         token: Option<u64>,
     ) -> Result<()> {
+        self.ensure_primary()?;
         k.validate()?;
         let (hash, si) = self.locate(k);
         let mut st = self.shards[si].state.write();

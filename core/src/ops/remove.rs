@@ -44,6 +44,7 @@ fn removable(obj: &Object, now: u64, force: bool) -> Result<()> {
 impl MasterCore {
     /// Removes one object; buffers are freed at once.
     pub fn remove(&self, k: Key<'_>, force: bool) -> Result<()> {
+        self.ensure_primary()?;
         k.validate()?;
         let now = self.clock.now();
         let (hash, si) = self.locate(k);
@@ -78,6 +79,9 @@ impl MasterCore {
 
     /// Removes every removable object; returns how many went.
     pub fn remove_all(&self, force: bool) -> u64 {
+        if self.is_standby() {
+            return 0;
+        }
         self.remove_matching(force, |_| true)
     }
 
@@ -85,6 +89,7 @@ impl MasterCore {
     /// when `None`) matches `pattern` anywhere (anchor it with `^…$` for a
     /// full match). A bad or oversized pattern is `INVALID_PARAMS`.
     pub fn remove_by_regex(&self, tenant: Option<&str>, pattern: &str, force: bool) -> Result<u64> {
+        self.ensure_primary()?;
         if let Some(t) = tenant {
             crate::types::validate_name("tenant", t)?;
         }

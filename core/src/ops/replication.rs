@@ -109,6 +109,7 @@ impl MasterCore {
     /// Starts copying a key's data to the named segments; returns the
     /// PROCESSING targets.
     pub fn copy_start(&self, k: Key<'_>, targets: &[&str]) -> Result<Vec<ReplicaDescriptor>> {
+        self.ensure_primary()?;
         k.validate()?;
         if targets.is_empty() {
             return Err(Error::invalid("copy needs at least one target segment"));
@@ -134,16 +135,19 @@ impl MasterCore {
 
     /// Completes a copy: its targets become COMPLETE.
     pub fn copy_end(&self, k: Key<'_>) -> Result<()> {
+        self.ensure_primary()?;
         self.finish_task(k, |t| matches!(t, Task::Copy { .. }), true)
     }
 
     /// Abandons a copy: its targets are freed.
     pub fn copy_revoke(&self, k: Key<'_>) -> Result<()> {
+        self.ensure_primary()?;
         self.finish_task(k, |t| matches!(t, Task::Copy { .. }), false)
     }
 
     /// Starts moving the key's replica on `from` to segment `to`.
     pub fn move_start(&self, k: Key<'_>, from: &str, to: &str) -> Result<ReplicaDescriptor> {
+        self.ensure_primary()?;
         k.validate()?;
         let (hash, si) = self.locate(k);
         let mut st = self.shards[si].state.write();
@@ -179,11 +183,13 @@ impl MasterCore {
     /// Completes a move: the target becomes COMPLETE, the source is
     /// discarded (held until the release instant).
     pub fn move_end(&self, k: Key<'_>) -> Result<()> {
+        self.ensure_primary()?;
         self.finish_task(k, |t| matches!(t, Task::Move { .. }), true)
     }
 
     /// Abandons a move: the target is freed, the source stays.
     pub fn move_revoke(&self, k: Key<'_>) -> Result<()> {
+        self.ensure_primary()?;
         self.finish_task(k, |t| matches!(t, Task::Move { .. }), false)
     }
 

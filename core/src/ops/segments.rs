@@ -30,6 +30,7 @@ impl MasterCore {
     /// is OK; the same name with another base, size, pool or owner is
     /// `SEGMENT_ALREADY_EXISTS`. Returns the segment id.
     pub fn mount_segment(&self, client: ClientId, spec: &SegmentSpec) -> Result<SegmentId> {
+        self.ensure_primary()?;
         let _serial = self.journal.as_ref().map(|_| self.segment_changes.lock());
         let mut table = self.segments.write();
         let mounted = table.mount(client, spec)?;
@@ -60,6 +61,7 @@ impl MasterCore {
     /// without a replica are erased (gauge −1 each if pinned) and the
     /// pending rule is re-applied.
     pub fn unmount_segment(&self, client: ClientId, name: &str) -> Result<UnmountReport> {
+        self.ensure_primary()?;
         let _serial = self.journal.as_ref().map(|_| self.segment_changes.lock());
         let seg = self.segments.write().unmount(client, name)?;
         let report = self.drop_segment_replicas(&seg);
@@ -83,6 +85,7 @@ impl MasterCore {
 
     /// Unmounts every segment of `client`.
     pub fn unmount_client(&self, client: ClientId) -> Result<UnmountReport> {
+        self.ensure_primary()?;
         let _serial = self.journal.as_ref().map(|_| self.segment_changes.lock());
         let segs: Vec<Arc<Segment>> = {
             let mut table = self.segments.write();

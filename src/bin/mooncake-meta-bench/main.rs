@@ -22,6 +22,7 @@ mod report;
 mod retention;
 mod scale;
 mod snapshot;
+mod standby;
 mod util;
 mod write;
 
@@ -116,6 +117,7 @@ fn scenarios() -> Vec<Scenario> {
         clock::SCENARIO,
         retention::SCENARIO,
         journal::SCENARIO,
+        standby::SCENARIO,
         scale::SCENARIO,
     ]
 }

@@ -630,9 +630,11 @@ fn cleanup_child(n: usize) -> Sample {
     let at = now + WAVE_TTL + pins as u64;
     flush_caches();
     m.debug_reset_index_hold();
+    let switched = preemptions();
     let t = Stopwatch::start();
     let st = m.run_cleanup_at(at);
     s.set("wave_ns", t.elapsed().as_nanos() as f64);
+    s.set("wave_preemptions", (preemptions() - switched) as f64);
     s.set("wave_expired", st.expired as f64);
     s.set("wave_expected", pins as f64);
     s.set("wave_hold_ns", st.longest_index_hold_ns as f64);
@@ -1114,6 +1116,22 @@ fn figures(r: &Results, mode: Mode) -> Vec<Figure> {
             }
             out.push(f);
         }
+        let mut f = Figure::new(
+            "scale",
+            "wave_preemptions",
+            &par(&[]),
+            "switches",
+            Better::Lower,
+            r.values(&want, "wave_preemptions"),
+        );
+        if n == cleanup_sizes(mode)[0] {
+            f = f.note(
+                "involuntary context switches of the cleaning thread during the 100 %-due cycle \
+                 (/proc/thread-self/status): a longest_index_hold_wave above the target with \
+                 switches here is a hold stretched by preemption",
+            );
+        }
+        out.push(f);
         out.push(Figure::new(
             "scale",
             "churn_upserts",
