@@ -15,6 +15,10 @@
 //!
 //! The records are spelled out here, not generated, so nobody changes the
 //! fixture by accident while editing a helper.
+//!
+//! Format 1 was redefined once, to the object-image records, before any
+//! master had emitted a journal (nothing recorded until then); the fixture
+//! was regenerated then and is frozen since.
 
 use mooncake_meta_core::journal::codec::{decode_batch_prefix, encode_batch};
 use mooncake_meta_core::journal::*;

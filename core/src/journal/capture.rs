@@ -10,11 +10,13 @@
 //! `self.journal.is_some()` first, so a master without a journal builds no
 //! image and defers no free.
 
+use super::codec::Writer;
 use super::record::*;
 use crate::master::{free_block, MasterCore};
-use crate::object::{Object, Role, Task};
+use crate::object::{Object, Replica, Role, Task};
 use crate::segment::SegmentTable;
 use crate::shard::{Discarded, ShardState};
+use crate::soft_pin::SoftPinIntent;
 use crate::types::{Key, ReplicaKind};
 use std::sync::atomic::Ordering;
 
@@ -55,18 +57,46 @@ impl MasterCore {
         #[cfg(feature = "test-hooks")]
         self.race_point(crate::quiesce::RacePoint::BeforeRecord);
         let table = self.segments.read();
-        let discarded = discarded_since(&table, st, discard_mark);
-        let rec = match st.find(hash, k) {
-            Some(obj) => Record::ObjectSet {
-                image: Box::new(object_image(&table, st, obj)),
-                discarded,
-            },
-            None => Record::ObjectErased {
+        let discarded = st.discarded.get(discard_mark..).unwrap_or_default();
+        let mut buf = std::mem::take(&mut st.journal_scratch);
+        let _ = match st.find(hash, k) {
+            Some(obj) => {
+                encode_object_set(&table, st, obj, discarded, &mut buf);
+                j.append_encoded(&buf)
+            }
+            None => j.append(&Record::ObjectErased {
                 key: RecordKey::new(k.tenant, k.key),
-                discarded,
-            },
+                discarded: named_discarded(&table, discarded),
+            }),
         };
-        let _ = j.append(&rec);
+        keep_scratch(st, buf);
+        free_pending(&table, st);
+    }
+
+    /// [`record_key`](Self::record_key) of an object the operation knows
+    /// is in `slot` of `st` after its change (a Start, an End): no lookup.
+    #[inline]
+    pub(crate) fn record_slot(&self, st: &mut ShardState, slot: u32, discard_mark: usize) {
+        if self.journal.is_some() {
+            self.record_slot_on(st, slot, discard_mark);
+        }
+    }
+
+    fn record_slot_on(&self, st: &mut ShardState, slot: u32, discard_mark: usize) {
+        let Some(j) = &self.journal else {
+            return;
+        };
+        #[cfg(feature = "test-hooks")]
+        self.race_point(crate::quiesce::RacePoint::BeforeRecord);
+        let table = self.segments.read();
+        let mut buf = std::mem::take(&mut st.journal_scratch);
+        let obj = st
+            .slot(slot)
+            .expect("the operation's object is in its slot");
+        let discarded = st.discarded.get(discard_mark..).unwrap_or_default();
+        encode_object_set(&table, st, obj, discarded, &mut buf);
+        let _ = j.append_encoded(&buf);
+        keep_scratch(st, buf);
         free_pending(&table, st);
     }
 
@@ -78,10 +108,9 @@ impl MasterCore {
     pub(crate) fn record_read_locked(&self, st: &ShardState, obj: &Object) {
         if let Some(j) = &self.journal {
             let table = self.segments.read();
-            let _ = j.append(&Record::ObjectSet {
-                image: Box::new(object_image(&table, st, obj)),
-                discarded: Vec::new(),
-            });
+            let mut buf = Vec::new();
+            encode_object_set(&table, st, obj, &[], &mut buf);
+            let _ = j.append_encoded(&buf);
         }
     }
 
@@ -112,11 +141,18 @@ fn buffer_ref(table: &SegmentTable, d: &Discarded) -> Option<BufferRef> {
     })
 }
 
-/// The discarded buffers pushed onto `st`'s list since `mark`.
-fn discarded_since(table: &SegmentTable, st: &ShardState, mark: usize) -> Vec<DiscardedBuffer> {
-    st.discarded
-        .get(mark..)
-        .unwrap_or_default()
+/// Puts the encoding buffer back for the shard's next record, unless one
+/// unusually large record grew it (a shard does not keep that memory).
+fn keep_scratch(st: &mut ShardState, buf: Vec<u8>) {
+    const KEEP: usize = 4096;
+    if buf.capacity() <= KEEP {
+        st.journal_scratch = buf;
+    }
+}
+
+/// Discarded buffers by name (those of mounted segments).
+fn named_discarded(table: &SegmentTable, discarded: &[Discarded]) -> Vec<DiscardedBuffer> {
+    discarded
         .iter()
         .filter_map(|d| {
             Some(DiscardedBuffer {
@@ -140,9 +176,9 @@ pub(crate) fn free_pending(table: &SegmentTable, st: &mut ShardState) {
     }
 }
 
-/// The whole state of `obj` (stored in `st`). A replica whose segment is
-/// no longer in the table (an unmount in progress) is left out, as a
-/// snapshot leaves it out: its unmount drops it.
+/// The whole state of `obj` (stored in `st`), as a record value: what
+/// [`encode_object_set`] encodes (the unit tests hold the two together).
+#[cfg(test)]
 pub(crate) fn object_image(table: &SegmentTable, st: &ShardState, obj: &Object) -> ObjectImage {
     let k = st.key_of(obj);
     let mut replicas: Vec<ReplicaImage> = obj
@@ -208,11 +244,280 @@ pub(crate) fn object_image(table: &SegmentTable, st: &ShardState, obj: &Object) 
     }
 }
 
+/// The tag of [`Record::ObjectSet`].
+const OBJECT_SET: u8 = 3;
+
+/// A replica's buffer segment name, `None` for LOCAL_DISK; `Err` when its
+/// segment is no longer in the table (an unmount in progress: the replica
+/// is left out, as a snapshot leaves it out, and its unmount drops it).
+fn replica_segment<'t>(table: &'t SegmentTable, r: &Replica) -> Result<Option<&'t str>, ()> {
+    if r.kind == ReplicaKind::LocalDisk {
+        return Ok(None);
+    }
+    table.get(r.segment).map(|s| Some(&*s.name)).ok_or(())
+}
+
+/// Writes the bytes of `ObjectSet { image of obj, discarded }` (the
+/// codec's layout, `codec.rs`) into `out` (cleared first), encoded straight
+/// from the master's state: no record value is built, and `out` grows at
+/// most once, to the exact size. `discarded` entries and replicas on
+/// segments gone from the table are left out (an unmount in progress
+/// drops them).
+pub(crate) fn encode_object_set(
+    table: &SegmentTable,
+    st: &ShardState,
+    obj: &Object,
+    discarded: &[Discarded],
+    out: &mut Vec<u8>,
+) {
+    let k = st.key_of(obj);
+    let group = obj.group().map(|g| g.name());
+    let in_flight = st.in_flight.get(obj.write_token);
+    let task = obj.task();
+    // Replicas in id order: an object keeps them so (checked, not
+    // assumed; sorting a copy only if one ever does not).
+    let resorted: Vec<Replica>;
+    let order: &[Replica] = if obj.replicas.is_sorted_by_key(|r| r.id) {
+        &obj.replicas
+    } else {
+        let mut v = obj.replicas.to_vec();
+        v.sort_unstable_by_key(|r| r.id);
+        resorted = v;
+        &resorted
+    };
+    let mut len = 1 + 8 + k.tenant.len() + k.key.len() + 6 * 8 + 1;
+    len += 1 + group.map_or(0, |g| 4 + g.len());
+    len += 1 + obj.committed().map_or(0, |_| 8);
+    len += 1 + in_flight.map_or(0, |w| {
+        1 + w.pending.map_or(0, |p| {
+            1 + usize::from(matches!(p, SoftPinIntent::Enable { .. })) * 8
+        })
+    });
+    len += 1 + task.map_or(0, |t| {
+        1 + match t {
+            Task::Copy { targets, .. } => 8 + 4 + 8 * targets.len(),
+            Task::Move { .. } => 16,
+            Task::Promotion { .. } => 8,
+        }
+    });
+    len += 4;
+    let mut replicas = 0u32;
+    for r in order {
+        if let Ok(seg) = replica_segment(table, r) {
+            replicas += 1;
+            len += 8 + 3 + seg.map_or(8, |name| 4 + name.len() + 8);
+        }
+    }
+    len += 4;
+    let mut buffers = 0u32;
+    for d in discarded {
+        if let Some(seg) = table.get(d.segment) {
+            buffers += 1;
+            len += 4 + seg.name.len() + 3 * 8;
+        }
+    }
+
+    out.clear();
+    out.reserve(len);
+    let mut w = Writer(out);
+    w.u8(OBJECT_SET);
+    w.str(k.tenant);
+    w.str(k.key);
+    w.u64(obj.size);
+    w.u64(obj.writer);
+    w.u64(obj.put_start);
+    w.u64(obj.lease.load(Ordering::Acquire));
+    w.u64(obj.seq);
+    w.u64(obj.write_token);
+    w.bool(obj.hard_pin());
+    match group {
+        None => w.u8(0),
+        Some(g) => {
+            w.u8(1);
+            w.str(g);
+        }
+    }
+    match obj.committed() {
+        None => w.u8(0),
+        Some(d) => {
+            w.u8(1);
+            w.u64(d);
+        }
+    }
+    match in_flight {
+        None => w.u8(0),
+        Some(f) => {
+            w.u8(1);
+            match f.pending {
+                None => w.u8(0),
+                Some(p) => {
+                    w.u8(1);
+                    w.intent(p);
+                }
+            }
+        }
+    }
+    match task {
+        None => w.u8(0),
+        Some(t) => {
+            w.u8(1);
+            match t {
+                Task::Copy { source, targets } => {
+                    w.u8(0);
+                    w.u64(*source);
+                    w.u32(targets.len() as u32);
+                    for id in targets {
+                        w.u64(*id);
+                    }
+                }
+                Task::Move { source, target } => {
+                    w.u8(1);
+                    w.u64(*source);
+                    w.u64(*target);
+                }
+                Task::Promotion { target } => {
+                    w.u8(2);
+                    w.u64(*target);
+                }
+            }
+        }
+    }
+    w.u32(replicas);
+    for r in order {
+        let Ok(seg) = replica_segment(table, r) else {
+            continue;
+        };
+        w.u64(r.id);
+        w.u8(r.status as u8);
+        w.u8(match r.role {
+            Role::Write => 0,
+            Role::TaskTarget => 1,
+        });
+        match seg {
+            None => {
+                w.u8(2);
+                w.u64(r.addr);
+            }
+            Some(name) => {
+                w.u8(if r.kind == ReplicaKind::Memory { 0 } else { 1 });
+                w.str(name);
+                w.u64(r.addr);
+            }
+        }
+    }
+    w.u32(buffers);
+    for d in discarded {
+        if let Some(seg) = table.get(d.segment) {
+            w.str(&seg.name);
+            w.u64(d.addr);
+            w.u64(d.len);
+            w.u64(d.release_at);
+        }
+    }
+    debug_assert_eq!(out.len(), len, "the exact size was computed");
+}
+
 #[cfg(test)]
 mod tests {
-    use crate::journal::codec::decode_batch;
+    use super::*;
+    use crate::journal::codec::{decode_batch, encode_record};
     use crate::journal::Record;
-    use crate::{Master, MasterConfig};
+    use crate::types::{Key, Pool, ReplicaSelector, SegmentSpec, WriteConfig};
+    use crate::{Master, MasterConfig, SoftPinRequest};
+
+    // The recorder's direct encoding is exactly the codec's encoding of the
+    // object's image, for objects in every shape a master makes: in
+    // flight with a pending intent, committed, grouped, hard-pinned, with
+    // a copy, a move or a promotion running, LOCAL_DISK, long keys and
+    // other tenants, and with discarded buffers.
+    #[test]
+    fn the_direct_encoding_is_the_image_encoding() {
+        let m = Master::new(MasterConfig {
+            journal_capacity_bytes: 1 << 20,
+            shard_count: 4,
+            ..MasterConfig::deterministic(1_000)
+        })
+        .unwrap();
+        for (i, (name, pool)) in [
+            ("mem0", Pool::Memory),
+            ("mem1", Pool::Memory),
+            ("nof0", Pool::NofSsd),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let spec = SegmentSpec {
+                name: name.into(),
+                base: (i as u64 + 1) << 30,
+                size: 1 << 20,
+                pool,
+            };
+            m.mount_segment(1, &spec).unwrap();
+        }
+        let pinned = WriteConfig {
+            nof_ssd_replicas: 1,
+            hard_pin: true,
+            group: Some("g".into()),
+            ..WriteConfig::default().with_soft_pin(SoftPinRequest::enable_for(5_000))
+        };
+        let long = "k".repeat(40);
+        m.put_start(1, Key::new("flight"), 64, &pinned).unwrap();
+        m.put_start(1, Key::scoped("tenant-2", &long), 64, &pinned)
+            .unwrap();
+        m.put_end(
+            1,
+            Key::scoped("tenant-2", &long),
+            ReplicaSelector::All,
+            None,
+        )
+        .unwrap();
+        for key in ["copy", "move", "up"] {
+            m.put_start(1, Key::new(key), 32, &WriteConfig::default())
+                .unwrap();
+            m.put_end(1, Key::new(key), ReplicaSelector::All, None)
+                .unwrap();
+        }
+        let seg_of = |key: &str| {
+            let d = &m.get_replica_list(Key::new(key)).unwrap()[0];
+            match d.location {
+                crate::types::Location::Buffer { segment, .. } => m.segment_name(segment).unwrap(),
+                _ => unreachable!(),
+            }
+        };
+        let other = |s: String| if s == "mem0" { "mem1" } else { "mem0" };
+        m.copy_start(Key::new("copy"), &[other(seg_of("copy"))])
+            .unwrap();
+        m.move_start(Key::new("move"), &seg_of("move"), other(seg_of("move")))
+            .unwrap();
+        m.upsert_start(1, Key::new("up"), 48, &WriteConfig::default())
+            .unwrap();
+        m.add_local_disk_replica(7, Key::new("disk"), 16).unwrap();
+        m.promotion_start(Key::new("disk"), &[]).unwrap();
+        let table = m.segments.read();
+        let mut seen = 0;
+        for shard in m.shards.iter() {
+            let st = shard.state.read();
+            for obj in st.iter() {
+                let mut direct = vec![0xAA; 3];
+                encode_object_set(&table, &st, obj, &st.discarded, &mut direct);
+                let mut via = Vec::new();
+                encode_record(
+                    &Record::ObjectSet {
+                        image: Box::new(object_image(&table, &st, obj)),
+                        discarded: named_discarded(&table, &st.discarded),
+                    },
+                    &mut via,
+                );
+                assert_eq!(&*direct, &via[..], "{:?}", st.key_of(obj));
+                seen += 1;
+            }
+        }
+        assert_eq!(seen, 6);
+        assert!(m
+            .shards
+            .iter()
+            .any(|s| !s.state.read().discarded.is_empty()));
+    }
 
     // docs/CONTRACT.md §12.1: ids a failed operation reserved and cannot
     // give back (another operation took ids since) are recorded as the

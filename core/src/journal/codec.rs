@@ -271,19 +271,21 @@ fn checksum(header: &[u8], payload: &[u8]) -> u32 {
     h.finalize()
 }
 
-struct Writer<'a>(&'a mut Vec<u8>);
+/// Appends encoded fields to a buffer (shared with the recorder, which
+/// encodes an object straight from the master's state, `capture.rs`).
+pub(crate) struct Writer<'a>(pub(crate) &'a mut Vec<u8>);
 
 impl Writer<'_> {
-    fn u8(&mut self, v: u8) {
+    pub(crate) fn u8(&mut self, v: u8) {
         self.0.push(v);
     }
-    fn u32(&mut self, v: u32) {
+    pub(crate) fn u32(&mut self, v: u32) {
         self.0.extend_from_slice(&v.to_le_bytes());
     }
-    fn u64(&mut self, v: u64) {
+    pub(crate) fn u64(&mut self, v: u64) {
         self.0.extend_from_slice(&v.to_le_bytes());
     }
-    fn bool(&mut self, v: bool) {
+    pub(crate) fn bool(&mut self, v: bool) {
         self.u8(u8::from(v));
     }
     fn len32(&mut self, n: usize, what: &str) {
@@ -292,7 +294,7 @@ impl Writer<'_> {
         });
         self.u32(n);
     }
-    fn str(&mut self, s: &str) {
+    pub(crate) fn str(&mut self, s: &str) {
         self.len32(s.len(), "string");
         self.0.extend_from_slice(s.as_bytes());
     }
@@ -315,7 +317,7 @@ impl Writer<'_> {
             f(self, x);
         }
     }
-    fn intent(&mut self, i: SoftPinIntent) {
+    pub(crate) fn intent(&mut self, i: SoftPinIntent) {
         match i {
             SoftPinIntent::Preserve => self.u8(0),
             SoftPinIntent::Enable { ttl_ms } => {
@@ -384,12 +386,12 @@ impl Writer<'_> {
             }
         }
     }
-    fn buffer(&mut self, b: &BufferRef) {
+    pub(crate) fn buffer(&mut self, b: &BufferRef) {
         self.str(&b.segment);
         self.u64(b.address);
         self.u64(b.len);
     }
-    fn discarded(&mut self, d: &DiscardedBuffer) {
+    pub(crate) fn discarded(&mut self, d: &DiscardedBuffer) {
         self.buffer(&d.buffer);
         self.u64(d.release_at);
     }
@@ -511,6 +513,17 @@ pub fn peek_header(bytes: &[u8]) -> Result<BatchHeader> {
         // declared <= present, which is a usize.
         total_len: HEADER_LEN + declared as usize,
     })
+}
+
+/// Decodes one record's bytes (what [`encode_record`] writes), all of
+/// them: for checks of the recorder's direct encoding.
+pub(crate) fn decode_record(bytes: &[u8]) -> Result<Record> {
+    let mut r = Reader::new(bytes);
+    let rec = parse_record(&mut r, 1)?;
+    if r.remaining() != 0 {
+        return Err(fail(format!("{} bytes after the record", r.remaining())));
+    }
+    Ok(rec)
 }
 
 fn parse_record(r: &mut Reader, seq: u64) -> Result<Record> {

@@ -5,10 +5,12 @@
 //!
 //! # Ordering rules the recording side keeps (the apply side relies on them)
 //!
-//! - An operation appends its record(s) while it still holds the shard
-//!   lock(s) of the change, after the change, with [`Journal::append_all`]
-//!   when one operation makes several records under one lock, so they
-//!   stay contiguous.
+//! - An operation appends its record(s) after the change, while it still
+//!   holds the lock it changed the state under: the object's shard lock
+//!   (one record per object; a group eviction appends one per member
+//!   while it holds all their shard locks), the segment table's write lock
+//!   (mount, and an unmount's last record), the retention registry's lock.
+//!   The recording helpers live in `capture.rs`.
 //! - **Append before free**: a buffer goes back to its allocator only
 //!   after the record that frees it ([`Record::ObjectSet`],
 //!   [`Record::ObjectErased`], [`Record::DiscardReleased`],

@@ -31,9 +31,10 @@ use std::ops::RangeInclusive;
 /// The most records one read returns (a batch counts them in a u32).
 const MAX_BATCH_RECORDS: usize = u32::MAX as usize;
 
-/// Bytes charged per held record on top of its encoding: its slot in the
-/// journal's queue (a pointer and a length).
-pub const RECORD_OVERHEAD: usize = std::mem::size_of::<Box<[u8]>>();
+/// Bytes charged per held record on top of its encoding: its bookkeeping
+/// (where it starts in the journal's byte queue, 8 bytes) with room for
+/// the queues' slack. Fixed, so the bound does not depend on the layout.
+pub const RECORD_OVERHEAD: usize = 16;
 
 /// What holding an encoded record of `len` bytes costs against the capacity.
 #[inline]
@@ -44,7 +45,21 @@ pub fn charge(len: usize) -> usize {
 /// A bounded, thread-safe change journal.
 pub struct Journal {
     capacity: usize,
-    ring: Mutex<Ring>,
+    ring: Padded,
+}
+
+/// The ring's mutex and state on cache lines of their own: a consumer
+/// reading and releasing writes them, and nothing the master's operations
+/// use (the segment table's lock, the id counters) may share a line with
+/// them.
+#[repr(align(128))]
+struct Padded(Mutex<Ring>);
+
+impl std::ops::Deref for Padded {
+    type Target = Mutex<Ring>;
+    fn deref(&self) -> &Mutex<Ring> {
+        &self.0
+    }
 }
 
 /// The journal's counters at one instant.
@@ -86,9 +101,19 @@ pub struct JournalRead {
     pub next_seq: u64,
 }
 
+/// The held records live back to back in one byte queue, so appending
+/// copies into memory the journal already holds (no allocation per
+/// record, and a consumer that keeps up keeps it small and cache-hot).
 struct Ring {
-    /// Encoded records `first..next`, oldest first.
-    entries: VecDeque<Box<[u8]>>,
+    /// Encoded records `first..next`, back to back, oldest first.
+    data: VecDeque<u8>,
+    /// Where each held record starts, as a position in the stream of every
+    /// byte ever appended (record `first + i` starts at `starts[i]`).
+    starts: VecDeque<u64>,
+    /// Stream position of `data`'s first byte.
+    data_pos: u64,
+    /// Stream position after the last byte appended.
+    end_pos: u64,
     /// The sequence the journal started at.
     start: u64,
     first: u64,
@@ -121,8 +146,11 @@ impl Journal {
         }
         Ok(Journal {
             capacity: capacity_bytes,
-            ring: Mutex::new(Ring {
-                entries: VecDeque::new(),
+            ring: Padded(Mutex::new(Ring {
+                data: VecDeque::new(),
+                starts: VecDeque::new(),
+                data_pos: 0,
+                end_pos: 0,
                 start: next_seq,
                 first: next_seq,
                 next: next_seq,
@@ -130,7 +158,7 @@ impl Journal {
                 released_upto: next_seq - 1,
                 dropped_upto: 0,
                 dropped: 0,
-            }),
+            })),
         })
     }
 
@@ -147,8 +175,17 @@ impl Journal {
     pub fn append(&self, rec: &Record) -> Result<u64> {
         let mut bytes = Vec::new();
         codec::encode_record(rec, &mut bytes);
+        self.append_encoded(&bytes)
+    }
+
+    /// [`append`](Self::append) of a record already encoded (exactly what
+    /// [`codec::encode_record`] writes for it): the recorder encodes from
+    /// the master's state into a buffer it reuses, without building the
+    /// [`Record`].
+    pub(crate) fn append_encoded(&self, bytes: &[u8]) -> Result<u64> {
+        debug_assert!(codec::decode_record(bytes).is_ok(), "not a record");
         let mut ring = self.ring.lock();
-        ring.push(bytes.into_boxed_slice(), self.capacity)
+        ring.push(bytes, self.capacity)
     }
 
     /// Appends `recs` as consecutive sequences in one hold of the lock (the
@@ -156,23 +193,23 @@ impl Journal {
     /// never interleaved with another operation's). Returns their sequences
     /// (`None` for an empty slice). Dropping works as for [`append`](Self::append).
     pub fn append_all(&self, recs: &[Record]) -> Result<Option<RangeInclusive<u64>>> {
-        let encoded: Vec<Box<[u8]>> = recs
-            .iter()
-            .map(|r| {
-                let mut v = Vec::new();
-                codec::encode_record(r, &mut v);
-                v.into_boxed_slice()
-            })
-            .collect();
+        let mut bytes = Vec::new();
+        let mut ends = Vec::with_capacity(recs.len());
+        for r in recs {
+            codec::encode_record(r, &mut bytes);
+            ends.push(bytes.len());
+        }
         let mut ring = self.ring.lock();
         // All or nothing: a run that cannot be numbered whole is refused
         // before any of it is appended.
-        if !encoded.is_empty() && codec::MAX_SEQ - (encoded.len() as u64 - 1) < ring.next {
+        if !recs.is_empty() && codec::MAX_SEQ - (recs.len() as u64 - 1) < ring.next {
             return Err(exhausted());
         }
         let mut span = None;
-        for e in encoded {
-            let seq = ring.push(e, self.capacity)?;
+        let mut from = 0;
+        for end in ends {
+            let seq = ring.push(&bytes[from..end], self.capacity)?;
+            from = end;
             span = Some(span.map_or(seq..=seq, |s: RangeInclusive<u64>| *s.start()..=seq));
         }
         Ok(span)
@@ -194,32 +231,31 @@ impl Journal {
     pub fn read(&self, from: u64, out: &mut [u8]) -> Result<Bounded<JournalRead>> {
         let ring = self.ring.lock();
         let start = ring.index_of(from)?;
-        if start == ring.entries.len() {
+        let held = ring.starts.len();
+        if start == held {
             return Ok(Bounded::Fits(JournalRead {
                 records: 0,
                 bytes: 0,
                 next_seq: from,
             }));
         }
-        let avail = ring.entries.range(start..).take(MAX_BATCH_RECORDS);
-        let mut used = HEADER_LEN;
-        let mut count = 0usize;
-        for e in avail.clone() {
-            if out.len().saturating_sub(used) < e.len() {
-                break;
-            }
-            used += e.len();
-            count += 1;
-        }
+        let avail = (held - start).min(MAX_BATCH_RECORDS);
+        let room = out.len().saturating_sub(HEADER_LEN);
+        let begin = ring.starts[start];
+        // The longest run from `start` that fits: the records' ends are
+        // increasing, so a binary search over them finds it.
+        let ends = |i: usize| ring.end_of(start + i) - begin;
+        let count = partition_point(avail, |i| ends(i) <= room as u64);
         if count == 0 {
-            let needed = avail.fold(HEADER_LEN, |n, e| n.saturating_add(e.len()));
-            return Ok(Bounded::TooSmall(needed));
+            let needed = (HEADER_LEN as u64).saturating_add(ends(avail - 1));
+            return Ok(Bounded::TooSmall(
+                usize::try_from(needed).unwrap_or(usize::MAX),
+            ));
         }
-        let mut at = HEADER_LEN;
-        for e in ring.entries.range(start..start + count) {
-            out[at..at + e.len()].copy_from_slice(e);
-            at += e.len();
-        }
+        // Fits in `out`, so in usize.
+        let len = ends(count - 1) as usize;
+        let used = HEADER_LEN + len;
+        ring.copy_out((begin - ring.data_pos) as usize, &mut out[HEADER_LEN..used]);
         codec::seal(&mut out[..used], from, count as u32);
         Ok(Bounded::Fits(JournalRead {
             records: count as u64,
@@ -261,16 +297,10 @@ impl Journal {
             return Ok(0);
         }
         ring.released_upto = upto;
-        let mut freed = 0;
-        while ring.first <= upto {
-            let e = ring
-                .entries
-                .pop_front()
-                .expect("first < next: a record is held");
-            ring.bytes -= charge(e.len());
-            ring.first += 1;
-            freed += 1;
-        }
+        // Held records up to `upto` (none when they were dropped already).
+        let freed = (upto + 1).saturating_sub(ring.first);
+        // At most the held count, which is a usize.
+        ring.remove_front(freed as usize);
         Ok(freed)
     }
 
@@ -293,8 +323,10 @@ impl Journal {
             return Ok(());
         }
         let appended = ring.next - ring.start;
-        let held = ring.entries.len() as u64;
-        ring.entries.clear();
+        let held = ring.starts.len() as u64;
+        ring.data.clear();
+        ring.starts.clear();
+        ring.data_pos = ring.end_pos;
         ring.bytes = 0;
         ring.dropped += held;
         ring.start = next_seq.saturating_sub(appended);
@@ -340,10 +372,65 @@ fn exhausted() -> Error {
     )
 }
 
+/// The number of leading `i` in `0..n` for which `pred(i)` holds, `pred`
+/// being true then false along `0..n`.
+fn partition_point(n: usize, pred: impl Fn(usize) -> bool) -> usize {
+    let (mut lo, mut hi) = (0, n);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if pred(mid) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
+}
+
 impl Ring {
+    /// Stream position where held record `i` (0 = the oldest) ends.
+    fn end_of(&self, i: usize) -> u64 {
+        self.starts.get(i + 1).copied().unwrap_or(self.end_pos)
+    }
+
+    /// Encoded length of held record `i`.
+    fn len_of(&self, i: usize) -> usize {
+        (self.end_of(i) - self.starts[i]) as usize
+    }
+
+    /// Copies `out.len()` bytes of `data` from offset `at`.
+    fn copy_out(&self, at: usize, out: &mut [u8]) {
+        let (a, b) = self.data.as_slices();
+        let mut done = 0;
+        if at < a.len() {
+            let n = (a.len() - at).min(out.len());
+            out[..n].copy_from_slice(&a[at..at + n]);
+            done = n;
+        }
+        if done < out.len() {
+            let from = at + done - a.len();
+            let rest = out.len() - done;
+            out[done..].copy_from_slice(&b[from..from + rest]);
+        }
+    }
+
+    /// Removes the `n` oldest held records (freeing their bytes).
+    fn remove_front(&mut self, n: usize) {
+        if n == 0 {
+            return;
+        }
+        let cut = self.end_of(n - 1);
+        let len = (cut - self.data_pos) as usize;
+        self.data.drain(..len);
+        self.starts.drain(..n);
+        self.data_pos = cut;
+        self.bytes -= len + n * RECORD_OVERHEAD;
+        self.first += n as u64;
+    }
+
     /// Stores `e` as sequence `next`, dropping the oldest records to make
     /// room (or everything, `e` included, when `e` alone is over capacity).
-    fn push(&mut self, e: Box<[u8]>, capacity: usize) -> Result<u64> {
+    fn push(&mut self, e: &[u8], capacity: usize) -> Result<u64> {
         let seq = self.next;
         if seq > codec::MAX_SEQ {
             return Err(exhausted());
@@ -352,7 +439,7 @@ impl Ring {
         self.next = after;
         let cost = charge(e.len());
         if cost > capacity {
-            self.drop_oldest(self.entries.len());
+            self.drop_oldest(self.starts.len());
             // The record itself is lost: nothing before or at it is held.
             self.first = after;
             self.dropped_upto = seq;
@@ -362,12 +449,14 @@ impl Ring {
         let mut n = 0;
         let mut room = capacity - self.bytes;
         while room < cost {
-            room += charge(self.entries[n].len());
+            room += charge(self.len_of(n));
             n += 1;
         }
         self.drop_oldest(n);
         self.bytes += cost;
-        self.entries.push_back(e);
+        self.starts.push_back(self.end_pos);
+        self.data.extend(e);
+        self.end_pos += e.len() as u64;
         Ok(seq)
     }
 
@@ -377,15 +466,12 @@ impl Ring {
         if n == 0 {
             return;
         }
-        for e in self.entries.drain(..n) {
-            self.bytes -= charge(e.len());
-        }
-        self.first += n as u64;
+        self.remove_front(n);
         self.dropped += n as u64;
         self.dropped_upto = self.first - 1;
     }
 
-    /// Position of sequence `from` in `entries` (`entries.len()` for the
+    /// Position of sequence `from` among the held records (their count for the
     /// next sequence), or why it cannot be read.
     fn index_of(&self, from: u64) -> Result<usize> {
         if from == 0 {

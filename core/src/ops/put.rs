@@ -113,7 +113,7 @@ impl MasterCore {
         let slot = st.insert(k.tenant, hash, obj);
         st.in_flight.start(token, slot, Some(intent));
         st.keys += 1;
-        self.record_key(&mut st, hash, k, mark);
+        self.record_slot(&mut st, slot, mark);
         Ok(StartedWrite {
             replicas: descriptors,
             token,
@@ -215,7 +215,7 @@ impl MasterCore {
         // not recorded (leases are not part of a standby's state).
         if completed > 0 {
             let mark = st.discarded.len();
-            self.record_key(&mut st, hash, k, mark);
+            self.record_slot(&mut st, at.slot, mark);
         }
         Ok(())
     }

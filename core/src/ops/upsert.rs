@@ -144,7 +144,7 @@ impl MasterCore {
         };
         let token = self.new_token();
 
-        let started = match case {
+        let (started, slot) = match case {
             Case::Absent => {
                 let descriptors = fresh.iter().map(|r| r.descriptor(size)).collect();
                 let obj = self.new_object(
@@ -163,10 +163,13 @@ impl MasterCore {
                 let slot = st.insert(k.tenant, hash, obj);
                 st.in_flight.start(token, slot, Some(intent));
                 st.keys += 1;
-                StartedWrite {
-                    replicas: descriptors,
-                    token,
-                }
+                (
+                    StartedWrite {
+                        replicas: descriptors,
+                        token,
+                    },
+                    slot,
+                )
             }
             Case::InPlace => {
                 let (at, obj, writes) = st
@@ -193,10 +196,13 @@ impl MasterCore {
                 writes.end(old_token);
                 writes.start(token, at.slot, Some(intent));
                 self.discard(&mut st, &preempted, size, release_at);
-                StartedWrite {
-                    replicas: descriptors,
-                    token,
-                }
+                (
+                    StartedWrite {
+                        replicas: descriptors,
+                        token,
+                    },
+                    at.slot,
+                )
             }
             Case::Replace | Case::Resize => {
                 let (at, obj, writes) = st
@@ -225,13 +231,16 @@ impl MasterCore {
                 writes.end(old_token);
                 writes.start(token, at.slot, Some(intent));
                 self.discard(&mut st, &old, old_size, release_at);
-                StartedWrite {
-                    replicas: descriptors,
-                    token,
-                }
+                (
+                    StartedWrite {
+                        replicas: descriptors,
+                        token,
+                    },
+                    at.slot,
+                )
             }
         };
-        self.record_key(&mut st, hash, k, mark);
+        self.record_slot(&mut st, slot, mark);
         Ok(Bounded::Fits(started))
     }
 

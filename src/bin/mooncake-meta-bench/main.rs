@@ -14,6 +14,7 @@ mod cleanup;
 mod clock;
 mod evict;
 mod footprint;
+mod journal;
 mod json;
 mod read;
 mod read_c;
@@ -115,6 +116,7 @@ fn scenarios() -> Vec<Scenario> {
         snapshot::SCENARIO,
         clock::SCENARIO,
         retention::SCENARIO,
+        journal::SCENARIO,
         standby::SCENARIO,
         scale::SCENARIO,
     ]

@@ -1,0 +1,173 @@
+//! `journal`: what recording costs (docs/CONTRACT.md §12.1). PutStart +
+//! PutEnd of new keys on a master without a journal and on one with a
+//! journal large enough never to drop, while a consumer thread reads the
+//! records as they come and releases them; and the journal bytes one put
+//! pair makes (its two ObjectSet records, as the consumer reads them,
+//! batch headers excluded). Target: journal on within 15 % of off.
+
+use crate::report::{Better, Figure, Target};
+use crate::util::*;
+use crate::{Mode, Results, Scenario};
+use mooncake_meta_core::journal::codec::HEADER_LEN;
+use mooncake_meta_core::*;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+pub const SCENARIO: Scenario = Scenario {
+    name: "journal",
+    about: "put pairs/s with the journal off and on (a consumer reading and releasing); journal bytes per put pair",
+    cases,
+    child,
+    figures,
+};
+
+/// Journal capacity of the "on" case: room for every record of the run
+/// even if the consumer fell behind the whole time (nothing is dropped).
+const CAPACITY: u64 = 1 << 30;
+
+/// The consumer's read buffer.
+const READ_BUF: usize = 1 << 20;
+
+/// A read that returns fewer records than this makes the consumer pause
+/// for [`POLL`] before the next, as a shipping consumer polls: it reads in
+/// batches instead of taking the journal's lock for every record.
+const BATCH: u64 = 4096;
+const POLL: std::time::Duration = std::time::Duration::from_micros(500);
+
+fn size(mode: Mode) -> usize {
+    if mode.quick {
+        10_000
+    } else {
+        1_000_000
+    }
+}
+
+fn cases(mode: Mode) -> Vec<Params> {
+    ["off", "on"]
+        .into_iter()
+        .map(|j| Params::new(&[("n", size(mode).to_string()), ("journal", j.into())]))
+        .collect()
+}
+
+/// What the consumer read.
+#[derive(Default)]
+struct Consumed {
+    records: u64,
+    record_bytes: u64,
+}
+
+/// Reads every record from sequence `next` as it is appended, releasing
+/// what it read, until `done` is set and nothing is left.
+fn consume(m: &MasterCore, mut next: u64, done: &AtomicBool) -> Consumed {
+    let mut buf = vec![0u8; READ_BUF];
+    let mut got = Consumed::default();
+    loop {
+        // Read `done` first: once it is set every record is appended, so
+        // an empty read after it means the end.
+        let finished = done.load(Ordering::Acquire);
+        match m.journal_read(next, &mut buf).expect("journal read") {
+            Bounded::TooSmall(n) => buf.resize(n, 0),
+            Bounded::Fits(r) if r.records == 0 => {
+                if finished {
+                    return got;
+                }
+                std::thread::sleep(POLL);
+            }
+            Bounded::Fits(r) => {
+                got.records += r.records;
+                got.record_bytes += (r.bytes - HEADER_LEN) as u64;
+                next = r.next_seq;
+                m.journal_release(next - 1).expect("journal release");
+                if r.records < BATCH && !finished {
+                    std::thread::sleep(POLL);
+                }
+            }
+        }
+    }
+}
+
+fn child(p: &Params) -> Sample {
+    let n = p.usize("n");
+    let on = p.str("journal") == "on";
+    let keys = keys(n);
+    let m = Arc::new(
+        Master::new(MasterConfig {
+            journal_capacity_bytes: if on { CAPACITY } else { 0 },
+            ..MasterConfig::deterministic(T0)
+        })
+        .expect("master"),
+    );
+    for i in 0..4u64 {
+        let spec = SegmentSpec {
+            name: format!("mem{i}"),
+            base: (i + 1) << 40,
+            size: 16 << 30,
+            pool: Pool::Memory,
+        };
+        m.mount_segment(i + 1, &spec).expect("mount");
+    }
+    let c = cfg(SoftPinRequest::PRESERVE);
+    let done = Arc::new(AtomicBool::new(false));
+    let consumer = on.then(|| {
+        let (m, done) = (m.clone(), done.clone());
+        // The mounts are not part of what a put costs.
+        let from = m.journal_stats().last_seq + 1;
+        std::thread::spawn(move || consume(&m, from, &done))
+    });
+    let took = put_all(&m, &keys, |_| &c);
+    done.store(true, Ordering::Release);
+    let mut s = Sample::default();
+    s.set("put_pairs_per_s", n as f64 / took.as_secs_f64());
+    if let Some(t) = consumer {
+        let got = t.join().expect("consumer");
+        let stats = m.journal_stats();
+        assert_eq!(stats.dropped_records, 0, "the journal dropped records");
+        assert_eq!(got.records, 2 * n as u64, "two records per put pair");
+        s.set("record_bytes_per_pair", got.record_bytes as f64 / n as f64);
+    }
+    s
+}
+
+fn figures(r: &Results, mode: Mode) -> Vec<Figure> {
+    let n = size(mode).to_string();
+    let off = [("n", n.as_str()), ("journal", "off")];
+    let on = [("n", n.as_str()), ("journal", "on")];
+    let par = |j: &str| vec![("n", n.clone()), ("journal", j.to_owned())];
+    vec![
+        Figure::new(
+            "journal",
+            "put pairs/s, journal off",
+            &par("off"),
+            "ops/s",
+            Better::Higher,
+            r.values(&off, "put_pairs_per_s"),
+        ),
+        Figure::new(
+            "journal",
+            "put pairs/s, journal on (a consumer reading and releasing)",
+            &par("on"),
+            "ops/s",
+            Better::Higher,
+            r.values(&on, "put_pairs_per_s"),
+        ),
+        // Repetitions pair up (the cases interleave), so the ratio is of
+        // runs made under the same load.
+        Figure::new(
+            "journal",
+            "put pairs/s, journal on / off",
+            &[("n", n.clone())],
+            "x",
+            Better::Higher,
+            r.pair(&on, &off, "put_pairs_per_s", |a, b| a / b),
+        )
+        .target(Target::AtLeast(0.85)),
+        Figure::new(
+            "journal",
+            "journal bytes per put pair (two ObjectSet records)",
+            &par("on"),
+            "bytes",
+            Better::Lower,
+            r.values(&on, "record_bytes_per_pair"),
+        ),
+    ]
+}
