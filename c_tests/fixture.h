@@ -35,6 +35,8 @@ typedef struct {
     double high_watermark;
     uint32_t shards; /* default 16 here, to keep tests light */
     uint64_t expected_objects; /* presizing; 0 = none (the default) */
+    uint64_t journal_capacity_bytes; /* the change journal; 0 = none (the default) */
+    int standby;                     /* 1: a standby master */
 } fx_options;
 
 /* A master on a manual clock at FX_START_MS with every background task off. */
@@ -53,6 +55,10 @@ static inline mooncake_meta_master *fx_master(const fx_options *o) {
     CHECK_OK(mooncake_meta_config_set_shard_count(cfg, o->shards ? o->shards : 16, &err), err);
     if (o->expected_objects)
         CHECK_OK(mooncake_meta_config_set_expected_objects(cfg, o->expected_objects, &err), err);
+    if (o->journal_capacity_bytes)
+        CHECK_OK(mooncake_meta_config_set_journal_capacity_bytes(cfg, o->journal_capacity_bytes, &err),
+                 err);
+    if (o->standby) CHECK_OK(mooncake_meta_config_set_standby(cfg, 1, &err), err);
     if (o->max_soft_pin_ttl_ms)
         CHECK_OK(mooncake_meta_config_set_max_kv_soft_pin_ttl_ms(cfg, o->max_soft_pin_ttl_ms, &err), err);
     if (o->default_soft_pin_ttl_ms)

@@ -838,6 +838,45 @@ void group_retention() {
 
 } // namespace
 
+// The change journal: a primary's records applied to a standby, which
+// serves no client until promoted; the write in flight ends on it.
+void journal_and_standby() {
+    mm::config pc = test_config();
+    pc.set_journal_capacity_bytes(1 << 20);
+    mm::master p(pc);
+    mount(p, 1, "seg");
+    put(p, 1, "done", 64, mm::write_config().soft_pin_ttl_ms(5000));
+    mm::write_result w = p.put_start(1, "flying", 64, mm::write_config().soft_pin_ttl_ms(5000));
+    std::uint64_t next = 0;
+    std::vector<std::uint8_t> records = p.journal_vector(1, next);
+    CHECK(!records.empty());
+    mm::journal_stats st = p.journal_counters();
+    CHECK_EQ(st.struct_size, sizeof(mm::journal_stats));
+    CHECK_EQ(st.last_seq, next - 1);
+    std::uint8_t tiny[4];
+    std::uint64_t ignored = 0;
+    CHECK_THROWS(MOONCAKE_META_BUFFER_TOO_SMALL, p.journal_read(1, tiny, sizeof tiny, ignored));
+
+    mm::config sc = test_config();
+    sc.set_standby(true);
+    mm::master s(sc);
+    CHECK(s.is_standby());
+    CHECK_THROWS(MOONCAKE_META_UNAVAILABLE_IN_CURRENT_STATUS, s.exist("done"));
+    mm::apply_report a = s.journal_apply(records);
+    CHECK_EQ(a.records_applied, next - 1);
+    CHECK_EQ(s.applied_seq(), next - 1);
+    CHECK_EQ(s.journal_apply(records).records_skipped, next - 1);
+    CHECK_THROWS(MOONCAKE_META_UNAVAILABLE_IN_CURRENT_STATUS, p.journal_apply(records));
+    mm::promote_report pr = s.promote();
+    CHECK_EQ(pr.writes_in_flight, 1u);
+    CHECK(!s.is_standby());
+    CHECK(s.soft_pin_deadline("done") == p.soft_pin_deadline("done"));
+    s.put_end(1, "flying", mm::selector::all, w.token);
+    CHECK(s.soft_pin_deadline("flying").has_value());
+    CHECK_EQ(p.journal_release(st.last_seq), st.records_held);
+    CHECK_THROWS(MOONCAKE_META_UNAVAILABLE_IN_CURRENT_STATUS, test_master().journal_vector(1, next));
+}
+
 int main() {
     struct test {
         const char *name;
@@ -860,6 +899,7 @@ int main() {
         {"snapshots_and_restore", snapshots_and_restore},
         {"wall_clock_and_skew", wall_clock_and_skew},
         {"group_retention", group_retention},
+        {"journal_and_standby", journal_and_standby},
     };
     int passed = 0, failed = 0;
     for (const test &t : tests) {

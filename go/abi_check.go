@@ -13,6 +13,7 @@ var (
 	_ = [1]struct{}{}[CodeOK-C.MOONCAKE_META_OK]
 	_ = [1]struct{}{}[MaxReplicasPerPool-C.MOONCAKE_META_MAX_REPLICAS_PER_POOL]
 	_ = [1]struct{}{}[MaxExpectedObjects-C.MOONCAKE_META_MAX_EXPECTED_OBJECTS]
+	_ = [1]struct{}{}[MaxJournalCapacityBytes-C.MOONCAKE_META_MAX_JOURNAL_CAPACITY_BYTES]
 	_ = [1]struct{}{}[CodeInternalError-C.MOONCAKE_META_INTERNAL_ERROR]
 	_ = [1]struct{}{}[CodeSegmentNotFound-C.MOONCAKE_META_SEGMENT_NOT_FOUND]
 	_ = [1]struct{}{}[CodeSegmentAlreadyExists-C.MOONCAKE_META_SEGMENT_ALREADY_EXISTS]

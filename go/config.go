@@ -27,6 +27,9 @@ const MaxInstant Instant = math.MaxInt64
 // MaxExpectedObjects is the largest Config.ExpectedObjects (2^32).
 const MaxExpectedObjects = 1 << 32
 
+// MaxJournalCapacityBytes is the largest Config.JournalCapacityBytes (2^40).
+const MaxJournalCapacityBytes = 1 << 40
+
 // InstantOf converts a time.Time to an Instant, truncating to the
 // millisecond; times before the epoch become 0.
 func InstantOf(t time.Time) Instant {
@@ -120,6 +123,17 @@ type Config struct {
 	// so filling it up to that many never rehashes a table; more objects
 	// than expected are fine. At most MaxExpectedObjects.
 	ExpectedObjects uint64
+	// JournalCapacityBytes is how many bytes the change journal may hold;
+	// 0 (the default) means no journal. With one, the master records every
+	// change to its state for a standby to apply (Master.JournalRead); when
+	// the consumer falls behind and the journal is full, the oldest
+	// unreleased records are dropped and reading them is
+	// ErrJournalOverrun. At most MaxJournalCapacityBytes.
+	JournalCapacityBytes uint64
+	// Standby makes the master a standby: it rejects client calls with
+	// ErrUnavailableInCurrentStatus, runs no maintenance and changes only
+	// through ApplyJournal and Restore, until Promote.
+	Standby bool
 	// ManualClock makes the master read a manual clock starting at
 	// ClockStart that moves only through SetTime and AdvanceTime, instead
 	// of the system clock. It drives the timeline and the wall together
@@ -260,6 +274,14 @@ func WithShardCount(n uint64) Option { return func(c *Config) { c.ShardCount = n
 // WithExpectedObjects sets Config.ExpectedObjects.
 func WithExpectedObjects(n uint64) Option { return func(c *Config) { c.ExpectedObjects = n } }
 
+// WithJournalCapacityBytes sets Config.JournalCapacityBytes.
+func WithJournalCapacityBytes(n uint64) Option {
+	return func(c *Config) { c.JournalCapacityBytes = n }
+}
+
+// WithStandby sets Config.Standby.
+func WithStandby(standby bool) Option { return func(c *Config) { c.Standby = standby } }
+
 // Validate checks the configuration as master creation will (the library's
 // mooncake_meta_config_validate), without creating a master; a bad field is
 // ErrInvalidParams naming it.
@@ -299,6 +321,9 @@ func (c Config) check() error {
 	}
 	if c.ExpectedObjects > MaxExpectedObjects {
 		return invalidParams("Config.ExpectedObjects %d exceeds the maximum %d", c.ExpectedObjects, uint64(MaxExpectedObjects))
+	}
+	if c.JournalCapacityBytes > MaxJournalCapacityBytes {
+		return invalidParams("Config.JournalCapacityBytes %d exceeds the maximum %d", c.JournalCapacityBytes, uint64(MaxJournalCapacityBytes))
 	}
 	if c.ManualClock && c.ClockStart >= MaxInstant {
 		return invalidParams("Config.ClockStart %d must be below MaxInstant (%d)", uint64(c.ClockStart), uint64(MaxInstant))
@@ -377,6 +402,12 @@ func (c Config) withHandle(f func(*C.mooncake_meta_config) error) error {
 		return err
 	}
 	if err := takeError(C.mooncake_meta_config_set_expected_objects(h, C.uint64_t(c.ExpectedObjects), &cerr), &cerr); err != nil {
+		return err
+	}
+	if err := takeError(C.mooncake_meta_config_set_journal_capacity_bytes(h, C.uint64_t(c.JournalCapacityBytes), &cerr), &cerr); err != nil {
+		return err
+	}
+	if err := takeError(C.mooncake_meta_config_set_standby(h, cBool(c.Standby), &cerr), &cerr); err != nil {
 		return err
 	}
 	if c.ManualClock {

@@ -255,6 +255,12 @@ using metrics_snapshot = mooncake_meta_metrics_snapshot;
 /// What a restore did, `clock_shift_ms` (how far every stored instant was
 /// moved onto the restoring master's timeline) included.
 using restore_report = mooncake_meta_restore_report;
+/// The change journal's counters (all zero without a journal).
+using journal_stats = mooncake_meta_journal_stats;
+/// What applying journal bytes to a standby did.
+using apply_report = mooncake_meta_apply_report;
+/// What promoting a standby did.
+using promote_report = mooncake_meta_promote_report;
 
 /// The pool of a segment (MOONCAKE_META_POOL_*).
 enum class pool : std::uint32_t {
@@ -494,6 +500,14 @@ public:
     /// MOONCAKE_META_MAX_EXPECTED_OBJECTS, checked when the master is built).
     config &set_expected_objects(std::uint64_t expected_objects) {
         return set(mooncake_meta_config_set_expected_objects, expected_objects);
+    }
+    /// Bytes the change journal may hold; 0 (the default) = no journal.
+    config &set_journal_capacity_bytes(std::uint64_t journal_capacity_bytes) {
+        return set(mooncake_meta_config_set_journal_capacity_bytes, journal_capacity_bytes);
+    }
+    /// A standby master (rejects client calls until promote()).
+    config &set_standby(bool standby) {
+        return set(mooncake_meta_config_set_standby, standby ? 1 : 0);
     }
     /// A manual clock starting at `start_ms`; for deterministic tests also
     /// set the three intervals to 0.
@@ -1369,6 +1383,87 @@ public:
     }
     restore_report restore_files(std::initializer_list<std::string_view> paths) const {
         return restore_files_(detail::c_strings(paths, "restore_files paths"));
+    }
+
+    // -- change journal and standby -------------------------------------------
+
+    /// One batch of journal records from `from_seq` into `buf`
+    /// (mooncake_meta_journal_read): as many as fit; returns the bytes
+    /// written and sets `next_seq`. A buffer too small for the first record
+    /// throws MOONCAKE_META_BUFFER_TOO_SMALL; journal_vector grows instead.
+    std::size_t journal_read(std::uint64_t from_seq, std::uint8_t *buf, std::size_t cap,
+                             std::uint64_t &next_seq) const {
+        c_error err;
+        std::size_t len = 0;
+        detail::check(
+            mooncake_meta_journal_read(p_, from_seq, buf, cap, &len, &next_seq, err.out()), err);
+        return len;
+    }
+    /// Every record held from `from_seq`, as one batch in a vector (empty
+    /// when nothing was recorded after it); `next_seq` is where to go on.
+    std::vector<std::uint8_t> journal_vector(std::uint64_t from_seq,
+                                             std::uint64_t &next_seq) const {
+        std::vector<std::uint8_t> buf;
+        for (;;) {
+            c_error err;
+            std::size_t len = 0;
+            std::int32_t st = mooncake_meta_journal_read(
+                p_, from_seq, buf.empty() ? nullptr : buf.data(), buf.size(), &len, &next_seq,
+                err.out());
+            if (st == MOONCAKE_META_BUFFER_TOO_SMALL && len > buf.size()) {
+                buf.resize(grow(len));
+                continue;
+            }
+            detail::check(st, err);
+            buf.resize(len);
+            return buf;
+        }
+    }
+    /// Frees the records up to `upto` (stored by the consumer); returns how
+    /// many were freed.
+    std::uint64_t journal_release(std::uint64_t upto) const {
+        c_error err;
+        std::uint64_t freed = 0;
+        detail::check(mooncake_meta_journal_release(p_, upto, &freed, err.out()), err);
+        return freed;
+    }
+    /// The journal's counters.
+    journal_stats journal_counters() const {
+        c_error err;
+        auto s = detail::sized<journal_stats>();
+        detail::check(mooncake_meta_journal_counters(p_, &s, err.out()), err);
+        return s;
+    }
+    /// Applies journal bytes to this standby.
+    apply_report journal_apply(byte_view records) const {
+        c_error err;
+        auto r = detail::sized<apply_report>();
+        detail::check(
+            mooncake_meta_journal_apply(p_, records.data, records.size, &r, err.out()), err);
+        return r;
+    }
+    /// Promotes this standby to primary.
+    promote_report promote() const {
+        c_error err;
+        auto r = detail::sized<promote_report>();
+        detail::check(mooncake_meta_promote(p_, &r, err.out()), err);
+        return r;
+    }
+    /// Whether this master is a standby.
+    bool is_standby() const {
+        c_error err;
+        int standby = 0;
+        detail::check(mooncake_meta_standby_state(p_, &standby, nullptr, err.out()), err);
+        return standby != 0;
+    }
+    /// The last journal sequence this master applied (a standby) or applied
+    /// before its promotion.
+    std::uint64_t applied_seq() const {
+        c_error err;
+        int standby = 0;
+        std::uint64_t seq = 0;
+        detail::check(mooncake_meta_standby_state(p_, &standby, &seq, err.out()), err);
+        return seq;
     }
 
 private:

@@ -30,6 +30,15 @@ pub const MOONCAKE_META_MAX_EXPECTED_OBJECTS: u64 = 4_294_967_296;
 const _: () =
     assert!(MOONCAKE_META_MAX_EXPECTED_OBJECTS == mooncake_meta_core::MAX_EXPECTED_OBJECTS);
 
+/// The largest `journal_capacity_bytes` a configuration may hold (2^40,
+/// 1 TiB). The setter stores any value; `mooncake_meta_config_validate` and
+/// master creation refuse a larger one with `MOONCAKE_META_INVALID_PARAMS`
+/// naming `journal_capacity_bytes`.
+pub const MOONCAKE_META_MAX_JOURNAL_CAPACITY_BYTES: u64 = 1_099_511_627_776;
+const _: () = assert!(
+    MOONCAKE_META_MAX_JOURNAL_CAPACITY_BYTES == mooncake_meta_core::MAX_JOURNAL_CAPACITY_BYTES
+);
+
 /// A master configuration under construction. Opaque; created by
 /// `mooncake_meta_config_new`, released by `mooncake_meta_config_free`.
 /// Internally locked: setters may race without corrupting it (the last
@@ -580,6 +589,68 @@ pub unsafe extern "C" fn mooncake_meta_config_set_expected_objects(
     }
 }
 
+/// Sets how many bytes the change journal may hold (docs/CONTRACT.md
+/// section 12); 0 (the default) = no journal. With a journal the master
+/// records every change to its state, in commit order, for a standby to
+/// apply; when the consumer falls behind and the journal is full, the
+/// oldest unreleased records are dropped (and reading them is
+/// `MOONCAKE_META_JOURNAL_OVERRUN`), never a client call. At most
+/// `MOONCAKE_META_MAX_JOURNAL_CAPACITY_BYTES`, checked at validation.
+///
+/// Ownership: `cfg` stays owned by the caller.
+/// Thread safety: may run concurrently with any call on `cfg` but `_free`.
+///
+/// # Safety
+/// `cfg` must be NULL or a live configuration; `err` must be NULL or valid
+/// for writing one pointer.
+#[no_mangle]
+pub unsafe extern "C" fn mooncake_meta_config_set_journal_capacity_bytes(
+    cfg: *mut mooncake_meta_config,
+    journal_capacity_bytes: u64,
+    err: *mut *mut mooncake_meta_error,
+) -> mooncake_meta_status {
+    // SAFETY: the caller upholds the documented contract.
+    unsafe {
+        update(
+            "mooncake_meta_config_set_journal_capacity_bytes",
+            cfg,
+            err,
+            |c| {
+                c.journal_capacity_bytes = journal_capacity_bytes;
+                Ok(())
+            },
+        )
+    }
+}
+
+/// Makes the master a standby (`standby` = 1) or a primary (0, the
+/// default). A standby rejects client operations with
+/// `MOONCAKE_META_UNAVAILABLE_IN_CURRENT_STATUS`, runs no maintenance and
+/// changes only by `mooncake_meta_journal_apply` and restore, until
+/// `mooncake_meta_promote` (docs/CONTRACT.md section 12). Any other value
+/// is `MOONCAKE_META_INVALID_PARAMS`.
+///
+/// Ownership: `cfg` stays owned by the caller.
+/// Thread safety: may run concurrently with any call on `cfg` but `_free`.
+///
+/// # Safety
+/// `cfg` must be NULL or a live configuration; `err` must be NULL or valid
+/// for writing one pointer.
+#[no_mangle]
+pub unsafe extern "C" fn mooncake_meta_config_set_standby(
+    cfg: *mut mooncake_meta_config,
+    standby: c_int,
+    err: *mut *mut mooncake_meta_error,
+) -> mooncake_meta_status {
+    // SAFETY: the caller upholds the documented contract.
+    unsafe {
+        update("mooncake_meta_config_set_standby", cfg, err, |c| {
+            c.standby = input::bool01(standby, "standby")?;
+            Ok(())
+        })
+    }
+}
+
 /// Makes the master read a manual clock that starts at `start_ms`
 /// (milliseconds since the Unix epoch) and moves only when set or advanced;
 /// the start must be below `MAX_INSTANT` (2^63 - 1), checked at validation.
@@ -720,6 +791,11 @@ mod tests {
             );
             assert_eq!(mooncake_meta_config_set_max_retained_groups(cfg, 12, e), 0);
             assert_eq!(mooncake_meta_config_set_manual_clock(cfg, 10, e), 0);
+            assert_eq!(
+                mooncake_meta_config_set_journal_capacity_bytes(cfg, 14, e),
+                0
+            );
+            assert_eq!(mooncake_meta_config_set_standby(cfg, 1, e), 0);
             let want = MasterConfig {
                 default_kv_lease_ttl_ms: 1,
                 default_kv_soft_pin_ttl_ms: 2,
@@ -736,12 +812,30 @@ mod tests {
                 sweep_interval_ms: 8,
                 shard_count: 9,
                 expected_objects: 13,
+                journal_capacity_bytes: 14,
                 clock: ClockSource::Manual { start_ms: 10 },
+                standby: true,
             };
             assert_eq!(read(cfg, "cfg").unwrap(), want);
             assert_eq!(mooncake_meta_config_validate(cfg, e), 0);
             assert_eq!(mooncake_meta_config_set_system_clock(cfg, e), 0);
             assert_eq!(read(cfg, "cfg").unwrap().clock, ClockSource::System);
+            mooncake_meta_config_free(cfg);
+        }
+    }
+
+    #[test]
+    fn non_boolean_standby_is_rejected_and_leaves_the_field() {
+        let cfg = new_config();
+        let mut err = ptr::null_mut();
+        unsafe {
+            let st = mooncake_meta_config_set_standby(cfg, -1, &mut err);
+            assert_eq!(st, MOONCAKE_META_INVALID_PARAMS);
+            assert_eq!(
+                take_message(err),
+                "mooncake_meta_config_set_standby: standby must be 0 or 1, got -1"
+            );
+            assert!(!read(cfg, "cfg").unwrap().standby);
             mooncake_meta_config_free(cfg);
         }
     }

@@ -52,6 +52,8 @@ pub mod metrics;
 
 pub mod snapshot;
 
+pub mod journal;
+
 pub(crate) mod boundary;
 pub(crate) mod handle;
 pub(crate) mod input;

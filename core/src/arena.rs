@@ -1,7 +1,10 @@
 //! A slab of records addressed by slot number: records live in chunks of
 //! [`CHUNK_SLOTS`], densely, so a scan walks memory in order; a freed slot
 //! goes on a free list and its generation moves on, so a stale handle to it
-//! never finds the record that reuses it.
+//! never finds the record that reuses it. A slot whose generation would
+//! wrap is retired instead of reused: no generation of a slot is handed out
+//! twice, so a handle may be held for as long as the holder likes (the
+//! deadline index keeps one per registered pin until its deadline).
 
 /// Slots per chunk. A chunk grows by doubling until it holds this many
 /// (so a shard with a few records reserves little), then the next chunk
@@ -26,6 +29,8 @@ pub(crate) struct Arena<T> {
     /// likely warm).
     free: Vec<u32>,
     len: usize,
+    /// Slots retired at their last generation (never reused).
+    retired: usize,
 }
 
 impl<T> Default for Arena<T> {
@@ -34,6 +39,7 @@ impl<T> Default for Arena<T> {
             chunks: Vec::new(),
             free: Vec::new(),
             len: 0,
+            retired: 0,
         }
     }
 }
@@ -137,6 +143,7 @@ impl<T> Arena<T> {
     }
 
     /// The record in `slot` if the slot is still at generation `gen`.
+    #[allow(dead_code)]
     #[inline]
     pub fn get_checked(&self, slot: u32, gen: u32) -> Option<&T> {
         let (c, i) = split(slot);
@@ -159,15 +166,21 @@ impl<T> Arena<T> {
     }
 
     /// Takes the record out of `slot`; the slot's generation moves on (a
-    /// handle to the old record no longer resolves) and the slot is reused.
+    /// handle to the old record no longer resolves) and the slot is reused,
+    /// unless that was its last generation: then it is retired for good
+    /// (one slot per 2^32 records stored in it), so no handle, however
+    /// old, ever resolves to a later record.
     pub fn remove(&mut self, slot: u32) -> Option<T> {
         let (c, i) = split(slot);
         let chunk = self.chunks.get_mut(c)?;
         let value = chunk.records.get_mut(i)?.take()?;
-        // Wrapping: a slot reused 2^32 times may meet a handle that old;
-        // a handle is held for one operation, never that long.
-        chunk.gens[i] = chunk.gens[i].wrapping_add(1);
-        self.free.push(slot);
+        match chunk.gens[i].checked_add(1) {
+            Some(next) => {
+                chunk.gens[i] = next;
+                self.free.push(slot);
+            }
+            None => self.retired += 1,
+        }
         self.len -= 1;
         Some(value)
     }
@@ -187,6 +200,38 @@ impl<T> Arena<T> {
         })
     }
 
+    /// Calls `f` with the slot and record of every stored record among the
+    /// `max_slots` slots from `from` on (free ones included in the count),
+    /// in slot order, reading each chunk's records as one slice. Returns the
+    /// first slot not visited, or `None` when no slot is left past the
+    /// visited ones: a caller can scan in bounded slices (letting go of a
+    /// lock in between) by passing the returned slot back in.
+    pub fn scan(&self, from: u32, max_slots: usize, mut f: impl FnMut(u32, &T)) -> Option<u32> {
+        let mut slot = from as usize;
+        let end = slot.saturating_add(max_slots);
+        while slot < end {
+            let (c, i) = split(slot as u32);
+            let chunk = self.chunks.get(c)?;
+            let len = chunk.records.len();
+            if i >= len {
+                return None;
+            }
+            let stop = len.min(i + (end - slot));
+            for (k, r) in chunk.records[i..stop].iter().enumerate() {
+                if let Some(r) = r {
+                    f((slot + k) as u32, r);
+                }
+            }
+            slot += stop - i;
+            // Only the last chunk is ever short of CHUNK_SLOTS.
+            if stop == len && len < CHUNK_SLOTS {
+                return None;
+            }
+        }
+        // `slot` starts a chunk, or lies inside the one the scan stopped in.
+        ((slot >> CHUNK_SHIFT) < self.chunks.len()).then_some(slot as u32)
+    }
+
     /// Free slots and records agree (debug checks).
     pub fn check(&self) -> Result<(), String> {
         let stored = self
@@ -197,10 +242,11 @@ impl<T> Arena<T> {
         if stored != self.len {
             return Err(format!("arena counts {} records, holds {stored}", self.len));
         }
-        if stored + self.free.len() != self.slots() {
+        if stored + self.free.len() + self.retired != self.slots() {
             return Err(format!(
-                "arena: {stored} records + {} free slots != {} slots",
+                "arena: {stored} records + {} free + {} retired slots != {} slots",
                 self.free.len(),
+                self.retired,
                 self.slots()
             ));
         }
@@ -276,6 +322,75 @@ mod tests {
         assert_eq!(a.get_mut(5).map(|v| std::mem::replace(v, 9)), Some(0));
         assert_eq!(a.get(5), Some(&9));
         a.check().unwrap();
+    }
+
+    #[test]
+    fn a_slot_at_its_last_generation_is_retired_not_reused() {
+        let mut a = Arena::default();
+        let (s0, _) = a.insert(1u8).unwrap();
+        a.chunks[0].gens[0] = u32::MAX - 1;
+        a.remove(s0).unwrap();
+        let (s1, g1) = a.insert(2).unwrap();
+        assert_eq!((s1, g1), (s0, u32::MAX), "reused at its last generation");
+        a.remove(s1).unwrap();
+        assert_eq!(a.generation(s0), Some(u32::MAX));
+        assert_eq!(a.get_checked(s0, u32::MAX), None);
+        let (s2, g2) = a.insert(3).unwrap();
+        assert_ne!(s2, s0, "a retired slot is never handed out again");
+        assert_eq!(g2, 0);
+        for g in [0, u32::MAX - 1, u32::MAX] {
+            assert_eq!(a.get_checked(s0, g), None);
+        }
+        assert_eq!(a.len(), 1);
+        a.check().unwrap();
+    }
+
+    #[test]
+    fn a_scan_in_slices_visits_every_record_once_in_slot_order() {
+        for n in [
+            0usize,
+            1,
+            7,
+            CHUNK_SLOTS - 1,
+            CHUNK_SLOTS,
+            CHUNK_SLOTS + 1,
+            3 * CHUNK_SLOTS,
+        ] {
+            let mut a = Arena::default();
+            for i in 0..n {
+                a.insert(i).unwrap();
+            }
+            // Holes are skipped, and count towards a slice's slots.
+            for s in (0..n as u32).step_by(5) {
+                a.remove(s).unwrap();
+            }
+            let want: Vec<(u32, usize)> = a.iter().map(|(s, _, &v)| (s, v)).collect();
+            for slice in [
+                1usize,
+                3,
+                100,
+                CHUNK_SLOTS - 1,
+                CHUNK_SLOTS,
+                5 * CHUNK_SLOTS,
+            ] {
+                let mut got = Vec::new();
+                let mut from = Some(0u32);
+                let mut calls = 0usize;
+                while let Some(at) = from {
+                    calls += 1;
+                    let before = got.len();
+                    from = a.scan(at, slice, |s, &v| got.push((s, v)));
+                    assert!(got.len() - before <= slice, "n={n} slice={slice}");
+                    if let Some(next) = from {
+                        assert_eq!(next as usize, at as usize + slice, "n={n} slice={slice}");
+                    }
+                }
+                assert_eq!(got, want, "n={n} slice={slice}");
+                // No call past the end: ceil(slots / slice) calls, one for an empty arena.
+                assert_eq!(calls, n.div_ceil(slice).max(1), "n={n} slice={slice}");
+            }
+            assert_eq!(a.scan(u32::MAX, 10, |_, _| panic!("past the end")), None);
+        }
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! Soft-pin expiration cleanup (docs/CONTRACT.md §4.8): pop due index entries in
 //! bounded batches, group each batch by shard, take each affected shard's
-//! read lock once, find each entry's object again by its identity (hash and
-//! creation sequence, no key) and clear the committed deadline only if the
+//! read lock once, reach each entry's record by its handle (arena slot and
+//! generation: no hash probe, no key) and clear the committed deadline only if the
 //! entry is the object's latest registration (same `pin_version`) and the
 //! deadline still equals the popped one (compare-and-swap). Entries failing
 //! either check are stale and dropped. Cost O(due · log heap); nothing due →
@@ -36,7 +36,9 @@ pub struct CleanupStats {
     pub stale_dropped: u64,
     /// Soft pins cleared.
     pub expired: u64,
-    /// Index-lock holds that popped entries.
+    /// Index-lock holds that popped entries (bounded batches: at most
+    /// [`POP_PER_HOLD`](crate::soft_pin::index::POP_PER_HOLD) entries each,
+    /// several to a batch of [`CLEANUP_BATCH`]).
     pub batches: u64,
     /// Shard read locks taken (one per affected shard per batch).
     pub shards_touched: u64,
@@ -54,6 +56,9 @@ impl MasterCore {
 
     /// Runs one cleanup cycle treating `at` as now (the clock is not moved).
     pub fn run_cleanup_at(&self, at: Instant) -> CleanupStats {
+        if self.is_standby() {
+            return CleanupStats::default();
+        }
         let started = std::time::Instant::now();
         let mut stats = CleanupStats::default();
         // pop_due sizes it on the first due entries; nothing due, no allocation.
@@ -62,9 +67,7 @@ impl MasterCore {
             batch.clear();
             let out = self.index.pop_due(at, CLEANUP_BATCH, &mut batch);
             stats.popped += out.popped as u64;
-            if out.popped > 0 {
-                stats.batches += 1;
-            }
+            stats.batches += out.holds as u64;
             if !batch.is_empty() {
                 stats.expired += self.expire_batch(&mut batch, out.epoch, &mut stats);
             }
@@ -103,7 +106,7 @@ impl MasterCore {
     /// cleared; the other entries count as stale (and so do all entries of
     /// a replaced index).
     fn expire_batch(&self, batch: &mut [Entry], epoch: u64, stats: &mut CleanupStats) -> u64 {
-        let shard_of = |e: &Entry| self.shard_index_of(e.target.hash);
+        let shard_of = |e: &Entry| e.target.shard() as usize;
         batch.sort_unstable_by_key(shard_of);
         let (total, mut seen, mut expired) = (batch.len(), 0, 0);
         for group in batch.chunk_by(|a, b| shard_of(a) == shard_of(b)) {
@@ -121,8 +124,8 @@ impl MasterCore {
             seen += group.len();
             let mut cleared = 0usize;
             for e in group {
-                let Some(obj) = st.find_by_seq(e.target.hash, e.target.seq) else {
-                    continue; // the object is gone
+                let Some(obj) = st.get(e.target.object_ref()) else {
+                    continue; // the object is gone (its slot freed, maybe reused)
                 };
                 // The version tells the latest registration from an earlier
                 // one with the same deadline (re-enabled in the same
@@ -142,6 +145,7 @@ impl MasterCore {
                         .is_ok()
                 {
                     cleared += 1;
+                    self.record_read_locked(&st, obj);
                 }
             }
             stats.stale_dropped += (group.len() - cleared) as u64;
@@ -157,5 +161,81 @@ impl MasterCore {
             expired += cleared as u64;
         }
         expired
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::object_ref::ObjectRef;
+    use crate::soft_pin::index::{Entry, PinTarget};
+    use crate::*;
+
+    fn master() -> Master {
+        let m = Master::new(MasterConfig::deterministic(1_000)).unwrap();
+        let seg = SegmentSpec {
+            name: "seg0".into(),
+            base: 1 << 40,
+            size: 1 << 20,
+            pool: Pool::Memory,
+        };
+        m.mount_segment(1, &seg).unwrap();
+        m
+    }
+
+    fn put(m: &Master, key: &str, req: SoftPinRequest) {
+        let cfg = WriteConfig::default().with_soft_pin(req);
+        m.put_start(1, Key::new(key), 64, &cfg).unwrap();
+        m.put_end(1, Key::new(key), ReplicaSelector::All, None)
+            .unwrap();
+    }
+
+    /// The handle and pin version of the record stored under `key`.
+    fn handle(m: &MasterCore, key: &str) -> (ObjectRef, u32) {
+        let (hash, si) = m.locate(Key::new(key));
+        let st = m.shards[si].state.read();
+        let at = st.locate(hash, Key::new(key), si as u32).unwrap();
+        (at, st.get(at).unwrap().pin_version)
+    }
+
+    #[test]
+    fn an_entry_of_a_freed_slot_never_clears_the_pin_of_the_record_reusing_it() {
+        // §4.8: an entry names a record by (shard, slot, generation). The record is removed and
+        // the key written again with the same TTL at the same instant: the new record reuses the
+        // slot (most recently freed first) with the same pin version and the same deadline, so
+        // only the generation tells the old entry from the new registration.
+        let m = master();
+        put(&m, "k", SoftPinRequest::enable_for(1_000));
+        let d = 2_000;
+        let (old, version) = handle(&m, "k");
+        m.remove(Key::new("k"), true).unwrap();
+        put(&m, "k", SoftPinRequest::enable_for(1_000));
+        let (new, new_version) = handle(&m, "k");
+        assert_eq!(
+            (new.shard, new.slot),
+            (old.shard, old.slot),
+            "the slot is reused"
+        );
+        assert_ne!(new.gen, old.gen, "with a new generation");
+        assert_eq!(
+            (new_version, m.soft_pin_deadline(Key::new("k")).unwrap()),
+            (version, Some(d))
+        );
+        // The old entry alone, as a pop would hand it to cleanup.
+        let mut batch = [Entry {
+            deadline: d,
+            target: PinTarget::from(old),
+            version,
+        }];
+        let mut stats = CleanupStats::default();
+        assert_eq!(m.expire_batch(&mut batch, m.generation(), &mut stats), 0);
+        assert_eq!((stats.stale_dropped, stats.shards_touched), (1, 1));
+        assert_eq!(m.soft_pin_deadline(Key::new("k")).unwrap(), Some(d));
+        assert_eq!(m.metrics().soft_pin_key_count, 1);
+        m.check_invariants().unwrap();
+        // The cycle pops both entries: the new one expires the pin, the old one is stale.
+        let st = m.run_cleanup_at(d);
+        assert_eq!((st.popped, st.stale_dropped, st.expired), (2, 1, 1));
+        assert_eq!(m.soft_pin_deadline(Key::new("k")).unwrap(), None);
+        m.check_invariants().unwrap();
     }
 }

@@ -18,6 +18,11 @@ pub const MAX_DURATION_MS: u64 = MAX_INSTANT;
 /// shard; beyond it the tables simply grow.
 pub const MAX_EXPECTED_OBJECTS: u64 = 1 << 32;
 
+/// The largest accepted [`MasterConfig::journal_capacity_bytes`] (2^40
+/// bytes, 1 TiB): a bound on what a caller may make the journal hold, far
+/// above any useful backlog.
+pub const MAX_JOURNAL_CAPACITY_BYTES: u64 = 1 << 40;
+
 /// Every tunable of a master. `Default` gives the documented defaults.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MasterConfig {
@@ -55,8 +60,17 @@ pub struct MasterConfig {
     /// that many objects never rehashes a table. At most
     /// [`MAX_EXPECTED_OBJECTS`]; more objects than expected are fine.
     pub expected_objects: u64,
+    /// Most bytes the change journal holds (docs/CONTRACT.md §12); 0 (the
+    /// default) = no journal: nothing is recorded and reading or releasing
+    /// is `UNAVAILABLE_IN_CURRENT_STATUS`. At most
+    /// [`MAX_JOURNAL_CAPACITY_BYTES`].
+    pub journal_capacity_bytes: u64,
     /// Which clock the master reads.
     pub clock: ClockSource,
+    /// Start as a standby (docs/CONTRACT.md section 12.3): no client
+    /// operation, no maintenance, state changed only by applying a
+    /// primary's journal or by a restore, until `promote`.
+    pub standby: bool,
 }
 
 impl Default for MasterConfig {
@@ -77,7 +91,9 @@ impl Default for MasterConfig {
             sweep_interval_ms: 1_000,
             shard_count: 1024,
             expected_objects: 0,
+            journal_capacity_bytes: 0,
             clock: ClockSource::System,
+            standby: false,
         }
     }
 }
@@ -165,7 +181,26 @@ impl MasterConfig {
             )));
         }
         self.objects_per_shard()?;
+        self.journal_capacity()?;
         Ok(())
+    }
+
+    /// The journal capacity as a `usize` (`None`: no journal).
+    /// `INVALID_PARAMS` above [`MAX_JOURNAL_CAPACITY_BYTES`] or beyond
+    /// `usize`.
+    pub fn journal_capacity(&self) -> Result<Option<usize>> {
+        let n = self.journal_capacity_bytes;
+        if n > MAX_JOURNAL_CAPACITY_BYTES {
+            return Err(Error::invalid(format!(
+                "journal_capacity_bytes {n} exceeds the maximum {MAX_JOURNAL_CAPACITY_BYTES}"
+            )));
+        }
+        let bytes = usize::try_from(n).map_err(|_| {
+            Error::invalid(format!(
+                "journal_capacity_bytes {n} does not fit in this platform's usize"
+            ))
+        })?;
+        Ok((bytes > 0).then_some(bytes))
     }
 
     /// The object capacity `expected_objects` asks of each shard:

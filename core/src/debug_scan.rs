@@ -34,6 +34,7 @@ impl MasterCore {
                         .is_ok()
                 {
                     cleared += 1;
+                    self.record_read_locked(&st, obj);
                 }
             }
             // Under the same read lock as the clears, as cleanup does.

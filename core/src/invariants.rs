@@ -31,8 +31,16 @@ impl MasterCore {
         let mut buffers: HashMap<(u32, u64), Held> = HashMap::new();
         for (si, st) in guards.iter().enumerate() {
             st.check_index().map_err(|e| format!("shard {si}: {e}"))?;
+            // Append before free: a deferred free never outlives the
+            // operation that recorded it.
+            if !st.pending_frees.is_empty() {
+                return Err(format!(
+                    "shard {si}: {} buffer(s) freed but not returned to their allocator",
+                    st.pending_frees.len()
+                ));
+            }
             let mut pinned = 0i64;
-            for (slot, _, obj) in st.iter_slots() {
+            for (slot, gen, obj) in st.iter_slots() {
                 let key = crate::key::scoped(st.key_of(obj));
                 let hash = self.hasher.hash_scoped(&key);
                 if self.shard_index_of(hash) != si {
@@ -43,7 +51,8 @@ impl MasterCore {
                 }
                 if obj.committed().is_some() {
                     pinned += 1;
-                    committed.push((obj.pin_target(hash), key.to_string()));
+                    let at = PinTarget::new(si as u32, slot, gen);
+                    committed.push((at, key.to_string()));
                 }
                 // A pending intent lives in the write's in-flight entry, so
                 // it never outlives the write.
@@ -130,7 +139,7 @@ impl MasterCore {
             }
         }
         // Deadline index: each committed deadline has exactly one valid
-        // entry (the object's identity, version and deadline), and `live`
+        // entry (the record's handle, version and deadline), and `live`
         // counts them.
         if entries.len() != idx.heap_len {
             return Err(format!(
@@ -148,7 +157,10 @@ impl MasterCore {
         }
         let mut valid: HashMap<PinTarget, usize> = HashMap::new();
         for e in &entries {
-            if entry_is_valid(&guards[self.shard_index_of(e.target.hash)], e) {
+            let Some(st) = guards.get(e.target.shard() as usize) else {
+                return Err(format!("index entry {e:?} names no shard"));
+            };
+            if entry_is_valid(st, e) {
                 *valid.entry(e.target).or_default() += 1;
             }
         }

@@ -163,17 +163,26 @@ fn run(core: &MasterCore) {
         }
         let now = std::time::Instant::now();
         let evict_due = evict.as_mut().is_some_and(|t| t.due(now));
+        let cleanup_due = cleanup.as_mut().is_some_and(|t| t.due(now));
+        let sweep_due = sweep.as_mut().is_some_and(|t| t.due(now));
+        // A standby does nothing (its expiry, eviction and sweeps arrive
+        // through the journal); the role is read at every tick, so a
+        // promoted master starts working at its next one. The tasks' next
+        // instants still move on, so the thread sleeps between ticks.
+        if core.is_standby() {
+            continue;
+        }
         if evict_due || (forced && evict.is_some()) {
             guarded(core, || {
                 core.evict_if_needed(forced);
             });
         }
-        if cleanup.as_mut().is_some_and(|t| t.due(now)) {
+        if cleanup_due {
             guarded(core, || {
                 core.run_cleanup();
             });
         }
-        if sweep.as_mut().is_some_and(|t| t.due(now)) {
+        if sweep_due {
             guarded(core, || {
                 let at = core.clock.now();
                 core.sweep_stale_writes_at(at);
@@ -199,6 +208,9 @@ impl MasterCore {
     /// eviction check, cleanup, stale-write sweep, discarded-buffer release.
     /// For embedders and tests that drive the master deterministically.
     pub fn run_maintenance_tick(&self) {
+        if self.is_standby() {
+            return;
+        }
         let now = self.clock.now();
         self.evict_if_needed(false);
         self.run_cleanup_at(now);
@@ -211,6 +223,9 @@ impl MasterCore {
     /// pending is cleared, and an object left without replicas is erased.
     /// Visits only writes in flight. Returns how many writes were swept.
     pub fn sweep_stale_writes_at(&self, at: Instant) -> u64 {
+        if self.is_standby() {
+            return 0;
+        }
         let release = self.config.put_start_release_timeout_ms;
         let mut swept = 0;
         for (si, shard) in self.shards.iter().enumerate() {
@@ -230,11 +245,17 @@ impl MasterCore {
                 .map(|(t, w)| (t, w.slot))
                 .collect();
             for (token, slot) in stale {
+                let mark = st.discarded.len();
                 // The write and its pending intent end here (§4.4).
                 st.in_flight.end(token);
                 let Some(hash) = st.slot(slot).map(|o| st.hash_of(o)) else {
                     continue;
                 };
+                // The key, for the record once the object may be gone.
+                let scoped = self
+                    .journal
+                    .is_some()
+                    .then(|| crate::key::scoped(st.key_of(st.slot(slot).expect("read above"))));
                 let obj = st.slot_mut(slot).expect("the slot was just read");
                 let release_at = crate::clock::saturating_deadline(obj.put_start, release);
                 let (gone, kept): (crate::object::Replicas, crate::object::Replicas) =
@@ -246,6 +267,9 @@ impl MasterCore {
                 self.discard(&mut st, &gone, size, release_at);
                 if empty {
                     self.erase_seq(&mut st, si, hash, seq, None);
+                }
+                if let Some(scoped) = &scoped {
+                    self.record_key(&mut st, hash, crate::key::split(scoped), mark);
                 }
                 swept += 1;
             }
@@ -259,6 +283,9 @@ impl MasterCore {
     /// Frees discarded buffers whose release instant is `<= at`. Returns
     /// how many were freed.
     pub fn release_discarded_at(&self, at: Instant) -> u64 {
+        if self.is_standby() {
+            return 0;
+        }
         let mut released = 0;
         for shard in self.shards.iter() {
             if !shard
@@ -276,6 +303,16 @@ impl MasterCore {
                 .partition(|d| d.release_at <= at);
             st.discarded = keep;
             let table = self.segments.read();
+            // Append before free: the record goes in before any of these
+            // buffers can be placed again (under another shard's lock).
+            if self.journal.is_some() {
+                let buffers = crate::journal::capture::released_buffers(&table, &due);
+                // Buffers of segments gone meanwhile are dropped by their
+                // SegmentUnmounted; nothing else to say.
+                if !buffers.is_empty() {
+                    self.journal_append(&crate::journal::Record::DiscardReleased { at, buffers });
+                }
+            }
             for d in &due {
                 crate::master::free_block(&table, d.segment, d.block, d.addr, d.len);
                 st.discarded_bytes -= d.len as i64;

@@ -8,13 +8,18 @@
 //!
 //! 0. the quiesce gate (`quiesce.rs`: the maintenance thread around a tick,
 //!    a test holding a guard) — held with no other lock;
+//!    then the role's apply mutex (`standby.rs`: a journal apply, a
+//!    restore, a promote, a standby's capture), then, with the journal on,
+//!    `segment_changes` (a mount, an unmount, a restore);
 //! 1. metadata shard locks, several only in ascending index order;
 //! 2. the group domain (a group-shard mutex, then a group's member list),
 //!    then the group-retention registry (`retention.rs`);
 //! 3. the segment table `RwLock`;
 //! 4. one segment's allocator mutex;
 //! 5. a deadline-index mutex (the objects' or the retention index's) — last: nothing is acquired while it is held,
-//!    and cleanup releases it before it takes any shard lock.
+//!    and cleanup releases it before it takes any shard lock. The journal's
+//!    mutex sits at this level too, never held with an index mutex: records
+//!    are appended under the lock(s) of the change they record.
 //!
 //! The read path (Get/Exist) takes one shard read lock (a batch: the read
 //! locks of one chunk's shards, ascending) and touches only atomics
@@ -51,17 +56,19 @@ use crate::clock::{Clock, Instant};
 use crate::config::MasterConfig;
 use crate::error::{Error, ErrorKind, Result};
 use crate::group::Groups;
+use crate::journal::Journal;
 use crate::key::{self, KeyHasher};
 use crate::maintenance::{Maintenance, Wakeup};
 use crate::metrics::Metrics;
 use crate::object::{Object, Replica, Replicas, Role};
+use crate::object_ref::ObjectRef;
 use crate::quiesce::Quiesce;
 use crate::segment::{BlockId, BufferOwner, SegmentTable};
-use crate::shard::{Discarded, Shard, ShardState};
-use crate::soft_pin::index::{DeadlineIndex, Entry};
+use crate::shard::{Discarded, PendingFree, Shard, ShardState};
+use crate::soft_pin::index::{DeadlineIndex, Entry, PinTarget};
 use crate::soft_pin::state::{Delta, IndexOp};
 use crate::types::{ClientId, Key, Pool, ReplicaStatus, SegmentId, WriteConfig};
-use parking_lot::RwLock;
+use parking_lot::{Mutex, RwLock};
 use std::ops::Deref;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -116,6 +123,18 @@ pub struct MasterCore {
     pub(crate) next_seq: AtomicU64,
     pub(crate) wakeup: Wakeup,
     pub(crate) quiesce: Quiesce,
+    /// Standby or primary, and the applied journal sequence (`standby.rs`).
+    pub(crate) role: crate::standby::Role,
+    /// The change journal (docs/CONTRACT.md §12); `None` when
+    /// `journal_capacity_bytes` is 0, and then nothing is recorded.
+    pub(crate) journal: Option<Journal>,
+    /// Serialises mounts, unmounts and restores while the journal is on
+    /// (lock order: after the quiesce gate, before any shard lock), so the
+    /// `SegmentUnmounted` an unmount appends last is never overtaken by a
+    /// mount of the same name or by a restore.
+    pub(crate) segment_changes: Mutex<()>,
+    /// Eviction's candidate buffer and lock-hold gauge, kept between runs.
+    pub(crate) eviction: crate::eviction::EvictionScratch,
     #[cfg(feature = "test-hooks")]
     pub(crate) race_hooks: crate::quiesce::RaceHooks,
 }
@@ -129,6 +148,7 @@ pub const CLEANUP_BATCH: usize = 128;
 impl MasterCore {
     fn new(config: MasterConfig) -> Result<Self> {
         let clock = Clock::new(config.clock.clone())?;
+        let journal = config.journal_capacity()?.map(Journal::new).transpose()?;
         let hasher = KeyHasher::new();
         let shards = (0..config.shard_count)
             .map(|_| Ok(Shard::new(Self::empty_shard(&config, &hasher)?)))
@@ -141,6 +161,7 @@ impl MasterCore {
         };
         Ok(MasterCore {
             groups: Groups::new(64),
+            role: crate::standby::Role::new(config.standby),
             config,
             clock,
             hasher,
@@ -154,6 +175,9 @@ impl MasterCore {
             next_seq: AtomicU64::new(1),
             wakeup: Wakeup::default(),
             quiesce: Quiesce::default(),
+            journal,
+            segment_changes: Mutex::new(()),
+            eviction: Default::default(),
             #[cfg(feature = "test-hooks")]
             race_hooks: Default::default(),
         })
@@ -250,13 +274,25 @@ impl MasterCore {
     /// (docs/CONTRACT.md §3: every rejection happens before any side effect). Only
     /// done when no other operation took ids since; otherwise the gap stays
     /// (harmless: ids remain unique).
+    ///
+    /// With the journal on, a gap left behind is recorded (a `Counters`
+    /// record), so a standby's counter moves past it too.
     pub(crate) fn return_replica_ids(&self, first: u64, n: usize) {
-        let _ = self.next_replica_id.compare_exchange(
-            first + n as u64,
-            first,
-            Ordering::Relaxed,
-            Ordering::Relaxed,
-        );
+        if n == 0 {
+            return;
+        }
+        let returned = self
+            .next_replica_id
+            .compare_exchange(
+                first + n as u64,
+                first,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            )
+            .is_ok();
+        if !returned {
+            self.record_counters();
+        }
     }
 
     pub(crate) fn new_token(&self) -> u64 {
@@ -274,27 +310,33 @@ impl MasterCore {
     /// metadata outside a cleanup batch. A registration bumps the object's
     /// `pin_version`, which makes every earlier entry of it stale; the
     /// caller runs [`settle_index`](Self::settle_index) once it has
-    /// released the shard lock.
-    pub(crate) fn apply_delta(&self, obj: &mut Object, hash: u64, delta: Delta) {
+    /// released the shard lock. `at` is the record's handle.
+    pub(crate) fn apply_delta(&self, obj: &mut Object, at: ObjectRef, delta: Delta) {
         match delta.index {
             IndexOp::None => {}
-            IndexOp::Register(d) => self.register_pin(obj, hash, d, delta.gauge > 0),
+            IndexOp::Register(d) => self.register_pin(obj, at, d, delta.gauge > 0),
             IndexOp::Unregister => self.index.unregister(1),
         }
         if delta.gauge != 0 {
-            self.shards[self.shard_index_of(hash)]
+            self.shards[at.shard as usize]
                 .soft_pin_keys
                 .fetch_add(delta.gauge, Ordering::Relaxed);
         }
     }
 
     /// Registers `obj`'s committed deadline `deadline` under a new version
-    /// (`fresh`: the object had no registration); `hash` is its key's.
-    /// Shard write lock held.
-    pub(crate) fn register_pin(&self, obj: &mut Object, hash: u64, deadline: Instant, fresh: bool) {
+    /// (`fresh`: the object had no registration); the entry names the
+    /// record by its handle `at`. Shard write lock held.
+    pub(crate) fn register_pin(
+        &self,
+        obj: &mut Object,
+        at: ObjectRef,
+        deadline: Instant,
+        fresh: bool,
+    ) {
         obj.pin_version = obj.pin_version.wrapping_add(1);
         self.index
-            .register(obj.pin_target(hash), obj.pin_version, deadline, fresh);
+            .register(PinTarget::from(at), obj.pin_version, deadline, fresh);
     }
 
     /// A committed deadline disappeared (cleared by a compare-and-swap
@@ -336,13 +378,20 @@ impl MasterCore {
     fn retain_valid_entries(&self, entries: &mut Vec<Entry>) {
         /// Entries checked per shard-lock hold.
         const VALIDATE_RUN: usize = 1024;
-        entries.sort_unstable_by_key(|e| self.shard_index_of(e.target.hash));
+        // By shard, then slot: each run reads its arena front to back.
+        entries.sort_unstable_by_key(|e| (e.target.shard(), e.target.slot()));
         let (mut read, mut kept) = (0, 0);
         while read < entries.len() {
-            let si = self.shard_index_of(entries[read].target.hash);
-            let st = self.shards[si].state.read();
+            let si = entries[read].target.shard();
+            let Some(shard) = self.shards.get(si as usize) else {
+                // Names no shard of this master: never valid (a master
+                // makes no such entry).
+                read += 1;
+                continue;
+            };
+            let st = shard.state.read();
             let end = entries.len().min(read + VALIDATE_RUN);
-            while read < end && self.shard_index_of(entries[read].target.hash) == si {
+            while read < end && entries[read].target.shard() == si {
                 let e = entries[read];
                 read += 1;
                 if entry_is_valid(&st, &e) {
@@ -402,6 +451,11 @@ impl MasterCore {
             got_mem == mem && got_nof == nof
         };
         if enough {
+            // Ids reserved for replicas that did not fit stay a gap in the
+            // counter, which no object record shows: record it.
+            if placed.len() < mem + nof {
+                self.record_counters();
+            }
             return Ok(placed);
         }
         // Why, per pool that came up short: nothing mounted, or no room.
@@ -442,13 +496,40 @@ impl MasterCore {
         ))
     }
 
-    /// Frees buffers now (revoke, remove, eviction).
-    pub(crate) fn free_now<'a>(&self, replicas: impl IntoIterator<Item = &'a Replica>, size: u64) {
+    /// Frees buffers now (revoke, remove, eviction) — with the journal on,
+    /// once the operation's record is appended: they wait in `st`'s
+    /// `pending_frees` (the caller's shard) until its
+    /// [`record_key`](Self::record_key) frees them (append before free).
+    pub(crate) fn free_now<'a>(
+        &self,
+        st: &mut ShardState,
+        replicas: impl IntoIterator<Item = &'a Replica>,
+        size: u64,
+    ) {
+        if self.journal.is_some() {
+            st.pending_frees
+                .extend(
+                    replicas
+                        .into_iter()
+                        .filter(|r| r.has_buffer())
+                        .map(|r| PendingFree {
+                            segment: r.segment,
+                            addr: r.addr,
+                            block: r.block,
+                            len: size,
+                        }),
+                );
+            return;
+        }
+        let mut buffers = replicas.into_iter().filter(|r| r.has_buffer()).peekable();
+        // Nothing to free (an object whose last replica was just evicted):
+        // no segment-table lock.
+        if buffers.peek().is_none() {
+            return;
+        }
         let table = self.segments.read();
-        for r in replicas {
-            if r.has_buffer() {
-                free_in(&table, r, size);
-            }
+        for r in buffers {
+            free_in(&table, r, size);
         }
     }
 
@@ -516,7 +597,7 @@ impl MasterCore {
         release_at: Option<Instant>,
     ) {
         match release_at {
-            None => self.free_now(&obj.replicas, obj.size),
+            None => self.free_now(st, &obj.replicas, obj.size),
             Some(at) => self.discard(st, &obj.replicas, obj.size, at),
         }
         debug_assert_eq!(self.shard_index_of(self.hasher.hash(k)), shard);
@@ -578,10 +659,11 @@ pub(crate) fn free_block(
 }
 
 /// Whether index entry `e` is the latest registration of an object in `st`
-/// (the shard its hash picks): the object exists, carries the entry's
-/// version and still has the entry's deadline committed.
+/// (the shard its handle names): the handle's slot still holds the record
+/// it named (same generation), which carries the entry's version and still
+/// has the entry's deadline committed.
 #[inline]
 pub(crate) fn entry_is_valid(st: &ShardState, e: &Entry) -> bool {
-    st.find_by_seq(e.target.hash, e.target.seq)
+    st.get(e.target.object_ref())
         .is_some_and(|o| o.pin_version == e.version && o.committed() == Some(e.deadline))
 }

@@ -73,6 +73,23 @@ pub struct MetricsSnapshot {
     /// Groups with a committed retention deadline (converges to the
     /// actively retained ones within one cleanup interval).
     pub retained_group_count: u64,
+    /// Change-journal records appended (docs/CONTRACT.md §12); every
+    /// journal figure is 0 with the journal off.
+    pub journal_records_appended: u64,
+    /// Bytes the journal holds (records and their bookkeeping).
+    pub journal_bytes_held: u64,
+    /// Records dropped unreleased because the journal was full.
+    pub journal_records_dropped: u64,
+    /// Sequence of the last record appended.
+    pub journal_last_seq: u64,
+    /// Highest sequence the consumer released.
+    pub journal_released_seq: u64,
+    /// `master_standby`: whether the master is a standby (docs/CONTRACT.md
+    /// section 12.3).
+    pub standby: bool,
+    /// `master_journal_applied_seq`: the last journal sequence applied (or
+    /// installed by a restore); 0 = none.
+    pub journal_applied_seq: u64,
     pub segments: Vec<SegmentUsage>,
 }
 
@@ -140,6 +157,7 @@ impl MasterCore {
         };
         let idx = self.index.stats();
         let gauges = self.shard_gauges();
+        let journal = self.journal_stats();
         MetricsSnapshot {
             key_count: gauges.keys.max(0) as u64,
             soft_pin_key_count: gauges.soft_pin_keys.max(0) as u64,
@@ -165,6 +183,13 @@ impl MasterCore {
             swept_writes: load(&m.swept_writes),
             clock_skew_ms: self.clock.skew(),
             retained_group_count: load_i(&m.retained_groups),
+            journal_records_appended: journal.records_appended,
+            journal_bytes_held: journal.bytes_held as u64,
+            journal_records_dropped: journal.dropped_records,
+            journal_last_seq: journal.last_seq,
+            journal_released_seq: journal.released_upto,
+            standby: self.is_standby(),
+            journal_applied_seq: self.applied_seq(),
             segments,
         }
     }
@@ -191,6 +216,18 @@ impl MasterCore {
             "gauge",
             "Groups with a committed retention deadline (converges within one cleanup interval).",
             s.retained_group_count,
+        );
+        put(
+            "master_standby",
+            "gauge",
+            "1 on a standby (serves no client operation, applies a primary's journal), 0 on a primary.",
+            u64::from(s.standby),
+        );
+        put(
+            "master_journal_applied_seq",
+            "gauge",
+            "Last journal sequence applied (or installed by a restore); 0 = none.",
+            s.journal_applied_seq,
         );
         put(
             "master_allocated_bytes",
@@ -311,6 +348,36 @@ impl MasterCore {
             "counter",
             "Stale writes swept.",
             s.swept_writes,
+        );
+        put(
+            "master_journal_records_appended_total",
+            "counter",
+            "Change-journal records appended.",
+            s.journal_records_appended,
+        );
+        put(
+            "master_journal_bytes_held",
+            "gauge",
+            "Bytes the change journal holds.",
+            s.journal_bytes_held,
+        );
+        put(
+            "master_journal_records_dropped_total",
+            "counter",
+            "Change-journal records dropped unreleased (the journal was full).",
+            s.journal_records_dropped,
+        );
+        put(
+            "master_journal_last_seq",
+            "gauge",
+            "Sequence of the last change-journal record appended.",
+            s.journal_last_seq,
+        );
+        put(
+            "master_journal_released_seq",
+            "gauge",
+            "Highest change-journal sequence the consumer released.",
+            s.journal_released_seq,
         );
         let _ = writeln!(
             out,

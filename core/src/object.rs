@@ -5,7 +5,6 @@
 use crate::clock::{saturating_deadline, Instant, MAX_INSTANT};
 use crate::group::Group;
 use crate::segment::BlockId;
-use crate::soft_pin::PinTarget;
 use crate::tenants::{TenantId, DEFAULT_TENANT_ID};
 use crate::types::{
     ClientId, Location, ReplicaDescriptor, ReplicaKind, ReplicaSelector, ReplicaStatus, SegmentId,
@@ -335,16 +334,6 @@ impl Object {
         match self.soft_pin.load(Ordering::Acquire) {
             NO_DEADLINE => None,
             d => Some(d),
-        }
-    }
-
-    /// The identity deadline-index entries name this object by, given
-    /// the hash of its key.
-    #[inline]
-    pub fn pin_target(&self, hash: u64) -> PinTarget {
-        PinTarget {
-            hash,
-            seq: self.seq,
         }
     }
 

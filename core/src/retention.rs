@@ -26,6 +26,7 @@
 
 use crate::clock::{saturating_deadline, Instant};
 use crate::error::{Error, ErrorKind, Result};
+use crate::journal::Record;
 use crate::key::ScopedKey;
 use crate::master::{MasterCore, CLEANUP_BATCH};
 use crate::soft_pin::keyed::{KeyedDeadlineIndex, KeyedDue};
@@ -35,7 +36,7 @@ use parking_lot::RwLock;
 use std::sync::atomic::Ordering;
 
 /// Every retention index entry carries this shard: the registry is one map.
-const REGISTRY_SHARD: u32 = 0;
+pub(crate) const REGISTRY_SHARD: u32 = 0;
 
 /// The committed retention deadlines and their deadline index.
 pub(crate) struct Retention {
@@ -106,6 +107,7 @@ impl MasterCore {
         groups: &[&str],
         ttl_ms: u64,
     ) -> Result<Vec<Result<Instant>>> {
+        self.ensure_primary()?;
         validate_name("tenant", tenant)?;
         self.validate_ttl(ttl_ms)?;
         let now = self.clock.now();
@@ -142,6 +144,13 @@ impl MasterCore {
                 continue;
             }
             self.retention.index.register(&id, REGISTRY_SHARD, deadline);
+            if self.journal.is_some() {
+                self.journal_append(&Record::GroupRetained {
+                    tenant: tenant.to_owned(),
+                    group: g.to_owned(),
+                    deadline,
+                });
+            }
             if map.insert(id, deadline).is_none() {
                 self.metrics.retained_groups.fetch_add(1, Ordering::Relaxed);
             }
@@ -155,6 +164,7 @@ impl MasterCore {
     /// changes nothing (an expired deadline still stored is normalised).
     /// A bad tenant fails the whole call; an empty id fails its entry.
     pub fn release_groups(&self, tenant: &str, groups: &[&str]) -> Result<Vec<Result<()>>> {
+        self.ensure_primary()?;
         validate_name("tenant", tenant)?;
         let mut map = self.retention.map.write();
         let mut out = Vec::with_capacity(groups.len());
@@ -167,6 +177,12 @@ impl MasterCore {
             if map.remove(&id).is_some() {
                 self.retention.index.unregister(&id);
                 self.metrics.retained_groups.fetch_sub(1, Ordering::Relaxed);
+                if self.journal.is_some() {
+                    self.journal_append(&Record::GroupReleased {
+                        tenant: tenant.to_owned(),
+                        group: g.to_owned(),
+                    });
+                }
             }
             out.push(Ok(()));
         }
@@ -176,6 +192,7 @@ impl MasterCore {
     /// The active retention deadline of a group (`None`: not retained, or
     /// its deadline has passed). Reads change nothing.
     pub fn group_retention_deadline(&self, tenant: &str, group: &str) -> Result<Option<Instant>> {
+        self.ensure_primary()?;
         validate_name("tenant", tenant)?;
         validate_name("group id", group)?;
         let now = self.clock.now();
@@ -213,14 +230,13 @@ impl MasterCore {
         *map = fresh;
     }
 
-    /// Every committed retention deadline as snapshot records, sorted by
-    /// (tenant, group); stored-but-expired ones included (restore
-    /// normalises them).
-    pub(crate) fn capture_retention(&self) -> Vec<crate::snapshot::image::RetentionRecord> {
-        let mut out: Vec<_> = self
-            .retention
-            .map
-            .read()
+    /// Every committed retention deadline of `map` (the registry, read by
+    /// the caller) as snapshot records, sorted by (tenant, group);
+    /// stored-but-expired ones included (restore normalises them).
+    pub(crate) fn capture_retention(
+        map: &HashMap<ScopedKey, Instant>,
+    ) -> Vec<crate::snapshot::image::RetentionRecord> {
+        let mut out: Vec<_> = map
             .iter()
             .map(|(id, &deadline)| {
                 let k = crate::key::split(id);
@@ -294,6 +310,14 @@ impl MasterCore {
             if map.get(&*e.key) == Some(&e.deadline) {
                 map.remove(&*e.key);
                 cleared += 1;
+                if self.journal.is_some() {
+                    let k = crate::key::split(&e.key);
+                    self.journal_append(&Record::RetentionExpired {
+                        tenant: k.tenant.to_owned(),
+                        group: k.key.to_owned(),
+                        deadline: e.deadline,
+                    });
+                }
             }
         }
         if cleared > 0 {

@@ -30,6 +30,17 @@ pub(crate) struct Discarded {
     pub release_at: Instant,
 }
 
+/// A buffer an operation freed while the journal is on, held allocated
+/// until the record that frees it is appended (append before free,
+/// `journal/capture.rs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct PendingFree {
+    pub segment: SegmentId,
+    pub addr: u64,
+    pub block: BlockId,
+    pub len: u64,
+}
+
 /// A write in flight: the record it writes and its soft-pin intent while
 /// still pending (docs/CONTRACT.md §4.4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -96,6 +107,10 @@ pub(crate) struct ShardState {
     tenants: Tenants,
     pub in_flight: InFlight,
     pub discarded: Vec<Discarded>,
+    /// Buffers freed by the operation holding the write lock, waiting for
+    /// its journal record (journal on only; empty whenever no operation
+    /// holds the lock).
+    pub pending_frees: Vec<PendingFree>,
     /// Objects in this shard: its share of `master_key_count`. A plain
     /// field, changed with the insert or erase it counts under the write
     /// lock, so no per-key path writes a cache line every shard shares.
@@ -141,6 +156,7 @@ impl ShardState {
             tenants: Tenants::default(),
             in_flight: InFlight::default(),
             discarded: Vec::new(),
+            pending_frees: Vec::new(),
             keys: 0,
             discarded_bytes: 0,
         }
@@ -180,16 +196,19 @@ impl ShardState {
         self.objects.get_mut(slot)
     }
 
-    /// The record stored under `k`, its slot and the shard's writes in
-    /// flight, borrowed together (a write's End changes both).
+    /// The record stored under `k`, its handle (`shard` is this shard's
+    /// index) and the shard's writes in flight, borrowed together (a
+    /// write's End changes both; a commit registers the handle).
     pub fn find_write_mut(
         &mut self,
         hash: u64,
         k: Key<'_>,
-    ) -> Option<(u32, &mut Object, &mut InFlight)> {
+        shard: u32,
+    ) -> Option<(ObjectRef, &mut Object, &mut InFlight)> {
         let slot = self.slot_of(hash, k)?;
+        let gen = self.objects.generation(slot)?;
         let obj = self.objects.get_mut(slot)?;
-        Some((slot, obj, &mut self.in_flight))
+        Some((ObjectRef { shard, slot, gen }, obj, &mut self.in_flight))
     }
 
     /// The first object in the table slots `hash` probes whose control tag
@@ -247,7 +266,8 @@ impl ShardState {
     }
 
     /// The slot of the object created with sequence `seq` among those
-    /// hashing to `hash` (what a deadline-index entry names). The full hash
+    /// hashing to `hash` (how an unmount or the stale-write sweep names an
+    /// object it found under another lock). The full hash
     /// is compared too, recomputed from the key of a record whose sequence
     /// matches: the table only narrows candidates down to a 7-bit tag.
     #[inline]
@@ -259,7 +279,7 @@ impl ShardState {
     }
 
     /// The object created with sequence `seq` among those hashing to `hash`
-    /// (what a deadline-index entry names).
+    /// (see [`slot_by_seq`](Self::slot_by_seq)).
     #[inline]
     pub fn find_by_seq(&self, hash: u64, seq: u64) -> Option<&Object> {
         self.objects.get(self.slot_by_seq(hash, seq)?)
@@ -290,6 +310,18 @@ impl ShardState {
         })
     }
 
+    /// The handle of the record in `slot` (`shard` is this shard's index),
+    /// if one is stored there.
+    #[inline]
+    pub fn object_ref(&self, shard: u32, slot: u32) -> Option<ObjectRef> {
+        self.objects.get(slot)?;
+        Some(ObjectRef {
+            shard,
+            slot,
+            gen: self.objects.generation(slot)?,
+        })
+    }
+
     /// A handle to the object stored under `k`, for a holder that will
     /// come back to it under a later lock.
     #[allow(dead_code)]
@@ -305,6 +337,7 @@ impl ShardState {
     /// The object `r` names, if it is still stored (its slot has not been
     /// freed since the handle was taken). `r.shard` is the caller's to
     /// match with this shard.
+    #[allow(dead_code)]
     #[inline]
     pub fn get(&self, r: ObjectRef) -> Option<&Object> {
         self.objects.get_checked(r.slot, r.gen)
@@ -343,6 +376,20 @@ impl ShardState {
         let obj = self.objects.remove(slot)?;
         self.tenants.release(obj.tenant());
         Some(obj)
+    }
+
+    /// The arena slot of the record stored under `k`.
+    #[inline]
+    pub fn slot_of_key(&self, hash: u64, k: Key<'_>) -> Option<u32> {
+        self.slot_of(hash, k)
+    }
+
+    /// Removes and returns the object in `slot`, whose key hashes to
+    /// `hash`: [`take`](Self::take) for a caller that holds the slot (the
+    /// index entry is found by slot number, no key is compared).
+    #[inline]
+    pub fn take_at(&mut self, hash: u64, slot: u32) -> Option<Object> {
+        self.take_slot(hash, slot)
     }
 
     /// Removes and returns the object stored under `k`.
@@ -386,6 +433,21 @@ impl ShardState {
     /// its [`ObjectRef`]), in arena order.
     pub fn iter_slots(&self) -> impl Iterator<Item = (u32, u32, &Object)> + '_ {
         self.objects.iter()
+    }
+
+    /// Calls `f` with the slot and record of every object among the
+    /// `max_slots` arena slots from `from` on, in slot order (sequential in
+    /// memory); returns the slot to go on from, `None` at the end (see
+    /// [`Arena::scan`]). A caller that lets go of the shard lock between
+    /// slices must expect the arena to have changed when it comes back.
+    #[inline]
+    pub fn scan_slots(
+        &self,
+        from: u32,
+        max_slots: usize,
+        f: impl FnMut(u32, &Object),
+    ) -> Option<u32> {
+        self.objects.scan(from, max_slots, f)
     }
 
     /// The arena, the index, the tenant table and the writes in flight

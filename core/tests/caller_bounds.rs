@@ -156,6 +156,7 @@ fn snapshot_mounting_more_than_the_maximum_is_refused_and_changes_nothing() {
     let img = SnapshotImage {
         created_at: T0,
         wall_at_capture: None,
+        journal_seq: 0,
         next_replica_id: 1,
         next_write_token: 1,
         next_object_seq: 1,

@@ -37,7 +37,8 @@ fn ttl_update_leaves_a_stale_entry_that_cleanup_ignores() {
 #[test]
 fn a_carried_deadline_expires_after_the_object_is_replaced() {
     // §4.5 + §4.8: a case-C upsert (other size) carries the active deadline into replacement
-    // metadata; the index entry follows the object, so cleanup still expires it on time, once.
+    // metadata; the index entry names the record's handle, which the replacement keeps, so
+    // the entry stays the valid one and cleanup still expires it on time, once.
     let m = master();
     put(&m, "k", 64, &enable(1_000));
     let d = T0 + 1_000;
@@ -47,12 +48,16 @@ fn a_carried_deadline_expires_after_the_object_is_replaced() {
     m.upsert_end(C1, k("k"), ReplicaSelector::All, Some(w.token))
         .unwrap();
     assert_eq!(deadline(&m, "k"), Some(d));
-    assert_eq!(m.index_sizes(), (2, 1), "a new entry, the old one stale");
+    assert_eq!(
+        m.index_sizes(),
+        (1, 1),
+        "the carried deadline keeps its entry"
+    );
     inv(&m);
     let st = m.run_cleanup_at(d - 1);
     assert_eq!(st.popped, 0);
     let st = m.run_cleanup_at(d);
-    assert_eq!((st.popped, st.stale_dropped, st.expired), (2, 1, 1));
+    assert_eq!((st.popped, st.stale_dropped, st.expired), (1, 0, 1));
     assert_eq!(
         (deadline(&m, "k"), gauge(&m), m.index_sizes()),
         (None, 0, (0, 0))
@@ -311,6 +316,43 @@ mod at_exact_points {
             "the re-enabled pin is not cleared"
         );
         assert_eq!(gauge(&m), 1);
+        inv(&m);
+        let st = m.run_cleanup_at(d);
+        assert_eq!((st.popped, st.expired), (1, 1));
+        assert_eq!(
+            (deadline(&m, "k"), gauge(&m), m.index_sizes()),
+            (None, 0, (0, 0))
+        );
+        inv(&m);
+    }
+    #[test]
+    fn a_popped_entry_of_a_removed_object_never_clears_the_key_written_again_in_its_slot() {
+        // §4.8: between the pop and cleanup's shard lock the object is removed and its key
+        // written again with the same TTL at the same instant. The new record takes the freed
+        // arena slot with the same pin version and the same deadline; the slot's generation
+        // has moved on, so the popped entry is stale and the new pin stays committed and
+        // registered until its own entry expires it.
+        let m = master();
+        put(&m, "k", 64, &enable(1_000));
+        let d = T0 + 1_000;
+        let fired = Arc::new(AtomicBool::new(false));
+        let once = Arc::clone(&fired);
+        m.debug_set_race_hook(Some(Arc::new(move |core: &MasterCore, p: RacePoint| {
+            if p == (RacePoint::CleanupShard { entries_done: 0 })
+                && !once.swap(true, Ordering::Relaxed)
+            {
+                core.remove(k("k"), true).unwrap();
+                let w = core.put_start(C1, k("k"), 64, &enable(1_000)).unwrap();
+                core.put_end(C1, k("k"), ReplicaSelector::All, Some(w.token))
+                    .unwrap();
+            }
+        })));
+        let st = m.run_cleanup_at(d);
+        m.debug_set_race_hook(None);
+        assert!(fired.load(Ordering::Relaxed));
+        assert_eq!((st.popped, st.stale_dropped, st.expired), (1, 1, 0));
+        assert_eq!(deadline(&m, "k"), Some(d), "the new pin is not cleared");
+        assert_eq!((gauge(&m), m.index_sizes()), (1, (1, 1)));
         inv(&m);
         let st = m.run_cleanup_at(d);
         assert_eq!((st.popped, st.expired), (1, 1));

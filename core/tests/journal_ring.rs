@@ -15,8 +15,9 @@ use support::entropy::{Entropy, XorShift};
 use support::journal_gen;
 
 fn removed(key: &str) -> Record {
-    Record::Removed {
+    Record::ObjectErased {
         key: RecordKey::new("default", key),
+        discarded: vec![],
     }
 }
 
@@ -375,7 +376,7 @@ fn concurrent_appenders_and_a_reader_keep_order() {
                         let b = decode_batch(&buf[..r.bytes]).unwrap();
                         assert_eq!(b.first_seq, next, "a gap or a repeat");
                         for rec in b.records {
-                            let Record::Removed { key } = rec else {
+                            let Record::ObjectErased { key, .. } = rec else {
                                 panic!("unexpected {rec:?}")
                             };
                             let (t, n) = key.key.split_once('/').unwrap();
@@ -462,7 +463,7 @@ fn a_reader_that_falls_behind_gets_overrun_and_resumes_in_order() {
                     Ok(Bounded::Fits(r)) => {
                         let b = decode_batch(&buf[..r.bytes]).unwrap();
                         for (i, rec) in b.records.into_iter().enumerate() {
-                            let Record::Removed { key } = rec else {
+                            let Record::ObjectErased { key, .. } = rec else {
                                 panic!("unexpected {rec:?}")
                             };
                             let (t, n) = key.key.split_once('/').unwrap();

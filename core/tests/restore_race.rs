@@ -510,6 +510,81 @@ mod at_exact_points {
         inv(&m);
     }
 
+    /// One shard; the second pass may take protected objects.
+    fn one_shard() -> MasterConfig {
+        MasterConfig {
+            shard_count: 1,
+            allow_evict_soft_pinned_objects: true,
+            ..config()
+        }
+    }
+
+    /// An image of one shard holding `b0`..`b5999`, pinned (so they survive
+    /// the restore) and with leases that have run out by the time the test
+    /// evicts; `b5999` first in eviction order (lease T0; every other one
+    /// was read later, so its lease is later).
+    fn late_first_image() -> Vec<u8> {
+        let src = master_with(one_shard(), 1, 0, 1 << 30);
+        for i in 0..6_000 {
+            put(&src, &format!("b{i}"), 1024, &enable(MAX_TTL));
+        }
+        src.advance_time(1).unwrap();
+        for i in 0..5_999 {
+            src.get_replica_list(k(&format!("b{i}"))).unwrap();
+        }
+        src.snapshot().unwrap()
+    }
+
+    #[test]
+    fn a_restore_between_two_slices_restarts_the_collection_on_the_new_state() {
+        // §5 + §6: the collection lets go of the shard lock between slices of
+        // its arena; a restore there replaces the state. No candidate seen
+        // before it may be evicted (b0 now sits where a0 was, with its
+        // sequence): the run evicts what the restored state puts first.
+        let image = late_first_image();
+        let m = Arc::new(master_with(one_shard(), 1, 0, 1 << 30));
+        for i in 0..4_100 {
+            put(&m, &format!("a{i}"), 1024, &preserve());
+        }
+        m.advance_time(LEASE * 10).unwrap();
+        let slices = Arc::new(AtomicU64::new(0));
+        let seen = Arc::clone(&slices);
+        once_at(
+            &m,
+            move |p| {
+                let slice = matches!(p, RacePoint::EvictionSlice { shard: 0, .. });
+                seen.fetch_add(slice as u64, Ordering::Relaxed);
+                slice
+            },
+            move |core| {
+                core.restore(&image).unwrap();
+            },
+        );
+        // One object, ceil(6000 x 0.0001), by the pinned half of the second
+        // pass (every restored object is pinned).
+        let r = m.run_eviction(0.0001, 0.0001).unwrap();
+        m.debug_set_race_hook(None);
+        inv(&m);
+        assert_eq!(
+            (r.base, r.candidates, r.evicted, r.evicted_pinned),
+            (6_000, 6_000, 1, 1),
+            "{r:?}"
+        );
+        assert!(
+            !m.exist(k("b5999")).unwrap(),
+            "the restored state's first candidate goes"
+        );
+        assert!(
+            m.exist(k("b0")).unwrap(),
+            "not the object in the old first candidate's slot"
+        );
+        assert!(!m.exist(k("a0")).unwrap());
+        assert!(
+            slices.load(Ordering::Relaxed) >= 2,
+            "the restore ran between two slices, and the new state was scanned in slices too"
+        );
+    }
+
     #[test]
     fn an_ungrouped_candidate_is_not_evicted_out_of_a_restored_group() {
         // §5 + §6: b0 was an ungrouped candidate; after the restore it is a

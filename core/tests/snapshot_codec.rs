@@ -6,7 +6,7 @@ mod snapshot_support;
 
 use mooncake_meta_core::snapshot::codec::{
     decode, encode, peek_created_at, validate, FORMAT_VERSION, FORMAT_VERSION_1, FORMAT_VERSION_2,
-    HEADER_LEN, MAGIC,
+    FORMAT_VERSION_3, HEADER_LEN, MAGIC,
 };
 use mooncake_meta_core::snapshot::image::{ObjectRecord, RetentionRecord, SnapshotImage};
 use mooncake_meta_core::{ErrorKind, MAX_INSTANT};
@@ -105,6 +105,7 @@ fn small_image() -> SnapshotImage {
     SnapshotImage {
         created_at: 7,
         wall_at_capture: None,
+        journal_seq: 0,
         next_replica_id: 3,
         next_write_token: 9,
         next_object_seq: 2,
@@ -248,8 +249,8 @@ fn format_3_layout_carries_retention_after_the_groups() {
         .u64(MAX_INSTANT);
     v3.extend_from_slice(&list.0);
     v3.extend_from_slice(&v1[SMALL_GROUPS_END..]);
-    assert_eq!(&bytes[8..12], &FORMAT_VERSION.to_le_bytes());
-    assert_eq!(FORMAT_VERSION, 3);
+    assert_eq!(&bytes[8..12], &FORMAT_VERSION_3.to_le_bytes());
+    assert_eq!(FORMAT_VERSION_3, 3);
     assert_eq!(&bytes[HEADER_LEN..], &v3[..]);
     assert_round_trip(&img);
     assert_eq!(decode(&bytes).unwrap(), img);
@@ -262,7 +263,7 @@ fn format_3_without_a_wall_record_round_trips() {
         ..small_image()
     };
     let bytes = encode(&img);
-    assert_eq!(&bytes[8..12], &FORMAT_VERSION.to_le_bytes());
+    assert_eq!(&bytes[8..12], &FORMAT_VERSION_3.to_le_bytes());
     assert_eq!(bytes[HEADER_LEN + 32], 0, "wall tag: none");
     assert_round_trip(&img);
 }
@@ -281,12 +282,75 @@ fn images_without_retention_keep_their_older_versions() {
     }
 }
 
+/// Format 4 is format 3 with the journal sequence (u64, at least 1) after
+/// the wall record, and a retention list that may be empty.
+#[test]
+fn format_4_layout_carries_the_journal_seq_after_the_wall() {
+    for (retention, wall) in [
+        (vec![], None),
+        (vec![retained("t", "g", 77)], Some(0x5A11u64)),
+    ] {
+        let img = SnapshotImage {
+            wall_at_capture: wall,
+            journal_seq: 0x0102_0304,
+            retention: retention.clone(),
+            ..small_image()
+        };
+        let bytes = encode(&img);
+        assert_eq!(&bytes[8..12], &FORMAT_VERSION.to_le_bytes());
+        assert_eq!(FORMAT_VERSION, 4);
+        let v1 = small_payload(SMALL);
+        let mut v4 = v1[..32].to_vec();
+        match wall {
+            None => v4.push(0),
+            Some(w) => {
+                v4.push(1);
+                v4.extend_from_slice(&w.to_le_bytes());
+            }
+        }
+        v4.extend_from_slice(&0x0102_0304u64.to_le_bytes());
+        v4.extend_from_slice(&v1[32..SMALL_GROUPS_END]);
+        let mut list = P::default().u64(retention.len() as u64);
+        for r in &retention {
+            list = list.str(&r.tenant).str(&r.group).u64(r.deadline);
+        }
+        v4.extend_from_slice(&list.0);
+        v4.extend_from_slice(&v1[SMALL_GROUPS_END..]);
+        assert_eq!(&bytes[HEADER_LEN..], &v4[..]);
+        assert_round_trip(&img);
+        assert_eq!(decode(&bytes).unwrap(), img);
+    }
+}
+
+#[test]
+fn format_4_with_journal_seq_0_is_not_canonical() {
+    // Without a journal sequence an image is encoded in format 1 to 3.
+    let img = SnapshotImage {
+        journal_seq: 1,
+        ..small_image()
+    };
+    let mut b = encode(&img);
+    let at = HEADER_LEN + 32 + 1;
+    assert_eq!(b[at..at + 8], 1u64.to_le_bytes());
+    b[at..at + 8].copy_from_slice(&0u64.to_le_bytes());
+    reframe(&mut b);
+    rejected(
+        &b,
+        &format!("format 4 snapshot with journal_seq 0, at byte {at}"),
+    );
+    let v3 = SnapshotImage {
+        retention: vec![retained("t", "g", 77)],
+        ..small_image()
+    };
+    assert_eq!(&encode(&v3)[8..12], &FORMAT_VERSION_3.to_le_bytes());
+}
+
 #[test]
 fn format_3_without_retention_is_not_canonical() {
     // A format-3 header over a payload whose retention list is empty: such
     // an image is only ever encoded as format 1 or 2.
     let mut b = encode(&small_image())[..HEADER_LEN].to_vec();
-    b[8..12].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
+    b[8..12].copy_from_slice(&FORMAT_VERSION_3.to_le_bytes());
     let v1 = small_payload(SMALL);
     b.extend_from_slice(&v1[..32]);
     b.push(0);
@@ -401,8 +465,8 @@ fn bad_magic_is_rejected() {
 #[test]
 fn unknown_version_is_rejected() {
     let mut b = encode(&small_image());
-    b[8..12].copy_from_slice(&4u32.to_le_bytes());
-    rejected(&b, "unsupported snapshot format version 4");
+    b[8..12].copy_from_slice(&5u32.to_le_bytes());
+    rejected(&b, "unsupported snapshot format version 5");
     b[8..12].copy_from_slice(&0u32.to_le_bytes());
     rejected(&b, "version 0");
 }

@@ -90,6 +90,7 @@ fn fixture_image() -> SnapshotImage {
     SnapshotImage {
         created_at: T + 60_000,
         wall_at_capture: None,
+        journal_seq: 0,
         // Format 1 has no retention deadlines (added with format 3).
         retention: Vec::new(),
         next_replica_id: 50,

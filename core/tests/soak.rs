@@ -112,7 +112,12 @@ fn config() -> MasterConfig {
         sweep_interval_ms: 20,
         shard_count: 16,
         expected_objects: 0,
+        // Recording on, and small enough to drop: every operation of the
+        // soak also runs its journal hooks (deferred frees included, which
+        // the invariants check).
+        journal_capacity_bytes: 1 << 20,
         clock: ClockSource::System,
+        standby: false,
     }
 }
 

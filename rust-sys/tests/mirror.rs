@@ -43,7 +43,8 @@ mirrored!(
     metrics,
     batches,
     lifecycle,
-    retention
+    retention,
+    journal
 );
 
 // The transcripts are not vacuous: a few values they must contain.
@@ -61,6 +62,22 @@ fn transcripts_carry_the_expected_values() {
     assert!(r.contains("GroupRetentionFull"), "{r}");
     assert!(r.contains("restored bare: Ok(Some(1060000))"), "{r}");
     assert!(r.contains("deadline after expiry: Ok(None)"), "{r}");
+    let j = via_sys::journal().join("\n");
+    for want in [
+        "exist on the standby: Err(UnavailableInCurrentStatus)",
+        "apply: Ok(ApplyReport { records_applied: 4, records_skipped: 0, last_seq: 4 })",
+        "apply again: Ok(ApplyReport { records_applied: 0, records_skipped: 4, last_seq: 4 })",
+        "apply garbage: Err(DeserializeFail)",
+        "apply on the primary: Err(UnavailableInCurrentStatus)",
+        "promote again: Err(UnavailableInCurrentStatus)",
+        "deadline: Ok(Some(1005000))",
+        "end in flight: Ok(())",
+        "deadline in flight: Ok(Some(1007000))",
+        "read a dropped sequence: Err(JournalOverrun)",
+        "release past the end: Err(InvalidParams)",
+    ] {
+        assert!(j.contains(want), "journal transcript lacks {want:?}:\n{j}");
+    }
     let c = via_sys::clock().join("\n");
     assert!(c.contains("restore shift: -600000"), "{c}");
     let e = via_sys::errors().join("\n");

@@ -20,49 +20,32 @@
 //!                         first_seq + count - 1, is at most MAX_SEQ
 //!   payload_len  u64      exact number of payload bytes after the header
 //!   crc32        u32      CRC-32 (IEEE) of header bytes 0..36, then the payload
-//! payload: `count` records, each a tag u8 (1..=23, Record::tag) + its fields:
+//! payload: `count` records, each a tag u8 (1..=10, Record::tag) + its fields:
 //!   1 SegmentMounted     owner u64, name name, pool u8 (0 memory, 1 NOF_SSD),
 //!                        base u64, size u64
-//!   2 SegmentUnmounted   owner u64, name name, replicas_dropped u64,
-//!                        objects_erased u64
-//!   3 WriteStarted       key, kind u8 (0 Put, 1 PutReplacingStale,
-//!                        2 UpsertAbsent, 3 UpsertReplace, 4 UpsertResize),
-//!                        size u64, writer u64, token u64, put_start instant,
-//!                        seq u64, hard_pin bool, group opt<name>,
-//!                        pending intent, committed opt<instant>,
-//!                        replicas vec<replica>, discarded vec<discarded>
-//!   4 WriteReopened      key, writer u64, token u64, put_start instant,
-//!                        pending intent, reopened vec<u64>,
-//!                        discarded vec<discarded>
-//!   5 WriteEnded         key, token u64, at instant, completed vec<u64>,
-//!                        commit u8 (0 not fired, 1 committed none,
-//!                        2 committed + deadline instant)
-//!   6 WriteRevoked       key, token u64, revoked vec<u64>, object_erased bool
-//!   7 WriteSwept         key, token u64, removed vec<u64>,
-//!                        discarded vec<discarded>, object_erased bool
-//!   8 DiscardReleased    at instant, buffers vec<buffer>
-//!   9 CopyStarted        key, source u64, targets vec<replica>
-//!  10 MoveStarted        key, source u64, target replica
-//!  11 PromotionStarted   key, target replica
-//!  12 TaskCompleted      key, task u8 (0 copy, 1 move, 2 promotion),
-//!                        discarded vec<discarded>
-//!  13 TaskAbandoned      key, task u8, freed vec<u64>, object_erased bool
-//!  14 LocalDiskAdded     key, replica_id u64, client u64, size u64,
-//!                        created opt<put_start instant, seq u64, token u64>
-//!  15 Removed            key
-//!  16 Evicted            key, freed vec<u64>, object_erased bool
-//!  17 PinNormalised      key, deadline instant
-//!  18 PinExpired         key, deadline instant
-//!  19 GroupRetained      tenant name, group name, deadline instant
-//!  20 GroupReleased      tenant name, group name
-//!  21 RetentionExpired   tenant name, group name, deadline instant
-//!  22 Counters           next_replica_id u64, next_write_token u64,
+//!   2 SegmentUnmounted   owner u64, name name
+//!   3 ObjectSet          image, discarded vec<discarded>
+//!   4 ObjectErased       key, discarded vec<discarded>
+//!   5 DiscardReleased    at instant, buffers vec<buffer>
+//!   6 GroupRetained      tenant name, group name, deadline instant
+//!   7 GroupReleased      tenant name, group name
+//!   8 RetentionExpired   tenant name, group name, deadline instant
+//!   9 Counters           next_replica_id u64, next_write_token u64,
 //!                        next_object_seq u64
-//!  23 Reset              image blob (a snapshot, docs/CONTRACT.md section 6)
-//! key       = tenant name, key str (non-empty)
-//! replica   = id u64, placement tag u8, then
+//!  10 Reset              image blob (a snapshot, docs/CONTRACT.md section 6)
+//! image     = key, size u64, writer u64, put_start instant, lease instant,
+//!             seq u64, write_token u64, hard_pin bool, group opt<name>,
+//!             committed opt<instant>, in_flight opt<opt<intent>>,
+//!             task opt<task>, replicas vec<replica> (ids strictly
+//!             increasing)
+//! task      = u8 0 copy + source u64 + targets vec<u64>
+//!           | u8 1 move + source u64 + target u64
+//!           | u8 2 promotion + target u64
+//! replica   = id u64, status u8 (0 PROCESSING, 1 COMPLETE),
+//!             role u8 (0 write, 1 task target), placement tag u8, then
 //!               0 memory / 1 NOF_SSD: segment name, address u64
 //!               2 local disk:         client u64
+//! key       = tenant name, key str (non-empty)
 //! buffer    = segment name, address u64, len u64
 //! discarded = buffer, release_at instant
 //! intent    = u8 0 preserve | 1 enable + ttl u64 | 2 disable
@@ -82,7 +65,7 @@ use super::record::*;
 use crate::clock::{Instant, MAX_INSTANT};
 use crate::error::{Error, ErrorKind, Result};
 use crate::soft_pin::SoftPinIntent;
-use crate::types::Pool;
+use crate::types::{Pool, ReplicaStatus};
 use std::borrow::Cow;
 use std::fmt;
 
@@ -110,9 +93,10 @@ const CRC_COVERED: usize = 36;
 // Smallest encoding of each element, to reject counts the remaining input
 // cannot hold before allocating for them.
 const STR_MIN: usize = 4;
-const KEY_MIN: usize = 2 * STR_MIN;
-const RECORD_MIN: usize = 1 + KEY_MIN; // tag + key: Removed, the smallest
-const REPLICA_MIN: usize = 8 + 1 + 8;
+// tag + two strings (GroupReleased) or tag + a blob length (Reset): the
+// smallest records.
+const RECORD_MIN: usize = 1 + 2 * STR_MIN;
+const REPLICA_MIN: usize = 8 + 1 + 1 + 1 + 8;
 const BUFFER_MIN: usize = STR_MIN + 8 + 8;
 const DISCARDED_MIN: usize = BUFFER_MIN + 8;
 
@@ -172,175 +156,21 @@ pub fn encode_record(rec: &Record, out: &mut Vec<u8>) {
             w.u64(*base);
             w.u64(*size);
         }
-        Record::SegmentUnmounted {
-            owner,
-            name,
-            replicas_dropped,
-            objects_erased,
-        } => {
+        Record::SegmentUnmounted { owner, name } => {
             w.u64(*owner);
             w.str(name);
-            w.u64(*replicas_dropped);
-            w.u64(*objects_erased);
         }
-        Record::WriteStarted(s) => {
-            w.key(&s.key);
-            w.u8(match s.kind {
-                StartKind::Put => 0,
-                StartKind::PutReplacingStale => 1,
-                StartKind::UpsertAbsent => 2,
-                StartKind::UpsertReplace => 3,
-                StartKind::UpsertResize => 4,
-            });
-            w.u64(s.size);
-            w.u64(s.writer);
-            w.u64(s.token);
-            w.u64(s.put_start);
-            w.u64(s.seq);
-            w.bool(s.hard_pin);
-            w.opt(s.group.as_ref(), |w, g| w.str(g));
-            w.intent(s.pending);
-            w.opt(s.committed.as_ref(), |w, d| w.u64(*d));
-            w.vec(&s.replicas, Writer::replica);
-            w.vec(&s.discarded, Writer::discarded);
-        }
-        Record::WriteReopened {
-            key,
-            writer,
-            token,
-            put_start,
-            pending,
-            reopened,
-            discarded,
-        } => {
-            w.key(key);
-            w.u64(*writer);
-            w.u64(*token);
-            w.u64(*put_start);
-            w.intent(*pending);
-            w.vec(reopened, |w, id| w.u64(*id));
+        Record::ObjectSet { image, discarded } => {
+            w.image(image);
             w.vec(discarded, Writer::discarded);
         }
-        Record::WriteEnded {
-            key,
-            token,
-            at,
-            completed,
-            commit,
-        } => {
+        Record::ObjectErased { key, discarded } => {
             w.key(key);
-            w.u64(*token);
-            w.u64(*at);
-            w.vec(completed, |w, id| w.u64(*id));
-            match commit {
-                EndCommit::NotFired => w.u8(0),
-                EndCommit::Committed(None) => w.u8(1),
-                EndCommit::Committed(Some(d)) => {
-                    w.u8(2);
-                    w.u64(*d);
-                }
-            }
-        }
-        Record::WriteRevoked {
-            key,
-            token,
-            revoked,
-            object_erased,
-        } => {
-            w.key(key);
-            w.u64(*token);
-            w.vec(revoked, |w, id| w.u64(*id));
-            w.bool(*object_erased);
-        }
-        Record::WriteSwept {
-            key,
-            token,
-            removed,
-            discarded,
-            object_erased,
-        } => {
-            w.key(key);
-            w.u64(*token);
-            w.vec(removed, |w, id| w.u64(*id));
             w.vec(discarded, Writer::discarded);
-            w.bool(*object_erased);
         }
         Record::DiscardReleased { at, buffers } => {
             w.u64(*at);
             w.vec(buffers, Writer::buffer);
-        }
-        Record::CopyStarted {
-            key,
-            source,
-            targets,
-        } => {
-            w.key(key);
-            w.u64(*source);
-            w.vec(targets, Writer::replica);
-        }
-        Record::MoveStarted {
-            key,
-            source,
-            target,
-        } => {
-            w.key(key);
-            w.u64(*source);
-            w.replica(target);
-        }
-        Record::PromotionStarted { key, target } => {
-            w.key(key);
-            w.replica(target);
-        }
-        Record::TaskCompleted {
-            key,
-            task,
-            discarded,
-        } => {
-            w.key(key);
-            w.task(*task);
-            w.vec(discarded, Writer::discarded);
-        }
-        Record::TaskAbandoned {
-            key,
-            task,
-            freed,
-            object_erased,
-        } => {
-            w.key(key);
-            w.task(*task);
-            w.vec(freed, |w, id| w.u64(*id));
-            w.bool(*object_erased);
-        }
-        Record::LocalDiskAdded {
-            key,
-            replica_id,
-            client,
-            size,
-            created,
-        } => {
-            w.key(key);
-            w.u64(*replica_id);
-            w.u64(*client);
-            w.u64(*size);
-            w.opt(created.as_ref(), |w, c| {
-                w.u64(c.put_start);
-                w.u64(c.seq);
-                w.u64(c.token);
-            });
-        }
-        Record::Removed { key } => w.key(key),
-        Record::Evicted {
-            key,
-            freed,
-            object_erased,
-        } => {
-            w.key(key);
-            w.vec(freed, |w, id| w.u64(*id));
-            w.bool(*object_erased);
-        }
-        Record::PinNormalised { key, deadline } | Record::PinExpired { key, deadline } => {
-            w.key(key);
-            w.u64(*deadline);
         }
         Record::GroupRetained {
             tenant,
@@ -495,15 +325,48 @@ impl Writer<'_> {
             SoftPinIntent::Disable => self.u8(2),
         }
     }
-    fn task(&mut self, t: TaskKind) {
-        self.u8(match t {
-            TaskKind::Copy => 0,
-            TaskKind::Move => 1,
-            TaskKind::Promotion => 2,
+    fn image(&mut self, o: &ObjectImage) {
+        self.key(&o.key);
+        self.u64(o.size);
+        self.u64(o.writer);
+        self.u64(o.put_start);
+        self.u64(o.lease);
+        self.u64(o.seq);
+        self.u64(o.write_token);
+        self.bool(o.hard_pin);
+        self.opt(o.group.as_ref(), |w, g| w.str(g));
+        self.opt(o.committed.as_ref(), |w, d| w.u64(*d));
+        self.opt(o.in_flight.as_ref(), |w, f| {
+            w.opt(f.pending.as_ref(), |w, i| w.intent(*i))
         });
+        self.opt(o.task.as_ref(), Writer::task);
+        self.vec(&o.replicas, Writer::replica);
     }
-    fn replica(&mut self, r: &PlacedReplica) {
+    fn task(&mut self, t: &TaskImage) {
+        match t {
+            TaskImage::Copy { source, targets } => {
+                self.u8(0);
+                self.u64(*source);
+                self.vec(targets, |w, id| w.u64(*id));
+            }
+            TaskImage::Move { source, target } => {
+                self.u8(1);
+                self.u64(*source);
+                self.u64(*target);
+            }
+            TaskImage::Promotion { target } => {
+                self.u8(2);
+                self.u64(*target);
+            }
+        }
+    }
+    fn replica(&mut self, r: &ReplicaImage) {
         self.u64(r.id);
+        self.u8(r.status as u8);
+        self.u8(match r.role {
+            ReplicaRole::Write => 0,
+            ReplicaRole::TaskTarget => 1,
+        });
         match &r.place {
             Placement::Memory { segment, address } => {
                 self.u8(0);
@@ -678,141 +541,39 @@ fn parse_record(r: &mut Reader, seq: u64) -> Result<Record> {
         2 => Record::SegmentUnmounted {
             owner: r.u64(at("owner"))?,
             name: r.name(at("name"))?,
-            replicas_dropped: r.u64(at("replicas_dropped"))?,
-            objects_erased: r.u64(at("objects_erased"))?,
         },
-        3 => Record::WriteStarted(Box::new(WriteStarted {
-            key: r.key(at("key"))?,
-            kind: match r.byte_upto(4, at("kind"))? {
-                0 => StartKind::Put,
-                1 => StartKind::PutReplacingStale,
-                2 => StartKind::UpsertAbsent,
-                3 => StartKind::UpsertReplace,
-                _ => StartKind::UpsertResize,
-            },
-            size: r.u64(at("size"))?,
-            writer: r.u64(at("writer"))?,
-            token: r.u64(at("token"))?,
-            put_start: r.instant(at("put_start"))?,
-            seq: r.u64(at("seq"))?,
-            hard_pin: r.bool(at("hard_pin"))?,
-            group: r.opt(at("group"), |r, a| r.name(a))?,
-            pending: r.intent(at("pending"))?,
-            committed: r.opt(at("committed"), |r, a| r.instant(a))?,
-            replicas: r.vec(REPLICA_MIN, at("replicas"), |r, a| r.replica(a))?,
-            discarded: r.vec(DISCARDED_MIN, at("discarded"), |r, a| r.discarded(a))?,
-        })),
-        4 => Record::WriteReopened {
-            key: r.key(at("key"))?,
-            writer: r.u64(at("writer"))?,
-            token: r.u64(at("token"))?,
-            put_start: r.instant(at("put_start"))?,
-            pending: r.intent(at("pending"))?,
-            reopened: r.ids(at("reopened"))?,
+        3 => Record::ObjectSet {
+            image: Box::new(r.image(at("image"))?),
             discarded: r.vec(DISCARDED_MIN, at("discarded"), |r, a| r.discarded(a))?,
         },
-        5 => Record::WriteEnded {
+        4 => Record::ObjectErased {
             key: r.key(at("key"))?,
-            token: r.u64(at("token"))?,
-            at: r.instant(at("at"))?,
-            completed: r.ids(at("completed"))?,
-            commit: match r.byte_upto(2, at("commit"))? {
-                0 => EndCommit::NotFired,
-                1 => EndCommit::Committed(None),
-                _ => EndCommit::Committed(Some(r.instant(at("commit deadline"))?)),
-            },
-        },
-        6 => Record::WriteRevoked {
-            key: r.key(at("key"))?,
-            token: r.u64(at("token"))?,
-            revoked: r.ids(at("revoked"))?,
-            object_erased: r.bool(at("object_erased"))?,
-        },
-        7 => Record::WriteSwept {
-            key: r.key(at("key"))?,
-            token: r.u64(at("token"))?,
-            removed: r.ids(at("removed"))?,
             discarded: r.vec(DISCARDED_MIN, at("discarded"), |r, a| r.discarded(a))?,
-            object_erased: r.bool(at("object_erased"))?,
         },
-        8 => Record::DiscardReleased {
+        5 => Record::DiscardReleased {
             at: r.instant(at("at"))?,
             buffers: r.vec(BUFFER_MIN, at("buffers"), |r, a| r.buffer(a))?,
         },
-        9 => Record::CopyStarted {
-            key: r.key(at("key"))?,
-            source: r.u64(at("source"))?,
-            targets: r.vec(REPLICA_MIN, at("targets"), |r, a| r.replica(a))?,
-        },
-        10 => Record::MoveStarted {
-            key: r.key(at("key"))?,
-            source: r.u64(at("source"))?,
-            target: r.replica(at("target"))?,
-        },
-        11 => Record::PromotionStarted {
-            key: r.key(at("key"))?,
-            target: r.replica(at("target"))?,
-        },
-        12 => Record::TaskCompleted {
-            key: r.key(at("key"))?,
-            task: r.task(at("task"))?,
-            discarded: r.vec(DISCARDED_MIN, at("discarded"), |r, a| r.discarded(a))?,
-        },
-        13 => Record::TaskAbandoned {
-            key: r.key(at("key"))?,
-            task: r.task(at("task"))?,
-            freed: r.ids(at("freed"))?,
-            object_erased: r.bool(at("object_erased"))?,
-        },
-        14 => Record::LocalDiskAdded {
-            key: r.key(at("key"))?,
-            replica_id: r.u64(at("replica_id"))?,
-            client: r.u64(at("client"))?,
-            size: r.u64(at("size"))?,
-            created: r.opt(at("created"), |r, a| {
-                Ok(CreatedObject {
-                    put_start: r.instant(a.field("created put_start"))?,
-                    seq: r.u64(a.field("created seq"))?,
-                    token: r.u64(a.field("created token"))?,
-                })
-            })?,
-        },
-        15 => Record::Removed {
-            key: r.key(at("key"))?,
-        },
-        16 => Record::Evicted {
-            key: r.key(at("key"))?,
-            freed: r.ids(at("freed"))?,
-            object_erased: r.bool(at("object_erased"))?,
-        },
-        17 => Record::PinNormalised {
-            key: r.key(at("key"))?,
-            deadline: r.instant(at("deadline"))?,
-        },
-        18 => Record::PinExpired {
-            key: r.key(at("key"))?,
-            deadline: r.instant(at("deadline"))?,
-        },
-        19 => Record::GroupRetained {
+        6 => Record::GroupRetained {
             tenant: r.name(at("tenant"))?,
             group: r.name(at("group"))?,
             deadline: r.instant(at("deadline"))?,
         },
-        20 => Record::GroupReleased {
+        7 => Record::GroupReleased {
             tenant: r.name(at("tenant"))?,
             group: r.name(at("group"))?,
         },
-        21 => Record::RetentionExpired {
+        8 => Record::RetentionExpired {
             tenant: r.name(at("tenant"))?,
             group: r.name(at("group"))?,
             deadline: r.instant(at("deadline"))?,
         },
-        22 => Record::Counters {
+        9 => Record::Counters {
             next_replica_id: r.u64(at("next_replica_id"))?,
             next_write_token: r.u64(at("next_write_token"))?,
             next_object_seq: r.u64(at("next_object_seq"))?,
         },
-        23 => Record::Reset {
+        10 => Record::Reset {
             image: r.blob(at("image"))?,
         },
         _ => unreachable!("tag {tag} was checked against Record::NAMES"),
@@ -1013,16 +774,76 @@ impl<'a> Reader<'a> {
         })
     }
 
-    fn task(&mut self, at: At) -> Result<TaskKind> {
-        Ok(match self.byte_upto(2, at)? {
-            0 => TaskKind::Copy,
-            1 => TaskKind::Move,
-            _ => TaskKind::Promotion,
+    fn image(&mut self, at: At) -> Result<ObjectImage> {
+        Ok(ObjectImage {
+            key: self.key(at.field("key"))?,
+            size: self.u64(at.field("size"))?,
+            writer: self.u64(at.field("writer"))?,
+            put_start: self.instant(at.field("put_start"))?,
+            lease: self.instant(at.field("lease"))?,
+            seq: self.u64(at.field("seq"))?,
+            write_token: self.u64(at.field("write_token"))?,
+            hard_pin: self.bool(at.field("hard_pin"))?,
+            group: self.opt(at.field("group"), |r, a| r.name(a))?,
+            committed: self.opt(at.field("committed"), |r, a| r.instant(a))?,
+            in_flight: self.opt(at.field("in_flight"), |r, a| {
+                Ok(InFlightImage {
+                    pending: r.opt(a.field("pending"), |r, a| r.intent(a))?,
+                })
+            })?,
+            task: self.opt(at.field("task"), |r, a| r.task(a))?,
+            replicas: self.replicas(at.field("replicas"))?,
         })
     }
 
-    fn replica(&mut self, at: At) -> Result<PlacedReplica> {
+    /// A replica list; ids strictly increasing (one order, so one encoding
+    /// per set of replicas).
+    fn replicas(&mut self, at: At) -> Result<Vec<ReplicaImage>> {
+        let n = self.count(REPLICA_MIN, at)?;
+        let mut out: Vec<ReplicaImage> = Vec::with_capacity(n);
+        for _ in 0..n {
+            let start = self.offset();
+            let r = self.replica(at)?;
+            if let Some(prev) = out.last() {
+                if r.id <= prev.id {
+                    return Err(fail(format!(
+                        "{at} at byte {start}: replica id {} follows {}; ids must be \
+                         strictly increasing",
+                        r.id, prev.id
+                    )));
+                }
+            }
+            out.push(r);
+        }
+        Ok(out)
+    }
+
+    fn task(&mut self, at: At) -> Result<TaskImage> {
+        Ok(match self.byte_upto(2, at.field("task kind"))? {
+            0 => TaskImage::Copy {
+                source: self.u64(at.field("task source"))?,
+                targets: self.ids(at.field("task targets"))?,
+            },
+            1 => TaskImage::Move {
+                source: self.u64(at.field("task source"))?,
+                target: self.u64(at.field("task target"))?,
+            },
+            _ => TaskImage::Promotion {
+                target: self.u64(at.field("task target"))?,
+            },
+        })
+    }
+
+    fn replica(&mut self, at: At) -> Result<ReplicaImage> {
         let id = self.u64(at)?;
+        let status = match self.byte_upto(1, at.field("replica status"))? {
+            0 => ReplicaStatus::Processing,
+            _ => ReplicaStatus::Complete,
+        };
+        let role = match self.byte_upto(1, at.field("replica role"))? {
+            0 => ReplicaRole::Write,
+            _ => ReplicaRole::TaskTarget,
+        };
         let place = match self.byte_upto(2, at.field("placement tag"))? {
             0 => Placement::Memory {
                 segment: self.name(at.field("segment"))?,
@@ -1036,7 +857,12 @@ impl<'a> Reader<'a> {
                 client: self.u64(at.field("client"))?,
             },
         };
-        Ok(PlacedReplica { id, place })
+        Ok(ReplicaImage {
+            id,
+            status,
+            role,
+            place,
+        })
     }
 
     fn buffer(&mut self, at: At) -> Result<BufferRef> {

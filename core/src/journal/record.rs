@@ -1,8 +1,9 @@
 //! The journal's records: one per state change of a master, **by outcome**.
-//! A record carries what the primary decided (placements, addresses,
-//! replica ids, tokens, sequences, instants, deadlines), never the request
-//! that led to it, so a standby applying it never re-decides anything
-//! (docs/CONTRACT.md section 12).
+//! Every change to an object is recorded as the object's whole state after
+//! the change ([`ObjectImage`]): the ids, addresses, tokens and instants the
+//! primary chose, never the request that led to it, so a standby installs
+//! any such record the same way and re-decides nothing (docs/CONTRACT.md
+//! section 12).
 //!
 //! # Conventions
 //!
@@ -14,13 +15,13 @@
 //!   master that mounted the same segments.
 //! - **Shards are never named**: the key hash (and so the shard and the
 //!   discarded list a buffer waits in) is seeded per master.
-//! - **Buffers** of an object's replicas are `size` bytes (the object's
-//!   size), so a placement records its address only.
-//! - What follows mechanically from the state the record applies to is not
-//!   repeated (an unmount's victims, the gauge and index effects of a
-//!   deadline change, the pending rule), but a count or flag of it is kept
-//!   where cheap, so the apply side can check it reached the same outcome
-//!   and report a divergence instead of drifting.
+//! - **Buffers** are identified across records by `(segment name,
+//!   address)`; a replica's buffer is its object's size in bytes.
+//! - **Freeing**: the buffers the previous state of a key held that its new
+//!   state ([`Record::ObjectSet`]) or its erasure ([`Record::ObjectErased`])
+//!   no longer holds are freed, except the ones the record lists as
+//!   discarded, which wait on the discarded list until their release
+//!   instant ([`Record::DiscardReleased`] frees them).
 //! - **Not recorded**: read-lease grants (Get, Exist, group lease refresh),
 //!   reads of any kind, rejected calls (every rejection happens before any
 //!   side effect) and calls that change nothing (re-mounting an identical
@@ -28,7 +29,7 @@
 
 use crate::clock::Instant;
 use crate::soft_pin::SoftPinIntent;
-use crate::types::{ClientId, Pool};
+use crate::types::{ClientId, Pool, ReplicaStatus};
 
 /// An object key: tenant and key within it.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -59,11 +60,68 @@ pub enum Placement {
     LocalDisk { client: ClientId },
 }
 
-/// A replica the primary created, with the id it handed out.
+/// Why a replica exists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ReplicaRole {
+    /// Written by a Put/Upsert (while PROCESSING, part of the write in
+    /// flight).
+    Write,
+    /// Target of a copy, move or promotion; only its task completes it.
+    TaskTarget,
+}
+
+/// One replica of an object, as it stands.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct PlacedReplica {
+pub struct ReplicaImage {
     pub id: u64,
+    pub status: ReplicaStatus,
+    pub role: ReplicaRole,
     pub place: Placement,
+}
+
+/// The copy, move or promotion in progress on the key, by replica ids.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum TaskImage {
+    Copy { source: u64, targets: Vec<u64> },
+    Move { source: u64, target: u64 },
+    Promotion { target: u64 },
+}
+
+/// The object's write in flight (its token is the object's `write_token`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct InFlightImage {
+    /// The write's soft-pin intent while still pending (its TTL resolved);
+    /// `None` once consumed by the commit rule.
+    pub pending: Option<SoftPinIntent>,
+}
+
+/// An object's whole state: its record, its write in flight and its rare
+/// part (group, task), with segments by name.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ObjectImage {
+    pub key: RecordKey,
+    pub size: u64,
+    pub writer: ClientId,
+    /// The instant of the latest Start on the key.
+    pub put_start: Instant,
+    /// The object's own read lease as it stands (recorded, but the
+    /// equivalence of a standby's state ignores leases: read-lease grants
+    /// are not recorded).
+    pub lease: Instant,
+    /// Creation sequence (eviction's tie-break by age).
+    pub seq: u64,
+    /// Token of the latest Start on the key.
+    pub write_token: u64,
+    pub hard_pin: bool,
+    pub group: Option<String>,
+    /// The committed soft-pin deadline.
+    pub committed: Option<Instant>,
+    /// `Some` iff a write is in flight (the shard's in-flight table holds
+    /// `write_token`).
+    pub in_flight: Option<InFlightImage>,
+    pub task: Option<TaskImage>,
+    /// Sorted by id, ids distinct.
+    pub replicas: Vec<ReplicaImage>,
 }
 
 /// A buffer by location: `len` bytes at `address` of the named segment.
@@ -82,85 +140,6 @@ pub struct DiscardedBuffer {
     pub release_at: Instant,
 }
 
-/// Which Start produced a [`WriteStarted`], i.e. what happened to the
-/// object that held the key before.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum StartKind {
-    /// PutStart of an absent key: a new object.
-    Put,
-    /// PutStart replacing a stale write with nothing COMPLETE: the old
-    /// object is erased (its buffers discarded, its deadline dropped, its
-    /// group left after the new object joined) and a new one created.
-    PutReplacingStale,
-    /// UpsertStart of an absent key (case A): a new object.
-    UpsertAbsent,
-    /// UpsertStart where nothing COMPLETE survived preemption (case A on a
-    /// present object): the object is rewritten in place (lease and group
-    /// kept), its old replicas discarded.
-    UpsertReplace,
-    /// UpsertStart with another size (case C): as `UpsertReplace`, the new
-    /// buffers having been allocated first.
-    UpsertResize,
-}
-
-/// A Start that placed new replicas (PutStart; UpsertStart cases A and C).
-/// After applying it the object under `key` has exactly these fields, its
-/// replicas are `replicas` (PROCESSING, of this write) and nothing else,
-/// and `discarded` lists the buffers of the replicas it replaced.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct WriteStarted {
-    pub key: RecordKey,
-    pub kind: StartKind,
-    pub size: u64,
-    pub writer: ClientId,
-    pub token: u64,
-    /// The Start's instant (`put_start`).
-    pub put_start: Instant,
-    /// The object's creation sequence (eviction's tie-break by age).
-    pub seq: u64,
-    /// The object's hard pin after the Start (case C ORs it in).
-    pub hard_pin: bool,
-    /// The object's group after the Start.
-    pub group: Option<String>,
-    /// The write's soft-pin intent (its TTL resolved), committed or not at
-    /// its first End.
-    pub pending: SoftPinIntent,
-    /// The committed deadline after the Start: an unexpired deadline carried
-    /// by cases A-on-present and C, otherwise none.
-    pub committed: Option<Instant>,
-    pub replicas: Vec<PlacedReplica>,
-    pub discarded: Vec<DiscardedBuffer>,
-}
-
-/// What the first End of a write did to the committed deadline.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum EndCommit {
-    /// The commit rule did not fire (the object already had a COMPLETE
-    /// replica, or this End completed none of the eligible replicas):
-    /// pending stays unless the write is over.
-    NotFired,
-    /// The commit rule fired: pending is consumed and the committed
-    /// deadline becomes this (none clears it).
-    Committed(Option<Instant>),
-}
-
-/// The kind of a copy, move or promotion task.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum TaskKind {
-    Copy,
-    Move,
-    Promotion,
-}
-
-/// The object add_local_disk_replica created when the key was absent
-/// (writer: the replica's client; no group, no pin, no hard pin).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct CreatedObject {
-    pub put_start: Instant,
-    pub seq: u64,
-    pub token: u64,
-}
-
 /// One state change of a master.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Record {
@@ -172,125 +151,32 @@ pub enum Record {
         base: u64,
         size: u64,
     },
-    /// A segment went: every replica on it dropped, objects left without a
-    /// replica erased, the pending rule re-applied, and the discarded
-    /// buffers on it forgotten. The counts are the primary's, for checking.
-    SegmentUnmounted {
-        owner: ClientId,
-        name: String,
-        replicas_dropped: u64,
-        objects_erased: u64,
-    },
-    /// PutStart, or UpsertStart case A or C.
-    WriteStarted(Box<WriteStarted>),
-    /// UpsertStart case B (same size, in place): the writer, token, start
-    /// instant and pending intent change; the replicas `reopened` (the
-    /// surviving MEMORY/NOF_SSD ones, same ids) go back to PROCESSING as
-    /// this write's, every other replica is removed (the preempted write's
-    /// buffers are `discarded`; old LOCAL_DISK replicas have none); size,
-    /// sequence, hard pin, group and committed deadline stay.
-    WriteReopened {
-        key: RecordKey,
-        writer: ClientId,
-        token: u64,
-        put_start: Instant,
-        pending: SoftPinIntent,
-        reopened: Vec<u64>,
+    /// A segment went. Appended last by an unmount, after one
+    /// [`ObjectSet`](Record::ObjectSet) or [`ObjectErased`](Record::ObjectErased)
+    /// per object that lost a replica on it: it drops the segment and the
+    /// discarded buffers still on it.
+    SegmentUnmounted { owner: ClientId, name: String },
+    /// The object under `image.key` is now exactly `image` (created if
+    /// absent). Buffers the key's previous state held and `image` no longer
+    /// holds are freed, except those in `discarded`, which go to the
+    /// discarded list with their release instants.
+    ObjectSet {
+        image: Box<ObjectImage>,
         discarded: Vec<DiscardedBuffer>,
     },
-    /// An End with a write in flight: the replicas `completed` become
-    /// COMPLETE, the commit rule's outcome is `commit`, the lease is raised
-    /// to `at` (the End's instant), and the write is over when no replica of
-    /// it is left PROCESSING.
-    WriteEnded {
+    /// The object under `key` is gone (remove, eviction, revoke, sweep,
+    /// unmount...): its buffers are freed except those in `discarded`, its
+    /// deadline dropped, its group left.
+    ObjectErased {
         key: RecordKey,
-        token: u64,
-        at: Instant,
-        completed: Vec<u64>,
-        commit: EndCommit,
-    },
-    /// A Revoke: the replicas `revoked` are freed now, the pending rule is
-    /// re-applied, and the object is erased when `object_erased`.
-    WriteRevoked {
-        key: RecordKey,
-        token: u64,
-        revoked: Vec<u64>,
-        object_erased: bool,
-    },
-    /// The stale-write sweep took the write `token`: its PROCESSING
-    /// replicas `removed` go, their buffers `discarded`; pending is cleared;
-    /// the object is erased when `object_erased`.
-    WriteSwept {
-        key: RecordKey,
-        token: u64,
-        removed: Vec<u64>,
         discarded: Vec<DiscardedBuffer>,
-        object_erased: bool,
     },
-    /// Discarded buffers whose release instant was `<= at` were freed.
+    /// These discarded buffers were freed by a release pass at `at` (one
+    /// record per shard per pass).
     DiscardReleased {
         at: Instant,
         buffers: Vec<BufferRef>,
     },
-    /// A copy started from replica `source` to PROCESSING task targets.
-    CopyStarted {
-        key: RecordKey,
-        source: u64,
-        targets: Vec<PlacedReplica>,
-    },
-    /// A move started from replica `source` to a PROCESSING task target.
-    MoveStarted {
-        key: RecordKey,
-        source: u64,
-        target: PlacedReplica,
-    },
-    /// A promotion staged a PROCESSING memory replica.
-    PromotionStarted {
-        key: RecordKey,
-        target: PlacedReplica,
-    },
-    /// A task succeeded: its targets are COMPLETE ordinary replicas; a
-    /// move's source is removed and its buffer `discarded`.
-    TaskCompleted {
-        key: RecordKey,
-        task: TaskKind,
-        discarded: Vec<DiscardedBuffer>,
-    },
-    /// A task was revoked, or failed because a replica it used is gone: the
-    /// targets still present (`freed`) are freed now, the task is cleared,
-    /// and the object is erased when `object_erased`.
-    TaskAbandoned {
-        key: RecordKey,
-        task: TaskKind,
-        freed: Vec<u64>,
-        object_erased: bool,
-    },
-    /// add_local_disk_replica added a COMPLETE LOCAL_DISK replica (a repeat
-    /// for the same client changes nothing); `created` when the key was
-    /// absent and the object was created with it.
-    LocalDiskAdded {
-        key: RecordKey,
-        replica_id: u64,
-        client: ClientId,
-        size: u64,
-        created: Option<CreatedObject>,
-    },
-    /// An object was removed (Remove, RemoveAll, RemoveByRegex, batch
-    /// Remove): its buffers freed now, its deadline dropped, its group left.
-    Removed { key: RecordKey },
-    /// Eviction freed the MEMORY replicas `freed`; the object is erased when
-    /// `object_erased`. A group eviction is one record per member.
-    Evicted {
-        key: RecordKey,
-        freed: Vec<u64>,
-        object_erased: bool,
-    },
-    /// An eviction run normalised an expired committed deadline: cleared if
-    /// it still equals `deadline`.
-    PinNormalised { key: RecordKey, deadline: Instant },
-    /// Cleanup expired a committed deadline: cleared if it still equals
-    /// `deadline`.
-    PinExpired { key: RecordKey, deadline: Instant },
     /// A group's retention deadline became `deadline`.
     GroupRetained {
         tenant: String,
@@ -307,9 +193,9 @@ pub enum Record {
         deadline: Instant,
     },
     /// The per-instance counters moved without another recorded change
-    /// (ids a failed allocation reserved and could not give back): the
-    /// standby raises its counters to these values, so its snapshot's
-    /// counters match the primary's.
+    /// (ids a failed operation reserved and could not give back): the
+    /// standby raises each of its counters to at least these values, so
+    /// its snapshot's counters match the primary's.
     Counters {
         next_replica_id: u64,
         next_write_token: u64,
@@ -327,25 +213,12 @@ pub enum Record {
 
 impl Record {
     /// Every record's name, in tag order (for messages and tests).
-    pub const NAMES: [&'static str; 23] = [
+    pub const NAMES: [&'static str; 10] = [
         "SegmentMounted",
         "SegmentUnmounted",
-        "WriteStarted",
-        "WriteReopened",
-        "WriteEnded",
-        "WriteRevoked",
-        "WriteSwept",
+        "ObjectSet",
+        "ObjectErased",
         "DiscardReleased",
-        "CopyStarted",
-        "MoveStarted",
-        "PromotionStarted",
-        "TaskCompleted",
-        "TaskAbandoned",
-        "LocalDiskAdded",
-        "Removed",
-        "Evicted",
-        "PinNormalised",
-        "PinExpired",
         "GroupRetained",
         "GroupReleased",
         "RetentionExpired",
@@ -359,31 +232,18 @@ impl Record {
         match self {
             Record::SegmentMounted { .. } => 1,
             Record::SegmentUnmounted { .. } => 2,
-            Record::WriteStarted(_) => 3,
-            Record::WriteReopened { .. } => 4,
-            Record::WriteEnded { .. } => 5,
-            Record::WriteRevoked { .. } => 6,
-            Record::WriteSwept { .. } => 7,
-            Record::DiscardReleased { .. } => 8,
-            Record::CopyStarted { .. } => 9,
-            Record::MoveStarted { .. } => 10,
-            Record::PromotionStarted { .. } => 11,
-            Record::TaskCompleted { .. } => 12,
-            Record::TaskAbandoned { .. } => 13,
-            Record::LocalDiskAdded { .. } => 14,
-            Record::Removed { .. } => 15,
-            Record::Evicted { .. } => 16,
-            Record::PinNormalised { .. } => 17,
-            Record::PinExpired { .. } => 18,
-            Record::GroupRetained { .. } => 19,
-            Record::GroupReleased { .. } => 20,
-            Record::RetentionExpired { .. } => 21,
-            Record::Counters { .. } => 22,
-            Record::Reset { .. } => 23,
+            Record::ObjectSet { .. } => 3,
+            Record::ObjectErased { .. } => 4,
+            Record::DiscardReleased { .. } => 5,
+            Record::GroupRetained { .. } => 6,
+            Record::GroupReleased { .. } => 7,
+            Record::RetentionExpired { .. } => 8,
+            Record::Counters { .. } => 9,
+            Record::Reset { .. } => 10,
         }
     }
 
-    /// The record's name (`"WriteStarted"`).
+    /// The record's name (`"ObjectSet"`).
     pub fn name(&self) -> &'static str {
         Record::NAMES[usize::from(self.tag() - 1)]
     }

@@ -68,6 +68,9 @@ pub struct JournalStats {
     pub dropped_upto: u64,
     /// Records dropped unreleased so far.
     pub dropped_records: u64,
+    /// Records appended since the journal was created, dropped ones
+    /// included.
+    pub records_appended: u64,
 }
 
 /// What a read wrote into the caller's buffer.
@@ -86,6 +89,8 @@ pub struct JournalRead {
 struct Ring {
     /// Encoded records `first..next`, oldest first.
     entries: VecDeque<Box<[u8]>>,
+    /// The sequence the journal started at.
+    start: u64,
     first: u64,
     next: u64,
     bytes: usize,
@@ -118,6 +123,7 @@ impl Journal {
             capacity: capacity_bytes,
             ring: Mutex::new(Ring {
                 entries: VecDeque::new(),
+                start: next_seq,
                 first: next_seq,
                 next: next_seq,
                 bytes: 0,
@@ -268,6 +274,43 @@ impl Journal {
         Ok(freed)
     }
 
+    /// Makes `next_seq` the sequence of the next record appended: a
+    /// standby that journals what it applies keeps its primary's numbering
+    /// this way across a restore or a start mid-stream. A no-op when it
+    /// already is; otherwise every record held is dropped (counted in
+    /// [`JournalStats::dropped_records`]), so a consumer reading one of them
+    /// gets `JOURNAL_OVERRUN` and resyncs from a snapshot, never a record
+    /// under a number it means something else by. `INVALID_PARAMS` for 0.
+    pub fn continue_at(&self, next_seq: u64) -> Result<()> {
+        if next_seq == 0 || next_seq > codec::MAX_SEQ {
+            return Err(Error::invalid(format!(
+                "journal sequence {next_seq} is outside 1..={}",
+                codec::MAX_SEQ
+            )));
+        }
+        let mut ring = self.ring.lock();
+        if ring.next == next_seq {
+            return Ok(());
+        }
+        let appended = ring.next - ring.start;
+        let held = ring.entries.len() as u64;
+        ring.entries.clear();
+        ring.bytes = 0;
+        ring.dropped += held;
+        ring.start = next_seq.saturating_sub(appended);
+        ring.first = next_seq;
+        ring.next = next_seq;
+        ring.released_upto = ring.released_upto.min(next_seq - 1);
+        ring.dropped_upto = next_seq - 1;
+        Ok(())
+    }
+
+    /// Sequence of the newest record appended (0 for a new journal
+    /// starting at 1).
+    pub fn last_seq(&self) -> u64 {
+        self.ring.lock().next - 1
+    }
+
     pub fn stats(&self) -> JournalStats {
         let ring = self.ring.lock();
         JournalStats {
@@ -279,6 +322,7 @@ impl Journal {
             released_upto: ring.released_upto,
             dropped_upto: ring.dropped_upto,
             dropped_records: ring.dropped,
+            records_appended: ring.next - ring.start,
         }
     }
 }

@@ -144,6 +144,9 @@ impl MasterCore {
         sizes: &[u64],
         cfg: &WriteConfig,
     ) -> Vec<Result<StartedWrite>> {
+        if let Some(r) = self.reject_batch(keys.len()) {
+            return r;
+        }
         self.batch_start(keys, sizes, cfg, |k, s| self.put_start(client, k, s, cfg))
     }
 
@@ -155,6 +158,9 @@ impl MasterCore {
         sizes: &[u64],
         cfg: &WriteConfig,
     ) -> Vec<Result<StartedWrite>> {
+        if let Some(r) = self.reject_batch(keys.len()) {
+            return r;
+        }
         self.batch_start(keys, sizes, cfg, |k, s| {
             self.upsert_start(client, k, s, cfg)
         })
@@ -168,6 +174,9 @@ impl MasterCore {
         sel: ReplicaSelector,
         tokens: Option<&[u64]>,
     ) -> Vec<Result<()>> {
+        if let Some(r) = self.reject_batch(keys.len()) {
+            return r;
+        }
         if let Err(e) = check_tokens(keys.len(), tokens) {
             return all_fail(keys.len(), e);
         }
@@ -185,6 +194,9 @@ impl MasterCore {
         sel: ReplicaSelector,
         tokens: Option<&[u64]>,
     ) -> Vec<Result<()>> {
+        if let Some(r) = self.reject_batch(keys.len()) {
+            return r;
+        }
         if let Err(e) = check_tokens(keys.len(), tokens) {
             return all_fail(keys.len(), e);
         }
@@ -196,6 +208,9 @@ impl MasterCore {
 
     /// GetReplicaList for each key (each that succeeds gets its lease).
     pub fn batch_get_replica_list(&self, keys: &[Key<'_>]) -> Vec<Result<Vec<ReplicaDescriptor>>> {
+        if let Some(r) = self.reject_batch(keys.len()) {
+            return r;
+        }
         self.batch_read(keys, |found, now| {
             let mut out = Vec::with_capacity(1);
             self.read_into(found, || now, &mut out).map(|()| out)
@@ -213,6 +228,9 @@ impl MasterCore {
         keys: &[Key<'_>],
         cap: usize,
     ) -> Vec<Result<Bounded<Vec<ReplicaDescriptor>>>> {
+        if let Some(r) = self.reject_batch(keys.len()) {
+            return r;
+        }
         let mut left = cap;
         self.batch_read(keys, |found, now| {
             let r = self.read_bounded(found, left, || now);
@@ -226,6 +244,9 @@ impl MasterCore {
     /// [`readable_count`](Self::readable_count) for each key (0 for a
     /// missing or invalid key); grants nothing.
     pub fn batch_readable_count(&self, keys: &[Key<'_>]) -> Vec<usize> {
+        if self.is_standby() {
+            return vec![0; keys.len()];
+        }
         self.batch_read(keys, |found, _| Ok(readable_in(found)))
             .into_iter()
             .map(|r| r.unwrap_or(0))
@@ -234,6 +255,9 @@ impl MasterCore {
 
     /// Exist for each key (each that has a readable replica gets its lease).
     pub fn batch_exist(&self, keys: &[Key<'_>]) -> Vec<Result<bool>> {
+        if let Some(r) = self.reject_batch(keys.len()) {
+            return r;
+        }
         self.batch_read(keys, |found, now| Ok(self.exist_in(found, || now)))
     }
 
@@ -275,6 +299,9 @@ impl MasterCore {
     /// repeated key finds itself gone; the objects taken out are dropped
     /// after the locks are released.
     pub fn batch_remove(&self, keys: &[Key<'_>], force: bool) -> Vec<Result<()>> {
+        if let Some(r) = self.reject_batch(keys.len()) {
+            return r;
+        }
         let mut out = Vec::with_capacity(keys.len());
         let mut taken: Vec<Object> = Vec::new();
         for chunk in keys.chunks(CHUNK) {
@@ -349,6 +376,7 @@ impl MasterCore {
 
     /// Validates a write request exactly as a Start would, without effects.
     pub fn validate_write_request(&self, k: Key<'_>, size: u64, cfg: &WriteConfig) -> Result<()> {
+        self.ensure_primary()?;
         validate_write(self, k, size, cfg).map(|_| ())
     }
 }

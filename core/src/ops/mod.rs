@@ -2,6 +2,7 @@
 //! block; every rejection happens before any side effect.
 
 mod batch;
+mod journal;
 mod promotion;
 mod put;
 mod read;

@@ -12,6 +12,7 @@ impl MasterCore {
     /// Stages a PROCESSING memory replica for an object that has a COMPLETE
     /// LOCAL_DISK replica and no memory replica.
     pub fn promotion_start(&self, k: Key<'_>, preferred: &[String]) -> Result<ReplicaDescriptor> {
+        self.ensure_primary()?;
         k.validate()?;
         let (hash, si) = self.locate(k);
         let mut st = self.shards[si].state.write();
@@ -61,11 +62,15 @@ impl MasterCore {
         };
         obj.set_task(Some(Task::Promotion { target: id }));
         obj.replicas.push(r);
-        Ok(r.descriptor(obj.size))
+        let d = r.descriptor(obj.size);
+        let mark = st.discarded.len();
+        self.record_key(&mut st, hash, k, mark);
+        Ok(d)
     }
 
     /// Ends a promotion: success completes the staged replica, failure drops it.
     pub fn promotion_end(&self, k: Key<'_>, success: bool) -> Result<()> {
+        self.ensure_primary()?;
         self.finish_task(k, |t| matches!(t, Task::Promotion { .. }), success)
     }
 
@@ -77,6 +82,7 @@ impl MasterCore {
         k: Key<'_>,
         size: u64,
     ) -> Result<ReplicaDescriptor> {
+        self.ensure_primary()?;
         k.validate()?;
         if size == 0 {
             return Err(Error::invalid("size must be positive"));
@@ -115,6 +121,8 @@ impl MasterCore {
             }
             let r = replica(self.replica_ids(1));
             obj.replicas.push(r);
+            let mark = st.discarded.len();
+            self.record_key(&mut st, hash, k, mark);
             return Ok(r.descriptor(size));
         }
         let r = replica(self.replica_ids(1));
@@ -136,6 +144,8 @@ impl MasterCore {
             }),
         );
         st.keys += 1;
+        let mark = st.discarded.len();
+        self.record_key(&mut st, hash, k, mark);
         Ok(r.descriptor(size))
     }
 }

@@ -48,10 +48,12 @@ impl MasterCore {
         size: u64,
         cfg: &WriteConfig,
     ) -> Result<StartedWrite> {
+        self.ensure_primary()?;
         let intent = validate_write(self, k, size, cfg)?;
         let now = self.clock.now();
         let (hash, si) = self.locate(k);
         let mut st = self.shards[si].state.write();
+        let mark = st.discarded.len();
         let replace = match st.find(hash, k) {
             Some(obj) if obj.has_complete() => {
                 return Err(Error::new(
@@ -111,6 +113,7 @@ impl MasterCore {
         let slot = st.insert(k.tenant, hash, obj);
         st.in_flight.start(token, slot, Some(intent));
         st.keys += 1;
+        self.record_key(&mut st, hash, k, mark);
         Ok(StartedWrite {
             replicas: descriptors,
             token,
@@ -154,6 +157,7 @@ impl MasterCore {
         sel: ReplicaSelector,
         token: Option<u64>,
     ) -> Result<()> {
+        self.ensure_primary()?;
         let result = self.put_end_locked(client, k, sel, token);
         // The commit may have pushed the index over its bound; its rebuild
         // takes shard locks, so it runs once this End holds none.
@@ -172,7 +176,9 @@ impl MasterCore {
         let now = self.clock.now();
         let (hash, si) = self.locate(k);
         let mut st = self.shards[si].state.write();
-        let (_, obj, writes) = st.find_write_mut(hash, k).ok_or_else(Error::not_found)?;
+        let (at, obj, writes) = st
+            .find_write_mut(hash, k, si as u32)
+            .ok_or_else(Error::not_found)?;
         MasterCore::check_writer(obj, client, token)?;
         if !obj.write_in_flight() {
             // Once no replica of a write is PROCESSING every replica a write
@@ -196,7 +202,7 @@ impl MasterCore {
             if let Some(intent) = writes.take_pending(obj.write_token) {
                 let (after, delta) = state::commit(obj.committed(), intent, now);
                 obj.set_committed(after);
-                self.apply_delta(obj, hash, delta);
+                self.apply_delta(obj, at, delta);
             }
         }
         crate::object::raise(&obj.lease, now);
@@ -204,6 +210,12 @@ impl MasterCore {
         // pending intent, if still there, goes with it (pending rule §4.4).
         if !obj.write_in_flight() {
             writes.end(obj.write_token);
+        }
+        // An End that completed nothing only raised the lease, which is
+        // not recorded (leases are not part of a standby's state).
+        if completed > 0 {
+            let mark = st.discarded.len();
+            self.record_key(&mut st, hash, k, mark);
         }
         Ok(())
     }
@@ -217,6 +229,7 @@ impl MasterCore {
         sel: ReplicaSelector,
         token: Option<u64>,
     ) -> Result<()> {
+        self.ensure_primary()?;
         k.validate()?;
         let (hash, si) = self.locate(k);
         let mut st = self.shards[si].state.write();
@@ -241,7 +254,6 @@ impl MasterCore {
             .partition(|r| r.is_write_processing() && sel.matches(r.kind));
         obj.replicas = kept;
         let size = obj.size;
-        self.free_now(&revoked, size);
         // Partial revoke keeps pending while another eligible replica can
         // still complete (§4.4): the write, and its pending intent, end only
         // when none is left. Committed state is untouched.
@@ -250,12 +262,15 @@ impl MasterCore {
             obj.replicas.is_empty(),
             obj.write_token,
         );
+        self.free_now(&mut st, &revoked, size);
         if !in_flight {
             st.in_flight.end(token_now);
         }
         if empty {
             self.erase(&mut st, si, hash, k, None);
         }
+        let mark = st.discarded.len();
+        self.record_key(&mut st, hash, k, mark);
         Ok(())
     }
 }

@@ -43,6 +43,7 @@ pub(super) fn readable_in(found: Option<&Object>) -> usize {
 impl MasterCore {
     /// The readable replicas of a key; grants the read lease.
     pub fn get_replica_list(&self, k: Key<'_>) -> Result<Vec<ReplicaDescriptor>> {
+        self.ensure_primary()?;
         let mut out = Vec::with_capacity(1);
         self.get_replica_list_into(k, &mut out)?;
         Ok(out)
@@ -55,6 +56,7 @@ impl MasterCore {
         k: Key<'_>,
         out: &mut Vec<ReplicaDescriptor>,
     ) -> Result<()> {
+        self.ensure_primary()?;
         k.validate()?;
         let (hash, si) = self.locate(k);
         let st = self.shards[si].state.read();
@@ -87,6 +89,7 @@ impl MasterCore {
         k: Key<'_>,
         max: usize,
     ) -> Result<Bounded<Vec<ReplicaDescriptor>>> {
+        self.ensure_primary()?;
         k.validate()?;
         let (hash, si) = self.locate(k);
         let st = self.shards[si].state.read();
@@ -118,6 +121,9 @@ impl MasterCore {
     /// How many replicas of a key are readable now (0 when the key is
     /// missing); grants nothing.
     pub fn readable_count(&self, k: Key<'_>) -> usize {
+        if self.is_standby() {
+            return 0;
+        }
         if k.validate().is_err() {
             return 0;
         }
@@ -128,6 +134,7 @@ impl MasterCore {
 
     /// Whether a key has a readable replica; grants the read lease if so.
     pub fn exist(&self, k: Key<'_>) -> Result<bool> {
+        self.ensure_primary()?;
         k.validate()?;
         let (hash, si) = self.locate(k);
         let st = self.shards[si].state.read();
@@ -161,6 +168,7 @@ impl MasterCore {
         after: Option<&str>,
         limit: usize,
     ) -> Result<KeyPage> {
+        self.ensure_primary()?;
         crate::types::validate_name("tenant", tenant)?;
         let mut keys: Vec<String> = Vec::new();
         for shard in self.shards.iter() {

@@ -44,6 +44,7 @@ fn removable(obj: &Object, now: u64, force: bool) -> Result<()> {
 impl MasterCore {
     /// Removes one object; buffers are freed at once.
     pub fn remove(&self, k: Key<'_>, force: bool) -> Result<()> {
+        self.ensure_primary()?;
         k.validate()?;
         let now = self.clock.now();
         let (hash, si) = self.locate(k);
@@ -71,11 +72,16 @@ impl MasterCore {
             .take_if(hash, k, |o| removable(o, now, force))?
             .ok_or_else(Error::not_found)?;
         self.retire(st, si, &obj, k, None);
+        let mark = st.discarded.len();
+        self.record_key(st, hash, k, mark);
         Ok(obj)
     }
 
     /// Removes every removable object; returns how many went.
     pub fn remove_all(&self, force: bool) -> u64 {
+        if self.is_standby() {
+            return 0;
+        }
         self.remove_matching(force, |_| true)
     }
 
@@ -83,6 +89,7 @@ impl MasterCore {
     /// when `None`) matches `pattern` anywhere (anchor it with `^…$` for a
     /// full match). A bad or oversized pattern is `INVALID_PARAMS`.
     pub fn remove_by_regex(&self, tenant: Option<&str>, pattern: &str, force: bool) -> Result<u64> {
+        self.ensure_primary()?;
         if let Some(t) = tenant {
             crate::types::validate_name("tenant", t)?;
         }
@@ -106,7 +113,10 @@ impl MasterCore {
                 .map(|o| (st.hash_of(o), key::scoped(st.key_of(o))))
                 .collect();
             for (hash, scoped) in victims {
-                self.erase(&mut st, si, hash, key::split(&scoped), None);
+                let k = key::split(&scoped);
+                self.erase(&mut st, si, hash, k, None);
+                let mark = st.discarded.len();
+                self.record_key(&mut st, hash, k, mark);
                 removed += 1;
             }
         }

@@ -100,7 +100,7 @@ impl MasterCore {
         debug_assert!(task.is_some());
         let size = obj.size;
         let empty = obj.replicas.is_empty();
-        self.free_now(&targets, size);
+        self.free_now(st, &targets, size);
         if empty {
             self.erase(st, si, hash, k, None);
         }
@@ -109,6 +109,7 @@ impl MasterCore {
     /// Starts copying a key's data to the named segments; returns the
     /// PROCESSING targets.
     pub fn copy_start(&self, k: Key<'_>, targets: &[&str]) -> Result<Vec<ReplicaDescriptor>> {
+        self.ensure_primary()?;
         k.validate()?;
         if targets.is_empty() {
             return Err(Error::invalid("copy needs at least one target segment"));
@@ -127,21 +128,26 @@ impl MasterCore {
             targets: staged.iter().map(|r| r.id).collect(),
         }));
         obj.replicas.extend(staged);
+        let mark = st.discarded.len();
+        self.record_key(&mut st, hash, k, mark);
         Ok(out)
     }
 
     /// Completes a copy: its targets become COMPLETE.
     pub fn copy_end(&self, k: Key<'_>) -> Result<()> {
+        self.ensure_primary()?;
         self.finish_task(k, |t| matches!(t, Task::Copy { .. }), true)
     }
 
     /// Abandons a copy: its targets are freed.
     pub fn copy_revoke(&self, k: Key<'_>) -> Result<()> {
+        self.ensure_primary()?;
         self.finish_task(k, |t| matches!(t, Task::Copy { .. }), false)
     }
 
     /// Starts moving the key's replica on `from` to segment `to`.
     pub fn move_start(&self, k: Key<'_>, from: &str, to: &str) -> Result<ReplicaDescriptor> {
+        self.ensure_primary()?;
         k.validate()?;
         let (hash, si) = self.locate(k);
         let mut st = self.shards[si].state.write();
@@ -169,17 +175,21 @@ impl MasterCore {
         }));
         let d = target.descriptor(obj.size);
         obj.replicas.push(target);
+        let mark = st.discarded.len();
+        self.record_key(&mut st, hash, k, mark);
         Ok(d)
     }
 
     /// Completes a move: the target becomes COMPLETE, the source is
     /// discarded (held until the release instant).
     pub fn move_end(&self, k: Key<'_>) -> Result<()> {
+        self.ensure_primary()?;
         self.finish_task(k, |t| matches!(t, Task::Move { .. }), true)
     }
 
     /// Abandons a move: the target is freed, the source stays.
     pub fn move_revoke(&self, k: Key<'_>) -> Result<()> {
+        self.ensure_primary()?;
         self.finish_task(k, |t| matches!(t, Task::Move { .. }), false)
     }
 
@@ -193,6 +203,7 @@ impl MasterCore {
         let now = self.clock.now();
         let (hash, si) = self.locate(k);
         let mut st = self.shards[si].state.write();
+        let mark = st.discarded.len();
         let obj = st.find_mut(hash, k).ok_or_else(Error::not_found)?;
         let task = match obj.task() {
             Some(t) if kind(t) => t.clone(),
@@ -208,10 +219,13 @@ impl MasterCore {
         };
         if !success {
             self.abandon_task(&mut st, si, hash, k);
+            self.record_key(&mut st, hash, k, mark);
             return Ok(());
         }
         if !intact {
+            // Refused, but the task is gone all the same: recorded.
             self.abandon_task(&mut st, si, hash, k);
+            self.record_key(&mut st, hash, k, mark);
             return Err(gone());
         }
         obj.set_task(None);
@@ -234,6 +248,7 @@ impl MasterCore {
                 crate::clock::saturating_deadline(now, self.config.put_start_release_timeout_ms);
             self.discard(&mut st, [&src], size, release_at);
         }
+        self.record_key(&mut st, hash, k, mark);
         Ok(())
     }
 }

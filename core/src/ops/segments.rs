@@ -3,6 +3,7 @@
 //! owns it, so no walk over all objects (or all discarded buffers) is needed.
 
 use crate::error::Result;
+use crate::journal::Record;
 use crate::master::MasterCore;
 use crate::segment::{BufferOwner, Mounted, Segment};
 use crate::types::{ClientId, SegmentId, SegmentSpec};
@@ -29,9 +30,25 @@ impl MasterCore {
     /// is OK; the same name with another base, size, pool or owner is
     /// `SEGMENT_ALREADY_EXISTS`. Returns the segment id.
     pub fn mount_segment(&self, client: ClientId, spec: &SegmentSpec) -> Result<SegmentId> {
-        let mounted = self.segments.write().mount(client, spec)?;
+        self.ensure_primary()?;
+        let _serial = self.journal.as_ref().map(|_| self.segment_changes.lock());
+        let mut table = self.segments.write();
+        let mounted = table.mount(client, spec)?;
         Ok(match mounted {
-            Mounted::New(s) | Mounted::Existing(s) => s.id,
+            Mounted::New(s) => {
+                // Under the table's write lock: before any placement on it.
+                if self.journal.is_some() {
+                    self.journal_append(&Record::SegmentMounted {
+                        owner: client,
+                        name: s.name.to_string(),
+                        pool: s.pool,
+                        base: s.base,
+                        size: s.size,
+                    });
+                }
+                s.id
+            }
+            Mounted::Existing(s) => s.id,
         })
     }
 
@@ -44,12 +61,32 @@ impl MasterCore {
     /// without a replica are erased (gauge −1 each if pinned) and the
     /// pending rule is re-applied.
     pub fn unmount_segment(&self, client: ClientId, name: &str) -> Result<UnmountReport> {
+        self.ensure_primary()?;
+        let _serial = self.journal.as_ref().map(|_| self.segment_changes.lock());
         let seg = self.segments.write().unmount(client, name)?;
-        Ok(self.drop_segment_replicas(&seg))
+        let report = self.drop_segment_replicas(&seg);
+        self.record_unmounted(&seg);
+        Ok(report)
+    }
+
+    /// Appends the `SegmentUnmounted` of `seg` (journal on), last, after
+    /// the records of the objects it took a replica from. Under the table's
+    /// write lock, which a snapshot capture excludes by holding the read
+    /// lock, so a capture's journal sequence never splits it.
+    fn record_unmounted(&self, seg: &Segment) {
+        if self.journal.is_some() {
+            let _table = self.segments.write();
+            self.journal_append(&Record::SegmentUnmounted {
+                owner: seg.owner,
+                name: seg.name.to_string(),
+            });
+        }
     }
 
     /// Unmounts every segment of `client`.
     pub fn unmount_client(&self, client: ClientId) -> Result<UnmountReport> {
+        self.ensure_primary()?;
+        let _serial = self.journal.as_ref().map(|_| self.segment_changes.lock());
         let segs: Vec<Arc<Segment>> = {
             let mut table = self.segments.write();
             let names: Vec<String> = table
@@ -65,6 +102,7 @@ impl MasterCore {
         let mut report = UnmountReport::default();
         for s in &segs {
             report.add(self.drop_segment_replicas(s));
+            self.record_unmounted(s);
         }
         Ok(report)
     }
@@ -83,6 +121,7 @@ impl MasterCore {
             let mut st = self.shards[si].state.write();
             let mut unowned = false;
             for owner in group {
+                let mark = st.discarded.len();
                 let (hash, replica_id) = (owner.object_hash(), owner.replica_id());
                 // Matched by segment too: a restore installed meanwhile may
                 // hold a replica with this id on one of its own segments,
@@ -103,12 +142,19 @@ impl MasterCore {
                     obj.write_token,
                     obj.seq,
                 );
+                // The key, for the record once the object may be gone.
+                let scoped = self.journal.is_some().then(|| {
+                    crate::key::scoped(st.key_of(st.find_by_seq(hash, seq).expect("found above")))
+                });
                 if !in_flight {
                     st.in_flight.end(token);
                 }
                 if empty {
                     self.erase_seq(&mut st, si, hash, seq, None);
                     report.objects_erased += 1;
+                }
+                if let Some(scoped) = &scoped {
+                    self.record_key(&mut st, hash, crate::key::split(scoped), mark);
                 }
             }
             // Discarded buffers waiting for release on this segment went

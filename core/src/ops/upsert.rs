@@ -32,6 +32,7 @@ impl MasterCore {
         size: u64,
         cfg: &WriteConfig,
     ) -> Result<StartedWrite> {
+        self.ensure_primary()?;
         match self.upsert_start_bounded(client, k, size, cfg, usize::MAX)? {
             Bounded::Fits(w) => Ok(w),
             Bounded::TooSmall(n) => unreachable!("{n} replicas exceed usize::MAX"),
@@ -50,9 +51,11 @@ impl MasterCore {
         cfg: &WriteConfig,
         max: usize,
     ) -> Result<Bounded<StartedWrite>> {
+        self.ensure_primary()?;
         let result = self.upsert_start_locked(client, k, size, cfg, max);
-        // A replacement re-registers its carried deadline; a rebuild that
-        // asks for takes shard locks, so it runs once this Start holds none.
+        // A replacement may drop an expired deadline (fewer registrations
+        // may ask for a rebuild); the rebuild takes shard locks, so it runs
+        // once this Start holds none.
         self.settle_index();
         result
     }
@@ -71,6 +74,7 @@ impl MasterCore {
             crate::clock::saturating_deadline(now, self.config.put_start_release_timeout_ms);
         let (hash, si) = self.locate(k);
         let mut st = self.shards[si].state.write();
+        let mark = st.discarded.len();
 
         let case = match st.find(hash, k) {
             None => Case::Absent,
@@ -140,7 +144,7 @@ impl MasterCore {
         };
         let token = self.new_token();
 
-        match case {
+        let started = match case {
             Case::Absent => {
                 let descriptors = fresh.iter().map(|r| r.descriptor(size)).collect();
                 let obj = self.new_object(
@@ -159,13 +163,15 @@ impl MasterCore {
                 let slot = st.insert(k.tenant, hash, obj);
                 st.in_flight.start(token, slot, Some(intent));
                 st.keys += 1;
-                Ok(Bounded::Fits(StartedWrite {
+                StartedWrite {
                     replicas: descriptors,
                     token,
-                }))
+                }
             }
             Case::InPlace => {
-                let (slot, obj, writes) = st.find_write_mut(hash, k).expect("object is locked");
+                let (at, obj, writes) = st
+                    .find_write_mut(hash, k, si as u32)
+                    .expect("object is locked");
                 let old_token = obj.write_token;
                 // Preempt the write in flight: its PROCESSING replicas are
                 // discarded, its pending intent is replaced below.
@@ -185,21 +191,23 @@ impl MasterCore {
                 obj.write_token = token;
                 let descriptors = obj.replicas.iter().map(|r| r.descriptor(size)).collect();
                 writes.end(old_token);
-                writes.start(token, slot, Some(intent));
+                writes.start(token, at.slot, Some(intent));
                 self.discard(&mut st, &preempted, size, release_at);
-                Ok(Bounded::Fits(StartedWrite {
+                StartedWrite {
                     replicas: descriptors,
                     token,
-                }))
+                }
             }
             Case::Replace | Case::Resize => {
-                let (slot, obj, writes) = st.find_write_mut(hash, k).expect("object is locked");
+                let (at, obj, writes) = st
+                    .find_write_mut(hash, k, si as u32)
+                    .expect("object is locked");
                 let old = std::mem::replace(&mut obj.replicas, fresh);
                 let old_size = obj.size;
                 let old_token = obj.write_token;
                 let (carried, delta) = state::carry(obj.committed(), now);
                 obj.set_committed(carried);
-                self.apply_delta(obj, hash, delta);
+                self.apply_delta(obj, at, delta);
                 if matches!(case, Case::Resize) {
                     obj.set_hard_pin(obj.hard_pin() || cfg.hard_pin);
                 } else {
@@ -210,22 +218,21 @@ impl MasterCore {
                 obj.put_start = now;
                 obj.write_token = token;
                 obj.seq = self.new_seq();
-                // The deadline's entry names the object by its old sequence:
-                // a carried deadline is registered again under the new one
-                // (the old entry no longer finds the object: stale).
-                if let Some(d) = obj.committed() {
-                    self.register_pin(obj, hash, d, false);
-                }
+                // A carried deadline stays registered as it is: its entry
+                // names the record by its handle, which the replacement
+                // keeps (same slot, same generation, same version).
                 let descriptors = obj.replicas.iter().map(|r| r.descriptor(size)).collect();
                 writes.end(old_token);
-                writes.start(token, slot, Some(intent));
+                writes.start(token, at.slot, Some(intent));
                 self.discard(&mut st, &old, old_size, release_at);
-                Ok(Bounded::Fits(StartedWrite {
+                StartedWrite {
                     replicas: descriptors,
                     token,
-                }))
+                }
             }
-        }
+        };
+        self.record_key(&mut st, hash, k, mark);
+        Ok(Bounded::Fits(started))
     }
 
     /// Completes an upsert's replicas: identical to [`MasterCore::put_end`].
@@ -236,6 +243,7 @@ impl MasterCore {
         sel: ReplicaSelector,
         token: Option<u64>,
     ) -> Result<()> {
+        self.ensure_primary()?;
         self.put_end(client, k, sel, token)
     }
 
@@ -248,6 +256,7 @@ impl MasterCore {
         sel: ReplicaSelector,
         token: Option<u64>,
     ) -> Result<()> {
+        self.ensure_primary()?;
         self.put_revoke(client, k, sel, token)
     }
 }

@@ -3,13 +3,20 @@
 //! while copying, so no buffer can be freed in one shard and reused in
 //! another within one image; reads keep running meanwhile. The group
 //! retention registry is read under the same hold (after the shards), so
-//! the image is one cut of objects and retention deadlines alike.
+//! the image is one cut of objects and retention deadlines alike, and of
+//! the change journal: the image's `journal_seq` is the last record it
+//! includes.
 
 use super::image::*;
+use crate::clock::Instant;
 use crate::error::Result;
 use crate::key;
+use crate::key::ScopedKey;
 use crate::master::MasterCore;
+use crate::segment::SegmentTable;
+use crate::shard::ShardState;
 use crate::types::ReplicaKind;
+use hashbrown::HashMap;
 use std::sync::atomic::Ordering;
 
 impl MasterCore {
@@ -20,9 +27,37 @@ impl MasterCore {
 
     /// Captures the master into an image.
     pub fn capture(&self) -> SnapshotImage {
+        // A standby's image is a cut between two applied records: its
+        // journal sequence is the applied one, read under the apply mutex
+        // (standby.rs), which a record's whole apply holds.
+        let apply = self.is_standby().then(|| self.role.apply.lock());
         let guards: Vec<_> = self.shards.iter().map(|s| s.state.read()).collect();
-        let retention = self.capture_retention();
+        let states: Vec<&ShardState> = guards.iter().map(|g| &**g).collect();
+        let retention = self.retention.map.read();
         let table = self.segments.read();
+        // Every append happens under a shard lock, the table's write lock
+        // or the registry's write lock, all excluded here, except the
+        // deadline clears made under a shard read lock (cleanup, eviction's
+        // normalisation). Read before any object: a clear recorded after
+        // this sequence may or may not show in the image, and a standby
+        // resuming after it applies that record again, to the same effect.
+        let journal_seq = match apply {
+            Some(_) if self.is_standby() => self.applied_seq(),
+            _ => self.journal.as_ref().map_or(0, |j| j.last_seq()),
+        };
+        self.capture_locked(&states, &retention, &table, journal_seq)
+    }
+
+    /// The image of the state the caller holds locked: `states` every shard
+    /// (ascending), `retention` the registry, `table` the segment table.
+    pub(crate) fn capture_locked(
+        &self,
+        states: &[&ShardState],
+        retention: &HashMap<ScopedKey, Instant>,
+        table: &SegmentTable,
+        journal_seq: u64,
+    ) -> SnapshotImage {
+        let retention = MasterCore::capture_retention(retention);
         let mut segments: Vec<SegmentRecord> = table
             .iter()
             .map(|s| SegmentRecord {
@@ -37,8 +72,8 @@ impl MasterCore {
 
         let mut groups = Vec::new();
         let mut seen_groups = hashbrown::HashSet::new();
-        let mut objects = Vec::with_capacity(guards.iter().map(|g| g.len()).sum());
-        for st in &guards {
+        let mut objects = Vec::with_capacity(states.iter().map(|g| g.len()).sum());
+        for st in states {
             for obj in st.iter() {
                 let k = st.key_of(obj);
                 if let Some(g) = obj.group() {
@@ -103,6 +138,7 @@ impl MasterCore {
         SnapshotImage {
             created_at,
             wall_at_capture,
+            journal_seq,
             next_replica_id: self.next_replica_id.load(Ordering::Acquire),
             next_write_token: self.next_token.load(Ordering::Acquire),
             next_object_seq: self.next_seq.load(Ordering::Acquire),

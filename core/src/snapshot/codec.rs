@@ -1,4 +1,4 @@
-//! The snapshot file format, versions 1 to 3: [`encode`] turns a [`SnapshotImage`]
+//! The snapshot file format, versions 1 to 4: [`encode`] turns a [`SnapshotImage`]
 //! into canonical bytes, [`decode`] parses and [`validate`]s them, and
 //! [`peek_created_at`] reads just enough to order restore candidates.
 //!
@@ -26,14 +26,17 @@
 //! payload
 //!   created_at, next_replica_id, next_write_token, next_object_seq   u64 ×4
 //!   wall_at_capture u64   (version 2: the wall clock when created_at was
-//!                          read; version 1 has no such field; version 3
-//!                          stores it as opt<u64>)
+//!                          read; version 1 has no such field; versions 3
+//!                          and 4 store it as opt<u64>)
+//!   journal_seq u64       (version 4 only; >= 1: the last change-journal
+//!                          sequence the snapshot includes)
 //!   segment count u64, segments  strictly sorted by name
 //!     name str, owner u64, pool u8 (0 memory, 1 NOF_SSD), base u64, size u64
 //!   group count u64, groups      strictly sorted by (tenant, name)
 //!     tenant str, name str, lease u64
-//!   retention count u64, retention deadlines   (version 3 only; at least
-//!                          one) strictly sorted by (tenant, group)
+//!   retention count u64, retention deadlines   (versions 3 and 4; in
+//!                          version 3 at least one) strictly sorted by
+//!                          (tenant, group)
 //!     tenant str, group str, deadline u64
 //!   object count u64, objects    strictly sorted by (tenant, key)
 //!     tenant str, key str, writer u64, size u64, put_start u64, lease u64,
@@ -67,10 +70,15 @@ pub const MAGIC: [u8; 8] = *b"\x89MCMETA\n";
 
 /// The layout documented above. A new layout gets a new number and
 /// [`decode`] keeps reading every older one. An image is encoded in the
-/// oldest version that holds it: with retention deadlines in this one,
-/// otherwise with a wall record in [`FORMAT_VERSION_2`], otherwise in
+/// oldest version that holds it: with a journal sequence in this one,
+/// otherwise with retention deadlines in [`FORMAT_VERSION_3`], otherwise
+/// with a wall record in [`FORMAT_VERSION_2`], otherwise in
 /// [`FORMAT_VERSION_1`], so `encode(decode(b)) == b` for every version.
-pub const FORMAT_VERSION: u32 = 3;
+pub const FORMAT_VERSION: u32 = 4;
+
+/// Format 2 plus group retention deadlines (at least one) and an optional
+/// wall record; no journal sequence.
+pub const FORMAT_VERSION_3: u32 = 3;
 
 /// Format 1 plus the wall clock at capture; no retention deadlines.
 pub const FORMAT_VERSION_2: u32 = 2;
@@ -106,8 +114,10 @@ pub(crate) fn fail(message: impl Into<Cow<'static, str>>) -> Error {
 
 /// The version `image` is encoded in: the oldest that holds it.
 pub fn version_of(image: &SnapshotImage) -> u32 {
-    if !image.retention.is_empty() {
+    if image.journal_seq != 0 {
         FORMAT_VERSION
+    } else if !image.retention.is_empty() {
+        FORMAT_VERSION_3
     } else if image.wall_at_capture.is_some() {
         FORMAT_VERSION_2
     } else {
@@ -142,13 +152,16 @@ pub fn encode(image: &SnapshotImage) -> Vec<u8> {
         w.u64(v);
     }
     match (version, image.wall_at_capture) {
-        (FORMAT_VERSION, None) => w.u8(0),
-        (FORMAT_VERSION, Some(wall)) => {
+        (FORMAT_VERSION_3.., None) => w.u8(0),
+        (FORMAT_VERSION_3.., Some(wall)) => {
             w.u8(1);
             w.u64(wall);
         }
         (_, Some(wall)) => w.u64(wall),
         (_, None) => {}
+    }
+    if version == FORMAT_VERSION {
+        w.u64(image.journal_seq);
     }
     w.u64(image.segments.len() as u64);
     for s in &image.segments {
@@ -164,7 +177,7 @@ pub fn encode(image: &SnapshotImage) -> Vec<u8> {
         w.str(&g.name);
         w.u64(g.lease);
     }
-    if version == FORMAT_VERSION {
+    if version >= FORMAT_VERSION_3 {
         w.u64(image.retention.len() as u64);
         for r in &image.retention {
             w.str(&r.tenant);
@@ -238,11 +251,14 @@ fn encoded_payload_len(image: &SnapshotImage) -> usize {
     let mut n = COUNTERS_LEN
         + 3 * 8
         + match (version, image.wall_at_capture) {
-            (FORMAT_VERSION, w) => 1 + w.map_or(0, |_| 8),
+            (FORMAT_VERSION_3.., w) => 1 + w.map_or(0, |_| 8),
             (_, Some(_)) => 8,
             (_, None) => 0,
         };
     if version == FORMAT_VERSION {
+        n += 8;
+    }
+    if version >= FORMAT_VERSION_3 {
         n += 8 + image
             .retention
             .iter()
@@ -398,6 +414,19 @@ fn parse_payload(payload: &[u8], version: u32) -> Result<SnapshotImage> {
             _ => Some(r.u64(At::new(c, "wall_at_capture"))?),
         },
     };
+    let journal_seq = if version == FORMAT_VERSION {
+        let seq = r.u64(At::new(c, "journal_seq"))?;
+        if seq == 0 {
+            return Err(fail(format!(
+                "format {FORMAT_VERSION} snapshot with journal_seq 0, at byte {}: such an image \
+                 is encoded as format {FORMAT_VERSION_1}, {FORMAT_VERSION_2} or {FORMAT_VERSION_3}",
+                r.offset() - 8
+            )));
+        }
+        seq
+    } else {
+        0
+    };
 
     let n = r.count_u64(SEGMENT_MIN, At::new(Item::List("segment"), "count"))?;
     let mut segments = Vec::with_capacity(n);
@@ -424,12 +453,12 @@ fn parse_payload(payload: &[u8], version: u32) -> Result<SnapshotImage> {
     }
 
     let mut retention = Vec::new();
-    if version == FORMAT_VERSION {
+    if version >= FORMAT_VERSION_3 {
         let at = At::new(Item::List("retention"), "count");
         let n = r.count_u64(RETENTION_MIN, at)?;
-        if n == 0 {
+        if n == 0 && version == FORMAT_VERSION_3 {
             return Err(fail(format!(
-                "format {FORMAT_VERSION} snapshot without retention deadlines, at byte {}: \
+                "format {FORMAT_VERSION_3} snapshot without retention deadlines, at byte {}: \
                  such an image is encoded as format {FORMAT_VERSION_1} or {FORMAT_VERSION_2}",
                 r.offset() - 8
             )));
@@ -461,6 +490,7 @@ fn parse_payload(payload: &[u8], version: u32) -> Result<SnapshotImage> {
     Ok(SnapshotImage {
         created_at,
         wall_at_capture,
+        journal_seq,
         next_replica_id,
         next_write_token,
         next_object_seq,

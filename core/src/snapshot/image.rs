@@ -13,6 +13,11 @@ pub struct SnapshotImage {
     /// (docs/CONTRACT.md §6). `None` for format-1 snapshots, which restore
     /// verbatim.
     pub wall_at_capture: Option<u64>,
+    /// The last change-journal sequence the snapshot includes
+    /// (docs/CONTRACT.md §12; format 4 on): a standby restored from it
+    /// resumes at the next record. 0 = none (no journal, or nothing
+    /// recorded yet), and then the image is encoded in an older format.
+    pub journal_seq: u64,
     /// Next replica id the master would hand out; every stored id is below it.
     pub next_replica_id: u64,
     /// Next write token the master would hand out.

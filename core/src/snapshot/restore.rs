@@ -45,7 +45,19 @@ pub struct RestoreReport {
     pub clock_shift_ms: i64,
 }
 
-struct Staged {
+/// How a snapshot is staged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum StageMode {
+    /// A restore (docs/CONTRACT.md section 6): expired deadlines normalised,
+    /// PROCESSING replicas dropped, the survival rule applied at now.
+    Restore,
+    /// A journal reset (section 12): the image is a state another master
+    /// installed, taken verbatim — every object, replica, deadline and
+    /// retention as stored, no instant shifted.
+    Verbatim,
+}
+
+pub(crate) struct Staged {
     shards: Vec<ShardState>,
     /// Objects with a surviving active deadline, per shard (the shards'
     /// soft-pin gauges).
@@ -68,12 +80,18 @@ impl MasterCore {
     /// validates; reports which. If every candidate fails the master is
     /// unchanged and the error lists each failure.
     pub fn restore_candidates(&self, candidates: &[&[u8]]) -> Result<RestoreReport> {
+        // Never across a journal apply or a promote (standby.rs).
+        let _apply = self.role.apply.lock();
         if candidates.is_empty() {
             return Err(Error::new(
                 ErrorKind::DeserializeFail,
                 "no snapshot candidate given",
             ));
         }
+        // With the journal on, no mount or unmount runs beside a restore:
+        // an unmount's SegmentUnmounted, appended last, must not follow the
+        // Reset of a state that has a segment of that name.
+        let _serial = self.journal.as_ref().map(|_| self.segment_changes.lock());
         let mut rejected = Vec::new();
         let mut order: Vec<(u64, usize)> = Vec::new();
         for (i, c) in candidates.iter().enumerate() {
@@ -85,15 +103,33 @@ impl MasterCore {
         // Newest first; ties keep the caller's order.
         order.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
         for (created_at, i) in order {
-            let mut shift = 0;
+            let (mut shift, mut journal_seq) = (0, 0);
+            // A standby holds its primary's state and timeline: it installs
+            // the snapshot verbatim (docs/CONTRACT.md section 12.3).
+            let standby = self.is_standby();
             let staged = super::codec::decode(candidates[i]).and_then(|mut img| {
+                journal_seq = img.journal_seq;
+                if standby {
+                    return self.stage(&img, StageMode::Verbatim);
+                }
                 shift = super::remap::shift_for(&img, self.clock.skew());
                 super::remap::shift_instants(&mut img, shift);
-                self.stage(&img)
+                self.stage(&img, StageMode::Restore)
             });
             match staged {
                 Ok((staged, mut report)) => {
+                    // A standby resumes after the snapshot's last record
+                    // (docs/CONTRACT.md section 12.3); its own journal, if
+                    // any, numbers the Reset the install appends as that
+                    // record, as a standby of it would.
+                    if let (true, Some(j), true) = (standby, &self.journal, journal_seq > 0) {
+                        j.continue_at(journal_seq)?;
+                    }
                     self.install(staged);
+                    if standby {
+                        self.role.set_applied_seq(journal_seq);
+                        self.role.set_lenient(true);
+                    }
                     report.clock_shift_ms = shift;
                     report.candidate = i;
                     report.created_at = created_at;
@@ -115,10 +151,14 @@ impl MasterCore {
     /// Stages `img` with segment ids reserved in the live table, so an
     /// unmount racing this restore never matches a restored segment; a
     /// failed stage gives them back (unless a mount took later ones).
-    fn stage(&self, img: &SnapshotImage) -> Result<(Staged, RestoreReport)> {
+    pub(crate) fn stage(
+        &self,
+        img: &SnapshotImage,
+        mode: StageMode,
+    ) -> Result<(Staged, RestoreReport)> {
         let n = img.segments.len();
         let first = self.segments.write().reserve_ids(n)?;
-        let staged = self.stage_numbered(img, first);
+        let staged = self.stage_numbered(img, first, mode);
         if staged.is_err() {
             self.segments.write().release_ids(first, n);
         }
@@ -129,7 +169,9 @@ impl MasterCore {
         &self,
         img: &SnapshotImage,
         first_segment_id: SegmentId,
+        mode: StageMode,
     ) -> Result<(Staged, RestoreReport)> {
+        let verbatim = mode == StageMode::Verbatim;
         // The counters carry on with plain (wrapping) `fetch_add`s: a counter
         // near u64::MAX, which the codec accepts, would wrap after a few
         // operations and hand out ids and tokens again. Anything up to
@@ -207,7 +249,7 @@ impl MasterCore {
             };
             // (1) an expired deadline is normalised to none.
             let committed = match o.soft_pin_deadline {
-                Some(d) if now < d => Some(d),
+                Some(d) if verbatim || now < d => Some(d),
                 Some(_) => {
                     report.soft_pins_normalised += 1;
                     None
@@ -215,8 +257,11 @@ impl MasterCore {
                 None => None,
             };
             // (2) PROCESSING replicas are dropped, COMPLETE ones kept.
-            let complete: Vec<&ReplicaRecord> =
-                o.replicas.iter().filter(|r| r.status == 1).collect();
+            let complete: Vec<&ReplicaRecord> = o
+                .replicas
+                .iter()
+                .filter(|r| verbatim || r.status == 1)
+                .collect();
             report.replicas_dropped += (o.replicas.len() - complete.len()) as u64;
             // (3) survival: live lease, active pin or hard pin.
             let lease = o.lease.max(
@@ -224,8 +269,8 @@ impl MasterCore {
                     .as_ref()
                     .map_or(0, |g| g.lease.load(Ordering::Relaxed)),
             );
-            let survives =
-                !complete.is_empty() && (now < lease || committed.is_some() || o.hard_pin);
+            let survives = verbatim
+                || (!complete.is_empty() && (now < lease || committed.is_some() || o.hard_pin));
             if !survives {
                 report.objects_dropped += 1;
                 continue;
@@ -266,28 +311,25 @@ impl MasterCore {
                         (id, *address, block)
                     }
                 };
+                let status = if r.status == 1 {
+                    ReplicaStatus::Complete
+                } else {
+                    ReplicaStatus::Processing
+                };
                 replicas.push(Replica {
                     id: r.id,
                     addr,
                     segment,
                     block,
                     kind,
-                    status: ReplicaStatus::Complete,
+                    status,
                     role: Role::Write,
                 });
             }
             if let Some(g) = &group {
                 g.members.lock().push(scoped(k));
             }
-            if let Some(d) = committed {
-                registrations.push(Entry {
-                    deadline: d,
-                    target: PinTarget { hash, seq: o.seq },
-                    version: 0,
-                });
-                soft_pin_keys[si] += 1;
-            }
-            shards[si].insert(
+            let slot = shards[si].insert(
                 k.tenant,
                 hash,
                 Object::new(NewRecord {
@@ -304,6 +346,18 @@ impl MasterCore {
                     hard_pin: o.hard_pin,
                 }),
             );
+            if let Some(d) = committed {
+                // The entry names the record by the handle of its new slot.
+                let at = shards[si]
+                    .object_ref(si as u32, slot)
+                    .expect("the record was just stored");
+                registrations.push(Entry {
+                    deadline: d,
+                    target: PinTarget::from(at),
+                    version: 0,
+                });
+                soft_pin_keys[si] += 1;
+            }
             shards[si].keys += 1;
             keys += 1;
         }
@@ -314,7 +368,7 @@ impl MasterCore {
         let retention: Vec<(String, u64)> = img
             .retention
             .iter()
-            .filter(|r| now < r.deadline)
+            .filter(|r| verbatim || now < r.deadline)
             .map(|r| {
                 (
                     scoped(Key::scoped(&r.tenant, &r.group)).into_string(),
@@ -322,7 +376,7 @@ impl MasterCore {
                 )
             })
             .collect();
-        if retention.len() > self.config.max_retained_groups {
+        if !verbatim && retention.len() > self.config.max_retained_groups {
             return Err(Error::new(
                 ErrorKind::DeserializeFail,
                 format!(
@@ -357,7 +411,7 @@ impl MasterCore {
     }
 
     /// Replaces the whole state under every lock, in lock order.
-    fn install(&self, staged: Staged) {
+    pub(crate) fn install(&self, staged: Staged) {
         let mut guards: Vec<_> = self.shards.iter().map(|s| s.state.write()).collect();
         // The group domain comes before the segment table in the lock order,
         // and the retention registry after it.
@@ -379,10 +433,27 @@ impl MasterCore {
         *table = staged.table;
         table.raise_next_id(live_next);
         self.index.replace_all(staged.registrations);
+        // The discarded buffers went with the replaced state.
+        self.role.discard_home.lock().clear();
         // Counters carry on, and never go backwards within this master.
         let (r, t, s) = staged.counters;
         self.next_replica_id.fetch_max(r, Ordering::AcqRel);
         self.next_token.fetch_max(t, Ordering::AcqRel);
         self.next_seq.fetch_max(s, Ordering::AcqRel);
+        drop(table);
+        if let Some(j) = &self.journal {
+            // The Reset carries the state installed, captured while every
+            // shard stays write-locked and the registry and the table are
+            // read-locked: no record can come between the install and it,
+            // so its image includes everything up to the Reset itself.
+            let states: Vec<&ShardState> = guards.iter().map(|g| &**g).collect();
+            let retention = self.retention.map.read();
+            let table = self.segments.read();
+            let seq = j.last_seq() + 1;
+            let image = self.capture_locked(&states, &retention, &table, seq);
+            self.journal_append(&crate::journal::Record::Reset {
+                image: super::codec::encode(&image),
+            });
+        }
     }
 }

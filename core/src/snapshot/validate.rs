@@ -252,8 +252,9 @@ fn validate_objects(image: &SnapshotImage) -> Result<()> {
         validate_replicas(image, i, o, &mut ids, &mut placed)?;
     }
 
-    // Creation sequences name objects (deadline-index entries, eviction
-    // candidates): unique, like the keys.
+    // Creation sequences name objects (an unmount and the stale-write sweep
+    // find an object again by hash and sequence, eviction candidates carry
+    // theirs): unique, like the keys.
     let mut seqs: Vec<(u64, usize)> = image
         .objects
         .iter()

@@ -1,5 +1,6 @@
 //! Master-level deadline index of the objects' soft pins (docs/CONTRACT.md §4.8): a min-heap of
-//! small self-contained entries `(deadline, target, version)`, no key and no shared allocation.
+//! small self-contained entries `(deadline, target, version)` (24 bytes with the master's
+//! [`PinTarget`], a record handle), no key and no shared allocation.
 //! The latest registration lives in the object record (its committed deadline and
 //! `pin_version`); an entry is valid iff the object it names exists, its `pin_version` equals the
 //! entry's version and its committed deadline equals the entry's deadline. Only the owner of the
@@ -37,6 +38,23 @@ const MERGE_UNDER_LOCK: usize = 1024;
 const MAX_MERGE_ROUNDS: u32 = 8;
 /// How many rebuild passes one [`DeadlineIndex::rebuild`] call runs at most.
 const MAX_REBUILD_PASSES: u32 = 4;
+/// Entries one lock hold of [`DeadlineIndex::pop_due`] pops at most; a larger batch takes the
+/// lock again for the rest. A cold pop at 10^6 entries costs about a microsecond (a cache miss
+/// on each level it sifts through), so this bounds a pop hold to tens of microseconds.
+pub const POP_PER_HOLD: usize = 32;
+/// What one lock hold of [`DeadlineIndex::pop_due`] did.
+enum PopStep {
+    /// Due entries, but no room in `out`: reserve outside the lock and try again.
+    Reserve,
+    /// The contents were replaced since the call's first hold: nothing popped.
+    Stop {
+        more_due: bool,
+    },
+    Popped {
+        popped: usize,
+        more_due: bool,
+    },
+}
 /// A pop never reserves room for more entries than this at once (outside the lock).
 const MAX_POP_RESERVE: usize = 4096;
 /// Children per heap node: a 4-ary heap is shallower than a binary one and its children share
@@ -58,7 +76,7 @@ pub struct Entry<T = PinTarget> {
     pub version: u32,
 }
 
-const _: () = assert!(mem::size_of::<Entry<PinTarget>>() == 32);
+const _: () = assert!(mem::size_of::<Entry<PinTarget>>() == 24);
 
 /// What one [`DeadlineIndex::pop_due`] call did. `popped <= max_batch`.
 #[derive(Default, Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,6 +85,8 @@ pub struct PopOutcome {
     pub popped: usize,
     /// A due entry remains in the visible heap (one being rebuilt is not visible).
     pub more_due: bool,
+    /// Lock holds that popped entries (at most [`POP_PER_HOLD`] each).
+    pub holds: usize,
     /// [`DeadlineIndex::epoch`] of the contents the entries were popped from, read in the same
     /// lock hold: a caller that finds the epoch moved on since knows its entries belong to
     /// contents that `clear`/`replace_all` threw away.
@@ -84,14 +104,14 @@ pub struct IndexStats {
     pub longest_hold_ns: u64,
 }
 
-/// log2 of the entries per storage chunk (8192 entries, 256 KiB of `Entry<PinTarget>`).
+/// log2 of the entries per storage chunk (8192 entries, 192 KiB of `Entry<PinTarget>`).
 const CHUNK_SHIFT: u32 = 13;
 const CHUNK: usize = 1 << CHUNK_SHIFT;
 const CHUNK_MASK: usize = CHUNK - 1;
 
 /// A 4-ary min-heap by deadline (the order among equal deadlines does not matter), stored in
 /// fixed-size chunks: growing never copies the entries (a Vec doubling 10^6 entries copied
-/// 32 MB under the lock), and the chunks themselves are handed in and out of the lock by the
+/// 24 MB under the lock), and the chunks themselves are handed in and out of the lock by the
 /// caller (`spare`, `take_freed`), so a push or pop under the lock neither allocates nor frees
 /// one in the steady state.
 struct Heap<T> {
@@ -407,6 +427,9 @@ pub struct DeadlineIndex<T = PinTarget> {
     /// Heap entries including detached ones, as of the last hold (for the lock-free
     /// rebuild check of `unregister`).
     heap_len: AtomicUsize,
+    /// Lock holds taken by `pop_due` (tests only).
+    #[cfg(test)]
+    pop_holds: AtomicUsize,
 }
 
 impl<T: Copy + Default> Default for DeadlineIndex<T> {
@@ -439,6 +462,8 @@ impl<T: Copy + Default> DeadlineIndex<T> {
             need_spare: AtomicBool::new(true),
             live: AtomicUsize::new(0),
             heap_len: AtomicUsize::new(0),
+            #[cfg(test)]
+            pop_holds: AtomicUsize::new(0),
         }
     }
 
@@ -525,29 +550,42 @@ impl<T: Copy + Default> DeadlineIndex<T> {
         self.wanted.load(Relaxed)
     }
 
-    /// Pops entries with `deadline <= at`, at most `max_batch` per call = per lock hold, and
-    /// appends them to `out`; whether each is still valid is for the caller to check. The lock
-    /// is never held while `out` grows: room for `min(max_batch, 4096)` more is reserved before
+    /// Pops entries with `deadline <= at`, at most `max_batch` per call, and appends them to
+    /// `out`; whether each is still valid is for the caller to check. The entries are popped in
+    /// lock holds of at most [`POP_PER_HOLD`] each (a cold pop misses the cache on every level it
+    /// sifts through, so a hold's work is bounded by the entries it pops, not by the caller's
+    /// batch), all from the same contents: if a `clear`/`replace_all` lands between two holds
+    /// the call stops there, with `epoch` the one its entries were popped under. The lock is
+    /// never held while `out` grows: room for `min(max_batch, 4096)` more is reserved before
     /// (only once something is due, so a cycle with nothing due allocates nothing), and a batch
-    /// is cut short at the room there is. `more_due` says whether a due entry remains. During a rebuild only the visible heap
-    /// is popped: detached entries are delayed, never lost.
+    /// is cut short at the room there is. `more_due` says whether a due entry remains. During a
+    /// rebuild only the visible heap is popped: detached entries are delayed, never lost.
     pub fn pop_due(&self, at: u64, max_batch: usize, out: &mut Vec<Entry<T>>) -> PopOutcome {
         // Never allocate under the lock: after a mass free (a rebuild, a wave of expiries)
         // glibc's first allocation of a size consolidates every freed small chunk, which took
         // 170-200 ms at 10^6 registrations. A caller draining a wave passes back the `out` its
-        // last batch filled: then there is room already and the cycle takes the lock once per
-        // batch.
+        // last batch filled: then there is room already and no hold has to be given up for it.
         let want = max_batch.min(MAX_POP_RESERVE);
+        let mut outcome = PopOutcome::default();
+        // The epoch of the first hold that could pop (room was there).
+        let mut epoch: Option<u64> = None;
         loop {
             let room = out.capacity() - out.len();
+            let limit = (max_batch - outcome.popped).min(room).min(POP_PER_HOLD);
             let step = self.locked(|inner| {
+                #[cfg(test)]
+                self.pop_holds.fetch_add(1, Relaxed);
                 let due = matches!(inner.heap.peek_deadline(), Some(d) if d <= at);
-                if due && room < want {
-                    return None;
+                match epoch {
+                    None if due && room < want => return PopStep::Reserve,
+                    None => epoch = Some(inner.epoch),
+                    // Replaced since the first hold: what was popped belongs to the old
+                    // contents; the new ones are for the next call.
+                    Some(e) if e != inner.epoch => return PopStep::Stop { more_due: due },
+                    Some(_) => {}
                 }
-                let mut outcome = PopOutcome::default();
-                let limit = max_batch.min(room);
-                while outcome.popped < limit {
+                let mut popped = 0;
+                while popped < limit {
                     match inner.heap.peek_deadline() {
                         Some(d) if d <= at => {}
                         _ => break,
@@ -556,17 +594,29 @@ impl<T: Copy + Default> DeadlineIndex<T> {
                         break;
                     };
                     out.push(entry);
-                    outcome.popped += 1;
+                    popped += 1;
                 }
-                outcome.more_due = matches!(inner.heap.peek_deadline(), Some(d) if d <= at);
-                outcome.epoch = inner.epoch;
-                Some(outcome)
+                let more_due = matches!(inner.heap.peek_deadline(), Some(d) if d <= at);
+                PopStep::Popped { popped, more_due }
             });
             match step {
-                Some(outcome) => return outcome,
-                None => out.reserve(want),
+                PopStep::Reserve => out.reserve(want),
+                PopStep::Stop { more_due } => {
+                    outcome.more_due = more_due;
+                    break;
+                }
+                PopStep::Popped { popped, more_due } => {
+                    outcome.popped += popped;
+                    outcome.holds += usize::from(popped > 0);
+                    outcome.more_due = more_due;
+                    if !more_due || popped < limit || limit == 0 || outcome.popped == max_batch {
+                        break;
+                    }
+                }
             }
         }
+        outcome.epoch = epoch.unwrap_or_else(|| self.epoch());
+        outcome
     }
 
     /// Rebuilds the heap if it is over its bound and no rebuild is running: detaches it under the
@@ -833,7 +883,12 @@ mod tests {
     #[test]
     fn the_heap_pops_in_deadline_order_whatever_the_pushes() {
         let mut rng = XorShift(0x1234_5678_9ABC_DEF1);
-        for n in [0usize, 1, 2, 3, 4, 5, 16, 17, 1000] {
+        // Sizes past one and two chunks too: a sibling group straddles each chunk boundary.
+        let chunked = [CHUNK + 3, 2 * CHUNK + 7];
+        for n in [0usize, 1, 2, 3, 4, 5, 16, 17, 1000]
+            .into_iter()
+            .chain(chunked)
+        {
             let entries: Vec<Entry<u64>> = (0..n as u64)
                 .map(|i| Entry {
                     deadline: rng.below(50),
@@ -844,7 +899,11 @@ mod tests {
             let mut pushed = Heap::new();
             for e in &entries {
                 pushed.push(*e);
-                assert!(pushed.is_heap());
+                // O(n) per check: every step for small heaps, every 1024th for large ones (the
+                // pop order below checks the rest).
+                if n <= 1000 || pushed.len() % 1024 == 0 {
+                    assert!(pushed.is_heap());
+                }
             }
             let mut heapified = Heap::from_vec(entries.clone());
             assert!(heapified.is_heap());
@@ -855,7 +914,9 @@ mod tests {
             for heap in [&mut pushed, &mut heapified, &mut half] {
                 let mut got = Vec::new();
                 while let Some(e) = heap.pop() {
-                    assert!(heap.is_heap());
+                    if n <= 1000 || heap.len() % 1024 == 0 {
+                        assert!(heap.is_heap());
+                    }
                     got.push(e.deadline);
                 }
                 assert_eq!(got, want);
@@ -887,6 +948,49 @@ mod tests {
         }
         assert_eq!((popped, calls), ((10..=16).collect::<Vec<_>>(), 2));
         assert_eq!(idx.heap_len(), 3);
+    }
+
+    #[test]
+    fn a_batch_is_popped_in_holds_of_at_most_pop_per_hold_entries() {
+        // §4.8: a hold's work is bounded by POP_PER_HOLD pops whatever the caller's batch.
+        let idx = DeadlineIndex::<u64>::new();
+        let mut recs = Records::default();
+        for t in 0..200 {
+            recs.register(&idx, t, 10 + t);
+        }
+        let holds = |f: &mut dyn FnMut() -> PopOutcome| {
+            idx.pop_holds.store(0, Relaxed);
+            let o = f();
+            (o, idx.pop_holds.load(Relaxed))
+        };
+        let mut out = Vec::new();
+        let (o, n) = holds(&mut || idx.pop_due(9, 128, &mut out));
+        assert_eq!((o.popped, o.more_due, n, out.capacity()), (0, false, 1, 0));
+        // The first hold finds no room, reserves outside the lock, then 128 / 32 holds pop.
+        let (o, n) = holds(&mut || idx.pop_due(u64::MAX, 128, &mut out));
+        assert_eq!(
+            (o.popped, o.more_due, n),
+            (128, true, 1 + 128 / POP_PER_HOLD)
+        );
+        assert_eq!(
+            o.holds,
+            128 / POP_PER_HOLD,
+            "the reserving hold popped nothing"
+        );
+        let deadlines: Vec<u64> = out.iter().map(|e| e.deadline).collect();
+        assert_eq!(deadlines, (10..138).collect::<Vec<_>>());
+        // Room is there now: 72 due entries left pop in three holds, the last one short.
+        out.clear();
+        let (o, n) = holds(&mut || idx.pop_due(u64::MAX, 128, &mut out));
+        assert_eq!((o.popped, o.more_due, n, o.holds), (72, false, 3, 3));
+        // A batch smaller than a hold takes one.
+        for t in 0..10 {
+            recs.register(&idx, 1_000 + t, 10 + t);
+        }
+        out.clear();
+        let (o, n) = holds(&mut || idx.pop_due(u64::MAX, 4, &mut out));
+        assert_eq!((o.popped, o.more_due, n), (4, true, 1));
+        assert_eq!(idx.heap_len(), 6);
     }
 
     #[test]

@@ -178,6 +178,7 @@ pub fn representative() -> SnapshotImage {
     canonical(SnapshotImage {
         created_at: 1_700_000_123_456,
         wall_at_capture: None,
+        journal_seq: 0,
         next_replica_id: 0,
         next_write_token: 0,
         next_object_seq: 0,
@@ -224,6 +225,7 @@ pub fn generated(n: u64) -> SnapshotImage {
     canonical(SnapshotImage {
         created_at: 1_700_000_999_000,
         wall_at_capture: None,
+        journal_seq: 0,
         next_replica_id: 0,
         next_write_token: 0,
         next_object_seq: 0,

@@ -8,7 +8,7 @@
 use super::entropy::Entropy;
 use mooncake_meta_core::journal::codec::MAX_SEQ;
 use mooncake_meta_core::journal::*;
-use mooncake_meta_core::{Pool, SoftPinIntent, MAX_INSTANT};
+use mooncake_meta_core::{Pool, ReplicaStatus, SoftPinIntent, MAX_INSTANT};
 
 /// Choices from a fixed list (proptest generates and shrinks the list);
 /// drained when used up, then every choice is 0.
@@ -103,15 +103,48 @@ pub fn placement(e: &mut impl Entropy) -> Placement {
     }
 }
 
-pub fn replica(e: &mut impl Entropy) -> PlacedReplica {
-    PlacedReplica {
-        id: u64v(e),
+pub fn replica(e: &mut impl Entropy, id: u64) -> ReplicaImage {
+    ReplicaImage {
+        id,
+        status: *e.pick(&[ReplicaStatus::Processing, ReplicaStatus::Complete]),
+        role: *e.pick(&[ReplicaRole::Write, ReplicaRole::TaskTarget]),
         place: placement(e),
     }
 }
 
-fn replicas(e: &mut impl Entropy) -> Vec<PlacedReplica> {
-    list(e, 4, replica)
+/// Replicas with strictly increasing ids (the codec's rule), from 0, from
+/// anywhere, or ending at the last id (steps of 1 to 3).
+fn replicas(e: &mut impl Entropy) -> Vec<ReplicaImage> {
+    let n = match e.below(4) {
+        0 => 0,
+        _ => e.below(5),
+    };
+    let mut id = match e.below(3) {
+        0 => 0,
+        1 => u64::MAX - 3 * n,
+        _ => e.below(1 << 20),
+    };
+    (0..n)
+        .map(|_| {
+            let r = replica(e, id);
+            id += 1 + e.below(3);
+            r
+        })
+        .collect()
+}
+
+pub fn task(e: &mut impl Entropy) -> TaskImage {
+    match e.below(3) {
+        0 => TaskImage::Copy {
+            source: u64v(e),
+            targets: ids(e),
+        },
+        1 => TaskImage::Move {
+            source: u64v(e),
+            target: u64v(e),
+        },
+        _ => TaskImage::Promotion { target: u64v(e) },
+    }
 }
 
 pub fn buffer(e: &mut impl Entropy) -> BufferRef {
@@ -141,10 +174,6 @@ pub fn intent(e: &mut impl Entropy) -> SoftPinIntent {
     }
 }
 
-fn task(e: &mut impl Entropy) -> TaskKind {
-    *e.pick(&[TaskKind::Copy, TaskKind::Move, TaskKind::Promotion])
-}
-
 fn opt<E: Entropy, T>(e: &mut E, f: impl FnOnce(&mut E) -> T) -> Option<T> {
     if e.chance(50) {
         Some(f(e))
@@ -153,7 +182,28 @@ fn opt<E: Entropy, T>(e: &mut E, f: impl FnOnce(&mut E) -> T) -> Option<T> {
     }
 }
 
-/// A record with tag `tag` (1..=23, [`Record::tag`]).
+/// An object image with any field values the codec accepts.
+pub fn image(e: &mut impl Entropy) -> ObjectImage {
+    ObjectImage {
+        key: key(e),
+        size: u64v(e),
+        writer: u64v(e),
+        put_start: instant(e),
+        lease: instant(e),
+        seq: u64v(e),
+        write_token: u64v(e),
+        hard_pin: e.chance(50),
+        group: opt(e, name),
+        committed: opt(e, instant),
+        in_flight: opt(e, |e| InFlightImage {
+            pending: opt(e, intent),
+        }),
+        task: opt(e, task),
+        replicas: replicas(e),
+    }
+}
+
+/// A record with tag `tag` (1..=VARIANTS, [`Record::tag`]).
 pub fn record_with_tag(e: &mut impl Entropy, tag: u8) -> Record {
     match tag {
         1 => Record::SegmentMounted {
@@ -166,137 +216,39 @@ pub fn record_with_tag(e: &mut impl Entropy, tag: u8) -> Record {
         2 => Record::SegmentUnmounted {
             owner: u64v(e),
             name: name(e),
-            replicas_dropped: u64v(e),
-            objects_erased: u64v(e),
         },
-        3 => Record::WriteStarted(Box::new(WriteStarted {
-            key: key(e),
-            kind: *e.pick(&[
-                StartKind::Put,
-                StartKind::PutReplacingStale,
-                StartKind::UpsertAbsent,
-                StartKind::UpsertReplace,
-                StartKind::UpsertResize,
-            ]),
-            size: u64v(e),
-            writer: u64v(e),
-            token: u64v(e),
-            put_start: instant(e),
-            seq: u64v(e),
-            hard_pin: e.chance(50),
-            group: opt(e, name),
-            pending: intent(e),
-            committed: opt(e, instant),
-            replicas: replicas(e),
-            discarded: discards(e),
-        })),
-        4 => Record::WriteReopened {
-            key: key(e),
-            writer: u64v(e),
-            token: u64v(e),
-            put_start: instant(e),
-            pending: intent(e),
-            reopened: ids(e),
+        3 => Record::ObjectSet {
+            image: Box::new(image(e)),
             discarded: discards(e),
         },
-        5 => Record::WriteEnded {
+        4 => Record::ObjectErased {
             key: key(e),
-            token: u64v(e),
-            at: instant(e),
-            completed: ids(e),
-            commit: match e.below(3) {
-                0 => EndCommit::NotFired,
-                1 => EndCommit::Committed(None),
-                _ => EndCommit::Committed(Some(instant(e))),
-            },
-        },
-        6 => Record::WriteRevoked {
-            key: key(e),
-            token: u64v(e),
-            revoked: ids(e),
-            object_erased: e.chance(50),
-        },
-        7 => Record::WriteSwept {
-            key: key(e),
-            token: u64v(e),
-            removed: ids(e),
             discarded: discards(e),
-            object_erased: e.chance(50),
         },
-        8 => Record::DiscardReleased {
+        5 => Record::DiscardReleased {
             at: instant(e),
             buffers: list(e, 5, buffer),
         },
-        9 => Record::CopyStarted {
-            key: key(e),
-            source: u64v(e),
-            targets: replicas(e),
-        },
-        10 => Record::MoveStarted {
-            key: key(e),
-            source: u64v(e),
-            target: replica(e),
-        },
-        11 => Record::PromotionStarted {
-            key: key(e),
-            target: replica(e),
-        },
-        12 => Record::TaskCompleted {
-            key: key(e),
-            task: task(e),
-            discarded: discards(e),
-        },
-        13 => Record::TaskAbandoned {
-            key: key(e),
-            task: task(e),
-            freed: ids(e),
-            object_erased: e.chance(50),
-        },
-        14 => Record::LocalDiskAdded {
-            key: key(e),
-            replica_id: u64v(e),
-            client: u64v(e),
-            size: u64v(e),
-            created: opt(e, |e| CreatedObject {
-                put_start: instant(e),
-                seq: u64v(e),
-                token: u64v(e),
-            }),
-        },
-        15 => Record::Removed { key: key(e) },
-        16 => Record::Evicted {
-            key: key(e),
-            freed: ids(e),
-            object_erased: e.chance(50),
-        },
-        17 => Record::PinNormalised {
-            key: key(e),
-            deadline: instant(e),
-        },
-        18 => Record::PinExpired {
-            key: key(e),
-            deadline: instant(e),
-        },
-        19 => Record::GroupRetained {
+        6 => Record::GroupRetained {
             tenant: name(e),
             group: name(e),
             deadline: instant(e),
         },
-        20 => Record::GroupReleased {
+        7 => Record::GroupReleased {
             tenant: name(e),
             group: name(e),
         },
-        21 => Record::RetentionExpired {
+        8 => Record::RetentionExpired {
             tenant: name(e),
             group: name(e),
             deadline: instant(e),
         },
-        22 => Record::Counters {
+        9 => Record::Counters {
             next_replica_id: u64v(e),
             next_write_token: u64v(e),
             next_object_seq: u64v(e),
         },
-        23 => Record::Reset {
+        10 => Record::Reset {
             image: list(e, 64, |e| e.below(256) as u8),
         },
         other => panic!("no record has tag {other}"),

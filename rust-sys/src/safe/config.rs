@@ -43,8 +43,14 @@ pub struct MasterConfig {
     /// `ceil(expected_objects / shard_count)` objects. At most
     /// [`MAX_EXPECTED_OBJECTS`](super::MAX_EXPECTED_OBJECTS).
     pub expected_objects: u64,
+    /// Bytes the change journal may hold; 0 (the default) = no journal. At
+    /// most [`MAX_JOURNAL_CAPACITY_BYTES`](super::MAX_JOURNAL_CAPACITY_BYTES).
+    pub journal_capacity_bytes: u64,
     /// Which clock the master reads.
     pub clock: ClockSource,
+    /// A standby master: rejects client calls until promoted, changes only
+    /// by applying journal records and by restore.
+    pub standby: bool,
 }
 
 impl Default for MasterConfig {
@@ -65,7 +71,9 @@ impl Default for MasterConfig {
             sweep_interval_ms: 1_000,
             shard_count: 1024,
             expected_objects: 0,
+            journal_capacity_bytes: 0,
             clock: ClockSource::System,
+            standby: false,
         }
     }
 }
@@ -165,6 +173,10 @@ impl MasterConfig {
         call(|e| unsafe {
             mooncake_meta_config_set_expected_objects(p, self.expected_objects, e)
         })?;
+        call(|e| unsafe {
+            mooncake_meta_config_set_journal_capacity_bytes(p, self.journal_capacity_bytes, e)
+        })?;
+        call(|e| unsafe { mooncake_meta_config_set_standby(p, c_int::from(self.standby), e) })?;
         call(|e| unsafe {
             mooncake_meta_config_set_max_group_retention_ttl_ms(
                 p,

@@ -35,6 +35,7 @@ use std::ptr::{self, NonNull};
 
 pub use config::{LegacyConfig, MasterConfig, WriteConfig};
 pub use error::{Error, ErrorKind, Result};
+pub use journal::{ApplyReport, PromoteReport};
 pub use maintenance::{CleanupStats, EvictionReport, MetricsSnapshot, RestoreReport, SegmentUsage};
 pub use master::UnmountReport;
 pub use read::{Bounded, KeyPage};
@@ -50,6 +51,9 @@ pub const MAX_INSTANT: Instant = i64::MAX as u64;
 
 /// The largest [`MasterConfig::expected_objects`] (2^32).
 pub const MAX_EXPECTED_OBJECTS: u64 = crate::MOONCAKE_META_MAX_EXPECTED_OBJECTS;
+
+/// The largest [`MasterConfig::journal_capacity_bytes`] (2^40).
+pub const MAX_JOURNAL_CAPACITY_BYTES: u64 = crate::MOONCAKE_META_MAX_JOURNAL_CAPACITY_BYTES;
 
 /// A client (writer / segment owner).
 pub type ClientId = u64;
@@ -558,6 +562,7 @@ macro_rules! with_client_key {
 mod batch;
 mod config;
 mod error;
+pub mod journal;
 mod maintenance;
 mod master;
 mod read;

@@ -695,3 +695,67 @@ pub fn retention() -> Vec<String> {
     t.note("restored invariants", back.check_invariants());
     t.0
 }
+
+/// The change journal: a primary's records applied to a standby (a repeat
+/// skipped, a gap and client calls refused), the standby promoted, and the
+/// write that was in flight ending on it with its pin; a full journal
+/// drops its oldest records and reading them is an overrun.
+pub fn journal() -> Vec<String> {
+    let mut t = Transcript::new();
+    let p = master_with(MasterConfig {
+        journal_capacity_bytes: 1 << 20,
+        ..MasterConfig::deterministic(T0)
+    });
+    p.mount_segment(1, &seg("mem0", 1 << 40, 1 << 20, Pool::Memory))
+        .unwrap();
+    put(&p, Key::new("done"), &pinned(5_000));
+    let in_flight = p.put_start(1, Key::new("flying"), SIZE, &pinned(5_000)).unwrap();
+    let stats = p.journal_stats();
+    t.note("journal stats", stats);
+    let bytes = p.journal_read_to_vec(1).unwrap();
+    let mut small = [0u8; 8];
+    t.res("read into 8 bytes", p.journal_read(1, &mut small));
+    t.res("read past the end", p.journal_read(stats.last_seq + 2, &mut small));
+
+    let s = master_with(MasterConfig {
+        standby: true,
+        journal_capacity_bytes: 1 << 20,
+        ..MasterConfig::deterministic(T0)
+    });
+    t.note("standby", (s.is_standby(), s.applied_seq()));
+    t.res("exist on the standby", s.exist(Key::new("done")));
+    t.note("journal bytes", bytes.len());
+    t.res("apply", s.apply_journal(&bytes));
+    t.res("apply again", s.apply_journal(&bytes));
+    t.res("apply garbage", s.apply_journal(&[1, 2, 3]));
+    t.res("apply on the primary", p.apply_journal(&bytes));
+    t.res("promote", s.promote());
+    t.res("promote again", s.promote());
+    t.note("standby", (s.is_standby(), s.applied_seq()));
+    t.res("deadline", s.soft_pin_deadline(Key::new("done")));
+    s.advance_time(2_000).unwrap();
+    t.res(
+        "end in flight",
+        s.put_end(1, Key::new("flying"), ReplicaSelector::All, Some(in_flight.token)),
+    );
+    t.res("deadline in flight", s.soft_pin_deadline(Key::new("flying")));
+    t.res("promoted journal from 1", s.journal_read_to_vec(1).map(|b| b.len()));
+    t.note("promoted journal stats", s.journal_stats());
+
+    let small_journal = master_with(MasterConfig {
+        journal_capacity_bytes: 2048,
+        ..MasterConfig::deterministic(T0)
+    });
+    small_journal
+        .mount_segment(1, &seg("mem0", 1 << 40, 1 << 20, Pool::Memory))
+        .unwrap();
+    for i in 0..100 {
+        put(&small_journal, Key::new(&format!("k{i:03}")), &WriteConfig::default());
+    }
+    let st = small_journal.journal_stats();
+    t.note("full journal", st);
+    t.res("read a dropped sequence", small_journal.journal_read_to_vec(1));
+    t.res("release all", small_journal.journal_release(st.last_seq));
+    t.res("release past the end", small_journal.journal_release(st.last_seq + 1));
+    t.0
+}

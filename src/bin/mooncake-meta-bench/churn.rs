@@ -96,10 +96,9 @@ fn child(p: &Params) -> Sample {
     } else {
         // Key j's object is target j; `versions[j]` is its latest registration.
         let idx = DeadlineIndex::<PinTarget>::new();
-        let target = |j: usize| PinTarget {
-            hash: j as u64,
-            seq: j as u64,
-        };
+        // As a master's handles: spread over 1024 shards, dense slots.
+        let target = |j: usize| PinTarget::new((j % 1024) as u32, (j / 1024) as u32, 0);
+        let key_of = |t: PinTarget| t.slot() as usize * 1024 + t.shard() as usize;
         let mut versions = vec![1u32; live];
         for j in 0..live {
             idx.register(target(j), 1, T0 + 30 * MIN, true);
@@ -113,7 +112,7 @@ fn child(p: &Params) -> Sample {
             idx.register(target(j), versions[j], deadline, false);
             if idx.rebuild_wanted() {
                 idx.rebuild(&mut |v: &mut Vec<Entry>| {
-                    v.retain(|e| versions[e.target.seq as usize] == e.version)
+                    v.retain(|e| versions[key_of(e.target)] == e.version)
                 });
             }
             if i % SAMPLE_EVERY == 0 {

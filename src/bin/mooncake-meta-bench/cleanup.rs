@@ -396,8 +396,8 @@ fn figures(r: &Results, mode: Mode) -> Vec<Figure> {
         .target(Target::AtMost(1.0));
         if n == sizes[0] {
             per_batch = per_batch.note(
-                "bare-index pop time / batches of 128: the work one index-lock hold does (an upper \
-                 bound: it includes the out-of-lock part). On a loaded machine the measured longest \
+                "bare-index pop time / index-lock holds (batches of 128 popped in holds of at most \
+                 32): the work one hold does (an upper bound: it includes the out-of-lock part). On a loaded machine the measured longest \
                  hold also contains time slices lost to preemption of the holder (multiples of the \
                  4 ms scheduler tick)",
             );

@@ -21,6 +21,7 @@ mod report;
 mod retention;
 mod scale;
 mod snapshot;
+mod standby;
 mod util;
 mod write;
 
@@ -114,6 +115,7 @@ fn scenarios() -> Vec<Scenario> {
         snapshot::SCENARIO,
         clock::SCENARIO,
         retention::SCENARIO,
+        standby::SCENARIO,
         scale::SCENARIO,
     ]
 }

@@ -630,9 +630,11 @@ fn cleanup_child(n: usize) -> Sample {
     let at = now + WAVE_TTL + pins as u64;
     flush_caches();
     m.debug_reset_index_hold();
+    let switched = preemptions();
     let t = Stopwatch::start();
     let st = m.run_cleanup_at(at);
     s.set("wave_ns", t.elapsed().as_nanos() as f64);
+    s.set("wave_preemptions", (preemptions() - switched) as f64);
     s.set("wave_expired", st.expired as f64);
     s.set("wave_expected", pins as f64);
     s.set("wave_hold_ns", st.longest_index_hold_ns as f64);
@@ -640,9 +642,11 @@ fn cleanup_child(n: usize) -> Sample {
     // One eviction pass: no pin is active any more and nothing was read,
     // so every object is a candidate.
     flush_caches();
+    m.debug_reset_eviction_hold();
     let t = Stopwatch::start();
     let rep = m.run_eviction(0.05, 0.05).expect("eviction");
     s.set("evict_ns", t.elapsed().as_nanos() as f64);
+    s.set("evict_hold_ns", m.debug_eviction_longest_hold_ns() as f64);
     s.set("evict_base", rep.base as f64);
     s.set("evicted", rep.evicted as f64);
 
@@ -1114,6 +1118,22 @@ fn figures(r: &Results, mode: Mode) -> Vec<Figure> {
             }
             out.push(f);
         }
+        let mut f = Figure::new(
+            "scale",
+            "wave_preemptions",
+            &par(&[]),
+            "switches",
+            Better::Lower,
+            r.values(&want, "wave_preemptions"),
+        );
+        if n == cleanup_sizes(mode)[0] {
+            f = f.note(
+                "involuntary context switches of the cleaning thread during the 100 %-due cycle \
+                 (/proc/thread-self/status): a longest_index_hold_wave above the target with \
+                 switches here is a hold stretched by preemption",
+            );
+        }
+        out.push(f);
         out.push(Figure::new(
             "scale",
             "churn_upserts",
@@ -1143,6 +1163,17 @@ fn figures(r: &Results, mode: Mode) -> Vec<Figure> {
             Better::Lower,
             ms("evict_ns"),
         ));
+        out.push(
+            Figure::new(
+                "scale",
+                "eviction_longest_shard_lock_hold",
+                &[("n", ns.clone())],
+                "ms",
+                Better::Lower,
+                ms("evict_hold_ns"),
+            )
+            .target(Target::AtMost(1.0)),
+        );
     }
 
     if mode.scale {

@@ -184,6 +184,22 @@ pub fn vm_rss() -> u64 {
         * 1024
 }
 
+/// Times the calling thread has been descheduled involuntarily so far
+/// (`nonvoluntary_ctxt_switches` of `/proc/thread-self/status`; 0 where it
+/// cannot be read). The difference over a measured step tells a lock hold
+/// stretched by a lost time slice from one that did more work.
+pub fn preemptions() -> u64 {
+    std::fs::read_to_string("/proc/thread-self/status")
+        .ok()
+        .and_then(|status| {
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix("nonvoluntary_ctxt_switches:"))
+                .and_then(|v| v.trim().parse().ok())
+        })
+        .unwrap_or(0)
+}
+
 /// Bytes the C allocator has handed out (glibc `mallinfo2`): the heap
 /// footprint without page-granularity and arena-retention noise.
 pub fn heap_in_use() -> u64 {
@@ -440,7 +456,8 @@ pub fn bare_index_pop_ns(keys: &[&str], distinct: bool) -> f64 {
     use mooncake_meta_core::soft_pin::{DeadlineIndex, PinTarget};
     let idx = DeadlineIndex::<PinTarget>::new();
     for i in 0..keys.len() as u64 {
-        let target = PinTarget { hash: i, seq: i };
+        // As a master's handles: spread over 1024 shards, dense slots.
+        let target = PinTarget::new((i % 1024) as u32, (i / 1024) as u32, 0);
         let deadline = T0 + 30 * MIN + if distinct { i } else { 0 };
         idx.register(target, 1, deadline, true);
     }

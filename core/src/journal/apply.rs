@@ -1,0 +1,791 @@
+//! Applying a primary's journal on a standby (docs/CONTRACT.md section
+//! 12.3). Every record is installed by its outcome: an [`ObjectSet`] makes
+//! the object under its key exactly its image, an [`ObjectErased`] removes
+//! it, and so on; nothing is re-decided, and no instant is shifted (a
+//! standby keeps the primary's timeline values).
+//!
+//! # Order and atomicity
+//!
+//! The whole input is decoded and its sequence numbers checked before
+//! anything is applied: a corrupt batch (`DESERIALIZE_FAIL`) or a gap
+//! (`INVALID_PARAMS`) applies nothing. Records at or below the applied
+//! sequence are skipped, so re-applying a batch is a no-op. Records are then
+//! applied one at a time; each is checked against the state before it
+//! changes anything, so a record that does not fit (an unknown segment, an
+//! address already taken, a missing object) changes nothing, fails the call
+//! with `INVALID_PARAMS` naming its sequence and kind, and leaves the
+//! applied sequence just before it — the records before it stay applied.
+//!
+//! # Locks
+//!
+//! Apply runs under the role's apply mutex (one apply at a time, never
+//! across a promote) and takes the master's locks in their usual order: the
+//! object's shard lock, the segment table (read) inside it — released
+//! before the group domain is entered — and the deadline index last. On a
+//! standby nothing else changes the state (client operations and
+//! maintenance are refused), so checking under one lock and changing under
+//! another never races.
+//!
+//! [`ObjectSet`]: Record::ObjectSet
+//! [`ObjectErased`]: Record::ObjectErased
+
+use super::codec::decode_batch_prefix;
+use super::record::*;
+use crate::clock::Instant;
+use crate::error::{Error, ErrorKind, Result};
+use crate::group::Group;
+use crate::key::scoped;
+use crate::master::{free_block, MasterCore};
+use crate::object::{NewRecord, Object, Replica, Replicas, Role, Task, LOCAL_DISK_SEGMENT};
+use crate::retention::REGISTRY_SHARD;
+use crate::segment::{BlockId, BufferOwner, Mounted, Segment};
+use crate::shard::{Discarded, ShardState};
+use crate::snapshot::restore::StageMode;
+use crate::types::{Key, Pool, ReplicaKind, SegmentId, SegmentSpec};
+use hashbrown::HashMap;
+use smallvec::SmallVec;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+/// What an [`apply_journal`](MasterCore::apply_journal) call did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ApplyReport {
+    /// Records applied by this call.
+    pub records_applied: u64,
+    /// Records at or below the applied sequence, skipped (already applied).
+    pub records_skipped: u64,
+    /// The applied sequence after the call.
+    pub last_seq: u64,
+}
+
+/// A record that does not fit the standby's state.
+fn misfit(msg: impl Into<String>) -> Error {
+    Error::new(ErrorKind::InvalidParams, msg.into())
+}
+
+/// A kept buffer whose replica id changed: segment, address, block, new id.
+type Reowned = (Arc<Segment>, u64, BlockId, u64);
+
+/// A buffer of the object's previous state.
+#[derive(Clone, Copy)]
+struct OldBuffer {
+    segment: SegmentId,
+    addr: u64,
+    block: BlockId,
+    replica: u64,
+}
+
+impl MasterCore {
+    /// Applies journal batches (one, or several back to back) to this
+    /// standby, in order (docs/CONTRACT.md section 12.3). See the module
+    /// docs for what is checked first and what a failure leaves.
+    /// `UNAVAILABLE_IN_CURRENT_STATUS` on a primary.
+    pub fn apply_journal(&self, bytes: &[u8]) -> Result<ApplyReport> {
+        let _apply = self.role.apply.lock();
+        if !self.role.is_standby() {
+            return Err(Error::new(
+                ErrorKind::UnavailableInCurrentStatus,
+                "apply_journal: this master is a primary; only a standby applies a journal",
+            ));
+        }
+        let start = self.role.applied_seq();
+        let mut report = ApplyReport {
+            last_seq: start,
+            ..ApplyReport::default()
+        };
+        // Decode everything and plan the sequence before applying anything.
+        let mut todo: Vec<(u64, Record)> = Vec::new();
+        let (mut rest, mut offset, mut next) = (bytes, 0usize, start.saturating_add(1));
+        let mut batch_no = 0usize;
+        while !rest.is_empty() {
+            let (batch, used) = decode_batch_prefix(rest).map_err(|e| {
+                Error::new(
+                    ErrorKind::DeserializeFail,
+                    format!(
+                        "journal batch {batch_no} (at byte {offset} of the input): {}; \
+                         nothing applied",
+                        e.message()
+                    ),
+                )
+            })?;
+            for (i, rec) in batch.records.into_iter().enumerate() {
+                let seq = batch.first_seq + i as u64;
+                if seq < next {
+                    report.records_skipped += 1;
+                } else if seq == next {
+                    todo.push((seq, rec));
+                    next += 1;
+                } else {
+                    return Err(misfit(format!(
+                        "journal gap: this standby has applied up to {} and needs record {next} \
+                         next, but the input continues at record {seq} (batch {batch_no}); \
+                         nothing applied",
+                        next - 1
+                    )));
+                }
+            }
+            rest = &rest[used..];
+            offset += used;
+            batch_no += 1;
+        }
+        for (seq, rec) in todo {
+            // A standby with a journal records what it applies under the
+            // primary's numbering (a standby of it applies the same).
+            if let Some(j) = &self.journal {
+                j.continue_at(seq)?;
+            }
+            let applied = self.apply_record(seq, &rec);
+            if let (Ok(()), Some(j)) = (&applied, &self.journal) {
+                // A reset's install appended its own (same) Reset already.
+                if j.last_seq() < seq {
+                    j.append(&rec)?;
+                }
+            }
+            // No lock is held here: run the index rebuild a change asked for.
+            self.settle_index();
+            applied.map_err(|e| {
+                Error::new(
+                    e.kind(),
+                    format!(
+                        "journal record {seq} ({}) does not apply: {}; records up to {} are \
+                         applied",
+                        rec.name(),
+                        e.message(),
+                        seq - 1
+                    ),
+                )
+            })?;
+            self.role.set_applied_seq(seq);
+            report.records_applied += 1;
+            report.last_seq = seq;
+        }
+        Ok(report)
+    }
+
+    fn apply_record(&self, _seq: u64, rec: &Record) -> Result<()> {
+        match rec {
+            Record::SegmentMounted {
+                owner,
+                name,
+                pool,
+                base,
+                size,
+            } => {
+                let spec = SegmentSpec {
+                    name: name.clone(),
+                    base: *base,
+                    size: *size,
+                    pool: *pool,
+                };
+                match self.segments.write().mount(*owner, &spec) {
+                    Ok(Mounted::New(_)) => Ok(()),
+                    Ok(Mounted::Existing(_)) => {
+                        Err(misfit(format!("segment {name:?} is already mounted here")))
+                    }
+                    Err(e) => Err(misfit(format!("segment {name:?}: {}", e.message()))),
+                }
+            }
+            Record::SegmentUnmounted { owner, name } => self.apply_unmount(*owner, name),
+            Record::ObjectSet { image, discarded } => self.apply_object_set(image, discarded),
+            Record::ObjectErased { key, discarded } => self.apply_erase(key, discarded),
+            Record::DiscardReleased { at, buffers } => self.apply_discard_released(*at, buffers),
+            Record::GroupRetained {
+                tenant,
+                group,
+                deadline,
+            } => {
+                let id = scoped(Key::scoped(tenant, group));
+                let mut map = self.retention.map.write();
+                self.retention
+                    .index
+                    .register(&id, REGISTRY_SHARD, *deadline);
+                if map.insert(id, *deadline).is_none() {
+                    self.metrics.retained_groups.fetch_add(1, Ordering::Relaxed);
+                }
+                Ok(())
+            }
+            Record::GroupReleased { tenant, group } => {
+                let id = scoped(Key::scoped(tenant, group));
+                let mut map = self.retention.map.write();
+                if map.remove(&id).is_none() {
+                    return Err(misfit(format!(
+                        "group {group:?} of tenant {tenant:?} is not retained here"
+                    )));
+                }
+                self.retention.index.unregister(&id);
+                self.metrics.retained_groups.fetch_sub(1, Ordering::Relaxed);
+                Ok(())
+            }
+            Record::RetentionExpired {
+                tenant,
+                group,
+                deadline,
+            } => {
+                let id = scoped(Key::scoped(tenant, group));
+                let mut map = self.retention.map.write();
+                let have = map.get(&id).copied();
+                if have != Some(*deadline) {
+                    return Err(misfit(format!(
+                        "group {group:?} of tenant {tenant:?}: retention deadline here is \
+                         {have:?}, the record expires {deadline}"
+                    )));
+                }
+                map.remove(&id);
+                self.retention.index.unregister(&id);
+                self.metrics.retained_groups.fetch_sub(1, Ordering::Relaxed);
+                Ok(())
+            }
+            Record::Counters {
+                next_replica_id,
+                next_write_token,
+                next_object_seq,
+            } => {
+                self.raise_counters(*next_replica_id, *next_write_token, *next_object_seq);
+                Ok(())
+            }
+            Record::Reset { image } => {
+                let img = crate::snapshot::codec::decode(image)?;
+                let (staged, _) = self.stage(&img, StageMode::Verbatim)?;
+                self.install(staged);
+                self.role.set_lenient(false);
+                Ok(())
+            }
+        }
+    }
+
+    /// Raises each id counter to at least the given value. On a standby
+    /// only apply and restore move the counters, both under the apply
+    /// mutex the caller holds, so a load and a store do (a locked
+    /// read-modify-write per record cost more than the rest of an object
+    /// record's install).
+    fn raise_counters(&self, replica: u64, token: u64, seq: u64) {
+        for (c, v) in [
+            (&self.next_replica_id, replica),
+            (&self.next_token, token),
+            (&self.next_seq, seq),
+        ] {
+            if c.load(Ordering::Acquire) < v {
+                c.store(v, Ordering::Release);
+            }
+        }
+    }
+
+    /// Installs `img` as the object under its key (created if absent).
+    fn apply_object_set(&self, img: &ObjectImage, discarded: &[DiscardedBuffer]) -> Result<()> {
+        let k = Key::scoped(&img.key.tenant, &img.key.key);
+        k.validate()
+            .map_err(|e| misfit(format!("key {:?}: {}", img.key, e.message())))?;
+        check_image(img)?;
+        let (hash, si) = self.locate(k);
+        let mut st = self.shards[si].state.write();
+        // One lookup: the handle finds the object again without hashing.
+        let at = st.locate(hash, k, si as u32);
+        let old = at.and_then(|r| st.get(r)).map(|o| {
+            (
+                old_buffers(o),
+                o.size,
+                o.seq,
+                o.write_token,
+                o.committed(),
+                o.group().cloned(),
+                o.pin_version,
+            )
+        });
+        let old_bufs = old.as_ref().map_or(&[][..], |o| &o.0[..]);
+        let old_size = old.as_ref().map_or(0, |o| o.1);
+        // Buffers: keep, reserve, then drop (free or discard) the rest.
+        let table = self.segments.read();
+        let mut kept: SmallVec<[bool; 4]> = smallvec::smallvec![false; old_bufs.len()];
+        let mut reserved: SmallVec<[(Arc<Segment>, u64, BlockId); 4]> = SmallVec::new();
+        let mut reowned: SmallVec<[Reowned; 2]> = SmallVec::new();
+        let mut replicas = Replicas::new();
+        let placed = (|| -> Result<()> {
+            for r in &img.replicas {
+                let (kind, segment, addr, block) = match &r.place {
+                    Placement::LocalDisk { client } => (
+                        ReplicaKind::LocalDisk,
+                        LOCAL_DISK_SEGMENT,
+                        *client,
+                        BlockId::NONE,
+                    ),
+                    Placement::Memory { segment, address }
+                    | Placement::NofSsd { segment, address } => {
+                        let pool = match r.place {
+                            Placement::Memory { .. } => Pool::Memory,
+                            _ => Pool::NofSsd,
+                        };
+                        let seg = table.by_name(segment).ok_or_else(|| {
+                            misfit(format!(
+                                "replica {} on segment {segment:?}, which is not mounted here",
+                                r.id
+                            ))
+                        })?;
+                        if seg.pool != pool {
+                            return Err(misfit(format!(
+                                "replica {} is a {pool:?} replica on segment {segment:?} of \
+                                 pool {:?}",
+                                r.id, seg.pool
+                            )));
+                        }
+                        let i = old_bufs
+                            .iter()
+                            .position(|b| b.segment == seg.id && b.addr == *address);
+                        let block = match i {
+                            Some(i) if !kept[i] && old_size == img.size => {
+                                kept[i] = true;
+                                if old_bufs[i].replica != r.id {
+                                    reowned.push((seg.clone(), *address, old_bufs[i].block, r.id));
+                                }
+                                old_bufs[i].block
+                            }
+                            Some(_) => {
+                                return Err(misfit(format!(
+                                    "replica {} keeps buffer {address:#x} on {segment:?} with \
+                                     size {} (held here with size {old_size}, or twice)",
+                                    r.id, img.size
+                                )))
+                            }
+                            None => {
+                                let block = seg
+                                    .reserve(*address, img.size, BufferOwner::replica(hash, r.id))
+                                    .map_err(|e| {
+                                        misfit(format!(
+                                            "replica {} buffer {address:#x}+{} on {segment:?} \
+                                             cannot be reserved here: {e:?}",
+                                            r.id, img.size
+                                        ))
+                                    })?;
+                                reserved.push((seg.clone(), *address, block));
+                                block
+                            }
+                        };
+                        (pool.replica_kind(), seg.id, *address, block)
+                    }
+                };
+                replicas.push(Replica {
+                    id: r.id,
+                    addr,
+                    segment,
+                    block,
+                    kind,
+                    status: r.status,
+                    role: match r.role {
+                        ReplicaRole::Write => Role::Write,
+                        ReplicaRole::TaskTarget => Role::TaskTarget,
+                    },
+                });
+            }
+            Ok(())
+        })();
+        let discard_at = placed.and_then(|()| {
+            match_discarded(
+                &table,
+                old_bufs,
+                &kept,
+                old_size,
+                discarded,
+                "the previous state",
+            )
+        });
+        let discard_at = match discard_at {
+            Ok(d) => d,
+            Err(e) => {
+                for (seg, addr, block) in &reserved {
+                    let _ = seg.free(*block, *addr, img.size);
+                }
+                return Err(e);
+            }
+        };
+        // Checked: from here on nothing fails.
+        for (seg, addr, block, id) in reowned {
+            seg.set_owner(block, addr, BufferOwner::replica(hash, id));
+        }
+        drop_buffers(
+            &mut self.role.discard_home.lock(),
+            si,
+            &mut st,
+            &table,
+            old_bufs,
+            &kept,
+            old_size,
+            &discard_at,
+        );
+        drop(table);
+        let (old_obj, same_seq) = match old {
+            Some((_, _, seq, token, committed, group, version)) => {
+                st.in_flight.end(token);
+                (Some((committed, group, version)), seq == img.seq)
+            }
+            None => {
+                st.keys += 1;
+                (None, false)
+            }
+        };
+        // Group: kept when unchanged, else left and joined by name.
+        let old_group = old_obj.as_ref().and_then(|o| o.1.clone());
+        let group: Option<Arc<Group>> = match (&old_group, &img.group) {
+            (Some(g), Some(name)) if g.name() == name => Some(g.clone()),
+            (old_g, new_name) => {
+                let member = scoped(k);
+                if let Some(g) = old_g {
+                    self.groups.leave(&self.hasher, g, &member);
+                }
+                new_name
+                    .as_ref()
+                    .map(|name| self.groups.join(&self.hasher, k.tenant, name, &member, 0))
+            }
+        };
+        let mut obj = Object::new(NewRecord {
+            key: k.key,
+            size: img.size,
+            writer: img.writer,
+            put_start: img.put_start,
+            seq: img.seq,
+            write_token: img.write_token,
+            lease: img.lease,
+            committed: None,
+            replicas,
+            group,
+            hard_pin: img.hard_pin,
+        });
+        obj.set_task(img.task.as_ref().map(|t| match t {
+            TaskImage::Copy { source, targets } => Task::Copy {
+                source: *source,
+                targets: targets.clone(),
+            },
+            TaskImage::Move { source, target } => Task::Move {
+                source: *source,
+                target: *target,
+            },
+            TaskImage::Promotion { target } => Task::Promotion { target: *target },
+        }));
+        // Committed deadline through the registration path (index + gauge),
+        // once the record has its handle (below). A record of another
+        // creation replacing this one in its slot goes on from the old
+        // record's version, so no entry of the old one (which names the
+        // same slot) can match a registration of the new one.
+        let (old_committed, version) = match &old_obj {
+            Some((c, _, v)) if same_seq => (*c, *v),
+            Some((c, _, v)) => {
+                if c.is_some() {
+                    self.pin_dropped(si);
+                }
+                (None, *v)
+            }
+            None => (None, 0),
+        };
+        obj.pin_version = version;
+        obj.set_committed(img.committed);
+        // An existing object is replaced in its slot (its key, tenant and
+        // handle stay); a new one is inserted.
+        let handle = match at {
+            Some(r) => {
+                let held = st.get_mut(r).expect("found above");
+                obj.set_tenant(held.tenant());
+                *held = obj;
+                r
+            }
+            None => {
+                let slot = st.insert(k.tenant, hash, obj);
+                st.object_ref(si as u32, slot).expect("inserted just now")
+            }
+        };
+        let slot = handle.slot;
+        if old_committed != img.committed {
+            match img.committed {
+                Some(d) => {
+                    let placed = st.get_mut(handle).expect("placed just now");
+                    self.register_pin(placed, handle, d, old_committed.is_none());
+                    if old_committed.is_none() {
+                        self.shards[si]
+                            .soft_pin_keys
+                            .fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+                None => self.pin_dropped(si),
+            }
+        }
+        if let Some(w) = &img.in_flight {
+            st.in_flight.start(img.write_token, slot, w.pending);
+        }
+        self.raise_counters(
+            img.replicas.last().map_or(0, |r| r.id.saturating_add(1)),
+            img.write_token.saturating_add(1),
+            img.seq.saturating_add(1),
+        );
+        Ok(())
+    }
+
+    /// Erases the object under `key`.
+    fn apply_erase(&self, rk: &RecordKey, discarded: &[DiscardedBuffer]) -> Result<()> {
+        let k = Key::scoped(&rk.tenant, &rk.key);
+        k.validate()
+            .map_err(|e| misfit(format!("key {rk:?}: {}", e.message())))?;
+        let (hash, si) = self.locate(k);
+        let mut st = self.shards[si].state.write();
+        let Some(o) = st.find(hash, k) else {
+            if self.role.lenient() {
+                return Ok(());
+            }
+            return Err(misfit(format!("no object {rk:?} here")));
+        };
+        let (bufs, size) = (old_buffers(o), o.size);
+        let table = self.segments.read();
+        let kept: SmallVec<[bool; 4]> = smallvec::smallvec![false; bufs.len()];
+        let discard_at = match_discarded(&table, &bufs, &kept, size, discarded, "the object")?;
+        drop_buffers(
+            &mut self.role.discard_home.lock(),
+            si,
+            &mut st,
+            &table,
+            &bufs,
+            &kept,
+            size,
+            &discard_at,
+        );
+        drop(table);
+        let obj = st.take(hash, k).expect("found above");
+        if obj.committed().is_some() {
+            self.pin_dropped(si);
+        }
+        st.in_flight.end(obj.write_token);
+        if let Some(g) = obj.group() {
+            self.groups.leave(&self.hasher, g, &scoped(k));
+        }
+        st.keys -= 1;
+        Ok(())
+    }
+
+    /// Drops the segment and the discarded buffers still on it; every
+    /// replica on it must already be gone (the per-object records come
+    /// first).
+    fn apply_unmount(&self, owner: u64, name: &str) -> Result<()> {
+        let seg = {
+            let table = self.segments.read();
+            let seg = table
+                .by_name(name)
+                .ok_or_else(|| misfit(format!("segment {name:?} is not mounted here")))?;
+            if seg.owner != owner {
+                return Err(misfit(format!(
+                    "segment {name:?} is owned by client {} here, not {owner}",
+                    seg.owner
+                )));
+            }
+            seg.clone()
+        };
+        let owners = seg.owners();
+        let mut shards: Vec<usize> = owners
+            .iter()
+            .map(|o| self.shard_index_of(o.object_hash()))
+            .collect();
+        shards.sort_unstable();
+        shards.dedup();
+        for &si in &shards {
+            let mut st = self.shards[si].state.write();
+            for o in &owners {
+                if self.shard_index_of(o.object_hash()) == si
+                    && st
+                        .find_by_replica_mut(o.object_hash(), seg.id, o.replica_id())
+                        .is_some()
+                {
+                    return Err(misfit(format!(
+                        "replica {} still lives on segment {name:?} here",
+                        o.replica_id()
+                    )));
+                }
+            }
+        }
+        self.segments
+            .write()
+            .unmount(owner, name)
+            .map_err(|e| misfit(e.message().to_owned()))?;
+        for si in shards {
+            let mut st = self.shards[si].state.write();
+            let mut gone = 0i64;
+            st.discarded.retain(|d| {
+                let keep = d.segment != seg.id;
+                if !keep {
+                    gone += d.len as i64;
+                }
+                keep
+            });
+            st.discarded_bytes -= gone;
+        }
+        self.role
+            .discard_home
+            .lock()
+            .retain(|&(segment, _), _| segment != seg.id);
+        Ok(())
+    }
+
+    /// Frees the listed discarded buffers, wherever they wait.
+    fn apply_discard_released(&self, at: Instant, buffers: &[BufferRef]) -> Result<()> {
+        let mut want: HashMap<(SegmentId, u64), u64> = HashMap::with_capacity(buffers.len());
+        {
+            let table = self.segments.read();
+            for b in buffers {
+                let seg = table.by_name(&b.segment).ok_or_else(|| {
+                    misfit(format!(
+                        "discarded buffer {:#x} on segment {:?}, which is not mounted here",
+                        b.address, b.segment
+                    ))
+                })?;
+                if want.insert((seg.id, b.address), b.len).is_some() {
+                    return Err(misfit(format!(
+                        "buffer {:#x} on {:?} listed twice",
+                        b.address, b.segment
+                    )));
+                }
+            }
+        }
+        // Find them all first (nothing else changes a standby meanwhile):
+        // each in the shard apply discarded it into.
+        let mut by_shard: Vec<(usize, SegmentId, u64)> = Vec::with_capacity(want.len());
+        {
+            let homes = self.role.discard_home.lock();
+            if self.role.lenient() {
+                // Discarded before the restored snapshot: not held here.
+                want.retain(|key, _| homes.contains_key(key));
+            }
+            for &(segment, addr) in want.keys() {
+                let si = homes.get(&(segment, addr)).copied().ok_or_else(|| {
+                    misfit(format!(
+                        "buffer {addr:#x} on segment id {segment} is not discarded here"
+                    ))
+                })?;
+                by_shard.push((si, segment, addr));
+            }
+        }
+        by_shard.sort_unstable();
+        let mut i = 0;
+        while i < by_shard.len() {
+            let si = by_shard[i].0;
+            let j = i + by_shard[i..].iter().take_while(|x| x.0 == si).count();
+            let st = self.shards[si].state.read();
+            let found = st
+                .discarded
+                .iter()
+                .filter(|d| d.release_at <= at && want.get(&(d.segment, d.addr)) == Some(&d.len))
+                .count();
+            if found != j - i {
+                return Err(misfit(format!(
+                    "{} of the buffers are not discarded here with a release instant at or \
+                     before {at} and the recorded length",
+                    j - i - found.min(j - i)
+                )));
+            }
+            i = j;
+        }
+        let mut homes = self.role.discard_home.lock();
+        let mut i = 0;
+        while i < by_shard.len() {
+            let si = by_shard[i].0;
+            let j = i + by_shard[i..].iter().take_while(|x| x.0 == si).count();
+            let mut st = self.shards[si].state.write();
+            let (due, keep): (Vec<Discarded>, Vec<Discarded>) = std::mem::take(&mut st.discarded)
+                .into_iter()
+                .partition(|d| {
+                    d.release_at <= at && want.get(&(d.segment, d.addr)) == Some(&d.len)
+                });
+            st.discarded = keep;
+            let table = self.segments.read();
+            for d in &due {
+                free_block(&table, d.segment, d.block, d.addr, d.len);
+                st.discarded_bytes -= d.len as i64;
+                homes.remove(&(d.segment, d.addr));
+            }
+            i = j;
+        }
+        Ok(())
+    }
+}
+
+/// The image's own consistency: replicas sorted by unique id. (A task may
+/// name a replica an unmount took: the task then fails at its end, on the
+/// standby as on the primary.)
+fn check_image(img: &ObjectImage) -> Result<()> {
+    if img.replicas.windows(2).any(|w| w[0].id >= w[1].id) {
+        return Err(misfit(format!(
+            "object {:?}: replicas not sorted by unique id",
+            img.key
+        )));
+    }
+    Ok(())
+}
+
+fn old_buffers(o: &Object) -> SmallVec<[OldBuffer; 4]> {
+    o.replicas
+        .iter()
+        .filter(|r| r.has_buffer())
+        .map(|r| OldBuffer {
+            segment: r.segment,
+            addr: r.addr,
+            block: r.block,
+            replica: r.id,
+        })
+        .collect()
+}
+
+/// For each old buffer not kept, the release instant it is discarded until
+/// (`None`: freed now); every listed discarded buffer must be one of them.
+fn match_discarded(
+    table: &crate::segment::SegmentTable,
+    old: &[OldBuffer],
+    kept: &[bool],
+    size: u64,
+    discarded: &[DiscardedBuffer],
+    what: &str,
+) -> Result<SmallVec<[Option<Instant>; 4]>> {
+    let mut at: SmallVec<[Option<Instant>; 4]> = smallvec::smallvec![None; old.len()];
+    for d in discarded {
+        let b = &d.buffer;
+        let seg = table.by_name(&b.segment).map(|s| s.id);
+        let i = old.iter().enumerate().position(|(i, o)| {
+            !kept[i] && at[i].is_none() && Some(o.segment) == seg && o.addr == b.address
+        });
+        match i {
+            Some(i) if b.len == size => at[i] = Some(d.release_at),
+            _ => {
+                return Err(misfit(format!(
+                    "discarded buffer {:#x}+{} on {:?} is not a dropped buffer of {what} here",
+                    b.address, b.len, b.segment
+                )))
+            }
+        }
+    }
+    Ok(at)
+}
+
+/// Frees or discards every old buffer not kept; a discarded one's home is
+/// shard `si`.
+#[allow(clippy::too_many_arguments)]
+fn drop_buffers(
+    homes: &mut HashMap<(SegmentId, u64), usize>,
+    si: usize,
+    st: &mut ShardState,
+    table: &crate::segment::SegmentTable,
+    old: &[OldBuffer],
+    kept: &[bool],
+    size: u64,
+    discard_at: &[Option<Instant>],
+) {
+    for (i, b) in old.iter().enumerate() {
+        if kept[i] {
+            continue;
+        }
+        match discard_at[i] {
+            Some(release_at) => {
+                st.discarded.push(Discarded {
+                    segment: b.segment,
+                    addr: b.addr,
+                    block: b.block,
+                    len: size,
+                    release_at,
+                });
+                st.discarded_bytes += size as i64;
+                homes.insert((b.segment, b.addr), si);
+            }
+            None => free_block(table, b.segment, b.block, b.addr, size),
+        }
+    }
+}

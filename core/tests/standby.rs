@@ -1,0 +1,881 @@
+//! Standby mode, journal apply and promote (docs/CONTRACT.md section 12.3).
+
+mod common;
+
+use common::*;
+use mooncake_meta_core::*;
+
+fn standby_config() -> MasterConfig {
+    MasterConfig {
+        standby: true,
+        ..config()
+    }
+}
+
+fn is_standby_err<T: std::fmt::Debug>(r: Result<T>, what: &str) {
+    match r {
+        Err(e) => {
+            assert_eq!(
+                e.kind(),
+                ErrorKind::UnavailableInCurrentStatus,
+                "{what}: {e}"
+            );
+            assert!(e.message().contains("standby"), "{what}: {}", e.message());
+        }
+        Ok(v) => panic!("{what} succeeded on a standby: {v:?}"),
+    }
+}
+
+#[test]
+fn every_client_operation_is_rejected_on_a_standby() {
+    let m = Master::new(standby_config()).unwrap();
+    assert!(m.is_standby());
+    assert_eq!(m.applied_seq(), 0);
+    let w = WriteConfig::default();
+    let seg = spec("mem0", 0, 1 << 20, Pool::Memory);
+    is_standby_err(m.mount_segment(C1, &seg), "mount_segment");
+    is_standby_err(m.unmount_segment(C1, "mem0"), "unmount_segment");
+    is_standby_err(m.unmount_client(C1), "unmount_client");
+    is_standby_err(m.put_start(C1, k("a"), 64, &w), "put_start");
+    is_standby_err(m.put_end(C1, k("a"), ReplicaSelector::All, None), "put_end");
+    is_standby_err(
+        m.put_revoke(C1, k("a"), ReplicaSelector::All, None),
+        "put_revoke",
+    );
+    is_standby_err(m.upsert_start(C1, k("a"), 64, &w), "upsert_start");
+    is_standby_err(
+        m.upsert_start_bounded(C1, k("a"), 64, &w, 4),
+        "upsert_start_bounded",
+    );
+    is_standby_err(
+        m.upsert_end(C1, k("a"), ReplicaSelector::All, None),
+        "upsert_end",
+    );
+    is_standby_err(
+        m.upsert_revoke(C1, k("a"), ReplicaSelector::All, None),
+        "upsert_revoke",
+    );
+    is_standby_err(m.validate_write_request(k("a"), 64, &w), "validate");
+    is_standby_err(m.get_replica_list(k("a")), "get_replica_list");
+    let mut out = Vec::new();
+    is_standby_err(m.get_replica_list_into(k("a"), &mut out), "get_into");
+    is_standby_err(m.get_replica_list_bounded(k("a"), 4), "get_bounded");
+    is_standby_err(m.exist(k("a")), "exist");
+    is_standby_err(m.list_keys("", "", None, 10), "list_keys");
+    is_standby_err(m.remove(k("a"), true), "remove");
+    is_standby_err(m.remove_by_regex(None, ".*", true), "remove_by_regex");
+    is_standby_err(m.copy_start(k("a"), &["mem1"]), "copy_start");
+    is_standby_err(m.copy_end(k("a")), "copy_end");
+    is_standby_err(m.copy_revoke(k("a")), "copy_revoke");
+    is_standby_err(m.move_start(k("a"), "mem0", "mem1"), "move_start");
+    is_standby_err(m.move_end(k("a")), "move_end");
+    is_standby_err(m.move_revoke(k("a")), "move_revoke");
+    is_standby_err(m.promotion_start(k("a"), &[]), "promotion_start");
+    is_standby_err(m.promotion_end(k("a"), true), "promotion_end");
+    is_standby_err(m.add_local_disk_replica(C1, k("a"), 64), "local_disk");
+    is_standby_err(m.run_eviction(0.5, 0.1), "run_eviction");
+    is_standby_err(m.retain_groups("", &["g"], 1_000), "retain_groups");
+    is_standby_err(m.release_groups("", &["g"]), "release_groups");
+    is_standby_err(m.group_retention_deadline("", "g"), "retention_deadline");
+    let keys = [k("a"), k("b")];
+    for (what, rs) in [
+        (
+            "batch_put_start",
+            m.batch_put_start(C1, &keys, &[64, 64], &w)
+                .into_iter()
+                .map(|r| r.map(|_| ()))
+                .collect::<Vec<_>>(),
+        ),
+        (
+            "batch_upsert_start",
+            m.batch_upsert_start(C1, &keys, &[64, 64], &w)
+                .into_iter()
+                .map(|r| r.map(|_| ()))
+                .collect(),
+        ),
+        (
+            "batch_put_end",
+            m.batch_put_end(C1, &keys, ReplicaSelector::All, None),
+        ),
+        (
+            "batch_put_revoke",
+            m.batch_put_revoke(C1, &keys, ReplicaSelector::All, None),
+        ),
+        (
+            "batch_get",
+            m.batch_get_replica_list(&keys)
+                .into_iter()
+                .map(|r| r.map(|_| ()))
+                .collect(),
+        ),
+        (
+            "batch_get_bounded",
+            m.batch_get_replica_list_bounded(&keys, 8)
+                .into_iter()
+                .map(|r| r.map(|_| ()))
+                .collect(),
+        ),
+        (
+            "batch_exist",
+            m.batch_exist(&keys)
+                .into_iter()
+                .map(|r| r.map(|_| ()))
+                .collect(),
+        ),
+        ("batch_remove", m.batch_remove(&keys, true)),
+    ] {
+        assert_eq!(rs.len(), 2, "{what}");
+        for r in rs {
+            is_standby_err(r, what);
+        }
+    }
+    // The calls without a Result answer as if nothing were stored.
+    assert_eq!(m.readable_count(k("a")), 0);
+    assert_eq!(m.batch_readable_count(&keys), vec![0, 0]);
+    assert_eq!(m.remove_all(true), 0);
+    assert_eq!(m.evict_if_needed(true), None);
+    assert_eq!(m.run_cleanup_at(u64::MAX / 4), CleanupStats::default());
+    assert_eq!(m.sweep_stale_writes_at(u64::MAX / 4), 0);
+    assert_eq!(m.release_discarded_at(u64::MAX / 4), 0);
+    m.run_maintenance_tick();
+    // Snapshots, metrics and the clock stay available.
+    let snap = m.snapshot().unwrap();
+    assert!(!snap.is_empty());
+    let metrics = m.metrics();
+    assert!(metrics.standby);
+    assert_eq!(metrics.journal_applied_seq, 0);
+    let text = m.metrics_prometheus();
+    assert!(text.contains("\nmaster_standby 1\n"), "{text}");
+    assert!(text.contains("\nmaster_journal_applied_seq 0\n"), "{text}");
+    m.advance_time(10).unwrap();
+    assert_eq!(m.key_count(), 0);
+}
+
+#[test]
+fn a_primary_is_not_a_standby_and_cannot_be_promoted() {
+    let m = master();
+    assert!(!m.is_standby());
+    assert!(!m.metrics().standby);
+    assert!(m.metrics_prometheus().contains("\nmaster_standby 0\n"));
+    let e = m.promote().unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::UnavailableInCurrentStatus);
+    assert!(e.message().contains("already a primary"), "{}", e.message());
+}
+
+#[test]
+fn a_promoted_empty_standby_serves_operations() {
+    let m = Master::new(standby_config()).unwrap();
+    let report = m.promote().unwrap();
+    assert_eq!(report, PromoteReport::default());
+    assert!(!m.is_standby());
+    m.mount_segment(C1, &spec("mem0", 0, 1 << 20, Pool::Memory))
+        .unwrap();
+    put(&m, "a", 64, &WriteConfig::default());
+    assert_eq!(m.readable_count(k("a")), 1);
+    // A second promote is refused.
+    assert_eq!(
+        m.promote().unwrap_err().kind(),
+        ErrorKind::UnavailableInCurrentStatus
+    );
+}
+
+/// The maintenance thread does nothing on a standby and starts at
+/// promotion. The standby half waits (without asserting anything about
+/// speed) until many cleanup intervals have passed on the wall clock, then
+/// checks no cycle ran; the primary half waits for the first cycle with a
+/// hang guard only.
+#[test]
+fn maintenance_thread_idles_on_a_standby_and_works_after_promote() {
+    let cfg = MasterConfig {
+        soft_pin_cleanup_interval_ms: 1,
+        ..standby_config()
+    };
+    let m = Master::new(cfg).unwrap();
+    let start = std::time::Instant::now();
+    while start.elapsed() < std::time::Duration::from_millis(30) {
+        std::thread::yield_now();
+    }
+    assert_eq!(m.metrics().cleanup_cycles, 0, "a standby ran a cleanup");
+    m.promote().unwrap();
+    let hang = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while m.metrics().cleanup_cycles == 0 {
+        assert!(
+            std::time::Instant::now() < hang,
+            "hang: no cleanup after promote"
+        );
+        std::thread::yield_now();
+    }
+}
+
+// ----- apply, with hand-built records --------------------------------------
+
+use mooncake_meta_core::journal::{
+    encode_batch, BufferRef, DiscardedBuffer, InFlightImage, ObjectImage, Placement, Record,
+    RecordKey, ReplicaImage, ReplicaRole,
+};
+
+const BASE0: u64 = 1 << 40;
+
+fn mount_rec(name: &str, slot: u64) -> Record {
+    Record::SegmentMounted {
+        owner: C1,
+        name: name.into(),
+        pool: Pool::Memory,
+        base: (slot + 1) << 40,
+        size: 1 << 20,
+    }
+}
+
+fn image(key: &str, replicas: &[(u64, &str, u64, ReplicaStatus)]) -> ObjectImage {
+    ObjectImage {
+        key: RecordKey::new(DEFAULT_TENANT, key),
+        size: 4096,
+        writer: C1,
+        put_start: T0,
+        lease: T0,
+        seq: 1,
+        write_token: 1,
+        hard_pin: false,
+        group: None,
+        committed: None,
+        in_flight: None,
+        task: None,
+        replicas: replicas
+            .iter()
+            .map(|&(id, seg, address, status)| ReplicaImage {
+                id,
+                status,
+                role: ReplicaRole::Write,
+                place: Placement::Memory {
+                    segment: seg.into(),
+                    address,
+                },
+            })
+            .collect(),
+    }
+}
+
+fn set(img: ObjectImage) -> Record {
+    Record::ObjectSet {
+        image: Box::new(img),
+        discarded: vec![],
+    }
+}
+
+fn batch(first: u64, recs: &[Record]) -> Vec<u8> {
+    encode_batch(first, recs).unwrap()
+}
+
+fn standby() -> Master {
+    Master::new(standby_config()).unwrap()
+}
+
+/// Everything a snapshot holds plus the internal dump, for "unchanged".
+fn state(m: &Master) -> (Vec<u8>, StateDump, u64) {
+    let mut snap = mooncake_meta_core::snapshot::codec::decode(&m.snapshot().unwrap()).unwrap();
+    snap.created_at = 0;
+    snap.wall_at_capture = None;
+    (
+        mooncake_meta_core::snapshot::codec::encode(&snap),
+        m.debug_dump(),
+        m.applied_seq(),
+    )
+}
+
+#[test]
+fn apply_installs_records_and_a_repeat_is_a_no_op() {
+    let m = standby();
+    let complete = ReplicaStatus::Complete;
+    let recs = [
+        mount_rec("mem0", 0),
+        set(image("a", &[(1, "mem0", BASE0, complete)])),
+    ];
+    let b = batch(1, &recs);
+    let r = m.apply_journal(&b).unwrap();
+    assert_eq!(
+        r,
+        ApplyReport {
+            records_applied: 2,
+            records_skipped: 0,
+            last_seq: 2
+        }
+    );
+    assert_eq!(m.applied_seq(), 2);
+    assert_eq!(m.metrics().journal_applied_seq, 2);
+    assert_eq!(m.key_count(), 1);
+    let before = state(&m);
+    // The same batch again: every record skipped, nothing changes.
+    let r = m.apply_journal(&b).unwrap();
+    assert_eq!(
+        (r.records_applied, r.records_skipped, r.last_seq),
+        (0, 2, 2)
+    );
+    assert_eq!(state(&m), before);
+    // An overlapping batch applies only what is new.
+    let b2 = batch(
+        2,
+        &[
+            set(image("a", &[(1, "mem0", BASE0, complete)])),
+            Record::ObjectErased {
+                key: RecordKey::new(DEFAULT_TENANT, "a"),
+                discarded: vec![],
+            },
+        ],
+    );
+    let r = m.apply_journal(&b2).unwrap();
+    assert_eq!(
+        (r.records_applied, r.records_skipped, r.last_seq),
+        (1, 1, 3)
+    );
+    assert_eq!(m.key_count(), 0);
+    assert!(
+        m.debug_dump().blocks.is_empty(),
+        "the erased buffer is freed"
+    );
+    m.check_invariants().unwrap();
+}
+
+#[test]
+fn a_gap_is_an_error_and_applies_nothing() {
+    let m = standby();
+    m.apply_journal(&batch(1, &[mount_rec("mem0", 0)])).unwrap();
+    let before = state(&m);
+    // Records 2 and 4: the second batch leaves a gap at 3.
+    let mut bytes = batch(2, &[mount_rec("mem1", 1)]);
+    bytes.extend(batch(4, &[mount_rec("mem2", 2)]));
+    let e = m.apply_journal(&bytes).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidParams);
+    assert!(
+        e.message().contains("gap") && e.message().contains("needs record 3"),
+        "{}",
+        e.message()
+    );
+    assert_eq!(state(&m), before, "nothing applied");
+    // A batch that starts past the next record is a gap too.
+    let e = m
+        .apply_journal(&batch(5, &[mount_rec("mem1", 1)]))
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidParams);
+    assert_eq!(state(&m), before);
+}
+
+#[test]
+fn a_corrupt_batch_applies_nothing() {
+    let m = standby();
+    let mut bytes = batch(1, &[mount_rec("mem0", 0)]);
+    let mut bad = batch(2, &[mount_rec("mem1", 1)]);
+    let last = bad.len() - 1;
+    bad[last] ^= 0x40;
+    bytes.extend(bad);
+    let before = state(&m);
+    let e = m.apply_journal(&bytes).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::DeserializeFail);
+    assert!(e.message().contains("batch 1"), "{}", e.message());
+    assert_eq!(
+        state(&m),
+        before,
+        "the good first batch is not applied either"
+    );
+    // Truncated input too.
+    let good = batch(1, &[mount_rec("mem0", 0)]);
+    let e = m.apply_journal(&good[..good.len() - 3]).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::DeserializeFail);
+    assert_eq!(state(&m), before);
+    // Empty input is a no-op.
+    assert_eq!(m.apply_journal(&[]).unwrap(), ApplyReport::default());
+}
+
+#[test]
+fn a_record_that_does_not_fit_stops_before_it() {
+    let m = standby();
+    let complete = ReplicaStatus::Complete;
+    let ok = [
+        mount_rec("mem0", 0),
+        set(image("a", &[(1, "mem0", BASE0, complete)])),
+    ];
+    m.apply_journal(&batch(1, &ok)).unwrap();
+    let cases: Vec<(Record, &str)> = vec![
+        (
+            set(image("b", &[(2, "nope", BASE0, complete)])),
+            "not mounted here",
+        ),
+        (
+            // The address "a" holds is not free.
+            set(image("b", &[(2, "mem0", BASE0, complete)])),
+            "cannot be reserved",
+        ),
+        (
+            // Two replicas: the second's buffer is taken, so the first's
+            // reservation is rolled back.
+            set(image(
+                "b",
+                &[
+                    (2, "mem0", BASE0 + 8192, complete),
+                    (3, "mem0", BASE0, complete),
+                ],
+            )),
+            "cannot be reserved",
+        ),
+        (
+            Record::ObjectErased {
+                key: RecordKey::new(DEFAULT_TENANT, "zz"),
+                discarded: vec![],
+            },
+            "no object",
+        ),
+        (
+            Record::ObjectErased {
+                key: RecordKey::new(DEFAULT_TENANT, "a"),
+                discarded: vec![DiscardedBuffer {
+                    buffer: BufferRef {
+                        segment: "mem0".into(),
+                        address: BASE0 + 4096,
+                        len: 4096,
+                    },
+                    release_at: T0,
+                }],
+            },
+            "not a dropped buffer",
+        ),
+        (mount_rec("mem0", 0), "already mounted"),
+        (
+            Record::SegmentUnmounted {
+                owner: C1,
+                name: "mem0".into(),
+            },
+            "still lives on segment",
+        ),
+        (
+            Record::DiscardReleased {
+                at: T0,
+                buffers: vec![BufferRef {
+                    segment: "mem0".into(),
+                    address: BASE0,
+                    len: 4096,
+                }],
+            },
+            "not discarded here",
+        ),
+        (
+            Record::GroupReleased {
+                tenant: DEFAULT_TENANT.into(),
+                group: "g".into(),
+            },
+            "not retained",
+        ),
+    ];
+    for (rec, why) in cases {
+        let before = state(&m);
+        let name = rec.name();
+        // A good record first, then the misfit: the good one stays applied.
+        let next = m.applied_seq() + 1;
+        let good = mount_rec(&format!("extra{next}"), 8 + next);
+        let e = m.apply_journal(&batch(next, &[good, rec])).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidParams, "{name}: {e}");
+        let msg = e.message();
+        assert!(
+            msg.contains(&format!("record {} ({name})", next + 1)) && msg.contains(why),
+            "{name}: {msg}"
+        );
+        assert_eq!(m.applied_seq(), next, "{name}: stops before the misfit");
+        assert_ne!(state(&m).0, before.0, "{name}: the good record applied");
+        assert_eq!(
+            state(&m).1.blocks,
+            before.1.blocks,
+            "{name}: no buffer moved"
+        );
+        m.check_invariants().unwrap();
+    }
+}
+
+#[test]
+fn apply_is_refused_on_a_primary() {
+    let m = master();
+    let e = m
+        .apply_journal(&batch(1, &[mount_rec("x", 9)]))
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::UnavailableInCurrentStatus);
+}
+
+#[test]
+fn promote_takes_over_a_write_in_flight_and_commits_its_pin_at_its_end() {
+    let m = standby();
+    let mut img = image("w", &[(1, "mem0", BASE0, ReplicaStatus::Processing)]);
+    img.write_token = 7;
+    img.in_flight = Some(InFlightImage {
+        pending: Some(SoftPinIntent::Enable { ttl_ms: 5_000 }),
+    });
+    let mut done = image("r", &[(2, "mem0", BASE0 + 8192, ReplicaStatus::Complete)]);
+    done.seq = 2;
+    done.write_token = 8;
+    done.lease = T0 + 3;
+    let recs = [mount_rec("mem0", 0), set(img), set(done)];
+    m.apply_journal(&batch(1, &recs)).unwrap();
+    m.set_time(T0 + 100).unwrap();
+    let report = m.promote().unwrap();
+    assert_eq!(
+        report,
+        PromoteReport {
+            objects_leased: 1,
+            writes_in_flight: 1,
+            applied_seq: 3
+        }
+    );
+    assert!(!m.is_standby());
+    // The recovery lease: now + default_kv_lease_ttl on the readable object.
+    let img = mooncake_meta_core::snapshot::codec::decode(&m.snapshot().unwrap()).unwrap();
+    let lease = |key: &str| img.objects.iter().find(|o| o.key == key).unwrap().lease;
+    assert_eq!(lease("r"), T0 + 100 + LEASE);
+    assert_eq!(
+        lease("w"),
+        T0,
+        "an unreadable object gets no recovery lease"
+    );
+    // The write's End succeeds on the promoted master and commits the
+    // pending ENABLE with the End's instant.
+    m.set_time(T0 + 200).unwrap();
+    m.put_end(C1, k("w"), ReplicaSelector::All, Some(7))
+        .unwrap();
+    assert_eq!(m.soft_pin_deadline(k("w")).unwrap(), Some(T0 + 200 + 5_000));
+    assert_eq!(m.readable_count(k("w")), 1);
+    // Ids carry on past what the journal used.
+    let w = m
+        .put_start(C1, k("new"), 64, &WriteConfig::default())
+        .unwrap();
+    assert!(w.token > 8, "token {}", w.token);
+    m.check_invariants().unwrap();
+}
+
+#[test]
+fn discarded_buffers_wait_for_their_release_record() {
+    let m = standby();
+    let buf = |address| BufferRef {
+        segment: "mem0".into(),
+        address,
+        len: 4096,
+    };
+    let recs = [
+        mount_rec("mem0", 0),
+        set(image("a", &[(1, "mem0", BASE0, ReplicaStatus::Complete)])),
+        Record::ObjectErased {
+            key: RecordKey::new(DEFAULT_TENANT, "a"),
+            discarded: vec![DiscardedBuffer {
+                buffer: buf(BASE0),
+                release_at: T0 + 50,
+            }],
+        },
+    ];
+    m.apply_journal(&batch(1, &recs)).unwrap();
+    let d = m.debug_dump();
+    assert_eq!(
+        d.discarded,
+        vec![("mem0".to_string(), BASE0, 4096, T0 + 50)]
+    );
+    assert_eq!(d.blocks, vec![("mem0".to_string(), BASE0, 4096, 1)]);
+    assert_eq!(m.metrics().discarded_staging_bytes, 4096);
+    // Released before its instant: does not fit.
+    let early = Record::DiscardReleased {
+        at: T0 + 49,
+        buffers: vec![buf(BASE0)],
+    };
+    let e = m.apply_journal(&batch(4, &[early])).unwrap_err();
+    assert!(
+        e.message().contains("not discarded here"),
+        "{}",
+        e.message()
+    );
+    assert_eq!(m.applied_seq(), 3);
+    let release = Record::DiscardReleased {
+        at: T0 + 50,
+        buffers: vec![buf(BASE0)],
+    };
+    m.apply_journal(&batch(4, &[release])).unwrap();
+    let d = m.debug_dump();
+    assert!(d.discarded.is_empty() && d.blocks.is_empty(), "{d:?}");
+    assert_eq!(m.metrics().discarded_staging_bytes, 0);
+    m.check_invariants().unwrap();
+    // The address is free again: a new object may take it.
+    let mut b = image("b", &[(2, "mem0", BASE0, ReplicaStatus::Complete)]);
+    b.seq = 2;
+    m.apply_journal(&batch(5, &[set(b)])).unwrap();
+    // An unmount after the objects went drops discarded buffers with it.
+    let recs = [
+        Record::ObjectErased {
+            key: RecordKey::new(DEFAULT_TENANT, "b"),
+            discarded: vec![DiscardedBuffer {
+                buffer: buf(BASE0),
+                release_at: T0 + 900,
+            }],
+        },
+        Record::SegmentUnmounted {
+            owner: C1,
+            name: "mem0".into(),
+        },
+    ];
+    m.apply_journal(&batch(6, &recs)).unwrap();
+    let d = m.debug_dump();
+    assert!(d.discarded.is_empty() && d.blocks.is_empty(), "{d:?}");
+    assert_eq!(m.metrics().discarded_staging_bytes, 0);
+    assert!(m.metrics().segments.is_empty());
+    m.check_invariants().unwrap();
+}
+
+#[test]
+fn a_reset_record_installs_its_snapshot_verbatim() {
+    // A primary state a restore would thin out: an object whose lease has
+    // expired (no pin) and an expired committed deadline.
+    let p = master();
+    put(&p, "leased", 64, &WriteConfig::default());
+    put(&p, "pinned", 64, &enable(100));
+    p.set_time(T0 + 10 * LEASE).unwrap();
+    let snap = p.snapshot().unwrap();
+    let s = standby();
+    s.set_time(T0 + 100 * LEASE).unwrap();
+    s.apply_journal(&batch(1, &[mount_rec("other", 5)]))
+        .unwrap();
+    s.apply_journal(&batch(
+        2,
+        &[Record::Reset {
+            image: snap.clone(),
+        }],
+    ))
+    .unwrap();
+    assert_eq!(s.applied_seq(), 2);
+    let img = |bytes: &[u8]| {
+        let mut i = mooncake_meta_core::snapshot::codec::decode(bytes).unwrap();
+        i.created_at = 0;
+        i.wall_at_capture = None;
+        i
+    };
+    // Everything as stored: both objects, the expired deadline, no shift,
+    // and the segment mounted before the reset is gone.
+    let (want, got) = (img(&snap), img(&s.snapshot().unwrap()));
+    assert_eq!(got.objects, want.objects);
+    assert_eq!(got.segments, want.segments);
+    assert_eq!(
+        (
+            got.next_replica_id,
+            got.next_write_token,
+            got.next_object_seq
+        ),
+        (
+            want.next_replica_id,
+            want.next_write_token,
+            want.next_object_seq
+        )
+    );
+    s.check_invariants().unwrap();
+    // A corrupt image in a reset does not apply and changes nothing.
+    let before = state(&s);
+    let mut bad = snap.clone();
+    bad.truncate(bad.len() / 2);
+    let e = s
+        .apply_journal(&batch(3, &[Record::Reset { image: bad }]))
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::DeserializeFail);
+    assert!(e.message().contains("record 3 (Reset)"), "{}", e.message());
+    assert_eq!(state(&s), before);
+}
+
+#[test]
+fn object_records_keep_the_deadline_index_groups_and_blocks_right() {
+    let m = standby();
+    let c = ReplicaStatus::Complete;
+    let mut a = image("a", &[(1, "mem0", BASE0, c)]);
+    a.group = Some("g".into());
+    a.committed = Some(T0 + 500);
+    m.apply_journal(&batch(1, &[mount_rec("mem0", 0), set(a.clone())]))
+        .unwrap();
+    assert_eq!(m.metrics().soft_pin_key_count, 1);
+    m.check_invariants().unwrap();
+    // Same object, a second replica, the deadline moved, another group.
+    let mut a2 = a.clone();
+    a2.replicas.push(ReplicaImage {
+        id: 2,
+        status: c,
+        role: ReplicaRole::TaskTarget,
+        place: Placement::Memory {
+            segment: "mem0".into(),
+            address: BASE0 + 4096,
+        },
+    });
+    a2.task = Some(mooncake_meta_core::journal::TaskImage::Copy {
+        source: 1,
+        targets: vec![2],
+    });
+    a2.committed = Some(T0 + 900);
+    a2.group = Some("h".into());
+    m.apply_journal(&batch(3, &[set(a2)])).unwrap();
+    let d = m.debug_dump();
+    assert_eq!(
+        d.blocks,
+        vec![
+            ("mem0".to_string(), BASE0, 4096, 1),
+            ("mem0".to_string(), BASE0 + 4096, 4096, 2)
+        ]
+    );
+    assert_eq!(d.objects[0].task.as_deref(), Some("copy 1 -> [2]"));
+    assert_eq!(d.objects[0].roles, vec![(1, false), (2, true)]);
+    assert_eq!(m.metrics().soft_pin_key_count, 1);
+    let snap = mooncake_meta_core::snapshot::codec::decode(&m.snapshot().unwrap()).unwrap();
+    assert_eq!(snap.groups.len(), 1, "left g, joined h: {:?}", snap.groups);
+    assert_eq!(snap.groups[0].name, "h");
+    m.check_invariants().unwrap();
+    // Replica 1 dropped (freed), the deadline cleared.
+    let mut a3 = a.clone();
+    a3.replicas = vec![ReplicaImage {
+        id: 2,
+        status: c,
+        role: ReplicaRole::Write,
+        place: Placement::Memory {
+            segment: "mem0".into(),
+            address: BASE0 + 4096,
+        },
+    }];
+    a3.committed = None;
+    a3.group = None;
+    m.apply_journal(&batch(4, &[set(a3)])).unwrap();
+    assert_eq!(
+        m.debug_dump().blocks,
+        vec![("mem0".to_string(), BASE0 + 4096, 4096, 2)]
+    );
+    assert_eq!(m.metrics().soft_pin_key_count, 0);
+    assert!(
+        mooncake_meta_core::snapshot::codec::decode(&m.snapshot().unwrap())
+            .unwrap()
+            .groups
+            .is_empty()
+    );
+    m.check_invariants().unwrap();
+    // A pin committed through apply expires by cleanup once promoted: it is
+    // in the deadline index.
+    let mut b = image("b", &[(3, "mem0", BASE0 + 8192, c)]);
+    b.seq = 2;
+    b.committed = Some(T0 + 700);
+    m.apply_journal(&batch(5, &[set(b)])).unwrap();
+    m.promote().unwrap();
+    assert_eq!(m.run_cleanup_at(T0 + 699).expired, 0);
+    assert_eq!(m.run_cleanup_at(T0 + 700).expired, 1);
+    assert_eq!(m.soft_pin_deadline(k("b")).unwrap(), None);
+    m.check_invariants().unwrap();
+}
+
+// ----- with a journaling primary -------------------------------------------
+
+fn journaling(standby: bool) -> MasterConfig {
+    MasterConfig {
+        journal_capacity_bytes: 1 << 24,
+        standby,
+        ..config()
+    }
+}
+
+fn zero_leases(m: &Master) -> mooncake_meta_core::snapshot::image::SnapshotImage {
+    let mut i = mooncake_meta_core::snapshot::codec::decode(&m.snapshot().unwrap()).unwrap();
+    i.created_at = 0;
+    i.wall_at_capture = None;
+    i.objects.iter_mut().for_each(|o| o.lease = 0);
+    i.groups.iter_mut().for_each(|g| g.lease = 0);
+    i
+}
+
+#[test]
+fn a_standby_restored_from_a_snapshot_resumes_at_the_next_record() {
+    let p = master_with(journaling(false), 2, 0, 1 << 20);
+    put(&p, "gone", 64, &WriteConfig::default());
+    put(&p, "kept", 64, &enable(60_000));
+    // Discarded by a rewrite, and a write in flight at the snapshot.
+    upsert(&p, "kept", 64, &preserve());
+    let w = p.put_start(C1, k("flying"), 64, &enable(5_000)).unwrap();
+    let snap = p.snapshot().unwrap();
+    let at = mooncake_meta_core::snapshot::codec::decode(&snap)
+        .unwrap()
+        .journal_seq;
+    assert!(at > 0);
+    // After the snapshot: the write ends, an object goes, discarded
+    // buffers are released, a new object comes.
+    p.advance_time(100).unwrap();
+    p.put_end(C1, k("flying"), ReplicaSelector::All, Some(w.token))
+        .unwrap();
+    p.remove(k("gone"), true).unwrap();
+    p.release_discarded_at(u64::MAX / 4);
+    put(&p, "new", 64, &WriteConfig::default());
+
+    for chained in [false, true] {
+        let s = Master::new(if chained {
+            journaling(true)
+        } else {
+            standby_config()
+        })
+        .unwrap();
+        s.restore(&snap).unwrap();
+        assert_eq!(
+            s.applied_seq(),
+            at,
+            "resumes after the snapshot's last record"
+        );
+        let bytes = p.journal_read_to_vec(at + 1).unwrap();
+        let r = s.apply_journal(&bytes).unwrap();
+        assert_eq!(r.last_seq, p.journal_stats().last_seq);
+        assert_eq!(zero_leases(&s), zero_leases(&p));
+        s.check_invariants().unwrap();
+        if chained {
+            // Its own journal holds the snapshot's state as a Reset at the
+            // snapshot's sequence, then what it applied.
+            let own = s.journal_read_to_vec(at).unwrap();
+            let b = mooncake_meta_core::journal::decode_batch(&own).unwrap();
+            assert_eq!(b.first_seq, at);
+            assert!(matches!(b.records[0], Record::Reset { .. }));
+            assert_eq!(b.last_seq(), r.last_seq);
+        }
+        // A snapshot of the standby resumes a standby of it at the same place.
+        let again = s.snapshot().unwrap();
+        assert_eq!(
+            mooncake_meta_core::snapshot::codec::decode(&again)
+                .unwrap()
+                .journal_seq,
+            r.last_seq
+        );
+    }
+}
+
+#[test]
+fn metrics_report_the_applied_sequence() {
+    let p = master_with(journaling(false), 1, 0, 1 << 20);
+    put(&p, "a", 64, &WriteConfig::default());
+    let s = standby();
+    let r = s.apply_journal(&p.journal_read_to_vec(1).unwrap()).unwrap();
+    assert!(r.last_seq >= 3);
+    assert_eq!(s.metrics().journal_applied_seq, r.last_seq);
+    assert!(s
+        .metrics_prometheus()
+        .contains(&format!("\nmaster_journal_applied_seq {}\n", r.last_seq)));
+    assert_eq!(zero_leases(&s), zero_leases(&p));
+}
+
+/// A write that placed fewer replicas than it reserved ids for leaves a gap
+/// in the replica-id counter that no object record shows; the primary
+/// records it, so the standby's counters (and snapshot) match.
+#[test]
+fn replica_ids_a_short_placement_skips_reach_the_standby() {
+    let p = master_with(journaling(false), 1, 0, 1 << 20);
+    let w = WriteConfig {
+        memory_replicas: 3,
+        ..WriteConfig::default()
+    };
+    let started = p.put_start(C1, k("a"), 64, &w).unwrap();
+    assert_eq!(
+        started.replicas.len(),
+        1,
+        "one segment: one replica of three"
+    );
+    let s = standby();
+    s.apply_journal(&p.journal_read_to_vec(1).unwrap()).unwrap();
+    let ids = |m: &Master| {
+        mooncake_meta_core::snapshot::codec::decode(&m.snapshot().unwrap())
+            .unwrap()
+            .next_replica_id
+    };
+    assert_eq!(ids(&s), ids(&p));
+    assert_eq!(zero_leases(&s), zero_leases(&p));
+}
