@@ -3,6 +3,7 @@ module github.com/kvcache-ai/libmooncake_meta/go/ha
 go 1.26.0
 
 require (
+	github.com/kvcache-ai/libmooncake_meta/go v0.0.0
 	go.etcd.io/etcd/api/v3 v3.7.3
 	go.etcd.io/etcd/client/v3 v3.7.3
 	go.uber.org/zap v1.27.1

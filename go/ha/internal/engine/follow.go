@@ -124,6 +124,10 @@ func (n *Node) watch(ctx context.Context, rev int64) error {
 func (n *Node) apply(key string, batch []byte) error {
 	applied, err := n.j.Apply(batch)
 	if err != nil {
+		// The records before a refused one stay applied.
+		if applied > n.AppliedSeq() {
+			n.setApplied(applied)
+		}
 		return &applyError{key: key, err: err}
 	}
 	n.setApplied(applied)
