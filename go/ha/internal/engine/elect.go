@@ -7,7 +7,9 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/concurrency"
@@ -18,13 +20,15 @@ import (
 // A session that expires while campaigning (etcd unreachable for a TTL) is
 // replaced by a new one: a standby's master is untouched by it.
 func (n *Node) campaign(ctx context.Context) (*concurrency.Session, *concurrency.Election, error) {
-	ttl := int(n.cfg.SessionTTL.Seconds())
 	for attempt := 0; ; attempt++ {
 		if ctx.Err() != nil {
 			return nil, nil, ctx.Err()
 		}
-		sess, err := concurrency.NewSession(n.cli, concurrency.WithTTL(ttl))
+		sess, err := n.newSession(ctx)
 		if err != nil {
+			if ctx.Err() != nil {
+				return nil, nil, ctx.Err()
+			}
 			n.cfg.Logger.Warn("ha session grant failed; retrying", "name", n.cfg.Name, "err", err)
 			if !backoff(ctx, attempt) {
 				return nil, nil, ctx.Err()
@@ -32,16 +36,7 @@ func (n *Node) campaign(ctx context.Context) (*concurrency.Session, *concurrency
 			continue
 		}
 		elec := concurrency.NewElection(sess, ElectionPrefix(n.cfg.Prefix))
-		cctx, ccancel := context.WithCancel(ctx)
-		go func() {
-			select {
-			case <-sess.Done():
-				ccancel()
-			case <-cctx.Done():
-			}
-		}()
-		err = elec.Campaign(cctx, n.cfg.Name)
-		ccancel()
+		err = n.campaignOnce(ctx, sess, elec)
 		if err == nil {
 			var held bool
 			held, err = n.holds(ctx, elec.Key(), elec.Rev())
@@ -65,6 +60,62 @@ func (n *Node) campaign(ctx context.Context) (*concurrency.Session, *concurrency
 		if !backoff(ctx, attempt) {
 			return nil, nil, ctx.Err()
 		}
+	}
+}
+
+// newSession grants the node's lease (bounded by ctx and one TTL, so
+// Close is never stuck behind an unreachable etcd) and keeps it alive.
+func (n *Node) newSession(ctx context.Context) (*concurrency.Session, error) {
+	ttl := int(n.cfg.SessionTTL / time.Second)
+	gctx, cancel := context.WithTimeout(ctx, n.cfg.SessionTTL)
+	defer cancel()
+	lease, err := n.cli.Grant(gctx, int64(ttl))
+	if err != nil {
+		return nil, err
+	}
+	sess, err := concurrency.NewSession(n.cli, concurrency.WithTTL(ttl), concurrency.WithLease(lease.ID))
+	if err != nil {
+		rctx, rcancel := context.WithTimeout(context.Background(), n.cfg.SessionTTL)
+		n.cli.Revoke(rctx, lease.ID)
+		rcancel()
+		return nil, err
+	}
+	return sess, nil
+}
+
+// campaignOnce campaigns until elected (nil), the session ends or ctx
+// ends. Campaign's own clean-up on cancellation waits for etcd without a
+// bound; when ctx ends it gets one TTL, then it is left to finish on its
+// own (the lease expires or is revoked by resign meanwhile).
+func (n *Node) campaignOnce(ctx context.Context, sess *concurrency.Session, elec *concurrency.Election) error {
+	cctx, ccancel := context.WithCancel(ctx)
+	defer ccancel()
+	errc := make(chan error, 1)
+	go func() { errc <- elec.Campaign(cctx, n.cfg.Name) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-sess.Done():
+		ccancel()
+		return n.awaitCampaign(errc, errors.New("the session ended while campaigning"))
+	case <-ctx.Done():
+		ccancel()
+		return n.awaitCampaign(errc, ctx.Err())
+	}
+}
+
+func (n *Node) awaitCampaign(errc <-chan error, why error) error {
+	t := time.NewTimer(n.cfg.SessionTTL)
+	defer t.Stop()
+	select {
+	case err := <-errc:
+		if err == nil {
+			// Elected at the last moment: still give it up.
+			return why
+		}
+		return err
+	case <-t.C:
+		return why
 	}
 }
 

@@ -346,3 +346,59 @@ func TestFollowerStopsOnAGap(t *testing.T) {
 		t.Fatalf("Err = %v, want ErrJournal naming the gap", err)
 	}
 }
+
+// A leader whose election key alone is deleted (its lease still alive)
+// steps down at once, without waiting for a write to be refused.
+func TestIdleLeaderStepsDownWhenItsKeyIsDeleted(t *testing.T) {
+	cli := etcdtest.Start(t).Client(t)
+	a := startNode(t, cli, "/c", "a", newFakeStandby(), nil)
+	waitRole(t, a, RoleLeader)
+	b := startNode(t, cli, "/c", "b", newFakeStandby(), nil)
+	key, _ := a.fence()
+	if _, err := cli.Delete(boundedCtx(t), key); err != nil {
+		t.Fatalf("Delete %s: %v", key, err)
+	}
+	waitRole(t, a, RoleStopped)
+	if !errors.Is(a.Err(), ErrFenced) {
+		t.Fatalf("Err = %v, want ErrFenced", a.Err())
+	}
+	waitRole(t, b, RoleLeader)
+}
+
+// Closing a follower withdraws its candidacy: only the leader's key stays.
+func TestClosingAFollowerWithdrawsItsCandidacy(t *testing.T) {
+	cli := etcdtest.Start(t).Client(t)
+	a := startNode(t, cli, "/c", "a", newFakeStandby(), nil)
+	waitRole(t, a, RoleLeader)
+	b := startNode(t, cli, "/c", "b", newFakeStandby(), nil)
+	// b's key appears once it campaigns: watch for it rather than guess.
+	ctx := boundedCtx(t)
+	w := cli.Watch(ctx, ElectionPrefix("/c")+"/", clientv3.WithPrefix(), clientv3.WithRev(1))
+	for n := 0; n < 2; {
+		wr, ok := <-w
+		if !ok {
+			t.Fatalf("watch ended: %v", ctx.Err())
+		}
+		for _, ev := range wr.Events {
+			if ev.Type == clientv3.EventTypePut {
+				n++
+			}
+		}
+	}
+	if err := b.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if b.Role() != RoleStopped || b.Err() != nil {
+		t.Fatalf("closed follower: role %s, err %v", b.Role(), b.Err())
+	}
+	r, err := cli.Get(ctx, ElectionPrefix("/c")+"/", clientv3.WithPrefix())
+	if err != nil || len(r.Kvs) != 1 || string(r.Kvs[0].Value) != "a" {
+		t.Fatalf("election keys after closing the follower: %v, %v", r, err)
+	}
+	if err := b.WaitDurable(ctx, 1); !errors.Is(err, ErrClosed) {
+		t.Fatalf("WaitDurable on a closed node = %v, want ErrClosed", err)
+	}
+	if r := a.Role(); r != RoleLeader {
+		t.Fatalf("leader's role %s", r)
+	}
+}

@@ -77,12 +77,17 @@ func (n *Node) lead(ctx context.Context, sess *concurrency.Session, next uint64)
 	buf := make([]byte, n.cfg.MaxBatchBytes)
 	tick := time.NewTicker(n.cfg.FlushInterval)
 	defer tick.Stop()
+	wctx, stopWatch := context.WithCancel(context.Background())
+	defer stopWatch()
+	lost := n.watchFence(wctx)
 	for {
 		select {
 		case <-n.kick:
 		case <-tick.C:
 		case <-sess.Done():
 			return fmt.Errorf("%w: the session's lease expired or was revoked", ErrFenced)
+		case <-lost:
+			return fmt.Errorf("%w: the election key was deleted", ErrFenced)
 		case <-ctx.Done():
 			// Close: store what the journal holds now.
 			return n.drain(sess, &next, buf)
@@ -174,4 +179,50 @@ func appendFenced(ctx context.Context, cli *clientv3.Client, leaderKey string, l
 		return nil
 	}
 	return fmt.Errorf("%w: %s already holds a different batch", ErrConflict, key)
+}
+
+// watchFence returns a channel closed when the election key is deleted
+// (its session's end is seen through sess.Done, but an operator or a bug
+// may delete the key alone): an idle leader then steps down at once
+// instead of at its next write, which the fence would refuse anyway.
+func (n *Node) watchFence(ctx context.Context) <-chan struct{} {
+	key, rev := n.fence()
+	lost := make(chan struct{})
+	go func() {
+		from := rev
+		for attempt := 0; ctx.Err() == nil; attempt++ {
+			for wr := range n.cli.Watch(clientv3.WithRequireLeader(ctx), key, clientv3.WithRev(from)) {
+				if wr.Err() != nil {
+					break
+				}
+				for _, ev := range wr.Events {
+					if ev.Type == clientv3.EventTypeDelete {
+						close(lost)
+						return
+					}
+				}
+				from = wr.Header.Revision + 1
+			}
+			if ctx.Err() != nil {
+				return
+			}
+			// The watch broke (etcd restarted, history compacted): check
+			// the key itself, then watch from now.
+			hctx, cancel := context.WithTimeout(ctx, n.cfg.SessionTTL)
+			resp, err := n.cli.Get(hctx, key)
+			cancel()
+			if err == nil {
+				if len(resp.Kvs) == 0 || resp.Kvs[0].CreateRevision != rev {
+					close(lost)
+					return
+				}
+				from = resp.Header.Revision + 1
+				attempt = 0
+			}
+			if !backoff(ctx, attempt) {
+				return
+			}
+		}
+	}()
+	return lost
 }
