@@ -402,3 +402,35 @@ func TestClosingAFollowerWithdrawsItsCandidacy(t *testing.T) {
 		t.Fatalf("leader's role %s", r)
 	}
 }
+
+// A 3-member etcd loses a member: the leader keeps shipping and the
+// standby keeps applying through the two that remain.
+func TestShippingSurvivesTheLossOfOneEtcdMember(t *testing.T) {
+	c := etcdtest.StartCluster(t, 3)
+	cli := c.Client(t)
+	ttl := func(cfg *Config) { cfg.SessionTTL = 5 * time.Second }
+	ja, jb := newFakeStandby(), newFakeStandby()
+	a := startNode(t, cli, "/c", "a", ja, ttl)
+	waitRole(t, a, RoleLeader)
+	b := startNode(t, cli, "/c", "b", jb, ttl)
+	before := ja.append("before")
+	if err := a.WaitDurable(boundedCtx(t), before); err != nil {
+		t.Fatalf("WaitDurable before: %v", err)
+	}
+	if err := c.Members[0].Stop(); err != nil {
+		t.Fatalf("stopping member 0: %v", err)
+	}
+	after := ja.append("after")
+	if err := a.WaitDurable(boundedCtx(t), after); err != nil {
+		t.Fatalf("WaitDurable after losing a member: %v", err)
+	}
+	if err := b.WaitApplied(boundedCtx(t), after); err != nil {
+		t.Fatalf("WaitApplied after losing a member: %v", err)
+	}
+	if got := jb.records(); !slices.Equal(got, []string{"before", "after"}) {
+		t.Fatalf("standby has %v", got)
+	}
+	if r := a.Role(); r != RoleLeader {
+		t.Fatalf("leader's role %s after losing an etcd member", r)
+	}
+}
