@@ -147,6 +147,24 @@ func view(t *testing.T, m *mm.Master) map[string]objectView {
 	return out
 }
 
+// checkWorkload checks that view holds what workload(objects) wrote: the
+// objects, every third one soft-pinned, and the write in flight.
+func checkWorkload(t *testing.T, v map[string]objectView, objects int) {
+	t.Helper()
+	pinned := 0
+	for _, o := range v {
+		if o.HasDeadline {
+			pinned++
+		}
+	}
+	if len(v) != objects+1 || pinned != (objects+2)/3 {
+		t.Fatalf("leader holds %d objects (%d soft-pinned), want %d (%d)", len(v), pinned, objects+1, (objects+2)/3)
+	}
+	if f := v["in-flight"]; len(f.Replicas) != 0 || f.HasDeadline {
+		t.Fatalf("the write in flight is readable or pinned: %+v", f)
+	}
+}
+
 func sameObjects(t *testing.T, got, want map[string]objectView) {
 	t.Helper()
 	if len(got) != len(want) {
@@ -194,6 +212,7 @@ func TestLeaderShipsToAStandbyPromotedWhenTheLeaderCloses(t *testing.T) {
 	}
 	must(t, "WaitApplied", b.WaitApplied(boundedCtx(t), a.DurableSeq()))
 	want := view(t, ma)
+	checkWorkload(t, want, 60)
 	must(t, "Close the leader", a.Close())
 	waitRole(t, b, ha.RoleLeader)
 	sameObjects(t, view(t, mb), want)
@@ -212,6 +231,7 @@ func TestStandbyTakesOverWhenTheLeaderLosesItsSession(t *testing.T) {
 	tok := workload(t, ma, 30)
 	must(t, "Sync", a.Sync(boundedCtx(t)))
 	want := view(t, ma)
+	checkWorkload(t, want, 30)
 
 	r, err := cli.Get(boundedCtx(t), prefix+"/leader/", clientv3.WithFirstCreate()...)
 	if err != nil || len(r.Kvs) != 1 || string(r.Kvs[0].Value) != "a" {
@@ -256,6 +276,7 @@ func TestLateStandbyCatchesUpAndIsPromoted(t *testing.T) {
 		t.Fatalf("late standby's role %s", b.Role())
 	}
 	want := view(t, ma)
+	checkWorkload(t, want, 120)
 	must(t, "Close the leader", a.Close())
 	waitRole(t, b, ha.RoleLeader)
 	sameObjects(t, view(t, mb), want)
