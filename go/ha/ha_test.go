@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"reflect"
 	"testing"
 	"time"
@@ -51,7 +52,10 @@ func newStandby(t *testing.T) *mm.Master {
 
 func startNode(t *testing.T, cli *clientv3.Client, name string, m *mm.Master, edit func(*ha.Config)) *ha.Node {
 	t.Helper()
-	cfg := ha.Config{Client: cli, Prefix: prefix, Name: name, SessionTTL: 2 * time.Second}
+	// The default TTL (10 s): no test waits for a lease to expire (they
+	// revoke it or Close), and a short one could expire on a loaded
+	// machine whose keep-alives run late, deposing a leader mid-test.
+	cfg := ha.Config{Client: cli, Prefix: prefix, Name: name, Logger: slog.New(slog.NewTextHandler(t.Output(), nil))}
 	if edit != nil {
 		edit(&cfg)
 	}

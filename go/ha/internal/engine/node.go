@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/concurrency"
 )
@@ -356,7 +357,8 @@ func (n *Node) resign(sess *concurrency.Session, elec *concurrency.Election) {
 	if err := elec.Resign(ctx); err != nil {
 		n.cfg.Logger.Warn("ha resign failed (the lease expires instead)", "name", n.cfg.Name, "err", err)
 	}
-	if err := sess.Close(); err != nil {
+	// A lease already gone (revoked, expired) is what revoking wants.
+	if err := sess.Close(); err != nil && !errors.Is(err, rpctypes.ErrLeaseNotFound) {
 		n.cfg.Logger.Warn("ha lease revoke failed (it expires instead)", "name", n.cfg.Name, "err", err)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"testing"
@@ -28,7 +29,10 @@ func boundedCtx(t *testing.T) context.Context {
 
 func startNode(t *testing.T, cli *clientv3.Client, prefix, name string, j Journal, edit func(*Config)) *Node {
 	t.Helper()
-	cfg := Config{Client: cli, Prefix: prefix, Name: name, SessionTTL: 2 * time.Second}
+	// The default TTL (10 s): no test waits for a lease to expire (they
+	// revoke it or Close), and a short one could expire on a loaded
+	// machine whose keep-alives run late, deposing a leader mid-test.
+	cfg := Config{Client: cli, Prefix: prefix, Name: name, Logger: slog.New(slog.NewTextHandler(t.Output(), nil))}
 	if edit != nil {
 		edit(&cfg)
 	}
@@ -408,11 +412,10 @@ func TestClosingAFollowerWithdrawsItsCandidacy(t *testing.T) {
 func TestShippingSurvivesTheLossOfOneEtcdMember(t *testing.T) {
 	c := etcdtest.StartCluster(t, 3)
 	cli := c.Client(t)
-	ttl := func(cfg *Config) { cfg.SessionTTL = 5 * time.Second }
 	ja, jb := newFakeStandby(), newFakeStandby()
-	a := startNode(t, cli, "/c", "a", ja, ttl)
+	a := startNode(t, cli, "/c", "a", ja, nil)
 	waitRole(t, a, RoleLeader)
-	b := startNode(t, cli, "/c", "b", jb, ttl)
+	b := startNode(t, cli, "/c", "b", jb, nil)
 	before := ja.append("before")
 	if err := a.WaitDurable(boundedCtx(t), before); err != nil {
 		t.Fatalf("WaitDurable before: %v", err)
