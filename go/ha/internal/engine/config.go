@@ -62,6 +62,10 @@ type Config struct {
 	FlushInterval time.Duration
 	// Logger receives the node's structured log; nil discards it.
 	Logger *slog.Logger
+
+	// pageBytes bounds one range read of a catch-up (0: 16 MiB); tests
+	// shrink it to page through a small journal.
+	pageBytes int
 }
 
 // withDefaults returns c with the zero fields defaulted, or an error
@@ -96,6 +100,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.pageBytes == 0 {
+		c.pageBytes = 16 << 20
 	}
 	return c, nil
 }

@@ -14,10 +14,6 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
-// catchUpPage is how many batches one range read returns (each at most
-// Config.MaxBatchBytes).
-const catchUpPage = 16
-
 // applyError is a batch the master refused: retrying cannot help.
 type applyError struct {
 	key string
@@ -82,8 +78,10 @@ func (n *Node) catchUp(ctx context.Context) (int64, error) {
 		}
 	}
 	end := clientv3.GetPrefixRangeEnd(JournalPrefix(n.cfg.Prefix))
+	// At most about pageBytes per read: pageBytes / MaxBatchBytes batches.
+	page := int64(max(1, n.cfg.pageBytes/n.cfg.MaxBatchBytes))
 	for key := start; ; {
-		page, err := n.cli.Get(ctx, key, clientv3.WithRange(end), clientv3.WithRev(rev), clientv3.WithLimit(catchUpPage))
+		page, err := n.cli.Get(ctx, key, clientv3.WithRange(end), clientv3.WithRev(rev), clientv3.WithLimit(page))
 		if err != nil {
 			return 0, err
 		}

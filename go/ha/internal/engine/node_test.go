@@ -310,8 +310,9 @@ func TestStandbyFollowsIsPromotedAndALateStandbyCatchesUp(t *testing.T) {
 	if err := b.WaitDurable(boundedCtx(t), next); err != nil {
 		t.Fatalf("WaitDurable on the new leader: %v", err)
 	}
+	// One batch per range read: the late standby pages through them all.
 	jc := newFakeStandby()
-	c := startNode(t, cli, "/c", "c", jc, small)
+	c := startNode(t, cli, "/c", "c", jc, func(c *Config) { small(c); c.pageBytes = MinMaxBatchBytes })
 	if err := c.WaitApplied(boundedCtx(t), next); err != nil {
 		t.Fatalf("late standby WaitApplied: %v", err)
 	}
