@@ -169,6 +169,18 @@ func (a masterJournal) Apply(batch []byte) (uint64, error) {
 		}
 		return 0, err
 	}
+	// A standby journals what it applies (for a standby of it); nothing
+	// here reads that journal, so release it rather than let it fill up
+	// and count drops.
+	st, err := a.m.JournalStats()
+	if err != nil {
+		return r.LastSeq, err
+	}
+	if upto := min(r.LastSeq, st.LastSeq); upto > st.ReleasedUpto {
+		if _, err := a.m.JournalRelease(upto); err != nil {
+			return r.LastSeq, err
+		}
+	}
 	return r.LastSeq, nil
 }
 

@@ -215,6 +215,9 @@ func TestLeaderShipsToAStandbyPromotedWhenTheLeaderCloses(t *testing.T) {
 		t.Fatalf("durable %d after Sync, last %d", a.DurableSeq(), lastSeq(t, ma))
 	}
 	must(t, "WaitApplied", b.WaitApplied(boundedCtx(t), a.DurableSeq()))
+	if st, err := mb.JournalStats(); err != nil || st.RecordsHeld != 0 || st.DroppedRecords != 0 {
+		t.Fatalf("the follower's journal holds what it applied: %+v, %v", st, err)
+	}
 	want := view(t, ma)
 	checkWorkload(t, want, 60)
 	must(t, "Close the leader", a.Close())
