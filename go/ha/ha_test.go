@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -21,10 +22,11 @@ import (
 // durable sequence, an etcd key.
 
 const (
-	t0     mm.Instant  = 1_000_000
-	c1     mm.ClientID = 1
-	bound              = 60 * time.Second
-	prefix             = "/mooncake/test"
+	t0          mm.Instant  = 1_000_000
+	c1          mm.ClientID = 1
+	bound                   = 60 * time.Second
+	prefix                  = "/mooncake/test"
+	otherTenant             = "tenant-b"
 )
 
 func boundedCtx(t *testing.T) context.Context {
@@ -75,7 +77,8 @@ func waitRole(t *testing.T, n *ha.Node, r ha.Role) {
 
 // workload mounts two segments and writes soft-pinned, plain and hard-pinned
 // objects at advancing instants (so a restarted deadline would differ),
-// plus one write left in flight; it returns the in-flight write's token.
+// some of them in two retained groups, soft-pinned objects of a second
+// tenant, and one write left in flight; it returns that write's token.
 func workload(t *testing.T, m *mm.Master, objects int) mm.WriteToken {
 	t.Helper()
 	for i, name := range []string{"mem0", "mem1"} {
@@ -90,12 +93,27 @@ func workload(t *testing.T, m *mm.Master, objects int) mm.WriteToken {
 		case 1:
 			cfg = mm.ReplicateConfig{WithHardPin: true, ReplicaNum: 2}
 		}
+		if i%5 == 0 {
+			cfg.Group = fmt.Sprintf("group-%d", i%2)
+		}
 		key := fmt.Sprintf("obj/%04d", i)
 		_, tok, err := m.PutStart(c1, key, 4096, cfg)
 		must(t, "PutStart "+key, err)
 		must(t, "PutEnd "+key, m.PutEnd(c1, key, mm.SelectAll, tok))
 		_, err = m.AdvanceTime(time.Second)
 		must(t, "AdvanceTime", err)
+	}
+	rs, err := m.RetainGroups([]string{"group-0", "group-1"}, 2*time.Hour)
+	must(t, "RetainGroups", err)
+	for _, r := range rs {
+		must(t, "RetainGroups result", r.Err)
+	}
+	other := m.Tenant(otherTenant)
+	for i := range 5 {
+		key := fmt.Sprintf("other/%d", i)
+		_, tok, err := other.PutStart(c1, key, 1024, mm.ReplicateConfig{SoftPinAction: mm.Enable, SoftPinTTL: mm.TTL(time.Duration(i+1) * time.Hour)})
+		must(t, "PutStart "+key, err)
+		must(t, "PutEnd "+key, other.PutEnd(c1, key, mm.SelectAll, tok))
 	}
 	_, tok, err := m.PutStart(c1, "in-flight", 8192, mm.ReplicateConfig{SoftPinAction: mm.Enable, SoftPinTTL: mm.TTL(time.Hour)})
 	must(t, "PutStart in-flight", err)
@@ -120,51 +138,70 @@ type replicaView struct {
 	Size    uint64
 }
 
+// view is a master's objects in both tenants (tenant-qualified keys) and
+// its groups' retention deadlines ("group:" keys, the deadline only).
 func view(t *testing.T, m *mm.Master) map[string]objectView {
 	t.Helper()
-	keys, next, err := m.ListKeys("", "", 0)
-	must(t, "ListKeys", err)
-	if next != "" {
-		t.Fatalf("ListKeys without a limit returned a cursor %q", next)
-	}
-	out := make(map[string]objectView, len(keys))
-	for _, k := range keys {
-		var v objectView
-		v.Deadline, v.HasDeadline, err = m.SoftPinDeadline(k)
-		must(t, "SoftPinDeadline "+k, err)
-		rs, err := m.GetReplicaList(k)
-		if errors.Is(err, mm.ErrReplicaNotReady) {
-			rs = nil // the write in flight: nothing readable yet
-		} else {
-			must(t, "GetReplicaList "+k, err)
+	out := make(map[string]objectView)
+	for _, k := range []mm.Keyspace{m.Keyspace, m.Tenant(otherTenant)} {
+		keys, next, err := k.ListKeys("", "", 0)
+		must(t, "ListKeys", err)
+		if next != "" {
+			t.Fatalf("ListKeys without a limit returned a cursor %q", next)
 		}
-		for _, r := range rs {
-			rv := replicaView{ID: r.ID, Kind: r.Kind, Status: r.Status, Address: r.Address, Size: r.Size}
-			if r.Segment != mm.NoSegment {
-				rv.Segment, err = m.SegmentName(r.Segment)
-				must(t, "SegmentName", err)
+		for _, key := range keys {
+			var v objectView
+			v.Deadline, v.HasDeadline, err = k.SoftPinDeadline(key)
+			must(t, "SoftPinDeadline "+key, err)
+			rs, err := k.GetReplicaList(key)
+			if errors.Is(err, mm.ErrReplicaNotReady) {
+				rs = nil // the write in flight: nothing readable yet
+			} else {
+				must(t, "GetReplicaList "+key, err)
 			}
-			v.Replicas = append(v.Replicas, rv)
+			for _, r := range rs {
+				rv := replicaView{ID: r.ID, Kind: r.Kind, Status: r.Status, Address: r.Address, Size: r.Size}
+				if r.Segment != mm.NoSegment {
+					rv.Segment, err = m.SegmentName(r.Segment)
+					must(t, "SegmentName", err)
+				}
+				v.Replicas = append(v.Replicas, rv)
+			}
+			out[k.Name()+"/"+key] = v
 		}
-		out[k] = v
+	}
+	for _, g := range []string{"group-0", "group-1"} {
+		var v objectView
+		var err error
+		v.Deadline, v.HasDeadline, err = m.GroupRetentionDeadline(g)
+		must(t, "GroupRetentionDeadline "+g, err)
+		out["group:"+g] = v
 	}
 	return out
 }
 
 // checkWorkload checks that view holds what workload(objects) wrote: the
-// objects, every third one soft-pinned, and the write in flight.
+// objects (every third soft-pinned, some in groups), the write in flight,
+// the other tenant's objects and the retained groups.
 func checkWorkload(t *testing.T, v map[string]objectView, objects int) {
 	t.Helper()
 	pinned := 0
-	for _, o := range v {
-		if o.HasDeadline {
+	for k, o := range v {
+		if o.HasDeadline && !strings.HasPrefix(k, "group:") {
 			pinned++
 		}
 	}
-	if len(v) != objects+1 || pinned != (objects+2)/3 {
-		t.Fatalf("leader holds %d objects (%d soft-pinned), want %d (%d)", len(v), pinned, objects+1, (objects+2)/3)
+	// objects + the write in flight + 5 in the other tenant + 2 groups;
+	// every third object and the other tenant's are soft-pinned.
+	if len(v) != objects+1+5+2 || pinned != (objects+2)/3+5 {
+		t.Fatalf("leader holds %d entries (%d soft-pinned), want %d (%d)", len(v), pinned, objects+8, (objects+2)/3+5)
 	}
-	if f := v["in-flight"]; len(f.Replicas) != 0 || f.HasDeadline {
+	for _, g := range []string{"group:group-0", "group:group-1"} {
+		if !v[g].HasDeadline {
+			t.Fatalf("%s is not retained on the leader", g)
+		}
+	}
+	if f := v[mm.DefaultTenant+"/in-flight"]; len(f.Replicas) != 0 || f.HasDeadline {
 		t.Fatalf("the write in flight is readable or pinned: %+v", f)
 	}
 }
