@@ -23,6 +23,7 @@ type fakeJournal struct {
 	capacity uint64
 	recs     []string // recs[i] has sequence i+1: applied (standby) or appended (primary)
 	released uint64
+	dropped  uint64 // records up to it were dropped unreleased (the journal was full)
 }
 
 func newFakeStandby() *fakeJournal { return &fakeJournal{standby: true, capacity: 1 << 20} }
@@ -36,6 +37,16 @@ func (f *fakeJournal) append(rec string) uint64 {
 	}
 	f.recs = append(f.recs, rec)
 	return uint64(len(f.recs))
+}
+
+// appendDropped appends rec and drops it at once, as a full journal drops
+// its oldest unreleased records: reading it is an overrun.
+func (f *fakeJournal) appendDropped(rec string) uint64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.recs = append(f.recs, rec)
+	f.dropped = uint64(len(f.recs))
+	return f.dropped
 }
 
 func (f *fakeJournal) records() []string {
@@ -62,8 +73,8 @@ func (f *fakeJournal) ReadBatch(from uint64, buf []byte) (int, uint64, int, erro
 	switch {
 	case from == 0 || from > last+1:
 		return 0, 0, 0, fmt.Errorf("fake: read from %d, last %d", from, last)
-	case from <= f.released:
-		return 0, 0, 0, fmt.Errorf("fake: overrun: %d released", f.released)
+	case from <= max(f.released, f.dropped):
+		return 0, 0, 0, fmt.Errorf("fake: overrun: released %d, dropped %d", f.released, f.dropped)
 	case from == last+1:
 		return 0, from, 0, nil
 	}

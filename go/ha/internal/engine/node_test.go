@@ -438,3 +438,25 @@ func TestShippingSurvivesTheLossOfOneEtcdMember(t *testing.T) {
 		t.Fatalf("leader's role %s after losing an etcd member", r)
 	}
 }
+
+// Records dropped from the leader's journal before they were shipped (it
+// was full: etcd fell behind) cannot be made durable: the leader steps
+// down rather than acknowledge around the hole.
+func TestJournalOverrunOnTheLeaderStepsDown(t *testing.T) {
+	cli := etcdtest.Start(t).Client(t)
+	j := newFakeStandby()
+	a := startNode(t, cli, "/c", "a", j, nil)
+	waitRole(t, a, RoleLeader)
+	kept := j.append("kept")
+	if err := a.WaitDurable(boundedCtx(t), kept); err != nil {
+		t.Fatalf("WaitDurable: %v", err)
+	}
+	lost := j.appendDropped("lost")
+	if err := a.WaitDurable(boundedCtx(t), lost); !errors.Is(err, ErrJournal) || !strings.Contains(err.Error(), "overrun") {
+		t.Fatalf("WaitDurable past an overrun = %v, want ErrJournal (overrun)", err)
+	}
+	waitRole(t, a, RoleStopped)
+	if got := storedRecords(t, cli, "/c"); !slices.Equal(got, []string{"kept"}) {
+		t.Fatalf("stored %v", got)
+	}
+}
