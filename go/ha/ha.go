@@ -97,7 +97,8 @@ func (n *Node) Role() Role { return n.n.Role() }
 // Err is why the node stopped: nil while it runs and after a clean Close.
 func (n *Node) Err() error { return n.n.Err() }
 
-// Done is closed when the node has stopped (Close, or it stepped down).
+// Done is closed when the node has stopped (Close, or it stepped down) and
+// given up its election key and lease.
 func (n *Node) Done() <-chan struct{} { return n.n.Done() }
 
 // AppliedSeq is the last journal sequence the master applied from etcd.

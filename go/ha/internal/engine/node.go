@@ -163,7 +163,8 @@ func (n *Node) DurableSeq() uint64 {
 	return n.durable
 }
 
-// Done is closed when the node has stopped (Close, or it stepped down).
+// Done is closed when the node has stopped (Close, or it stepped down) and
+// given up its election key and lease.
 func (n *Node) Done() <-chan struct{} { return n.done }
 
 // stopErr is what a stopped node answers: why it stopped, or ErrClosed.
@@ -289,11 +290,24 @@ func (n *Node) fence() (string, int64) {
 // run is the node's life: follow and campaign, promote, lead, stop.
 func (n *Node) run() {
 	defer close(n.done)
-	err := n.live()
-	if err != nil && !errors.Is(err, ErrClosed) {
-		n.cfg.Logger.Error("ha node stopped", "name", n.cfg.Name, "err", err)
-	} else {
+	n.stop(n.live())
+}
+
+// stop marks the node stopped with err (nil: closed); only the first call
+// counts. A leader is marked before it resigns, so no instant passes in
+// which it still reports RoleLeader after deciding to step down.
+func (n *Node) stop(err error) {
+	if errors.Is(err, ErrClosed) {
 		err = nil
+	}
+	n.mu.Lock()
+	stopped := n.role == RoleStopped
+	n.mu.Unlock()
+	if stopped {
+		return
+	}
+	if err != nil {
+		n.cfg.Logger.Error("ha node stopped", "name", n.cfg.Name, "err", err)
 	}
 	n.update(func() {
 		n.role = RoleStopped
@@ -336,8 +350,10 @@ func (n *Node) live() error {
 		}
 		return cerr
 	}
-	defer n.resign(sess, elec)
-	return n.promoteAndLead(ctx, sess)
+	err := n.promoteAndLead(ctx, sess)
+	n.stop(err)
+	n.resign(sess, elec)
+	return err
 }
 
 func (n *Node) isClosing() bool {

@@ -333,7 +333,11 @@ func TestRecordLargerThanABatchStepsDown(t *testing.T) {
 	if err := a.WaitDurable(boundedCtx(t), seq); !errors.Is(err, ErrRecordTooLarge) {
 		t.Fatalf("WaitDurable = %v, want ErrRecordTooLarge", err)
 	}
-	waitRole(t, a, RoleStopped)
+	select {
+	case <-a.Done(): // stopped and resigned
+	case <-boundedCtx(t).Done():
+		t.Fatal("the node did not finish stepping down")
+	}
 	name, ok, err := Leader(boundedCtx(t), cli, "/c")
 	if err != nil || ok {
 		t.Fatalf("a leader remains after stepping down: %q, %v, %v", name, ok, err)
