@@ -21,7 +21,9 @@ _Static_assert(offsetof(mooncake_meta_metrics_snapshot, clock_skew_ms) == 192,
                "clock_skew_ms follows the 192 bytes of version 1");
 _Static_assert(offsetof(mooncake_meta_metrics_snapshot, retained_group_count) == 200,
                "retained_group_count (version 3) follows the 200 bytes of version 2");
-_Static_assert(sizeof(mooncake_meta_metrics_snapshot) == 208, "metrics version 3 is 208 bytes");
+_Static_assert(offsetof(mooncake_meta_metrics_snapshot, journal_records_appended) == 208,
+               "the journal figures (version 4) follow the 208 bytes of version 3");
+_Static_assert(sizeof(mooncake_meta_metrics_snapshot) == 264, "metrics version 4 is 264 bytes");
 _Static_assert(offsetof(mooncake_meta_restore_report, clock_shift_ms) == 72,
                "clock_shift_ms follows the 72 bytes of version 1");
 _Static_assert(sizeof(mooncake_meta_restore_report) == 80, "restore report version 2 is 80 bytes");
@@ -208,7 +210,8 @@ static void system_master_reads_the_os_wall_and_refuses_set_wall_time(void) {
 
 /* Version 1 of the metrics struct (192 bytes, no clock_skew_ms) is still
  * accepted: the library fills 192 bytes, says so, and writes nothing past
- * them; a version-2 caller gets 200 bytes, a version-3 caller 208. */
+ * them; a version-2 caller gets 200 bytes, a version-3 caller 208, a
+ * version-4 caller 264. */
 static void metrics_v1_struct_is_still_accepted(void) {
     mooncake_meta_error *err = NULL;
     mooncake_meta_master *m = fx_master(NULL);
@@ -233,11 +236,22 @@ static void metrics_v1_struct_is_still_accepted(void) {
     CHECK_EQ_INT(s.retained_group_count, 0xababababababababull); /* untouched */
 
     memset(&s, 0xab, sizeof s);
-    s.struct_size = sizeof s;
+    s.struct_size = 208;
     CHECK_OK(mooncake_meta_metrics(m, &s, &err), err);
     CHECK_EQ_INT(s.struct_size, 208);
     CHECK_EQ_INT(s.clock_skew_ms, -HOUR);
     CHECK_EQ_INT(s.retained_group_count, 0);
+    CHECK_EQ_INT(s.journal_records_appended, 0xababababababababull); /* untouched */
+
+    memset(&s, 0xab, sizeof s);
+    s.struct_size = sizeof s;
+    CHECK_OK(mooncake_meta_metrics(m, &s, &err), err);
+    CHECK_EQ_INT(s.struct_size, 264);
+    CHECK_EQ_INT(s.retained_group_count, 0);
+    CHECK_EQ_INT(s.journal_records_appended, 0); /* no journal */
+    CHECK_EQ_INT(s.journal_last_seq, 0);
+    CHECK_EQ_INT(s.standby, 0);
+    CHECK_EQ_INT(s.journal_applied_seq, 0);
 
     /* One byte short of version 1 is refused and writes nothing. */
     memset(&s, 0xab, sizeof s);

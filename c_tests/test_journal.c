@@ -119,7 +119,7 @@ static void a_full_journal_drops_the_oldest_and_reading_them_is_overrun(void) {
     mooncake_meta_journal_stats st;
     memset(&st, 0, sizeof st);
     st.struct_size = sizeof st;
-    CHECK_OK(mooncake_meta_journal_stats(m, &st, &err), err);
+    CHECK_OK(mooncake_meta_journal_counters(m, &st, &err), err);
     CHECK_EQ_INT(st.struct_size, sizeof st);
     CHECK_EQ_INT(st.capacity_bytes, 4096);
     CHECK(st.bytes_held <= st.capacity_bytes);
@@ -155,11 +155,11 @@ static void bad_inputs_change_nothing(void) {
     mooncake_meta_journal_stats st;
     memset(&st, 0xcd, sizeof st);
     st.struct_size = sizeof st;
-    CHECK_OK(mooncake_meta_journal_stats(plain, &st, &err), err);
+    CHECK_OK(mooncake_meta_journal_counters(plain, &st, &err), err);
     CHECK_EQ_INT(st.capacity_bytes, 0);
     CHECK_EQ_INT(st.last_seq, 0);
     st.struct_size = 0;
-    CHECK_FAILS(mooncake_meta_journal_stats(plain, &st, &err), MOONCAKE_META_STRUCT_SIZE_UNSUPPORTED,
+    CHECK_FAILS(mooncake_meta_journal_counters(plain, &st, &err), MOONCAKE_META_STRUCT_SIZE_UNSUPPORTED,
                 err, NULL);
     CHECK_FAILS(mooncake_meta_promote(plain, NULL, &err), MOONCAKE_META_UNAVAILABLE_IN_CURRENT_STATUS,
                 err, NULL);

@@ -136,7 +136,7 @@ func (m *Master) JournalStats() (JournalStats, error) {
 	var out C.mooncake_meta_journal_stats
 	out.struct_size = C.uint32_t(unsafe.Sizeof(out))
 	var cerr *C.mooncake_meta_error
-	if err := takeError(C.mooncake_meta_journal_stats(p, &out, &cerr), &cerr); err != nil {
+	if err := takeError(C.mooncake_meta_journal_counters(p, &out, &cerr), &cerr); err != nil {
 		return JournalStats{}, err
 	}
 	return JournalStats{

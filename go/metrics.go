@@ -80,6 +80,27 @@ type Metrics struct {
 	// retention deadline (master_retained_group_count; converges to the
 	// actively retained ones within one cleanup interval).
 	RetainedGroupCount uint64
+	// JournalRecordsAppended is the number of change-journal records
+	// appended (master_journal_records_appended); every journal figure is
+	// 0 without a journal (docs/CONTRACT.md §12).
+	JournalRecordsAppended uint64
+	// JournalBytesHeld is what the journal holds now, bytes
+	// (master_journal_bytes_held).
+	JournalBytesHeld uint64
+	// JournalRecordsDropped is the number of records dropped unreleased
+	// because the journal was full (master_journal_records_dropped).
+	JournalRecordsDropped uint64
+	// JournalLastSeq is the sequence of the last record appended
+	// (master_journal_last_seq).
+	JournalLastSeq uint64
+	// JournalReleasedSeq is the highest sequence the consumer released
+	// (master_journal_released_seq).
+	JournalReleasedSeq uint64
+	// Standby says the master is a standby (master_standby).
+	Standby bool
+	// JournalAppliedSeq is the last journal sequence applied, or installed
+	// by a restore (master_journal_applied_seq; 0 = none).
+	JournalAppliedSeq uint64
 }
 
 // Metrics returns every scalar metric of the master.
@@ -121,6 +142,13 @@ func (m *Master) Metrics() (Metrics, error) {
 		SegmentCount:           uint64(s.segment_count),
 		ClockSkew:              millisSigned(s.clock_skew_ms),
 		RetainedGroupCount:     uint64(s.retained_group_count),
+		JournalRecordsAppended: uint64(s.journal_records_appended),
+		JournalBytesHeld:       uint64(s.journal_bytes_held),
+		JournalRecordsDropped:  uint64(s.journal_records_dropped),
+		JournalLastSeq:         uint64(s.journal_last_seq),
+		JournalReleasedSeq:     uint64(s.journal_released_seq),
+		Standby:                s.standby != 0,
+		JournalAppliedSeq:      uint64(s.journal_applied_seq),
 	}, nil
 }
 

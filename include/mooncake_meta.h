@@ -50,6 +50,14 @@
 #define MOONCAKE_META_MAX_EXPECTED_OBJECTS 4294967296
 
 /**
+ * The largest `journal_capacity_bytes` a configuration may hold (2^40,
+ * 1 TiB). The setter stores any value; `mooncake_meta_config_validate` and
+ * master creation refuse a larger one with `MOONCAKE_META_INVALID_PARAMS`
+ * naming `journal_capacity_bytes`.
+ */
+#define MOONCAKE_META_MAX_JOURNAL_CAPACITY_BYTES 1099511627776
+
+/**
  * `soft_pin_action`: keep an unexpired committed soft-pin deadline (the
  * default).
  */
@@ -580,6 +588,40 @@ typedef struct mooncake_meta_metrics_snapshot {
      * ones within one cleanup interval).
      */
     uint64_t retained_group_count;
+    /**
+     * Version 4: change-journal records appended
+     * (`master_journal_records_appended`; every journal figure is 0 with
+     * the journal off, docs/CONTRACT.md section 12).
+     */
+    uint64_t journal_records_appended;
+    /**
+     * Version 4: bytes the journal holds (`master_journal_bytes_held`).
+     */
+    uint64_t journal_bytes_held;
+    /**
+     * Version 4: records dropped unreleased because the journal was full
+     * (`master_journal_records_dropped`).
+     */
+    uint64_t journal_records_dropped;
+    /**
+     * Version 4: sequence of the last record appended
+     * (`master_journal_last_seq`).
+     */
+    uint64_t journal_last_seq;
+    /**
+     * Version 4: highest sequence the consumer released
+     * (`master_journal_released_seq`).
+     */
+    uint64_t journal_released_seq;
+    /**
+     * Version 4: 1 on a standby, 0 on a primary (`master_standby`).
+     */
+    uint64_t standby;
+    /**
+     * Version 4: the last journal sequence applied or installed by a
+     * restore (`master_journal_applied_seq`; 0 = none).
+     */
+    uint64_t journal_applied_seq;
 } mooncake_meta_metrics_snapshot;
 
 /**
@@ -640,6 +682,113 @@ typedef struct mooncake_meta_restore_report {
      */
     int64_t clock_shift_ms;
 } mooncake_meta_restore_report;
+
+/**
+ * The journal's counters (all zero, `capacity_bytes` included, on a
+ * master without a journal). Size-versioned output: set `struct_size =
+ * sizeof(mooncake_meta_journal_stats)` before the call; the library fills
+ * `min(struct_size, its size)` bytes and sets `struct_size` to that.
+ * Fields are only ever appended.
+ */
+typedef struct mooncake_meta_journal_stats {
+    /**
+     * Set by the caller; on success, the bytes the library filled.
+     */
+    uint32_t struct_size;
+    /**
+     * Written as 0.
+     */
+    uint32_t reserved0;
+    /**
+     * Most bytes the journal holds at once (`journal_capacity_bytes`).
+     */
+    uint64_t capacity_bytes;
+    /**
+     * Bytes held now (the records' encoded bytes plus a fixed overhead
+     * each), never above the capacity.
+     */
+    uint64_t bytes_held;
+    /**
+     * Records held now.
+     */
+    uint64_t records_held;
+    /**
+     * Sequence of the oldest record held (`last_seq + 1` when none is).
+     */
+    uint64_t first_seq;
+    /**
+     * Sequence of the newest record appended (0 before any).
+     */
+    uint64_t last_seq;
+    /**
+     * Highest sequence the consumer released (0: none).
+     */
+    uint64_t released_upto;
+    /**
+     * Highest sequence dropped unreleased because the journal was full
+     * (0: none). Reading from it or below is `MOONCAKE_META_JOURNAL_OVERRUN`.
+     */
+    uint64_t dropped_upto;
+    /**
+     * Records dropped unreleased so far.
+     */
+    uint64_t dropped_records;
+} mooncake_meta_journal_stats;
+
+/**
+ * What `mooncake_meta_journal_apply` did. Size-versioned output, as
+ * `mooncake_meta_journal_stats`.
+ */
+typedef struct mooncake_meta_apply_report {
+    /**
+     * Set by the caller; on success, the bytes the library filled.
+     */
+    uint32_t struct_size;
+    /**
+     * Written as 0.
+     */
+    uint32_t reserved0;
+    /**
+     * Records applied by this call.
+     */
+    uint64_t records_applied;
+    /**
+     * Records at or below the applied sequence, skipped as repeats.
+     */
+    uint64_t records_skipped;
+    /**
+     * The standby's applied sequence after the call.
+     */
+    uint64_t last_seq;
+} mooncake_meta_apply_report;
+
+/**
+ * What `mooncake_meta_promote` did. Size-versioned output, as
+ * `mooncake_meta_journal_stats`.
+ */
+typedef struct mooncake_meta_promote_report {
+    /**
+     * Set by the caller; on success, the bytes the library filled.
+     */
+    uint32_t struct_size;
+    /**
+     * Written as 0.
+     */
+    uint32_t reserved0;
+    /**
+     * Readable objects given the recovery lease.
+     */
+    uint64_t objects_leased;
+    /**
+     * Writes in flight that go on on the promoted master.
+     */
+    uint64_t writes_in_flight;
+    /**
+     * The last sequence applied before the promotion; the promoted
+     * master's journal goes on after it.
+     */
+    uint64_t applied_seq;
+} mooncake_meta_promote_report;
 
 /**
  * Success.
@@ -1151,6 +1300,45 @@ mooncake_meta_status mooncake_meta_config_set_shard_count(struct mooncake_meta_c
 mooncake_meta_status mooncake_meta_config_set_expected_objects(struct mooncake_meta_config *cfg,
                                                                uint64_t expected_objects,
                                                                struct mooncake_meta_error **err);
+
+/**
+ * Sets how many bytes the change journal may hold (docs/CONTRACT.md
+ * section 12); 0 (the default) = no journal. With a journal the master
+ * records every change to its state, in commit order, for a standby to
+ * apply; when the consumer falls behind and the journal is full, the
+ * oldest unreleased records are dropped (and reading them is
+ * `MOONCAKE_META_JOURNAL_OVERRUN`), never a client call. At most
+ * `MOONCAKE_META_MAX_JOURNAL_CAPACITY_BYTES`, checked at validation.
+ *
+ * Ownership: `cfg` stays owned by the caller.
+ * Thread safety: may run concurrently with any call on `cfg` but `_free`.
+ *
+ * # Safety
+ * `cfg` must be NULL or a live configuration; `err` must be NULL or valid
+ * for writing one pointer.
+ */
+mooncake_meta_status mooncake_meta_config_set_journal_capacity_bytes(struct mooncake_meta_config *cfg,
+                                                                     uint64_t journal_capacity_bytes,
+                                                                     struct mooncake_meta_error **err);
+
+/**
+ * Makes the master a standby (`standby` = 1) or a primary (0, the
+ * default). A standby rejects client operations with
+ * `MOONCAKE_META_UNAVAILABLE_IN_CURRENT_STATUS`, runs no maintenance and
+ * changes only by `mooncake_meta_journal_apply` and restore, until
+ * `mooncake_meta_promote` (docs/CONTRACT.md section 12). Any other value
+ * is `MOONCAKE_META_INVALID_PARAMS`.
+ *
+ * Ownership: `cfg` stays owned by the caller.
+ * Thread safety: may run concurrently with any call on `cfg` but `_free`.
+ *
+ * # Safety
+ * `cfg` must be NULL or a live configuration; `err` must be NULL or valid
+ * for writing one pointer.
+ */
+mooncake_meta_status mooncake_meta_config_set_standby(struct mooncake_meta_config *cfg,
+                                                      int standby,
+                                                      struct mooncake_meta_error **err);
 
 /**
  * Makes the master read a manual clock that starts at `start_ms`
@@ -2844,6 +3032,149 @@ mooncake_meta_status mooncake_meta_restore_files(const struct mooncake_meta_mast
                                                  const char *const *paths,
                                                  size_t count,
                                                  struct mooncake_meta_restore_report *out,
+                                                 struct mooncake_meta_error **err);
+
+/**
+ * Reads the journal from sequence `from_seq` into the caller's `buf` of
+ * `cap` bytes: one batch of as many consecutive records as fit (the
+ * encoding of docs/CONTRACT.md section 12, ready for
+ * `mooncake_meta_journal_apply`). `*out_len` = the batch's length and
+ * `*out_next_seq` = the sequence to read from next. Nothing recorded
+ * after `from_seq` yet: OK, `*out_len` = 0, `*out_next_seq` = `from_seq`.
+ * Not even the first record fits: `MOONCAKE_META_BUFFER_TOO_SMALL`,
+ * `*out_len` = the bytes that hold every record held from `from_seq`,
+ * `buf` untouched; `(NULL, 0)` asks for that length.
+ *
+ * Errors: `MOONCAKE_META_JOURNAL_OVERRUN` when `from_seq` was dropped
+ * (the journal was full) or already released: resync from a snapshot;
+ * `MOONCAKE_META_INVALID_PARAMS` for 0 or a sequence past the next one;
+ * `MOONCAKE_META_UNAVAILABLE_IN_CURRENT_STATUS` on a master without a
+ * journal. Outputs are untouched on every error but BUFFER_TOO_SMALL.
+ *
+ * Ownership: nothing is transferred; `buf` is the caller's.
+ * Thread safety: may be called concurrently with any call but `_free`;
+ * reads are serialised with appends by the journal's own lock.
+ *
+ * # Safety
+ * `m` NULL or a live master; `buf` NULL (only with `cap == 0`) or valid
+ * for writing `cap` bytes; `out_len` valid for writing a `size_t`;
+ * `out_next_seq` NULL or valid for writing a `uint64_t`; `err` NULL or
+ * valid for writing one pointer.
+ */
+mooncake_meta_status mooncake_meta_journal_read(const struct mooncake_meta_master *m,
+                                                uint64_t from_seq,
+                                                uint8_t *buf,
+                                                size_t cap,
+                                                size_t *out_len,
+                                                uint64_t *out_next_seq,
+                                                struct mooncake_meta_error **err);
+
+/**
+ * The consumer has stored every record up to `upto` (inclusive): the
+ * journal frees them. Releasing what is already released or dropped is a
+ * no-op. `*out_freed` (unless NULL) = the records freed.
+ *
+ * Errors: `MOONCAKE_META_INVALID_PARAMS` for a sequence not appended yet;
+ * `MOONCAKE_META_UNAVAILABLE_IN_CURRENT_STATUS` on a master without a
+ * journal.
+ *
+ * Ownership: nothing is transferred.
+ * Thread safety: may be called concurrently with any call but `_free`.
+ *
+ * # Safety
+ * `m` NULL or a live master; `out_freed` NULL or valid for writing a
+ * `uint64_t`; `err` NULL or valid for writing one pointer.
+ */
+mooncake_meta_status mooncake_meta_journal_release(const struct mooncake_meta_master *m,
+                                                   uint64_t upto,
+                                                   uint64_t *out_freed,
+                                                   struct mooncake_meta_error **err);
+
+/**
+ * The journal's counters into `*out` (all zero on a master without a
+ * journal).
+ *
+ * Ownership: nothing is transferred.
+ * Thread safety: may be called concurrently with any call but `_free`.
+ *
+ * # Safety
+ * `m` NULL or a live master; `out` valid for reading its first `uint32_t`
+ * and writing `out->struct_size` bytes; `err` NULL or valid for writing
+ * one pointer.
+ */
+mooncake_meta_status mooncake_meta_journal_counters(const struct mooncake_meta_master *m,
+                                                    struct mooncake_meta_journal_stats *out,
+                                                    struct mooncake_meta_error **err);
+
+/**
+ * Applies journal bytes (one batch from `mooncake_meta_journal_read`, or
+ * several concatenated) to a standby master, in sequence order. Every
+ * batch is decoded and checked first: a corrupt one is
+ * `MOONCAKE_META_DESERIALIZE_FAIL` and nothing is applied; records at or
+ * below the applied sequence are skipped (a repeat is harmless); a gap
+ * after the applied sequence is an error and nothing is applied. A record
+ * that does not fit the standby's state stops the call with an error
+ * naming it; the records before it stay applied and the applied sequence
+ * says where (docs/CONTRACT.md section 12). `*out` (unless NULL) says
+ * what was applied.
+ *
+ * Errors: `MOONCAKE_META_UNAVAILABLE_IN_CURRENT_STATUS` on a primary.
+ *
+ * Ownership: nothing is transferred; `data` is only read during the call.
+ * Thread safety: may be called concurrently with any call but `_free`;
+ * concurrent applies are serialised.
+ *
+ * # Safety
+ * `m` NULL or a live master; `data` NULL (only with `len == 0`) or valid
+ * for reading `len` bytes; `out` NULL or valid for reading its first
+ * `uint32_t` and writing `out->struct_size` bytes; `err` NULL or valid for
+ * writing one pointer.
+ */
+mooncake_meta_status mooncake_meta_journal_apply(const struct mooncake_meta_master *m,
+                                                 const uint8_t *data,
+                                                 size_t len,
+                                                 struct mooncake_meta_apply_report *out,
+                                                 struct mooncake_meta_error **err);
+
+/**
+ * Promotes a standby master to primary: every readable object gets the
+ * recovery lease (now + the default KV lease TTL, if later than its own),
+ * maintenance starts, and the writes that were in flight go on: their End
+ * and Revoke calls succeed on this master. `*out` (unless NULL) says what
+ * was done.
+ *
+ * Errors: `MOONCAKE_META_UNAVAILABLE_IN_CURRENT_STATUS` on a primary.
+ *
+ * Ownership: nothing is transferred.
+ * Thread safety: may be called concurrently with any call but `_free`;
+ * one of two concurrent promotions fails.
+ *
+ * # Safety
+ * `m` NULL or a live master; `out` NULL or valid for reading its first
+ * `uint32_t` and writing `out->struct_size` bytes; `err` NULL or valid for
+ * writing one pointer.
+ */
+mooncake_meta_status mooncake_meta_promote(const struct mooncake_meta_master *m,
+                                           struct mooncake_meta_promote_report *out,
+                                           struct mooncake_meta_error **err);
+
+/**
+ * Whether the master is a standby (`*out_standby` = 1) or a primary (0),
+ * and (unless `out_applied_seq` is NULL) the last journal sequence it
+ * applied (a standby) or applied before its promotion (0 for a master
+ * that was never a standby and restored no snapshot that carried one).
+ *
+ * Ownership: nothing is transferred.
+ * Thread safety: may be called concurrently with any call but `_free`.
+ *
+ * # Safety
+ * `m` NULL or a live master; `out_standby` valid for writing an `int`;
+ * `out_applied_seq` NULL or valid for writing a `uint64_t`; `err` NULL or
+ * valid for writing one pointer.
+ */
+mooncake_meta_status mooncake_meta_standby_state(const struct mooncake_meta_master *m,
+                                                 int *out_standby,
+                                                 uint64_t *out_applied_seq,
                                                  struct mooncake_meta_error **err);
 
 #ifdef __cplusplus

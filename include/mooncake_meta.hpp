@@ -1431,7 +1431,7 @@ public:
     journal_stats journal_counters() const {
         c_error err;
         auto s = detail::sized<journal_stats>();
-        detail::check(mooncake_meta_journal_stats(p_, &s, err.out()), err);
+        detail::check(mooncake_meta_journal_counters(p_, &s, err.out()), err);
         return s;
     }
     /// Applies journal bytes to this standby.

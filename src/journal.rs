@@ -249,14 +249,14 @@ pub unsafe extern "C" fn mooncake_meta_journal_release(
 /// and writing `out->struct_size` bytes; `err` NULL or valid for writing
 /// one pointer.
 #[no_mangle]
-pub unsafe extern "C" fn mooncake_meta_journal_stats(
+pub unsafe extern "C" fn mooncake_meta_journal_counters(
     m: *const mooncake_meta_master,
     out: *mut mooncake_meta_journal_stats,
     err: *mut *mut mooncake_meta_error,
 ) -> mooncake_meta_status {
     // SAFETY: the caller upholds the documented contract.
     unsafe {
-        with_master("mooncake_meta_journal_stats", m, err, |master| {
+        with_master("mooncake_meta_journal_counters", m, err, |master| {
             let out = SizedOut::new(out, "out")?;
             out.write(master.journal_stats().into());
             Ok(())

@@ -79,9 +79,30 @@ pub struct mooncake_meta_metrics_snapshot {
     /// (`master_retained_group_count`; converges to the actively retained
     /// ones within one cleanup interval).
     pub retained_group_count: u64,
+    /// Version 4: change-journal records appended
+    /// (`master_journal_records_appended`; every journal figure is 0 with
+    /// the journal off, docs/CONTRACT.md section 12).
+    pub journal_records_appended: u64,
+    /// Version 4: bytes the journal holds (`master_journal_bytes_held`).
+    pub journal_bytes_held: u64,
+    /// Version 4: records dropped unreleased because the journal was full
+    /// (`master_journal_records_dropped`).
+    pub journal_records_dropped: u64,
+    /// Version 4: sequence of the last record appended
+    /// (`master_journal_last_seq`).
+    pub journal_last_seq: u64,
+    /// Version 4: highest sequence the consumer released
+    /// (`master_journal_released_seq`).
+    pub journal_released_seq: u64,
+    /// Version 4: 1 on a standby, 0 on a primary (`master_standby`).
+    pub standby: u64,
+    /// Version 4: the last journal sequence applied or installed by a
+    /// restore (`master_journal_applied_seq`; 0 = none).
+    pub journal_applied_seq: u64,
 }
 // Version 1: 8 + 23 * 8 = 192 bytes on every target; frozen. Version 2
-// appends clock_skew_ms (200 bytes), version 3 retained_group_count (208).
+// appends clock_skew_ms (200 bytes), version 3 retained_group_count (208),
+// version 4 the seven journal and standby figures (264).
 size_versioned!(mooncake_meta_metrics_snapshot, v1_size = 192);
 
 impl From<MetricsSnapshot> for mooncake_meta_metrics_snapshot {
@@ -114,6 +135,13 @@ impl From<MetricsSnapshot> for mooncake_meta_metrics_snapshot {
             segment_count: s.segments.len() as u64,
             clock_skew_ms: s.clock_skew_ms,
             retained_group_count: s.retained_group_count,
+            journal_records_appended: s.journal_records_appended,
+            journal_bytes_held: s.journal_bytes_held,
+            journal_records_dropped: s.journal_records_dropped,
+            journal_last_seq: s.journal_last_seq,
+            journal_released_seq: s.journal_released_seq,
+            standby: u64::from(s.standby),
+            journal_applied_seq: s.journal_applied_seq,
         }
     }
 }

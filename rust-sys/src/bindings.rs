@@ -35,6 +35,12 @@ pub const MOONCAKE_META_MAX_DURATION_MS: u64 = 9223372036854775807;
 /// `expected_objects`.
 pub const MOONCAKE_META_MAX_EXPECTED_OBJECTS: u64 = 4294967296;
 
+/// The largest `journal_capacity_bytes` a configuration may hold (2^40,
+/// 1 TiB). The setter stores any value; `mooncake_meta_config_validate` and
+/// master creation refuse a larger one with `MOONCAKE_META_INVALID_PARAMS`
+/// naming `journal_capacity_bytes`.
+pub const MOONCAKE_META_MAX_JOURNAL_CAPACITY_BYTES: u64 = 1099511627776;
+
 /// `soft_pin_action`: keep an unexpired committed soft-pin deadline (the
 /// default).
 pub const MOONCAKE_META_SOFT_PIN_PRESERVE: u32 = 0;
@@ -487,6 +493,26 @@ pub struct mooncake_meta_metrics_snapshot {
     /// (`master_retained_group_count`; converges to the actively retained
     /// ones within one cleanup interval).
     pub retained_group_count: u64,
+    /// Version 4: change-journal records appended
+    /// (`master_journal_records_appended`; every journal figure is 0 with
+    /// the journal off, docs/CONTRACT.md section 12).
+    pub journal_records_appended: u64,
+    /// Version 4: bytes the journal holds (`master_journal_bytes_held`).
+    pub journal_bytes_held: u64,
+    /// Version 4: records dropped unreleased because the journal was full
+    /// (`master_journal_records_dropped`).
+    pub journal_records_dropped: u64,
+    /// Version 4: sequence of the last record appended
+    /// (`master_journal_last_seq`).
+    pub journal_last_seq: u64,
+    /// Version 4: highest sequence the consumer released
+    /// (`master_journal_released_seq`).
+    pub journal_released_seq: u64,
+    /// Version 4: 1 on a standby, 0 on a primary (`master_standby`).
+    pub standby: u64,
+    /// Version 4: the last journal sequence applied or installed by a
+    /// restore (`master_journal_applied_seq`; 0 = none).
+    pub journal_applied_seq: u64,
 }
 
 impl Default for mooncake_meta_metrics_snapshot {
@@ -520,6 +546,13 @@ impl Default for mooncake_meta_metrics_snapshot {
             segment_count: 0,
             clock_skew_ms: 0,
             retained_group_count: 0,
+            journal_records_appended: 0,
+            journal_bytes_held: 0,
+            journal_records_dropped: 0,
+            journal_last_seq: 0,
+            journal_released_seq: 0,
+            standby: 0,
+            journal_applied_seq: 0,
         }
     }
 }
@@ -576,6 +609,117 @@ impl Default for mooncake_meta_restore_report {
             soft_pins_normalised: 0,
             candidates_rejected: 0,
             clock_shift_ms: 0,
+        }
+    }
+}
+
+/// The journal's counters (all zero, `capacity_bytes` included, on a
+/// master without a journal). Size-versioned output: set `struct_size =
+/// sizeof(mooncake_meta_journal_stats)` before the call; the library fills
+/// `min(struct_size, its size)` bytes and sets `struct_size` to that.
+/// Fields are only ever appended.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct mooncake_meta_journal_stats {
+    /// Set by the caller; on success, the bytes the library filled.
+    pub struct_size: u32,
+    /// Written as 0.
+    pub reserved0: u32,
+    /// Most bytes the journal holds at once (`journal_capacity_bytes`).
+    pub capacity_bytes: u64,
+    /// Bytes held now (the records' encoded bytes plus a fixed overhead
+    /// each), never above the capacity.
+    pub bytes_held: u64,
+    /// Records held now.
+    pub records_held: u64,
+    /// Sequence of the oldest record held (`last_seq + 1` when none is).
+    pub first_seq: u64,
+    /// Sequence of the newest record appended (0 before any).
+    pub last_seq: u64,
+    /// Highest sequence the consumer released (0: none).
+    pub released_upto: u64,
+    /// Highest sequence dropped unreleased because the journal was full
+    /// (0: none). Reading from it or below is `MOONCAKE_META_JOURNAL_OVERRUN`.
+    pub dropped_upto: u64,
+    /// Records dropped unreleased so far.
+    pub dropped_records: u64,
+}
+
+impl Default for mooncake_meta_journal_stats {
+    /// All zero (NULL pointers) but `struct_size`, which is this struct's size.
+    fn default() -> Self {
+        Self {
+            struct_size: ::core::mem::size_of::<Self>() as u32,
+            reserved0: 0,
+            capacity_bytes: 0,
+            bytes_held: 0,
+            records_held: 0,
+            first_seq: 0,
+            last_seq: 0,
+            released_upto: 0,
+            dropped_upto: 0,
+            dropped_records: 0,
+        }
+    }
+}
+
+/// What `mooncake_meta_journal_apply` did. Size-versioned output, as
+/// `mooncake_meta_journal_stats`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct mooncake_meta_apply_report {
+    /// Set by the caller; on success, the bytes the library filled.
+    pub struct_size: u32,
+    /// Written as 0.
+    pub reserved0: u32,
+    /// Records applied by this call.
+    pub records_applied: u64,
+    /// Records at or below the applied sequence, skipped as repeats.
+    pub records_skipped: u64,
+    /// The standby's applied sequence after the call.
+    pub last_seq: u64,
+}
+
+impl Default for mooncake_meta_apply_report {
+    /// All zero (NULL pointers) but `struct_size`, which is this struct's size.
+    fn default() -> Self {
+        Self {
+            struct_size: ::core::mem::size_of::<Self>() as u32,
+            reserved0: 0,
+            records_applied: 0,
+            records_skipped: 0,
+            last_seq: 0,
+        }
+    }
+}
+
+/// What `mooncake_meta_promote` did. Size-versioned output, as
+/// `mooncake_meta_journal_stats`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct mooncake_meta_promote_report {
+    /// Set by the caller; on success, the bytes the library filled.
+    pub struct_size: u32,
+    /// Written as 0.
+    pub reserved0: u32,
+    /// Readable objects given the recovery lease.
+    pub objects_leased: u64,
+    /// Writes in flight that go on on the promoted master.
+    pub writes_in_flight: u64,
+    /// The last sequence applied before the promotion; the promoted
+    /// master's journal goes on after it.
+    pub applied_seq: u64,
+}
+
+impl Default for mooncake_meta_promote_report {
+    /// All zero (NULL pointers) but `struct_size`, which is this struct's size.
+    fn default() -> Self {
+        Self {
+            struct_size: ::core::mem::size_of::<Self>() as u32,
+            reserved0: 0,
+            objects_leased: 0,
+            writes_in_flight: 0,
+            applied_seq: 0,
         }
     }
 }
@@ -1011,6 +1155,45 @@ extern "C" {
     pub fn mooncake_meta_config_set_expected_objects(
         cfg: *mut mooncake_meta_config,
         expected_objects: u64,
+        err: *mut *mut mooncake_meta_error,
+    ) -> mooncake_meta_status;
+
+    /// Sets how many bytes the change journal may hold (docs/CONTRACT.md
+    /// section 12); 0 (the default) = no journal. With a journal the master
+    /// records every change to its state, in commit order, for a standby to
+    /// apply; when the consumer falls behind and the journal is full, the
+    /// oldest unreleased records are dropped (and reading them is
+    /// `MOONCAKE_META_JOURNAL_OVERRUN`), never a client call. At most
+    /// `MOONCAKE_META_MAX_JOURNAL_CAPACITY_BYTES`, checked at validation.
+    ///
+    /// Ownership: `cfg` stays owned by the caller.
+    /// Thread safety: may run concurrently with any call on `cfg` but `_free`.
+    ///
+    /// # Safety
+    /// `cfg` must be NULL or a live configuration; `err` must be NULL or valid
+    /// for writing one pointer.
+    pub fn mooncake_meta_config_set_journal_capacity_bytes(
+        cfg: *mut mooncake_meta_config,
+        journal_capacity_bytes: u64,
+        err: *mut *mut mooncake_meta_error,
+    ) -> mooncake_meta_status;
+
+    /// Makes the master a standby (`standby` = 1) or a primary (0, the
+    /// default). A standby rejects client operations with
+    /// `MOONCAKE_META_UNAVAILABLE_IN_CURRENT_STATUS`, runs no maintenance and
+    /// changes only by `mooncake_meta_journal_apply` and restore, until
+    /// `mooncake_meta_promote` (docs/CONTRACT.md section 12). Any other value
+    /// is `MOONCAKE_META_INVALID_PARAMS`.
+    ///
+    /// Ownership: `cfg` stays owned by the caller.
+    /// Thread safety: may run concurrently with any call on `cfg` but `_free`.
+    ///
+    /// # Safety
+    /// `cfg` must be NULL or a live configuration; `err` must be NULL or valid
+    /// for writing one pointer.
+    pub fn mooncake_meta_config_set_standby(
+        cfg: *mut mooncake_meta_config,
+        standby: c_int,
         err: *mut *mut mooncake_meta_error,
     ) -> mooncake_meta_status;
 
@@ -2693,6 +2876,149 @@ extern "C" {
         paths: *const *const c_char,
         count: usize,
         out: *mut mooncake_meta_restore_report,
+        err: *mut *mut mooncake_meta_error,
+    ) -> mooncake_meta_status;
+
+    /// Reads the journal from sequence `from_seq` into the caller's `buf` of
+    /// `cap` bytes: one batch of as many consecutive records as fit (the
+    /// encoding of docs/CONTRACT.md section 12, ready for
+    /// `mooncake_meta_journal_apply`). `*out_len` = the batch's length and
+    /// `*out_next_seq` = the sequence to read from next. Nothing recorded
+    /// after `from_seq` yet: OK, `*out_len` = 0, `*out_next_seq` = `from_seq`.
+    /// Not even the first record fits: `MOONCAKE_META_BUFFER_TOO_SMALL`,
+    /// `*out_len` = the bytes that hold every record held from `from_seq`,
+    /// `buf` untouched; `(NULL, 0)` asks for that length.
+    ///
+    /// Errors: `MOONCAKE_META_JOURNAL_OVERRUN` when `from_seq` was dropped
+    /// (the journal was full) or already released: resync from a snapshot;
+    /// `MOONCAKE_META_INVALID_PARAMS` for 0 or a sequence past the next one;
+    /// `MOONCAKE_META_UNAVAILABLE_IN_CURRENT_STATUS` on a master without a
+    /// journal. Outputs are untouched on every error but BUFFER_TOO_SMALL.
+    ///
+    /// Ownership: nothing is transferred; `buf` is the caller's.
+    /// Thread safety: may be called concurrently with any call but `_free`;
+    /// reads are serialised with appends by the journal's own lock.
+    ///
+    /// # Safety
+    /// `m` NULL or a live master; `buf` NULL (only with `cap == 0`) or valid
+    /// for writing `cap` bytes; `out_len` valid for writing a `size_t`;
+    /// `out_next_seq` NULL or valid for writing a `uint64_t`; `err` NULL or
+    /// valid for writing one pointer.
+    pub fn mooncake_meta_journal_read(
+        m: *const mooncake_meta_master,
+        from_seq: u64,
+        buf: *mut u8,
+        cap: usize,
+        out_len: *mut usize,
+        out_next_seq: *mut u64,
+        err: *mut *mut mooncake_meta_error,
+    ) -> mooncake_meta_status;
+
+    /// The consumer has stored every record up to `upto` (inclusive): the
+    /// journal frees them. Releasing what is already released or dropped is a
+    /// no-op. `*out_freed` (unless NULL) = the records freed.
+    ///
+    /// Errors: `MOONCAKE_META_INVALID_PARAMS` for a sequence not appended yet;
+    /// `MOONCAKE_META_UNAVAILABLE_IN_CURRENT_STATUS` on a master without a
+    /// journal.
+    ///
+    /// Ownership: nothing is transferred.
+    /// Thread safety: may be called concurrently with any call but `_free`.
+    ///
+    /// # Safety
+    /// `m` NULL or a live master; `out_freed` NULL or valid for writing a
+    /// `uint64_t`; `err` NULL or valid for writing one pointer.
+    pub fn mooncake_meta_journal_release(
+        m: *const mooncake_meta_master,
+        upto: u64,
+        out_freed: *mut u64,
+        err: *mut *mut mooncake_meta_error,
+    ) -> mooncake_meta_status;
+
+    /// The journal's counters into `*out` (all zero on a master without a
+    /// journal).
+    ///
+    /// Ownership: nothing is transferred.
+    /// Thread safety: may be called concurrently with any call but `_free`.
+    ///
+    /// # Safety
+    /// `m` NULL or a live master; `out` valid for reading its first `uint32_t`
+    /// and writing `out->struct_size` bytes; `err` NULL or valid for writing
+    /// one pointer.
+    pub fn mooncake_meta_journal_counters(
+        m: *const mooncake_meta_master,
+        out: *mut mooncake_meta_journal_stats,
+        err: *mut *mut mooncake_meta_error,
+    ) -> mooncake_meta_status;
+
+    /// Applies journal bytes (one batch from `mooncake_meta_journal_read`, or
+    /// several concatenated) to a standby master, in sequence order. Every
+    /// batch is decoded and checked first: a corrupt one is
+    /// `MOONCAKE_META_DESERIALIZE_FAIL` and nothing is applied; records at or
+    /// below the applied sequence are skipped (a repeat is harmless); a gap
+    /// after the applied sequence is an error and nothing is applied. A record
+    /// that does not fit the standby's state stops the call with an error
+    /// naming it; the records before it stay applied and the applied sequence
+    /// says where (docs/CONTRACT.md section 12). `*out` (unless NULL) says
+    /// what was applied.
+    ///
+    /// Errors: `MOONCAKE_META_UNAVAILABLE_IN_CURRENT_STATUS` on a primary.
+    ///
+    /// Ownership: nothing is transferred; `data` is only read during the call.
+    /// Thread safety: may be called concurrently with any call but `_free`;
+    /// concurrent applies are serialised.
+    ///
+    /// # Safety
+    /// `m` NULL or a live master; `data` NULL (only with `len == 0`) or valid
+    /// for reading `len` bytes; `out` NULL or valid for reading its first
+    /// `uint32_t` and writing `out->struct_size` bytes; `err` NULL or valid for
+    /// writing one pointer.
+    pub fn mooncake_meta_journal_apply(
+        m: *const mooncake_meta_master,
+        data: *const u8,
+        len: usize,
+        out: *mut mooncake_meta_apply_report,
+        err: *mut *mut mooncake_meta_error,
+    ) -> mooncake_meta_status;
+
+    /// Promotes a standby master to primary: every readable object gets the
+    /// recovery lease (now + the default KV lease TTL, if later than its own),
+    /// maintenance starts, and the writes that were in flight go on: their End
+    /// and Revoke calls succeed on this master. `*out` (unless NULL) says what
+    /// was done.
+    ///
+    /// Errors: `MOONCAKE_META_UNAVAILABLE_IN_CURRENT_STATUS` on a primary.
+    ///
+    /// Ownership: nothing is transferred.
+    /// Thread safety: may be called concurrently with any call but `_free`;
+    /// one of two concurrent promotions fails.
+    ///
+    /// # Safety
+    /// `m` NULL or a live master; `out` NULL or valid for reading its first
+    /// `uint32_t` and writing `out->struct_size` bytes; `err` NULL or valid for
+    /// writing one pointer.
+    pub fn mooncake_meta_promote(
+        m: *const mooncake_meta_master,
+        out: *mut mooncake_meta_promote_report,
+        err: *mut *mut mooncake_meta_error,
+    ) -> mooncake_meta_status;
+
+    /// Whether the master is a standby (`*out_standby` = 1) or a primary (0),
+    /// and (unless `out_applied_seq` is NULL) the last journal sequence it
+    /// applied (a standby) or applied before its promotion (0 for a master
+    /// that was never a standby and restored no snapshot that carried one).
+    ///
+    /// Ownership: nothing is transferred.
+    /// Thread safety: may be called concurrently with any call but `_free`.
+    ///
+    /// # Safety
+    /// `m` NULL or a live master; `out_standby` valid for writing an `int`;
+    /// `out_applied_seq` NULL or valid for writing a `uint64_t`; `err` NULL or
+    /// valid for writing one pointer.
+    pub fn mooncake_meta_standby_state(
+        m: *const mooncake_meta_master,
+        out_standby: *mut c_int,
+        out_applied_seq: *mut u64,
         err: *mut *mut mooncake_meta_error,
     ) -> mooncake_meta_status;
 }

@@ -23,6 +23,7 @@ mod checks {
         pub use mooncake_meta::version::MOONCAKE_META_ABI_VERSION;
         pub use mooncake_meta::config::MOONCAKE_META_MAX_DURATION_MS;
         pub use mooncake_meta::config::MOONCAKE_META_MAX_EXPECTED_OBJECTS;
+        pub use mooncake_meta::config::MOONCAKE_META_MAX_JOURNAL_CAPACITY_BYTES;
         pub use mooncake_meta::write_config::MOONCAKE_META_SOFT_PIN_PRESERVE;
         pub use mooncake_meta::write_config::MOONCAKE_META_SOFT_PIN_ENABLE;
         pub use mooncake_meta::write_config::MOONCAKE_META_SOFT_PIN_DISABLE;
@@ -55,6 +56,9 @@ mod checks {
         pub use mooncake_meta::maintenance::mooncake_meta_eviction_report;
         pub use mooncake_meta::metrics::mooncake_meta_metrics_snapshot;
         pub use mooncake_meta::snapshot::mooncake_meta_restore_report;
+        pub use mooncake_meta::journal::mooncake_meta_journal_stats;
+        pub use mooncake_meta::journal::mooncake_meta_apply_report;
+        pub use mooncake_meta::journal::mooncake_meta_promote_report;
         pub use mooncake_meta::status::MOONCAKE_META_OK;
         pub use mooncake_meta::status::MOONCAKE_META_INTERNAL_ERROR;
         pub use mooncake_meta::status::MOONCAKE_META_SEGMENT_NOT_FOUND;
@@ -109,6 +113,8 @@ mod checks {
         pub use mooncake_meta::config::mooncake_meta_config_set_max_retained_groups;
         pub use mooncake_meta::config::mooncake_meta_config_set_shard_count;
         pub use mooncake_meta::config::mooncake_meta_config_set_expected_objects;
+        pub use mooncake_meta::config::mooncake_meta_config_set_journal_capacity_bytes;
+        pub use mooncake_meta::config::mooncake_meta_config_set_standby;
         pub use mooncake_meta::config::mooncake_meta_config_set_manual_clock;
         pub use mooncake_meta::config::mooncake_meta_config_set_system_clock;
         pub use mooncake_meta::write_config::mooncake_meta_write_config_init;
@@ -186,12 +192,19 @@ mod checks {
         pub use mooncake_meta::snapshot::mooncake_meta_restore;
         pub use mooncake_meta::snapshot::mooncake_meta_restore_candidates;
         pub use mooncake_meta::snapshot::mooncake_meta_restore_files;
+        pub use mooncake_meta::journal::mooncake_meta_journal_read;
+        pub use mooncake_meta::journal::mooncake_meta_journal_release;
+        pub use mooncake_meta::journal::mooncake_meta_journal_counters;
+        pub use mooncake_meta::journal::mooncake_meta_journal_apply;
+        pub use mooncake_meta::journal::mooncake_meta_promote;
+        pub use mooncake_meta::journal::mooncake_meta_standby_state;
     }
 
     // Constants: `==` needs the same type on both sides.
     const _: () = assert!(sys::MOONCAKE_META_ABI_VERSION == core_ffi::MOONCAKE_META_ABI_VERSION);
     const _: () = assert!(sys::MOONCAKE_META_MAX_DURATION_MS == core_ffi::MOONCAKE_META_MAX_DURATION_MS);
     const _: () = assert!(sys::MOONCAKE_META_MAX_EXPECTED_OBJECTS == core_ffi::MOONCAKE_META_MAX_EXPECTED_OBJECTS);
+    const _: () = assert!(sys::MOONCAKE_META_MAX_JOURNAL_CAPACITY_BYTES == core_ffi::MOONCAKE_META_MAX_JOURNAL_CAPACITY_BYTES);
     const _: () = assert!(sys::MOONCAKE_META_SOFT_PIN_PRESERVE == core_ffi::MOONCAKE_META_SOFT_PIN_PRESERVE);
     const _: () = assert!(sys::MOONCAKE_META_SOFT_PIN_ENABLE == core_ffi::MOONCAKE_META_SOFT_PIN_ENABLE);
     const _: () = assert!(sys::MOONCAKE_META_SOFT_PIN_DISABLE == core_ffi::MOONCAKE_META_SOFT_PIN_DISABLE);
@@ -447,6 +460,13 @@ mod checks {
     const _: () = assert!(offset_of!(sys::mooncake_meta_metrics_snapshot, segment_count) == offset_of!(core_ffi::mooncake_meta_metrics_snapshot, segment_count));
     const _: () = assert!(offset_of!(sys::mooncake_meta_metrics_snapshot, clock_skew_ms) == offset_of!(core_ffi::mooncake_meta_metrics_snapshot, clock_skew_ms));
     const _: () = assert!(offset_of!(sys::mooncake_meta_metrics_snapshot, retained_group_count) == offset_of!(core_ffi::mooncake_meta_metrics_snapshot, retained_group_count));
+    const _: () = assert!(offset_of!(sys::mooncake_meta_metrics_snapshot, journal_records_appended) == offset_of!(core_ffi::mooncake_meta_metrics_snapshot, journal_records_appended));
+    const _: () = assert!(offset_of!(sys::mooncake_meta_metrics_snapshot, journal_bytes_held) == offset_of!(core_ffi::mooncake_meta_metrics_snapshot, journal_bytes_held));
+    const _: () = assert!(offset_of!(sys::mooncake_meta_metrics_snapshot, journal_records_dropped) == offset_of!(core_ffi::mooncake_meta_metrics_snapshot, journal_records_dropped));
+    const _: () = assert!(offset_of!(sys::mooncake_meta_metrics_snapshot, journal_last_seq) == offset_of!(core_ffi::mooncake_meta_metrics_snapshot, journal_last_seq));
+    const _: () = assert!(offset_of!(sys::mooncake_meta_metrics_snapshot, journal_released_seq) == offset_of!(core_ffi::mooncake_meta_metrics_snapshot, journal_released_seq));
+    const _: () = assert!(offset_of!(sys::mooncake_meta_metrics_snapshot, standby) == offset_of!(core_ffi::mooncake_meta_metrics_snapshot, standby));
+    const _: () = assert!(offset_of!(sys::mooncake_meta_metrics_snapshot, journal_applied_seq) == offset_of!(core_ffi::mooncake_meta_metrics_snapshot, journal_applied_seq));
     fn fields_of_mooncake_meta_metrics_snapshot(s: &sys::mooncake_meta_metrics_snapshot, c: &core_ffi::mooncake_meta_metrics_snapshot) {
         let _: &u32 = &s.struct_size;
         let _: &u32 = &c.struct_size;
@@ -502,6 +522,20 @@ mod checks {
         let _: &i64 = &c.clock_skew_ms;
         let _: &u64 = &s.retained_group_count;
         let _: &u64 = &c.retained_group_count;
+        let _: &u64 = &s.journal_records_appended;
+        let _: &u64 = &c.journal_records_appended;
+        let _: &u64 = &s.journal_bytes_held;
+        let _: &u64 = &c.journal_bytes_held;
+        let _: &u64 = &s.journal_records_dropped;
+        let _: &u64 = &c.journal_records_dropped;
+        let _: &u64 = &s.journal_last_seq;
+        let _: &u64 = &c.journal_last_seq;
+        let _: &u64 = &s.journal_released_seq;
+        let _: &u64 = &c.journal_released_seq;
+        let _: &u64 = &s.standby;
+        let _: &u64 = &c.standby;
+        let _: &u64 = &s.journal_applied_seq;
+        let _: &u64 = &c.journal_applied_seq;
     }
 
     // struct mooncake_meta_restore_report
@@ -541,6 +575,84 @@ mod checks {
         let _: &u64 = &c.candidates_rejected;
         let _: &i64 = &s.clock_shift_ms;
         let _: &i64 = &c.clock_shift_ms;
+    }
+
+    // struct mooncake_meta_journal_stats
+    const _: () = assert!(size_of::<sys::mooncake_meta_journal_stats>() == size_of::<core_ffi::mooncake_meta_journal_stats>());
+    const _: () = assert!(align_of::<sys::mooncake_meta_journal_stats>() == align_of::<core_ffi::mooncake_meta_journal_stats>());
+    const _: () = assert!(offset_of!(sys::mooncake_meta_journal_stats, struct_size) == offset_of!(core_ffi::mooncake_meta_journal_stats, struct_size));
+    const _: () = assert!(offset_of!(sys::mooncake_meta_journal_stats, reserved0) == offset_of!(core_ffi::mooncake_meta_journal_stats, reserved0));
+    const _: () = assert!(offset_of!(sys::mooncake_meta_journal_stats, capacity_bytes) == offset_of!(core_ffi::mooncake_meta_journal_stats, capacity_bytes));
+    const _: () = assert!(offset_of!(sys::mooncake_meta_journal_stats, bytes_held) == offset_of!(core_ffi::mooncake_meta_journal_stats, bytes_held));
+    const _: () = assert!(offset_of!(sys::mooncake_meta_journal_stats, records_held) == offset_of!(core_ffi::mooncake_meta_journal_stats, records_held));
+    const _: () = assert!(offset_of!(sys::mooncake_meta_journal_stats, first_seq) == offset_of!(core_ffi::mooncake_meta_journal_stats, first_seq));
+    const _: () = assert!(offset_of!(sys::mooncake_meta_journal_stats, last_seq) == offset_of!(core_ffi::mooncake_meta_journal_stats, last_seq));
+    const _: () = assert!(offset_of!(sys::mooncake_meta_journal_stats, released_upto) == offset_of!(core_ffi::mooncake_meta_journal_stats, released_upto));
+    const _: () = assert!(offset_of!(sys::mooncake_meta_journal_stats, dropped_upto) == offset_of!(core_ffi::mooncake_meta_journal_stats, dropped_upto));
+    const _: () = assert!(offset_of!(sys::mooncake_meta_journal_stats, dropped_records) == offset_of!(core_ffi::mooncake_meta_journal_stats, dropped_records));
+    fn fields_of_mooncake_meta_journal_stats(s: &sys::mooncake_meta_journal_stats, c: &core_ffi::mooncake_meta_journal_stats) {
+        let _: &u32 = &s.struct_size;
+        let _: &u32 = &c.struct_size;
+        let _: &u32 = &s.reserved0;
+        let _: &u32 = &c.reserved0;
+        let _: &u64 = &s.capacity_bytes;
+        let _: &u64 = &c.capacity_bytes;
+        let _: &u64 = &s.bytes_held;
+        let _: &u64 = &c.bytes_held;
+        let _: &u64 = &s.records_held;
+        let _: &u64 = &c.records_held;
+        let _: &u64 = &s.first_seq;
+        let _: &u64 = &c.first_seq;
+        let _: &u64 = &s.last_seq;
+        let _: &u64 = &c.last_seq;
+        let _: &u64 = &s.released_upto;
+        let _: &u64 = &c.released_upto;
+        let _: &u64 = &s.dropped_upto;
+        let _: &u64 = &c.dropped_upto;
+        let _: &u64 = &s.dropped_records;
+        let _: &u64 = &c.dropped_records;
+    }
+
+    // struct mooncake_meta_apply_report
+    const _: () = assert!(size_of::<sys::mooncake_meta_apply_report>() == size_of::<core_ffi::mooncake_meta_apply_report>());
+    const _: () = assert!(align_of::<sys::mooncake_meta_apply_report>() == align_of::<core_ffi::mooncake_meta_apply_report>());
+    const _: () = assert!(offset_of!(sys::mooncake_meta_apply_report, struct_size) == offset_of!(core_ffi::mooncake_meta_apply_report, struct_size));
+    const _: () = assert!(offset_of!(sys::mooncake_meta_apply_report, reserved0) == offset_of!(core_ffi::mooncake_meta_apply_report, reserved0));
+    const _: () = assert!(offset_of!(sys::mooncake_meta_apply_report, records_applied) == offset_of!(core_ffi::mooncake_meta_apply_report, records_applied));
+    const _: () = assert!(offset_of!(sys::mooncake_meta_apply_report, records_skipped) == offset_of!(core_ffi::mooncake_meta_apply_report, records_skipped));
+    const _: () = assert!(offset_of!(sys::mooncake_meta_apply_report, last_seq) == offset_of!(core_ffi::mooncake_meta_apply_report, last_seq));
+    fn fields_of_mooncake_meta_apply_report(s: &sys::mooncake_meta_apply_report, c: &core_ffi::mooncake_meta_apply_report) {
+        let _: &u32 = &s.struct_size;
+        let _: &u32 = &c.struct_size;
+        let _: &u32 = &s.reserved0;
+        let _: &u32 = &c.reserved0;
+        let _: &u64 = &s.records_applied;
+        let _: &u64 = &c.records_applied;
+        let _: &u64 = &s.records_skipped;
+        let _: &u64 = &c.records_skipped;
+        let _: &u64 = &s.last_seq;
+        let _: &u64 = &c.last_seq;
+    }
+
+    // struct mooncake_meta_promote_report
+    const _: () = assert!(size_of::<sys::mooncake_meta_promote_report>() == size_of::<core_ffi::mooncake_meta_promote_report>());
+    const _: () = assert!(align_of::<sys::mooncake_meta_promote_report>() == align_of::<core_ffi::mooncake_meta_promote_report>());
+    const _: () = assert!(offset_of!(sys::mooncake_meta_promote_report, struct_size) == offset_of!(core_ffi::mooncake_meta_promote_report, struct_size));
+    const _: () = assert!(offset_of!(sys::mooncake_meta_promote_report, reserved0) == offset_of!(core_ffi::mooncake_meta_promote_report, reserved0));
+    const _: () = assert!(offset_of!(sys::mooncake_meta_promote_report, objects_leased) == offset_of!(core_ffi::mooncake_meta_promote_report, objects_leased));
+    const _: () = assert!(offset_of!(sys::mooncake_meta_promote_report, writes_in_flight) == offset_of!(core_ffi::mooncake_meta_promote_report, writes_in_flight));
+    const _: () = assert!(offset_of!(sys::mooncake_meta_promote_report, applied_seq) == offset_of!(core_ffi::mooncake_meta_promote_report, applied_seq));
+    fn fields_of_mooncake_meta_promote_report(s: &sys::mooncake_meta_promote_report, c: &core_ffi::mooncake_meta_promote_report) {
+        let _: &u32 = &s.struct_size;
+        let _: &u32 = &c.struct_size;
+        let _: &u32 = &s.reserved0;
+        let _: &u32 = &c.reserved0;
+        let _: &u64 = &s.objects_leased;
+        let _: &u64 = &c.objects_leased;
+        let _: &u64 = &s.writes_in_flight;
+        let _: &u64 = &c.writes_in_flight;
+        let _: &u64 = &s.applied_seq;
+        let _: &u64 = &c.applied_seq;
     }
 
     /// Each declaration and the core's function have the header's type and are one symbol.
@@ -618,6 +730,12 @@ mod checks {
         let s: unsafe extern "C" fn(*mut sys::mooncake_meta_config, u64, *mut *mut sys::mooncake_meta_error) -> sys::mooncake_meta_status = sys::mooncake_meta_config_set_expected_objects;
         let c: unsafe extern "C" fn(*mut core_ffi::mooncake_meta_config, u64, *mut *mut core_ffi::mooncake_meta_error) -> core_ffi::mooncake_meta_status = core_ffi::mooncake_meta_config_set_expected_objects;
         assert_eq!(s as usize, c as usize, "mooncake_meta_config_set_expected_objects");
+        let s: unsafe extern "C" fn(*mut sys::mooncake_meta_config, u64, *mut *mut sys::mooncake_meta_error) -> sys::mooncake_meta_status = sys::mooncake_meta_config_set_journal_capacity_bytes;
+        let c: unsafe extern "C" fn(*mut core_ffi::mooncake_meta_config, u64, *mut *mut core_ffi::mooncake_meta_error) -> core_ffi::mooncake_meta_status = core_ffi::mooncake_meta_config_set_journal_capacity_bytes;
+        assert_eq!(s as usize, c as usize, "mooncake_meta_config_set_journal_capacity_bytes");
+        let s: unsafe extern "C" fn(*mut sys::mooncake_meta_config, ::core::ffi::c_int, *mut *mut sys::mooncake_meta_error) -> sys::mooncake_meta_status = sys::mooncake_meta_config_set_standby;
+        let c: unsafe extern "C" fn(*mut core_ffi::mooncake_meta_config, ::core::ffi::c_int, *mut *mut core_ffi::mooncake_meta_error) -> core_ffi::mooncake_meta_status = core_ffi::mooncake_meta_config_set_standby;
+        assert_eq!(s as usize, c as usize, "mooncake_meta_config_set_standby");
         let s: unsafe extern "C" fn(*mut sys::mooncake_meta_config, u64, *mut *mut sys::mooncake_meta_error) -> sys::mooncake_meta_status = sys::mooncake_meta_config_set_manual_clock;
         let c: unsafe extern "C" fn(*mut core_ffi::mooncake_meta_config, u64, *mut *mut core_ffi::mooncake_meta_error) -> core_ffi::mooncake_meta_status = core_ffi::mooncake_meta_config_set_manual_clock;
         assert_eq!(s as usize, c as usize, "mooncake_meta_config_set_manual_clock");
@@ -849,6 +967,24 @@ mod checks {
         let s: unsafe extern "C" fn(*const sys::mooncake_meta_master, *const *const ::core::ffi::c_char, usize, *mut sys::mooncake_meta_restore_report, *mut *mut sys::mooncake_meta_error) -> sys::mooncake_meta_status = sys::mooncake_meta_restore_files;
         let c: unsafe extern "C" fn(*const core_ffi::mooncake_meta_master, *const *const ::core::ffi::c_char, usize, *mut core_ffi::mooncake_meta_restore_report, *mut *mut core_ffi::mooncake_meta_error) -> core_ffi::mooncake_meta_status = core_ffi::mooncake_meta_restore_files;
         assert_eq!(s as usize, c as usize, "mooncake_meta_restore_files");
-        // 101 functions
+        let s: unsafe extern "C" fn(*const sys::mooncake_meta_master, u64, *mut u8, usize, *mut usize, *mut u64, *mut *mut sys::mooncake_meta_error) -> sys::mooncake_meta_status = sys::mooncake_meta_journal_read;
+        let c: unsafe extern "C" fn(*const core_ffi::mooncake_meta_master, u64, *mut u8, usize, *mut usize, *mut u64, *mut *mut core_ffi::mooncake_meta_error) -> core_ffi::mooncake_meta_status = core_ffi::mooncake_meta_journal_read;
+        assert_eq!(s as usize, c as usize, "mooncake_meta_journal_read");
+        let s: unsafe extern "C" fn(*const sys::mooncake_meta_master, u64, *mut u64, *mut *mut sys::mooncake_meta_error) -> sys::mooncake_meta_status = sys::mooncake_meta_journal_release;
+        let c: unsafe extern "C" fn(*const core_ffi::mooncake_meta_master, u64, *mut u64, *mut *mut core_ffi::mooncake_meta_error) -> core_ffi::mooncake_meta_status = core_ffi::mooncake_meta_journal_release;
+        assert_eq!(s as usize, c as usize, "mooncake_meta_journal_release");
+        let s: unsafe extern "C" fn(*const sys::mooncake_meta_master, *mut sys::mooncake_meta_journal_stats, *mut *mut sys::mooncake_meta_error) -> sys::mooncake_meta_status = sys::mooncake_meta_journal_counters;
+        let c: unsafe extern "C" fn(*const core_ffi::mooncake_meta_master, *mut core_ffi::mooncake_meta_journal_stats, *mut *mut core_ffi::mooncake_meta_error) -> core_ffi::mooncake_meta_status = core_ffi::mooncake_meta_journal_counters;
+        assert_eq!(s as usize, c as usize, "mooncake_meta_journal_counters");
+        let s: unsafe extern "C" fn(*const sys::mooncake_meta_master, *const u8, usize, *mut sys::mooncake_meta_apply_report, *mut *mut sys::mooncake_meta_error) -> sys::mooncake_meta_status = sys::mooncake_meta_journal_apply;
+        let c: unsafe extern "C" fn(*const core_ffi::mooncake_meta_master, *const u8, usize, *mut core_ffi::mooncake_meta_apply_report, *mut *mut core_ffi::mooncake_meta_error) -> core_ffi::mooncake_meta_status = core_ffi::mooncake_meta_journal_apply;
+        assert_eq!(s as usize, c as usize, "mooncake_meta_journal_apply");
+        let s: unsafe extern "C" fn(*const sys::mooncake_meta_master, *mut sys::mooncake_meta_promote_report, *mut *mut sys::mooncake_meta_error) -> sys::mooncake_meta_status = sys::mooncake_meta_promote;
+        let c: unsafe extern "C" fn(*const core_ffi::mooncake_meta_master, *mut core_ffi::mooncake_meta_promote_report, *mut *mut core_ffi::mooncake_meta_error) -> core_ffi::mooncake_meta_status = core_ffi::mooncake_meta_promote;
+        assert_eq!(s as usize, c as usize, "mooncake_meta_promote");
+        let s: unsafe extern "C" fn(*const sys::mooncake_meta_master, *mut ::core::ffi::c_int, *mut u64, *mut *mut sys::mooncake_meta_error) -> sys::mooncake_meta_status = sys::mooncake_meta_standby_state;
+        let c: unsafe extern "C" fn(*const core_ffi::mooncake_meta_master, *mut ::core::ffi::c_int, *mut u64, *mut *mut core_ffi::mooncake_meta_error) -> core_ffi::mooncake_meta_status = core_ffi::mooncake_meta_standby_state;
+        assert_eq!(s as usize, c as usize, "mooncake_meta_standby_state");
+        // 109 functions
     }
 }

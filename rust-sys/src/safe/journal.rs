@@ -74,15 +74,7 @@ impl Master {
         // SAFETY: live master; `buf` valid for `out.len()` bytes (NULL only
         // with 0); writable outputs.
         let r = call(|e| unsafe {
-            mooncake_meta_journal_read(
-                self.as_ptr(),
-                from,
-                buf,
-                out.len(),
-                &mut len,
-                &mut next,
-                e,
-            )
+            mooncake_meta_journal_read(self.as_ptr(), from, buf, out.len(), &mut len, &mut next, e)
         });
         match r {
             Ok(()) => Ok(Bounded::Fits(JournalRead {
@@ -123,8 +115,8 @@ impl Master {
     pub fn journal_stats(&self) -> JournalStats {
         let mut s = mooncake_meta_journal_stats::default();
         // SAFETY: live master, `s` sized.
-        let r = call(|e| unsafe { mooncake_meta_journal_stats(self.as_ptr(), &mut s, e) });
-        infallible("mooncake_meta_journal_stats", r);
+        let r = call(|e| unsafe { mooncake_meta_journal_counters(self.as_ptr(), &mut s, e) });
+        infallible("mooncake_meta_journal_counters", r);
         JournalStats {
             capacity_bytes: s.capacity_bytes as usize,
             bytes_held: s.bytes_held as usize,
@@ -143,13 +135,7 @@ impl Master {
         // SAFETY: live master; `bytes` valid for its length (NULL only when
         // empty); `r` sized.
         call(|e| unsafe {
-            mooncake_meta_journal_apply(
-                self.as_ptr(),
-                array_ptr(bytes),
-                bytes.len(),
-                &mut r,
-                e,
-            )
+            mooncake_meta_journal_apply(self.as_ptr(), array_ptr(bytes), bytes.len(), &mut r, e)
         })?;
         Ok(ApplyReport {
             records_applied: r.records_applied,

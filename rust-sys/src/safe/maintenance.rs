@@ -108,6 +108,22 @@ pub struct MetricsSnapshot {
     /// Groups with a committed retention deadline
     /// (`master_retained_group_count`).
     pub retained_group_count: u64,
+    /// Change-journal records appended (docs/CONTRACT.md §12); every
+    /// journal figure is 0 with the journal off.
+    pub journal_records_appended: u64,
+    /// Bytes the journal holds (records and their bookkeeping).
+    pub journal_bytes_held: u64,
+    /// Records dropped unreleased because the journal was full.
+    pub journal_records_dropped: u64,
+    /// Sequence of the last record appended.
+    pub journal_last_seq: u64,
+    /// Highest sequence the consumer released.
+    pub journal_released_seq: u64,
+    /// `master_standby`: whether the master is a standby.
+    pub standby: bool,
+    /// `master_journal_applied_seq`: the last journal sequence applied (or
+    /// installed by a restore); 0 = none.
+    pub journal_applied_seq: u64,
     /// Read from the Prometheus text (`master_segment_*_bytes`), the only
     /// place the C ABI reports per-segment usage.
     pub segments: Vec<SegmentUsage>,
@@ -326,6 +342,13 @@ impl Master {
             swept_writes: s.swept_writes,
             clock_skew_ms: s.clock_skew_ms,
             retained_group_count: s.retained_group_count,
+            journal_records_appended: s.journal_records_appended,
+            journal_bytes_held: s.journal_bytes_held,
+            journal_records_dropped: s.journal_records_dropped,
+            journal_last_seq: s.journal_last_seq,
+            journal_released_seq: s.journal_released_seq,
+            standby: s.standby != 0,
+            journal_applied_seq: s.journal_applied_seq,
             segments,
         }
     }
