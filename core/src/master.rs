@@ -8,8 +8,9 @@
 //!
 //! 0. the quiesce gate (`quiesce.rs`: the maintenance thread around a tick,
 //!    a test holding a guard) — held with no other lock;
-//!    then, with the journal on, `segment_changes` (a mount, an unmount, a
-//!    restore);
+//!    then the role's apply mutex (`standby.rs`: a journal apply, a
+//!    restore, a promote, a standby's capture), then, with the journal on,
+//!    `segment_changes` (a mount, an unmount, a restore);
 //! 1. metadata shard locks, several only in ascending index order;
 //! 2. the group domain (a group-shard mutex, then a group's member list),
 //!    then the group-retention registry (`retention.rs`);
@@ -121,6 +122,8 @@ pub struct MasterCore {
     pub(crate) next_seq: AtomicU64,
     pub(crate) wakeup: Wakeup,
     pub(crate) quiesce: Quiesce,
+    /// Standby or primary, and the applied journal sequence (`standby.rs`).
+    pub(crate) role: crate::standby::Role,
     /// The change journal (docs/CONTRACT.md §12); `None` when
     /// `journal_capacity_bytes` is 0, and then nothing is recorded.
     pub(crate) journal: Option<Journal>,
@@ -129,8 +132,6 @@ pub struct MasterCore {
     /// `SegmentUnmounted` an unmount appends last is never overtaken by a
     /// mount of the same name or by a restore.
     pub(crate) segment_changes: Mutex<()>,
-    /// Standby or primary, and the applied journal sequence (`standby.rs`).
-    pub(crate) role: crate::standby::Role,
     #[cfg(feature = "test-hooks")]
     pub(crate) race_hooks: crate::quiesce::RaceHooks,
 }
@@ -433,6 +434,11 @@ impl MasterCore {
             got_mem == mem && got_nof == nof
         };
         if enough {
+            // Ids reserved for replicas that did not fit stay a gap in the
+            // counter, which no object record shows: record it.
+            if placed.len() < mem + nof {
+                self.record_counters();
+            }
             return Ok(placed);
         }
         // Why, per pool that came up short: nothing mounted, or no room.

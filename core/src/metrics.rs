@@ -73,6 +73,12 @@ pub struct MetricsSnapshot {
     /// Groups with a committed retention deadline (converges to the
     /// actively retained ones within one cleanup interval).
     pub retained_group_count: u64,
+    /// `master_standby`: whether the master is a standby (docs/CONTRACT.md
+    /// section 12.3).
+    pub standby: bool,
+    /// `master_journal_applied_seq`: the last journal sequence applied (or
+    /// installed by a restore); 0 = none.
+    pub journal_applied_seq: u64,
     /// Change-journal records appended (docs/CONTRACT.md §12); every
     /// journal figure is 0 with the journal off.
     pub journal_records_appended: u64,
@@ -84,12 +90,6 @@ pub struct MetricsSnapshot {
     pub journal_last_seq: u64,
     /// Highest sequence the consumer released.
     pub journal_released_seq: u64,
-    /// `master_standby`: whether the master is a standby (docs/CONTRACT.md
-    /// section 12.3).
-    pub standby: bool,
-    /// `master_journal_applied_seq`: the last journal sequence applied (or
-    /// installed by a restore); 0 = none.
-    pub journal_applied_seq: u64,
     pub segments: Vec<SegmentUsage>,
 }
 
@@ -183,13 +183,13 @@ impl MasterCore {
             swept_writes: load(&m.swept_writes),
             clock_skew_ms: self.clock.skew(),
             retained_group_count: load_i(&m.retained_groups),
+            standby: self.is_standby(),
+            journal_applied_seq: self.applied_seq(),
             journal_records_appended: journal.records_appended,
             journal_bytes_held: journal.bytes_held as u64,
             journal_records_dropped: journal.dropped_records,
             journal_last_seq: journal.last_seq,
             journal_released_seq: journal.released_upto,
-            standby: self.is_standby(),
-            journal_applied_seq: self.applied_seq(),
             segments,
         }
     }

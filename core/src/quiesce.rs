@@ -44,8 +44,9 @@ impl MasterCore {
     }
 }
 
-/// Where background work calls the race hook (feature `test-hooks`), so a
-/// test can run an operation, typically a restore, at an exact point of it.
+/// Where background work (and the journal's recording) calls the race hook
+/// (feature `test-hooks`), so a test can run an operation, typically a
+/// restore, at an exact point of it.
 #[cfg(feature = "test-hooks")]
 #[doc(hidden)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,6 +58,11 @@ pub enum RacePoint {
     /// An eviction run collected its candidates and is about to evict. No
     /// lock is held.
     EvictionCollected,
+    /// An operation changed an object and is about to append its journal
+    /// record (and then free what it freed). The object's shard write lock
+    /// **is** held: the hook may run operations on keys of other shards
+    /// only ([`MasterCore::debug_shard_of`]).
+    BeforeRecord,
 }
 
 /// The hook a test installs (see [`MasterCore::debug_set_race_hook`]).
@@ -72,7 +78,8 @@ pub(crate) struct RaceHooks {
 
 #[cfg(feature = "test-hooks")]
 impl MasterCore {
-    /// Calls the race hook, if a test installed one. No lock may be held.
+    /// Calls the race hook, if a test installed one. No lock may be held
+    /// (but see [`RacePoint::BeforeRecord`]).
     pub(crate) fn race_point(&self, point: RacePoint) {
         let hook = self.race_hooks.hook.lock().clone();
         if let Some(hook) = hook {
@@ -87,5 +94,11 @@ impl MasterCore {
     #[doc(hidden)]
     pub fn debug_set_race_hook(&self, hook: Option<RaceHook>) {
         *self.race_hooks.hook.lock() = hook;
+    }
+
+    /// Test hook (feature `test-hooks`): the shard `k` lives in.
+    #[doc(hidden)]
+    pub fn debug_shard_of(&self, k: crate::Key<'_>) -> usize {
+        self.locate(k).1
     }
 }

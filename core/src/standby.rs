@@ -35,6 +35,13 @@ pub(crate) struct Role {
     /// The last journal sequence applied (or installed by a restore); 0 =
     /// none. Written only under `apply`.
     applied_seq: AtomicU64,
+    /// The state came from a snapshot restored on this standby, which
+    /// holds neither discarded buffers nor writes in flight: a record
+    /// erasing an object it does not have, or releasing a discarded buffer
+    /// it does not hold, is skipped rather than refused (the primary's
+    /// state before the snapshot explains it). A reset record, which
+    /// carries a whole state, ends it.
+    lenient: AtomicBool,
     /// Serialises apply, restore and promote.
     pub(crate) apply: Mutex<()>,
     /// On a standby: the shard whose discarded list holds each buffer
@@ -49,6 +56,7 @@ impl Role {
         Role {
             standby: AtomicBool::new(standby),
             applied_seq: AtomicU64::new(0),
+            lenient: AtomicBool::new(false),
             apply: Mutex::new(()),
             discard_home: Mutex::new(HashMap::new()),
         }
@@ -62,6 +70,16 @@ impl Role {
     #[inline]
     pub(crate) fn applied_seq(&self) -> u64 {
         self.applied_seq.load(Ordering::Acquire)
+    }
+
+    #[inline]
+    pub(crate) fn lenient(&self) -> bool {
+        self.lenient.load(Ordering::Acquire)
+    }
+
+    /// Apply mutex held.
+    pub(crate) fn set_lenient(&self, on: bool) {
+        self.lenient.store(on, Ordering::Release);
     }
 
     /// Apply mutex held.
@@ -155,6 +173,10 @@ impl MasterCore {
                     report.objects_leased += 1;
                 }
             }
+        }
+        // The numbering goes on after the last record applied.
+        if let Some(j) = &self.journal {
+            j.continue_at(report.applied_seq.saturating_add(1))?;
         }
         // Only apply uses the discarded buffers' homes.
         *self.role.discard_home.lock() = HashMap::new();

@@ -759,3 +759,96 @@ fn object_records_keep_the_deadline_index_groups_and_blocks_right() {
     assert_eq!(m.soft_pin_deadline(k("b")).unwrap(), None);
     m.check_invariants().unwrap();
 }
+
+// ----- with a journaling primary -------------------------------------------
+
+fn journaling(standby: bool) -> MasterConfig {
+    MasterConfig {
+        journal_capacity_bytes: 1 << 24,
+        standby,
+        ..config()
+    }
+}
+
+fn zero_leases(m: &Master) -> mooncake_meta_core::snapshot::image::SnapshotImage {
+    let mut i = mooncake_meta_core::snapshot::codec::decode(&m.snapshot().unwrap()).unwrap();
+    i.created_at = 0;
+    i.wall_at_capture = None;
+    i.objects.iter_mut().for_each(|o| o.lease = 0);
+    i.groups.iter_mut().for_each(|g| g.lease = 0);
+    i
+}
+
+#[test]
+fn a_standby_restored_from_a_snapshot_resumes_at_the_next_record() {
+    let p = master_with(journaling(false), 2, 0, 1 << 20);
+    put(&p, "gone", 64, &WriteConfig::default());
+    put(&p, "kept", 64, &enable(60_000));
+    // Discarded by a rewrite, and a write in flight at the snapshot.
+    upsert(&p, "kept", 64, &preserve());
+    let w = p.put_start(C1, k("flying"), 64, &enable(5_000)).unwrap();
+    let snap = p.snapshot().unwrap();
+    let at = mooncake_meta_core::snapshot::codec::decode(&snap)
+        .unwrap()
+        .journal_seq;
+    assert!(at > 0);
+    // After the snapshot: the write ends, an object goes, discarded
+    // buffers are released, a new object comes.
+    p.advance_time(100).unwrap();
+    p.put_end(C1, k("flying"), ReplicaSelector::All, Some(w.token))
+        .unwrap();
+    p.remove(k("gone"), true).unwrap();
+    p.release_discarded_at(u64::MAX / 4);
+    put(&p, "new", 64, &WriteConfig::default());
+
+    for chained in [false, true] {
+        let s = Master::new(if chained {
+            journaling(true)
+        } else {
+            standby_config()
+        })
+        .unwrap();
+        s.restore(&snap).unwrap();
+        assert_eq!(
+            s.applied_seq(),
+            at,
+            "resumes after the snapshot's last record"
+        );
+        let bytes = p.journal_read_to_vec(at + 1).unwrap();
+        let r = s.apply_journal(&bytes).unwrap();
+        assert_eq!(r.last_seq, p.journal_stats().last_seq);
+        assert_eq!(zero_leases(&s), zero_leases(&p));
+        s.check_invariants().unwrap();
+        if chained {
+            // Its own journal holds the snapshot's state as a Reset at the
+            // snapshot's sequence, then what it applied.
+            let own = s.journal_read_to_vec(at).unwrap();
+            let b = mooncake_meta_core::journal::decode_batch(&own).unwrap();
+            assert_eq!(b.first_seq, at);
+            assert!(matches!(b.records[0], Record::Reset { .. }));
+            assert_eq!(b.last_seq(), r.last_seq);
+        }
+        // A snapshot of the standby resumes a standby of it at the same place.
+        let again = s.snapshot().unwrap();
+        assert_eq!(
+            mooncake_meta_core::snapshot::codec::decode(&again)
+                .unwrap()
+                .journal_seq,
+            r.last_seq
+        );
+    }
+}
+
+#[test]
+fn metrics_report_the_applied_sequence() {
+    let p = master_with(journaling(false), 1, 0, 1 << 20);
+    put(&p, "a", 64, &WriteConfig::default());
+    let s = standby();
+    let r = s.apply_journal(&p.journal_read_to_vec(1).unwrap()).unwrap();
+    assert!(r.last_seq >= 3);
+    assert_eq!(s.metrics().journal_applied_seq, r.last_seq);
+    assert!(s
+        .metrics_prometheus()
+        .contains(&format!("\nmaster_journal_applied_seq {}\n", r.last_seq)));
+    assert_eq!(zero_leases(&s), zero_leases(&p));
+}

@@ -52,6 +52,8 @@ impl MasterCore {
         let Some(j) = &self.journal else {
             return;
         };
+        #[cfg(feature = "test-hooks")]
+        self.race_point(crate::quiesce::RacePoint::BeforeRecord);
         let table = self.segments.read();
         let discarded = discarded_since(&table, st, discard_mark);
         let rec = match st.find(hash, k) {
@@ -203,5 +205,39 @@ pub(crate) fn object_image(table: &SegmentTable, st: &ShardState, obj: &Object) 
             Task::Promotion { target } => TaskImage::Promotion { target: *target },
         }),
         replicas,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::journal::codec::decode_batch;
+    use crate::journal::Record;
+    use crate::{Master, MasterConfig};
+
+    // docs/CONTRACT.md §12.1: ids a failed operation reserved and cannot
+    // give back (another operation took ids since) are recorded as the
+    // counters; ids given back change nothing and are not.
+    #[test]
+    fn ids_a_failed_operation_cannot_give_back_are_recorded() {
+        let m = Master::new(MasterConfig {
+            journal_capacity_bytes: 1 << 16,
+            ..MasterConfig::deterministic(0)
+        })
+        .unwrap();
+        let first = m.replica_ids(2);
+        m.return_replica_ids(first, 2);
+        assert_eq!(m.journal_stats().records_appended, 0);
+        let first = m.replica_ids(2);
+        let other = m.replica_ids(1);
+        m.return_replica_ids(first, 2);
+        let b = decode_batch(&m.journal_read_to_vec(1).unwrap()).unwrap();
+        assert_eq!(
+            b.records,
+            [Record::Counters {
+                next_replica_id: other + 1,
+                next_write_token: 1,
+                next_object_seq: 1,
+            }]
+        );
     }
 }

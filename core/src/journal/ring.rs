@@ -274,6 +274,37 @@ impl Journal {
         Ok(freed)
     }
 
+    /// Makes `next_seq` the sequence of the next record appended: a
+    /// standby that journals what it applies keeps its primary's numbering
+    /// this way across a restore or a start mid-stream. A no-op when it
+    /// already is; otherwise every record held is dropped (counted in
+    /// [`JournalStats::dropped_records`]), so a consumer reading one of them
+    /// gets `JOURNAL_OVERRUN` and resyncs from a snapshot, never a record
+    /// under a number it means something else by. `INVALID_PARAMS` for 0.
+    pub fn continue_at(&self, next_seq: u64) -> Result<()> {
+        if next_seq == 0 || next_seq > codec::MAX_SEQ {
+            return Err(Error::invalid(format!(
+                "journal sequence {next_seq} is outside 1..={}",
+                codec::MAX_SEQ
+            )));
+        }
+        let mut ring = self.ring.lock();
+        if ring.next == next_seq {
+            return Ok(());
+        }
+        let appended = ring.next - ring.start;
+        let held = ring.entries.len() as u64;
+        ring.entries.clear();
+        ring.bytes = 0;
+        ring.dropped += held;
+        ring.start = next_seq.saturating_sub(appended);
+        ring.first = next_seq;
+        ring.next = next_seq;
+        ring.released_upto = ring.released_upto.min(next_seq - 1);
+        ring.dropped_upto = next_seq - 1;
+        Ok(())
+    }
+
     /// Sequence of the newest record appended (0 for a new journal
     /// starting at 1).
     pub fn last_seq(&self) -> u64 {

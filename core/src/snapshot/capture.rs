@@ -27,6 +27,10 @@ impl MasterCore {
 
     /// Captures the master into an image.
     pub fn capture(&self) -> SnapshotImage {
+        // A standby's image is a cut between two applied records: its
+        // journal sequence is the applied one, read under the apply mutex
+        // (standby.rs), which a record's whole apply holds.
+        let apply = self.is_standby().then(|| self.role.apply.lock());
         let guards: Vec<_> = self.shards.iter().map(|s| s.state.read()).collect();
         let states: Vec<&ShardState> = guards.iter().map(|g| &**g).collect();
         let retention = self.retention.map.read();
@@ -37,7 +41,10 @@ impl MasterCore {
         // normalisation). Read before any object: a clear recorded after
         // this sequence may or may not show in the image, and a standby
         // resuming after it applies that record again, to the same effect.
-        let journal_seq = self.journal.as_ref().map_or(0, |j| j.last_seq());
+        let journal_seq = match apply {
+            Some(_) if self.is_standby() => self.applied_seq(),
+            _ => self.journal.as_ref().map_or(0, |j| j.last_seq()),
+        };
         self.capture_locked(&states, &retention, &table, journal_seq)
     }
 

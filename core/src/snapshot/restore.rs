@@ -103,15 +103,33 @@ impl MasterCore {
         // Newest first; ties keep the caller's order.
         order.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
         for (created_at, i) in order {
-            let mut shift = 0;
+            let (mut shift, mut journal_seq) = (0, 0);
+            // A standby holds its primary's state and timeline: it installs
+            // the snapshot verbatim (docs/CONTRACT.md section 12.3).
+            let standby = self.is_standby();
             let staged = super::codec::decode(candidates[i]).and_then(|mut img| {
+                journal_seq = img.journal_seq;
+                if standby {
+                    return self.stage(&img, StageMode::Verbatim);
+                }
                 shift = super::remap::shift_for(&img, self.clock.skew());
                 super::remap::shift_instants(&mut img, shift);
                 self.stage(&img, StageMode::Restore)
             });
             match staged {
                 Ok((staged, mut report)) => {
+                    // A standby resumes after the snapshot's last record
+                    // (docs/CONTRACT.md section 12.3); its own journal, if
+                    // any, numbers the Reset the install appends as that
+                    // record, as a standby of it would.
+                    if let (true, Some(j), true) = (standby, &self.journal, journal_seq > 0) {
+                        j.continue_at(journal_seq)?;
+                    }
                     self.install(staged);
+                    if standby {
+                        self.role.set_applied_seq(journal_seq);
+                        self.role.set_lenient(true);
+                    }
                     report.clock_shift_ms = shift;
                     report.candidate = i;
                     report.created_at = created_at;

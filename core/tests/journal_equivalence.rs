@@ -1,0 +1,277 @@
+//! Journal equivalence (docs/CONTRACT.md section 12): random operation
+//! sequences (every operation of the sequence driver in `support/opseq.rs`
+//! — writes of every shape and soft-pin action, upserts, End/Revoke,
+//! copy/move/promotion, local-disk replicas, removals, batches, mounts and
+//! unmounts, restores, clock moves, cleanup, eviction, sweep and discard
+//! release at random instants of a manual clock — plus group retention)
+//! run on a primary with a journal; after every step the journal is applied
+//! to a standby in random chunks, with repeats, and the two must agree on:
+//!
+//! - the snapshot image, leases zeroed (and the capture instants);
+//! - the state a snapshot omits ([`MasterCore::debug_dump`]): writes in
+//!   flight with their pending intents, replica roles, tasks, discarded
+//!   buffers with their release instants, allocator blocks and the gauges.
+//!
+//! Every other sequence, the standby journals what it applies and a second
+//! standby applies that journal (a chain), and must agree with the primary
+//! too. At the end the (first) standby is promoted and every write in flight is ended on
+//! both masters at the same instant: the results and the states must agree
+//! again (a promoted standby takes over in-flight writes).
+//!
+//! Environment: `JOURNAL_EQ_CASES` (default 10 000 sequences), `JOURNAL_EQ_SEED`.
+
+mod support;
+
+use mooncake_meta_core::journal::{decode_batch, encode_batch};
+use mooncake_meta_core::snapshot::image::SnapshotImage;
+use mooncake_meta_core::*;
+use support::entropy::{Entropy, XorShift};
+use support::opseq::{self, Driver, Op};
+
+const DEFAULT_CASES: u64 = 10_000;
+const DEFAULT_SEED: u64 = 0x6a6f_7572_6e61_6c21;
+/// Steps per sequence: short sequences, many of them.
+const MAX_STEPS: u64 = 40;
+
+fn env(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+fn primary_config() -> MasterConfig {
+    MasterConfig {
+        journal_capacity_bytes: 64 << 20,
+        ..opseq::config()
+    }
+}
+
+fn standby_config(chained: bool) -> MasterConfig {
+    MasterConfig {
+        standby: true,
+        // Half the standbys journal what they apply (a chain of standbys).
+        journal_capacity_bytes: if chained { 64 << 20 } else { 0 },
+        // Another shard count: nothing may depend on where a key lands.
+        shard_count: 3,
+        ..opseq::config()
+    }
+}
+
+/// The snapshot image with what legitimately differs zeroed: leases (reads
+/// are not journaled) and the capture instants.
+fn image(m: &Master) -> SnapshotImage {
+    let mut img = snapshot::codec::decode(&m.snapshot().unwrap()).unwrap();
+    img.created_at = 0;
+    img.wall_at_capture = None;
+    for o in &mut img.objects {
+        o.lease = 0;
+    }
+    for g in &mut img.groups {
+        g.lease = 0;
+    }
+    img
+}
+
+/// The lines where two renderings differ, with a little context.
+fn diff(a: &str, b: &str) -> String {
+    let (a, b): (Vec<&str>, Vec<&str>) = (a.lines().collect(), b.lines().collect());
+    let first = a
+        .iter()
+        .zip(&b)
+        .position(|(x, y)| x != y)
+        .unwrap_or(a.len().min(b.len()));
+    let from = first.saturating_sub(12);
+    let to = |v: &Vec<&str>| v[from.min(v.len())..(first + 6).min(v.len())].join("\n");
+    format!("primary:\n{}\n--- standby:\n{}", to(&a), to(&b))
+}
+
+fn compare(p: &Master, s: &Master, what: &str) -> Result<(), String> {
+    let (mut ip, mut is) = (image(p), image(s));
+    if !s.is_standby() {
+        // A promoted master numbers its own records (if it journals).
+        ip.journal_seq = 0;
+        is.journal_seq = 0;
+    }
+    if ip != is {
+        return Err(format!(
+            "{what}: snapshot images differ\n{}",
+            diff(&format!("{ip:#?}"), &format!("{is:#?}"))
+        ));
+    }
+    let (dp, ds) = (p.debug_dump(), s.debug_dump());
+    if dp != ds {
+        return Err(format!(
+            "{what}: internal state differs\n{}",
+            diff(&format!("{dp:#?}"), &format!("{ds:#?}"))
+        ));
+    }
+    s.check_invariants()
+        .map_err(|e| format!("{what}: standby invariants: {e}"))
+}
+
+/// Brings the standby up to the primary's last record: the journal from a
+/// little before the standby's position (repeats), split into random
+/// batches, applied in one or more calls.
+fn catch_up(p: &Master, s: &Master, e: &mut XorShift) -> Result<(), String> {
+    let applied = s.applied_seq();
+    let back = e.below(4);
+    let from = (applied + 1).saturating_sub(back).max(1);
+    let stats = p.journal_stats();
+    let from = from.max(stats.first_seq);
+    let bytes = p
+        .journal_read_to_vec(from)
+        .map_err(|e| format!("journal read from {from}: {e}"))?;
+    if bytes.is_empty() {
+        return Ok(());
+    }
+    let batch = decode_batch(&bytes).map_err(|e| format!("decode: {e}"))?;
+    let mut calls: Vec<Vec<u8>> = vec![Vec::new()];
+    let mut i = 0;
+    while i < batch.records.len() {
+        let n = 1 + e.below((batch.records.len() - i) as u64) as usize;
+        let chunk = encode_batch(batch.first_seq + i as u64, &batch.records[i..i + n])
+            .map_err(|e| format!("encode: {e}"))?;
+        if e.chance(40) {
+            calls.push(Vec::new());
+        }
+        calls.last_mut().unwrap().extend(chunk);
+        i += n;
+    }
+    for c in &calls {
+        s.apply_journal(c).map_err(|e| format!("apply: {e}"))?;
+    }
+    if s.applied_seq() != batch.last_seq() {
+        return Err(format!(
+            "applied up to {} of {}",
+            s.applied_seq(),
+            batch.last_seq()
+        ));
+    }
+    // A repeat of everything read is a no-op.
+    if e.chance(10) {
+        let r = s
+            .apply_journal(&bytes)
+            .map_err(|e| format!("repeat: {e}"))?;
+        if r.records_applied != 0 {
+            return Err(format!("a repeat applied {} records", r.records_applied));
+        }
+    }
+    p.journal_release(s.applied_seq())
+        .map_err(|e| format!("release: {e}"))?;
+    Ok(())
+}
+
+/// Group retention, which the sequence driver does not exercise.
+fn retention_op(m: &Master, e: &mut XorShift) {
+    let tenant = *e.pick(&[DEFAULT_TENANT, "t1"]);
+    const CHOICES: [&[&str]; 3] = [&["g"], &["h"], &["g", "h"]];
+    let groups = CHOICES[e.below(3) as usize];
+    if e.chance(60) {
+        let ttl = *e.pick(&[1, 100, 5_000, 60_000]);
+        let _ = m.retain_groups(tenant, groups, ttl);
+    } else {
+        let _ = m.release_groups(tenant, groups);
+    }
+}
+
+fn run_case(case: u64, seed: u64) -> Result<(), String> {
+    let mut e = XorShift::new(seed ^ case.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    let mut d = Driver::with_config(primary_config());
+    let chained = case % 2 == 1;
+    let s = Master::new(standby_config(chained)).unwrap();
+    // With a journaling standby, a standby of it too.
+    let s2 = chained.then(|| Master::new(standby_config(false)).unwrap());
+    let steps = 1 + e.below(MAX_STEPS);
+    let mut log: Vec<String> = Vec::new();
+    for step in 0..steps {
+        if e.chance(8) {
+            retention_op(&d.m, &mut e);
+            log.push("retention".into());
+        } else {
+            let op = Op::draw(&mut e);
+            log.push(format!("{op:?}"));
+            d.step(&op)
+                .map_err(|m| format!("step {step}: driver: {m}"))?;
+        }
+        catch_up(&d.m, &s, &mut e)
+            .and_then(|()| compare(&d.m, &s, &format!("step {step}")))
+            .and_then(|()| match &s2 {
+                Some(s2) => catch_up(&s, s2, &mut e)
+                    .and_then(|()| compare(&d.m, s2, &format!("step {step}, second standby"))),
+                None => Ok(()),
+            })
+            .map_err(|m| format!("{m}\nops (last is the step): {log:#?}"))?;
+    }
+    // Promote at the primary's instant and end every write in flight on
+    // both at the same instant.
+    s.set_time(d.m.now()).map_err(|e| e.to_string())?;
+    let report = s.promote().map_err(|e| format!("promote: {e}"))?;
+    let img = d.m.capture();
+    let dump = d.m.debug_dump();
+    let in_flight: Vec<_> = dump
+        .objects
+        .iter()
+        .filter(|o| o.in_flight.is_some())
+        .collect();
+    if report.writes_in_flight != in_flight.len() as u64 {
+        return Err(format!(
+            "promote took over {} writes, the primary has {}",
+            report.writes_in_flight,
+            in_flight.len()
+        ));
+    }
+    for o in in_flight {
+        let rec = img
+            .objects
+            .iter()
+            .find(|r| r.tenant == o.tenant && r.key == o.key)
+            .ok_or("an in-flight object is not in the snapshot")?;
+        let k = Key::scoped(&o.tenant, &o.key);
+        let sel = *e.pick(&[ReplicaSelector::All, ReplicaSelector::Memory]);
+        let (rp, rs) = if e.chance(80) {
+            (
+                d.m.put_end(rec.writer, k, sel, Some(rec.write_token)),
+                s.put_end(rec.writer, k, sel, Some(rec.write_token)),
+            )
+        } else {
+            (
+                d.m.put_revoke(rec.writer, k, sel, Some(rec.write_token)),
+                s.put_revoke(rec.writer, k, sel, Some(rec.write_token)),
+            )
+        };
+        if rp.as_ref().map_err(|e| e.kind()) != rs.as_ref().map_err(|e| e.kind()) {
+            return Err(format!(
+                "end of {k:?} after promote: primary {rp:?}, promoted standby {rs:?}\nops: {log:#?}"
+            ));
+        }
+    }
+    if chained {
+        // The promoted master's own numbering goes on after what it applied.
+        let stats = s.journal_stats();
+        if stats.last_seq < report.applied_seq {
+            return Err(format!(
+                "promoted journal at {} before the applied {}",
+                stats.last_seq, report.applied_seq
+            ));
+        }
+        let next = s
+            .journal_read_to_vec(report.applied_seq + 1)
+            .map_err(|e| format!("promoted journal read: {e}"))?;
+        if !next.is_empty() && decode_batch(&next).unwrap().first_seq != report.applied_seq + 1 {
+            return Err("the promoted journal does not continue at applied_seq + 1".into());
+        }
+    }
+    compare(&d.m, &s, "after promote and the ends").map_err(|m| format!("{m}\nops: {log:#?}"))
+}
+
+#[test]
+fn a_standby_applying_the_journal_equals_the_primary() {
+    let cases = env("JOURNAL_EQ_CASES", DEFAULT_CASES);
+    let seed = env("JOURNAL_EQ_SEED", DEFAULT_SEED);
+    for case in 0..cases {
+        if let Err(msg) = run_case(case, seed) {
+            panic!("case {case} (seed {seed:#x}): {msg}");
+        }
+    }
+}

@@ -1,0 +1,853 @@
+//! What a master with a journal records (docs/CONTRACT.md §12.1): one
+//! record per state change, by outcome — the whole object as it stands
+//! after the change (ObjectSet) or its erasure (ObjectErased), with the
+//! buffers the change discarded — in commit order, with consecutive
+//! sequences; nothing for reads, rejections and calls that change nothing;
+//! a buffer's freeing record always before the record of a placement that
+//! reuses it; instants as the primary chose them.
+
+mod common;
+
+use common::*;
+use mooncake_meta_core::journal::codec::decode_batch;
+use mooncake_meta_core::journal::*;
+use mooncake_meta_core::snapshot::codec::{decode, version_of};
+use mooncake_meta_core::*;
+use std::collections::HashMap;
+use std::sync::{Arc, Barrier};
+
+const SEG: u64 = 1 << 20;
+
+fn journal_config() -> MasterConfig {
+    MasterConfig {
+        journal_capacity_bytes: 1 << 24,
+        ..config()
+    }
+}
+
+/// A journalled master with memory segments mem0, mem1 and a second-pool
+/// segment nof0, owned by C1.
+fn jmaster() -> Master {
+    master_with(journal_config(), 2, 1, SEG)
+}
+
+/// Reads the journal from where it last stopped, checking the sequences
+/// run on without a gap.
+struct Cursor<'a> {
+    m: &'a Master,
+    next: u64,
+}
+
+impl<'a> Cursor<'a> {
+    /// A cursor past everything recorded so far.
+    fn at_end(m: &'a Master) -> Self {
+        Cursor {
+            m,
+            next: m.journal_stats().last_seq + 1,
+        }
+    }
+
+    fn from_start(m: &'a Master) -> Self {
+        Cursor { m, next: 1 }
+    }
+
+    /// The records appended since the last call, in order.
+    fn take(&mut self) -> Vec<Record> {
+        let bytes = self.m.journal_read_to_vec(self.next).unwrap();
+        if bytes.is_empty() {
+            return Vec::new();
+        }
+        let b = decode_batch(&bytes).unwrap();
+        assert_eq!(b.first_seq, self.next, "sequences run on without a gap");
+        self.next = b.last_seq() + 1;
+        assert_eq!(self.next, self.m.journal_stats().last_seq + 1);
+        b.records
+    }
+
+    fn nothing(&mut self, what: &str) {
+        let recs = self.take();
+        assert!(recs.is_empty(), "{what} recorded {recs:?}");
+    }
+}
+
+fn rkey(key: &str) -> RecordKey {
+    RecordKey::new(DEFAULT_TENANT, key)
+}
+
+fn address(d: &ReplicaDescriptor) -> u64 {
+    match d.location {
+        Location::Buffer { address, .. } => address,
+        Location::LocalDisk { .. } => panic!("not a buffer"),
+    }
+}
+
+fn place(m: &Master, d: &ReplicaDescriptor) -> Placement {
+    match d.location {
+        Location::Buffer {
+            segment, address, ..
+        } => {
+            let segment = m.segment_name(segment).unwrap();
+            match d.kind {
+                ReplicaKind::Memory => Placement::Memory { segment, address },
+                _ => Placement::NofSsd { segment, address },
+            }
+        }
+        Location::LocalDisk { client, .. } => Placement::LocalDisk { client },
+    }
+}
+
+fn replica(m: &Master, d: &ReplicaDescriptor, role: ReplicaRole) -> ReplicaImage {
+    ReplicaImage {
+        id: d.id,
+        status: d.status,
+        role,
+        place: place(m, d),
+    }
+}
+
+/// The image of a new write of `size` bytes under `key` by C1 at the
+/// current instant: everything as a fresh PutStart leaves it.
+fn started(key: &str, size: u64, seq: u64, token: u64, put_start: u64) -> ObjectImage {
+    ObjectImage {
+        key: rkey(key),
+        size,
+        writer: C1,
+        put_start,
+        lease: 0,
+        seq,
+        write_token: token,
+        hard_pin: false,
+        group: None,
+        committed: None,
+        in_flight: Some(InFlightImage {
+            pending: Some(SoftPinIntent::Preserve),
+        }),
+        task: None,
+        replicas: vec![],
+    }
+}
+
+fn set(image: ObjectImage, discarded: Vec<DiscardedBuffer>) -> Record {
+    Record::ObjectSet {
+        image: Box::new(image),
+        discarded,
+    }
+}
+
+fn erased(key: &str, discarded: Vec<DiscardedBuffer>) -> Record {
+    Record::ObjectErased {
+        key: rkey(key),
+        discarded,
+    }
+}
+
+fn image_of(r: &Record) -> &ObjectImage {
+    match r {
+        Record::ObjectSet { image, .. } => image,
+        other => panic!("not an ObjectSet: {other:?}"),
+    }
+}
+
+fn on(segment: &str) -> WriteConfig {
+    WriteConfig {
+        preferred_segments: vec![segment.into()],
+        ..preserve()
+    }
+}
+
+fn discarded(segment: &str, address: u64, len: u64, release_at: u64) -> DiscardedBuffer {
+    DiscardedBuffer {
+        buffer: BufferRef {
+            segment: segment.into(),
+            address,
+            len,
+        },
+        release_at,
+    }
+}
+
+// §12.1: mounts are recorded with what was mounted, a re-mount of the
+// identical segment is not.
+#[test]
+fn mounts_are_recorded_once() {
+    let m = Master::new(journal_config()).unwrap();
+    let mut c = Cursor::from_start(&m);
+    let s = spec("mem0", 3, SEG, Pool::Memory);
+    m.mount_segment(C2, &s).unwrap();
+    assert_eq!(
+        c.take(),
+        [Record::SegmentMounted {
+            owner: C2,
+            name: "mem0".into(),
+            pool: Pool::Memory,
+            base: 4 << 40,
+            size: SEG,
+        }]
+    );
+    m.mount_segment(C2, &s).unwrap();
+    c.nothing("an identical re-mount");
+    assert_eq!(
+        m.mount_segment(C1, &s).unwrap_err().kind(),
+        ErrorKind::SegmentAlreadyExists
+    );
+    c.nothing("a refused mount");
+}
+
+// §12.1: PutStart records the new object with its write in flight and the
+// resolved pending intent; the End records it COMPLETE with the committed
+// deadline, the write over, the lease raised to the End's instant.
+#[test]
+fn a_put_pair_records_the_object_twice() {
+    let m = jmaster();
+    let mut c = Cursor::at_end(&m);
+    let w = m.put_start(C1, k("a"), 4096, &enable(60_000)).unwrap();
+    let mut img = started("a", 4096, 1, w.token, T0);
+    img.in_flight = Some(InFlightImage {
+        pending: Some(SoftPinIntent::Enable { ttl_ms: 60_000 }),
+    });
+    img.replicas = vec![replica(&m, &w.replicas[0], ReplicaRole::Write)];
+    assert_eq!(img.replicas[0].status, ReplicaStatus::Processing);
+    assert_eq!(c.take(), [set(img.clone(), vec![])]);
+
+    m.advance_time(5).unwrap();
+    m.put_end(C1, k("a"), ReplicaSelector::All, Some(w.token))
+        .unwrap();
+    img.replicas[0].status = ReplicaStatus::Complete;
+    img.lease = T0 + 5;
+    img.committed = Some(T0 + 5 + 60_000);
+    img.in_flight = None;
+    assert_eq!(c.take(), [set(img, vec![])]);
+    inv(&m);
+}
+
+// §12.1: reads, rejected calls and calls that change nothing are not
+// recorded.
+#[test]
+fn reads_rejections_and_no_ops_record_nothing() {
+    let m = jmaster();
+    put(&m, "a", 64, &preserve());
+    let w = m.put_start(C1, k("b"), 64, &preserve()).unwrap();
+    let mut c = Cursor::at_end(&m);
+    m.get_replica_list(k("a")).unwrap();
+    m.exist(k("a")).unwrap();
+    m.batch_exist(&[k("a"), k("b"), k("zz")]);
+    m.readable_count(k("a"));
+    m.list_keys(DEFAULT_TENANT, "", None, 10).unwrap();
+    m.metrics();
+    m.snapshot().unwrap();
+    c.nothing("reads");
+    assert_eq!(
+        code(m.put_start(C1, k("a"), 64, &preserve())),
+        ErrorKind::ObjectAlreadyExists
+    );
+    assert_eq!(
+        code(m.put_end(C2, k("b"), ReplicaSelector::All, None)),
+        ErrorKind::IllegalClient
+    );
+    assert_eq!(code(m.remove(k("zz"), false)), ErrorKind::ObjectNotFound);
+    assert_eq!(code(m.remove(k("b"), true)), ErrorKind::ReplicaIsNotReady);
+    assert_eq!(
+        code(m.copy_start(k("a"), &["nowhere"])),
+        ErrorKind::SegmentNotFound
+    );
+    assert_eq!(code(m.copy_end(k("a"))), ErrorKind::ObjectNoReplicationTask);
+    assert_eq!(
+        code(m.put_start(C1, k("huge"), 4 * SEG, &preserve())),
+        ErrorKind::NoAvailableHandle
+    );
+    c.nothing("rejected calls");
+    // A repeated End, an End completing nothing (only the lease moves), a
+    // release of a group that is not retained.
+    m.put_end(C1, k("a"), ReplicaSelector::All, None).unwrap();
+    m.put_end(C1, k("b"), ReplicaSelector::NofSsd, Some(w.token))
+        .unwrap();
+    m.release_groups(DEFAULT_TENANT, &["g"]).unwrap();
+    m.run_cleanup_at(T0);
+    m.sweep_stale_writes_at(T0);
+    m.release_discarded_at(T0);
+    assert!(m.run_eviction(0.0, 0.0).is_ok());
+    c.nothing("calls that change nothing");
+    inv(&m);
+}
+
+// §12.1: a partial revoke records what is left; the revoke that takes the
+// last replica records the erasure (the buffers are freed, not discarded).
+#[test]
+fn revokes_record_what_is_left_then_the_erasure() {
+    let m = jmaster();
+    let two = WriteConfig {
+        nof_ssd_replicas: 1,
+        ..preserve()
+    };
+    let w = m.put_start(C1, k("a"), 128, &two).unwrap();
+    let mut c = Cursor::at_end(&m);
+    m.put_revoke(C1, k("a"), ReplicaSelector::Memory, Some(w.token))
+        .unwrap();
+    let nof = w
+        .replicas
+        .iter()
+        .find(|d| d.kind == ReplicaKind::NofSsd)
+        .unwrap();
+    let mut img = started("a", 128, 1, w.token, T0);
+    img.replicas = vec![replica(&m, nof, ReplicaRole::Write)];
+    assert_eq!(c.take(), [set(img, vec![])]);
+    m.put_revoke(C1, k("a"), ReplicaSelector::All, Some(w.token))
+        .unwrap();
+    assert_eq!(c.take(), [erased("a", vec![])]);
+    inv(&m);
+}
+
+// §12.1: an Upsert that replaces the replicas records the new object and,
+// as discarded, the old buffers with their release instant; a stale
+// PutStart replacement likewise.
+#[test]
+fn replacing_writes_record_the_buffers_they_discard() {
+    let m = jmaster();
+    let w1 = m.put_start(C1, k("u"), 64, &on("mem0")).unwrap();
+    m.put_end(C1, k("u"), ReplicaSelector::All, None).unwrap();
+    let mut c = Cursor::at_end(&m);
+    m.advance_time(7).unwrap();
+    let w2 = m.upsert_start(C1, k("u"), 128, &on("mem1")).unwrap();
+    let mut img = started("u", 128, 2, w2.token, T0 + 7);
+    img.lease = T0;
+    img.replicas = vec![replica(&m, &w2.replicas[0], ReplicaRole::Write)];
+    let release = T0 + 7 + 600_000;
+    assert_eq!(
+        c.take(),
+        [set(
+            img,
+            vec![discarded("mem0", address(&w1.replicas[0]), 64, release)]
+        )]
+    );
+
+    // PutStart over a stale write (older than the discard timeout) with
+    // nothing COMPLETE: a new object, the stale one's buffers discarded.
+    let s1 = m.put_start(C1, k("s"), 32, &on("mem0")).unwrap();
+    c.take();
+    let now = m.advance_time(30_001).unwrap();
+    let s2 = m.put_start(C1, k("s"), 32, &on("mem1")).unwrap();
+    let mut img = started("s", 32, 4, s2.token, now);
+    img.replicas = vec![replica(&m, &s2.replicas[0], ReplicaRole::Write)];
+    assert_eq!(
+        c.take(),
+        [set(
+            img,
+            vec![discarded(
+                "mem0",
+                address(&s1.replicas[0]),
+                32,
+                now + 600_000
+            )]
+        )]
+    );
+    inv(&m);
+}
+
+// §12.1: copy, move and promotion record the task and its targets at each
+// step; a move's source is discarded at its end.
+#[test]
+fn tasks_are_recorded_step_by_step() {
+    let m = jmaster();
+    let w = m.put_start(C1, k("a"), 256, &on("mem0")).unwrap();
+    m.put_end(C1, k("a"), ReplicaSelector::All, None).unwrap();
+    let mut c = Cursor::at_end(&m);
+    let src = ReplicaImage {
+        status: ReplicaStatus::Complete,
+        ..replica(&m, &w.replicas[0], ReplicaRole::Write)
+    };
+    let mut base = started("a", 256, 1, w.token, T0);
+    base.lease = T0;
+    base.in_flight = None;
+
+    let t = m.copy_start(k("a"), &["mem1"]).unwrap();
+    let target = replica(&m, &t[0], ReplicaRole::TaskTarget);
+    let mut img = base.clone();
+    img.task = Some(TaskImage::Copy {
+        source: src.id,
+        targets: vec![target.id],
+    });
+    img.replicas = vec![src.clone(), target.clone()];
+    assert_eq!(c.take(), [set(img, vec![])]);
+
+    m.copy_end(k("a")).unwrap();
+    let copied = ReplicaImage {
+        status: ReplicaStatus::Complete,
+        role: ReplicaRole::Write,
+        ..target
+    };
+    let mut img = base.clone();
+    img.replicas = vec![src.clone(), copied.clone()];
+    assert_eq!(c.take(), [set(img, vec![])]);
+
+    let now = m.advance_time(3).unwrap();
+    let mv = m.move_start(k("a"), "mem1", "nof0").unwrap();
+    let moved = replica(&m, &mv, ReplicaRole::TaskTarget);
+    let mut img = base.clone();
+    img.task = Some(TaskImage::Move {
+        source: copied.id,
+        target: moved.id,
+    });
+    img.replicas = vec![src.clone(), copied.clone(), moved.clone()];
+    assert_eq!(c.take(), [set(img, vec![])]);
+    m.move_end(k("a")).unwrap();
+    let mut img = base.clone();
+    img.replicas = vec![
+        src,
+        ReplicaImage {
+            status: ReplicaStatus::Complete,
+            role: ReplicaRole::Write,
+            ..moved
+        },
+    ];
+    let Placement::Memory { address, .. } = copied.place else {
+        panic!("a memory copy")
+    };
+    assert_eq!(
+        c.take(),
+        [set(
+            img,
+            vec![discarded("mem1", address, 256, now + 600_000)]
+        )]
+    );
+
+    // A LOCAL_DISK replica creates its object; a promotion stages a
+    // memory target, a failed one frees it.
+    let d = m.add_local_disk_replica(C2, k("d"), 512).unwrap();
+    let recs = c.take();
+    let created = image_of(&recs[0]).clone();
+    assert_eq!(recs.len(), 1);
+    assert_eq!(
+        (
+            created.writer,
+            created.put_start,
+            created.in_flight,
+            &created.replicas
+        ),
+        (
+            C2,
+            now,
+            None,
+            &vec![ReplicaImage {
+                id: d.id,
+                status: ReplicaStatus::Complete,
+                role: ReplicaRole::Write,
+                place: Placement::LocalDisk { client: C2 },
+            }]
+        )
+    );
+    m.add_local_disk_replica(C2, k("d"), 512).unwrap();
+    c.nothing("a repeated add_local_disk_replica");
+    let p = m.promotion_start(k("d"), &[]).unwrap();
+    let mut img = created.clone();
+    img.task = Some(TaskImage::Promotion { target: p.id });
+    img.replicas.push(replica(&m, &p, ReplicaRole::TaskTarget));
+    assert_eq!(c.take(), [set(img, vec![])]);
+    m.promotion_end(k("d"), false).unwrap();
+    assert_eq!(c.take(), [set(created, vec![])]);
+    inv(&m);
+}
+
+// §12.1: every kind of removal records the erasure, one record per object.
+#[test]
+fn removals_record_erasures() {
+    let m = jmaster();
+    for key in ["a", "b1", "b2", "c", "d"] {
+        put(&m, key, 64, &preserve());
+    }
+    let mut c = Cursor::at_end(&m);
+    m.remove(k("a"), false).unwrap();
+    assert_eq!(c.take(), [erased("a", vec![])]);
+    assert_eq!(m.remove_by_regex(None, "^b", false).unwrap(), 2);
+    let mut recs = c.take();
+    recs.sort_by_key(|r| format!("{r:?}"));
+    assert_eq!(recs, [erased("b1", vec![]), erased("b2", vec![])]);
+    let out = m.batch_remove(&[k("c"), k("zz")], false);
+    assert!(out[0].is_ok() && out[1].is_err());
+    assert_eq!(c.take(), [erased("c", vec![])]);
+    assert_eq!(m.remove_all(false), 1);
+    assert_eq!(c.take(), [erased("d", vec![])]);
+    inv(&m);
+}
+
+// §12.1: eviction records each evicted object (an erasure, or what is
+// left) and each deadline it normalises (the object with no deadline).
+#[test]
+fn eviction_records_each_object_and_each_normalised_deadline() {
+    let m = jmaster();
+    put(&m, "pinned", 64, &enable(10));
+    let two = WriteConfig {
+        nof_ssd_replicas: 1,
+        ..preserve()
+    };
+    let w = m.put_start(C1, k("both"), 64, &two).unwrap();
+    m.put_end(C1, k("both"), ReplicaSelector::All, None)
+        .unwrap();
+    m.advance_time(100).unwrap();
+    let mut c = Cursor::at_end(&m);
+    let report = m.run_eviction(1.0, 1.0).unwrap();
+    assert_eq!((report.evicted, report.normalised), (2, 1));
+    let recs = c.take();
+    assert_eq!(recs.len(), 3, "{recs:?}");
+    let normalised = recs
+        .iter()
+        .position(|r| matches!(r, Record::ObjectSet { image, .. } if image.key == rkey("pinned")))
+        .expect("the normalised deadline");
+    assert_eq!(image_of(&recs[normalised]).committed, None);
+    let gone = recs
+        .iter()
+        .position(|r| r == &erased("pinned", vec![]))
+        .expect("the evicted object");
+    assert!(
+        normalised < gone,
+        "normalised during collection, then evicted"
+    );
+    let nof = w
+        .replicas
+        .iter()
+        .find(|d| d.kind == ReplicaKind::NofSsd)
+        .unwrap();
+    let left = recs
+        .iter()
+        .find(|r| matches!(r, Record::ObjectSet { image, .. } if image.key == rkey("both")))
+        .expect("what is left of both");
+    assert_eq!(
+        image_of(left).replicas,
+        [ReplicaImage {
+            status: ReplicaStatus::Complete,
+            ..replica(&m, nof, ReplicaRole::Write)
+        }]
+    );
+    inv(&m);
+}
+
+// §12.1: cleanup records each deadline it expires.
+#[test]
+fn cleanup_records_each_expiry() {
+    let m = jmaster();
+    put(&m, "a", 64, &enable(1_000));
+    let before = image_of(&Cursor::from_start(&m).take().pop().unwrap()).clone();
+    let mut c = Cursor::at_end(&m);
+    assert_eq!(m.run_cleanup_at(T0 + 999).expired, 0);
+    c.nothing("a cleanup with nothing due");
+    assert_eq!(m.run_cleanup_at(T0 + 1_000).expired, 1);
+    let img = ObjectImage {
+        committed: None,
+        ..before
+    };
+    assert_eq!(c.take(), [set(img, vec![])]);
+    inv(&m);
+}
+
+// §12.1: the sweep records the swept write (its buffers discarded, the
+// instant the sweep chose), the release pass the buffers it frees.
+#[test]
+fn sweep_and_discard_release_are_recorded() {
+    let m = jmaster();
+    let w = m.put_start(C1, k("a"), 64, &on("mem0")).unwrap();
+    let mut c = Cursor::at_end(&m);
+    assert_eq!(m.sweep_stale_writes_at(T0 + 600_001), 1);
+    let addr = address(&w.replicas[0]);
+    assert_eq!(
+        c.take(),
+        [erased("a", vec![discarded("mem0", addr, 64, T0 + 600_000)])]
+    );
+    assert_eq!(m.release_discarded_at(T0 + 599_999), 0);
+    c.nothing("a release with nothing due");
+    assert_eq!(m.release_discarded_at(T0 + 600_000), 1);
+    assert_eq!(
+        c.take(),
+        [Record::DiscardReleased {
+            at: T0 + 600_000,
+            buffers: vec![BufferRef {
+                segment: "mem0".into(),
+                address: addr,
+                len: 64,
+            }],
+        }]
+    );
+    inv(&m);
+}
+
+// §12.1: an unmount records every object it took a replica from, then the
+// unmount itself, last.
+#[test]
+fn unmount_records_its_victims_then_itself() {
+    let m = jmaster();
+    let two = WriteConfig {
+        nof_ssd_replicas: 1,
+        ..on("mem0")
+    };
+    let w = m.put_start(C1, k("kept"), 64, &two).unwrap();
+    m.put_end(C1, k("kept"), ReplicaSelector::All, None)
+        .unwrap();
+    put(&m, "gone", 64, &on("mem0"));
+    let mut c = Cursor::at_end(&m);
+    let report = m.unmount_segment(C1, "mem0").unwrap();
+    assert_eq!((report.replicas_dropped, report.objects_erased), (2, 1));
+    let recs = c.take();
+    assert_eq!(recs.len(), 3, "{recs:?}");
+    assert_eq!(
+        recs[2],
+        Record::SegmentUnmounted {
+            owner: C1,
+            name: "mem0".into()
+        }
+    );
+    assert!(recs[..2].contains(&erased("gone", vec![])));
+    let nof = w
+        .replicas
+        .iter()
+        .find(|d| d.kind == ReplicaKind::NofSsd)
+        .unwrap();
+    let kept = recs[..2]
+        .iter()
+        .find(|r| matches!(r, Record::ObjectSet { .. }))
+        .unwrap();
+    assert_eq!(
+        image_of(kept).replicas,
+        [ReplicaImage {
+            status: ReplicaStatus::Complete,
+            ..replica(&m, nof, ReplicaRole::Write)
+        }]
+    );
+    inv(&m);
+}
+
+// §12.1: group retention changes are recorded with the deadline chosen.
+#[test]
+fn retention_changes_are_recorded() {
+    let m = jmaster();
+    let mut c = Cursor::at_end(&m);
+    m.retain_groups(DEFAULT_TENANT, &["g", "h"], 5_000).unwrap();
+    assert_eq!(
+        c.take(),
+        [
+            Record::GroupRetained {
+                tenant: DEFAULT_TENANT.into(),
+                group: "g".into(),
+                deadline: T0 + 5_000,
+            },
+            Record::GroupRetained {
+                tenant: DEFAULT_TENANT.into(),
+                group: "h".into(),
+                deadline: T0 + 5_000,
+            }
+        ]
+    );
+    m.retain_groups(DEFAULT_TENANT, &["g"], 5_000).unwrap();
+    c.nothing("a retain that keeps the deadline");
+    m.release_groups(DEFAULT_TENANT, &["h"]).unwrap();
+    assert_eq!(
+        c.take(),
+        [Record::GroupReleased {
+            tenant: DEFAULT_TENANT.into(),
+            group: "h".into(),
+        }]
+    );
+    m.run_cleanup_at(T0 + 5_000);
+    assert_eq!(
+        c.take(),
+        [Record::RetentionExpired {
+            tenant: DEFAULT_TENANT.into(),
+            group: "g".into(),
+            deadline: T0 + 5_000,
+        }]
+    );
+}
+
+// §12.1 / §6: a snapshot carries the last sequence it includes (format
+// 4); without a journal it carries none and keeps its older format.
+#[test]
+fn snapshots_carry_the_journal_sequence() {
+    let m = jmaster();
+    put(&m, "a", 64, &preserve());
+    let img = decode(&m.snapshot().unwrap()).unwrap();
+    assert_eq!(img.journal_seq, m.journal_stats().last_seq);
+    assert_eq!(img.journal_seq, 5, "three mounts and a put pair");
+    assert_eq!(version_of(&img), 4);
+
+    let off = master();
+    put(&off, "a", 64, &preserve());
+    let img = decode(&off.snapshot().unwrap()).unwrap();
+    assert_eq!(img.journal_seq, 0);
+    assert!(version_of(&img) <= 3);
+    assert_eq!(off.journal_stats().records_appended, 0);
+}
+
+// §12.1: a restore records a Reset holding the state it installed, as a
+// snapshot whose journal sequence is the Reset's own.
+#[test]
+fn a_restore_records_the_state_it_installed() {
+    let m = jmaster();
+    put(&m, "a", 64, &enable(60_000));
+    m.retain_groups(DEFAULT_TENANT, &["g"], 5_000).unwrap();
+    let saved = m.snapshot().unwrap();
+    put(&m, "b", 64, &preserve());
+    let mut c = Cursor::at_end(&m);
+    m.restore(&saved).unwrap();
+    let recs = c.take();
+    let [Record::Reset { image }] = &recs[..] else {
+        panic!("one Reset: {recs:?}");
+    };
+    let installed = decode(image).unwrap();
+    assert_eq!(installed.journal_seq, m.journal_stats().last_seq);
+    let now = decode(&m.snapshot().unwrap()).unwrap();
+    assert_eq!(
+        (
+            &installed.objects,
+            &installed.retention,
+            &installed.segments
+        ),
+        (&now.objects, &now.retention, &now.segments)
+    );
+    assert_eq!(installed.journal_seq, now.journal_seq);
+    assert!(now.objects.iter().all(|o| o.key != "b"));
+    inv(&m);
+}
+
+// §12.1: with the journal off nothing is recorded, whatever runs.
+#[test]
+fn with_the_journal_off_nothing_is_recorded() {
+    let m = master();
+    put(&m, "a", 64, &enable(10));
+    m.put_start(C1, k("b"), 64, &preserve()).unwrap();
+    m.retain_groups(DEFAULT_TENANT, &["g"], 5).unwrap();
+    m.run_cleanup_at(T0 + 10);
+    m.sweep_stale_writes_at(T0 + 600_001);
+    m.release_discarded_at(T0 + 600_001);
+    m.remove_all(true);
+    m.unmount_segment(C1, "mem0").unwrap();
+    assert_eq!(m.journal_stats(), JournalStats::default());
+    inv(&m);
+}
+
+// §12.1 append before free: a buffer freed under one shard's lock and
+// placed again under another's is always freed earlier in the journal.
+// Two threads churn keys of their own on a segment with room for a few
+// objects; replaying the journal, every placement must find its buffer
+// free.
+#[test]
+fn a_reused_buffer_is_freed_earlier_in_the_journal() {
+    const ROUNDS: usize = 300;
+    const SIZE: u64 = 4096;
+    let m = Arc::new(master_with(journal_config(), 1, 0, 3 * SIZE));
+    let start = Arc::new(Barrier::new(2));
+    let workers: Vec<_> = (0..2)
+        .map(|t| {
+            let (m, start) = (m.clone(), start.clone());
+            std::thread::spawn(move || {
+                start.wait();
+                for i in 0..ROUNDS {
+                    let key = format!("t{t}-{i}");
+                    // Room for three, and each thread holds at most one.
+                    m.put_start(C1, k(&key), SIZE, &preserve()).unwrap();
+                    m.put_end(C1, k(&key), ReplicaSelector::All, None).unwrap();
+                    m.remove(k(&key), true).unwrap();
+                }
+            })
+        })
+        .collect();
+    for w in workers {
+        w.join().unwrap();
+    }
+    inv(&m);
+    // Replay: (segment, address) -> the key holding it.
+    let mut held: HashMap<(String, u64), RecordKey> = HashMap::new();
+    let mut by_key: HashMap<RecordKey, Vec<(String, u64)>> = HashMap::new();
+    let mut placements = 0;
+    let batch = decode_batch(&m.journal_read_to_vec(1).unwrap()).unwrap();
+    for (i, r) in batch.records.iter().enumerate() {
+        let seq = batch.first_seq + i as u64;
+        match r {
+            Record::ObjectSet { image, .. } => {
+                let bufs: Vec<(String, u64)> = image
+                    .replicas
+                    .iter()
+                    .filter_map(|r| match &r.place {
+                        Placement::Memory { segment, address } => Some((segment.clone(), *address)),
+                        _ => None,
+                    })
+                    .collect();
+                for b in &bufs {
+                    match held.get(b) {
+                        Some(owner) if owner == &image.key => {}
+                        Some(owner) => panic!(
+                            "record {seq} places {} on {b:?}, still held by {}",
+                            image.key.key, owner.key
+                        ),
+                        None => {
+                            placements += 1;
+                            held.insert(b.clone(), image.key.clone());
+                        }
+                    }
+                }
+                by_key.insert(image.key.clone(), bufs);
+            }
+            Record::ObjectErased { key, discarded } => {
+                assert!(discarded.is_empty());
+                for b in by_key.remove(key).unwrap_or_default() {
+                    held.remove(&b);
+                }
+            }
+            Record::SegmentMounted { .. } => {}
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    assert_eq!(placements, 2 * ROUNDS, "one placement per put");
+    assert!(held.is_empty(), "every object was removed: {held:?}");
+}
+
+/// At exact points (feature `test-hooks`; `make test` runs these in the
+/// hooks build).
+#[cfg(feature = "test-hooks")]
+mod at_exact_points {
+    use super::*;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Mutex;
+
+    // §12.1 append before free: shard A's Remove frees the segment's only
+    // slot; a PutStart on shard B runs between A's change and A's record.
+    // The buffer is not free yet, so B cannot take it there; B takes it
+    // afterwards and its placement comes after A's erasure.
+    #[test]
+    fn a_buffer_is_not_reusable_before_its_freeing_record() {
+        const SIZE: u64 = 4096;
+        let m = master_with(journal_config(), 1, 0, SIZE);
+        let a = "a";
+        let shard_a = m.debug_shard_of(k(a));
+        let b = (0..)
+            .map(|i| format!("b{i}"))
+            .find(|b| m.debug_shard_of(k(b)) != shard_a)
+            .unwrap();
+        let w = m.put_start(C1, k(a), SIZE, &preserve()).unwrap();
+        m.put_end(C1, k(a), ReplicaSelector::All, None).unwrap();
+        let armed = Arc::new(AtomicBool::new(false));
+        let inside: Arc<Mutex<Option<Result<StartedWrite>>>> = Arc::new(Mutex::new(None));
+        {
+            let (armed, inside, b) = (armed.clone(), inside.clone(), b.clone());
+            m.debug_set_race_hook(Some(Arc::new(move |core, point| {
+                if point == RacePoint::BeforeRecord && armed.swap(false, Ordering::SeqCst) {
+                    let got = core.put_start(C1, Key::new(&b), SIZE, &WriteConfig::default());
+                    *inside.lock().unwrap() = Some(got);
+                }
+            })));
+        }
+        let mut c = Cursor::at_end(&m);
+        armed.store(true, Ordering::SeqCst);
+        m.remove(k(a), true).unwrap();
+        let inside = inside.lock().unwrap().take().expect("the hook ran");
+        assert_eq!(
+            inside.map(|_| ()).unwrap_err().kind(),
+            ErrorKind::NoAvailableHandle,
+            "the freed buffer was reusable before its record"
+        );
+        let again = m.put_start(C1, k(&b), SIZE, &preserve()).unwrap();
+        assert_eq!(address(&again.replicas[0]), address(&w.replicas[0]));
+        let recs = c.take();
+        assert_eq!(recs.len(), 2, "{recs:?}");
+        assert_eq!(recs[0], erased(a, vec![]));
+        assert_eq!(image_of(&recs[1]).key, rkey(&b));
+        m.debug_set_race_hook(None);
+        inv(&m);
+    }
+}
