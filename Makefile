@@ -12,7 +12,8 @@
 #                      their mutation self-tests), C in static/dynamic/
 #                      ASan+UBSan/valgrind modes, C++, the installed layout,
 #                      out-of-tree consumers of an installed prefix, Go (vet,
-#                      test, -race, cgocheck2), the Rust sys crate, the
+#                      test, -race, cgocheck2), the Go HA module against a
+#                      real etcd, the Rust sys crate, the
 #                      README check, the docs checks and rustdoc
 #   make bench         benchmarks (make bench-quick: a short run; make bench-scale:
 #                      10^7 objects and the 10^8 footprint, not in CI)
@@ -43,7 +44,7 @@ ABI     := $(shell sed -n 's/^\#define MOONCAKE_META_ABI_VERSION \([0-9][0-9]*\)
 SONAME  := libmooncake_meta.so.$(ABI)
 DEMO_PREFIX := $(CURDIR)/target/demo-prefix
 
-.PHONY: all build lib hooks-lib libraries install uninstall demo test test-rust test-rust-valgrind test-checks test-c test-install test-consumers test-go test-sys readme-check \
+.PHONY: all build lib hooks-lib libraries install uninstall demo test test-rust test-rust-valgrind test-checks test-c test-install test-consumers test-go test-ha test-sys readme-check \
         docs docs-check bench bench-quick bench-scale lint bless-header tools clean
 all: build
 
@@ -64,6 +65,7 @@ tools:
 	$(call need,objcopy,$(call apt,binutils))
 	$(call need,cmake,$(call apt,cmake))
 	$(call need,python3,$(call apt,python3))
+	$(call need,etcd,$(call apt,etcd-server))
 	@echo 'int main(void){return 0;}' | $(CC) -fsanitize=address,undefined -x c - -o /dev/null 2>/dev/null || { \
 		echo "error: $(CC) cannot build with -fsanitize=address,undefined; install: apt-get install -y libasan8 libubsan1" >&2; exit 1; }
 
@@ -114,7 +116,7 @@ demo:
 
 # Each suite is a target; `test` runs them in order, timing each, and stops
 # at the first failure.
-SUITES := test-rust test-rust-valgrind libraries test-checks test-c test-install test-consumers test-go test-sys readme-check docs-check docs bench-quick
+SUITES := test-rust test-rust-valgrind libraries test-checks test-c test-install test-consumers test-go test-ha test-sys readme-check docs-check docs bench-quick
 
 test: tools
 	@n=0; for suite in $(SUITES); do \
@@ -199,6 +201,18 @@ test-go: lib
 		go test $(GO_LINK_RUN) -tags mooncake_pkgconfig ./...
 	cd go && GOTOOLCHAIN=local CGO_CFLAGS="-O2 -g -I$(GO_PREFIX)/include -DMOONCAKE_META_HEADER_HASH=0x$(GO_HEADER_HASH)" \
 		CGO_LDFLAGS="$(GO_PREFIX)/lib/libmooncake_meta.a" go test $(GO_LINK_RUN) -tags mooncake_external ./...
+# The Go HA module (go/ha, its own go.mod, so package mooncakemeta gains no
+# etcd dependency) against real etcd servers that its tests start on
+# loopback ports (go/ha/internal/etcdtest). MOONCAKE_META_REQUIRE_ETCD=1
+# turns a missing etcd binary into a failure instead of skipped tests. The
+# etcd engine (internal/engine, no cgo) also runs under -race.
+HA_ENV = $(GO_ENV) MOONCAKE_META_REQUIRE_ETCD=1
+test-ha: lib
+	$(call need,go,$(GO_HINT))
+	$(call need,etcd,$(call apt,etcd-server))
+	cd go/ha && $(HA_ENV) go vet ./... \
+		&& $(HA_ENV) go test -count=1 ./... \
+		&& $(HA_ENV) go test -count=1 -race ./internal/engine/
 # The Rust sys crate (rust-sys/, debug builds): linked to the release shared
 # library, then with the core compiled in (feature bundled, which adds the
 # declaration/layout consistency test), then that test's mutation self-check.
@@ -269,6 +283,7 @@ lint:
 	$(call need,go,$(GO_HINT))
 	@test -z "$$(gofmt -l go)" || { echo "gofmt: these files need formatting:" >&2; gofmt -l go >&2; exit 1; }
 	cd go && GOTOOLCHAIN=local go vet ./...
+	cd go/ha && GOTOOLCHAIN=local go vet ./...
 
 bless-header:
 	MOONCAKE_META_BLESS=1 $(CARGO) test --release --test header committed_header_matches_generated

@@ -1,0 +1,203 @@
+// Package ha makes a mooncakemeta master highly available on etcd: leader
+// election, fenced journal shipping with group commit, and standbys that
+// apply the journal and are promoted when the leader is gone
+// (docs/CONTRACT.md §12 describes the journal, standby mode and promote).
+//
+// Every node starts with a standby master (Config.Standby and
+// Config.JournalCapacityBytes > 0) and campaigns under <Prefix>/leader
+// while it applies the batches under <Prefix>/journal/. The elected node
+// applies every batch committed before its election, promotes its master
+// and ships the master's journal: each batch (at most MaxBatchBytes, 1 MiB
+// by default, under etcd's 1.5 MiB request limit) is one transaction that
+// stores <Prefix>/journal/<first sequence, 20 digits> only if the
+// leader's election key still has the create revision it was elected
+// with. A deposed leader's write therefore fails; it steps down and
+// acknowledges nothing more. A server answers a client only after
+// WaitDurable (or Sync) returned nil for the client's change.
+//
+// A master that led and stepped down holds changes no one acknowledged
+// and cannot follow again: the process starts a new standby master and a
+// new node. A journal record larger than MaxBatchBytes, or a journal that
+// overran because etcd was slower than the writes, makes the leader step
+// down too (resynchronising from a snapshot is the next step of this
+// package, with snapshots and garbage collection in etcd).
+package ha
+
+import (
+	"context"
+	"errors"
+
+	mooncakemeta "github.com/kvcache-ai/libmooncake_meta/go"
+	"github.com/kvcache-ai/libmooncake_meta/go/ha/internal/engine"
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// Config configures a node: the etcd client, the cluster prefix, the
+// node's name, the session TTL, the batch limit, the flush interval and a
+// logger. See the fields' documentation.
+type Config = engine.Config
+
+// Role is what a node is doing: RoleFollower, RolePromoting, RoleLeader or
+// RoleStopped.
+type Role = engine.Role
+
+// The roles.
+const (
+	RoleFollower  = engine.RoleFollower
+	RolePromoting = engine.RolePromoting
+	RoleLeader    = engine.RoleLeader
+	RoleStopped   = engine.RoleStopped
+)
+
+// Defaults and limits of Config.
+const (
+	DefaultSessionTTL    = engine.DefaultSessionTTL
+	DefaultMaxBatchBytes = engine.DefaultMaxBatchBytes
+	DefaultFlushInterval = engine.DefaultFlushInterval
+	MinMaxBatchBytes     = engine.MinMaxBatchBytes
+	MaxMaxBatchBytes     = engine.MaxMaxBatchBytes
+)
+
+// The errors, matched with errors.Is.
+var (
+	ErrInvalidConfig  = engine.ErrInvalidConfig
+	ErrNotStandby     = engine.ErrNotStandby
+	ErrNotLeader      = engine.ErrNotLeader
+	ErrFenced         = engine.ErrFenced
+	ErrRecordTooLarge = engine.ErrRecordTooLarge
+	ErrConflict       = engine.ErrConflict
+	ErrJournal        = engine.ErrJournal
+	ErrClosed         = engine.ErrClosed
+)
+
+// Node is one member of a cluster. Its methods may be called from any
+// number of goroutines.
+type Node struct {
+	n *engine.Node
+}
+
+// Start checks cfg and m (a standby with a journal) and starts the node as
+// a follower that catches up from etcd and campaigns in the background.
+// ctx bounds only the checks. The node uses m until Close; close m after
+// the node.
+func Start(ctx context.Context, cfg Config, m *mooncakemeta.Master) (*Node, error) {
+	if m == nil {
+		return nil, errors.New("ha: Start: the master is nil")
+	}
+	n, err := engine.Start(ctx, cfg, masterJournal{m})
+	if err != nil {
+		return nil, err
+	}
+	return &Node{n: n}, nil
+}
+
+// Role is the node's role now.
+func (n *Node) Role() Role { return n.n.Role() }
+
+// Err is why the node stopped: nil while it runs and after a clean Close.
+func (n *Node) Err() error { return n.n.Err() }
+
+// Done is closed when the node has stopped (Close, or it stepped down) and
+// given up its election key and lease.
+func (n *Node) Done() <-chan struct{} { return n.n.Done() }
+
+// AppliedSeq is the last journal sequence the master applied from etcd.
+func (n *Node) AppliedSeq() uint64 { return n.n.AppliedSeq() }
+
+// DurableSeq is the sequence up to which every record is in etcd.
+func (n *Node) DurableSeq() uint64 { return n.n.DurableSeq() }
+
+// WaitRole returns when the node has role want, ctx ends, or the node
+// stops first (why it stopped; nil when want is RoleStopped).
+func (n *Node) WaitRole(ctx context.Context, want Role) error { return n.n.WaitRole(ctx, want) }
+
+// WaitApplied returns when the master has applied every record up to seq
+// from etcd, ctx ends, or the node stops first.
+func (n *Node) WaitApplied(ctx context.Context, seq uint64) error {
+	return n.n.WaitApplied(ctx, seq)
+}
+
+// WaitDurable returns nil once every journal record up to seq is in etcd:
+// a standby promoted later has the change. It fails with ErrNotLeader on a
+// node that does not lead and with the node's error (ErrFenced, ...) once
+// the node stepped down before seq was stored.
+func (n *Node) WaitDurable(ctx context.Context, seq uint64) error {
+	return n.n.WaitDurable(ctx, seq)
+}
+
+// Sync is WaitDurable for every change the master recorded before the
+// call (its journal's last sequence): call it after a write and before
+// answering the client.
+func (n *Node) Sync(ctx context.Context) error { return n.n.Sync(ctx) }
+
+// Close stops the node: a leader ships what its journal holds and resigns
+// (a standby takes over at once), a follower withdraws. Idempotent; it
+// returns the error the node stopped with, if any.
+func (n *Node) Close() error { return n.n.Close() }
+
+// Leader returns the name (Config.Name) of the cluster's leader and
+// whether there is one.
+func Leader(ctx context.Context, cli *clientv3.Client, prefix string) (string, bool, error) {
+	return engine.Leader(ctx, cli, prefix)
+}
+
+// JournalKey is the etcd key of the batch whose first record is seq.
+func JournalKey(prefix string, seq uint64) string { return engine.JournalKey(prefix, seq) }
+
+// masterJournal adapts a Master to the engine's Journal.
+type masterJournal struct{ m *mooncakemeta.Master }
+
+func (a masterJournal) ReadBatch(from uint64, buf []byte) (int, uint64, int, error) {
+	return a.m.JournalRead(from, buf)
+}
+
+func (a masterJournal) Release(upto uint64) error {
+	_, err := a.m.JournalRelease(upto)
+	return err
+}
+
+func (a masterJournal) LastSeq() (uint64, error) {
+	st, err := a.m.JournalStats()
+	return st.LastSeq, err
+}
+
+func (a masterJournal) Apply(batch []byte) (uint64, error) {
+	r, err := a.m.ApplyJournal(batch)
+	if err != nil {
+		// The records before a refused one stay applied.
+		if _, applied, serr := a.m.StandbyState(); serr == nil {
+			return applied, err
+		}
+		return 0, err
+	}
+	// A standby journals what it applies (for a standby of it); nothing
+	// here reads that journal, so release it rather than let it fill up
+	// and count drops.
+	st, err := a.m.JournalStats()
+	if err != nil {
+		return r.LastSeq, err
+	}
+	if upto := min(r.LastSeq, st.LastSeq); upto > st.ReleasedUpto {
+		if _, err := a.m.JournalRelease(upto); err != nil {
+			return r.LastSeq, err
+		}
+	}
+	return r.LastSeq, nil
+}
+
+func (a masterJournal) Promote() (uint64, error) {
+	r, err := a.m.Promote()
+	return r.AppliedSeq, err
+}
+
+func (a masterJournal) State() (bool, uint64, uint64, error) {
+	standby, applied, err := a.m.StandbyState()
+	if err != nil {
+		return false, 0, 0, err
+	}
+	st, err := a.m.JournalStats()
+	if err != nil {
+		return false, 0, 0, err
+	}
+	return standby, applied, st.CapacityBytes, nil
+}

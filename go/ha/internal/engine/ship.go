@@ -1,0 +1,228 @@
+package engine
+
+// The leader side: read what was committed before the election, promote,
+// then ship the journal. Each batch (at most Config.MaxBatchBytes, one
+// JournalRead) is one etcd transaction that puts it under
+// <prefix>/journal/<first seq> only if this node's election key still has
+// the create revision it was elected with: a deposed leader's write fails,
+// so two leaders never both store a batch. Records appended while one
+// transaction is in flight ride in the next (group commit).
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.etcd.io/etcd/client/v3/concurrency"
+)
+
+// promoteAndLead finishes the election: every batch committed by earlier
+// leaders is applied (none can be added: their writes are fenced by keys
+// that are gone), the master is promoted, and the node leads until ctx
+// ends (Close) or it loses leadership.
+func (n *Node) promoteAndLead(ctx context.Context, sess *concurrency.Session) error {
+	for attempt := 0; ; attempt++ {
+		_, err := n.catchUp(ctx)
+		if err == nil {
+			break
+		}
+		var ae *applyError
+		if errors.As(err, &ae) {
+			return err
+		}
+		if ctx.Err() != nil {
+			return nil
+		}
+		select {
+		case <-sess.Done():
+			return fmt.Errorf("%w: the session ended before the promotion", ErrFenced)
+		default:
+		}
+		if !backoff(ctx, attempt) {
+			return nil
+		}
+	}
+	select {
+	case <-sess.Done():
+		// Not promoted: the master is still a consistent standby.
+		return fmt.Errorf("%w: the session ended before the promotion", ErrFenced)
+	default:
+	}
+	if ctx.Err() != nil {
+		return nil
+	}
+	applied, err := n.j.Promote()
+	if err != nil {
+		return fmt.Errorf("%w: promote: %w", ErrJournal, err)
+	}
+	n.update(func() {
+		n.applied = applied
+		n.durable = applied
+		n.role = RoleLeader
+	})
+	n.cfg.Logger.Info("ha leading", "name", n.cfg.Name, "applied_seq", applied)
+	return n.lead(ctx, sess, applied+1)
+}
+
+// lead ships the journal from sequence next until Close (a last drain,
+// then nil) or a failure (the error; the caller resigns). Close is noticed
+// between drains, never inside one: a transaction cut short might have
+// committed, and only the same bytes may be retried under its key. A
+// drain cannot block for long: an unreachable etcd ends the session
+// within one TTL, and that ends the drain (ErrFenced).
+func (n *Node) lead(ctx context.Context, sess *concurrency.Session, next uint64) error {
+	buf := make([]byte, n.cfg.MaxBatchBytes)
+	tick := time.NewTicker(n.cfg.FlushInterval)
+	defer tick.Stop()
+	wctx, stopWatch := context.WithCancel(context.Background())
+	defer stopWatch()
+	lost := n.watchFence(wctx)
+	for {
+		select {
+		case <-n.kick:
+		case <-tick.C:
+		case <-sess.Done():
+			return fmt.Errorf("%w: the session's lease expired or was revoked", ErrFenced)
+		case <-lost:
+			return fmt.Errorf("%w: the election key was deleted", ErrFenced)
+		case <-ctx.Done():
+			// Close: store what the journal holds now.
+			return n.drain(sess, &next, buf)
+		}
+		if err := n.drain(sess, &next, buf); err != nil {
+			return err
+		}
+	}
+}
+
+// drain ships every record from *next in batches and releases them.
+func (n *Node) drain(sess *concurrency.Session, next *uint64, buf []byte) error {
+	for {
+		size, after, need, err := n.j.ReadBatch(*next, buf)
+		if need > len(buf) {
+			return fmt.Errorf("%w: record %d needs %d bytes, the limit is %d", ErrRecordTooLarge, *next, need, len(buf))
+		}
+		if err != nil {
+			return fmt.Errorf("%w: reading from %d: %w", ErrJournal, *next, err)
+		}
+		if size == 0 {
+			return nil
+		}
+		if err := n.commit(sess, *next, buf[:size]); err != nil {
+			return err
+		}
+		n.update(func() { n.durable = after - 1 })
+		if err := n.j.Release(after - 1); err != nil {
+			return fmt.Errorf("%w: releasing up to %d: %w", ErrJournal, after-1, err)
+		}
+		*next = after
+	}
+}
+
+// commit stores one batch under its key, fenced by the election key. A
+// transient etcd error is retried while the session lives; an attempt
+// that committed although its answer was lost is recognised on the retry
+// (the key holds these very bytes).
+func (n *Node) commit(sess *concurrency.Session, first uint64, batch []byte) error {
+	leaderKey, leaderRev := n.fence()
+	key := JournalKey(n.cfg.Prefix, first)
+	for attempt := 0; ; attempt++ {
+		err := appendFenced(sess.Ctx(), n.cli, leaderKey, leaderRev, key, batch, n.cfg.SessionTTL)
+		if err == nil {
+			return nil
+		}
+		if sess.Ctx().Err() != nil {
+			return fmt.Errorf("%w: the session ended while storing %s: %w", ErrFenced, key, err)
+		}
+		if !transient(err) {
+			return err
+		}
+		n.cfg.Logger.Warn("ha batch write failed; retrying", "name", n.cfg.Name, "key", key, "err", err)
+		select {
+		case <-sess.Done():
+			return fmt.Errorf("%w: the session ended while storing %s: %w", ErrFenced, key, err)
+		default:
+		}
+		if !backoff(sess.Ctx(), attempt) {
+			return fmt.Errorf("%w: the session ended while storing %s: %w", ErrFenced, key, err)
+		}
+	}
+}
+
+// appendFenced is one attempt to put batch under key, only while
+// leaderKey has create revision leaderRev and key is absent (or already
+// holds batch). ErrFenced when leaderKey moved on, ErrConflict when key
+// holds other bytes, else the etcd error.
+func appendFenced(ctx context.Context, cli *clientv3.Client, leaderKey string, leaderRev int64, key string, batch []byte, timeout time.Duration) error {
+	tctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	resp, err := cli.Txn(tctx).
+		If(clientv3.Compare(clientv3.CreateRevision(leaderKey), "=", leaderRev),
+			clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
+		Then(clientv3.OpPut(key, string(batch))).
+		Else(clientv3.OpGet(leaderKey), clientv3.OpGet(key)).
+		Commit()
+	if err != nil {
+		return err
+	}
+	if resp.Succeeded {
+		return nil
+	}
+	leader := resp.Responses[0].GetResponseRange().Kvs
+	if len(leader) == 0 || leader[0].CreateRevision != leaderRev {
+		return fmt.Errorf("%w: %s no longer has create revision %d (another node leads): %s not stored", ErrFenced, leaderKey, leaderRev, key)
+	}
+	if existing := resp.Responses[1].GetResponseRange().Kvs; len(existing) == 1 && bytes.Equal(existing[0].Value, batch) {
+		return nil
+	}
+	return fmt.Errorf("%w: %s already holds a different batch", ErrConflict, key)
+}
+
+// watchFence returns a channel closed when the election key is deleted
+// (its session's end is seen through sess.Done, but an operator or a bug
+// may delete the key alone): an idle leader then steps down at once
+// instead of at its next write, which the fence would refuse anyway.
+func (n *Node) watchFence(ctx context.Context) <-chan struct{} {
+	key, rev := n.fence()
+	lost := make(chan struct{})
+	go func() {
+		from := rev
+		for attempt := 0; ctx.Err() == nil; attempt++ {
+			for wr := range n.cli.Watch(clientv3.WithRequireLeader(ctx), key, clientv3.WithRev(from)) {
+				if wr.Err() != nil {
+					break
+				}
+				for _, ev := range wr.Events {
+					if ev.Type == clientv3.EventTypeDelete {
+						close(lost)
+						return
+					}
+				}
+				from = wr.Header.Revision + 1
+			}
+			if ctx.Err() != nil {
+				return
+			}
+			// The watch broke (etcd restarted, history compacted): check
+			// the key itself, then watch from now.
+			hctx, cancel := context.WithTimeout(ctx, n.cfg.SessionTTL)
+			resp, err := n.cli.Get(hctx, key)
+			cancel()
+			if err == nil {
+				if len(resp.Kvs) == 0 || resp.Kvs[0].CreateRevision != rev {
+					close(lost)
+					return
+				}
+				from = resp.Header.Revision + 1
+				attempt = 0
+			}
+			if !backoff(ctx, attempt) {
+				return
+			}
+		}
+	}()
+	return lost
+}
