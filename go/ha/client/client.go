@@ -96,6 +96,11 @@ func (c *Client) NodeURL(ctx context.Context, name string) (string, error) {
 	return info.URL, nil
 }
 
+// Prefer makes url (a node's base URL, from configuration or an earlier
+// answer) the first node the next call tries; if it does not lead, the
+// call goes on to the leader as usual.
+func (c *Client) Prefer(url string) { c.setCached(url) }
+
 func (c *Client) cached() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -87,9 +87,10 @@ type Server struct {
 	l    net.Listener
 	url  string
 
-	mu     sync.Mutex
-	cur    *generation
-	closed bool
+	mu      sync.Mutex
+	cur     *generation
+	closed  bool
+	swapped chan struct{} // closed and replaced when cur is replaced
 
 	closing   chan struct{}
 	supDone   chan struct{}
@@ -157,6 +158,7 @@ func Start(ctx context.Context, cfg Config, l net.Listener) (*Server, error) {
 		cfg:       cfg,
 		log:       cfg.Logger.With("node", cfg.Name),
 		url:       url,
+		swapped:   make(chan struct{}),
 		closing:   make(chan struct{}),
 		supDone:   make(chan struct{}),
 		regDone:   make(chan struct{}),
@@ -245,34 +247,46 @@ func (s *Server) WaitRole(ctx context.Context, want ha.Role) error {
 			return ha.ErrClosed
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-s.replaced(ctx, g):
+		case <-s.replaced(g):
 		}
 	}
 }
 
-// replaced returns a channel closed once g is no longer current (polled
-// every 10 ms until ctx ends: replacements are rare and only WaitRole
-// waits for them).
-func (s *Server) replaced(ctx context.Context, g *generation) <-chan struct{} {
-	ch := make(chan struct{})
-	go func() {
-		t := time.NewTicker(10 * time.Millisecond)
-		defer t.Stop()
-		for {
-			if s.current() != g {
-				close(ch)
-				return
-			}
-			select {
-			case <-t.C:
-			case <-s.closing:
-				return
-			case <-ctx.Done():
-				return
-			}
+// replaced returns a channel closed once g is no longer current.
+func (s *Server) replaced(g *generation) <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cur != g {
+		ch := make(chan struct{})
+		close(ch)
+		return ch
+	}
+	return s.swapped
+}
+
+// Restarts is how many fresh standby masters the server started after its
+// node stepped down.
+func (s *Server) Restarts() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.restarts
+}
+
+// WaitRestarts returns once Restarts() >= n, or ctx ends.
+func (s *Server) WaitRestarts(ctx context.Context, n uint64) error {
+	for {
+		s.mu.Lock()
+		done, ch := s.restarts >= n, s.swapped
+		s.mu.Unlock()
+		if done {
+			return nil
 		}
-	}()
-	return ch
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 }
 
 // newGeneration creates a standby master and starts its node.
@@ -336,6 +350,8 @@ func (s *Server) supervise() {
 		}
 		s.cur = next
 		s.restarts++
+		close(s.swapped)
+		s.swapped = make(chan struct{})
 		s.mu.Unlock()
 		// Calls still on the old master finish first (Close waits for
 		// them); none is acknowledged, since its node has stopped.
