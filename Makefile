@@ -208,14 +208,16 @@ test-go: lib
 # etcd dependency) against real etcd servers that its tests start on
 # loopback ports (go/ha/internal/etcdtest). MOONCAKE_META_REQUIRE_ETCD=1
 # turns a missing etcd binary into a failure instead of skipped tests. The
-# etcd engine (internal/engine, no cgo) also runs under -race.
+# etcd engine (internal/engine, no cgo) and the reference server's package
+# (server: mooncake-meta-server's HTTP side, in-process servers on
+# 127.0.0.1:0) also run under -race.
 HA_ENV = $(GO_ENV) MOONCAKE_META_REQUIRE_ETCD=1
 test-ha: lib
 	$(call need,go,$(GO_HINT))
 	$(call need,etcd,$(call apt,etcd-server))
 	cd go/ha && $(HA_ENV) go vet ./... \
 		&& $(HA_ENV) go test -count=1 ./... \
-		&& $(HA_ENV) go test -count=1 -race ./internal/engine/
+		&& $(HA_ENV) go test -count=1 -race ./internal/engine/ ./server/
 # The reference server (go/ha/cmd/mooncake-meta-server) as one binary with
 # the release static library linked in (no shared library needed to run).
 server: lib

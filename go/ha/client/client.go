@@ -115,6 +115,12 @@ func (c *Client) setCached(url string) {
 
 // Call posts req (JSON) to path on the leader and decodes the answer into
 // resp (nil: discarded). A refusal is an *Error.
+//
+// A NOT_LEADER answer means nothing was acknowledged, but a change the
+// deposed leader had already shipped may still be in etcd, and a node
+// that could not be reached may have made the change before it went: the
+// retried call can then find its first attempt's effect (a Start answered
+// OBJECT_ALREADY_EXISTS). NOT_DURABLE is never retried.
 func (c *Client) Call(ctx context.Context, path string, req, resp any) error {
 	body, err := json.Marshal(req)
 	if err != nil {
