@@ -140,9 +140,10 @@ func (c Config) withDefaults() (Config, error) {
 	return c, nil
 }
 
-// Start starts a server on l (it takes l over and closes it on Close): a
-// standby master and its node, the node's entry in etcd, and the HTTP (or
-// HTTPS, with cfg.TLS) server. ctx bounds the start only.
+// Start starts a server on l (it takes l over and closes it on Close; on
+// an error l stays the caller's): a standby master and its node, the
+// node's entry in etcd, and the HTTP (or HTTPS, with cfg.TLS) server. ctx
+// bounds the start only.
 func Start(ctx context.Context, cfg Config, l net.Listener) (*Server, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
