@@ -7,6 +7,9 @@
 #   make uninstall     remove exactly what make install put there
 #   make demo          install into target/demo-prefix, build the C demo
 #                      against it through pkg-config, and run it
+#   make server        the HA reference server, target/mooncake-meta-server
+#                      (go/ha/cmd/mooncake-meta-server, the release static
+#                      library linked in)
 #   make test          every suite: Rust, the Rust ffi tests under valgrind
 #                      memcheck, header, symbol and allocator checks (with
 #                      their mutation self-tests), C in static/dynamic/
@@ -44,7 +47,7 @@ ABI     := $(shell sed -n 's/^\#define MOONCAKE_META_ABI_VERSION \([0-9][0-9]*\)
 SONAME  := libmooncake_meta.so.$(ABI)
 DEMO_PREFIX := $(CURDIR)/target/demo-prefix
 
-.PHONY: all build lib hooks-lib libraries install uninstall demo test test-rust test-rust-valgrind test-checks test-c test-install test-consumers test-go test-ha test-sys readme-check \
+.PHONY: all build lib hooks-lib libraries install uninstall demo test test-rust test-rust-valgrind test-checks test-c test-install test-consumers test-go test-ha server test-sys readme-check \
         docs docs-check bench bench-quick bench-scale lint bless-header tools clean
 all: build
 
@@ -205,14 +208,21 @@ test-go: lib
 # etcd dependency) against real etcd servers that its tests start on
 # loopback ports (go/ha/internal/etcdtest). MOONCAKE_META_REQUIRE_ETCD=1
 # turns a missing etcd binary into a failure instead of skipped tests. The
-# etcd engine (internal/engine, no cgo) also runs under -race.
+# etcd engine (internal/engine, no cgo) and the reference server's package
+# (server: mooncake-meta-server's HTTP side, in-process servers on
+# 127.0.0.1:0) also run under -race.
 HA_ENV = $(GO_ENV) MOONCAKE_META_REQUIRE_ETCD=1
 test-ha: lib
 	$(call need,go,$(GO_HINT))
 	$(call need,etcd,$(call apt,etcd-server))
 	cd go/ha && $(HA_ENV) go vet ./... \
 		&& $(HA_ENV) go test -count=1 ./... \
-		&& $(HA_ENV) go test -count=1 -race ./internal/engine/
+		&& $(HA_ENV) go test -count=1 -race ./internal/engine/ ./server/
+# The reference server (go/ha/cmd/mooncake-meta-server) as one binary with
+# the release static library linked in (no shared library needed to run).
+server: lib
+	$(call need,go,$(GO_HINT))
+	cd go/ha && $(GO_ENV) go build -o ../../target/mooncake-meta-server ./cmd/mooncake-meta-server
 # The Rust sys crate (rust-sys/, debug builds): linked to the release shared
 # library, then with the core compiled in (feature bundled, which adds the
 # declaration/layout consistency test), then that test's mutation self-check.

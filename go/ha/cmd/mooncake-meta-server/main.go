@@ -1,0 +1,282 @@
+// Command mooncake-meta-server is the reference server of the HA module: a
+// Mooncake metadata master that starts as a standby, follows the cluster's
+// journal in etcd, campaigns, and once elected serves the JSON API of
+// package server/api on HTTP (or HTTPS), acknowledging every call only
+// once its change is durable in etcd. Run it with -h for the flags.
+//
+// It logs JSON lines (log/slog) to stderr. SIGTERM or SIGINT stops it
+// gracefully: requests in flight finish, a leader ships what its journal
+// holds and resigns (a standby takes over at once), its etcd entries go.
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	mm "github.com/kvcache-ai/libmooncake_meta/go"
+	"github.com/kvcache-ai/libmooncake_meta/go/ha"
+	"github.com/kvcache-ai/libmooncake_meta/go/ha/server"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+)
+
+// DefaultJournalCapacityBytes is the journal's default size: 256 MiB. The
+// journal holds what is not in etcd yet. A put (Start + End) records about
+// 250 bytes (bench/README.md, "Journal and standby results"), so 256 MiB
+// holds about 10^6 puts: a whole default session TTL (10 s) of etcd stall
+// at 100 000 puts/s, far above what one HTTP server answers. A journal that
+// overruns makes the leader step down, so size it for the stalls to ride out.
+const DefaultJournalCapacityBytes = 256 << 20
+
+type options struct {
+	listen, advertise             string
+	etcdEndpoints, prefix, name   string
+	etcdDialTimeout               time.Duration
+	sessionTTL                    time.Duration
+	maxBatchBytes                 int
+	journalBytes                  uint64
+	leaseTTL, defaultPin, maxPin  time.Duration
+	maxGroupTTL                   time.Duration
+	maxGroups, shards, expected   uint64
+	tlsCert, tlsKey, tlsCA        string
+	etcdCert, etcdKey, etcdCA     string
+	maxRequestBytes               int64
+	writeTimeout, shutdownTimeout time.Duration
+	logLevel                      string
+}
+
+func parseFlags(args []string, stderr io.Writer) (*options, error) {
+	def := mm.DefaultConfig()
+	host, _ := os.Hostname()
+	o := &options{}
+	fs := flag.NewFlagSet("mooncake-meta-server", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&o.listen, "listen", "127.0.0.1:7480", "HTTP listen address (loopback unless told otherwise)")
+	fs.StringVar(&o.advertise, "advertise-url", "", "base URL clients reach this node at, published in etcd (default: from --listen; required when it listens on all addresses)")
+	fs.StringVar(&o.etcdEndpoints, "etcd-endpoints", "127.0.0.1:2379", "etcd endpoints, comma-separated")
+	fs.DurationVar(&o.etcdDialTimeout, "etcd-dial-timeout", 5*time.Second, "timeout of the first etcd connection")
+	fs.StringVar(&o.prefix, "cluster-prefix", "/mooncake/meta", "etcd prefix naming the cluster (the same on every node)")
+	fs.StringVar(&o.name, "node-name", "", "this node's name, unique in the cluster (default: <hostname>:<listen port>)")
+	fs.DurationVar(&o.sessionTTL, "session-ttl", ha.DefaultSessionTTL, "etcd session TTL, whole seconds: a leader that stops refreshing it is deposed after it")
+	fs.IntVar(&o.maxBatchBytes, "max-batch-bytes", ha.DefaultMaxBatchBytes, "largest journal batch (one etcd transaction); below etcd's --max-request-bytes")
+	fs.Uint64Var(&o.journalBytes, "journal-capacity-bytes", DefaultJournalCapacityBytes, "journal capacity: what is not in etcd yet (256 MiB: ~10^6 puts at ~250 B each)")
+	fs.DurationVar(&o.leaseTTL, "lease-ttl", def.KVLeaseTTL, "read lease granted by get and exist")
+	fs.DurationVar(&o.defaultPin, "default-soft-pin-ttl", def.DefaultSoftPinTTL, "soft-pin TTL of an ENABLE without ttl_ms")
+	fs.DurationVar(&o.maxPin, "max-soft-pin-ttl", def.MaxSoftPinTTL, "largest soft-pin TTL a write may ask for")
+	fs.DurationVar(&o.maxGroupTTL, "max-group-retention-ttl", def.MaxGroupRetentionTTL, "largest group retention TTL")
+	fs.Uint64Var(&o.maxGroups, "max-retained-groups", def.MaxRetainedGroups, "groups retained at once, at most")
+	fs.Uint64Var(&o.shards, "shard-count", def.ShardCount, "metadata shards, in [1, 2^20]")
+	fs.Uint64Var(&o.expected, "expected-objects", def.ExpectedObjects, "objects to pre-size the tables for (0: no presizing)")
+	fs.StringVar(&o.tlsCert, "tls-cert", "", "server certificate (PEM) for HTTPS; with --tls-key")
+	fs.StringVar(&o.tlsKey, "tls-key", "", "server private key (PEM)")
+	fs.StringVar(&o.tlsCA, "tls-client-ca", "", "CA bundle (PEM): clients must present a certificate it signed")
+	fs.StringVar(&o.etcdCert, "etcd-cert", "", "client certificate (PEM) for etcd; with --etcd-key")
+	fs.StringVar(&o.etcdKey, "etcd-key", "", "client private key (PEM) for etcd")
+	fs.StringVar(&o.etcdCA, "etcd-ca", "", "CA bundle (PEM) that signed etcd's server certificate (turns on TLS to etcd)")
+	fs.Int64Var(&o.maxRequestBytes, "max-request-bytes", server.DefaultMaxRequestBytes, "largest request body; more is 413")
+	fs.DurationVar(&o.writeTimeout, "write-timeout", server.DefaultWriteTimeout, "how long a call waits for its change to be durable before 503 NOT_DURABLE")
+	fs.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long a graceful shutdown waits for requests in flight")
+	fs.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() != 0 {
+		return nil, fmt.Errorf("unexpected arguments: %q", fs.Args())
+	}
+	_, port, err := net.SplitHostPort(o.listen)
+	if err != nil {
+		return nil, fmt.Errorf("--listen %q: %w", o.listen, err)
+	}
+	if o.name == "" {
+		if host == "" {
+			return nil, errors.New("--node-name is required: the hostname is unknown")
+		}
+		o.name = host + ":" + port
+	}
+	if (o.tlsCert == "") != (o.tlsKey == "") {
+		return nil, errors.New("--tls-cert and --tls-key go together")
+	}
+	if o.tlsCA != "" && o.tlsCert == "" {
+		return nil, errors.New("--tls-client-ca needs --tls-cert and --tls-key")
+	}
+	if (o.etcdCert == "") != (o.etcdKey == "") {
+		return nil, errors.New("--etcd-cert and --etcd-key go together")
+	}
+	if o.maxRequestBytes <= 0 {
+		return nil, fmt.Errorf("--max-request-bytes %d must be > 0", o.maxRequestBytes)
+	}
+	if o.writeTimeout <= 0 || o.shutdownTimeout <= 0 || o.etcdDialTimeout <= 0 {
+		return nil, errors.New("--write-timeout, --shutdown-timeout and --etcd-dial-timeout must be > 0")
+	}
+	if o.journalBytes == 0 {
+		return nil, errors.New("--journal-capacity-bytes must be > 0: an HA node ships its master's journal")
+	}
+	return o, nil
+}
+
+func (o *options) masterConfig() (mm.Config, error) {
+	c := mm.DefaultConfig()
+	c.KVLeaseTTL = o.leaseTTL
+	c.DefaultSoftPinTTL = o.defaultPin
+	c.MaxSoftPinTTL = o.maxPin
+	c.MaxGroupRetentionTTL = o.maxGroupTTL
+	c.MaxRetainedGroups = o.maxGroups
+	c.ShardCount = o.shards
+	c.ExpectedObjects = o.expected
+	c.JournalCapacityBytes = o.journalBytes
+	c.Standby = true
+	return c, c.Validate()
+}
+
+// loadPool reads a PEM CA bundle.
+func loadPool(path string) (*x509.CertPool, error) {
+	pem, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("%s holds no PEM certificate", path)
+	}
+	return pool, nil
+}
+
+func (o *options) serverTLS() (*tls.Config, error) {
+	if o.tlsCert == "" {
+		return nil, nil
+	}
+	cert, err := tls.LoadX509KeyPair(o.tlsCert, o.tlsKey)
+	if err != nil {
+		return nil, fmt.Errorf("--tls-cert/--tls-key: %w", err)
+	}
+	c := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	if o.tlsCA != "" {
+		pool, err := loadPool(o.tlsCA)
+		if err != nil {
+			return nil, fmt.Errorf("--tls-client-ca: %w", err)
+		}
+		c.ClientCAs = pool
+		c.ClientAuth = tls.RequireAndVerifyClientCert
+	}
+	return c, nil
+}
+
+func (o *options) etcdTLS() (*tls.Config, error) {
+	if o.etcdCA == "" && o.etcdCert == "" {
+		return nil, nil
+	}
+	c := &tls.Config{MinVersion: tls.VersionTLS12}
+	if o.etcdCA != "" {
+		pool, err := loadPool(o.etcdCA)
+		if err != nil {
+			return nil, fmt.Errorf("--etcd-ca: %w", err)
+		}
+		c.RootCAs = pool
+	}
+	if o.etcdCert != "" {
+		cert, err := tls.LoadX509KeyPair(o.etcdCert, o.etcdKey)
+		if err != nil {
+			return nil, fmt.Errorf("--etcd-cert/--etcd-key: %w", err)
+		}
+		c.Certificates = []tls.Certificate{cert}
+	}
+	return c, nil
+}
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stderr))
+}
+
+func run(args []string, stderr io.Writer) int {
+	o, err := parseFlags(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "mooncake-meta-server:", err)
+		return 2
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(o.logLevel)); err != nil {
+		fmt.Fprintf(stderr, "mooncake-meta-server: --log-level %q: %v\n", o.logLevel, err)
+		return 2
+	}
+	log := slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: level}))
+	if err := serve(o, log); err != nil {
+		log.Error("mooncake-meta-server failed", "err", err)
+		return 1
+	}
+	return 0
+}
+
+func serve(o *options, log *slog.Logger) error {
+	mcfg, err := o.masterConfig()
+	if err != nil {
+		return err
+	}
+	srvTLS, err := o.serverTLS()
+	if err != nil {
+		return err
+	}
+	etcdTLS, err := o.etcdTLS()
+	if err != nil {
+		return err
+	}
+	var eps []string
+	for _, e := range strings.Split(o.etcdEndpoints, ",") {
+		if e = strings.TrimSpace(e); e != "" {
+			eps = append(eps, e)
+		}
+	}
+	if len(eps) == 0 {
+		return fmt.Errorf("--etcd-endpoints %q names no endpoint", o.etcdEndpoints)
+	}
+	cli, err := clientv3.New(clientv3.Config{Endpoints: eps, DialTimeout: o.etcdDialTimeout, TLS: etcdTLS, Logger: zap.NewNop()})
+	if err != nil {
+		return fmt.Errorf("etcd client: %w", err)
+	}
+	defer cli.Close()
+	l, err := net.Listen("tcp", o.listen)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), o.etcdDialTimeout+o.sessionTTL)
+	srv, err := server.Start(ctx, server.Config{
+		Etcd: cli, Prefix: o.prefix, Name: o.name, URL: o.advertise,
+		SessionTTL: o.sessionTTL, MaxBatchBytes: o.maxBatchBytes,
+		Master: mcfg, TLS: srvTLS,
+		MaxRequestBytes: o.maxRequestBytes, WriteTimeout: o.writeTimeout,
+		Logger: log,
+	}, l)
+	cancel()
+	if err != nil {
+		l.Close()
+		return err
+	}
+	log.Info("mooncake-meta-server listening", "listen", l.Addr().String(), "url", srv.URL(), "name", o.name,
+		"etcd", eps, "prefix", o.prefix, "library", mm.Version())
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
+	select {
+	case sig := <-sigs:
+		log.Info("shutting down", "signal", sig.String())
+	case <-srv.Done():
+		log.Error("the HTTP server stopped; shutting down")
+	}
+	signal.Stop(sigs)
+	sctx, scancel := context.WithTimeout(context.Background(), o.shutdownTimeout)
+	defer scancel()
+	return srv.Close(sctx)
+}

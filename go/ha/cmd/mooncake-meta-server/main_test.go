@@ -1,0 +1,56 @@
+package main
+
+import (
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kvcache-ai/libmooncake_meta/go/ha/server"
+)
+
+func TestFlagDefaults(t *testing.T) {
+	o, err := parseFlags([]string{"--node-name", "n1"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.listen != "127.0.0.1:7480" || o.journalBytes != DefaultJournalCapacityBytes || o.maxRequestBytes != server.DefaultMaxRequestBytes ||
+		o.sessionTTL != 10*time.Second || o.etcdEndpoints != "127.0.0.1:2379" {
+		t.Fatalf("defaults %+v", o)
+	}
+	c, err := o.masterConfig()
+	if err != nil || !c.Standby || c.JournalCapacityBytes != DefaultJournalCapacityBytes {
+		t.Fatalf("master config %+v, %v", c, err)
+	}
+	if o, err = parseFlags([]string{"--listen", "127.0.0.1:9000"}, io.Discard); err != nil || !strings.HasSuffix(o.name, ":9000") {
+		t.Fatalf("default node name %q, %v", o.name, err)
+	}
+}
+
+func TestBadFlagsAreRefused(t *testing.T) {
+	for _, args := range [][]string{
+		{"--listen", "nowhere"},
+		{"--tls-cert", "c.pem"},
+		{"--tls-client-ca", "ca.pem"},
+		{"--etcd-key", "k.pem"},
+		{"--max-request-bytes", "0"},
+		{"--journal-capacity-bytes", "0"},
+		{"--write-timeout", "0s"},
+		{"--session-ttl", "soon"},
+		{"extra"},
+	} {
+		if _, err := parseFlags(args, io.Discard); err == nil {
+			t.Errorf("parseFlags(%q) accepted", args)
+		}
+	}
+	o, err := parseFlags([]string{"--shard-count", "0"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := o.masterConfig(); err == nil {
+		t.Error("--shard-count 0 accepted")
+	}
+	if code := run([]string{"--log-level", "loud"}, io.Discard); code != 2 {
+		t.Errorf("run with a bad --log-level = %d, want 2", code)
+	}
+}

@@ -1,0 +1,495 @@
+package server
+
+// The HTTP side: routing, request decoding, the leader check, the
+// durability wait, and the answers.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	mm "github.com/kvcache-ai/libmooncake_meta/go"
+	"github.com/kvcache-ai/libmooncake_meta/go/ha"
+	"github.com/kvcache-ai/libmooncake_meta/go/ha/server/api"
+)
+
+// lookupTimeout bounds the etcd reads that name the leader.
+const lookupTimeout = 2 * time.Second
+
+// apiCall runs one API call on the leader's master: it decodes the body
+// into a fresh request, calls the master and returns the answer.
+type apiCall func(g *generation, body []byte) (any, error)
+
+// routes are the API paths' calls.
+var routes = map[string]apiCall{
+	api.PathMount:         call(mount),
+	api.PathUnmount:       call(unmount),
+	api.PathPutStart:      call(func(g *generation, r *api.StartRequest) (any, error) { return start(g, r, false) }),
+	api.PathUpsertStart:   call(func(g *generation, r *api.StartRequest) (any, error) { return start(g, r, true) }),
+	api.PathPutEnd:        call(endCall(mm.Keyspace.PutEnd)),
+	api.PathPutRevoke:     call(endCall(mm.Keyspace.PutRevoke)),
+	api.PathUpsertEnd:     call(endCall(mm.Keyspace.UpsertEnd)),
+	api.PathUpsertRevoke:  call(endCall(mm.Keyspace.UpsertRevoke)),
+	api.PathGet:           call(get),
+	api.PathExist:         call(exist),
+	api.PathRemove:        call(remove),
+	api.PathSoftPin:       call(softPin),
+	api.PathRetainGroups:  call(retain),
+	api.PathReleaseGroups: call(release),
+	api.PathSnapshot:      call(snapshot),
+}
+
+// call adapts a typed handler: the body is decoded strictly into Req.
+func call[Req any](f func(g *generation, r *Req) (any, error)) apiCall {
+	return func(g *generation, body []byte) (any, error) {
+		var req Req
+		if err := decode(body, &req); err != nil {
+			return nil, err
+		}
+		return f(g, &req)
+	}
+}
+
+// decode parses one JSON value with every field known, and nothing after.
+func decode(body []byte, v any) error {
+	if len(bytes.TrimSpace(body)) == 0 {
+		body = []byte("{}")
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return badRequest("malformed request body: " + err.Error())
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return badRequest("malformed request body: data after the JSON value")
+	}
+	return nil
+}
+
+// ServeHTTP routes a request.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch r.URL.Path {
+	case api.PathHealthz:
+		if s.getOnly(w, r) {
+			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+			io.WriteString(w, "ok\n")
+		}
+		return
+	case api.PathRole:
+		if s.getOnly(w, r) {
+			writeJSON(w, http.StatusOK, s.role(r.Context()))
+		}
+		return
+	case api.PathMetrics:
+		if s.getOnly(w, r) {
+			s.metrics(w)
+		}
+		return
+	}
+	f, ok := routes[r.URL.Path]
+	if !ok {
+		s.fail(w, r, &requestError{status: http.StatusNotFound, name: api.ErrNameNoRoute, msg: "no such path: " + r.URL.Path})
+		return
+	}
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		s.fail(w, r, &requestError{status: http.StatusMethodNotAllowed, name: api.ErrNameMethod,
+			msg: fmt.Sprintf("%s takes POST, not %s", r.URL.Path, r.Method)})
+		return
+	}
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
+			s.fail(w, r, &requestError{status: http.StatusUnsupportedMediaType, name: api.ErrNameUnsupportedMedia,
+				msg: fmt.Sprintf("Content-Type %q: the body must be application/json", ct)})
+			return
+		}
+	}
+	body, err := s.readBody(w, r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	g := s.current()
+	if role := g.n.Role(); role != ha.RoleLeader {
+		s.fail(w, r, fmt.Errorf("%w (role %s)", ha.ErrNotLeader, role))
+		return
+	}
+	out, err := f(g, body)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	// The answer covers every journal record the call made: it is given
+	// only once they are in etcd (reads too, so nothing a client saw is
+	// lost by a failover).
+	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.WriteTimeout)
+	err = g.n.Sync(ctx)
+	cancel()
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if snap, ok := out.(*api.SnapshotResponse); ok && acceptsOctets(r) {
+		w.Header().Set("Content-Type", "application/octet-stream")
+		w.Header().Set("Content-Length", strconv.Itoa(len(snap.Snapshot)))
+		w.WriteHeader(http.StatusOK)
+		w.Write(snap.Snapshot)
+		return
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// getOnly answers 405 to anything but GET and HEAD.
+func (s *Server) getOnly(w http.ResponseWriter, r *http.Request) bool {
+	if r.Method == http.MethodGet || r.Method == http.MethodHead {
+		return true
+	}
+	w.Header().Set("Allow", "GET, HEAD")
+	s.fail(w, r, &requestError{status: http.StatusMethodNotAllowed, name: api.ErrNameMethod,
+		msg: fmt.Sprintf("%s takes GET, not %s", r.URL.Path, r.Method)})
+	return false
+}
+
+// readBody reads at most MaxRequestBytes: more is 413.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	max := s.cfg.MaxRequestBytes
+	tooLarge := &requestError{status: http.StatusRequestEntityTooLarge, name: api.ErrNameTooLarge,
+		msg: fmt.Sprintf("the request body exceeds %d bytes (--max-request-bytes)", max)}
+	if r.ContentLength > max {
+		return nil, tooLarge
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, max))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, tooLarge
+		}
+		return nil, badRequest("reading the request body: " + err.Error())
+	}
+	return body, nil
+}
+
+func acceptsOctets(r *http.Request) bool {
+	for _, part := range strings.Split(r.Header.Get("Accept"), ",") {
+		if mt, _, err := mime.ParseMediaType(strings.TrimSpace(part)); err == nil && mt == "application/octet-stream" {
+			return true
+		}
+	}
+	return false
+}
+
+// fail answers err through the error table; a NOT_LEADER answer names the
+// leader when etcd knows it.
+func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
+	status, body := errorBody(err)
+	if body.Name == api.ErrNameNotLeader {
+		ctx, cancel := context.WithTimeout(r.Context(), lookupTimeout)
+		name, url, lerr := s.leader(ctx)
+		cancel()
+		if lerr == nil && name != s.cfg.Name {
+			body.Leader, body.LeaderURL = name, url
+		}
+	}
+	if status >= 500 {
+		s.log.Warn("request failed", "path", r.URL.Path, "status", status, "name", body.Name, "err", err)
+	} else {
+		s.log.Debug("request refused", "path", r.URL.Path, "status", status, "name", body.Name, "err", err)
+	}
+	writeJSON(w, status, body)
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		status = http.StatusInternalServerError
+		b, _ = json.Marshal(api.Error{Name: "INTERNAL", Message: "encoding the answer: " + err.Error()})
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)+1))
+	w.WriteHeader(status)
+	w.Write(append(b, '\n'))
+}
+
+// leader is the cluster's leader: its name and published URL ("" when it
+// published none).
+func (s *Server) leader(ctx context.Context) (string, string, error) {
+	name, ok, err := ha.Leader(ctx, s.cfg.Etcd, s.cfg.Prefix)
+	if err != nil || !ok {
+		return "", "", err
+	}
+	resp, err := s.cfg.Etcd.Get(ctx, api.NodeKey(s.cfg.Prefix, name))
+	if err != nil || len(resp.Kvs) == 0 {
+		return name, "", err
+	}
+	var info api.NodeInfo
+	if err := json.Unmarshal(resp.Kvs[0].Value, &info); err != nil {
+		return name, "", fmt.Errorf("node entry of %s: %w", name, err)
+	}
+	return name, info.URL, nil
+}
+
+func (s *Server) role(ctx context.Context) api.Role {
+	g := s.current()
+	out := api.Role{Name: s.cfg.Name, Role: g.n.Role().String(), AppliedSeq: g.n.AppliedSeq(), DurableSeq: g.n.DurableSeq()}
+	if out.Role == ha.RoleLeader.String() {
+		out.Leader, out.LeaderURL = s.cfg.Name, s.url
+		return out
+	}
+	lctx, cancel := context.WithTimeout(ctx, lookupTimeout)
+	defer cancel()
+	name, url, err := s.leader(lctx)
+	if err != nil {
+		s.log.Warn("looking up the leader failed", "err", err)
+	}
+	out.Leader, out.LeaderURL = name, url
+	return out
+}
+
+// metrics writes the master's Prometheus text and the node's figures.
+func (s *Server) metrics(w http.ResponseWriter) {
+	s.mu.Lock()
+	g, restarts := s.cur, s.restarts
+	s.mu.Unlock()
+	text, err := g.m.MetricsPrometheus()
+	if err != nil {
+		http.Error(w, "metrics unavailable: "+err.Error(), http.StatusServiceUnavailable)
+		return
+	}
+	var b strings.Builder
+	b.WriteString(text)
+	if text != "" && !strings.HasSuffix(text, "\n") {
+		b.WriteByte('\n')
+	}
+	role := g.n.Role()
+	b.WriteString("# HELP mooncake_meta_ha_role 1 for the node's current role.\n# TYPE mooncake_meta_ha_role gauge\n")
+	for _, r := range []ha.Role{ha.RoleFollower, ha.RolePromoting, ha.RoleLeader, ha.RoleStopped} {
+		v := 0
+		if r == role {
+			v = 1
+		}
+		fmt.Fprintf(&b, "mooncake_meta_ha_role{role=%q} %d\n", r.String(), v)
+	}
+	fmt.Fprintf(&b, "# HELP mooncake_meta_ha_applied_seq The last journal sequence the master applied from etcd.\n# TYPE mooncake_meta_ha_applied_seq gauge\nmooncake_meta_ha_applied_seq %d\n", g.n.AppliedSeq())
+	fmt.Fprintf(&b, "# HELP mooncake_meta_ha_durable_seq The sequence up to which the leader's journal is in etcd.\n# TYPE mooncake_meta_ha_durable_seq gauge\nmooncake_meta_ha_durable_seq %d\n", g.n.DurableSeq())
+	fmt.Fprintf(&b, "# HELP mooncake_meta_ha_node_restarts_total Standby masters started after a step-down.\n# TYPE mooncake_meta_ha_node_restarts_total counter\nmooncake_meta_ha_node_restarts_total %d\n", restarts)
+	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+	io.WriteString(w, b.String())
+}
+
+// The calls.
+
+func tenant(g *generation, name string) mm.Keyspace { return g.m.Tenant(name) }
+
+func mount(g *generation, r *api.MountRequest) (any, error) {
+	var pool mm.Pool
+	switch r.Pool {
+	case "", api.KindMemory:
+		pool = mm.PoolMemory
+	case api.KindNofSSD:
+		pool = mm.PoolNofSSD
+	default:
+		return nil, badRequest(fmt.Sprintf("pool %q: want %q or %q", r.Pool, api.KindMemory, api.KindNofSSD))
+	}
+	id, err := g.m.MountSegment(mm.ClientID(r.ClientID), r.Name, r.Base, r.Size, pool)
+	if err != nil {
+		return nil, err
+	}
+	return api.MountResponse{SegmentID: uint32(id)}, nil
+}
+
+func unmount(g *generation, r *api.UnmountRequest) (any, error) {
+	rep, err := g.m.UnmountSegment(mm.ClientID(r.ClientID), r.Name)
+	if err != nil {
+		return nil, err
+	}
+	return api.UnmountResponse{ReplicasDropped: rep.ReplicasDropped, ObjectsErased: rep.ObjectsErased}, nil
+}
+
+// millisDuration converts a millisecond count, refusing one a Duration
+// cannot hold.
+func millisDuration(what string, ms uint64) (time.Duration, error) {
+	if ms > uint64(math.MaxInt64/int64(time.Millisecond)) {
+		return 0, badRequest(fmt.Sprintf("%s %d is too large", what, ms))
+	}
+	return time.Duration(ms) * time.Millisecond, nil
+}
+
+func replicateConfig(c *api.ReplicateConfig) (mm.ReplicateConfig, error) {
+	out := mm.ReplicateConfig{
+		ReplicaNum:        c.ReplicaNum,
+		NofSSDReplicaNum:  c.NofSSDReplicaNum,
+		WithHardPin:       c.HardPin,
+		PreferredSegments: c.PreferredSegments,
+		Group:             c.Group,
+	}
+	switch c.SoftPinAction {
+	case "", api.SoftPinPreserve:
+		out.SoftPinAction = mm.Preserve
+	case api.SoftPinEnable:
+		out.SoftPinAction = mm.Enable
+	case api.SoftPinDisable:
+		out.SoftPinAction = mm.Disable
+	default:
+		return out, badRequest(fmt.Sprintf("config.soft_pin_action %q: want %q, %q or %q",
+			c.SoftPinAction, api.SoftPinPreserve, api.SoftPinEnable, api.SoftPinDisable))
+	}
+	if c.TTLMs != nil {
+		d, err := millisDuration("config.ttl_ms", *c.TTLMs)
+		if err != nil {
+			return out, err
+		}
+		out.SoftPinTTL = &d
+	}
+	return out, nil
+}
+
+func start(g *generation, r *api.StartRequest, upsert bool) (any, error) {
+	cfg, err := replicateConfig(&r.Config)
+	if err != nil {
+		return nil, err
+	}
+	k := tenant(g, r.Tenant)
+	f := k.PutStart
+	if upsert {
+		f = k.UpsertStart
+	}
+	rs, tok, err := f(mm.ClientID(r.ClientID), r.Key, r.Size, cfg)
+	if err != nil {
+		return nil, err
+	}
+	reps, err := replicas(g, rs)
+	if err != nil {
+		return nil, err
+	}
+	return api.StartResponse{Replicas: reps, Token: uint64(tok)}, nil
+}
+
+func selector(s string) (mm.Selector, error) {
+	switch s {
+	case "", api.SelectAll:
+		return mm.SelectAll, nil
+	case api.SelectMemory:
+		return mm.SelectMemory, nil
+	case api.SelectNofSSD:
+		return mm.SelectNofSSD, nil
+	}
+	return 0, badRequest(fmt.Sprintf("selector %q: want %q, %q or %q", s, api.SelectMemory, api.SelectNofSSD, api.SelectAll))
+}
+
+func endCall(f func(mm.Keyspace, mm.ClientID, string, mm.Selector, mm.WriteToken) error) func(*generation, *api.EndRequest) (any, error) {
+	return func(g *generation, r *api.EndRequest) (any, error) {
+		sel, err := selector(r.Selector)
+		if err != nil {
+			return nil, err
+		}
+		if err := f(tenant(g, r.Tenant), mm.ClientID(r.ClientID), r.Key, sel, mm.WriteToken(r.Token)); err != nil {
+			return nil, err
+		}
+		return api.Empty{}, nil
+	}
+}
+
+func replicas(g *generation, rs []mm.Replica) ([]api.Replica, error) {
+	out := make([]api.Replica, 0, len(rs))
+	for _, r := range rs {
+		a := api.Replica{ID: r.ID, Kind: r.Kind.String(), Status: r.Status.String(), SegmentID: uint32(r.Segment),
+			Address: r.Address, Size: r.Size, ClientID: uint64(r.Client)}
+		if r.Segment != mm.NoSegment {
+			name, err := g.m.SegmentName(r.Segment)
+			if err != nil {
+				return nil, err
+			}
+			a.Segment = name
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}
+
+func get(g *generation, r *api.KeyRequest) (any, error) {
+	rs, err := tenant(g, r.Tenant).GetReplicaList(r.Key)
+	if err != nil {
+		return nil, err
+	}
+	reps, err := replicas(g, rs)
+	if err != nil {
+		return nil, err
+	}
+	return api.GetResponse{Replicas: reps}, nil
+}
+
+func exist(g *generation, r *api.KeyRequest) (any, error) {
+	ok, err := tenant(g, r.Tenant).Exist(r.Key)
+	if err != nil {
+		return nil, err
+	}
+	return api.ExistResponse{Exists: ok}, nil
+}
+
+func remove(g *generation, r *api.RemoveRequest) (any, error) {
+	if err := tenant(g, r.Tenant).Remove(r.Key, r.Force); err != nil {
+		return nil, err
+	}
+	return api.Empty{}, nil
+}
+
+func softPin(g *generation, r *api.KeyRequest) (any, error) {
+	d, ok, err := tenant(g, r.Tenant).SoftPinDeadline(r.Key)
+	if err != nil {
+		return nil, err
+	}
+	return api.SoftPinResponse{Pinned: ok, DeadlineMs: uint64(d)}, nil
+}
+
+func groupError(err error) *api.Error {
+	if err == nil {
+		return nil
+	}
+	_, body := errorBody(err)
+	return &body
+}
+
+func retain(g *generation, r *api.RetainRequest) (any, error) {
+	ttl, err := millisDuration("ttl_ms", r.TTLMs)
+	if err != nil {
+		return nil, err
+	}
+	rs, err := tenant(g, r.Tenant).RetainGroups(r.Groups, ttl)
+	if err != nil {
+		return nil, err
+	}
+	out := api.GroupsResponse{Results: make([]api.GroupResult, len(rs))}
+	for i, res := range rs {
+		out.Results[i] = api.GroupResult{Group: r.Groups[i], DeadlineMs: uint64(res.Deadline), Error: groupError(res.Err)}
+	}
+	return out, nil
+}
+
+func release(g *generation, r *api.ReleaseRequest) (any, error) {
+	errs, err := tenant(g, r.Tenant).ReleaseGroups(r.Groups)
+	if err != nil {
+		return nil, err
+	}
+	out := api.GroupsResponse{Results: make([]api.GroupResult, len(errs))}
+	for i, e := range errs {
+		out.Results[i] = api.GroupResult{Group: r.Groups[i], Error: groupError(e)}
+	}
+	return out, nil
+}
+
+func snapshot(g *generation, _ *api.Empty) (any, error) {
+	b, err := g.m.Snapshot()
+	if err != nil {
+		return nil, err
+	}
+	return &api.SnapshotResponse{Snapshot: b}, nil
+}

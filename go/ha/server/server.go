@@ -1,0 +1,467 @@
+// Package server is the library behind mooncake-meta-server: an HTTP
+// server over one HA node (package ha). The node's master starts as a
+// standby with a journal and follows the cluster's journal in etcd; once
+// elected it serves the JSON API of package api, and every answer is given
+// only after node.Sync confirmed that the journal records covering the
+// call are in etcd, so no failover loses a change a client was told about.
+// A follower answers the API with 503 NOT_LEADER naming the leader.
+//
+// The node publishes its URL under api.NodeKey(prefix, name) with a lease
+// of its session TTL, so clients find the leader's address from its name.
+// A node that steps down (its master led and holds changes nobody
+// acknowledged) is replaced by a fresh standby master and node.
+package server
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	mm "github.com/kvcache-ai/libmooncake_meta/go"
+	"github.com/kvcache-ai/libmooncake_meta/go/ha"
+	"github.com/kvcache-ai/libmooncake_meta/go/ha/server/api"
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// Defaults of Config.
+const (
+	// DefaultMaxRequestBytes bounds a request body: 1 MiB.
+	DefaultMaxRequestBytes = 1 << 20
+	// DefaultWriteTimeout bounds how long a call waits for its change to
+	// be durable before answering 503 NOT_DURABLE.
+	DefaultWriteTimeout = 5 * time.Second
+)
+
+// Config configures a server. Etcd, Prefix, Name and Master are required.
+type Config struct {
+	// Etcd is the etcd client (the caller closes it after Close).
+	Etcd *clientv3.Client
+	// Prefix is the cluster's etcd prefix (ha.Config.Prefix).
+	Prefix string
+	// Name is the node's name, unique in the cluster (ha.Config.Name).
+	Name string
+	// URL is the base URL clients reach this node at, published in etcd;
+	// empty: derived from the listener (http:// or https:// and its
+	// address), which must then not be an unspecified address (0.0.0.0).
+	URL string
+	// SessionTTL, MaxBatchBytes and FlushInterval are the ha.Config
+	// fields (zero: their defaults).
+	SessionTTL    time.Duration
+	MaxBatchBytes int
+	FlushInterval time.Duration
+	// Master is the configuration of the node's masters (start from
+	// mooncakemeta.DefaultConfig); Standby is forced on and
+	// JournalCapacityBytes must be > 0.
+	Master mm.Config
+	// TLS, when not nil, serves HTTPS with it (client certificates as it
+	// says).
+	TLS *tls.Config
+	// MaxRequestBytes bounds a request body (0: DefaultMaxRequestBytes).
+	MaxRequestBytes int64
+	// WriteTimeout bounds the wait for durability (0: DefaultWriteTimeout).
+	WriteTimeout time.Duration
+	// Logger receives the structured log (nil: discarded).
+	Logger *slog.Logger
+}
+
+// generation is one master and the node driving it: replaced when the
+// node stops on its own.
+type generation struct {
+	m *mm.Master
+	n *ha.Node
+}
+
+// Server is a running server: Close stops it.
+type Server struct {
+	cfg  Config
+	log  *slog.Logger
+	http *http.Server
+	l    net.Listener
+	url  string
+
+	mu      sync.Mutex
+	cur     *generation
+	closed  bool
+	swapped chan struct{} // closed and replaced when cur is replaced
+
+	closing   chan struct{}
+	supDone   chan struct{}
+	regDone   chan struct{}
+	serveDone chan struct{}
+	serveErr  error
+	closeOnce sync.Once
+	closeErr  error
+	restarts  uint64 // generations started after the first (under mu)
+}
+
+func (c Config) withDefaults() (Config, error) {
+	if c.Etcd == nil {
+		return c, errors.New("server: Config.Etcd is nil")
+	}
+	if c.Prefix == "" || strings.HasSuffix(c.Prefix, "/") {
+		return c, fmt.Errorf("server: Config.Prefix %q must not be empty nor end with \"/\"", c.Prefix)
+	}
+	if c.Name == "" || strings.Contains(c.Name, "/") {
+		return c, fmt.Errorf("server: Config.Name %q must not be empty nor contain \"/\"", c.Name)
+	}
+	if c.Master.JournalCapacityBytes == 0 {
+		return c, errors.New("server: Config.Master.JournalCapacityBytes must be > 0 (an HA node ships its master's journal)")
+	}
+	c.Master.Standby = true
+	if err := c.Master.Validate(); err != nil {
+		return c, fmt.Errorf("server: Config.Master: %w", err)
+	}
+	if c.MaxRequestBytes == 0 {
+		c.MaxRequestBytes = DefaultMaxRequestBytes
+	}
+	if c.MaxRequestBytes < 0 {
+		return c, fmt.Errorf("server: Config.MaxRequestBytes %d is negative", c.MaxRequestBytes)
+	}
+	if c.WriteTimeout == 0 {
+		c.WriteTimeout = DefaultWriteTimeout
+	}
+	if c.WriteTimeout < 0 {
+		return c, fmt.Errorf("server: Config.WriteTimeout %v is negative", c.WriteTimeout)
+	}
+	if c.SessionTTL == 0 {
+		c.SessionTTL = ha.DefaultSessionTTL
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return c, nil
+}
+
+// Start starts a server on l (it takes l over and closes it on Close; on
+// an error l stays the caller's): a standby master and its node, the
+// node's entry in etcd, and the HTTP (or HTTPS, with cfg.TLS) server. ctx
+// bounds the start only.
+func Start(ctx context.Context, cfg Config, l net.Listener) (*Server, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	url := cfg.URL
+	if url == "" {
+		if url, err = listenerURL(l.Addr(), cfg.TLS != nil); err != nil {
+			return nil, err
+		}
+	}
+	s := &Server{
+		cfg:       cfg,
+		log:       cfg.Logger.With("node", cfg.Name),
+		url:       url,
+		swapped:   make(chan struct{}),
+		closing:   make(chan struct{}),
+		supDone:   make(chan struct{}),
+		regDone:   make(chan struct{}),
+		serveDone: make(chan struct{}),
+	}
+	lease, err := s.register(ctx)
+	if err != nil {
+		return nil, err
+	}
+	g, err := s.newGeneration(ctx)
+	if err != nil {
+		s.revoke(lease)
+		return nil, err
+	}
+	s.cur = g
+	go s.keepRegistered(lease)
+	go s.supervise()
+	if cfg.TLS != nil {
+		l = tls.NewListener(l, cfg.TLS)
+	}
+	s.l = l
+	s.http = &http.Server{
+		Handler:           s,
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+		TLSConfig:         cfg.TLS,
+	}
+	go func() {
+		defer close(s.serveDone)
+		if err := s.http.Serve(l); !errors.Is(err, http.ErrServerClosed) {
+			s.serveErr = err
+			s.log.Error("http server failed", "err", err)
+		}
+	}()
+	s.log.Info("server started", "url", url, "prefix", cfg.Prefix)
+	return s, nil
+}
+
+// listenerURL is the URL of a listener's address.
+func listenerURL(a net.Addr, tlsOn bool) (string, error) {
+	ta, ok := a.(*net.TCPAddr)
+	if !ok {
+		return "", fmt.Errorf("server: the listener's address %v is not TCP: set Config.URL", a)
+	}
+	if ta.IP == nil || ta.IP.IsUnspecified() {
+		return "", fmt.Errorf("server: the listener's address %v is unspecified: set Config.URL (--advertise-url) to the address clients use", a)
+	}
+	scheme := "http"
+	if tlsOn {
+		scheme = "https"
+	}
+	return scheme + "://" + ta.String(), nil
+}
+
+// Done is closed when the HTTP server has stopped serving (Close, or a
+// listener failure: then Close returns that error).
+func (s *Server) Done() <-chan struct{} { return s.serveDone }
+
+// URL is the base URL the server publishes.
+func (s *Server) URL() string { return s.url }
+
+// Name is the node's name.
+func (s *Server) Name() string { return s.cfg.Name }
+
+// current is the generation serving now.
+func (s *Server) current() *generation {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cur
+}
+
+// Role is the node's role now.
+func (s *Server) Role() ha.Role { return s.current().n.Role() }
+
+// WaitRole returns once the current node has role want or ctx ends.
+func (s *Server) WaitRole(ctx context.Context, want ha.Role) error {
+	for {
+		g := s.current()
+		err := g.n.WaitRole(ctx, want)
+		if err == nil || ctx.Err() != nil {
+			return err
+		}
+		// That node stopped: wait for its replacement.
+		select {
+		case <-s.closing:
+			return ha.ErrClosed
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-s.replaced(g):
+		}
+	}
+}
+
+// replaced returns a channel closed once g is no longer current.
+func (s *Server) replaced(g *generation) <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cur != g {
+		ch := make(chan struct{})
+		close(ch)
+		return ch
+	}
+	return s.swapped
+}
+
+// Restarts is how many fresh standby masters the server started after its
+// node stepped down.
+func (s *Server) Restarts() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.restarts
+}
+
+// WaitRestarts returns once Restarts() >= n, or ctx ends.
+func (s *Server) WaitRestarts(ctx context.Context, n uint64) error {
+	for {
+		s.mu.Lock()
+		done, ch := s.restarts >= n, s.swapped
+		s.mu.Unlock()
+		if done {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// newGeneration creates a standby master and starts its node.
+func (s *Server) newGeneration(ctx context.Context) (*generation, error) {
+	m, err := mm.NewWithConfig(s.cfg.Master)
+	if err != nil {
+		return nil, fmt.Errorf("server: creating the standby master: %w", err)
+	}
+	n, err := ha.Start(ctx, ha.Config{
+		Client:        s.cfg.Etcd,
+		Prefix:        s.cfg.Prefix,
+		Name:          s.cfg.Name,
+		SessionTTL:    s.cfg.SessionTTL,
+		MaxBatchBytes: s.cfg.MaxBatchBytes,
+		FlushInterval: s.cfg.FlushInterval,
+		Logger:        s.log,
+	}, m)
+	if err != nil {
+		m.Close()
+		return nil, fmt.Errorf("server: starting the HA node: %w", err)
+	}
+	return &generation{m: m, n: n}, nil
+}
+
+// supervise replaces a node that stopped on its own (it stepped down)
+// with a fresh standby master and node, until Close.
+func (s *Server) supervise() {
+	defer close(s.supDone)
+	for {
+		g := s.current()
+		select {
+		case <-s.closing:
+			return
+		case <-g.n.Done():
+		}
+		s.log.Warn("the node stopped; starting a new standby", "err", g.n.Err())
+		var next *generation
+		for attempt := 0; ; attempt++ {
+			ctx, cancel := context.WithTimeout(context.Background(), s.cfg.SessionTTL)
+			var err error
+			next, err = s.newGeneration(ctx)
+			cancel()
+			if err == nil {
+				break
+			}
+			s.log.Error("restarting the node failed; retrying", "err", err, "attempt", attempt)
+			t := time.NewTimer(min(100*time.Millisecond<<min(attempt, 4), 2*time.Second))
+			select {
+			case <-s.closing:
+				t.Stop()
+				return
+			case <-t.C:
+			}
+		}
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			next.n.Close()
+			next.m.Close()
+			return
+		}
+		s.cur = next
+		s.restarts++
+		close(s.swapped)
+		s.swapped = make(chan struct{})
+		s.mu.Unlock()
+		// Calls still on the old master finish first (Close waits for
+		// them); none is acknowledged, since its node has stopped.
+		g.m.Close()
+	}
+}
+
+// register publishes the node's URL under a new lease of the session TTL.
+func (s *Server) register(ctx context.Context) (clientv3.LeaseID, error) {
+	ttl := int64(s.cfg.SessionTTL / time.Second)
+	if ttl < 1 {
+		ttl = 1
+	}
+	lease, err := s.cfg.Etcd.Grant(ctx, ttl)
+	if err != nil {
+		return 0, fmt.Errorf("server: etcd lease for the node entry: %w", err)
+	}
+	info, _ := json.Marshal(api.NodeInfo{Name: s.cfg.Name, URL: s.url})
+	key := api.NodeKey(s.cfg.Prefix, s.cfg.Name)
+	prev, err := s.cfg.Etcd.Put(ctx, key, string(info), clientv3.WithLease(lease.ID), clientv3.WithPrevKV())
+	if err != nil {
+		s.revoke(lease.ID)
+		return 0, fmt.Errorf("server: publishing %s: %w", key, err)
+	}
+	if prev.PrevKv != nil && string(prev.PrevKv.Value) != string(info) {
+		s.log.Warn("replaced another entry under this node's name (a restart, or two nodes share a name)",
+			"key", key, "previous", string(prev.PrevKv.Value))
+	}
+	return lease.ID, nil
+}
+
+// keepRegistered keeps the node's entry alive, publishing it again under a
+// new lease when the lease is lost (etcd unreachable past the TTL), and
+// revokes it on Close.
+func (s *Server) keepRegistered(lease clientv3.LeaseID) {
+	defer close(s.regDone)
+	for attempt := 0; ; {
+		if lease != 0 {
+			kctx, cancel := context.WithCancel(context.Background())
+			ka, err := s.cfg.Etcd.KeepAlive(kctx, lease)
+			if err == nil {
+				attempt = 0
+				for open := true; open; {
+					select {
+					case <-s.closing:
+						cancel()
+						s.revoke(lease)
+						return
+					case _, open = <-ka:
+					}
+				}
+			}
+			cancel()
+			s.log.Warn("the node entry's lease was lost; publishing it again", "err", err)
+			lease = 0
+		}
+		t := time.NewTimer(min(100*time.Millisecond<<min(attempt, 4), 2*time.Second))
+		select {
+		case <-s.closing:
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		attempt++
+		ctx, cancel := context.WithTimeout(context.Background(), s.cfg.SessionTTL)
+		l, err := s.register(ctx)
+		cancel()
+		if err != nil {
+			s.log.Warn("publishing the node entry failed; retrying", "err", err)
+			continue
+		}
+		lease = l
+	}
+}
+
+func (s *Server) revoke(lease clientv3.LeaseID) {
+	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.SessionTTL)
+	defer cancel()
+	if _, err := s.cfg.Etcd.Revoke(ctx, lease); err != nil {
+		s.log.Warn("revoking the node entry's lease failed (it expires instead)", "err", err)
+	}
+}
+
+// Close stops the server gracefully: the HTTP server stops taking requests
+// and finishes those in flight (bounded by ctx; then their connections are
+// closed), the node stops (a leader ships what its journal holds and
+// resigns, so a standby takes over at once), the node's entry is removed
+// from etcd and the master is freed. It returns the node's error, if any.
+// Idempotent.
+func (s *Server) Close(ctx context.Context) error {
+	s.closeOnce.Do(func() {
+		if err := s.http.Shutdown(ctx); err != nil {
+			s.log.Warn("http shutdown cut short; closing connections", "err", err)
+			s.http.Close()
+		}
+		<-s.serveDone
+		s.mu.Lock()
+		s.closed = true
+		g := s.cur
+		s.mu.Unlock()
+		close(s.closing)
+		<-s.supDone
+		s.closeErr = g.n.Close()
+		<-s.regDone
+		g.m.Close()
+		s.log.Info("server stopped", "err", s.closeErr)
+		if s.closeErr == nil {
+			s.closeErr = s.serveErr
+		}
+	})
+	return s.closeErr
+}
