@@ -28,9 +28,12 @@ set -x
 "$CXX" -std=c++17 main.cpp $(pkg-config --cflags --libs mooncake_meta) -Wl,-rpath,$(pkg-config --variable=libdir mooncake_meta) -o main
 { set +x; } 2>/dev/null
 libdir=$(pkg-config --variable=libdir mooncake_meta)
-ldd ./main | grep -q "=> $libdir/libmooncake_meta.so" || {
+# ldd's whole output first: `ldd | grep -q` under pipefail fails whenever
+# grep quits before ldd has written everything (ldd dies of SIGPIPE).
+loaded=$(ldd ./main)
+grep -qF "=> $libdir/libmooncake_meta.so" <<<"$loaded" || {
     echo "cpp consumer: main does not load libmooncake_meta from $libdir:" >&2
-    ldd ./main >&2
+    echo "$loaded" >&2
     exit 1
 }
 ./main
