@@ -104,6 +104,14 @@ pub(super) fn fail(message: impl Into<Cow<'static, str>>) -> Error {
     Error::new(ErrorKind::DeserializeFail, message)
 }
 
+/// [`fail`] out of line: the cursor's checks are inlined into every field
+/// read, and their messages are formatted only on the (cold) failure path.
+#[cold]
+#[inline(never)]
+fn cold(message: fmt::Arguments<'_>) -> Error {
+    fail(message.to_string())
+}
+
 /// A decoded batch: consecutive records from `first_seq`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Batch {
@@ -664,11 +672,11 @@ impl<'a> Reader<'a> {
         HEADER_LEN + self.pos
     }
 
-    #[inline]
+    #[inline(always)]
     pub(super) fn take(&mut self, n: usize, at: At) -> Result<&'a [u8]> {
         let rest = &self.buf[self.pos..];
         if rest.len() < n {
-            return Err(fail(format!(
+            return Err(cold(format_args!(
                 "truncated in {at} at byte {}: need {n} bytes, {} left",
                 self.offset(),
                 rest.len()
@@ -678,28 +686,28 @@ impl<'a> Reader<'a> {
         Ok(&rest[..n])
     }
 
-    #[inline]
+    #[inline(always)]
     pub(super) fn array<const N: usize>(&mut self, at: At) -> Result<[u8; N]> {
         let mut a = [0u8; N];
         a.copy_from_slice(self.take(N, at)?);
         Ok(a)
     }
 
-    #[inline]
+    #[inline(always)]
     pub(super) fn u32(&mut self, at: At) -> Result<u32> {
         self.array(at).map(u32::from_le_bytes)
     }
 
-    #[inline]
+    #[inline(always)]
     pub(super) fn u64(&mut self, at: At) -> Result<u64> {
         self.array(at).map(u64::from_le_bytes)
     }
 
-    #[inline]
+    #[inline(always)]
     pub(super) fn instant(&mut self, at: At) -> Result<Instant> {
         let v = self.u64(at)?;
         if v > MAX_INSTANT {
-            return Err(fail(format!(
+            return Err(cold(format_args!(
                 "{at} at byte {}: instant {v} is beyond MAX_INSTANT ({MAX_INSTANT})",
                 self.offset() - 8
             )));
@@ -709,11 +717,11 @@ impl<'a> Reader<'a> {
 
     /// A tag, bool or enum byte; anything above `max` has no meaning and
     /// would break canonicity.
-    #[inline]
+    #[inline(always)]
     pub(super) fn byte_upto(&mut self, max: u8, at: At) -> Result<u8> {
         let [b] = self.array(at)?;
         if b > max {
-            return Err(fail(format!(
+            return Err(cold(format_args!(
                 "bad byte {b} in {at} at byte {} (expected 0..={max})",
                 self.offset() - 1
             )));
@@ -721,19 +729,19 @@ impl<'a> Reader<'a> {
         Ok(b)
     }
 
-    #[inline]
+    #[inline(always)]
     pub(super) fn bool(&mut self, at: At) -> Result<bool> {
         Ok(self.byte_upto(1, at)? == 1)
     }
 
     /// A u32 count of elements taking at least `min_size` bytes each,
     /// refused when the remaining bytes cannot hold them.
-    #[inline]
+    #[inline(always)]
     pub(super) fn count(&mut self, min_size: usize, at: At) -> Result<usize> {
         let n = self.u32(at)?;
         let left = self.remaining();
         if u64::from(n) > (left / min_size) as u64 {
-            return Err(fail(format!(
+            return Err(cold(format_args!(
                 "{at} at byte {} claims {n} elements but only {left} bytes follow (each \
                  takes at least {min_size})",
                 self.offset() - 4
@@ -760,7 +768,7 @@ impl<'a> Reader<'a> {
         self.vec(8, at, |r, a| r.u64(a))
     }
 
-    #[inline]
+    #[inline(always)]
     pub(super) fn opt<T>(
         &mut self,
         at: At,
@@ -773,14 +781,14 @@ impl<'a> Reader<'a> {
     }
 
     /// A string, borrowed from the payload.
-    #[inline]
+    #[inline(always)]
     pub(super) fn str_ref(&mut self, at: At) -> Result<&'a str> {
         let len = self.u32(at)? as usize;
         let start = self.offset();
         let bytes = self.take(len, at)?;
         match std::str::from_utf8(bytes) {
             Ok(s) => Ok(s),
-            Err(e) => Err(fail(format!("{at} at byte {start} is not UTF-8: {e}"))),
+            Err(e) => Err(cold(format_args!("{at} at byte {start} is not UTF-8: {e}"))),
         }
     }
 
@@ -790,12 +798,12 @@ impl<'a> Reader<'a> {
     }
 
     /// A name borrowed from the payload (what [`name`](Self::name) copies).
-    #[inline]
+    #[inline(always)]
     pub(super) fn name_ref(&mut self, at: At) -> Result<&'a str> {
         let start = self.offset();
         let s = self.str_ref(at)?;
         if s.is_empty() || s.contains('\0') {
-            return Err(fail(format!(
+            return Err(cold(format_args!(
                 "{at} at byte {start}: a name must be non-empty and free of NUL"
             )));
         }
@@ -808,13 +816,13 @@ impl<'a> Reader<'a> {
     }
 
     /// A key borrowed from the payload: (tenant, key).
-    #[inline]
+    #[inline(always)]
     pub(super) fn key_ref(&mut self, at: At) -> Result<(&'a str, &'a str)> {
         let tenant = self.name_ref(at.field("key tenant"))?;
         let start = self.offset();
         let key = self.str_ref(at)?;
         if key.is_empty() {
-            return Err(fail(format!("{at} at byte {start}: empty key")));
+            return Err(cold(format_args!("{at} at byte {start}: empty key")));
         }
         Ok((tenant, key))
     }
@@ -823,7 +831,7 @@ impl<'a> Reader<'a> {
         let len = self.u64(at)?;
         let left = self.remaining();
         if len > left as u64 {
-            return Err(fail(format!(
+            return Err(cold(format_args!(
                 "{at} at byte {} claims {len} bytes but only {left} follow",
                 self.offset() - 8
             )));
@@ -874,7 +882,7 @@ impl<'a> Reader<'a> {
             let r = self.replica(at)?;
             if let Some(prev) = out.last() {
                 if r.id <= prev.id {
-                    return Err(fail(format!(
+                    return Err(cold(format_args!(
                         "{at} at byte {start}: replica id {} follows {}; ids must be \
                          strictly increasing",
                         r.id, prev.id
