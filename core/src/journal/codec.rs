@@ -112,6 +112,63 @@ fn cold(message: fmt::Arguments<'_>) -> Error {
     fail(message.to_string())
 }
 
+// The hot checks' failures, each out of line and given its `At` by value,
+// so the fast path never materialises an `At` in memory for a message (the
+// profile showed the copy stalling every field read).
+
+#[cold]
+#[inline(never)]
+fn truncated(at: At, offset: usize, n: usize, left: usize) -> Error {
+    cold(format_args!(
+        "truncated in {at} at byte {offset}: need {n} bytes, {left} left"
+    ))
+}
+
+#[cold]
+#[inline(never)]
+fn beyond_max_instant(at: At, offset: usize, v: u64) -> Error {
+    cold(format_args!(
+        "{at} at byte {offset}: instant {v} is beyond MAX_INSTANT ({MAX_INSTANT})"
+    ))
+}
+
+#[cold]
+#[inline(never)]
+fn bad_byte(at: At, offset: usize, b: u8, max: u8) -> Error {
+    cold(format_args!(
+        "bad byte {b} in {at} at byte {offset} (expected 0..={max})"
+    ))
+}
+
+#[cold]
+#[inline(never)]
+fn too_many(at: At, offset: usize, n: u32, left: usize, min_size: usize) -> Error {
+    cold(format_args!(
+        "{at} at byte {offset} claims {n} elements but only {left} bytes follow (each \
+         takes at least {min_size})"
+    ))
+}
+
+#[cold]
+#[inline(never)]
+fn not_utf8(at: At, start: usize, e: std::str::Utf8Error) -> Error {
+    cold(format_args!("{at} at byte {start} is not UTF-8: {e}"))
+}
+
+#[cold]
+#[inline(never)]
+fn bad_name(at: At, start: usize) -> Error {
+    cold(format_args!(
+        "{at} at byte {start}: a name must be non-empty and free of NUL"
+    ))
+}
+
+#[cold]
+#[inline(never)]
+fn empty_key(at: At, start: usize) -> Error {
+    cold(format_args!("{at} at byte {start}: empty key"))
+}
+
 /// A decoded batch: consecutive records from `first_seq`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Batch {
@@ -676,11 +733,7 @@ impl<'a> Reader<'a> {
     pub(super) fn take(&mut self, n: usize, at: At) -> Result<&'a [u8]> {
         let rest = &self.buf[self.pos..];
         if rest.len() < n {
-            return Err(cold(format_args!(
-                "truncated in {at} at byte {}: need {n} bytes, {} left",
-                self.offset(),
-                rest.len()
-            )));
+            return Err(truncated(at, self.offset(), n, rest.len()));
         }
         self.pos += n;
         Ok(&rest[..n])
@@ -707,10 +760,7 @@ impl<'a> Reader<'a> {
     pub(super) fn instant(&mut self, at: At) -> Result<Instant> {
         let v = self.u64(at)?;
         if v > MAX_INSTANT {
-            return Err(cold(format_args!(
-                "{at} at byte {}: instant {v} is beyond MAX_INSTANT ({MAX_INSTANT})",
-                self.offset() - 8
-            )));
+            return Err(beyond_max_instant(at, self.offset() - 8, v));
         }
         Ok(v)
     }
@@ -721,10 +771,7 @@ impl<'a> Reader<'a> {
     pub(super) fn byte_upto(&mut self, max: u8, at: At) -> Result<u8> {
         let [b] = self.array(at)?;
         if b > max {
-            return Err(cold(format_args!(
-                "bad byte {b} in {at} at byte {} (expected 0..={max})",
-                self.offset() - 1
-            )));
+            return Err(bad_byte(at, self.offset() - 1, b, max));
         }
         Ok(b)
     }
@@ -741,11 +788,7 @@ impl<'a> Reader<'a> {
         let n = self.u32(at)?;
         let left = self.remaining();
         if u64::from(n) > (left / min_size) as u64 {
-            return Err(cold(format_args!(
-                "{at} at byte {} claims {n} elements but only {left} bytes follow (each \
-                 takes at least {min_size})",
-                self.offset() - 4
-            )));
+            return Err(too_many(at, self.offset() - 4, n, left, min_size));
         }
         Ok(n as usize)
     }
@@ -788,7 +831,7 @@ impl<'a> Reader<'a> {
         let bytes = self.take(len, at)?;
         match std::str::from_utf8(bytes) {
             Ok(s) => Ok(s),
-            Err(e) => Err(cold(format_args!("{at} at byte {start} is not UTF-8: {e}"))),
+            Err(e) => Err(not_utf8(at, start, e)),
         }
     }
 
@@ -803,9 +846,7 @@ impl<'a> Reader<'a> {
         let start = self.offset();
         let s = self.str_ref(at)?;
         if s.is_empty() || s.contains('\0') {
-            return Err(cold(format_args!(
-                "{at} at byte {start}: a name must be non-empty and free of NUL"
-            )));
+            return Err(bad_name(at, start));
         }
         Ok(s)
     }
@@ -822,7 +863,7 @@ impl<'a> Reader<'a> {
         let start = self.offset();
         let key = self.str_ref(at)?;
         if key.is_empty() {
-            return Err(cold(format_args!("{at} at byte {start}: empty key")));
+            return Err(empty_key(at, start));
         }
         Ok((tenant, key))
     }
