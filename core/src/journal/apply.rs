@@ -8,7 +8,10 @@
 //!
 //! The whole input is decoded and its sequence numbers checked before
 //! anything is applied: a corrupt batch (`DESERIALIZE_FAIL`) or a gap
-//! (`INVALID_PARAMS`) applies nothing. Records at or below the applied
+//! (`INVALID_PARAMS`) applies nothing. Decoding is the borrowed one of
+//! `view.rs` (it accepts exactly what the owned decoder accepts): every
+//! batch is checked first, then each record is decoded again as it is
+//! applied, so no decoded record is allocated or kept. Records at or below the applied
 //! sequence are skipped, so re-applying a batch is a no-op. Records are then
 //! applied one at a time; each is checked against the state before it
 //! changes anything, so a record that does not fit (an unknown segment, an
