@@ -8,7 +8,10 @@
 //!
 //! The whole input is decoded and its sequence numbers checked before
 //! anything is applied: a corrupt batch (`DESERIALIZE_FAIL`) or a gap
-//! (`INVALID_PARAMS`) applies nothing. Records at or below the applied
+//! (`INVALID_PARAMS`) applies nothing. Decoding is the borrowed one of
+//! `view.rs` (it accepts exactly what the owned decoder accepts): every
+//! batch is checked first, then each record is decoded again as it is
+//! applied, so no decoded record is allocated or kept. Records at or below the applied
 //! sequence are skipped, so re-applying a batch is a no-op. Records are then
 //! applied one at a time; each is checked against the state before it
 //! changes anything, so a record that does not fit (an unknown segment, an
@@ -29,8 +32,10 @@
 //! [`ObjectSet`]: Record::ObjectSet
 //! [`ObjectErased`]: Record::ObjectErased
 
-use super::codec::decode_batch_prefix;
 use super::record::*;
+use super::view::{
+    check_batch_prefix, DiscardedView, ImageView, KeyView, KindView, PlacementView, RecordViews,
+};
 use crate::clock::Instant;
 use crate::error::{Error, ErrorKind, Result};
 use crate::group::Group;
@@ -64,7 +69,7 @@ fn misfit(msg: impl Into<String>) -> Error {
 }
 
 /// A kept buffer whose replica id changed: segment, address, block, new id.
-type Reowned = (Arc<Segment>, u64, BlockId, u64);
+type Reowned<'t> = (&'t Segment, u64, BlockId, u64);
 
 /// A buffer of the object's previous state.
 #[derive(Clone, Copy)]
@@ -93,12 +98,16 @@ impl MasterCore {
             last_seq: start,
             ..ApplyReport::default()
         };
-        // Decode everything and plan the sequence before applying anything.
-        let mut todo: Vec<(u64, Record)> = Vec::new();
+        // Check every batch and plan the sequence before applying anything;
+        // then decode each record again as it is applied. The views borrow
+        // their keys and names from `bytes` and only one is held at a time,
+        // so applying allocates nothing per record for its decoding.
+        // (batch bytes, first sequence, record count, records to skip)
+        let mut plan: Vec<(&[u8], u64, usize, usize)> = Vec::new();
         let (mut rest, mut offset, mut next) = (bytes, 0usize, start.saturating_add(1));
         let mut batch_no = 0usize;
         while !rest.is_empty() {
-            let (batch, used) = decode_batch_prefix(rest).map_err(|e| {
+            let (first, count, used) = check_batch_prefix(rest).map_err(|e| {
                 Error::new(
                     ErrorKind::DeserializeFail,
                     format!(
@@ -108,37 +117,44 @@ impl MasterCore {
                     ),
                 )
             })?;
-            for (i, rec) in batch.records.into_iter().enumerate() {
-                let seq = batch.first_seq + i as u64;
-                if seq < next {
-                    report.records_skipped += 1;
-                } else if seq == next {
-                    todo.push((seq, rec));
-                    next += 1;
-                } else {
-                    return Err(misfit(format!(
-                        "journal gap: this standby has applied up to {} and needs record {next} \
-                         next, but the input continues at record {seq} (batch {batch_no}); \
-                         nothing applied",
-                        next - 1
-                    )));
-                }
+            // Sequences within a batch are consecutive: the records below
+            // `next` are skipped, the rest must start at `next`.
+            let skip = usize::try_from(next.saturating_sub(first)).map_or(count, |s| s.min(count));
+            if skip < count && first + skip as u64 != next {
+                return Err(misfit(format!(
+                    "journal gap: this standby has applied up to {} and needs record {next} \
+                     next, but the input continues at record {first} (batch {batch_no}); \
+                     nothing applied",
+                    next - 1
+                )));
             }
+            report.records_skipped += skip as u64;
+            next += (count - skip) as u64;
+            plan.push((&rest[..used], first, count, skip));
             rest = &rest[used..];
             offset += used;
             batch_no += 1;
         }
-        for (seq, rec) in todo {
+        let todo = plan
+            .into_iter()
+            .flat_map(|(b, first, count, skip)| RecordViews::new(b, first, count).skip(skip));
+        for item in todo {
+            // Checked above: decoding the same bytes again cannot fail.
+            let (seq, rec) = item?;
             // A standby with a journal records what it applies under the
             // primary's numbering (a standby of it applies the same).
             if let Some(j) = &self.journal {
                 j.continue_at(seq)?;
             }
-            let applied = self.apply_record(seq, &rec);
+            let applied = match &rec.kind {
+                KindView::ObjectSet { image, discarded } => self.apply_object_set(image, discarded),
+                KindView::ObjectErased { key, discarded } => self.apply_erase(key, discarded),
+                KindView::Other(other) => self.apply_record(seq, other),
+            };
             if let (Ok(()), Some(j)) = (&applied, &self.journal) {
                 // A reset's install appended its own (same) Reset already.
                 if j.last_seq() < seq {
-                    j.append(&rec)?;
+                    j.append_encoded(rec.bytes)?;
                 }
             }
             // No lock is held here: run the index rebuild a change asked for.
@@ -186,8 +202,11 @@ impl MasterCore {
                 }
             }
             Record::SegmentUnmounted { owner, name } => self.apply_unmount(*owner, name),
-            Record::ObjectSet { image, discarded } => self.apply_object_set(image, discarded),
-            Record::ObjectErased { key, discarded } => self.apply_erase(key, discarded),
+            // The view decoder hands these out as views (`apply_journal`).
+            Record::ObjectSet { .. } | Record::ObjectErased { .. } => Err(Error::new(
+                ErrorKind::Internal,
+                "object records are applied from their views (view::KindView)",
+            )),
             Record::DiscardReleased { at, buffers } => self.apply_discard_released(*at, buffers),
             Record::GroupRetained {
                 tenant,
@@ -271,10 +290,10 @@ impl MasterCore {
     }
 
     /// Installs `img` as the object under its key (created if absent).
-    fn apply_object_set(&self, img: &ObjectImage, discarded: &[DiscardedBuffer]) -> Result<()> {
-        let k = Key::scoped(&img.key.tenant, &img.key.key);
+    fn apply_object_set(&self, img: &ImageView, discarded: &[DiscardedView]) -> Result<()> {
+        let k = Key::scoped(img.key.tenant, img.key.key);
         k.validate()
-            .map_err(|e| misfit(format!("key {:?}: {}", img.key, e.message())))?;
+            .map_err(|e| misfit(format!("key {:?}: {}", img.key.to_key(), e.message())))?;
         check_image(img)?;
         let (hash, si) = self.locate(k);
         let mut st = self.shards[si].state.write();
@@ -296,25 +315,27 @@ impl MasterCore {
         // Buffers: keep, reserve, then drop (free or discard) the rest.
         let table = self.segments.read();
         let mut kept: SmallVec<[bool; 4]> = smallvec::smallvec![false; old_bufs.len()];
-        let mut reserved: SmallVec<[(Arc<Segment>, u64, BlockId); 4]> = SmallVec::new();
+        // Borrowed from the table, which outlives them: no reference count
+        // moves per replica.
+        let mut reserved: SmallVec<[(&Segment, u64, BlockId); 4]> = SmallVec::new();
         let mut reowned: SmallVec<[Reowned; 2]> = SmallVec::new();
         let mut replicas = Replicas::new();
         let placed = (|| -> Result<()> {
             for r in &img.replicas {
-                let (kind, segment, addr, block) = match &r.place {
-                    Placement::LocalDisk { client } => (
+                let (kind, segment, addr, block) = match r.place {
+                    PlacementView::LocalDisk { client } => (
                         ReplicaKind::LocalDisk,
                         LOCAL_DISK_SEGMENT,
-                        *client,
+                        client,
                         BlockId::NONE,
                     ),
-                    Placement::Memory { segment, address }
-                    | Placement::NofSsd { segment, address } => {
+                    PlacementView::Memory { segment, address }
+                    | PlacementView::NofSsd { segment, address } => {
                         let pool = match r.place {
-                            Placement::Memory { .. } => Pool::Memory,
+                            PlacementView::Memory { .. } => Pool::Memory,
                             _ => Pool::NofSsd,
                         };
-                        let seg = table.by_name(segment).ok_or_else(|| {
+                        let seg: &Segment = table.by_name(segment).ok_or_else(|| {
                             misfit(format!(
                                 "replica {} on segment {segment:?}, which is not mounted here",
                                 r.id
@@ -329,12 +350,12 @@ impl MasterCore {
                         }
                         let i = old_bufs
                             .iter()
-                            .position(|b| b.segment == seg.id && b.addr == *address);
+                            .position(|b| b.segment == seg.id && b.addr == address);
                         let block = match i {
                             Some(i) if !kept[i] && old_size == img.size => {
                                 kept[i] = true;
                                 if old_bufs[i].replica != r.id {
-                                    reowned.push((seg.clone(), *address, old_bufs[i].block, r.id));
+                                    reowned.push((seg, address, old_bufs[i].block, r.id));
                                 }
                                 old_bufs[i].block
                             }
@@ -347,7 +368,7 @@ impl MasterCore {
                             }
                             None => {
                                 let block = seg
-                                    .reserve(*address, img.size, BufferOwner::replica(hash, r.id))
+                                    .reserve(address, img.size, BufferOwner::replica(hash, r.id))
                                     .map_err(|e| {
                                         misfit(format!(
                                             "replica {} buffer {address:#x}+{} on {segment:?} \
@@ -355,11 +376,11 @@ impl MasterCore {
                                             r.id, img.size
                                         ))
                                     })?;
-                                reserved.push((seg.clone(), *address, block));
+                                reserved.push((seg, address, block));
                                 block
                             }
                         };
-                        (pool.replica_kind(), seg.id, *address, block)
+                        (pool.replica_kind(), seg.id, address, block)
                     }
                 };
                 replicas.push(Replica {
@@ -396,6 +417,7 @@ impl MasterCore {
                 return Err(e);
             }
         };
+        drop(reserved);
         // Checked: from here on nothing fails.
         for (seg, addr, block, id) in reowned {
             seg.set_owner(block, addr, BufferOwner::replica(hash, id));
@@ -423,16 +445,14 @@ impl MasterCore {
         };
         // Group: kept when unchanged, else left and joined by name.
         let old_group = old_obj.as_ref().and_then(|o| o.1.clone());
-        let group: Option<Arc<Group>> = match (&old_group, &img.group) {
+        let group: Option<Arc<Group>> = match (&old_group, img.group) {
             (Some(g), Some(name)) if g.name() == name => Some(g.clone()),
             (old_g, new_name) => {
                 let member = scoped(k);
                 if let Some(g) = old_g {
                     self.groups.leave(&self.hasher, g, &member);
                 }
-                new_name
-                    .as_ref()
-                    .map(|name| self.groups.join(&self.hasher, k.tenant, name, &member, 0))
+                new_name.map(|name| self.groups.join(&self.hasher, k.tenant, name, &member, 0))
             }
         };
         let mut obj = Object::new(NewRecord {
@@ -517,17 +537,17 @@ impl MasterCore {
     }
 
     /// Erases the object under `key`.
-    fn apply_erase(&self, rk: &RecordKey, discarded: &[DiscardedBuffer]) -> Result<()> {
-        let k = Key::scoped(&rk.tenant, &rk.key);
+    fn apply_erase(&self, rk: &KeyView, discarded: &[DiscardedView]) -> Result<()> {
+        let k = Key::scoped(rk.tenant, rk.key);
         k.validate()
-            .map_err(|e| misfit(format!("key {rk:?}: {}", e.message())))?;
+            .map_err(|e| misfit(format!("key {:?}: {}", rk.to_key(), e.message())))?;
         let (hash, si) = self.locate(k);
         let mut st = self.shards[si].state.write();
         let Some(o) = st.find(hash, k) else {
             if self.role.lenient() {
                 return Ok(());
             }
-            return Err(misfit(format!("no object {rk:?} here")));
+            return Err(misfit(format!("no object {:?} here", rk.to_key())));
         };
         let (bufs, size) = (old_buffers(o), o.size);
         let table = self.segments.read();
@@ -703,11 +723,11 @@ impl MasterCore {
 /// The image's own consistency: replicas sorted by unique id. (A task may
 /// name a replica an unmount took: the task then fails at its end, on the
 /// standby as on the primary.)
-fn check_image(img: &ObjectImage) -> Result<()> {
+fn check_image(img: &ImageView) -> Result<()> {
     if img.replicas.windows(2).any(|w| w[0].id >= w[1].id) {
         return Err(misfit(format!(
             "object {:?}: replicas not sorted by unique id",
-            img.key
+            img.key.to_key()
         )));
     }
     Ok(())
@@ -733,22 +753,21 @@ fn match_discarded(
     old: &[OldBuffer],
     kept: &[bool],
     size: u64,
-    discarded: &[DiscardedBuffer],
+    discarded: &[DiscardedView],
     what: &str,
 ) -> Result<SmallVec<[Option<Instant>; 4]>> {
     let mut at: SmallVec<[Option<Instant>; 4]> = smallvec::smallvec![None; old.len()];
     for d in discarded {
-        let b = &d.buffer;
-        let seg = table.by_name(&b.segment).map(|s| s.id);
+        let seg = table.by_name(d.segment).map(|s| s.id);
         let i = old.iter().enumerate().position(|(i, o)| {
-            !kept[i] && at[i].is_none() && Some(o.segment) == seg && o.addr == b.address
+            !kept[i] && at[i].is_none() && Some(o.segment) == seg && o.addr == d.address
         });
         match i {
-            Some(i) if b.len == size => at[i] = Some(d.release_at),
+            Some(i) if d.len == size => at[i] = Some(d.release_at),
             _ => {
                 return Err(misfit(format!(
                     "discarded buffer {:#x}+{} on {:?} is not a dropped buffer of {what} here",
-                    b.address, b.len, b.segment
+                    d.address, d.len, d.segment
                 )))
             }
         }

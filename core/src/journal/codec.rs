@@ -96,12 +96,77 @@ const STR_MIN: usize = 4;
 // tag + two strings (GroupReleased) or tag + a blob length (Reset): the
 // smallest records.
 const RECORD_MIN: usize = 1 + 2 * STR_MIN;
-const REPLICA_MIN: usize = 8 + 1 + 1 + 1 + 8;
+pub(super) const REPLICA_MIN: usize = 8 + 1 + 1 + 1 + 8;
 const BUFFER_MIN: usize = STR_MIN + 8 + 8;
-const DISCARDED_MIN: usize = BUFFER_MIN + 8;
+pub(super) const DISCARDED_MIN: usize = BUFFER_MIN + 8;
 
-fn fail(message: impl Into<Cow<'static, str>>) -> Error {
+pub(super) fn fail(message: impl Into<Cow<'static, str>>) -> Error {
     Error::new(ErrorKind::DeserializeFail, message)
+}
+
+/// [`fail`] out of line: the cursor's checks are inlined into every field
+/// read, and their messages are formatted only on the (cold) failure path.
+#[cold]
+#[inline(never)]
+fn cold(message: fmt::Arguments<'_>) -> Error {
+    fail(message.to_string())
+}
+
+// The hot checks' failures, each out of line and given its `At` by value,
+// so the fast path never materialises an `At` in memory for a message (the
+// profile showed the copy stalling every field read).
+
+#[cold]
+#[inline(never)]
+fn truncated(at: At, offset: usize, n: usize, left: usize) -> Error {
+    cold(format_args!(
+        "truncated in {at} at byte {offset}: need {n} bytes, {left} left"
+    ))
+}
+
+#[cold]
+#[inline(never)]
+fn beyond_max_instant(at: At, offset: usize, v: u64) -> Error {
+    cold(format_args!(
+        "{at} at byte {offset}: instant {v} is beyond MAX_INSTANT ({MAX_INSTANT})"
+    ))
+}
+
+#[cold]
+#[inline(never)]
+fn bad_byte(at: At, offset: usize, b: u8, max: u8) -> Error {
+    cold(format_args!(
+        "bad byte {b} in {at} at byte {offset} (expected 0..={max})"
+    ))
+}
+
+#[cold]
+#[inline(never)]
+fn too_many(at: At, offset: usize, n: u32, left: usize, min_size: usize) -> Error {
+    cold(format_args!(
+        "{at} at byte {offset} claims {n} elements but only {left} bytes follow (each \
+         takes at least {min_size})"
+    ))
+}
+
+#[cold]
+#[inline(never)]
+fn not_utf8(at: At, start: usize, e: std::str::Utf8Error) -> Error {
+    cold(format_args!("{at} at byte {start} is not UTF-8: {e}"))
+}
+
+#[cold]
+#[inline(never)]
+fn bad_name(at: At, start: usize) -> Error {
+    cold(format_args!(
+        "{at} at byte {start}: a name must be non-empty and free of NUL"
+    ))
+}
+
+#[cold]
+#[inline(never)]
+fn empty_key(at: At, start: usize) -> Error {
+    cold(format_args!("{at} at byte {start}: empty key"))
 }
 
 /// A decoded batch: consecutive records from `first_seq`.
@@ -416,6 +481,18 @@ pub fn decode_batch(bytes: &[u8]) -> Result<Batch> {
 /// Decodes the batch at the start of `bytes` (a concatenation of batches,
 /// as a consumer stores them) and returns it with its length in bytes.
 pub fn decode_batch_prefix(bytes: &[u8]) -> Result<(Batch, usize)> {
+    let (first_seq, records, used) = decode_prefix_with(bytes, parse_record)?;
+    Ok((Batch { first_seq, records }, used))
+}
+
+/// The batch framing shared by the owned decoder and the borrowed one
+/// (`view.rs`): header, checksum, record count and trailing bytes checked
+/// the same way whatever `parse` builds of each record. Returns the first
+/// sequence, the records and the batch's length in bytes.
+pub(super) fn decode_prefix_with<'a, T>(
+    bytes: &'a [u8],
+    mut parse: impl FnMut(&mut Reader<'a>, u64) -> Result<T>,
+) -> Result<(u64, Vec<T>, usize)> {
     let h = peek_header(bytes)?;
     let stored = u32::from_le_bytes([bytes[36], bytes[37], bytes[38], bytes[39]]);
     let payload = &bytes[HEADER_LEN..h.total_len];
@@ -439,7 +516,7 @@ pub fn decode_batch_prefix(bytes: &[u8]) -> Result<(Batch, usize)> {
     }
     let mut records = Vec::with_capacity(count);
     for i in 0..count {
-        records.push(parse_record(&mut r, h.first_seq + i as u64)?);
+        records.push(parse(&mut r, h.first_seq + i as u64)?);
     }
     if r.remaining() != 0 {
         return Err(fail(format!(
@@ -448,13 +525,7 @@ pub fn decode_batch_prefix(bytes: &[u8]) -> Result<(Batch, usize)> {
             r.offset()
         )));
     }
-    Ok((
-        Batch {
-            first_seq: h.first_seq,
-            records,
-        },
-        h.total_len,
-    ))
+    Ok((h.first_seq, records, h.total_len))
 }
 
 /// Checks a batch header (magic, version, flags, sequence span, length
@@ -526,7 +597,7 @@ pub(crate) fn decode_record(bytes: &[u8]) -> Result<Record> {
     Ok(rec)
 }
 
-fn parse_record(r: &mut Reader, seq: u64) -> Result<Record> {
+pub(super) fn parse_record(r: &mut Reader, seq: u64) -> Result<Record> {
     let tag_at = r.offset();
     let [tag] = r.array(At::new(seq, "record", "tag"))?;
     let Some(&name) = tag
@@ -596,17 +667,17 @@ fn parse_record(r: &mut Reader, seq: u64) -> Result<Record> {
 /// The record and field being read, for error messages; formatted only
 /// when something fails.
 #[derive(Clone, Copy)]
-struct At {
+pub(super) struct At {
     seq: u64,
     record: &'static str,
     field: &'static str,
 }
 
 impl At {
-    fn new(seq: u64, record: &'static str, field: &'static str) -> Self {
+    pub(super) fn new(seq: u64, record: &'static str, field: &'static str) -> Self {
         At { seq, record, field }
     }
-    fn field(self, field: &'static str) -> Self {
+    pub(super) fn field(self, field: &'static str) -> Self {
         At { field, ..self }
     }
 }
@@ -619,96 +690,110 @@ impl fmt::Display for At {
 
 /// A cursor over a payload that never reads past it and never trusts a
 /// count further than the remaining bytes can back.
-struct Reader<'a> {
+pub(super) struct Reader<'a> {
     buf: &'a [u8],
     pos: usize,
 }
 
 impl<'a> Reader<'a> {
-    fn new(buf: &'a [u8]) -> Self {
+    pub(super) fn new(buf: &'a [u8]) -> Self {
         Reader { buf, pos: 0 }
     }
 
-    fn remaining(&self) -> usize {
+    /// The next byte, not consumed.
+    #[inline]
+    pub(super) fn peek(&self) -> Option<u8> {
+        self.buf.get(self.pos).copied()
+    }
+
+    /// Payload position (for [`bytes_from`](Self::bytes_from)).
+    #[inline]
+    pub(super) fn position(&self) -> usize {
+        self.pos
+    }
+
+    /// The bytes read since payload position `start`.
+    #[inline]
+    pub(super) fn bytes_from(&self, start: usize) -> &'a [u8] {
+        &self.buf[start..self.pos]
+    }
+
+    #[inline]
+    pub(super) fn remaining(&self) -> usize {
         self.buf.len() - self.pos
     }
 
     /// Position in the batch (header included), the number a hex dump shows.
-    fn offset(&self) -> usize {
+    #[inline]
+    pub(super) fn offset(&self) -> usize {
         HEADER_LEN + self.pos
     }
 
-    fn take(&mut self, n: usize, at: At) -> Result<&'a [u8]> {
+    #[inline(always)]
+    pub(super) fn take(&mut self, n: usize, at: At) -> Result<&'a [u8]> {
         let rest = &self.buf[self.pos..];
         if rest.len() < n {
-            return Err(fail(format!(
-                "truncated in {at} at byte {}: need {n} bytes, {} left",
-                self.offset(),
-                rest.len()
-            )));
+            return Err(truncated(at, self.offset(), n, rest.len()));
         }
         self.pos += n;
         Ok(&rest[..n])
     }
 
-    fn array<const N: usize>(&mut self, at: At) -> Result<[u8; N]> {
+    #[inline(always)]
+    pub(super) fn array<const N: usize>(&mut self, at: At) -> Result<[u8; N]> {
         let mut a = [0u8; N];
         a.copy_from_slice(self.take(N, at)?);
         Ok(a)
     }
 
-    fn u32(&mut self, at: At) -> Result<u32> {
+    #[inline(always)]
+    pub(super) fn u32(&mut self, at: At) -> Result<u32> {
         self.array(at).map(u32::from_le_bytes)
     }
 
-    fn u64(&mut self, at: At) -> Result<u64> {
+    #[inline(always)]
+    pub(super) fn u64(&mut self, at: At) -> Result<u64> {
         self.array(at).map(u64::from_le_bytes)
     }
 
-    fn instant(&mut self, at: At) -> Result<Instant> {
+    #[inline(always)]
+    pub(super) fn instant(&mut self, at: At) -> Result<Instant> {
         let v = self.u64(at)?;
         if v > MAX_INSTANT {
-            return Err(fail(format!(
-                "{at} at byte {}: instant {v} is beyond MAX_INSTANT ({MAX_INSTANT})",
-                self.offset() - 8
-            )));
+            return Err(beyond_max_instant(at, self.offset() - 8, v));
         }
         Ok(v)
     }
 
     /// A tag, bool or enum byte; anything above `max` has no meaning and
     /// would break canonicity.
-    fn byte_upto(&mut self, max: u8, at: At) -> Result<u8> {
+    #[inline(always)]
+    pub(super) fn byte_upto(&mut self, max: u8, at: At) -> Result<u8> {
         let [b] = self.array(at)?;
         if b > max {
-            return Err(fail(format!(
-                "bad byte {b} in {at} at byte {} (expected 0..={max})",
-                self.offset() - 1
-            )));
+            return Err(bad_byte(at, self.offset() - 1, b, max));
         }
         Ok(b)
     }
 
-    fn bool(&mut self, at: At) -> Result<bool> {
+    #[inline(always)]
+    pub(super) fn bool(&mut self, at: At) -> Result<bool> {
         Ok(self.byte_upto(1, at)? == 1)
     }
 
     /// A u32 count of elements taking at least `min_size` bytes each,
     /// refused when the remaining bytes cannot hold them.
-    fn count(&mut self, min_size: usize, at: At) -> Result<usize> {
+    #[inline(always)]
+    pub(super) fn count(&mut self, min_size: usize, at: At) -> Result<usize> {
         let n = self.u32(at)?;
         let left = self.remaining();
         if u64::from(n) > (left / min_size) as u64 {
-            return Err(fail(format!(
-                "{at} at byte {} claims {n} elements but only {left} bytes follow (each \
-                 takes at least {min_size})",
-                self.offset() - 4
-            )));
+            return Err(too_many(at, self.offset() - 4, n, left, min_size));
         }
         Ok(n as usize)
     }
 
-    fn vec<T>(
+    pub(super) fn vec<T>(
         &mut self,
         min_size: usize,
         at: At,
@@ -722,54 +807,72 @@ impl<'a> Reader<'a> {
         Ok(out)
     }
 
-    fn ids(&mut self, at: At) -> Result<Vec<u64>> {
+    pub(super) fn ids(&mut self, at: At) -> Result<Vec<u64>> {
         self.vec(8, at, |r, a| r.u64(a))
     }
 
-    fn opt<T>(&mut self, at: At, f: impl FnOnce(&mut Self, At) -> Result<T>) -> Result<Option<T>> {
+    #[inline(always)]
+    pub(super) fn opt<T>(
+        &mut self,
+        at: At,
+        f: impl FnOnce(&mut Self, At) -> Result<T>,
+    ) -> Result<Option<T>> {
         match self.byte_upto(1, at)? {
             0 => Ok(None),
             _ => f(self, at).map(Some),
         }
     }
 
-    fn str(&mut self, at: At) -> Result<String> {
+    /// A string, borrowed from the payload.
+    #[inline(always)]
+    pub(super) fn str_ref(&mut self, at: At) -> Result<&'a str> {
         let len = self.u32(at)? as usize;
         let start = self.offset();
         let bytes = self.take(len, at)?;
         match std::str::from_utf8(bytes) {
-            Ok(s) => Ok(s.to_owned()),
-            Err(e) => Err(fail(format!("{at} at byte {start} is not UTF-8: {e}"))),
+            Ok(s) => Ok(s),
+            Err(e) => Err(not_utf8(at, start, e)),
         }
     }
 
     /// A tenant, group or segment name: non-empty, no NUL.
-    fn name(&mut self, at: At) -> Result<String> {
+    pub(super) fn name(&mut self, at: At) -> Result<String> {
+        self.name_ref(at).map(str::to_owned)
+    }
+
+    /// A name borrowed from the payload (what [`name`](Self::name) copies).
+    #[inline(always)]
+    pub(super) fn name_ref(&mut self, at: At) -> Result<&'a str> {
         let start = self.offset();
-        let s = self.str(at)?;
+        let s = self.str_ref(at)?;
         if s.is_empty() || s.contains('\0') {
-            return Err(fail(format!(
-                "{at} at byte {start}: a name must be non-empty and free of NUL"
-            )));
+            return Err(bad_name(at, start));
         }
         Ok(s)
     }
 
-    fn key(&mut self, at: At) -> Result<RecordKey> {
-        let tenant = self.name(at.field("key tenant"))?;
-        let start = self.offset();
-        let key = self.str(at)?;
-        if key.is_empty() {
-            return Err(fail(format!("{at} at byte {start}: empty key")));
-        }
-        Ok(RecordKey { tenant, key })
+    pub(super) fn key(&mut self, at: At) -> Result<RecordKey> {
+        let (tenant, key) = self.key_ref(at)?;
+        Ok(RecordKey::new(tenant, key))
     }
 
-    fn blob(&mut self, at: At) -> Result<Vec<u8>> {
+    /// A key borrowed from the payload: (tenant, key).
+    #[inline(always)]
+    pub(super) fn key_ref(&mut self, at: At) -> Result<(&'a str, &'a str)> {
+        let tenant = self.name_ref(at.field("key tenant"))?;
+        let start = self.offset();
+        let key = self.str_ref(at)?;
+        if key.is_empty() {
+            return Err(empty_key(at, start));
+        }
+        Ok((tenant, key))
+    }
+
+    pub(super) fn blob(&mut self, at: At) -> Result<Vec<u8>> {
         let len = self.u64(at)?;
         let left = self.remaining();
         if len > left as u64 {
-            return Err(fail(format!(
+            return Err(cold(format_args!(
                 "{at} at byte {} claims {len} bytes but only {left} follow",
                 self.offset() - 8
             )));
@@ -777,7 +880,8 @@ impl<'a> Reader<'a> {
         Ok(self.take(len as usize, at)?.to_vec())
     }
 
-    fn intent(&mut self, at: At) -> Result<SoftPinIntent> {
+    #[inline]
+    pub(super) fn intent(&mut self, at: At) -> Result<SoftPinIntent> {
         Ok(match self.byte_upto(2, at)? {
             0 => SoftPinIntent::Preserve,
             1 => SoftPinIntent::Enable {
@@ -787,7 +891,7 @@ impl<'a> Reader<'a> {
         })
     }
 
-    fn image(&mut self, at: At) -> Result<ObjectImage> {
+    pub(super) fn image(&mut self, at: At) -> Result<ObjectImage> {
         Ok(ObjectImage {
             key: self.key(at.field("key"))?,
             size: self.u64(at.field("size"))?,
@@ -811,7 +915,7 @@ impl<'a> Reader<'a> {
 
     /// A replica list; ids strictly increasing (one order, so one encoding
     /// per set of replicas).
-    fn replicas(&mut self, at: At) -> Result<Vec<ReplicaImage>> {
+    pub(super) fn replicas(&mut self, at: At) -> Result<Vec<ReplicaImage>> {
         let n = self.count(REPLICA_MIN, at)?;
         let mut out: Vec<ReplicaImage> = Vec::with_capacity(n);
         for _ in 0..n {
@@ -819,7 +923,7 @@ impl<'a> Reader<'a> {
             let r = self.replica(at)?;
             if let Some(prev) = out.last() {
                 if r.id <= prev.id {
-                    return Err(fail(format!(
+                    return Err(cold(format_args!(
                         "{at} at byte {start}: replica id {} follows {}; ids must be \
                          strictly increasing",
                         r.id, prev.id
@@ -831,7 +935,7 @@ impl<'a> Reader<'a> {
         Ok(out)
     }
 
-    fn task(&mut self, at: At) -> Result<TaskImage> {
+    pub(super) fn task(&mut self, at: At) -> Result<TaskImage> {
         Ok(match self.byte_upto(2, at.field("task kind"))? {
             0 => TaskImage::Copy {
                 source: self.u64(at.field("task source"))?,
@@ -847,7 +951,7 @@ impl<'a> Reader<'a> {
         })
     }
 
-    fn replica(&mut self, at: At) -> Result<ReplicaImage> {
+    pub(super) fn replica(&mut self, at: At) -> Result<ReplicaImage> {
         let id = self.u64(at)?;
         let status = match self.byte_upto(1, at.field("replica status"))? {
             0 => ReplicaStatus::Processing,
@@ -878,7 +982,7 @@ impl<'a> Reader<'a> {
         })
     }
 
-    fn buffer(&mut self, at: At) -> Result<BufferRef> {
+    pub(super) fn buffer(&mut self, at: At) -> Result<BufferRef> {
         Ok(BufferRef {
             segment: self.name(at.field("segment"))?,
             address: self.u64(at.field("address"))?,
@@ -886,7 +990,7 @@ impl<'a> Reader<'a> {
         })
     }
 
-    fn discarded(&mut self, at: At) -> Result<DiscardedBuffer> {
+    pub(super) fn discarded(&mut self, at: At) -> Result<DiscardedBuffer> {
         Ok(DiscardedBuffer {
             buffer: self.buffer(at)?,
             release_at: self.instant(at.field("release_at"))?,

@@ -1,7 +1,8 @@
 //! The change journal (docs/CONTRACT.md section 12): the records a master
 //! makes of its state changes, by outcome ([`record`]), their versioned,
 //! checksummed batch encoding ([`codec`]) and the bounded buffer that
-//! numbers, holds and hands them out ([`ring`]).
+//! numbers, holds and hands them out ([`ring`]); [`view`] decodes batches
+//! for applying without copying their keys and names.
 //!
 //! # Ordering rules the recording side keeps (the apply side relies on them)
 //!
@@ -27,6 +28,7 @@ pub(crate) mod capture;
 pub mod codec;
 pub mod record;
 pub mod ring;
+pub mod view;
 
 pub use apply::ApplyReport;
 pub use codec::{decode_batch, decode_batch_prefix, encode_batch, Batch, BatchHeader};

@@ -1,0 +1,140 @@
+//! The borrowed decoder the apply path uses (`journal::view`) accepts
+//! exactly what the owned decoder accepts, with the same record content and
+//! the same messages (docs/CONTRACT.md section 12.2, "decoding is total";
+//! section 12.3: a corrupt batch applies nothing): valid batches of every
+//! record kind, mutations of them (half re-framed so they reach the record
+//! parser), concatenations, and arbitrary bytes.
+//!
+//! Debug builds run a tenth of the cases; `cargo test --release` runs all.
+
+mod support;
+
+use mooncake_meta_core::journal::codec::decode_batch_prefix;
+use mooncake_meta_core::journal::view::{
+    check_batch_prefix, decode_batch_view_prefix, RecordViews,
+};
+use mooncake_meta_core::journal::Record;
+use support::entropy::{Entropy, XorShift};
+use support::journalmut::{mutated, reframe, seed_batches};
+
+fn scaled(n: u64) -> u64 {
+    if cfg!(debug_assertions) {
+        n / 10
+    } else {
+        n
+    }
+}
+
+/// What a decoder made of an input: the first sequence, the records and
+/// the bytes used, or the message.
+type Outcome = Result<(u64, Vec<Record>, usize), String>;
+
+fn owned(bytes: &[u8]) -> Outcome {
+    decode_batch_prefix(bytes)
+        .map(|(b, used)| (b.first_seq, b.records, used))
+        .map_err(|e| e.message().to_owned())
+}
+
+/// The view decoder three ways: all at once, checked then read one record
+/// at a time (as apply does); all three must agree.
+fn viewed(bytes: &[u8]) -> Outcome {
+    let all = decode_batch_view_prefix(bytes)
+        .map(|(b, used)| {
+            let recs = b.records.iter().map(|r| r.to_record()).collect::<Vec<_>>();
+            // Each view's bytes are its record's encoding.
+            for (v, rec) in b.records.iter().zip(&recs) {
+                let mut enc = Vec::new();
+                mooncake_meta_core::journal::codec::encode_record(rec, &mut enc);
+                assert_eq!(v.bytes, &enc[..], "view bytes of {}", v.name());
+                assert_eq!(v.name(), rec.name());
+            }
+            (b.first_seq, recs, used)
+        })
+        .map_err(|e| e.message().to_owned());
+    let checked = check_batch_prefix(bytes).map_err(|e| e.message().to_owned());
+    match (&all, &checked) {
+        (Ok((first, recs, used)), Ok((c_first, count, c_used))) => {
+            assert_eq!((first, recs.len(), used), (c_first, *count, c_used));
+            let one_by_one: Vec<Record> = RecordViews::new(bytes, *first, *count)
+                .enumerate()
+                .map(|(i, item)| {
+                    let (seq, v) = item.expect("a checked batch reads back");
+                    assert_eq!(seq, first + i as u64);
+                    v.to_record()
+                })
+                .collect();
+            assert_eq!(&one_by_one, recs);
+        }
+        (Err(a), Err(c)) => assert_eq!(a, c),
+        _ => panic!("check_batch_prefix disagrees: {checked:?} vs {all:?}"),
+    }
+    all
+}
+
+fn same(bytes: &[u8]) -> bool {
+    let (o, v) = (owned(bytes), viewed(bytes));
+    assert_eq!(o, v, "the two decoders disagree on {bytes:02x?}");
+    o.is_ok()
+}
+
+#[test]
+fn valid_batches_of_every_kind_decode_the_same() {
+    for seed in seed_batches(&mut XorShift::new(0x5EED_2000), 200) {
+        assert!(same(&seed));
+    }
+}
+
+#[test]
+fn mutated_batches_are_accepted_and_refused_alike() {
+    let seeds = seed_batches(&mut XorShift::new(0x5EED_1000), 24);
+    let mut rng = XorShift::new(0x51EE_0001);
+    let cases = scaled(100_000);
+    let mut accepted = 0u64;
+    for case in 0..cases {
+        let seed = &seeds[(case % seeds.len() as u64) as usize];
+        accepted += u64::from(same(&mutated(&mut rng, seed, case % 2 == 1)));
+    }
+    // Both outcomes are reached.
+    assert!(accepted > cases / 100, "only {accepted} accepted");
+    assert!(accepted < cases - cases / 4, "{accepted} accepted");
+}
+
+#[test]
+fn concatenations_decode_batch_by_batch_alike() {
+    let seeds = seed_batches(&mut XorShift::new(3), 12);
+    let mut rng = XorShift::new(0xC0CA);
+    for _ in 0..scaled(2_000) {
+        let mut input = Vec::new();
+        for _ in 0..1 + rng.below(4) {
+            input.extend_from_slice(&seeds[rng.below(seeds.len() as u64) as usize]);
+        }
+        if rng.below(2) == 1 {
+            let at = rng.below(input.len() as u64) as usize;
+            input[at] ^= 1 << rng.below(8);
+        }
+        let mut rest = &input[..];
+        while !rest.is_empty() {
+            if !same(rest) {
+                break;
+            }
+            let used = owned(rest).expect("accepted").2;
+            rest = &rest[used..];
+        }
+    }
+}
+
+#[test]
+fn arbitrary_bytes_are_refused_alike() {
+    let mut rng = XorShift::new(11);
+    let seeds = seed_batches(&mut XorShift::new(1), 0);
+    for case in 0..scaled(20_000) {
+        let len = (rng.next_u64() % 200) as usize;
+        let mut b: Vec<u8> = (0..len).map(|_| rng.next_u64() as u8).collect();
+        if case % 2 == 0 && len >= 40 {
+            let seed = &seeds[case as usize % seeds.len()];
+            b[..40].copy_from_slice(&seed[..40]);
+            reframe(&mut b);
+        }
+        same(&b);
+    }
+}
