@@ -1302,20 +1302,10 @@ public:
     /// The Prometheus text copied into a std::string
     /// (mooncake_meta_metrics_prometheus_into, retried as it grows).
     std::string metrics_prometheus_text() const {
-        std::string text;
-        for (;;) {
-            c_error err;
-            std::size_t len = 0;
-            std::int32_t st = mooncake_meta_metrics_prometheus_into(
-                p_, text.empty() ? nullptr : &text[0], text.size(), &len, err.out());
-            if (st == MOONCAKE_META_BUFFER_TOO_SMALL && len > text.size()) {
-                text.resize(grow(len));
-                continue;
-            }
-            detail::check(st, err);
-            text.resize(len);
-            return text;
-        }
+        return read_growing<std::string>([this](char *buf, std::size_t cap, std::size_t *len,
+                                                mooncake_meta_error **err) {
+            return mooncake_meta_metrics_prometheus_into(p_, buf, cap, len, err);
+        });
     }
 
     // -- snapshots ----------------------------------------------------------
@@ -1330,20 +1320,11 @@ public:
     /// A snapshot copied into a vector (mooncake_meta_snapshot_into, retried
     /// as it grows).
     std::vector<std::uint8_t> snapshot_vector() const {
-        std::vector<std::uint8_t> buf;
-        for (;;) {
-            c_error err;
-            std::size_t len = 0;
-            std::int32_t st = mooncake_meta_snapshot_into(
-                p_, buf.empty() ? nullptr : buf.data(), buf.size(), &len, err.out());
-            if (st == MOONCAKE_META_BUFFER_TOO_SMALL && len > buf.size()) {
-                buf.resize(grow(len));
-                continue;
-            }
-            detail::check(st, err);
-            buf.resize(len);
-            return buf;
-        }
+        return read_growing<std::vector<std::uint8_t>>(
+            [this](std::uint8_t *buf, std::size_t cap, std::size_t *len,
+                   mooncake_meta_error **err) {
+                return mooncake_meta_snapshot_into(p_, buf, cap, len, err);
+            });
     }
     /// Saves a snapshot to `path` atomically.
     void snapshot_save(std::string_view path) const {
@@ -1403,21 +1384,11 @@ public:
     /// when nothing was recorded after it); `next_seq` is where to go on.
     std::vector<std::uint8_t> journal_vector(std::uint64_t from_seq,
                                              std::uint64_t &next_seq) const {
-        std::vector<std::uint8_t> buf;
-        for (;;) {
-            c_error err;
-            std::size_t len = 0;
-            std::int32_t st = mooncake_meta_journal_read(
-                p_, from_seq, buf.empty() ? nullptr : buf.data(), buf.size(), &len, &next_seq,
-                err.out());
-            if (st == MOONCAKE_META_BUFFER_TOO_SMALL && len > buf.size()) {
-                buf.resize(grow(len));
-                continue;
-            }
-            detail::check(st, err);
-            buf.resize(len);
-            return buf;
-        }
+        return read_growing<std::vector<std::uint8_t>>(
+            [this, from_seq, &next_seq](std::uint8_t *buf, std::size_t cap, std::size_t *len,
+                                        mooncake_meta_error **err) {
+                return mooncake_meta_journal_read(p_, from_seq, buf, cap, len, &next_seq, err);
+            });
     }
     /// Frees the records up to `upto` (stored by the consumer); returns how
     /// many were freed.
@@ -1485,6 +1456,25 @@ private:
     static std::size_t grow(std::size_t len) noexcept {
         return len > std::numeric_limits<std::size_t>::max() - 256 - len / 8 ? len
                                                                               : len + len / 8 + 256;
+    }
+    // The caller-buffer convention for content that may grow between two
+    // calls (text, snapshots, journal records): `read(data, cap, &len, err)`
+    // is called again, with some headroom, while it reports
+    // BUFFER_TOO_SMALL; then the content is returned.
+    template <class Buf, class F> static Buf read_growing(F read) {
+        Buf buf;
+        for (;;) {
+            c_error err;
+            std::size_t len = 0;
+            std::int32_t st = read(buf.empty() ? nullptr : &buf[0], buf.size(), &len, err.out());
+            if (st == MOONCAKE_META_BUFFER_TOO_SMALL && len > buf.size()) {
+                buf.resize(grow(len));
+                continue;
+            }
+            detail::check(st, err);
+            buf.resize(len);
+            return buf;
+        }
     }
 
     template <class F> write_result start(std::size_t cap, F call) const {
