@@ -105,8 +105,9 @@ impl MasterCore {
     /// strictly increasing) became COMPLETE, the lease was raised to at
     /// least `at`, `commit` is the commit rule's outcome and `write_over`
     /// says the write in flight ended. An End frees and discards nothing,
-    /// so nothing waits for this record (append before free holds).
-    /// Journal on.
+    /// so no free waits for this record (append before free holds), and
+    /// it takes no segment-table lock unless an earlier operation left
+    /// frees deferred. Journal on.
     #[inline]
     pub(crate) fn record_ended(&self, st: &mut ShardState, slot: u32, end: &Ended<'_>) {
         if self.journal.is_some() {
@@ -120,7 +121,6 @@ impl MasterCore {
         };
         #[cfg(feature = "test-hooks")]
         self.race_point(crate::quiesce::RacePoint::BeforeRecord);
-        debug_assert!(st.pending_frees.is_empty(), "an End frees nothing");
         let mut buf = std::mem::take(&mut st.journal_scratch);
         let obj = st
             .slot(slot)
@@ -128,6 +128,11 @@ impl MasterCore {
         encode_object_ended(st.key_of(obj), obj.write_token, end, &mut buf);
         let _ = j.append_encoded(&buf);
         keep_scratch(st, buf);
+        // The End freed nothing; frees an earlier operation on the shard
+        // left deferred go now, after a record, as at any record.
+        if !st.pending_frees.is_empty() {
+            free_pending(&self.segments.read(), st);
+        }
     }
 
     /// Records `obj` (stored in `st`) as it stands, for a change made
@@ -609,6 +614,42 @@ mod tests {
             .shards
             .iter()
             .any(|s| !s.state.read().discarded.is_empty()));
+    }
+
+    // The recorder's direct encoding of an End is the codec's encoding of
+    // its ObjectEnded, in every shape of the commit outcome.
+    #[test]
+    fn the_direct_end_encoding_is_the_record_encoding() {
+        let long = "k".repeat(40);
+        for (tenant, key) in [("default", "a"), ("tenant-2", long.as_str())] {
+            for commit in [None, Some(None), Some(Some(7)), Some(Some(u64::MAX >> 2))] {
+                for (ids, write_over) in
+                    [(&[][..], false), (&[3u64][..], true), (&[1, 4][..], false)]
+                {
+                    let end = Ended {
+                        at: 99,
+                        completed: ids,
+                        commit,
+                        write_over,
+                    };
+                    let mut direct = vec![0xAA; 5];
+                    encode_object_ended(Key::scoped(tenant, key), 12, &end, &mut direct);
+                    let mut via = Vec::new();
+                    encode_record(
+                        &Record::ObjectEnded {
+                            key: RecordKey::new(tenant, key),
+                            write_token: 12,
+                            at: 99,
+                            completed: ids.to_vec(),
+                            commit,
+                            write_over,
+                        },
+                        &mut via,
+                    );
+                    assert_eq!(direct, via);
+                }
+            }
+        }
     }
 
     // docs/CONTRACT.md §12.1: ids a failed operation reserved and cannot
