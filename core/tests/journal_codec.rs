@@ -7,8 +7,8 @@
 mod support;
 
 use mooncake_meta_core::journal::codec::{
-    decode_batch, decode_batch_prefix, encode_batch, encode_record, encoded_len, peek_header,
-    FORMAT_VERSION, HEADER_LEN, MAGIC, MAX_SEQ,
+    decode_batch, decode_batch_prefix, encode_batch, encode_batch_as, encode_record, encoded_len,
+    peek_header, FORMAT_VERSION, HEADER_LEN, MAGIC, MAX_SEQ,
 };
 use mooncake_meta_core::journal::*;
 use mooncake_meta_core::{ErrorKind, ReplicaStatus, MAX_INSTANT};
@@ -213,7 +213,7 @@ fn header_errors_name_what_is_wrong() {
         deser_fail(&m)
     };
     assert!(with(0, b"XMCJRNL\n").starts_with("bad magic"));
-    assert!(with(8, &2u32.to_le_bytes()).contains("unsupported journal format version 2"));
+    assert!(with(8, &3u32.to_le_bytes()).contains("unsupported journal format version 3"));
     assert!(with(8, &0u32.to_le_bytes()).contains("version 0"));
     assert!(with(12, &1u32.to_le_bytes()).contains("unknown batch header flags 0x1"));
     assert!(with(16, &0u64.to_le_bytes()).contains("start at 1"));
@@ -434,6 +434,96 @@ fn payload_errors_name_the_record_field_and_byte() {
     m.push(0);
     reframe(&mut m);
     assert!(deser_fail(&m).contains("1 trailing bytes inside the payload"));
+}
+
+fn ended(completed: Vec<u64>, commit: Option<Option<u64>>) -> Record {
+    Record::ObjectEnded {
+        key: RecordKey::new("default", "k"),
+        write_token: 9,
+        at: 100,
+        completed,
+        commit,
+        write_over: true,
+    }
+}
+
+// docs/CONTRACT.md §12.2: format 2 adds tag 11 (ObjectEnded); a version 1
+// batch still decodes, and tag 11 in one is an unknown tag.
+#[test]
+fn tag_11_is_unknown_in_a_version_1_batch() {
+    let b = encode_batch_as(1, 5, &[erased(RecordKey::new("default", "k"))]).unwrap();
+    assert_eq!(b[8..12], 1u32.to_le_bytes());
+    assert_eq!(
+        decode_batch(&b).unwrap().records,
+        [erased(RecordKey::new("default", "k"))]
+    );
+    // The same payload as an ObjectEnded in version 1 and in version 2.
+    let v2 = encode_batch(5, &[ended(vec![1], None)]).unwrap();
+    assert_eq!(v2[8..12], 2u32.to_le_bytes());
+    assert_eq!(decode_batch(&v2).unwrap().records, [ended(vec![1], None)]);
+    let mut v1 = v2.clone();
+    v1[8..12].copy_from_slice(&1u32.to_le_bytes());
+    reframe(&mut v1);
+    let msg = deser_fail(&v1);
+    assert!(
+        msg.contains("unknown record tag 11 for sequence 5 at byte 40"),
+        "{msg}"
+    );
+    // The encoder refuses to write one into version 1, and any version it
+    // does not know.
+    let e = encode_batch_as(1, 5, &[ended(vec![1], None)]).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidParams);
+    assert!(e.message().contains("ObjectEnded"), "{e}");
+    for v in [0, FORMAT_VERSION + 1] {
+        let e = encode_batch_as(v, 5, &[erased(RecordKey::new("default", "k"))]).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidParams);
+    }
+}
+
+// The ObjectEnded fields: completed ids strictly increasing, the commit
+// outcome opt<opt<instant>>, write_over a bool; each spelled one way.
+#[test]
+fn object_ended_fields_have_one_spelling() {
+    for commit in [None, Some(None), Some(Some(0)), Some(Some(MAX_INSTANT))] {
+        for ids in [vec![], vec![3], vec![0, 1, u64::MAX]] {
+            let r = ended(ids, commit);
+            let b = encode_batch(5, std::slice::from_ref(&r)).unwrap();
+            assert_eq!(decode_batch(&b).unwrap().records, [r]);
+        }
+    }
+    // Payload: tag, key (4 + 7 + 4 + 1), write_token, at, then the ids.
+    let ids_at = HEADER_LEN + 1 + 16 + 16;
+    for (a, b) in [(2u64, 2u64), (3, 2)] {
+        let mut m = encode_batch(5, &[ended(vec![1, 7], None)]).unwrap();
+        m[ids_at + 4..ids_at + 12].copy_from_slice(&a.to_le_bytes());
+        m[ids_at + 12..ids_at + 20].copy_from_slice(&b.to_le_bytes());
+        reframe(&mut m);
+        let msg = deser_fail(&m);
+        assert!(
+            msg.contains("ObjectEnded 5 (completed)") && msg.contains("strictly increasing"),
+            "{msg}"
+        );
+    }
+    // An instant beyond MAX_INSTANT in `at` and in the committed deadline.
+    let mut m = encode_batch(5, &[ended(vec![], None)]).unwrap();
+    m[ids_at - 8..ids_at].copy_from_slice(&u64::MAX.to_le_bytes());
+    reframe(&mut m);
+    let msg = deser_fail(&m);
+    assert!(msg.contains("ObjectEnded 5 (at)"), "{msg}");
+    let mut m = encode_batch(5, &[ended(vec![], Some(Some(1)))]).unwrap();
+    let d_at = ids_at + 4 + 2;
+    m[d_at..d_at + 8].copy_from_slice(&u64::MAX.to_le_bytes());
+    reframe(&mut m);
+    let msg = deser_fail(&m);
+    assert!(msg.contains("ObjectEnded 5 (commit deadline)"), "{msg}");
+    // Option and bool bytes above 1.
+    for (at, what) in [(ids_at + 4, "commit"), (ids_at + 5, "write_over")] {
+        let mut m = encode_batch(5, &[ended(vec![], None)]).unwrap();
+        m[at] = 2;
+        reframe(&mut m);
+        let msg = deser_fail(&m);
+        assert!(msg.contains(&format!("ObjectEnded 5 ({what})")), "{msg}");
+    }
 }
 
 #[test]

@@ -1,6 +1,6 @@
-//! The committed format-1 journal fixture must decode, byte for byte, in
-//! every later version of the library (docs/CONTRACT.md section 12: every
-//! older version decodes for ever).
+//! The committed format-1 and format-2 journal fixtures must decode, byte
+//! for byte, in every later version of the library (docs/CONTRACT.md
+//! section 12: every older version decodes for ever).
 //!
 //! `tests/data/journal_v1.bin` is two batches back to back, as a consumer
 //! would store them: `encode_batch(1, &first_batch())` then
@@ -16,17 +16,26 @@
 //! The records are spelled out here, not generated, so nobody changes the
 //! fixture by accident while editing a helper.
 //!
+//! `tests/data/journal_v2.bin` (format 2, which added `ObjectEnded`, tag
+//! 11) is the same two batches in format 2, then `encode_batch(14,
+//! &third_batch())`, End records in every shape; regenerate it only as
+//! above (`write_journal_v2_fixture`, a new file on the next bump).
+//!
 //! Format 1 was redefined once, to the object-image records, before any
 //! master had emitted a journal (nothing recorded until then); the fixture
 //! was regenerated then and is frozen since.
 
-use mooncake_meta_core::journal::codec::{decode_batch_prefix, encode_batch};
+use mooncake_meta_core::journal::codec::{decode_batch_prefix, encode_batch_as};
 use mooncake_meta_core::journal::*;
 use mooncake_meta_core::{Pool, ReplicaStatus, SoftPinIntent, MAX_INSTANT};
 use std::path::PathBuf;
 
 fn fixture_path() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/journal_v1.bin")
+}
+
+fn fixture_v2_path() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/journal_v2.bin")
 }
 
 const T: u64 = 1_717_171_717_000;
@@ -248,10 +257,98 @@ fn second_batch() -> Vec<Record> {
     ]
 }
 
+/// Frozen: never edit (see the module doc). Sequences 14..=17: Ends of
+/// the objects of the first batch, in every shape of the commit outcome.
+fn third_batch() -> Vec<Record> {
+    vec![
+        // The first End of a write: the commit rule fired.
+        Record::ObjectEnded {
+            key: k("layer0/kv/0001"),
+            write_token: 1,
+            at: T + 20,
+            completed: vec![1],
+            commit: Some(Some(T + 20 + 1_800_000)),
+            write_over: true,
+        },
+        // It fired and committed no deadline (Disable, or Preserve of
+        // nothing).
+        Record::ObjectEnded {
+            key: RecordKey::new("team-ü", "プロンプト/🧠"),
+            write_token: 2,
+            at: MAX_INSTANT,
+            completed: vec![4, 6, u64::MAX],
+            commit: Some(None),
+            write_over: false,
+        },
+        // A later End: the rule did not fire.
+        Record::ObjectEnded {
+            key: k("on-disk"),
+            write_token: u64::MAX,
+            at: 0,
+            completed: vec![],
+            commit: None,
+            write_over: true,
+        },
+        Record::ObjectErased {
+            key: k("on-disk"),
+            discarded: vec![],
+        },
+    ]
+}
+
 fn fixture_bytes() -> Vec<u8> {
-    let mut out = encode_batch(1, &first_batch()).unwrap();
-    out.extend(encode_batch(6, &second_batch()).unwrap());
+    let mut out = encode_batch_as(1, 1, &first_batch()).unwrap();
+    out.extend(encode_batch_as(1, 6, &second_batch()).unwrap());
     out
+}
+
+fn fixture_v2_bytes() -> Vec<u8> {
+    let mut out = encode_batch_as(2, 1, &first_batch()).unwrap();
+    out.extend(encode_batch_as(2, 6, &second_batch()).unwrap());
+    out.extend(encode_batch_as(2, 14, &third_batch()).unwrap());
+    out
+}
+
+#[test]
+fn committed_v2_fixture_decodes_to_its_records() {
+    let bytes = std::fs::read(fixture_v2_path()).expect("tests/data/journal_v2.bin is committed");
+    assert_eq!(bytes[8..12], 2u32.to_le_bytes(), "the fixture is format 2");
+    let mut at = 0;
+    for (first, recs) in [(1, first_batch()), (6, second_batch()), (14, third_batch())] {
+        let (b, used) = decode_batch_prefix(&bytes[at..]).unwrap();
+        assert_eq!((b.first_seq, b.records), (first, recs));
+        at += used;
+    }
+    assert_eq!(at, bytes.len());
+    assert_eq!(fixture_v2_bytes(), bytes);
+    // Format 2 changed only the version and added tag 11: the first two
+    // batches' payloads are those of the format-1 fixture.
+    let v1 = std::fs::read(fixture_path()).unwrap();
+    let (_, v1_first) = decode_batch_prefix(&v1).unwrap();
+    assert_eq!(bytes[40..v1_first], v1[40..v1_first]);
+}
+
+#[test]
+fn the_v2_fixture_holds_every_variant() {
+    let mut names: Vec<&str> = first_batch()
+        .iter()
+        .chain(second_batch().iter())
+        .chain(third_batch().iter())
+        .map(Record::name)
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    let mut all = Record::NAMES.to_vec();
+    all.sort_unstable();
+    assert_eq!(names, all);
+}
+
+#[test]
+#[ignore = "writes tests/data/journal_v2.bin; only on a deliberate format bump"]
+fn write_journal_v2_fixture() {
+    let path = fixture_v2_path();
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(&path, fixture_v2_bytes()).unwrap();
 }
 
 #[test]
@@ -277,7 +374,8 @@ fn the_fixture_holds_every_variant() {
         .collect();
     names.sort_unstable();
     names.dedup();
-    let mut all = Record::NAMES.to_vec();
+    // Every variant format 1 has (tags 1..=10).
+    let mut all = Record::NAMES[..10].to_vec();
     all.sort_unstable();
     assert_eq!(names, all);
 }

@@ -1,7 +1,8 @@
 //! What a master with a journal records (docs/CONTRACT.md §12.1): one
 //! record per state change, by outcome — the whole object as it stands
 //! after the change (ObjectSet) or its erasure (ObjectErased), with the
-//! buffers the change discarded — in commit order, with consecutive
+//! buffers the change discarded, and an End as what it did (ObjectEnded) —
+//! in commit order, with consecutive
 //! sequences; nothing for reads, rejections and calls that change nothing;
 //! a buffer's freeing record always before the record of a placement that
 //! reuses it; instants as the primary chose them.
@@ -193,11 +194,46 @@ fn mounts_are_recorded_once() {
     c.nothing("a refused mount");
 }
 
+/// `img` after the End `end` records (an ObjectEnded of it), as a
+/// standby applies it.
+fn after_end(mut img: ObjectImage, end: &Record) -> ObjectImage {
+    let Record::ObjectEnded {
+        key,
+        write_token,
+        at,
+        completed,
+        commit,
+        write_over,
+    } = end
+    else {
+        panic!("not an ObjectEnded: {end:?}");
+    };
+    assert_eq!((key, *write_token), (&img.key, img.write_token));
+    for r in &mut img.replicas {
+        if completed.contains(&r.id) {
+            assert_eq!(r.status, ReplicaStatus::Processing);
+            r.status = ReplicaStatus::Complete;
+        }
+    }
+    img.lease = img.lease.max(*at);
+    if let Some(after) = commit {
+        img.committed = *after;
+        if let Some(f) = &mut img.in_flight {
+            f.pending = None;
+        }
+    }
+    if *write_over {
+        img.in_flight = None;
+    }
+    img
+}
+
 // §12.1: PutStart records the new object with its write in flight and the
-// resolved pending intent; the End records it COMPLETE with the committed
-// deadline, the write over, the lease raised to the End's instant.
+// resolved pending intent; the End records what it did: the replica
+// COMPLETE, the commit rule's outcome (the committed deadline), the write
+// over, at the End's instant (the lease raised to it).
 #[test]
-fn a_put_pair_records_the_object_twice() {
+fn a_put_pair_records_the_object_then_its_end() {
     let m = jmaster();
     let mut c = Cursor::at_end(&m);
     let w = m.put_start(C1, k("a"), 4096, &enable(60_000)).unwrap();
@@ -212,11 +248,75 @@ fn a_put_pair_records_the_object_twice() {
     m.advance_time(5).unwrap();
     m.put_end(C1, k("a"), ReplicaSelector::All, Some(w.token))
         .unwrap();
+    let end = Record::ObjectEnded {
+        key: rkey("a"),
+        write_token: w.token,
+        at: T0 + 5,
+        completed: vec![img.replicas[0].id],
+        commit: Some(Some(T0 + 5 + 60_000)),
+        write_over: true,
+    };
+    assert_eq!(c.take(), std::slice::from_ref(&end));
+    let ended = after_end(img.clone(), &end);
     img.replicas[0].status = ReplicaStatus::Complete;
     img.lease = T0 + 5;
     img.committed = Some(T0 + 5 + 60_000);
     img.in_flight = None;
-    assert_eq!(c.take(), [set(img, vec![])]);
+    assert_eq!(ended, img);
+    inv(&m);
+}
+
+// §12.1, §4.3: an End that completes part of a write records only those
+// replicas; the commit rule fires at the first (Disable commits no
+// deadline) and the write stays in flight; the last End ends the write
+// and the rule does not fire again.
+#[test]
+fn a_partial_end_records_its_replicas_and_the_commit_once() {
+    let m = jmaster();
+    let cfg = WriteConfig {
+        nof_ssd_replicas: 1,
+        ..WriteConfig::default().with_soft_pin(SoftPinRequest::DISABLE)
+    };
+    let w = m.put_start(C1, k("p"), 64, &cfg).unwrap();
+    let mut c = Cursor::at_end(&m);
+    let started = image_of(&Cursor::from_start(&m).take().pop().unwrap()).clone();
+    let id_of = |ssd: bool| {
+        started
+            .replicas
+            .iter()
+            .find(|r| matches!(r.place, Placement::NofSsd { .. }) == ssd)
+            .map(|r| r.id)
+            .unwrap()
+    };
+    assert_eq!((started.replicas.len(), w.replicas.len()), (2, 2));
+    let (mem, ssd) = (id_of(false), id_of(true));
+    m.advance_time(3).unwrap();
+    m.put_end(C1, k("p"), ReplicaSelector::Memory, None)
+        .unwrap();
+    assert_eq!(
+        c.take(),
+        [Record::ObjectEnded {
+            key: rkey("p"),
+            write_token: w.token,
+            at: T0 + 3,
+            completed: vec![mem],
+            commit: Some(None),
+            write_over: false,
+        }]
+    );
+    m.advance_time(4).unwrap();
+    m.put_end(C1, k("p"), ReplicaSelector::All, None).unwrap();
+    assert_eq!(
+        c.take(),
+        [Record::ObjectEnded {
+            key: rkey("p"),
+            write_token: w.token,
+            at: T0 + 7,
+            completed: vec![ssd],
+            commit: None,
+            write_over: true,
+        }]
+    );
     inv(&m);
 }
 
@@ -525,7 +625,11 @@ fn eviction_records_each_object_and_each_normalised_deadline() {
 fn cleanup_records_each_expiry() {
     let m = jmaster();
     put(&m, "a", 64, &enable(1_000));
-    let before = image_of(&Cursor::from_start(&m).take().pop().unwrap()).clone();
+    let recs = Cursor::from_start(&m).take();
+    let before = after_end(
+        image_of(&recs[recs.len() - 2]).clone(),
+        &recs[recs.len() - 1],
+    );
     let mut c = Cursor::at_end(&m);
     assert_eq!(m.run_cleanup_at(T0 + 999).expired, 0);
     c.nothing("a cleanup with nothing due");
@@ -789,7 +893,8 @@ fn a_reused_buffer_is_freed_earlier_in_the_journal() {
                     held.remove(&b);
                 }
             }
-            Record::SegmentMounted { .. } => {}
+            // An End places and frees nothing.
+            Record::SegmentMounted { .. } | Record::ObjectEnded { .. } => {}
             other => panic!("unexpected {other:?}"),
         }
     }

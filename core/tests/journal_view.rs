@@ -138,3 +138,23 @@ fn arbitrary_bytes_are_refused_alike() {
         same(&b);
     }
 }
+
+// Format 2 added tag 11 (ObjectEnded): a version 1 batch is decoded
+// alike, and tag 11 in one is refused alike (§12.2).
+#[test]
+fn version_1_batches_decode_alike() {
+    let mut refused = 0;
+    for seed in seed_batches(&mut XorShift::new(0x5EED_3000), 200) {
+        let mut v1 = seed.clone();
+        v1[8..12].copy_from_slice(&1u32.to_le_bytes());
+        reframe(&mut v1);
+        let has_ended = owned(&seed)
+            .expect("a seed decodes")
+            .1
+            .iter()
+            .any(|r| matches!(r, Record::ObjectEnded { .. }));
+        assert_eq!(same(&v1), !has_ended);
+        refused += u32::from(has_ended);
+    }
+    assert!(refused > 0, "no seed held an ObjectEnded");
+}

@@ -262,6 +262,18 @@ fn set(img: ObjectImage) -> Record {
     }
 }
 
+/// An End of write `token` of `key` that completed `completed`.
+fn ended(key: &str, token: u64, completed: Vec<u64>) -> Record {
+    Record::ObjectEnded {
+        key: RecordKey::new(DEFAULT_TENANT, key),
+        write_token: token,
+        at: T0 + 1,
+        completed,
+        commit: Some(Some(T0 + 1_000)),
+        write_over: true,
+    }
+}
+
 fn batch(first: u64, recs: &[Record]) -> Vec<u8> {
     encode_batch(first, recs).unwrap()
 }
@@ -462,6 +474,17 @@ fn a_record_that_does_not_fit_stops_before_it() {
                 group: "g".into(),
             },
             "not retained",
+        ),
+        (ended("zz", 1, vec![1]), "no object"),
+        (ended("a", 2, vec![1]), "write token here is 1"),
+        // Replica 1 is COMPLETE; replica 5 does not exist.
+        (
+            ended("a", 1, vec![1]),
+            "replica 1 is not a PROCESSING replica",
+        ),
+        (
+            ended("a", 1, vec![5]),
+            "replica 5 is not a PROCESSING replica",
         ),
     ];
     for (rec, why) in cases {

@@ -1,7 +1,7 @@
 //! Applying a primary's journal on a standby (docs/CONTRACT.md section
 //! 12.3). Every record is installed by its outcome: an [`ObjectSet`] makes
 //! the object under its key exactly its image, an [`ObjectErased`] removes
-//! it, and so on; nothing is re-decided, and no instant is shifted (a
+//! it, an [`ObjectEnded`] completes the replicas an End completed, and so on; nothing is re-decided, and no instant is shifted (a
 //! standby keeps the primary's timeline values).
 //!
 //! # Order and atomicity
@@ -31,6 +31,7 @@
 //!
 //! [`ObjectSet`]: Record::ObjectSet
 //! [`ObjectErased`]: Record::ObjectErased
+//! [`ObjectEnded`]: Record::ObjectEnded
 
 use super::record::*;
 use super::view::{
@@ -46,7 +47,7 @@ use crate::retention::REGISTRY_SHARD;
 use crate::segment::{BlockId, BufferOwner, Mounted, Segment};
 use crate::shard::{Discarded, ShardState};
 use crate::snapshot::restore::StageMode;
-use crate::types::{Key, Pool, ReplicaKind, SegmentId, SegmentSpec};
+use crate::types::{Key, Pool, ReplicaKind, ReplicaStatus, SegmentId, SegmentSpec};
 use hashbrown::HashMap;
 use smallvec::SmallVec;
 use std::sync::atomic::Ordering;
@@ -149,6 +150,14 @@ impl MasterCore {
             let applied = match &rec.kind {
                 KindView::ObjectSet { image, discarded } => self.apply_object_set(image, discarded),
                 KindView::ObjectErased { key, discarded } => self.apply_erase(key, discarded),
+                KindView::ObjectEnded {
+                    key,
+                    write_token,
+                    at,
+                    completed,
+                    commit,
+                    write_over,
+                } => self.apply_ended(key, *write_token, *at, completed, *commit, *write_over),
                 KindView::Other(other) => self.apply_record(seq, other),
             };
             if let (Ok(()), Some(j)) = (&applied, &self.journal) {
@@ -203,10 +212,12 @@ impl MasterCore {
             }
             Record::SegmentUnmounted { owner, name } => self.apply_unmount(*owner, name),
             // The view decoder hands these out as views (`apply_journal`).
-            Record::ObjectSet { .. } | Record::ObjectErased { .. } => Err(Error::new(
-                ErrorKind::Internal,
-                "object records are applied from their views (view::KindView)",
-            )),
+            Record::ObjectSet { .. } | Record::ObjectErased { .. } | Record::ObjectEnded { .. } => {
+                Err(Error::new(
+                    ErrorKind::Internal,
+                    "object records are applied from their views (view::KindView)",
+                ))
+            }
             Record::DiscardReleased { at, buffers } => self.apply_discard_released(*at, buffers),
             Record::GroupRetained {
                 tenant,
@@ -533,6 +544,82 @@ impl MasterCore {
             img.write_token.saturating_add(1),
             img.seq.saturating_add(1),
         );
+        Ok(())
+    }
+
+    /// Applies an End by its outcome (docs/CONTRACT.md §12.1): the listed
+    /// replicas of write `token` become COMPLETE, the lease is raised to
+    /// `at`, the commit outcome goes through the registration path (index
+    /// entry under the object's handle, gauge), consuming the pending
+    /// intent, and the write in flight ends when `write_over`. Checked
+    /// before anything changes: the object is here, its write token is
+    /// `token` and every listed replica is PROCESSING of that write.
+    fn apply_ended(
+        &self,
+        rk: &KeyView,
+        token: u64,
+        at: Instant,
+        completed: &[u64],
+        commit: Option<Option<Instant>>,
+        write_over: bool,
+    ) -> Result<()> {
+        let k = Key::scoped(rk.tenant, rk.key);
+        k.validate()
+            .map_err(|e| misfit(format!("key {:?}: {}", rk.to_key(), e.message())))?;
+        let (hash, si) = self.locate(k);
+        let mut st = self.shards[si].state.write();
+        let Some((handle, obj, writes)) = st.find_write_mut(hash, k, si as u32) else {
+            return Err(misfit(format!("no object {:?} here", rk.to_key())));
+        };
+        if obj.write_token != token {
+            return Err(misfit(format!(
+                "object {:?}: its write token here is {}, the End's is {token}",
+                rk.to_key(),
+                obj.write_token
+            )));
+        }
+        for &id in completed {
+            if !obj
+                .replicas
+                .iter()
+                .any(|r| r.id == id && r.is_write_processing())
+            {
+                return Err(misfit(format!(
+                    "object {:?}: replica {id} is not a PROCESSING replica of write {token} here",
+                    rk.to_key()
+                )));
+            }
+        }
+        // Checked: from here on nothing fails.
+        for r in obj.replicas.iter_mut() {
+            if completed.contains(&r.id) {
+                r.status = ReplicaStatus::Complete;
+            }
+        }
+        crate::object::raise(&obj.lease, at);
+        if let Some(after) = commit {
+            // The commit consumed the pending intent (a standby restored
+            // from a snapshot holds no write in flight: nothing to take).
+            writes.take_pending(token);
+            let before = obj.committed();
+            obj.set_committed(after);
+            if before != after {
+                match after {
+                    Some(d) => {
+                        self.register_pin(obj, handle, d, before.is_none());
+                        if before.is_none() {
+                            self.shards[si]
+                                .soft_pin_keys
+                                .fetch_add(1, Ordering::Relaxed);
+                        }
+                    }
+                    None => self.pin_dropped(si),
+                }
+            }
+        }
+        if write_over {
+            writes.end(token);
+        }
         Ok(())
     }
 

@@ -100,6 +100,41 @@ impl MasterCore {
         free_pending(&table, st);
     }
 
+    /// Records an End that completed replicas of the object in `slot` of
+    /// `st` as an [`Record::ObjectEnded`]: the replicas `completed` (ids
+    /// strictly increasing) became COMPLETE, the lease was raised to at
+    /// least `at`, `commit` is the commit rule's outcome and `write_over`
+    /// says the write in flight ended. An End frees and discards nothing,
+    /// so no free waits for this record (append before free holds), and
+    /// it takes no segment-table lock unless an earlier operation left
+    /// frees deferred. Journal on.
+    #[inline]
+    pub(crate) fn record_ended(&self, st: &mut ShardState, slot: u32, end: &Ended<'_>) {
+        if self.journal.is_some() {
+            self.record_ended_on(st, slot, end);
+        }
+    }
+
+    fn record_ended_on(&self, st: &mut ShardState, slot: u32, end: &Ended<'_>) {
+        let Some(j) = &self.journal else {
+            return;
+        };
+        #[cfg(feature = "test-hooks")]
+        self.race_point(crate::quiesce::RacePoint::BeforeRecord);
+        let mut buf = std::mem::take(&mut st.journal_scratch);
+        let obj = st
+            .slot(slot)
+            .expect("the operation's object is in its slot");
+        encode_object_ended(st.key_of(obj), obj.write_token, end, &mut buf);
+        let _ = j.append_encoded(&buf);
+        keep_scratch(st, buf);
+        // The End freed nothing; frees an earlier operation on the shard
+        // left deferred go now, after a record, as at any record.
+        if !st.pending_frees.is_empty() {
+            free_pending(&self.segments.read(), st);
+        }
+    }
+
     /// Records `obj` (stored in `st`) as it stands, for a change made
     /// under the shard's *read* lock (a committed deadline cleared by
     /// compare-and-swap: cleanup's expiry, eviction's normalisation), which
@@ -246,6 +281,68 @@ pub(crate) fn object_image(table: &SegmentTable, st: &ShardState, obj: &Object) 
 
 /// The tag of [`Record::ObjectSet`].
 const OBJECT_SET: u8 = 3;
+
+/// The tag of [`Record::ObjectEnded`].
+const OBJECT_ENDED: u8 = 11;
+
+/// What an End did, as [`Record::ObjectEnded`] records it (the key and
+/// write token come from the object).
+pub(crate) struct Ended<'a> {
+    pub at: crate::clock::Instant,
+    /// Ids strictly increasing.
+    pub completed: &'a [u64],
+    pub commit: Option<Option<crate::clock::Instant>>,
+    pub write_over: bool,
+}
+
+/// Writes the bytes of `ObjectEnded { key k, write_token, end }` (the
+/// codec's layout) into `out` (cleared first), growing it at most once.
+pub(crate) fn encode_object_ended(
+    k: Key<'_>,
+    write_token: u64,
+    end: &Ended<'_>,
+    out: &mut Vec<u8>,
+) {
+    debug_assert!(end.completed.is_sorted_by(|a, b| a < b));
+    let len = 1
+        + 8
+        + k.tenant.len()
+        + k.key.len()
+        + 8
+        + 8
+        + 4
+        + 8 * end.completed.len()
+        + 1
+        + end.commit.map_or(0, |c| 1 + c.map_or(0, |_| 8))
+        + 1;
+    out.clear();
+    out.reserve(len);
+    let mut w = Writer(out);
+    w.u8(OBJECT_ENDED);
+    w.str(k.tenant);
+    w.str(k.key);
+    w.u64(write_token);
+    w.u64(end.at);
+    w.u32(end.completed.len() as u32);
+    for id in end.completed {
+        w.u64(*id);
+    }
+    match end.commit {
+        None => w.u8(0),
+        Some(c) => {
+            w.u8(1);
+            match c {
+                None => w.u8(0),
+                Some(d) => {
+                    w.u8(1);
+                    w.u64(d);
+                }
+            }
+        }
+    }
+    w.bool(end.write_over);
+    debug_assert_eq!(out.len(), len, "the exact size was computed");
+}
 
 /// A replica's buffer segment name, `None` for LOCAL_DISK; `Err` when its
 /// segment is no longer in the table (an unmount in progress: the replica
@@ -517,6 +614,42 @@ mod tests {
             .shards
             .iter()
             .any(|s| !s.state.read().discarded.is_empty()));
+    }
+
+    // The recorder's direct encoding of an End is the codec's encoding of
+    // its ObjectEnded, in every shape of the commit outcome.
+    #[test]
+    fn the_direct_end_encoding_is_the_record_encoding() {
+        let long = "k".repeat(40);
+        for (tenant, key) in [("default", "a"), ("tenant-2", long.as_str())] {
+            for commit in [None, Some(None), Some(Some(7)), Some(Some(u64::MAX >> 2))] {
+                for (ids, write_over) in
+                    [(&[][..], false), (&[3u64][..], true), (&[1, 4][..], false)]
+                {
+                    let end = Ended {
+                        at: 99,
+                        completed: ids,
+                        commit,
+                        write_over,
+                    };
+                    let mut direct = vec![0xAA; 5];
+                    encode_object_ended(Key::scoped(tenant, key), 12, &end, &mut direct);
+                    let mut via = Vec::new();
+                    encode_record(
+                        &Record::ObjectEnded {
+                            key: RecordKey::new(tenant, key),
+                            write_token: 12,
+                            at: 99,
+                            completed: ids.to_vec(),
+                            commit,
+                            write_over,
+                        },
+                        &mut via,
+                    );
+                    assert_eq!(direct, via);
+                }
+            }
+        }
     }
 
     // docs/CONTRACT.md §12.1: ids a failed operation reserved and cannot

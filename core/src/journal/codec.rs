@@ -20,7 +20,8 @@
 //!                         first_seq + count - 1, is at most MAX_SEQ
 //!   payload_len  u64      exact number of payload bytes after the header
 //!   crc32        u32      CRC-32 (IEEE) of header bytes 0..36, then the payload
-//! payload: `count` records, each a tag u8 (1..=10, Record::tag) + its fields:
+//! payload: `count` records, each a tag u8 (1..=11, Record::tag; 1..=10 in
+//! a version 1 batch) + its fields:
 //!   1 SegmentMounted     owner u64, name name, pool u8 (0 memory, 1 NOF_SSD),
 //!                        base u64, size u64
 //!   2 SegmentUnmounted   owner u64, name name
@@ -33,6 +34,10 @@
 //!   9 Counters           next_replica_id u64, next_write_token u64,
 //!                        next_object_seq u64
 //!  10 Reset              image blob (a snapshot, docs/CONTRACT.md section 6)
+//!  11 ObjectEnded        key, write_token u64, at instant,
+//!                        completed vec<u64> (replica ids, strictly
+//!                        increasing), commit opt<opt<instant>>,
+//!                        write_over bool (version 2 on)
 //! image     = key, size u64, writer u64, put_start instant, lease instant,
 //!             seq u64, write_token u64, hard_pin bool, group opt<name>,
 //!             committed opt<instant>, in_flight opt<opt<intent>>,
@@ -58,7 +63,8 @@
 //! Every field is fixed-width or length-prefixed and every tag, bool and
 //! enum byte has one accepted spelling, so a batch has exactly one encoding:
 //! whatever [`decode_batch`] accepts, [`encode_batch`] gives back byte for
-//! byte. A new layout gets a new version number and the decoder keeps
+//! byte. Version 2 added tag 11; a version 1 batch still decodes, and tag
+//! 11 in one is an unknown tag. A new layout gets a new version number and the decoder keeps
 //! reading every older one (a fixture test holds it to that).
 
 use super::record::*;
@@ -74,7 +80,10 @@ use std::fmt;
 pub const MAGIC: [u8; 8] = *b"\x89MCJRNL\n";
 
 /// The layout documented above.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
+
+/// The first layout with [`Record::ObjectEnded`] (tag 11).
+pub const ENDED_VERSION: u32 = 2;
 
 /// The oldest layout this build reads.
 pub const OLDEST_VERSION: u32 = 1;
@@ -160,6 +169,15 @@ fn not_utf8(at: At, start: usize, e: std::str::Utf8Error) -> Error {
 fn bad_name(at: At, start: usize) -> Error {
     cold(format_args!(
         "{at} at byte {start}: a name must be non-empty and free of NUL"
+    ))
+}
+
+#[cold]
+#[inline(never)]
+fn unknown_tag(tag: u8, seq: u64, offset: usize, known: usize) -> Error {
+    cold(format_args!(
+        "unknown record tag {tag} for sequence {seq} at byte {offset} (this build knows \
+         1..={known} in this batch's version)"
     ))
 }
 
@@ -268,6 +286,21 @@ pub fn encode_record(rec: &Record, out: &mut Vec<u8>) {
             w.u64(image.len() as u64);
             w.0.extend_from_slice(image);
         }
+        Record::ObjectEnded {
+            key,
+            write_token,
+            at,
+            completed,
+            commit,
+            write_over,
+        } => {
+            w.key(key);
+            w.u64(*write_token);
+            w.u64(*at);
+            w.vec(completed, |w, id| w.u64(*id));
+            w.opt(commit.as_ref(), |w, c| w.opt(c.as_ref(), |w, d| w.u64(*d)));
+            w.bool(*write_over);
+        }
     }
 }
 
@@ -282,12 +315,35 @@ pub fn encoded_len(rec: &Record) -> usize {
 /// `INVALID_PARAMS` for an empty batch, sequence 0, more than `u32::MAX`
 /// records, or sequences that would pass [`MAX_SEQ`].
 pub fn encode_batch(first_seq: u64, records: &[Record]) -> Result<Vec<u8>> {
+    encode_batch_as(FORMAT_VERSION, first_seq, records)
+}
+
+/// [`encode_batch`] in layout `version` ([`OLDEST_VERSION`] to
+/// [`FORMAT_VERSION`]), for a consumer that still reads only an older
+/// layout. `INVALID_PARAMS` as [`encode_batch`], for a version this build
+/// does not write, or for a record the version has no tag for
+/// ([`Record::ObjectEnded`] before version 2).
+pub fn encode_batch_as(version: u32, first_seq: u64, records: &[Record]) -> Result<Vec<u8>> {
+    if !(OLDEST_VERSION..=FORMAT_VERSION).contains(&version) {
+        return Err(Error::invalid(format!(
+            "journal format version {version} is not one this build writes ({OLDEST_VERSION} \
+             to {FORMAT_VERSION})"
+        )));
+    }
     check_span(first_seq, records.len()).map_err(Error::invalid)?;
+    if version < ENDED_VERSION {
+        if let Some(i) = records.iter().position(|r| r.tag() == 11) {
+            return Err(Error::invalid(format!(
+                "record {i} is an ObjectEnded, which format {version} has no tag for (format \
+                 {ENDED_VERSION} on)"
+            )));
+        }
+    }
     let mut out = vec![0u8; HEADER_LEN];
     for r in records {
         encode_record(r, &mut out);
     }
-    seal(&mut out, first_seq, records.len() as u32);
+    seal_as(version, &mut out, first_seq, records.len() as u32);
     Ok(out)
 }
 
@@ -317,10 +373,14 @@ fn check_span(first_seq: u64, count: usize) -> std::result::Result<(), String> {
 /// `out` (`out[HEADER_LEN..]`), checksum included. The caller has checked
 /// the span (`check_span`).
 pub(crate) fn seal(out: &mut [u8], first_seq: u64, count: u32) {
+    seal_as(FORMAT_VERSION, out, first_seq, count);
+}
+
+fn seal_as(version: u32, out: &mut [u8], first_seq: u64, count: u32) {
     debug_assert!(out.len() >= HEADER_LEN);
     let payload_len = (out.len() - HEADER_LEN) as u64;
     out[..8].copy_from_slice(&MAGIC);
-    out[8..12].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
+    out[8..12].copy_from_slice(&version.to_le_bytes());
     out[12..16].copy_from_slice(&0u32.to_le_bytes());
     out[16..24].copy_from_slice(&first_seq.to_le_bytes());
     out[24..28].copy_from_slice(&count.to_le_bytes());
@@ -363,7 +423,7 @@ impl Writer<'_> {
         self.len32(s.len(), "string");
         self.0.extend_from_slice(s.as_bytes());
     }
-    fn key(&mut self, k: &RecordKey) {
+    pub(crate) fn key(&mut self, k: &RecordKey) {
         self.str(&k.tenant);
         self.str(&k.key);
     }
@@ -516,7 +576,11 @@ pub(super) fn decode_prefix_with<'a, T>(
     }
     let mut records = Vec::with_capacity(count);
     for i in 0..count {
-        records.push(parse(&mut r, h.first_seq + i as u64)?);
+        let seq = h.first_seq + i as u64;
+        if h.version < ENDED_VERSION && r.peek() == Some(11) {
+            return Err(unknown_tag(11, seq, r.offset(), 10));
+        }
+        records.push(parse(&mut r, seq)?);
     }
     if r.remaining() != 0 {
         return Err(fail(format!(
@@ -604,11 +668,7 @@ pub(super) fn parse_record(r: &mut Reader, seq: u64) -> Result<Record> {
         .checked_sub(1)
         .and_then(|i| Record::NAMES.get(usize::from(i)))
     else {
-        return Err(fail(format!(
-            "unknown record tag {tag} for sequence {seq} at byte {tag_at} (this build knows \
-             1..={})",
-            Record::NAMES.len()
-        )));
+        return Err(unknown_tag(tag, seq, tag_at, Record::NAMES.len()));
     };
     let at = |field| At::new(seq, name, field);
     Ok(match tag {
@@ -659,6 +719,14 @@ pub(super) fn parse_record(r: &mut Reader, seq: u64) -> Result<Record> {
         },
         10 => Record::Reset {
             image: r.blob(at("image"))?,
+        },
+        11 => Record::ObjectEnded {
+            key: r.key(at("key"))?,
+            write_token: r.u64(at("write_token"))?,
+            at: r.instant(at("at"))?,
+            completed: r.completed(at("completed"))?.into_vec(),
+            commit: r.commit(at("commit"))?,
+            write_over: r.bool(at("write_over"))?,
         },
         _ => unreachable!("tag {tag} was checked against Record::NAMES"),
     })
@@ -805,6 +873,36 @@ impl<'a> Reader<'a> {
             out.push(f(self, at)?);
         }
         Ok(out)
+    }
+
+    /// An End's completed replica ids: strictly increasing (one order, so
+    /// one encoding per set).
+    #[inline]
+    pub(super) fn completed(&mut self, at: At) -> Result<smallvec::SmallVec<[u64; 2]>> {
+        let n = self.count(8, at)?;
+        let mut out = smallvec::SmallVec::<[u64; 2]>::with_capacity(n);
+        for _ in 0..n {
+            let start = self.offset();
+            let id = self.u64(at)?;
+            if let Some(&prev) = out.last() {
+                if id <= prev {
+                    return Err(cold(format_args!(
+                        "{at} at byte {start}: replica id {id} follows {prev}; ids must be \
+                         strictly increasing"
+                    )));
+                }
+            }
+            out.push(id);
+        }
+        Ok(out)
+    }
+
+    /// An End's commit outcome: opt<opt<instant>>.
+    #[inline]
+    pub(super) fn commit(&mut self, at: At) -> Result<Option<Option<Instant>>> {
+        self.opt(at, |r, a| {
+            r.opt(a.field("commit deadline"), |r, a| r.instant(a))
+        })
     }
 
     pub(super) fn ids(&mut self, at: At) -> Result<Vec<u64>> {

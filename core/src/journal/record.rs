@@ -1,6 +1,7 @@
 //! The journal's records: one per state change of a master, **by outcome**.
 //! Every change to an object is recorded as the object's whole state after
-//! the change ([`ObjectImage`]): the ids, addresses, tokens and instants the
+//! the change ([`ObjectImage`]), except an End, recorded as what it changed
+//! ([`Record::ObjectEnded`]): the ids, addresses, tokens and instants the
 //! primary chose, never the request that led to it, so a standby installs
 //! any such record the same way and re-decides nothing (docs/CONTRACT.md
 //! section 12).
@@ -209,11 +210,28 @@ pub enum Record {
     /// larger than the journal; the journal then drops it and the reader
     /// gets JOURNAL_OVERRUN) resyncs from a fresh snapshot instead.
     Reset { image: Vec<u8> },
+    /// An End (PutEnd/UpsertEnd, single or batch) that completed replicas
+    /// of the write `write_token` of the object under `key`, by outcome:
+    /// the replicas `completed` (ids strictly increasing; each was
+    /// PROCESSING of that write) are now COMPLETE; the lease is raised to
+    /// at least `at` (the End's instant); `commit` is the commit rule's
+    /// outcome (`None`: it did not fire; `Some(d)`: it fired, consuming the
+    /// write's pending intent, and the committed deadline is now `d`); and
+    /// `write_over` says the write in flight ended. An End frees and
+    /// discards nothing. Format 2.
+    ObjectEnded {
+        key: RecordKey,
+        write_token: u64,
+        at: Instant,
+        completed: Vec<u64>,
+        commit: Option<Option<Instant>>,
+        write_over: bool,
+    },
 }
 
 impl Record {
     /// Every record's name, in tag order (for messages and tests).
-    pub const NAMES: [&'static str; 10] = [
+    pub const NAMES: [&'static str; 11] = [
         "SegmentMounted",
         "SegmentUnmounted",
         "ObjectSet",
@@ -224,6 +242,7 @@ impl Record {
         "RetentionExpired",
         "Counters",
         "Reset",
+        "ObjectEnded",
     ];
 
     /// The record's tag in the encoding: its 1-based position in
@@ -240,6 +259,7 @@ impl Record {
             Record::RetentionExpired { .. } => 8,
             Record::Counters { .. } => 9,
             Record::Reset { .. } => 10,
+            Record::ObjectEnded { .. } => 11,
         }
     }
 

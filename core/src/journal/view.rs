@@ -50,6 +50,16 @@ pub enum KindView<'a> {
         key: KeyView<'a>,
         discarded: Discards<'a>,
     },
+    /// [`Record::ObjectEnded`]; the ids inline (an End completes one or
+    /// two replicas).
+    ObjectEnded {
+        key: KeyView<'a>,
+        write_token: u64,
+        at: Instant,
+        completed: SmallVec<[u64; 2]>,
+        commit: Option<Option<Instant>>,
+        write_over: bool,
+    },
     /// Every other record.
     Other(Record),
 }
@@ -176,6 +186,19 @@ impl<'a> Iterator for RecordViews<'a> {
 fn parse_record_view<'a>(r: &mut Reader<'a>, seq: u64) -> Result<RecordView<'a>> {
     let start = r.position();
     let kind = match r.peek() {
+        Some(11) => {
+            r.array::<1>(At::new(seq, "record", "tag"))?;
+            let at = |field| At::new(seq, "ObjectEnded", field);
+            // Field order and checks: `parse_record`'s tag 11 in codec.rs.
+            KindView::ObjectEnded {
+                key: key(r, at("key"))?,
+                write_token: r.u64(at("write_token"))?,
+                at: r.instant(at("at"))?,
+                completed: r.completed(at("completed"))?,
+                commit: r.commit(at("commit"))?,
+                write_over: r.bool(at("write_over"))?,
+            }
+        }
         Some(tag @ (3 | 4)) => {
             r.array::<1>(At::new(seq, "record", "tag"))?;
             let name = Record::NAMES[usize::from(tag - 1)];
@@ -305,6 +328,7 @@ impl RecordView<'_> {
         match &self.kind {
             KindView::ObjectSet { .. } => "ObjectSet",
             KindView::ObjectErased { .. } => "ObjectErased",
+            KindView::ObjectEnded { .. } => "ObjectEnded",
             KindView::Other(rec) => rec.name(),
         }
     }
@@ -319,6 +343,21 @@ impl RecordView<'_> {
             KindView::ObjectErased { key, discarded } => Record::ObjectErased {
                 key: key.to_key(),
                 discarded: discarded.iter().map(DiscardedView::to_discarded).collect(),
+            },
+            KindView::ObjectEnded {
+                key,
+                write_token,
+                at,
+                completed,
+                commit,
+                write_over,
+            } => Record::ObjectEnded {
+                key: key.to_key(),
+                write_token: *write_token,
+                at: *at,
+                completed: completed.to_vec(),
+                commit: *commit,
+                write_over: *write_over,
             },
             KindView::Other(rec) => rec.clone(),
         }

@@ -4,12 +4,14 @@
 
 use crate::clock::{saturating_deadline, Instant};
 use crate::error::{Error, ErrorKind, Result};
+use crate::journal::capture::Ended;
 use crate::key;
 use crate::master::MasterCore;
 use crate::object::{NewRecord, Object};
 use crate::soft_pin::state;
 use crate::soft_pin::SoftPinIntent;
 use crate::types::{ClientId, Key, ReplicaSelector, ReplicaStatus, StartedWrite, WriteConfig};
+use smallvec::SmallVec;
 
 /// Request checks shared by PutStart and UpsertStart (before any effect).
 pub(crate) fn validate_write(
@@ -188,34 +190,49 @@ impl MasterCore {
             return Ok(());
         }
         let had_complete = obj.has_complete();
+        let recording = self.journal.is_some();
         let mut completed = 0usize;
+        let mut ids: SmallVec<[u64; 4]> = SmallVec::new();
         for r in obj.replicas.iter_mut() {
             if r.is_write_processing() && sel.matches(r.kind) {
                 r.status = ReplicaStatus::Complete;
                 completed += 1;
+                if recording {
+                    ids.push(r.id);
+                }
             }
         }
         // Commit rule (§4.3): only the End that takes the object from zero
         // COMPLETE replicas to some commits; pending is then gone, so later
         // and repeated Ends never refresh the deadline.
+        let mut commit = None;
         if !had_complete && completed > 0 {
             if let Some(intent) = writes.take_pending(obj.write_token) {
                 let (after, delta) = state::commit(obj.committed(), intent, now);
                 obj.set_committed(after);
                 self.apply_delta(obj, at, delta);
+                commit = Some(after);
             }
         }
         crate::object::raise(&obj.lease, now);
         // The write ends when none of its replicas is PROCESSING; its
         // pending intent, if still there, goes with it (pending rule §4.4).
-        if !obj.write_in_flight() {
+        let write_over = !obj.write_in_flight();
+        if write_over {
             writes.end(obj.write_token);
         }
         // An End that completed nothing only raised the lease, which is
-        // not recorded (leases are not part of a standby's state).
-        if completed > 0 {
-            let mark = st.discarded.len();
-            self.record_slot(&mut st, at.slot, mark);
+        // not recorded (leases are not part of a standby's state). One
+        // that did is recorded by what it changed: an End frees nothing.
+        if completed > 0 && recording {
+            ids.sort_unstable();
+            let end = Ended {
+                at: now,
+                completed: &ids,
+                commit,
+                write_over,
+            };
+            self.record_ended(&mut st, at.slot, &end);
         }
         Ok(())
     }

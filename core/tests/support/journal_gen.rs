@@ -133,6 +133,27 @@ fn replicas(e: &mut impl Entropy) -> Vec<ReplicaImage> {
         .collect()
 }
 
+/// Strictly increasing replica ids (an End's completed list), from 0,
+/// from anywhere, or ending near the last id.
+fn increasing_ids(e: &mut impl Entropy) -> Vec<u64> {
+    let n = match e.below(4) {
+        0 => 0,
+        _ => e.below(5),
+    };
+    let mut id = match e.below(3) {
+        0 => 0,
+        1 => u64::MAX - 3 * n,
+        _ => e.below(1 << 20),
+    };
+    (0..n)
+        .map(|_| {
+            let v = id;
+            id += 1 + e.below(3);
+            v
+        })
+        .collect()
+}
+
 pub fn task(e: &mut impl Entropy) -> TaskImage {
     match e.below(3) {
         0 => TaskImage::Copy {
@@ -250,6 +271,14 @@ pub fn record_with_tag(e: &mut impl Entropy, tag: u8) -> Record {
         },
         10 => Record::Reset {
             image: list(e, 64, |e| e.below(256) as u8),
+        },
+        11 => Record::ObjectEnded {
+            key: key(e),
+            write_token: u64v(e),
+            at: instant(e),
+            completed: increasing_ids(e),
+            commit: opt(e, |e| opt(e, instant)),
+            write_over: e.chance(50),
         },
         other => panic!("no record has tag {other}"),
     }

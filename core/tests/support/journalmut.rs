@@ -6,7 +6,9 @@
 use super::entropy::Entropy;
 use super::journal_gen;
 use super::snapmut::{crc32, mutate_once};
-use mooncake_meta_core::journal::codec::{decode_batch, encode_batch, HEADER_LEN};
+use mooncake_meta_core::journal::codec::{
+    decode_batch, encode_batch, encode_batch_as, peek_header, HEADER_LEN,
+};
 use mooncake_meta_core::journal::{Journal, RECORD_OVERHEAD};
 use mooncake_meta_core::ErrorKind;
 
@@ -78,8 +80,18 @@ pub fn journal_decode(bytes: &[u8]) -> JournalDecoded {
         }
         Ok(b) => b,
     };
-    let again = encode_batch(batch.first_seq, &batch.records).expect("a decoded span is valid");
+    // One encoding per records and version (a format-1 batch still
+    // decodes; a journal writes the current format).
+    let version = peek_header(bytes).expect("decoded").version;
+    let again =
+        encode_batch_as(version, batch.first_seq, &batch.records).expect("a decoded span is valid");
     assert_eq!(again, bytes, "decode accepted non-canonical bytes");
+    let current = encode_batch(batch.first_seq, &batch.records).expect("a decoded span is valid");
+    assert_eq!(
+        current[HEADER_LEN..],
+        bytes[HEADER_LEN..],
+        "formats 1 and 2 share tags 1..=10"
+    );
     // Room for every record and its bookkeeping: nothing is dropped.
     let room = bytes.len() + batch.records.len() * RECORD_OVERHEAD;
     let j = Journal::starting_at(room, batch.first_seq).expect("valid journal");
@@ -87,7 +99,7 @@ pub fn journal_decode(bytes: &[u8]) -> JournalDecoded {
     assert_eq!(seqs, Some(batch.first_seq..=batch.last_seq()));
     assert_eq!(
         j.read_to_vec(batch.first_seq).expect("held"),
-        bytes,
+        current,
         "the journal's batch differs from the decoded one"
     );
     JournalDecoded::Accepted

@@ -2,7 +2,7 @@
 //! PutEnd of new keys on a master without a journal and on one with a
 //! journal large enough never to drop, while a consumer thread reads the
 //! records as they come and releases them; and the journal bytes one put
-//! pair makes (its two ObjectSet records, as the consumer reads them,
+//! pair makes (its ObjectSet and ObjectEnded records, as the consumer reads them,
 //! batch headers excluded). Target: journal on within 15 % of off.
 
 use crate::report::{Better, Figure, Target};
@@ -163,7 +163,7 @@ fn figures(r: &Results, mode: Mode) -> Vec<Figure> {
         .target(Target::AtLeast(0.85)),
         Figure::new(
             "journal",
-            "journal bytes per put pair (two ObjectSet records)",
+            "journal bytes per put pair (ObjectSet + ObjectEnded)",
             &par("on"),
             "bytes",
             Better::Lower,
