@@ -71,7 +71,7 @@ use super::record::*;
 use crate::clock::{Instant, MAX_INSTANT};
 use crate::error::{Error, ErrorKind, Result};
 use crate::soft_pin::SoftPinIntent;
-use crate::types::{Pool, ReplicaStatus};
+use crate::types::Pool;
 use std::borrow::Cow;
 use std::fmt;
 
@@ -686,14 +686,9 @@ pub(super) fn parse_record(r: &mut Reader, seq: u64) -> Result<Record> {
             owner: r.u64(at("owner"))?,
             name: r.name(at("name"))?,
         },
-        3 => Record::ObjectSet {
-            image: Box::new(r.image(at("image"))?),
-            discarded: r.vec(DISCARDED_MIN, at("discarded"), |r, a| r.discarded(a))?,
-        },
-        4 => Record::ObjectErased {
-            key: r.key(at("key"))?,
-            discarded: r.vec(DISCARDED_MIN, at("discarded"), |r, a| r.discarded(a))?,
-        },
+        // The object records have one parser, the borrowed one, whose
+        // views become owned records here.
+        3 | 4 | 11 => super::view::object_record(r, tag, seq)?.to_record(),
         5 => Record::DiscardReleased {
             at: r.instant(at("at"))?,
             buffers: r.vec(BUFFER_MIN, at("buffers"), |r, a| r.buffer(a))?,
@@ -719,14 +714,6 @@ pub(super) fn parse_record(r: &mut Reader, seq: u64) -> Result<Record> {
         },
         10 => Record::Reset {
             image: r.blob(at("image"))?,
-        },
-        11 => Record::ObjectEnded {
-            key: r.key(at("key"))?,
-            write_token: r.u64(at("write_token"))?,
-            at: r.instant(at("at"))?,
-            completed: r.completed(at("completed"))?.into_vec(),
-            commit: r.commit(at("commit"))?,
-            write_over: r.bool(at("write_over"))?,
         },
         _ => unreachable!("tag {tag} was checked against Record::NAMES"),
     })
@@ -949,11 +936,6 @@ impl<'a> Reader<'a> {
         Ok(s)
     }
 
-    pub(super) fn key(&mut self, at: At) -> Result<RecordKey> {
-        let (tenant, key) = self.key_ref(at)?;
-        Ok(RecordKey::new(tenant, key))
-    }
-
     /// A key borrowed from the payload: (tenant, key).
     #[inline(always)]
     pub(super) fn key_ref(&mut self, at: At) -> Result<(&'a str, &'a str)> {
@@ -989,50 +971,6 @@ impl<'a> Reader<'a> {
         })
     }
 
-    pub(super) fn image(&mut self, at: At) -> Result<ObjectImage> {
-        Ok(ObjectImage {
-            key: self.key(at.field("key"))?,
-            size: self.u64(at.field("size"))?,
-            writer: self.u64(at.field("writer"))?,
-            put_start: self.instant(at.field("put_start"))?,
-            lease: self.instant(at.field("lease"))?,
-            seq: self.u64(at.field("seq"))?,
-            write_token: self.u64(at.field("write_token"))?,
-            hard_pin: self.bool(at.field("hard_pin"))?,
-            group: self.opt(at.field("group"), |r, a| r.name(a))?,
-            committed: self.opt(at.field("committed"), |r, a| r.instant(a))?,
-            in_flight: self.opt(at.field("in_flight"), |r, a| {
-                Ok(InFlightImage {
-                    pending: r.opt(a.field("pending"), |r, a| r.intent(a))?,
-                })
-            })?,
-            task: self.opt(at.field("task"), |r, a| r.task(a))?,
-            replicas: self.replicas(at.field("replicas"))?,
-        })
-    }
-
-    /// A replica list; ids strictly increasing (one order, so one encoding
-    /// per set of replicas).
-    pub(super) fn replicas(&mut self, at: At) -> Result<Vec<ReplicaImage>> {
-        let n = self.count(REPLICA_MIN, at)?;
-        let mut out: Vec<ReplicaImage> = Vec::with_capacity(n);
-        for _ in 0..n {
-            let start = self.offset();
-            let r = self.replica(at)?;
-            if let Some(prev) = out.last() {
-                if r.id <= prev.id {
-                    return Err(cold(format_args!(
-                        "{at} at byte {start}: replica id {} follows {}; ids must be \
-                         strictly increasing",
-                        r.id, prev.id
-                    )));
-                }
-            }
-            out.push(r);
-        }
-        Ok(out)
-    }
-
     pub(super) fn task(&mut self, at: At) -> Result<TaskImage> {
         Ok(match self.byte_upto(2, at.field("task kind"))? {
             0 => TaskImage::Copy {
@@ -1049,49 +987,11 @@ impl<'a> Reader<'a> {
         })
     }
 
-    pub(super) fn replica(&mut self, at: At) -> Result<ReplicaImage> {
-        let id = self.u64(at)?;
-        let status = match self.byte_upto(1, at.field("replica status"))? {
-            0 => ReplicaStatus::Processing,
-            _ => ReplicaStatus::Complete,
-        };
-        let role = match self.byte_upto(1, at.field("replica role"))? {
-            0 => ReplicaRole::Write,
-            _ => ReplicaRole::TaskTarget,
-        };
-        let place = match self.byte_upto(2, at.field("placement tag"))? {
-            0 => Placement::Memory {
-                segment: self.name(at.field("segment"))?,
-                address: self.u64(at.field("address"))?,
-            },
-            1 => Placement::NofSsd {
-                segment: self.name(at.field("segment"))?,
-                address: self.u64(at.field("address"))?,
-            },
-            _ => Placement::LocalDisk {
-                client: self.u64(at.field("client"))?,
-            },
-        };
-        Ok(ReplicaImage {
-            id,
-            status,
-            role,
-            place,
-        })
-    }
-
     pub(super) fn buffer(&mut self, at: At) -> Result<BufferRef> {
         Ok(BufferRef {
             segment: self.name(at.field("segment"))?,
             address: self.u64(at.field("address"))?,
             len: self.u64(at.field("len"))?,
-        })
-    }
-
-    pub(super) fn discarded(&mut self, at: At) -> Result<DiscardedBuffer> {
-        Ok(DiscardedBuffer {
-            buffer: self.buffer(at)?,
-            release_at: self.instant(at.field("release_at"))?,
         })
     }
 }

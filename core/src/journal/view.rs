@@ -6,10 +6,10 @@
 //!
 //! The view decoder accepts exactly what [`decode_batch_prefix`] accepts,
 //! with the same messages: both share the batch framing, the cursor and its
-//! checks, and the object records are read field by field in the same
-//! order with the same checks ([`RecordView::to_record`] gives the owned
-//! record back; a test compares the two decoders on random and corrupted
-//! batches).
+//! checks, and the object records have one parser, this module's
+//! (`object_record`): the owned decoder turns its views into records with
+//! [`RecordView::to_record`]. A test compares the two decoders on random
+//! and corrupted batches.
 //!
 //! [`decode_batch_prefix`]: super::codec::decode_batch_prefix
 
@@ -186,34 +186,9 @@ impl<'a> Iterator for RecordViews<'a> {
 fn parse_record_view<'a>(r: &mut Reader<'a>, seq: u64) -> Result<RecordView<'a>> {
     let start = r.position();
     let kind = match r.peek() {
-        Some(11) => {
+        Some(tag @ (3 | 4 | 11)) => {
             r.array::<1>(At::new(seq, "record", "tag"))?;
-            let at = |field| At::new(seq, "ObjectEnded", field);
-            // Field order and checks: `parse_record`'s tag 11 in codec.rs.
-            KindView::ObjectEnded {
-                key: key(r, at("key"))?,
-                write_token: r.u64(at("write_token"))?,
-                at: r.instant(at("at"))?,
-                completed: r.completed(at("completed"))?,
-                commit: r.commit(at("commit"))?,
-                write_over: r.bool(at("write_over"))?,
-            }
-        }
-        Some(tag @ (3 | 4)) => {
-            r.array::<1>(At::new(seq, "record", "tag"))?;
-            let name = Record::NAMES[usize::from(tag - 1)];
-            let at = |field| At::new(seq, name, field);
-            if tag == 3 {
-                KindView::ObjectSet {
-                    image: image(r, at("image"))?,
-                    discarded: discards(r, at("discarded"))?,
-                }
-            } else {
-                KindView::ObjectErased {
-                    key: key(r, at("key"))?,
-                    discarded: discards(r, at("discarded"))?,
-                }
-            }
+            object_record(r, tag, seq)?
         }
         // Tag errors included: the owned parser reads the tag itself.
         _ => KindView::Other(parse_record(r, seq)?),
@@ -224,13 +199,39 @@ fn parse_record_view<'a>(r: &mut Reader<'a>, seq: u64) -> Result<RecordView<'a>>
     })
 }
 
+/// The fields of an object record whose tag (3, 4 or 11) was just read:
+/// the one parser of object records (the owned decoder reads them here too
+/// and turns the views into records).
+#[inline]
+pub(super) fn object_record<'a>(r: &mut Reader<'a>, tag: u8, seq: u64) -> Result<KindView<'a>> {
+    let name = Record::NAMES[usize::from(tag - 1)];
+    let at = |field| At::new(seq, name, field);
+    Ok(match tag {
+        3 => KindView::ObjectSet {
+            image: image(r, at("image"))?,
+            discarded: discards(r, at("discarded"))?,
+        },
+        4 => KindView::ObjectErased {
+            key: key(r, at("key"))?,
+            discarded: discards(r, at("discarded"))?,
+        },
+        _ => KindView::ObjectEnded {
+            key: key(r, at("key"))?,
+            write_token: r.u64(at("write_token"))?,
+            at: r.instant(at("at"))?,
+            completed: r.completed(at("completed"))?,
+            commit: r.commit(at("commit"))?,
+            write_over: r.bool(at("write_over"))?,
+        },
+    })
+}
+
 #[inline]
 fn key<'a>(r: &mut Reader<'a>, at: At) -> Result<KeyView<'a>> {
     let (tenant, key) = r.key_ref(at)?;
     Ok(KeyView { tenant, key })
 }
 
-// Field order and checks: `Reader::image` and its helpers in codec.rs.
 #[inline]
 fn image<'a>(r: &mut Reader<'a>, at: At) -> Result<ImageView<'a>> {
     Ok(ImageView {
@@ -335,7 +336,14 @@ impl RecordView<'_> {
 
     /// The owned record (what the owned decoder gives for the same bytes).
     pub fn to_record(&self) -> Record {
-        match &self.kind {
+        self.kind.to_record()
+    }
+}
+
+impl KindView<'_> {
+    /// The owned record.
+    pub fn to_record(&self) -> Record {
+        match self {
             KindView::ObjectSet { image, discarded } => Record::ObjectSet {
                 image: Box::new(image.to_image()),
                 discarded: discarded.iter().map(DiscardedView::to_discarded).collect(),
