@@ -25,7 +25,9 @@ package ha
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
+	"fmt"
 
 	mooncakemeta "github.com/kvcache-ai/libmooncake_meta/go"
 	"github.com/kvcache-ai/libmooncake_meta/go/ha/internal/engine"
@@ -56,7 +58,37 @@ const (
 	DefaultFlushInterval = engine.DefaultFlushInterval
 	MinMaxBatchBytes     = engine.MinMaxBatchBytes
 	MaxMaxBatchBytes     = engine.MaxMaxBatchBytes
+
+	DefaultSnapshotInterval   = engine.DefaultSnapshotInterval
+	DefaultSnapshotEveryBytes = engine.DefaultSnapshotEveryBytes
+	DefaultSnapshotKeep       = engine.DefaultSnapshotKeep
 )
+
+// SnapshotStore is where a leader writes snapshots and every node reads
+// the latest one from (Config.Snapshots); DirStore is the default one.
+type SnapshotStore = engine.SnapshotStore
+
+// StoredSnapshot is one entry of SnapshotStore.List.
+type StoredSnapshot = engine.StoredSnapshot
+
+// DirStore keeps snapshots as files in a directory every node reaches.
+type DirStore = engine.DirStore
+
+// NewDirStore opens (creating it if needed) a snapshot directory.
+func NewDirStore(dir string) (*DirStore, error) { return engine.NewDirStore(dir) }
+
+// SnapshotRecord is the JSON value of SnapshotKey: the latest published
+// snapshot (seq, location, checksum, size, created, node).
+type SnapshotRecord = engine.SnapshotRecord
+
+// SnapshotStats are a node's snapshot figures (Node.Snapshots).
+type SnapshotStats = engine.SnapshotStats
+
+// SnapshotKey is the etcd key of a cluster's snapshot record.
+func SnapshotKey(prefix string) string { return engine.SnapshotKey(prefix) }
+
+// JournalPrefix is the etcd prefix of a cluster's journal batches.
+func JournalPrefix(prefix string) string { return engine.JournalPrefix(prefix) }
 
 // The errors, matched with errors.Is.
 var (
@@ -67,6 +99,7 @@ var (
 	ErrRecordTooLarge = engine.ErrRecordTooLarge
 	ErrConflict       = engine.ErrConflict
 	ErrJournal        = engine.ErrJournal
+	ErrSnapshot       = engine.ErrSnapshot
 	ErrClosed         = engine.ErrClosed
 )
 
@@ -104,8 +137,14 @@ func (n *Node) Done() <-chan struct{} { return n.n.Done() }
 // AppliedSeq is the last journal sequence the master applied from etcd.
 func (n *Node) AppliedSeq() uint64 { return n.n.AppliedSeq() }
 
-// DurableSeq is the sequence up to which every record is in etcd.
+// DurableSeq is the sequence up to which every record is in etcd, or
+// covered by a published snapshot.
 func (n *Node) DurableSeq() uint64 { return n.n.DurableSeq() }
+
+// Snapshots returns the node's snapshot figures: the latest snapshot it
+// published or restored, how many it published, how far it collected the
+// journal.
+func (n *Node) Snapshots() SnapshotStats { return n.n.Snapshots() }
 
 // WaitRole returns when the node has role want, ctx ends, or the node
 // stops first (why it stopped; nil when want is RoleStopped).
@@ -148,7 +187,57 @@ func JournalKey(prefix string, seq uint64) string { return engine.JournalKey(pre
 type masterJournal struct{ m *mooncakemeta.Master }
 
 func (a masterJournal) ReadBatch(from uint64, buf []byte) (int, uint64, int, error) {
-	return a.m.JournalRead(from, buf)
+	n, next, need, err := a.m.JournalRead(from, buf)
+	if errors.Is(err, mooncakemeta.ErrJournalOverrun) {
+		err = fmt.Errorf("%w: %w", engine.ErrOverrun, err)
+	}
+	return n, next, need, err
+}
+
+func (a masterJournal) Snapshot() ([]byte, uint64, error) {
+	b, err := a.m.Snapshot()
+	if err != nil {
+		return nil, 0, err
+	}
+	seq, err := mooncakemeta.SnapshotJournalSeq(b)
+	return b, seq, err
+}
+
+func (a masterJournal) Restore(data []byte) (uint64, error) {
+	if _, err := a.m.Restore(data); err != nil {
+		return 0, err
+	}
+	_, applied, err := a.m.StandbyState()
+	if err != nil {
+		return 0, err
+	}
+	// The restore recorded a reset in the standby's own journal: release
+	// it, as Apply does what it records.
+	st, err := a.m.JournalStats()
+	if err != nil {
+		return applied, err
+	}
+	if upto := min(applied, st.LastSeq); upto > st.ReleasedUpto {
+		if _, err := a.m.JournalRelease(upto); err != nil {
+			return applied, err
+		}
+	}
+	return applied, nil
+}
+
+// BatchLast reads a journal batch's header (docs/CONTRACT.md §12.2: 8
+// bytes of magic, version and flags u32, first sequence u64, record count
+// u32, ...): its last sequence is first + count - 1.
+func (a masterJournal) BatchLast(batch []byte) (uint64, error) {
+	if len(batch) < 40 || string(batch[:8]) != "\x89MCJRNL\n" {
+		return 0, fmt.Errorf("not a journal batch (%d bytes)", len(batch))
+	}
+	first := binary.LittleEndian.Uint64(batch[16:])
+	count := uint64(binary.LittleEndian.Uint32(batch[24:]))
+	if first == 0 || count == 0 || first+count-1 < first {
+		return 0, fmt.Errorf("journal batch header: first sequence %d, %d records", first, count)
+	}
+	return first + count - 1, nil
 }
 
 func (a masterJournal) Release(upto uint64) error {

@@ -38,7 +38,21 @@ type Journal interface {
 	// State reports whether the master is a standby, its applied sequence
 	// and its journal's capacity (0: no journal).
 	State() (standby bool, appliedSeq uint64, journalCapacity uint64, err error)
+	// Snapshot serialises the master and returns the bytes and the last
+	// journal sequence they include.
+	Snapshot() (data []byte, seq uint64, err error)
+	// Restore installs a snapshot on the standby and returns its applied
+	// sequence afterwards (the snapshot's journal sequence); the journal
+	// goes on after it.
+	Restore(data []byte) (appliedSeq uint64, err error)
+	// BatchLast is the last sequence of a batch ReadBatch produced (its
+	// first plus its record count, less one).
+	BatchLast(batch []byte) (uint64, error)
 }
+
+// ErrOverrun is what a Journal's ReadBatch wraps when the records asked
+// for were dropped (the journal was full): only a snapshot covers them.
+var ErrOverrun = errors.New("journal overrun")
 
 // Role is what a node is doing.
 type Role int
@@ -91,6 +105,10 @@ type Node struct {
 	// leading: every batch write compares them (the fence).
 	leaderKey string
 	leaderRev int64
+	recSeq    uint64        // the newest snapshot record seen in etcd
+	snap      SnapshotStats // what Snapshots reports
+
+	snapMu sync.Mutex // serialises the leader's snapshots
 
 	kick      chan struct{} // a WaitDurable wants records shipped now
 	closing   chan struct{} // closed by Close
@@ -329,14 +347,25 @@ func (n *Node) live() error {
 
 	followCtx, stopFollow := context.WithCancel(ctx)
 	followErr := make(chan error, 1)
+	ready := make(chan struct{})
 	go func() {
-		err := n.follow(followCtx)
+		err := n.follow(followCtx, ready)
 		if err != nil {
 			cancel() // stop campaigning: this master cannot be trusted to lead
 		}
 		followErr <- err
 	}()
-	sess, elec, cerr := n.campaign(ctx)
+	// Campaign only once the master caught up (a snapshot it needs but
+	// cannot load keeps it a standby that never leads).
+	var sess *concurrency.Session
+	var elec *concurrency.Election
+	var cerr error
+	select {
+	case <-ready:
+		sess, elec, cerr = n.campaign(ctx)
+	case <-ctx.Done():
+		cerr = ctx.Err()
+	}
 	stopFollow()
 	if ferr := <-followErr; ferr != nil {
 		if sess != nil {
