@@ -141,6 +141,10 @@ func (n *Node) AppliedSeq() uint64 { return n.n.AppliedSeq() }
 // covered by a published snapshot.
 func (n *Node) DurableSeq() uint64 { return n.n.DurableSeq() }
 
+// ShippedBytes is how many journal bytes this node stored in etcd while
+// leading.
+func (n *Node) ShippedBytes() uint64 { return n.n.ShippedBytes() }
+
 // Snapshots returns the node's snapshot figures: the latest snapshot it
 // published or restored, how many it published, how far it collected the
 // journal.
@@ -168,6 +172,21 @@ func (n *Node) WaitDurable(ctx context.Context, seq uint64) error {
 // call (its journal's last sequence): call it after a write and before
 // answering the client.
 func (n *Node) Sync(ctx context.Context) error { return n.n.Sync(ctx) }
+
+// Snapshot takes a snapshot of the leader's master now, writes it to
+// Config.Snapshots, publishes its record under SnapshotKey and deletes the
+// journal batches it covers from etcd (then compacts etcd's history), as
+// the leader does every SnapshotInterval or SnapshotEveryBytes; it returns
+// the published sequence. ErrNotLeader on a node that does not lead,
+// ErrSnapshot without a store or when it cannot be written, ErrFenced
+// when leadership was lost.
+func (n *Node) Snapshot(ctx context.Context) (uint64, error) { return n.n.Snapshot(ctx) }
+
+// WaitSnapshots returns when cond holds of the node's snapshot figures
+// (cond must not call the node), ctx ends, or the node stops first.
+func (n *Node) WaitSnapshots(ctx context.Context, cond func(SnapshotStats) bool) error {
+	return n.n.WaitSnapshots(ctx, cond)
+}
 
 // Close stops the node: a leader ships what its journal holds and resigns
 // (a standby takes over at once), a follower withdraws. Idempotent; it

@@ -101,6 +101,7 @@ type Node struct {
 	changed chan struct{} // closed and replaced on every change below
 	applied uint64        // the master's applied sequence (follower) or the promotion's
 	durable uint64        // every record up to it is in etcd (leader)
+	shipped uint64        // journal bytes this node stored in etcd (leader)
 	// The election key and its create revision while promoting or
 	// leading: every batch write compares them (the fence).
 	leaderKey string
@@ -179,6 +180,14 @@ func (n *Node) DurableSeq() uint64 {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	return n.durable
+}
+
+// ShippedBytes is how many journal bytes this node stored in etcd while
+// leading.
+func (n *Node) ShippedBytes() uint64 {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.shipped
 }
 
 // Done is closed when the node has stopped (Close, or it stepped down) and

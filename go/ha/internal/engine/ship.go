@@ -223,7 +223,10 @@ func (n *Node) drain(sess *concurrency.Session, next *uint64, buf []byte, sn *sn
 		if err := n.commit(sess, *next, buf[:size]); err != nil {
 			return err
 		}
-		n.update(func() { n.durable = after - 1 })
+		n.update(func() {
+			n.durable = after - 1
+			n.shipped += uint64(size)
+		})
 		if err := n.j.Release(after - 1); err != nil {
 			return fmt.Errorf("%w: releasing up to %d: %w", ErrJournal, after-1, err)
 		}

@@ -289,7 +289,8 @@ func (n *Node) snapshot(ctx context.Context) (uint64, error) {
 }
 
 // collect deletes the journal batches snapshot seq covers and compacts
-// etcd's history up to that delete.
+// etcd's history up to that delete (waiting until etcd applied the
+// compaction, so its backend has the pages back when collect returns).
 func (n *Node) collect(ctx context.Context, leaderKey string, leaderRev int64, seq uint64) error {
 	deleted, rev, err := n.collectFenced(ctx, leaderKey, leaderRev, seq)
 	if err != nil {
@@ -301,7 +302,7 @@ func (n *Node) collect(ctx context.Context, leaderKey string, leaderRev int64, s
 	}
 	cctx, cancel := context.WithTimeout(ctx, n.cfg.SessionTTL)
 	defer cancel()
-	if _, err := n.cli.Compact(cctx, rev); err != nil && !errors.Is(err, rpctypes.ErrCompacted) {
+	if _, err := n.cli.Compact(cctx, rev, clientv3.WithCompactPhysical()); err != nil && !errors.Is(err, rpctypes.ErrCompacted) {
 		return fmt.Errorf("compacting etcd up to revision %d: %w", rev, err)
 	}
 	n.cfg.Logger.Info("ha journal collected", "name", n.cfg.Name, "upto", seq, "batches", deleted, "compacted", rev)
@@ -320,4 +321,32 @@ func (n *Node) Snapshots() SnapshotStats {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	return n.snap
+}
+
+// Snapshot takes a snapshot now, publishes it and collects the journal it
+// covers (what the leader does every SnapshotInterval or
+// SnapshotEveryBytes), and returns the published sequence. ErrNotLeader on
+// a node that does not lead; ErrSnapshot without a store.
+func (n *Node) Snapshot(ctx context.Context) (uint64, error) {
+	if n.cfg.Snapshots == nil {
+		return 0, fmt.Errorf("%w: this node has no snapshot store (Config.Snapshots)", ErrSnapshot)
+	}
+	n.mu.Lock()
+	role, err := n.role, n.stopErr()
+	n.mu.Unlock()
+	switch role {
+	case RoleLeader:
+	case RoleStopped:
+		return 0, err
+	default:
+		return 0, fmt.Errorf("%w (role %s)", ErrNotLeader, role)
+	}
+	return n.snapshot(ctx)
+}
+
+// WaitSnapshots returns when cond (called with the node's lock held: it
+// must not call the node) holds of the node's snapshot figures, ctx ends,
+// or the node stops first.
+func (n *Node) WaitSnapshots(ctx context.Context, cond func(SnapshotStats) bool) error {
+	return n.await(ctx, func() bool { return cond(n.snap) })
 }
