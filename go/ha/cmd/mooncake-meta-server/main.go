@@ -21,6 +21,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -55,6 +56,10 @@ type options struct {
 	maxRequestBytes               int64
 	writeTimeout, shutdownTimeout time.Duration
 	logLevel                      string
+	dataDir, snapshotDir          string
+	snapshotInterval              time.Duration
+	snapshotEveryBytes            int64
+	snapshotKeep                  int
 }
 
 func parseFlags(args []string, stderr io.Writer) (*options, error) {
@@ -89,6 +94,11 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.DurationVar(&o.writeTimeout, "write-timeout", server.DefaultWriteTimeout, "how long a call waits for its change to be durable before 503 NOT_DURABLE")
 	fs.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long a graceful shutdown waits for requests in flight")
 	fs.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
+	fs.StringVar(&o.dataDir, "data-dir", "mooncake-meta-data", "directory of the node's files (created if absent)")
+	fs.StringVar(&o.snapshotDir, "snapshot-dir", "", "snapshot store: a directory every node of the cluster reaches (the same, or a shared filesystem) (default: <data-dir>/snapshots)")
+	fs.DurationVar(&o.snapshotInterval, "snapshot-interval", ha.DefaultSnapshotInterval, "longest time between two snapshots of the leader while the journal grows")
+	fs.Int64Var(&o.snapshotEveryBytes, "snapshot-every-bytes", ha.DefaultSnapshotEveryBytes, "journal bytes shipped between two snapshots, at most: bounds the journal held in etcd")
+	fs.IntVar(&o.snapshotKeep, "snapshot-keep", ha.DefaultSnapshotKeep, "snapshots kept in the store, the published one included")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -119,6 +129,15 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	}
 	if o.writeTimeout <= 0 || o.shutdownTimeout <= 0 || o.etcdDialTimeout <= 0 {
 		return nil, errors.New("--write-timeout, --shutdown-timeout and --etcd-dial-timeout must be > 0")
+	}
+	if o.snapshotInterval <= 0 || o.snapshotEveryBytes <= 0 || o.snapshotKeep <= 0 {
+		return nil, errors.New("--snapshot-interval, --snapshot-every-bytes and --snapshot-keep must be > 0")
+	}
+	if o.snapshotDir == "" {
+		if o.dataDir == "" {
+			return nil, errors.New("--data-dir or --snapshot-dir is required")
+		}
+		o.snapshotDir = filepath.Join(o.dataDir, "snapshots")
 	}
 	if o.journalBytes == 0 {
 		return nil, errors.New("--journal-capacity-bytes must be > 0: an HA node ships its master's journal")
@@ -248,6 +267,10 @@ func serve(o *options, log *slog.Logger) error {
 		return fmt.Errorf("etcd client: %w", err)
 	}
 	defer cli.Close()
+	store, err := ha.NewDirStore(o.snapshotDir)
+	if err != nil {
+		return fmt.Errorf("--snapshot-dir %q: %w", o.snapshotDir, err)
+	}
 	l, err := net.Listen("tcp", o.listen)
 	if err != nil {
 		return err
@@ -258,7 +281,9 @@ func serve(o *options, log *slog.Logger) error {
 		SessionTTL: o.sessionTTL, MaxBatchBytes: o.maxBatchBytes,
 		Master: mcfg, TLS: srvTLS,
 		MaxRequestBytes: o.maxRequestBytes, WriteTimeout: o.writeTimeout,
-		Logger: log,
+		Logger:    log,
+		Snapshots: store, SnapshotInterval: o.snapshotInterval,
+		SnapshotEveryBytes: o.snapshotEveryBytes, SnapshotKeep: o.snapshotKeep,
 	}, l)
 	cancel()
 	if err != nil {
@@ -266,7 +291,7 @@ func serve(o *options, log *slog.Logger) error {
 		return err
 	}
 	log.Info("mooncake-meta-server listening", "listen", l.Addr().String(), "url", srv.URL(), "name", o.name,
-		"etcd", eps, "prefix", o.prefix, "library", mm.Version())
+		"etcd", eps, "prefix", o.prefix, "snapshot_dir", o.snapshotDir, "library", mm.Version())
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
 	select {
