@@ -15,12 +15,24 @@
 // acknowledges nothing more. A server answers a client only after
 // WaitDurable (or Sync) returned nil for the client's change.
 //
+// With a snapshot store (Config.Snapshots; DirStore, a directory every
+// node reaches, is the default one) the leader takes a snapshot every
+// SnapshotInterval or SnapshotEveryBytes of journal shipped, writes it to
+// the store, reads it back, publishes {seq, location, checksum, size,
+// created} under <Prefix>/snapshot in a transaction fenced like the
+// batches, deletes the batches it covers (fenced too) and compacts etcd's
+// revision history, so etcd holds about one snapshot interval of journal.
+// A node starting, or missing batches that were collected, restores the
+// published snapshot (its checksum checked; a node that cannot load it
+// stays a standby that retries and never campaigns) and applies the
+// journal after it. Records the leader cannot ship — dropped by a full
+// journal, or larger than MaxBatchBytes — are covered by a snapshot
+// instead: WaitDurable acknowledges them once it is published.
+//
 // A master that led and stepped down holds changes no one acknowledged
 // and cannot follow again: the process starts a new standby master and a
-// new node. A journal record larger than MaxBatchBytes, or a journal that
-// overran because etcd was slower than the writes, makes the leader step
-// down too (resynchronising from a snapshot is the next step of this
-// package, with snapshots and garbage collection in etcd).
+// new node. Without a store, a journal record larger than MaxBatchBytes,
+// or a journal that overran, makes the leader step down too.
 package ha
 
 import (

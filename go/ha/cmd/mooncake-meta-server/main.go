@@ -35,10 +35,12 @@ import (
 
 // DefaultJournalCapacityBytes is the journal's default size: 256 MiB. The
 // journal holds what is not in etcd yet. A put (Start + End) records about
-// 250 bytes (bench/README.md, "Journal and standby results"), so 256 MiB
-// holds about 10^6 puts: a whole default session TTL (10 s) of etcd stall
-// at 100 000 puts/s, far above what one HTTP server answers. A journal that
-// overruns makes the leader step down, so size it for the stalls to ride out.
+// 190 bytes (bench/README.md, "Journal and standby results" and "High
+// availability"), so 256 MiB holds over 10^6 puts: a whole default session TTL (10 s) of etcd stall
+// at 100 000 puts/s, far above what one HTTP server answers. Records a
+// journal that overran dropped are covered by a snapshot before they are
+// acknowledged (a full snapshot per overrun), so size it for the stalls to
+// ride out.
 const DefaultJournalCapacityBytes = 256 << 20
 
 type options struct {
@@ -76,7 +78,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.name, "node-name", "", "this node's name, unique in the cluster (default: <hostname>:<listen port>)")
 	fs.DurationVar(&o.sessionTTL, "session-ttl", ha.DefaultSessionTTL, "etcd session TTL, whole seconds: a leader that stops refreshing it is deposed after it")
 	fs.IntVar(&o.maxBatchBytes, "max-batch-bytes", ha.DefaultMaxBatchBytes, "largest journal batch (one etcd transaction); below etcd's --max-request-bytes")
-	fs.Uint64Var(&o.journalBytes, "journal-capacity-bytes", DefaultJournalCapacityBytes, "journal capacity: what is not in etcd yet (256 MiB: ~10^6 puts at ~250 B each)")
+	fs.Uint64Var(&o.journalBytes, "journal-capacity-bytes", DefaultJournalCapacityBytes, "journal capacity: what is not in etcd yet (256 MiB: over 10^6 puts at ~190 B each)")
 	fs.DurationVar(&o.leaseTTL, "lease-ttl", def.KVLeaseTTL, "read lease granted by get and exist")
 	fs.DurationVar(&o.defaultPin, "default-soft-pin-ttl", def.DefaultSoftPinTTL, "soft-pin TTL of an ENABLE without ttl_ms")
 	fs.DurationVar(&o.maxPin, "max-soft-pin-ttl", def.MaxSoftPinTTL, "largest soft-pin TTL a write may ask for")

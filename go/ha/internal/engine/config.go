@@ -65,7 +65,8 @@ type Config struct {
 	SessionTTL time.Duration
 	// MaxBatchBytes bounds one journal batch, in [MinMaxBatchBytes,
 	// MaxMaxBatchBytes]. A single journal record larger than this cannot
-	// be shipped: the leader stops with ErrRecordTooLarge.
+	// be shipped: a snapshot covers it, or without Snapshots the leader
+	// stops with ErrRecordTooLarge.
 	MaxBatchBytes int
 	// FlushInterval is how often a leader ships records nobody waits for
 	// (> 0); WaitDurable ships at once.

@@ -25,15 +25,19 @@ var (
 	// nothing more and has stepped down.
 	ErrFenced = errors.New("ha: leadership lost")
 	// ErrRecordTooLarge: a journal record does not fit Config.MaxBatchBytes,
-	// so it cannot be shipped; the leader steps down.
+	// so it cannot be shipped; without a snapshot store to cover it the
+	// leader steps down.
 	ErrRecordTooLarge = errors.New("ha: journal record larger than Config.MaxBatchBytes")
 	// ErrConflict: a batch key already holds other bytes: two writers
 	// shipped the same sequence (never expected; the leader steps down).
 	ErrConflict = errors.New("ha: journal batch conflict in etcd")
 	// ErrJournal: the master's journal could not be read, released or
-	// applied (the wrapped error says why: an overrun means the standby
-	// must resync from a snapshot).
+	// applied (the wrapped error says why); without a snapshot store an
+	// overrun of the leader's journal is one.
 	ErrJournal = errors.New("ha: journal")
+	// ErrSnapshot: a snapshot could not be written, read, verified or
+	// restored (the message says which and why).
+	ErrSnapshot = errors.New("ha: snapshot")
 	// ErrClosed: the node was closed.
 	ErrClosed = errors.New("ha: node closed")
 )

@@ -237,7 +237,8 @@ func (n *Node) WaitApplied(ctx context.Context, seq uint64) error {
 }
 
 // WaitDurable returns nil once every journal record up to seq is committed
-// to etcd (durable: a standby promoted later has it). It is the leader's
+// to etcd, or covered by a snapshot whose record is (durable: a standby
+// promoted later has it). It is the leader's
 // acknowledgement: answer a client only then. It ships at once what is
 // pending (records written meanwhile ride along: group commit). It fails
 // with ErrNotLeader on a node that does not lead, and with the node's

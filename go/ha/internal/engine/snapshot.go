@@ -74,10 +74,6 @@ func (e *snapshotError) Error() string {
 }
 func (e *snapshotError) Unwrap() error { return e.err }
 
-// ErrSnapshot: a snapshot could not be written, read, verified or
-// restored (the message says which and why).
-var ErrSnapshot = errors.New("ha: snapshot")
-
 func checksum(b []byte) string {
 	s := sha256.Sum256(b)
 	return hex.EncodeToString(s[:])
