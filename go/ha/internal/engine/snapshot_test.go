@@ -385,3 +385,48 @@ func TestDirStore(t *testing.T) {
 		}
 	}
 }
+
+// gatedJournal blocks Apply until the gate opens: a follower that falls
+// behind while the leader snapshots and collects.
+type gatedJournal struct {
+	*fakeJournal
+	gate chan struct{}
+}
+
+func (g gatedJournal) Apply(batch []byte) (uint64, error) {
+	<-g.gate
+	return g.fakeJournal.Apply(batch)
+}
+
+// A follower stuck while the leader ships, snapshots, deletes the batches
+// and compacts the history it has not applied yet ends up with every
+// record: from the watch's events, or, when they were compacted away,
+// from the newer snapshot and the journal after it.
+func TestAFollowerBehindTheCollectionCatchesUp(t *testing.T) {
+	cli := etcdtest.Start(t).Client(t)
+	store := newStore(t)
+	ja := newFakeStandby()
+	a := startNode(t, cli, "/c", "a", ja, manualSnapshots(store))
+	waitRole(t, a, RoleLeader)
+	first := appendDurable(t, a, ja, "first")
+	jf := gatedJournal{newFakeStandby(), make(chan struct{})}
+	f := startNode(t, cli, "/c", "f", jf, manualSnapshots(store))
+	var last uint64
+	for i := range 50 {
+		last = appendDurable(t, a, ja, strings.Repeat("s", i+1))
+	}
+	if _, err := a.snapshot(boundedCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	last = appendDurable(t, a, ja, "after")
+	if f.AppliedSeq() >= first {
+		t.Fatalf("the gated follower applied %d", f.AppliedSeq())
+	}
+	close(jf.gate)
+	if err := f.WaitApplied(boundedCtx(t), last); err != nil {
+		t.Fatalf("follower: %v", err)
+	}
+	if !slices.Equal(jf.records(), ja.records()) {
+		t.Fatalf("follower %d records, leader %d", len(jf.records()), len(ja.records()))
+	}
+}
