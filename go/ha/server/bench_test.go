@@ -19,6 +19,7 @@ import (
 	"github.com/kvcache-ai/libmooncake_meta/go/ha/internal/etcdtest"
 	"github.com/kvcache-ai/libmooncake_meta/go/ha/server"
 	"github.com/kvcache-ai/libmooncake_meta/go/ha/server/api"
+	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
 // BenchmarkSustainedUpserts drives a leader server with 32 HTTP clients,
@@ -64,6 +65,7 @@ func benchUpserts(b *testing.B, everyBytes int64) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	// Bounds the setup, not the run.
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	s, err := server.Start(ctx, cfg, l)
@@ -109,8 +111,13 @@ func benchUpserts(b *testing.B, everyBytes int64) {
 		}
 		return v
 	}
+	status := func() (*clientv3.StatusResponse, error) {
+		sctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		return cli.Status(sctx, cli.Endpoints()[0])
+	}
 	dbSize := func() int64 {
-		st, err := cli.Status(ctx, cli.Endpoints()[0])
+		st, err := status()
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -122,7 +129,7 @@ func benchUpserts(b *testing.B, everyBytes int64) {
 	go func() {
 		defer close(sampled)
 		for {
-			st, err := cli.Status(ctx, cli.Endpoints()[0])
+			st, err := status()
 			if err == nil {
 				maxDB = max(maxDB, st.DbSize)
 			}
