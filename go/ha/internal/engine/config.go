@@ -53,8 +53,9 @@ type Config struct {
 	// closes it after Node.Close).
 	Client *clientv3.Client
 	// Prefix names the cluster: its keys are <Prefix>/leader/... (the
-	// election) and <Prefix>/journal/<first sequence, 20 digits> (the
-	// journal batches). Every node of one cluster uses the same prefix; it
+	// election), <Prefix>/journal/<first sequence, 20 digits> (the
+	// journal batches) and <Prefix>/snapshot (the latest snapshot's
+	// record). Every node of one cluster uses the same prefix; it
 	// must not be empty nor end with "/".
 	Prefix string
 	// Name identifies this node to the others: the value of its election
