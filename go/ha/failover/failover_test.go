@@ -2,11 +2,13 @@ package failover
 
 import (
 	"fmt"
+	"net/http"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/kvcache-ai/libmooncake_meta/go/ha/internal/etcdtest"
+	"github.com/kvcache-ai/libmooncake_meta/go/ha/server/api"
 )
 
 // pair starts servers a (the leader) and b (a caught-up standby) on etcd
@@ -70,7 +72,17 @@ func TestStoppedLeaderIsFencedAndNeverAcknowledgesAfterTheTakeover(t *testing.T)
 	l.etcd = c.Client(t)
 	l.run(3)
 	defer l.halt()
+	// One more writer sends to a alone, without giving up on a stopped
+	// server: its calls stuck in a across the stop are answered after
+	// SIGCONT, and none of those answers may be an acknowledgement of a
+	// write b lacks.
+	stuck := newLoad(t, prefix, func() []*server { return []*server{a} })
+	stuck.etcd, stuck.pinned, stuck.base = l.etcd, a, 50
+	stuck.hc = &http.Client{Timeout: eventBound}
+	stuck.run(1)
+	defer stuck.halt()
 	l.waitEnded(150)
+	stuck.waitEnded(20)
 	b.waitCaughtUp(a)
 	waitUntil(t, eventBound, "calls in flight to a", func() (bool, error) { return l.callsInFlight(a) > 0, nil })
 	a.signal(syscall.SIGSTOP)
@@ -84,14 +96,23 @@ func TestStoppedLeaderIsFencedAndNeverAcknowledgesAfterTheTakeover(t *testing.T)
 	// The deposed leader refuses a write sent to it directly (NOT_LEADER,
 	// or NOT_DURABLE if it tried to store it first) and steps down: its
 	// server restarts a standby that follows b.
-	probe := &load{t: t, hc: l.hc, prefix: prefix, objects: map[string]*object{}, groups: map[string]uint64{},
-		servers: func() []*server { return []*server{a} }, stop: make(chan struct{})}
-	probe.target = a
-	if _, err := probe.call("/v1/put/start", "probe", map[string]any{"client_id": 9, "key": "fence/probe", "size": objectSize}, nil, true); err == nil {
-		t.Errorf("the deposed leader acknowledged a put sent after SIGCONT")
-	} else if ce, ok := answered(err); !ok || ce.body.Name != "NOT_LEADER" && ce.body.Name != "NOT_DURABLE" {
-		t.Errorf("the deposed leader answered %v, want NOT_LEADER or NOT_DURABLE", err)
-	}
+	// The calls stuck in a across the stop are answered now; every later
+	// one too is a refusal (NOT_LEADER, or NOT_DURABLE if a tried to store
+	// it first).
+	refusedAt := time.Now()
+	waitUntil(t, eventBound, "a to refuse a call sent after SIGCONT", func() (bool, error) {
+		_, err := stuck.call(api.PathPutStart, "fence/probe", api.StartRequest{ClientID: 9, Key: "fence/probe", Size: objectSize}, nil, true)
+		if err == nil {
+			t.Errorf("the deposed leader acknowledged a put sent after SIGCONT")
+			return true, nil
+		}
+		ce, ok := answered(err)
+		if ok && ce.body.Name != api.ErrNameNotLeader && ce.body.Name != api.ErrNameNotDurable {
+			t.Errorf("the deposed leader answered %v, want NOT_LEADER or NOT_DURABLE", err)
+		}
+		return ok, err
+	})
+	t.Logf("a refused a call %v after SIGCONT", time.Since(refusedAt))
 	waitUntil(t, eventBound, "a to step down and follow b", func() (bool, error) {
 		r, err := a.role()
 		if err != nil {
@@ -104,10 +125,14 @@ func TestStoppedLeaderIsFencedAndNeverAcknowledgesAfterTheTakeover(t *testing.T)
 	}
 	l.waitEnded(l.ended.Load() + 50)
 	l.halt()
+	stuck.halt()
 
 	l.mu.Lock()
 	acks := append([]ack(nil), l.acks...)
 	l.mu.Unlock()
+	stuck.mu.Lock()
+	acks = append(acks, stuck.acks...)
+	stuck.mu.Unlock()
 	var byA, lateA int
 	for _, x := range acks {
 		if x.server != "a" {
@@ -128,4 +153,5 @@ func TestStoppedLeaderIsFencedAndNeverAcknowledgesAfterTheTakeover(t *testing.T)
 	}
 	// Every acknowledgement a gave (late ones included) is on b.
 	l.mustHaveEverything(b)
+	stuck.mustHaveEverything(b)
 }

@@ -74,6 +74,8 @@ type load struct {
 	etcd    *clientv3.Client // nil: acks are not annotated with the etcd leader
 	prefix  string
 	servers func() []*server // the servers a writer may find the leader among
+	pinned  *server          // when set, every call goes to it, leading or not
+	base    int              // writer w's keys are w<base+w>/...
 
 	mu      sync.Mutex
 	target  *server
@@ -112,6 +114,9 @@ func (l *load) stopped() bool {
 // leader returns the server that reports the leader role, polling every
 // running server's /role until one does (bounded by eventBound).
 func (l *load) leader() (*server, error) {
+	if l.pinned != nil {
+		return l.pinned, nil
+	}
 	l.mu.Lock()
 	s := l.target
 	l.mu.Unlock()
@@ -297,6 +302,7 @@ func (l *load) retain(group string) {
 // without one, a Start left without its End, a grouped put and its
 // group's retention, a PRESERVE or a DISABLE upsert of an earlier key.
 func (l *load) step(w, i int) {
+	w += l.base
 	key := func(j int) string { return fmt.Sprintf("w%d/%06d", w, j) }
 	ttl := pinTTLMs
 	enable := api.ReplicateConfig{SoftPinAction: api.SoftPinEnable, TTLMs: &ttl}
