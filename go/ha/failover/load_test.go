@@ -143,6 +143,14 @@ func (l *load) leader() (*server, error) {
 	}
 }
 
+// leading forgets the cached leader and finds the server that leads now.
+func (l *load) leading() (*server, error) {
+	l.mu.Lock()
+	l.target = nil
+	l.mu.Unlock()
+	return l.leader()
+}
+
 func (l *load) forget(s *server) {
 	l.mu.Lock()
 	if l.target == s {
@@ -199,13 +207,14 @@ func (l *load) call(path, key string, req, resp any, write bool) (*server, error
 }
 
 // read sends a read until it is answered 200 (it has no effect, so it is
-// retried across a failover), for at most eventBound.
+// retried across a failover), for at most eventBound; a load pinned to one
+// server tries once (that server may never lead again).
 func (l *load) read(path string, req, resp any) error {
 	deadline := time.Now().Add(eventBound)
 	for {
 		_, err := l.call(path, "", req, resp, false)
-		if err == nil {
-			return nil
+		if err == nil || l.pinned != nil {
+			return err
 		}
 		if ce, ok := answered(err); ok && ce.status != http.StatusServiceUnavailable {
 			return err

@@ -56,7 +56,7 @@ func TestLosingAnEtcdMemberLosesNoAcknowledgedWrite(t *testing.T) {
 			l.waitEnded(endedAtLoss + 150)
 			t.Logf("150 more Ends acknowledged %v after the member loss", time.Since(lostAt))
 			l.halt()
-			lead, err := l.leader()
+			lead, err := l.leading()
 			if err != nil {
 				t.Fatal(err)
 			}
