@@ -120,6 +120,13 @@ func TestStoppedLeaderIsFencedAndNeverAcknowledgesAfterTheTakeover(t *testing.T)
 		}
 		return r.Role == "follower" && r.Leader == "b", fmt.Errorf("role %+v", r)
 	})
+	// It stepped down because it was fenced (its session ended, its
+	// election key was deleted, or its append was refused).
+	if line := a.logLine(`"ha node stopped"`, "ha: leadership lost"); line == "" {
+		t.Errorf("a's log has no step-down with ha.ErrFenced")
+	} else {
+		t.Logf("a stepped down: %s", line)
+	}
 	if v, err := a.metric("mooncake_meta_ha_node_restarts_total"); err != nil || v != "1" {
 		t.Errorf("a's restarts after stepping down: %q, %v; want 1", v, err)
 	}

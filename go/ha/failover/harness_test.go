@@ -290,6 +290,28 @@ func (s *server) logTail(n int) string {
 	return strings.Join(lines, "\n")
 }
 
+// logLine returns the first line of the server's log that contains every
+// one of parts ("" when none does).
+func (s *server) logLine(parts ...string) string {
+	f, err := os.Open(s.logPath)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+next:
+	for sc.Scan() {
+		for _, p := range parts {
+			if !strings.Contains(sc.Text(), p) {
+				continue next
+			}
+		}
+		return sc.Text()
+	}
+	return ""
+}
+
 // role reads GET /role.
 func (s *server) role() (api.Role, error) {
 	var r api.Role

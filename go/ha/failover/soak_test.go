@@ -132,6 +132,13 @@ func TestSoak(t *testing.T) {
 		servers[leader].opts.name, rep.ended, rep.inFlight, rep.groups, rep.uncertain)
 	fmt.Printf("  failover (SIGKILL to the standby's first acknowledged write): median %v, max %v, min %v\n",
 		median(times).Round(time.Millisecond), slices.Max(times).Round(time.Millisecond), slices.Min(times).Round(time.Millisecond))
+	over := 0
+	for _, d := range times {
+		if d > 2*sessionTTL {
+			over++
+		}
+	}
+	fmt.Printf("  failovers slower than 2 session TTLs (%v): %d of %d\n", 2*sessionTTL, over, len(times))
 	fmt.Printf("  durable writes (Start+End pairs ended) per second, failovers included: %.0f; acknowledged write calls per second: %.0f\n",
 		float64(ended)/elapsed.Seconds(), float64(acked)/elapsed.Seconds())
 	fmt.Printf("  etcd: journal keys+values %d bytes (%.0f per ended write), backend db size %d -> %d bytes\n",
