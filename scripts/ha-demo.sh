@@ -12,7 +12,7 @@
 # (default target/mooncake-meta-server: make server builds it)
 set -euo pipefail
 
-BIN=${1:-target/mooncake-meta-server}
+BIN=$(realpath -m "${1:-target/mooncake-meta-server}")
 ETCD=${MOONCAKE_META_ETCD:-etcd}
 TTL=2s
 PREFIX=/mooncake/demo
@@ -93,9 +93,10 @@ PIDS+=($!)
 healthy() { curl -sS --max-time 2 "$ETCD_URL/health" | grep -q '"health":"true"'; }
 wait_for "etcd to be healthy" healthy
 
-start_server() { # name port
-	"$BIN" --listen "127.0.0.1:$2" --etcd-endpoints "$ETCD_URL" --cluster-prefix "$PREFIX" \
-		--node-name "$1" --session-ttl "$TTL" >"$DIR/$1.log" 2>&1 &
+start_server() { # name port (run in its own directory: relative paths land there)
+	mkdir -p "$DIR/$1"
+	(cd "$DIR/$1" && exec "$BIN" --listen "127.0.0.1:$2" --etcd-endpoints "$ETCD_URL" --cluster-prefix "$PREFIX" \
+		--node-name "$1" --session-ttl "$TTL") >"$DIR/$1.log" 2>&1 &
 	PIDS+=($!)
 	eval "PID_$1=$!"
 }

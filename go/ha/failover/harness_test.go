@@ -187,6 +187,9 @@ func (s *server) start(bin string) error {
 		"--log-level", "info",
 	)
 	cmd.Stdout, cmd.Stderr = logf, logf
+	// Anything the server writes to relative paths lands in its own
+	// directory.
+	cmd.Dir = s.dir
 	// Its own process group (a signal to the test's group spares it), and
 	// killed with the test process should that die first.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
