@@ -25,6 +25,11 @@ for tool in curl python3; do
 done
 
 DIR=$(mktemp -d "${TMPDIR:-/tmp}/mooncake-ha-demo.XXXXXX")
+# A server that keeps snapshots takes a store every node shares.
+SNAPSHOTS=()
+if "$BIN" -h 2>&1 | grep -q -- '-snapshot-dir'; then
+	SNAPSHOTS=(--snapshot-dir "$DIR/snapshots")
+fi
 PIDS=()
 cleanup() {
 	local rc=$?
@@ -96,7 +101,7 @@ wait_for "etcd to be healthy" healthy
 start_server() { # name port (run in its own directory: relative paths land there)
 	mkdir -p "$DIR/$1"
 	(cd "$DIR/$1" && exec "$BIN" --listen "127.0.0.1:$2" --etcd-endpoints "$ETCD_URL" --cluster-prefix "$PREFIX" \
-		--node-name "$1" --session-ttl "$TTL") >"$DIR/$1.log" 2>&1 &
+		--node-name "$1" --session-ttl "$TTL" ${SNAPSHOTS[@]+"${SNAPSHOTS[@]}"}) >"$DIR/$1.log" 2>&1 &
 	PIDS+=($!)
 	eval "PID_$1=$!"
 }

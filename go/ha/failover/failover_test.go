@@ -15,9 +15,10 @@ import (
 // endpoints eps, mounts the segment and returns the load over them.
 func pair(t *testing.T, eps []string, prefix string) (a, b *server, l *load) {
 	t.Helper()
-	a = startServer(t, serverOpts{etcd: eps, prefix: prefix, name: "a"})
+	snaps := t.TempDir()
+	a = startServer(t, serverOpts{etcd: eps, prefix: prefix, name: "a", snapshots: snaps})
 	a.waitRole("leader")
-	b = startServer(t, serverOpts{etcd: eps, prefix: prefix, name: "b"})
+	b = startServer(t, serverOpts{etcd: eps, prefix: prefix, name: "b", snapshots: snaps})
 	b.waitRole("follower")
 	l = newLoad(t, prefix, func() []*server { return []*server{a, b} })
 	l.mount()

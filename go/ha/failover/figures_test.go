@@ -96,10 +96,11 @@ func TestDurableWriteFigures(t *testing.T) {
 	c := etcdtest.Start(t)
 	cli := c.Client(t)
 	eps := c.Endpoints()
+	snaps := t.TempDir()
 	const srvPrefix, nodePrefix = "/failover/fig/server", "/failover/fig/node"
-	s0 := startServer(t, serverOpts{etcd: eps, prefix: srvPrefix, name: "s0"})
+	s0 := startServer(t, serverOpts{etcd: eps, prefix: srvPrefix, name: "s0", snapshots: snaps})
 	s0.waitRole("leader")
-	s1 := startServer(t, serverOpts{etcd: eps, prefix: srvPrefix, name: "s1"})
+	s1 := startServer(t, serverOpts{etcd: eps, prefix: srvPrefix, name: "s1", snapshots: snaps})
 	s1.waitRole("follower")
 	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256}, Timeout: 30 * time.Second}
 	if err := post(hc, s0.url, api.PathMount, api.MountRequest{ClientID: 1, Name: "seg0", Base: segBase, Size: figureSegSize}, nil); err != nil {
@@ -182,21 +183,24 @@ func TestDurableWriteFigures(t *testing.T) {
 	ways := []way{{"server", viaServer}, {"ha.Node", viaNode}, {"journal off", journalOff}}
 	concurrency := []int{1, 16, 64}
 	rates := map[string][]float64{}
-	var srvPairs int64
-	j0, db0 := etcdUsage(t, cli, srvPrefix)
+	var srvPairs, nodePairs int64
+	meter, nodeMeter, db0 := meterJournal(t, cli, srvPrefix), meterJournal(t, cli, nodePrefix), dbSize(t, cli)
 	for range figureRounds {
 		for _, n := range concurrency {
 			for _, w := range ways {
 				cnt, r := pairs(t, n, w.put)
 				k := fmt.Sprintf("%s/%d", w.name, n)
 				rates[k] = append(rates[k], r)
-				if w.name == "server" {
+				switch w.name {
+				case "server":
 					srvPairs += cnt
+				case "ha.Node":
+					nodePairs += cnt
 				}
 			}
 		}
 	}
-	j1, db1 := etcdUsage(t, cli, srvPrefix)
+	journal, nodeJournal, db1 := meter.total(t), nodeMeter.total(t), dbSize(t, cli)
 	fmt.Printf("\ndurable soft-pinned put pairs (Start+End) per second, median of %d rounds of %v (GOMAXPROCS %d, etcd %d member):\n",
 		figureRounds, figureWindow, runtime.GOMAXPROCS(0), len(c.Members))
 	fmt.Printf("  %-8s %12s %12s %12s %14s\n", "clients", "server", "ha.Node", "journal off", "server/off")
@@ -204,6 +208,8 @@ func TestDurableWriteFigures(t *testing.T) {
 		s, h, o := medianF(rates[fmt.Sprintf("server/%d", n)]), medianF(rates[fmt.Sprintf("ha.Node/%d", n)]), medianF(rates[fmt.Sprintf("journal off/%d", n)])
 		fmt.Printf("  %-8d %12.0f %12.0f %12.0f %14.5f\n", n, s, h, o, s/o)
 	}
-	fmt.Printf("etcd per server put pair: %.0f journal bytes (keys+values), %.0f bytes of backend growth (db %d -> %d)\n",
-		float64(j1-j0)/float64(srvPairs), float64(db1-db0)/float64(srvPairs), db0, db1)
+	fmt.Printf("etcd: %.0f journal bytes (keys+values of the batches) per server put pair, %.0f per ha.Node pair;\n",
+		float64(journal)/float64(srvPairs), float64(nodeJournal)/float64(nodePairs))
+	fmt.Printf("  backend (db) %d -> %d bytes for %d pairs of both: %.0f bytes of growth per pair, %.1f per journal byte (no compaction)\n",
+		db0, db1, srvPairs+nodePairs, float64(db1-db0)/float64(srvPairs+nodePairs), float64(db1-db0)/float64(journal+nodeJournal))
 }

@@ -47,6 +47,9 @@ var (
 	binPath string
 	binErr  error
 	binDir  string
+	// binSnapshotDir: the binary takes --snapshot-dir (a snapshot store
+	// every node of a cluster must share).
+	binSnapshotDir bool
 )
 
 func TestMain(m *testing.M) {
@@ -63,33 +66,38 @@ func TestMain(m *testing.M) {
 func serverBinary(t testing.TB) string {
 	t.Helper()
 	binOnce.Do(func() {
-		if p := os.Getenv(ServerBinEnv); p != "" {
-			if _, err := os.Stat(p); err != nil {
-				binErr = fmt.Errorf("%s=%q: %w (run make server)", ServerBinEnv, p, err)
-				return
-			}
-			binPath = p
-			return
+		binPath, binErr = findOrBuildBinary()
+		if binErr == nil {
+			// -h prints the flags (and exits 0).
+			help, _ := exec.Command(binPath, "-h").CombinedOutput()
+			binSnapshotDir = strings.Contains(string(help), "-snapshot-dir")
 		}
-		dir, err := os.MkdirTemp("", "mooncake-meta-failover-bin-")
-		if err != nil {
-			binErr = err
-			return
-		}
-		binDir = dir
-		out := filepath.Join(dir, "mooncake-meta-server")
-		cmd := exec.Command("go", "build", "-o", out, "../cmd/mooncake-meta-server")
-		cmd.Env = os.Environ()
-		if msg, err := cmd.CombinedOutput(); err != nil {
-			binErr = fmt.Errorf("go build ../cmd/mooncake-meta-server: %w\n%s", err, msg)
-			return
-		}
-		binPath = out
 	})
 	if binErr != nil {
 		t.Fatalf("the server binary: %v", binErr)
 	}
 	return binPath
+}
+
+func findOrBuildBinary() (string, error) {
+	if p := os.Getenv(ServerBinEnv); p != "" {
+		if _, err := os.Stat(p); err != nil {
+			return "", fmt.Errorf("%s=%q: %w (run make server)", ServerBinEnv, p, err)
+		}
+		return p, nil
+	}
+	dir, err := os.MkdirTemp("", "mooncake-meta-failover-bin-")
+	if err != nil {
+		return "", err
+	}
+	binDir = dir
+	out := filepath.Join(dir, "mooncake-meta-server")
+	cmd := exec.Command("go", "build", "-o", out, "../cmd/mooncake-meta-server")
+	cmd.Env = os.Environ()
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build ../cmd/mooncake-meta-server: %w\n%s", err, msg)
+	}
+	return out, nil
 }
 
 // waitUntil polls cond every pollInterval until it returns true, or fails
@@ -118,6 +126,9 @@ type serverOpts struct {
 	etcd   []string
 	prefix string
 	name   string
+	// snapshots is the cluster's shared snapshot store, given to a binary
+	// that takes --snapshot-dir ("": the server's default).
+	snapshots string
 }
 
 // server is one mooncake-meta-server process.
@@ -186,6 +197,9 @@ func (s *server) start(bin string) error {
 		"--write-timeout", "10s",
 		"--log-level", "info",
 	)
+	if binSnapshotDir && s.opts.snapshots != "" {
+		cmd.Args = append(cmd.Args, "--snapshot-dir", s.opts.snapshots)
+	}
 	cmd.Stdout, cmd.Stderr = logf, logf
 	// Anything the server writes to relative paths lands in its own
 	// directory.

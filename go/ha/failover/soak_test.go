@@ -6,10 +6,13 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/kvcache-ai/libmooncake_meta/go/ha/internal/engine"
 	"github.com/kvcache-ai/libmooncake_meta/go/ha/internal/etcdtest"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
@@ -32,33 +35,77 @@ func soakFailovers(t *testing.T) int {
 	return n
 }
 
-// etcdUsage is what the cluster's journal takes in etcd: the keys and
-// values under prefix/journal/ (read in pages) and etcd's backend size.
-func etcdUsage(t *testing.T, cli *clientv3.Client, prefix string) (journalBytes, dbSize int64) {
+// journalMeter counts the bytes (key + value) of every journal batch put
+// under a cluster's prefix from its start on, by watching etcd: garbage
+// collection deleting old batches does not change the count. It watches
+// the whole cluster prefix, so that a marker key it puts beside the
+// journal (<prefix>/meter, which no node reads) tells when the watch has
+// delivered everything up to a revision.
+type journalMeter struct {
+	cli     *clientv3.Client
+	journal string
+	marker  string
+	bytes   atomic.Int64
+	seen    atomic.Int64 // the revision the watch has delivered up to
+	cancel  context.CancelFunc
+	done    chan struct{}
+}
+
+func meterJournal(t *testing.T, cli *clientv3.Client, prefix string) *journalMeter {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	m := &journalMeter{cli: cli, journal: engine.JournalPrefix(prefix), marker: prefix + "/meter", cancel: cancel, done: make(chan struct{})}
+	r, err := cli.Put(ctx, m.marker, "start")
+	if err != nil {
+		cancel()
+		t.Fatalf("etcd: %v", err)
+	}
+	m.seen.Store(r.Header.Revision)
+	ch := cli.Watch(ctx, prefix+"/", clientv3.WithPrefix(), clientv3.WithRev(r.Header.Revision+1))
+	go func() {
+		defer close(m.done)
+		for wr := range ch {
+			for _, ev := range wr.Events {
+				if ev.Type == clientv3.EventTypePut && strings.HasPrefix(string(ev.Kv.Key), m.journal) {
+					m.bytes.Add(int64(len(ev.Kv.Key) + len(ev.Kv.Value)))
+				}
+				m.seen.Store(ev.Kv.ModRevision)
+			}
+		}
+	}()
+	t.Cleanup(m.stop)
+	return m
+}
+
+func (m *journalMeter) stop() {
+	m.cancel()
+	<-m.done
+}
+
+// total returns the journal bytes put so far: it puts the marker and waits
+// until the watch has delivered it (and so everything before it).
+func (m *journalMeter) total(t *testing.T) int64 {
+	t.Helper()
+	r, err := m.cli.Put(context.Background(), m.marker, "total")
+	if err != nil {
+		t.Fatalf("etcd: %v", err)
+	}
+	waitUntil(t, eventBound, "the journal watch to deliver the marker", func() (bool, error) {
+		return m.seen.Load() >= r.Header.Revision, nil
+	})
+	return m.bytes.Load()
+}
+
+// dbSize is etcd's backend size (the first endpoint's).
+func dbSize(t *testing.T, cli *clientv3.Client) int64 {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), eventBound)
 	defer cancel()
-	start := prefix + "/journal/"
-	end := clientv3.GetPrefixRangeEnd(start)
-	for key := start; ; {
-		r, err := cli.Get(ctx, key, clientv3.WithRange(end), clientv3.WithLimit(256))
-		if err != nil {
-			t.Fatalf("reading the journal keys: %v", err)
-		}
-		for _, kv := range r.Kvs {
-			journalBytes += int64(len(kv.Key) + len(kv.Value))
-		}
-		if !r.More || len(r.Kvs) == 0 {
-			break
-		}
-		key = string(r.Kvs[len(r.Kvs)-1].Key) + "\x00"
-	}
-	eps := cli.Endpoints()
-	st, err := cli.Status(ctx, eps[0])
+	st, err := cli.Status(ctx, cli.Endpoints()[0])
 	if err != nil {
 		t.Fatalf("etcd status: %v", err)
 	}
-	return journalBytes, st.DbSize
+	return st.DbSize
 }
 
 func median(ds []time.Duration) time.Duration {
@@ -82,10 +129,11 @@ func TestSoak(t *testing.T) {
 	cli := c.Client(t)
 	const prefix = "/failover/soak"
 	eps := c.Endpoints()
+	snaps := t.TempDir()
 	var mu sync.Mutex
-	servers := []*server{startServer(t, serverOpts{etcd: eps, prefix: prefix, name: "s0"})}
+	servers := []*server{startServer(t, serverOpts{etcd: eps, prefix: prefix, name: "s0", snapshots: snaps})}
 	servers[0].waitRole("leader")
-	servers = append(servers, startServer(t, serverOpts{etcd: eps, prefix: prefix, name: "s1"}))
+	servers = append(servers, startServer(t, serverOpts{etcd: eps, prefix: prefix, name: "s1", snapshots: snaps}))
 	servers[1].waitRole("follower")
 	l := newLoad(t, prefix, func() []*server {
 		mu.Lock()
@@ -93,7 +141,7 @@ func TestSoak(t *testing.T) {
 		return slices.Clone(servers)
 	})
 	l.mount()
-	jBefore, dbBefore := etcdUsage(t, cli, prefix)
+	meter, dbBefore := meterJournal(t, cli, prefix), dbSize(t, cli)
 	began := time.Now()
 	l.run(4)
 	defer l.halt()
@@ -110,7 +158,7 @@ func TestSoak(t *testing.T) {
 		first := l.waitAckBy(servers[standby].opts.name, killed)
 		times = append(times, first.at.Sub(killed))
 		t.Logf("failover %d: %s killed, %s served %v later", i+1, victim.opts.name, servers[standby].opts.name, first.at.Sub(killed))
-		restarted := startServer(t, serverOpts{etcd: eps, prefix: prefix, name: victim.opts.name})
+		restarted := startServer(t, serverOpts{etcd: eps, prefix: prefix, name: victim.opts.name, snapshots: snaps})
 		mu.Lock()
 		servers[leader] = restarted
 		mu.Unlock()
@@ -119,7 +167,7 @@ func TestSoak(t *testing.T) {
 	servers[standby].waitCaughtUp(servers[leader])
 	l.halt()
 	elapsed := time.Since(began)
-	jAfter, dbAfter := etcdUsage(t, cli, prefix)
+	journal, dbAfter := meter.total(t), dbSize(t, cli)
 
 	l.mu.Lock()
 	acked := len(l.acks)
@@ -141,8 +189,8 @@ func TestSoak(t *testing.T) {
 	fmt.Printf("  failovers slower than 2 session TTLs (%v): %d of %d\n", 2*sessionTTL, over, len(times))
 	fmt.Printf("  durable writes (Start+End pairs ended) per second, failovers included: %.0f; acknowledged write calls per second: %.0f\n",
 		float64(ended)/elapsed.Seconds(), float64(acked)/elapsed.Seconds())
-	fmt.Printf("  etcd: journal keys+values %d bytes (%.0f per ended write), backend db size %d -> %d bytes\n",
-		jAfter-jBefore, float64(jAfter-jBefore)/float64(ended), dbBefore, dbAfter)
+	fmt.Printf("  etcd: journal batches put (keys+values) %d bytes (%.0f per ended write), backend db size %d -> %d bytes\n",
+		journal, float64(journal)/float64(ended), dbBefore, dbAfter)
 	if len(rep.lost) > 0 {
 		k := min(len(rep.lost), 20)
 		t.Fatalf("%d acknowledged writes lost; the first %d:\n%s", len(rep.lost), k, joinLines(rep.lost[:k]))
