@@ -135,6 +135,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	err = g.n.Sync(ctx)
 	cancel()
 	if err != nil {
+		if g.n.Role() == ha.RoleStopped && !errors.Is(err, context.DeadlineExceeded) {
+			// Whatever made the node step down (an etcd error no retry
+			// fixes, too), this node no longer leads and acknowledged
+			// nothing: NOT_LEADER, with the cause.
+			err = fmt.Errorf("%w: it stepped down before the change was durable: %w", ha.ErrNotLeader, err)
+		}
 		s.fail(w, r, err)
 		return
 	}

@@ -43,9 +43,10 @@ var (
 )
 
 // transient reports whether an etcd call may succeed when retried: the
-// server was unreachable, had no leader or timed out. Anything else
-// (a request too large, a bad argument) is a bug or a misconfiguration
-// that retrying does not fix.
+// server was unreachable, had no leader, was electing one, timed out or
+// throttled the request. Anything else (a request too large, a bad
+// argument, the space quota) is a bug or a misconfiguration that retrying
+// does not fix.
 func transient(err error) bool {
 	if errors.Is(err, context.DeadlineExceeded) {
 		return true
@@ -53,7 +54,18 @@ func transient(err error) bool {
 	if errors.Is(err, rpctypes.ErrRequestTooLarge) || errors.Is(err, rpctypes.ErrGRPCRequestTooLarge) {
 		return false
 	}
-	switch status.Code(err) {
+	if errors.Is(err, rpctypes.ErrTooManyRequests) {
+		return true
+	}
+	// clientv3 turns the errors etcd knows (no leader, leader changed,
+	// request timed out, ...) into rpctypes.EtcdError values, which carry
+	// their gRPC code but no gRPC status: status.Code would say Unknown.
+	code := status.Code(err)
+	var ee rpctypes.EtcdError
+	if errors.As(err, &ee) {
+		code = ee.Code()
+	}
+	switch code {
 	case codes.Unavailable, codes.DeadlineExceeded, codes.Aborted:
 		return true
 	}
