@@ -61,6 +61,19 @@ impl KeyHasher {
         self.hash(split(scoped))
     }
 
+    /// Hash of a discarded buffer restored from a snapshot, by its segment
+    /// and address (a separate domain from keys): the snapshot does not
+    /// know the key the buffer came from, and the hash only has to pick
+    /// the shard that lists the buffer, the one its block records.
+    pub(crate) fn hash_buffer(&self, segment: &str, address: u64) -> u64 {
+        let mut h = self.0.build_hasher();
+        h.write_u8(2);
+        h.write(segment.as_bytes());
+        h.write_u8(0);
+        h.write_u64(address);
+        h.finish()
+    }
+
     /// Hash of a group name within a tenant (a separate domain from keys).
     pub(crate) fn hash_group(&self, tenant: &str, group: &str) -> u64 {
         let mut h = self.0.build_hasher();

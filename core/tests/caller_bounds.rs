@@ -164,6 +164,7 @@ fn snapshot_mounting_more_than_the_maximum_is_refused_and_changes_nothing() {
         groups: vec![],
         retention: vec![],
         objects: vec![],
+        ..Default::default()
     };
     let bytes = codec::encode(&img);
     let m = master();

@@ -6,7 +6,7 @@ mod snapshot_support;
 
 use mooncake_meta_core::snapshot::codec::{
     decode, encode, peek_created_at, validate, FORMAT_VERSION, FORMAT_VERSION_1, FORMAT_VERSION_2,
-    FORMAT_VERSION_3, HEADER_LEN, MAGIC,
+    FORMAT_VERSION_3, FORMAT_VERSION_4, HEADER_LEN, MAGIC,
 };
 use mooncake_meta_core::snapshot::image::{ObjectRecord, RetentionRecord, SnapshotImage};
 use mooncake_meta_core::{ErrorKind, MAX_INSTANT};
@@ -129,6 +129,7 @@ fn small_image() -> SnapshotImage {
                 local_disk(2, PROCESSING, 6),
             ],
         }],
+        ..Default::default()
     }
 }
 
@@ -297,8 +298,8 @@ fn format_4_layout_carries_the_journal_seq_after_the_wall() {
             ..small_image()
         };
         let bytes = encode(&img);
-        assert_eq!(&bytes[8..12], &FORMAT_VERSION.to_le_bytes());
-        assert_eq!(FORMAT_VERSION, 4);
+        assert_eq!(&bytes[8..12], &FORMAT_VERSION_4.to_le_bytes());
+        assert_eq!(FORMAT_VERSION_4, 4);
         let v1 = small_payload(SMALL);
         let mut v4 = v1[..32].to_vec();
         match wall {
@@ -465,8 +466,8 @@ fn bad_magic_is_rejected() {
 #[test]
 fn unknown_version_is_rejected() {
     let mut b = encode(&small_image());
-    b[8..12].copy_from_slice(&5u32.to_le_bytes());
-    rejected(&b, "unsupported snapshot format version 5");
+    b[8..12].copy_from_slice(&6u32.to_le_bytes());
+    rejected(&b, "unsupported snapshot format version 6");
     b[8..12].copy_from_slice(&0u32.to_le_bytes());
     rejected(&b, "version 0");
 }

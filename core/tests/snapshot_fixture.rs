@@ -169,6 +169,7 @@ fn fixture_image() -> SnapshotImage {
                 ],
             ),
         ],
+        ..Default::default()
     }
 }
 

@@ -119,6 +119,7 @@ fn fixture_image() -> SnapshotImage {
                 }],
             },
         ],
+        ..Default::default()
     }
 }
 

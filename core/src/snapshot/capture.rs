@@ -10,9 +10,11 @@
 use super::image::*;
 use crate::clock::Instant;
 use crate::error::Result;
+use crate::journal::record::TaskImage;
 use crate::key;
 use crate::key::ScopedKey;
 use crate::master::MasterCore;
+use crate::object::Task;
 use crate::segment::SegmentTable;
 use crate::shard::ShardState;
 use crate::types::ReplicaKind;
@@ -73,7 +75,25 @@ impl MasterCore {
         let mut groups = Vec::new();
         let mut seen_groups = hashbrown::HashSet::new();
         let mut objects = Vec::with_capacity(states.iter().map(|g| g.len()).sum());
+        let (mut in_flight, mut tasks, mut discarded) = (Vec::new(), Vec::new(), Vec::new());
         for st in states {
+            // A discarded buffer on a segment an unmount already took went
+            // with it, like a replica there.
+            for d in &st.discarded {
+                let Some(seg) = table.get(d.segment) else {
+                    continue;
+                };
+                let replica = seg
+                    .buffer(d.block, d.addr)
+                    .map_or(0, |(_, owner)| owner.replica_id());
+                discarded.push(DiscardedRecord {
+                    segment: seg.name.to_string(),
+                    address: d.addr,
+                    len: d.len,
+                    release_at: d.release_at,
+                    replica,
+                });
+            }
             for obj in st.iter() {
                 let k = st.key_of(obj);
                 if let Some(g) = obj.group() {
@@ -113,6 +133,37 @@ impl MasterCore {
                     })
                     .collect();
                 replicas.sort_by_key(|r| r.id);
+                let task = obj.task().map(|t| match t {
+                    Task::Copy { source, targets } => TaskImage::Copy {
+                        source: *source,
+                        targets: targets.clone(),
+                    },
+                    Task::Move { source, target } => TaskImage::Move {
+                        source: *source,
+                        target: *target,
+                    },
+                    Task::Promotion { target } => TaskImage::Promotion { target: *target },
+                });
+                if let Some(task) = task {
+                    tasks.push(TaskRecord {
+                        tenant: k.tenant.to_owned(),
+                        key: k.key.to_owned(),
+                        task,
+                    });
+                }
+                // The write in flight, while a replica of it is in the
+                // image (an unmount in progress may have taken its last
+                // one: the write then ends on the unmount's record).
+                let writing = obj.replicas.iter().any(|r| {
+                    r.is_write_processing() && (!r.has_buffer() || table.get(r.segment).is_some())
+                });
+                if let Some(w) = st.in_flight.get(obj.write_token).filter(|_| writing) {
+                    in_flight.push(InFlightRecord {
+                        tenant: k.tenant.to_owned(),
+                        key: k.key.to_owned(),
+                        pending: w.pending,
+                    });
+                }
                 objects.push(ObjectRecord {
                     tenant: k.tenant.to_owned(),
                     key: k.key.to_owned(),
@@ -131,6 +182,13 @@ impl MasterCore {
         }
         objects.sort_unstable_by(|a, b| (&a.tenant, &a.key).cmp(&(&b.tenant, &b.key)));
         groups.sort_by(|a, b| (&a.tenant, &a.name).cmp(&(&b.tenant, &b.name)));
+        in_flight.sort_unstable_by(|a: &InFlightRecord, b| {
+            (&a.tenant, &a.key).cmp(&(&b.tenant, &b.key))
+        });
+        tasks.sort_unstable_by(|a: &TaskRecord, b| (&a.tenant, &a.key).cmp(&(&b.tenant, &b.key)));
+        discarded.sort_unstable_by(|a: &DiscardedRecord, b| {
+            (&a.segment, a.address).cmp(&(&b.segment, b.address))
+        });
         // The timeline and the wall, read together: restore on a master
         // whose skew differs shifts every instant by the difference.
         let created_at = self.clock.now();
@@ -146,6 +204,9 @@ impl MasterCore {
             groups,
             retention,
             objects,
+            in_flight,
+            tasks,
+            discarded,
         }
     }
 }

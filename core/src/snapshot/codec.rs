@@ -1,4 +1,4 @@
-//! The snapshot file format, versions 1 to 4: [`encode`] turns a [`SnapshotImage`]
+//! The snapshot file format, versions 1 to 5: [`encode`] turns a [`SnapshotImage`]
 //! into canonical bytes, [`decode`] parses and [`validate`]s them, and
 //! [`peek_created_at`] reads just enough to order restore candidates.
 //!
@@ -28,13 +28,14 @@
 //!   wall_at_capture u64   (version 2: the wall clock when created_at was
 //!                          read; version 1 has no such field; versions 3
 //!                          and 4 store it as opt<u64>)
-//!   journal_seq u64       (version 4 only; >= 1: the last change-journal
-//!                          sequence the snapshot includes)
+//!   journal_seq u64       (versions 4 and 5; the last change-journal
+//!                          sequence the snapshot includes, >= 1 in
+//!                          version 4, 0 = none in version 5)
 //!   segment count u64, segments  strictly sorted by name
 //!     name str, owner u64, pool u8 (0 memory, 1 NOF_SSD), base u64, size u64
 //!   group count u64, groups      strictly sorted by (tenant, name)
 //!     tenant str, name str, lease u64
-//!   retention count u64, retention deadlines   (versions 3 and 4; in
+//!   retention count u64, retention deadlines   (versions 3 to 5; in
 //!                          version 3 at least one) strictly sorted by
 //!                          (tenant, group)
 //!     tenant str, group str, deadline u64
@@ -46,6 +47,17 @@
 //!       status u8 (0 PROCESSING, 1 COMPLETE), location tag u8, then
 //!         tag 0 buffer:     segment str, address u64, len u64
 //!         tag 1 local disk: client u64
+//!   (version 5 only; at least one of the three lists is not empty)
+//!   in-flight count u64, writes in flight   strictly sorted by (tenant, key)
+//!     tenant str, key str, pending opt<intent>
+//!   task count u64, tasks                   strictly sorted by (tenant, key)
+//!     tenant str, key str, task
+//!   discarded count u64, discarded buffers  strictly sorted by
+//!                                           (segment, address)
+//!     segment str, address u64, len u64, release_at u64, replica u64
+//! intent = u8 0 preserve | 1 enable + ttl_ms u64 | 2 disable
+//! task = u8 0 copy + source u64 + target count u32 + targets u64...
+//!      | u8 1 move + source u64 + target u64 | u8 2 promotion + target u64
 //! str = u32 byte length + UTF-8 bytes; opt<T> = tag u8 0 | tag 1 + T;
 //! bool = u8 0 | 1.
 //! ```
@@ -56,7 +68,8 @@
 //! encoding.
 
 use super::image::{
-    GroupRecord, LocationRecord, ObjectRecord, RetentionRecord, SegmentRecord, SnapshotImage,
+    DiscardedRecord, GroupRecord, InFlightRecord, LocationRecord, ObjectRecord, RetentionRecord,
+    SegmentRecord, SnapshotImage, SoftPinIntent, TaskImage, TaskRecord,
 };
 use crate::clock::MAX_INSTANT;
 use crate::error::{Error, ErrorKind, Result};
@@ -70,11 +83,17 @@ pub const MAGIC: [u8; 8] = *b"\x89MCMETA\n";
 
 /// The layout documented above. A new layout gets a new number and
 /// [`decode`] keeps reading every older one. An image is encoded in the
-/// oldest version that holds it: with a journal sequence in this one,
-/// otherwise with retention deadlines in [`FORMAT_VERSION_3`], otherwise
-/// with a wall record in [`FORMAT_VERSION_2`], otherwise in
-/// [`FORMAT_VERSION_1`], so `encode(decode(b)) == b` for every version.
-pub const FORMAT_VERSION: u32 = 4;
+/// oldest version that holds it: with a write in flight, a task or a
+/// discarded buffer in this one, otherwise with a journal sequence in
+/// [`FORMAT_VERSION_4`], otherwise with retention deadlines in
+/// [`FORMAT_VERSION_3`], otherwise with a wall record in
+/// [`FORMAT_VERSION_2`], otherwise in [`FORMAT_VERSION_1`], so
+/// `encode(decode(b)) == b` for every version.
+pub const FORMAT_VERSION: u32 = 5;
+
+/// Format 3 plus the last journal sequence (at least 1) and a retention
+/// list that may be empty; no writes in flight, tasks or discarded buffers.
+pub const FORMAT_VERSION_4: u32 = 4;
 
 /// Format 2 plus group retention deadlines (at least one) and an optional
 /// wall record; no journal sequence.
@@ -103,6 +122,10 @@ const REPLICA_FIXED: usize = 8 + 1 + 1 + 1;
 const LOCAL_DISK_LEN: usize = 8;
 const REPLICA_MIN: usize = REPLICA_FIXED + LOCAL_DISK_LEN;
 
+const IN_FLIGHT_MIN: usize = 2 * STR_MIN + 1;
+const TASK_MIN: usize = 2 * STR_MIN + 1 + 8;
+const DISCARDED_MIN: usize = STR_MIN + 4 * 8;
+
 const TAG_BUFFER: u8 = 0;
 const TAG_LOCAL_DISK: u8 = 1;
 
@@ -114,8 +137,10 @@ pub(crate) fn fail(message: impl Into<Cow<'static, str>>) -> Error {
 
 /// The version `image` is encoded in: the oldest that holds it.
 pub fn version_of(image: &SnapshotImage) -> u32 {
-    if image.journal_seq != 0 {
+    if image.has_live_state() {
         FORMAT_VERSION
+    } else if image.journal_seq != 0 {
+        FORMAT_VERSION_4
     } else if !image.retention.is_empty() {
         FORMAT_VERSION_3
     } else if image.wall_at_capture.is_some() {
@@ -160,7 +185,7 @@ pub fn encode(image: &SnapshotImage) -> Vec<u8> {
         (_, Some(wall)) => w.u64(wall),
         (_, None) => {}
     }
-    if version == FORMAT_VERSION {
+    if version >= FORMAT_VERSION_4 {
         w.u64(image.journal_seq);
     }
     w.u64(image.segments.len() as u64);
@@ -188,6 +213,9 @@ pub fn encode(image: &SnapshotImage) -> Vec<u8> {
     w.u64(image.objects.len() as u64);
     for o in &image.objects {
         encode_object(&mut w, o);
+    }
+    if version == FORMAT_VERSION {
+        encode_live_state(&mut w, image);
     }
 
     let mut out = w.0;
@@ -245,6 +273,79 @@ fn encode_object(w: &mut Writer, o: &ObjectRecord) {
     }
 }
 
+fn encode_live_state(w: &mut Writer, image: &SnapshotImage) {
+    w.u64(image.in_flight.len() as u64);
+    for f in &image.in_flight {
+        w.str(&f.tenant);
+        w.str(&f.key);
+        match f.pending {
+            None => w.u8(0),
+            Some(i) => {
+                w.u8(1);
+                w.intent(i);
+            }
+        }
+    }
+    w.u64(image.tasks.len() as u64);
+    for t in &image.tasks {
+        w.str(&t.tenant);
+        w.str(&t.key);
+        match &t.task {
+            TaskImage::Copy { source, targets } => {
+                w.u8(0);
+                w.u64(*source);
+                w.u32(len_u32(targets.len(), "copy target list"));
+                for id in targets {
+                    w.u64(*id);
+                }
+            }
+            TaskImage::Move { source, target } => {
+                w.u8(1);
+                w.u64(*source);
+                w.u64(*target);
+            }
+            TaskImage::Promotion { target } => {
+                w.u8(2);
+                w.u64(*target);
+            }
+        }
+    }
+    w.u64(image.discarded.len() as u64);
+    for d in &image.discarded {
+        w.str(&d.segment);
+        w.u64(d.address);
+        w.u64(d.len);
+        w.u64(d.release_at);
+        w.u64(d.replica);
+    }
+}
+
+fn live_state_len(image: &SnapshotImage) -> usize {
+    let mut n = 3 * 8;
+    for f in &image.in_flight {
+        n += IN_FLIGHT_MIN + f.tenant.len() + f.key.len();
+        n += match f.pending {
+            None => 0,
+            Some(SoftPinIntent::Enable { .. }) => 1 + 8,
+            Some(_) => 1,
+        };
+    }
+    for t in &image.tasks {
+        n += 2 * STR_MIN + t.tenant.len() + t.key.len() + 1;
+        n += match &t.task {
+            TaskImage::Copy { targets, .. } => 8 + 4 + 8 * targets.len(),
+            TaskImage::Move { .. } => 16,
+            TaskImage::Promotion { .. } => 8,
+        };
+    }
+    n += image
+        .discarded
+        .iter()
+        .map(|d| DISCARDED_MIN + d.segment.len())
+        .sum::<usize>();
+    n
+}
+
 /// Exact payload size, so encoding never reallocates (10^6 objects ≈ 100 MB).
 fn encoded_payload_len(image: &SnapshotImage) -> usize {
     let version = version_of(image);
@@ -255,8 +356,11 @@ fn encoded_payload_len(image: &SnapshotImage) -> usize {
             (_, Some(_)) => 8,
             (_, None) => 0,
         };
-    if version == FORMAT_VERSION {
+    if version >= FORMAT_VERSION_4 {
         n += 8;
+    }
+    if version == FORMAT_VERSION {
+        n += live_state_len(image);
     }
     if version >= FORMAT_VERSION_3 {
         n += 8 + image
@@ -310,6 +414,16 @@ impl Writer {
     #[inline]
     fn u64(&mut self, v: u64) {
         self.0.extend_from_slice(&v.to_le_bytes());
+    }
+    fn intent(&mut self, i: SoftPinIntent) {
+        match i {
+            SoftPinIntent::Preserve => self.u8(0),
+            SoftPinIntent::Enable { ttl_ms } => {
+                self.u8(1);
+                self.u64(ttl_ms);
+            }
+            SoftPinIntent::Disable => self.u8(2),
+        }
     }
     #[inline]
     fn str(&mut self, s: &str) {
@@ -414,11 +528,11 @@ fn parse_payload(payload: &[u8], version: u32) -> Result<SnapshotImage> {
             _ => Some(r.u64(At::new(c, "wall_at_capture"))?),
         },
     };
-    let journal_seq = if version == FORMAT_VERSION {
+    let journal_seq = if version >= FORMAT_VERSION_4 {
         let seq = r.u64(At::new(c, "journal_seq"))?;
-        if seq == 0 {
+        if seq == 0 && version == FORMAT_VERSION_4 {
             return Err(fail(format!(
-                "format {FORMAT_VERSION} snapshot with journal_seq 0, at byte {}: such an image \
+                "format {FORMAT_VERSION_4} snapshot with journal_seq 0, at byte {}: such an image \
                  is encoded as format {FORMAT_VERSION_1}, {FORMAT_VERSION_2} or {FORMAT_VERSION_3}",
                 r.offset() - 8
             )));
@@ -479,10 +593,20 @@ fn parse_payload(payload: &[u8], version: u32) -> Result<SnapshotImage> {
     for i in 0..n {
         objects.push(parse_object(&mut r, i)?);
     }
+    let (in_flight, tasks, discarded) = if version == FORMAT_VERSION {
+        parse_live_state(&mut r)?
+    } else {
+        Default::default()
+    };
 
     if r.remaining() != 0 {
+        let after = if version == FORMAT_VERSION {
+            "the last discarded buffer"
+        } else {
+            "the last object"
+        };
         return Err(fail(format!(
-            "{} trailing bytes inside the payload after the last object, at byte {}",
+            "{} trailing bytes inside the payload after {after}, at byte {}",
             r.remaining(),
             r.offset()
         )));
@@ -498,7 +622,79 @@ fn parse_payload(payload: &[u8], version: u32) -> Result<SnapshotImage> {
         groups,
         retention,
         objects,
+        in_flight,
+        tasks,
+        discarded,
     })
+}
+
+type LiveState = (Vec<InFlightRecord>, Vec<TaskRecord>, Vec<DiscardedRecord>);
+
+/// The three format-5 lists after the objects; at least one is not empty
+/// (an image without any is encoded in an older format).
+fn parse_live_state(r: &mut Reader) -> Result<LiveState> {
+    let start = r.offset();
+    let n = r.count_u64(IN_FLIGHT_MIN, At::new(Item::List("in-flight"), "count"))?;
+    let mut in_flight = Vec::with_capacity(n);
+    for i in 0..n {
+        let it = Item::InFlight(i);
+        let tenant = r.string(it, "tenant")?;
+        let key = r.string(it, "key")?;
+        let pending = match r.byte_upto(1, At::new(it, "pending tag"))? {
+            0 => None,
+            _ => Some(r.intent(At::new(it, "pending"))?),
+        };
+        in_flight.push(InFlightRecord {
+            tenant,
+            key,
+            pending,
+        });
+    }
+    let n = r.count_u64(TASK_MIN, At::new(Item::List("task"), "count"))?;
+    let mut tasks = Vec::with_capacity(n);
+    for i in 0..n {
+        let it = Item::Task(i);
+        let tenant = r.string(it, "tenant")?;
+        let key = r.string(it, "key")?;
+        let task = match r.byte_upto(2, At::new(it, "task kind"))? {
+            0 => {
+                let source = r.u64(At::new(it, "source"))?;
+                let m = r.count_u32(8, At::new(it, "target count"))?;
+                let mut targets = Vec::with_capacity(m);
+                for _ in 0..m {
+                    targets.push(r.u64(At::new(it, "target"))?);
+                }
+                TaskImage::Copy { source, targets }
+            }
+            1 => TaskImage::Move {
+                source: r.u64(At::new(it, "source"))?,
+                target: r.u64(At::new(it, "target"))?,
+            },
+            _ => TaskImage::Promotion {
+                target: r.u64(At::new(it, "target"))?,
+            },
+        };
+        tasks.push(TaskRecord { tenant, key, task });
+    }
+    let n = r.count_u64(DISCARDED_MIN, At::new(Item::List("discarded"), "count"))?;
+    let mut discarded = Vec::with_capacity(n);
+    for i in 0..n {
+        let it = Item::Discarded(i);
+        discarded.push(DiscardedRecord {
+            segment: r.string(it, "segment")?,
+            address: r.u64(At::new(it, "address"))?,
+            len: r.u64(At::new(it, "len"))?,
+            release_at: r.u64(At::new(it, "release_at"))?,
+            replica: r.u64(At::new(it, "replica"))?,
+        });
+    }
+    if in_flight.is_empty() && tasks.is_empty() && discarded.is_empty() {
+        return Err(fail(format!(
+            "format {FORMAT_VERSION} snapshot without writes in flight, tasks or discarded \
+             buffers, at byte {start}: such an image is encoded in an older format"
+        )));
+    }
+    Ok((in_flight, tasks, discarded))
 }
 
 fn parse_object(r: &mut Reader, i: usize) -> Result<ObjectRecord> {
@@ -570,6 +766,9 @@ enum Item {
     Retention(usize),
     Object(usize),
     Replica(usize, usize),
+    InFlight(usize),
+    Task(usize),
+    Discarded(usize),
 }
 
 impl fmt::Display for Item {
@@ -582,6 +781,9 @@ impl fmt::Display for Item {
             Item::Retention(i) => write!(f, "retention {i}"),
             Item::Object(i) => write!(f, "object {i}"),
             Item::Replica(i, j) => write!(f, "object {i} replica {j}"),
+            Item::InFlight(i) => write!(f, "write in flight {i}"),
+            Item::Task(i) => write!(f, "task {i}"),
+            Item::Discarded(i) => write!(f, "discarded buffer {i}"),
         }
     }
 }
@@ -670,6 +872,16 @@ impl<'a> Reader<'a> {
             )));
         }
         Ok(b)
+    }
+
+    fn intent(&mut self, at: At) -> Result<SoftPinIntent> {
+        Ok(match self.byte_upto(2, at)? {
+            0 => SoftPinIntent::Preserve,
+            1 => SoftPinIntent::Enable {
+                ttl_ms: self.u64(at)?,
+            },
+            _ => SoftPinIntent::Disable,
+        })
     }
 
     fn count_u64(&mut self, min_size: usize, at: At) -> Result<usize> {

@@ -3,6 +3,9 @@
 //! it; the codec turns it into bytes and back. Nothing here knows about
 //! locks, shards or allocators.
 
+pub use crate::journal::record::TaskImage;
+pub use crate::soft_pin::SoftPinIntent;
+
 /// Everything one snapshot holds.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct SnapshotImage {
@@ -34,6 +37,58 @@ pub struct SnapshotImage {
     pub retention: Vec<RetentionRecord>,
     /// Objects, sorted by (tenant, key).
     pub objects: Vec<ObjectRecord>,
+    /// Writes in flight, sorted by (tenant, key) (format 5 on): one per
+    /// object whose write (its `write_token`) is in flight, with the
+    /// pending soft-pin intent. The write's replicas are the object's
+    /// PROCESSING replicas that are not a target of its task.
+    pub in_flight: Vec<InFlightRecord>,
+    /// Running copy / move / promotion tasks, sorted by (tenant, key)
+    /// (format 5 on). A replica is a task target iff its id is one of its
+    /// object's task targets.
+    pub tasks: Vec<TaskRecord>,
+    /// Discarded buffers waiting for their release instant, sorted by
+    /// (segment, address) (format 5 on).
+    pub discarded: Vec<DiscardedRecord>,
+}
+
+impl SnapshotImage {
+    /// Whether the image holds state only format 5 can store: a write in
+    /// flight, a running task or a discarded buffer.
+    pub fn has_live_state(&self) -> bool {
+        !(self.in_flight.is_empty() && self.tasks.is_empty() && self.discarded.is_empty())
+    }
+}
+
+/// The write in flight of the object under (tenant, key): its token is the
+/// object's `write_token`, its writer and start instant the object's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InFlightRecord {
+    pub tenant: String,
+    pub key: String,
+    /// The soft-pin intent while still pending (its TTL resolved, as the
+    /// request stored it); `None` once the commit rule consumed it.
+    pub pending: Option<SoftPinIntent>,
+}
+
+/// The task running on the object under (tenant, key), by replica ids.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TaskRecord {
+    pub tenant: String,
+    pub key: String,
+    pub task: TaskImage,
+}
+
+/// A buffer no replica owns any more, held allocated until `release_at`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DiscardedRecord {
+    pub segment: String,
+    /// Absolute address in the segment.
+    pub address: u64,
+    pub len: u64,
+    pub release_at: u64,
+    /// The id of the replica the buffer was (its allocator block still
+    /// records it).
+    pub replica: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -8,11 +8,12 @@ use super::image::*;
 use crate::clock::MAX_INSTANT;
 use crate::error::{Error, ErrorKind, Result};
 use crate::group::Group;
+use crate::journal::record::TaskImage;
 use crate::key::scoped;
 use crate::master::MasterCore;
-use crate::object::{NewRecord, Object, Replica, Role, LOCAL_DISK_SEGMENT};
+use crate::object::{NewRecord, Object, Replica, Role, Task, LOCAL_DISK_SEGMENT};
 use crate::segment::{BlockId, BufferOwner, SegmentTable};
-use crate::shard::ShardState;
+use crate::shard::{Discarded, ShardState};
 use crate::soft_pin::index::{Entry, PinTarget};
 use crate::types::{Key, Pool, ReplicaKind, ReplicaStatus, SegmentId, SegmentSpec};
 use hashbrown::HashMap;
@@ -51,9 +52,11 @@ pub(crate) enum StageMode {
     /// A restore (docs/CONTRACT.md section 6): expired deadlines normalised,
     /// PROCESSING replicas dropped, the survival rule applied at now.
     Restore,
-    /// A journal reset (section 12): the image is a state another master
-    /// installed, taken verbatim — every object, replica, deadline and
-    /// retention as stored, no instant shifted.
+    /// A restore on a standby or a journal reset (section 12): the image
+    /// is a state another master holds, taken verbatim — every object,
+    /// replica, deadline and retention as stored, and (format 5) every
+    /// write in flight with its pending intent, task and discarded buffer;
+    /// no instant shifted.
     Verbatim,
 }
 
@@ -68,6 +71,24 @@ pub(crate) struct Staged {
     /// Surviving active group retention deadlines (group id, deadline).
     retention: Vec<(String, u64)>,
     counters: (u64, u64, u64),
+    /// The shard listing each restored discarded buffer (segment id,
+    /// address), for a standby's apply (`Role::discard_home`).
+    discard_homes: Vec<((SegmentId, u64), usize)>,
+}
+
+/// A task of an image as the object holds it.
+fn task_from(t: &TaskImage) -> Task {
+    match t {
+        TaskImage::Copy { source, targets } => Task::Copy {
+            source: *source,
+            targets: targets.clone(),
+        },
+        TaskImage::Move { source, target } => Task::Move {
+            source: *source,
+            target: *target,
+        },
+        TaskImage::Promotion { target } => Task::Promotion { target: *target },
+    }
 }
 
 impl MasterCore {
@@ -103,12 +124,17 @@ impl MasterCore {
         // Newest first; ties keep the caller's order.
         order.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
         for (created_at, i) in order {
-            let (mut shift, mut journal_seq) = (0, 0);
+            let (mut shift, mut journal_seq, mut lenient) = (0, 0, false);
             // A standby holds its primary's state and timeline: it installs
             // the snapshot verbatim (docs/CONTRACT.md section 12.3).
             let standby = self.is_standby();
             let staged = super::codec::decode(candidates[i]).and_then(|mut img| {
                 journal_seq = img.journal_seq;
+                // Formats 1 to 4 hold neither writes in flight nor discarded
+                // buffers: a standby restored from one skips the records
+                // that only the missing state explains. A format-5 image is
+                // exact (docs/CONTRACT.md section 12.3).
+                lenient = !img.has_live_state();
                 if standby {
                     return self.stage(&img, StageMode::Verbatim);
                 }
@@ -128,7 +154,7 @@ impl MasterCore {
                     self.install(staged);
                     if standby {
                         self.role.set_applied_seq(journal_seq);
-                        self.role.set_lenient(true);
+                        self.role.set_lenient(lenient);
                     }
                     report.clock_shift_ms = shift;
                     report.candidate = i;
@@ -277,6 +303,27 @@ impl MasterCore {
             }
             let hash = self.hasher.hash(k);
             let si = self.shard_index_of(hash);
+            // Format 5: the object's task and write in flight. A restore
+            // on a primary keeps neither: survival rule 2 dropped their
+            // PROCESSING replicas.
+            let by_key = |t: &str, key: &str| (t, key).cmp(&(o.tenant.as_str(), o.key.as_str()));
+            let task = verbatim
+                .then(|| {
+                    img.tasks
+                        .binary_search_by(|t| by_key(&t.tenant, &t.key))
+                        .ok()
+                        .map(|i| &img.tasks[i].task)
+                })
+                .flatten();
+            let write = verbatim
+                .then(|| {
+                    img.in_flight
+                        .binary_search_by(|f| by_key(&f.tenant, &f.key))
+                        .ok()
+                        .map(|i| img.in_flight[i].pending)
+                })
+                .flatten();
+            let targets = task.map_or(&[][..], super::validate::task_targets);
             let mut replicas = crate::object::Replicas::new();
             for r in complete {
                 let kind = ReplicaKind::from_raw(r.kind as u32)
@@ -323,29 +370,34 @@ impl MasterCore {
                     block,
                     kind,
                     status,
-                    role: Role::Write,
+                    role: if targets.contains(&r.id) {
+                        Role::TaskTarget
+                    } else {
+                        Role::Write
+                    },
                 });
             }
             if let Some(g) = &group {
                 g.members.lock().push(scoped(k));
             }
-            let slot = shards[si].insert(
-                k.tenant,
-                hash,
-                Object::new(NewRecord {
-                    key: k.key,
-                    size: o.size,
-                    writer: o.writer,
-                    put_start: o.put_start,
-                    seq: o.seq,
-                    write_token: o.write_token,
-                    lease: o.lease,
-                    committed,
-                    replicas,
-                    group,
-                    hard_pin: o.hard_pin,
-                }),
-            );
+            let mut object = Object::new(NewRecord {
+                key: k.key,
+                size: o.size,
+                writer: o.writer,
+                put_start: o.put_start,
+                seq: o.seq,
+                write_token: o.write_token,
+                lease: o.lease,
+                committed,
+                replicas,
+                group,
+                hard_pin: o.hard_pin,
+            });
+            object.set_task(task.map(task_from));
+            let slot = shards[si].insert(k.tenant, hash, object);
+            if let Some(pending) = write {
+                shards[si].in_flight.start(o.write_token, slot, pending);
+            }
             if let Some(d) = committed {
                 // The entry names the record by the handle of its new slot.
                 let at = shards[si]
@@ -362,6 +414,42 @@ impl MasterCore {
             keys += 1;
         }
         report.objects_restored = keys as u64;
+        // Discarded buffers (format 5) wait for their release instants on a
+        // standby as on its primary. A restore on a primary does not keep
+        // them (docs/CONTRACT.md section 6): it starts from the cut, whose
+        // PROCESSING buffers it frees at once as well.
+        let mut discard_homes = Vec::new();
+        for d in img.discarded.iter().filter(|_| verbatim) {
+            let Some(&id) = seg_ids.get(d.segment.as_str()) else {
+                return Err(Error::new(
+                    ErrorKind::DeserializeFail,
+                    format!("discarded buffer on unknown segment {:?}", d.segment),
+                ));
+            };
+            let hash = self.hasher.hash_buffer(&d.segment, d.address);
+            let si = self.shard_index_of(hash);
+            let seg = table.get(id).expect("staged segment");
+            let block = seg
+                .reserve(d.address, d.len, BufferOwner::replica(hash, d.replica))
+                .map_err(|e| {
+                    Error::new(
+                        ErrorKind::DeserializeFail,
+                        format!(
+                            "discarded buffer {:#x}+{} on {:?}: {e:?}",
+                            d.address, d.len, d.segment
+                        ),
+                    )
+                })?;
+            shards[si].discarded.push(Discarded {
+                segment: id,
+                addr: d.address,
+                block,
+                len: d.len,
+                release_at: d.release_at,
+            });
+            shards[si].discarded_bytes += d.len as i64;
+            discard_homes.push(((id, d.address), si));
+        }
         // Retention deadlines: expired ones are normalised, active ones
         // (groups without members included) registered; the admission
         // count is what survives, within max_retained_groups.
@@ -405,6 +493,7 @@ impl MasterCore {
                 registrations,
                 retention,
                 counters,
+                discard_homes,
             },
             report,
         ))
@@ -419,8 +508,8 @@ impl MasterCore {
         self.install_retention(staged.retention);
         let mut table = self.segments.write();
         // Each shard's gauges come with the state it gets: its key count
-        // and discarded bytes (none: discarded buffers are not stored) in
-        // the state, its soft-pin gauge beside the lock.
+        // and discarded bytes in the state, its soft-pin gauge beside the
+        // lock.
         for ((g, st), (shard, pins)) in guards
             .iter_mut()
             .zip(staged.shards)
@@ -433,8 +522,13 @@ impl MasterCore {
         *table = staged.table;
         table.raise_next_id(live_next);
         self.index.replace_all(staged.registrations);
-        // The discarded buffers went with the replaced state.
-        self.role.discard_home.lock().clear();
+        // The discarded buffers went with the replaced state; the restored
+        // ones are listed where staging put them.
+        {
+            let mut homes = self.role.discard_home.lock();
+            homes.clear();
+            homes.extend(staged.discard_homes);
+        }
         // Counters carry on, and never go backwards within this master.
         let (r, t, s) = staged.counters;
         self.next_replica_id.fetch_max(r, Ordering::AcqRel);

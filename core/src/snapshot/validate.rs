@@ -5,6 +5,7 @@
 use super::codec::fail;
 use super::image::{
     GroupRecord, LocationRecord, ObjectRecord, ReplicaRecord, SegmentRecord, SnapshotImage,
+    TaskImage,
 };
 use crate::clock::MAX_INSTANT;
 use crate::error::Result;
@@ -24,7 +25,8 @@ pub fn validate(image: &SnapshotImage) -> Result<()> {
     validate_segments(&image.segments)?;
     validate_groups(image)?;
     validate_retention(image)?;
-    validate_objects(image)
+    validate_objects(image)?;
+    validate_live_state(image)
 }
 
 fn check_instant(what: impl fmt::Display, v: u64) -> Result<()> {
@@ -284,6 +286,8 @@ fn validate_objects(image: &SnapshotImage) -> Result<()> {
         )));
     }
 
+    validate_discarded(image, &mut placed)?;
+
     // Sorted by start, any overlap shows up between neighbours: if b overlaps
     // an earlier a, a's successor starts no later than b, so before a's end.
     placed.sort_unstable();
@@ -293,16 +297,25 @@ fn validate_objects(image: &SnapshotImage) -> Result<()> {
     {
         let ((s, a_start, a_end), (_, b_start, b_end)) = (w[0], w[1]);
         let name = image.segments[s].name.as_str();
+        let discarded_at = |start: u64| {
+            image
+                .discarded
+                .iter()
+                .position(|d| d.segment == name && d.address == start)
+        };
         let a = find_replica(image, None, |r| buffer_at(r, name, a_start, a_end));
         let b = find_replica(image, Some(a), |r| buffer_at(r, name, b_start, b_end));
-        let rep = |(i, j): (usize, usize)| {
-            let o = &image.objects[i];
-            format!("replica {} of {}", o.replicas[j].id, Obj(i, o))
+        let rep = |(i, j): (usize, usize), start: u64| match discarded_at(start) {
+            Some(d) => format!("discarded buffer {d}"),
+            None => {
+                let o = &image.objects[i];
+                format!("replica {} of {}", o.replicas[j].id, Obj(i, o))
+            }
         };
         return Err(fail(format!(
             "buffers overlap in segment {name:?}: {} at [{a_start}, {a_end}) and {} at [{b_start}, {b_end})",
-            rep(a),
-            rep(b)
+            rep(a, a_start),
+            rep(b, b_start)
         )));
     }
     Ok(())
@@ -385,6 +398,147 @@ fn validate_replicas(
             }
         }
         ids.push(r.id);
+    }
+    Ok(())
+}
+
+/// Discarded buffers: sorted by (segment, address), each on a listed
+/// segment, inside it, not empty, with a valid release instant and a
+/// replica id below the counter; their ranges join `placed` for the
+/// overlap sweep (a discarded buffer is still allocated).
+fn validate_discarded(image: &SnapshotImage, placed: &mut Vec<Placed>) -> Result<()> {
+    for (i, d) in image.discarded.iter().enumerate() {
+        let who = format!("discarded buffer {i} ({:?} at {})", d.segment, d.address);
+        if i > 0 {
+            let prev = &image.discarded[i - 1];
+            ordered(
+                (prev.segment.as_str(), prev.address),
+                (d.segment.as_str(), d.address),
+                || who.clone(),
+            )?;
+        }
+        check_instant(format_args!("{who}: release_at"), d.release_at)?;
+        if d.replica >= image.next_replica_id {
+            return Err(fail(format!(
+                "{who}: replica id {} is not below next_replica_id {}",
+                d.replica, image.next_replica_id
+            )));
+        }
+        let Ok(s) = image
+            .segments
+            .binary_search_by(|s| s.name.as_str().cmp(&d.segment))
+        else {
+            return Err(fail(format!("{who}: unknown segment {:?}", d.segment)));
+        };
+        let seg = &image.segments[s];
+        let seg_end = seg.base + seg.size;
+        let end = d.address.checked_add(d.len).filter(|&e| e <= seg_end);
+        let Some(end) = end.filter(|_| d.address >= seg.base && d.len > 0) else {
+            return Err(fail(format!(
+                "{who}: {} bytes do not lie inside segment {:?} [{}, {seg_end})",
+                d.len, d.segment, seg.base
+            )));
+        };
+        placed.push((s, d.address, end));
+    }
+    Ok(())
+}
+
+/// The replica ids a task targets (a copy's targets, a move's or a
+/// promotion's target); its source is not one.
+pub(crate) fn task_targets(task: &TaskImage) -> &[u64] {
+    match task {
+        TaskImage::Copy { targets, .. } => targets,
+        TaskImage::Move { target, .. } | TaskImage::Promotion { target } => {
+            std::slice::from_ref(target)
+        }
+    }
+}
+
+/// Writes in flight and tasks (format 5): each names an object, sorted by
+/// (tenant, key); a task's targets are distinct ids, increasing for a copy
+/// (those its object still holds are its task-target replicas); a write in
+/// flight has a PROCESSING replica that is no task target. An image holding any of this
+/// state is exact: then every object with a PROCESSING replica that is no
+/// task target has its write in flight listed (formats 1 to 4 held
+/// PROCESSING replicas without their writes).
+fn validate_live_state(image: &SnapshotImage) -> Result<()> {
+    let object_at = |tenant: &str, key: &str| {
+        image
+            .objects
+            .binary_search_by(|o| (o.tenant.as_str(), o.key.as_str()).cmp(&(tenant, key)))
+            .ok()
+    };
+    let mut task_of: Vec<Option<&TaskImage>> = vec![None; image.objects.len()];
+    for (i, t) in image.tasks.iter().enumerate() {
+        let who = format!("task {i} (tenant {:?}, key {:?})", t.tenant, t.key);
+        if i > 0 {
+            let prev = &image.tasks[i - 1];
+            ordered(
+                (prev.tenant.as_str(), prev.key.as_str()),
+                (t.tenant.as_str(), t.key.as_str()),
+                || who.clone(),
+            )?;
+        }
+        let Some(o) = object_at(&t.tenant, &t.key) else {
+            return Err(fail(format!("{who}: names no object of the image")));
+        };
+        let targets = task_targets(&t.task);
+        if targets.is_empty() {
+            return Err(fail(format!("{who}: a copy without targets")));
+        }
+        if targets.windows(2).any(|w| w[0] >= w[1]) {
+            return Err(fail(format!("{who}: copy targets not strictly increasing")));
+        }
+        if let TaskImage::Copy { source, .. } | TaskImage::Move { source, .. } = &t.task {
+            if targets.contains(source) {
+                return Err(fail(format!(
+                    "{who}: replica {source} is source and target"
+                )));
+            }
+        }
+        task_of[o] = Some(&t.task);
+    }
+    let writing = |o: usize| {
+        let targets = task_of[o].map_or(&[][..], task_targets);
+        image.objects[o]
+            .replicas
+            .iter()
+            .any(|r| r.status == 0 && !targets.contains(&r.id))
+    };
+    let mut listed = vec![false; image.objects.len()];
+    for (i, f) in image.in_flight.iter().enumerate() {
+        let who = format!(
+            "write in flight {i} (tenant {:?}, key {:?})",
+            f.tenant, f.key
+        );
+        if i > 0 {
+            let prev = &image.in_flight[i - 1];
+            ordered(
+                (prev.tenant.as_str(), prev.key.as_str()),
+                (f.tenant.as_str(), f.key.as_str()),
+                || who.clone(),
+            )?;
+        }
+        let Some(o) = object_at(&f.tenant, &f.key) else {
+            return Err(fail(format!("{who}: names no object of the image")));
+        };
+        if !writing(o) {
+            return Err(fail(format!(
+                "{who}: its object has no PROCESSING replica of a write"
+            )));
+        }
+        listed[o] = true;
+    }
+    if image.has_live_state() {
+        if let Some(o) = (0..image.objects.len()).find(|&o| !listed[o] && writing(o)) {
+            return Err(fail(format!(
+                "{}: a PROCESSING replica of a write, but no write in flight is listed \
+                 (a format {} image holds every write in flight)",
+                Obj(o, &image.objects[o]),
+                super::codec::FORMAT_VERSION
+            )));
+        }
     }
     Ok(())
 }

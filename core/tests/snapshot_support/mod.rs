@@ -196,6 +196,7 @@ pub fn representative() -> SnapshotImage {
         ],
         retention: Vec::new(),
         objects,
+        ..Default::default()
     })
 }
 
@@ -236,6 +237,7 @@ pub fn generated(n: u64) -> SnapshotImage {
             .collect(),
         retention: Vec::new(),
         objects,
+        ..Default::default()
     })
 }
 

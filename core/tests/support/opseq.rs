@@ -1146,15 +1146,14 @@ impl Driver {
                 // Expired retention deadlines are normalised too (not
                 // counted in the report).
                 let now = fresh.now();
-                let retention_kept = snapshot::codec::decode(&s)
-                    .map_err(|e| e.to_string())?
-                    .retention
-                    .iter()
-                    .all(|r| now < r.deadline);
+                let stored = snapshot::codec::decode(&s).map_err(|e| e.to_string())?;
+                let retention_kept = stored.retention.iter().all(|r| now < r.deadline);
+                // A restore on a primary keeps no discarded buffer (§6).
                 let lossless = rep.objects_dropped == 0
                     && rep.replicas_dropped == 0
                     && rep.soft_pins_normalised == 0
-                    && retention_kept;
+                    && retention_kept
+                    && stored.discarded.is_empty();
                 // The journal sequence is the capturing master's own (a
                 // restored master numbers its own records): compared apart.
                 let without_seq = |b: &[u8]| -> Result<Vec<u8>, String> {
