@@ -863,6 +863,48 @@ fn a_standby_restored_from_a_snapshot_resumes_at_the_next_record() {
 }
 
 #[test]
+fn a_standby_restored_from_a_snapshot_commits_a_pending_pin_after_promote() {
+    // §12.3 restore on a standby + promote: a write in flight in the
+    // snapshot (with its pending ENABLE) Ends on the promoted standby with
+    // its token, and the pin commits with the deadline from that End.
+    for journal in [false, true] {
+        let p = master_with(
+            if journal { journaling(false) } else { config() },
+            1,
+            0,
+            1 << 20,
+        );
+        let w = p.put_start(C2, k("w"), 64, &enable(5_000)).unwrap();
+        let snap = p.snapshot().unwrap();
+        let s = Master::new(if journal {
+            journaling(true)
+        } else {
+            standby_config()
+        })
+        .unwrap();
+        s.restore(&snap).unwrap();
+        // Nothing else applied: the standby is the primary at the snapshot.
+        assert_eq!(zero_leases(&s), zero_leases(&p));
+        assert_eq!(s.debug_dump(), p.debug_dump());
+        assert!(s.has_pending_soft_pin(k("w")).unwrap());
+        s.set_time(T0 + 300).unwrap();
+        let report = s.promote().unwrap();
+        assert_eq!(report.writes_in_flight, 1);
+        s.set_time(T0 + 400).unwrap();
+        s.put_end(C2, k("w"), ReplicaSelector::All, Some(w.token))
+            .unwrap();
+        assert_eq!(
+            s.soft_pin_deadline(k("w")).unwrap(),
+            Some(T0 + 400 + 5_000),
+            "the pin commits from the End on the promoted standby"
+        );
+        assert_eq!(s.metrics().soft_pin_key_count, 1);
+        assert_eq!(s.readable_count(k("w")), 1);
+        s.check_invariants().unwrap();
+    }
+}
+
+#[test]
 fn metrics_report_the_applied_sequence() {
     let p = master_with(journaling(false), 1, 0, 1 << 20);
     put(&p, "a", 64, &WriteConfig::default());
