@@ -8,7 +8,10 @@ use mooncake_meta_core::snapshot::codec::{
     decode, encode, peek_created_at, validate, FORMAT_VERSION, FORMAT_VERSION_1, FORMAT_VERSION_2,
     FORMAT_VERSION_3, FORMAT_VERSION_4, HEADER_LEN, MAGIC,
 };
-use mooncake_meta_core::snapshot::image::{ObjectRecord, RetentionRecord, SnapshotImage};
+use mooncake_meta_core::snapshot::image::{
+    DiscardedRecord, InFlightRecord, ObjectRecord, RetentionRecord, SnapshotImage, SoftPinIntent,
+    TaskImage, TaskRecord,
+};
 use mooncake_meta_core::{ErrorKind, MAX_INSTANT};
 use snapshot_support::*;
 
@@ -786,4 +789,304 @@ fn million_object_timing() {
         bytes.len() >> 20
     );
     assert_eq!(back, img);
+}
+
+// ------------------------------------------------------------ format 5
+
+fn live() -> SnapshotImage {
+    representative_live()
+}
+
+#[test]
+fn format_5_image_round_trips_with_and_without_a_journal_seq() {
+    // §6: writes in flight, tasks and discarded buffers need format 5; its
+    // journal sequence may be 0 (a master without a journal).
+    let img = live();
+    assert_round_trip(&img);
+    assert_eq!(&encode(&img)[8..12], &FORMAT_VERSION.to_le_bytes());
+    assert_eq!(FORMAT_VERSION, 5);
+    let with_seq = SnapshotImage {
+        journal_seq: 77,
+        retention: vec![retained("t", "g", 5)],
+        wall_at_capture: Some(123),
+        ..live()
+    };
+    assert_round_trip(&with_seq);
+    // Each list alone makes the image format 5.
+    for keep in 0..3 {
+        let mut one = live();
+        if keep != 0 {
+            one.in_flight.clear();
+            // Its writes' PROCESSING replicas must go too.
+            for o in &mut one.objects {
+                let targets: Vec<u64> = one
+                    .tasks
+                    .iter()
+                    .filter(|t| t.tenant == o.tenant && t.key == o.key)
+                    .flat_map(|t| match &t.task {
+                        TaskImage::Copy { targets, .. } => targets.clone(),
+                        TaskImage::Move { target, .. } | TaskImage::Promotion { target } => {
+                            vec![*target]
+                        }
+                    })
+                    .collect();
+                o.replicas
+                    .retain(|r| r.status == COMPLETE || targets.contains(&r.id));
+            }
+        }
+        if keep != 1 {
+            one.tasks.clear();
+            for o in &mut one.objects {
+                o.replicas.retain(|r| ![3, 13, 21].contains(&r.id));
+            }
+        }
+        if keep != 2 {
+            one.discarded.clear();
+        }
+        assert_round_trip(&one);
+        assert_eq!(&encode(&one)[8..12], &FORMAT_VERSION.to_le_bytes());
+    }
+}
+
+#[test]
+fn images_without_live_state_keep_their_older_versions_byte_for_byte() {
+    // Format 5 is written only when a list is not empty.
+    let mut img = live();
+    img.in_flight.clear();
+    img.tasks.clear();
+    img.discarded.clear();
+    assert_eq!(&encode(&img)[8..12], &FORMAT_VERSION_1.to_le_bytes());
+    img.journal_seq = 3;
+    assert_eq!(&encode(&img)[8..12], &FORMAT_VERSION_4.to_le_bytes());
+    assert_eq!(encode(&representative()), encode(&representative()));
+}
+
+#[test]
+fn format_5_layout_appends_the_three_lists_after_the_objects() {
+    let v4 = SnapshotImage {
+        journal_seq: 9,
+        ..small_image()
+    };
+    let mut img = SnapshotImage {
+        in_flight: vec![InFlightRecord {
+            tenant: "t".into(),
+            key: "k".into(),
+            pending: Some(SoftPinIntent::Enable { ttl_ms: 0x0102 }),
+        }],
+        tasks: vec![TaskRecord {
+            tenant: "t".into(),
+            key: "k".into(),
+            task: TaskImage::Copy {
+                source: 1,
+                targets: vec![5],
+            },
+        }],
+        discarded: vec![DiscardedRecord {
+            segment: "s".into(),
+            address: 120,
+            len: 10,
+            release_at: 0x0A0B,
+            replica: 3,
+        }],
+        ..v4.clone()
+    };
+    // small_image's local-disk replica 2 is PROCESSING: the write's.
+    img.next_replica_id = 6;
+    let v4_bytes = encode(&v4);
+    let bytes = encode(&img);
+    let live = P::default()
+        .u64(1)
+        .str("t")
+        .str("k")
+        .u8(1)
+        .u8(1)
+        .u64(0x0102)
+        .u64(1)
+        .str("t")
+        .str("k")
+        .u8(0)
+        .u64(1)
+        .u32(1)
+        .u64(5)
+        .u64(1)
+        .str("s")
+        .u64(120)
+        .u64(10)
+        .u64(0x0A0B)
+        .u64(3)
+        .0;
+    assert_eq!(&bytes[8..12], &FORMAT_VERSION.to_le_bytes());
+    // The counters differ only in next_replica_id.
+    assert_eq!(
+        bytes[HEADER_LEN + 16..HEADER_LEN + v4_bytes.len() - HEADER_LEN],
+        v4_bytes[HEADER_LEN + 16..]
+    );
+    assert_eq!(&bytes[v4_bytes.len()..], &live[..]);
+    assert_eq!(decode(&bytes).unwrap(), img);
+}
+
+#[test]
+fn format_5_without_live_state_is_not_canonical() {
+    let v4 = encode(&SnapshotImage {
+        journal_seq: 1,
+        ..small_image()
+    });
+    let mut b = v4.clone();
+    b[8..12].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
+    b.extend_from_slice(&[0; 24]);
+    reframe(&mut b);
+    rejected(
+        &b,
+        &format!(
+            "format 5 snapshot without writes in flight, tasks or discarded buffers, at byte {}",
+            v4.len()
+        ),
+    );
+}
+
+#[test]
+fn format_5_bad_bytes_are_rejected() {
+    let good = encode(&live());
+    // Every truncation fails, naming where.
+    for n in HEADER_LEN..good.len() {
+        let mut cut = good[..n].to_vec();
+        reframe(&mut cut);
+        let msg = decode(&cut).unwrap_err().message().to_string();
+        assert!(
+            msg.starts_with("truncated in") || msg.contains("elements but only"),
+            "{msg}"
+        );
+    }
+    // A huge count, a bad option tag and a bad intent byte.
+    let bytes = encode(&live());
+    let tail = bytes.len()
+        - live()
+            .discarded
+            .iter()
+            .map(|d| 4 + d.segment.len() + 32)
+            .sum::<usize>()
+        - 8;
+    let mut b = bytes.clone();
+    b.truncate(tail);
+    b.extend_from_slice(&u64::MAX.to_le_bytes());
+    reframe(&mut b);
+    rejected(&b, "discarded list (count)");
+    // The in-flight list starts right after the last object.
+    let no_live = {
+        let mut i = live();
+        i.in_flight.clear();
+        i.tasks.clear();
+        i.discarded.clear();
+        i.journal_seq = 1;
+        encode(&i)
+    };
+    let start = no_live.len();
+    let mut b = bytes.clone();
+    b[start..start + 8].copy_from_slice(&(1u64 << 60).to_le_bytes());
+    reframe(&mut b);
+    rejected(&b, "in-flight list (count)");
+    // First in-flight record: tenant "default", key "every-kind", then the
+    // pending tag and the intent byte.
+    let at = start + 8 + 4 + 7 + 4 + 10;
+    assert_eq!(b[at], 1);
+    let mut c = bytes.clone();
+    c[at] = 2;
+    reframe(&mut c);
+    rejected(&c, "write in flight 0 (pending tag)");
+    let mut c = bytes.clone();
+    c[at + 1] = 3;
+    reframe(&mut c);
+    rejected(&c, "write in flight 0 (pending)");
+}
+
+#[test]
+fn format_5_state_is_validated() {
+    let ok = live();
+    validate(&ok).unwrap();
+    let bad = |f: &dyn Fn(&mut SnapshotImage), needle: &str| {
+        let mut img = live();
+        f(&mut img);
+        let e = validate(&img).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::DeserializeFail);
+        assert!(
+            e.message().contains(needle),
+            "{:?} lacks {needle:?}",
+            e.message()
+        );
+        // The encoder writes what it is given; the decoder refuses it.
+        rejected(&encode(&img), needle);
+    };
+    bad(
+        &|i| i.in_flight[0].key = "nowhere".into(),
+        "names no object",
+    );
+    bad(&|i| i.in_flight.swap(0, 1), "not sorted");
+    bad(
+        &|i| {
+            i.in_flight.remove(1);
+        },
+        "no write in flight is listed",
+    );
+    bad(
+        &|i| {
+            let f = InFlightRecord {
+                tenant: "tenant-b".into(),
+                key: "no-replicas".into(),
+                pending: None,
+            };
+            i.in_flight.insert(2, f)
+        },
+        "no PROCESSING replica of a write",
+    );
+    bad(&|i| i.tasks[0].key = "nowhere".into(), "names no object");
+    bad(&|i| i.tasks.swap(1, 2), "not sorted");
+    bad(
+        &|i| {
+            i.tasks[0].task = TaskImage::Copy {
+                source: 2,
+                targets: vec![],
+            }
+        },
+        "a copy without targets",
+    );
+    bad(
+        &|i| {
+            i.tasks[0].task = TaskImage::Copy {
+                source: 2,
+                targets: vec![3, 3],
+            }
+        },
+        "not strictly increasing",
+    );
+    bad(
+        &|i| {
+            i.tasks[1].task = TaskImage::Move {
+                source: 21,
+                target: 21,
+            }
+        },
+        "source and target",
+    );
+    bad(&|i| i.discarded.swap(0, 1), "not sorted");
+    bad(
+        &|i| i.discarded[0].segment = "gone".into(),
+        "unknown segment",
+    );
+    bad(&|i| i.discarded[0].len = 0, "do not lie inside segment");
+    bad(
+        &|i| i.discarded[2].address = u64::MAX - 4,
+        "do not lie inside segment",
+    );
+    bad(
+        &|i| i.discarded[0].release_at = MAX_INSTANT + 1,
+        "beyond MAX_INSTANT",
+    );
+    bad(
+        &|i| i.discarded[0].replica = 1 << 40,
+        "not below next_replica_id",
+    );
+    bad(
+        &|i| i.discarded[0].address = 0x1000_5000,
+        "buffers overlap in segment \"mem-a\"",
+    );
 }

@@ -89,6 +89,7 @@ fn mutated_snapshots_never_panic_and_fail_cleanly() {
     let seeds: Vec<Vec<u8>> = [
         SnapshotImage::default(),
         representative(),
+        representative_live(),
         generated(1),
         generated(12),
     ]

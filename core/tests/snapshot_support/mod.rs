@@ -5,7 +5,8 @@
 
 use mooncake_meta_core::snapshot::codec::{FORMAT_VERSION, FORMAT_VERSION_1, HEADER_LEN, MAGIC};
 use mooncake_meta_core::snapshot::image::{
-    GroupRecord, LocationRecord, ObjectRecord, ReplicaRecord, SegmentRecord, SnapshotImage,
+    DiscardedRecord, GroupRecord, InFlightRecord, LocationRecord, ObjectRecord, ReplicaRecord,
+    SegmentRecord, SnapshotImage, SoftPinIntent, TaskImage, TaskRecord,
 };
 use mooncake_meta_core::MAX_INSTANT;
 
@@ -198,6 +199,110 @@ pub fn representative() -> SnapshotImage {
         objects,
         ..Default::default()
     })
+}
+
+/// [`representative`] plus the state only format 5 holds: writes in flight
+/// with every kind of pending intent (and a consumed one), a task of each
+/// kind (a copy of one of the write's objects' replicas included) and
+/// discarded buffers (one released "never").
+pub fn representative_live() -> SnapshotImage {
+    let mut img = representative();
+    let mut add = |o: ObjectRecord| img.objects.push(o);
+    add(object(
+        "default",
+        "writing-disable",
+        16,
+        vec![buffer(14, MEMORY, PROCESSING, "mem-b", 0x2000_4000, 16)],
+    ));
+    add(object(
+        "tenant-b",
+        "writing-preserve",
+        16,
+        vec![buffer(15, NOF_SSD, PROCESSING, "ssd-a", 16384, 16)],
+    ));
+    add(object(
+        "租户-β",
+        "committed-write",
+        16,
+        vec![
+            buffer(16, MEMORY, COMPLETE, "mem-a", 0x1000_7000, 16),
+            buffer(17, NOF_SSD, PROCESSING, "ssd-b", (1 << 40) + 16384, 16),
+        ],
+    ));
+    for o in &mut img.objects {
+        match (o.tenant.as_str(), o.key.as_str()) {
+            // A promotion target beside the local-disk source.
+            ("租户-β", "a\0b") => {
+                o.replicas
+                    .push(buffer(13, MEMORY, PROCESSING, "mem-a", 0x1000_4000, 3))
+            }
+            // A move target.
+            ("tenant-b", "plain") => {
+                o.replicas
+                    .push(buffer(21, MEMORY, PROCESSING, "mem-a", 0x1000_5000, 4096))
+            }
+            _ => {}
+        }
+    }
+    let mut img = canonical(img);
+    let f = |t: &str, k: &str, pending| InFlightRecord {
+        tenant: t.into(),
+        key: k.into(),
+        pending,
+    };
+    // every-kind: replica 3 is the copy's target, 5 and 7 the write's.
+    img.in_flight = vec![
+        f(
+            "default",
+            "every-kind",
+            Some(SoftPinIntent::Enable { ttl_ms: 5_000 }),
+        ),
+        f("default", "writing-disable", Some(SoftPinIntent::Disable)),
+        f(
+            "tenant-b",
+            "writing-preserve",
+            Some(SoftPinIntent::Preserve),
+        ),
+        f("租户-β", "committed-write", None),
+    ];
+    let t = |tenant: &str, k: &str, task| TaskRecord {
+        tenant: tenant.into(),
+        key: k.into(),
+        task,
+    };
+    img.tasks = vec![
+        t(
+            "default",
+            "every-kind",
+            TaskImage::Copy {
+                source: 2,
+                targets: vec![3],
+            },
+        ),
+        t(
+            "tenant-b",
+            "plain",
+            TaskImage::Move {
+                source: 20,
+                target: 21,
+            },
+        ),
+        t("租户-β", "a\0b", TaskImage::Promotion { target: 13 }),
+    ];
+    let d = |segment: &str, address, len, release_at, replica| DiscardedRecord {
+        segment: segment.into(),
+        address,
+        len,
+        release_at,
+        replica,
+    };
+    img.discarded = vec![
+        d("mem-a", 0x1000_6000, 4096, 1_700_000_500_000, 18),
+        d("mem-a", 0x1000_8000, 1, MAX_INSTANT, 19),
+        d("ssd-b", (1 << 40) + 65536, 8192, 0, 5),
+    ];
+    img.journal_seq = 0;
+    img
 }
 
 /// `n` objects in two tenants, packed back to back in two segments.

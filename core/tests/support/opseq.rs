@@ -1148,12 +1148,14 @@ impl Driver {
                 let now = fresh.now();
                 let stored = snapshot::codec::decode(&s).map_err(|e| e.to_string())?;
                 let retention_kept = stored.retention.iter().all(|r| now < r.deadline);
-                // A restore on a primary keeps no discarded buffer (§6).
+                // A restore on a primary keeps no write in flight, task or
+                // discarded buffer (§6; a task whose targets an unmount
+                // took drops no replica).
                 let lossless = rep.objects_dropped == 0
                     && rep.replicas_dropped == 0
                     && rep.soft_pins_normalised == 0
                     && retention_kept
-                    && stored.discarded.is_empty();
+                    && !stored.has_live_state();
                 // The journal sequence is the capturing master's own (a
                 // restored master numbers its own records): compared apart.
                 let without_seq = |b: &[u8]| -> Result<Vec<u8>, String> {
