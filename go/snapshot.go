@@ -189,8 +189,9 @@ func (m *Master) RestoreFiles(paths ...string) (RestoreReport, error) {
 
 // SnapshotJournalSeq reads the last change-journal sequence a snapshot
 // (the bytes of Snapshot or SaveSnapshot) includes, from its header
-// alone: 0 for a snapshot that records none (formats 1 to 3,
-// docs/CONTRACT.md §6). A standby restored from it resumes at that
+// alone: 0 for a snapshot that records none (formats 1 to 3, and format
+// 5 — a snapshot with writes in flight, tasks or discarded buffers —
+// of a master without journal; docs/CONTRACT.md §6). A standby restored from it resumes at that
 // sequence + 1 (§12.3). It checks the frame (magic, version, flags, the
 // payload length, the CRC-32 of the payload) but not the rest: Restore
 // validates the whole image. A frame that does not check is
@@ -208,8 +209,8 @@ func SnapshotJournalSeq(data []byte) (uint64, error) {
 	}
 	le := binary.LittleEndian
 	version, flags := le.Uint32(data[8:]), le.Uint32(data[12:])
-	if version < 1 || version > 4 {
-		return bad("unsupported format version %d (this reads 1 to 4)", version)
+	if version < 1 || version > 5 {
+		return bad("unsupported format version %d (this reads 1 to 5)", version)
 	}
 	if flags != 0 {
 		return bad("unknown flags %#x (must be 0)", flags)
@@ -225,7 +226,7 @@ func SnapshotJournalSeq(data []byte) (uint64, error) {
 		return 0, nil
 	}
 	// created_at and three counters, then the wall clock as opt<u64>,
-	// then journal_seq.
+	// then journal_seq (formats 4 and 5 alike).
 	at := 32
 	if len(payload) < at+1 {
 		return bad("truncated payload: %d bytes", len(payload))
@@ -242,7 +243,7 @@ func SnapshotJournalSeq(data []byte) (uint64, error) {
 		return bad("truncated payload: %d bytes", len(payload))
 	}
 	seq := le.Uint64(payload[at:])
-	if seq == 0 {
+	if seq == 0 && version == 4 {
 		return bad("format 4 with journal_seq 0")
 	}
 	return seq, nil

@@ -229,5 +229,34 @@ func TestSnapshotJournalSeq(t *testing.T) {
 		if _, err := mm.SnapshotJournalSeq(snap[:20]); !errors.Is(err, mm.ErrDeserializeFail) {
 			t.Fatalf("truncated: %v", err)
 		}
+
+		// A write in flight makes the snapshot format 5, whose header
+		// carries the journal sequence at the same place.
+		if _, _, err := m.PutStart(c1, "in-flight", 4096, mm.ReplicateConfig{SoftPinAction: mm.Enable, SoftPinTTL: mm.TTL(time.Hour)}); err != nil {
+			t.Fatalf("PutStart: %v", err)
+		}
+		st, err = m.JournalStats()
+		must(t, "JournalStats", err)
+		v5, err := m.Snapshot()
+		must(t, "Snapshot", err)
+		if v5[8] != 5 {
+			t.Fatalf("a snapshot with a write in flight is format %d, want 5", v5[8])
+		}
+		if seq, err := mm.SnapshotJournalSeq(v5); err != nil || seq != st.LastSeq {
+			t.Fatalf("format 5: seq %d, err %v; the journal's last is %d", seq, err, st.LastSeq)
+		}
+	}
+
+	// Format 5 without a journal: sequence 0, not an error.
+	if _, _, err := plain.PutStart(c1, "in-flight", 4096, mm.ReplicateConfig{}); err != nil {
+		t.Fatalf("PutStart: %v", err)
+	}
+	v5, err := plain.Snapshot()
+	must(t, "Snapshot", err)
+	if v5[8] != 5 {
+		t.Fatalf("a snapshot with a write in flight is format %d, want 5", v5[8])
+	}
+	if seq, err := mm.SnapshotJournalSeq(v5); err != nil || seq != 0 {
+		t.Fatalf("format 5 without journal: seq %d, err %v", seq, err)
 	}
 }
