@@ -124,15 +124,19 @@ func TestLateStandbyCatchesUpFromSnapshotAndJournal(t *testing.T) {
 	waitRole(t, b, ha.RoleLeader)
 	sameObjects(t, view(t, mb), want)
 	// The write in flight when the snapshot was taken ends on the promoted
-	// standby: its replicas become readable. Its pending soft-pin intent
-	// is not in the snapshot (docs/CONTRACT.md §12.3: a snapshot holds no
-	// writes in flight), so that End commits no deadline here, unlike on
-	// a standby that applied the journal from the write's Start.
+	// standby: its replicas become readable, and its pending soft-pin
+	// intent, which the snapshot carries (docs/CONTRACT.md §6, format 5),
+	// commits with the deadline from that End, as on the leader.
+	now, err := mb.Now()
+	must(t, "Now", err)
 	must(t, "PutEnd in-flight on the promoted standby", mb.PutEnd(c1, "in-flight", mm.SelectAll, tok))
 	rs, err := mb.GetReplicaList("in-flight")
 	must(t, "GetReplicaList in-flight", err)
 	if len(rs) == 0 || rs[0].Status != mm.ReplicaComplete {
 		t.Fatalf("in-flight after its End: %+v", rs)
+	}
+	if d, ok, err := mb.SoftPinDeadline("in-flight"); err != nil || !ok || d != now+mm.Instant(time.Hour/time.Millisecond) {
+		t.Fatalf("in-flight's pin after its End at %d: %d, %v, %v; want the End + 1 h", now, d, ok, err)
 	}
 	must(t, "Sync on the new leader", b.Sync(boundedCtx(t)))
 }
