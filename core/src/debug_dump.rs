@@ -1,9 +1,11 @@
-//! Test hook (hidden from the docs): the internal state a snapshot omits —
-//! writes in flight with their pending intents, replica roles, tasks,
-//! discarded buffers, allocator blocks and the gauges — in a form that does
+//! Test hook (hidden from the docs): the internal state beyond a
+//! snapshot's object records — writes in flight with their pending
+//! intents, replica roles, tasks, discarded buffers (all in a format-5
+//! snapshot too), allocator blocks and the gauges — in a form that does
 //! not depend on this master's key-hash seed, shard count or segment ids,
 //! so two masters holding the same state (a primary and a standby that
-//! applied its journal) produce equal dumps.
+//! applied its journal, or was restored from its snapshot) produce equal
+//! dumps.
 
 use crate::master::MasterCore;
 use crate::object::{Role, Task};
@@ -39,7 +41,7 @@ pub struct StateDump {
 }
 
 impl MasterCore {
-    /// The state a snapshot omits, independent of hash seed, shard count
+    /// The state beyond the object records, independent of hash seed, shard count
     /// and segment ids (see the module docs). Takes each shard's read lock
     /// in turn (with the segment table's inside it, in lock order): call it
     /// on a quiet master.

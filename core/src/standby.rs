@@ -35,12 +35,13 @@ pub(crate) struct Role {
     /// The last journal sequence applied (or installed by a restore); 0 =
     /// none. Written only under `apply`.
     applied_seq: AtomicU64,
-    /// The state came from a snapshot restored on this standby, which
-    /// holds neither discarded buffers nor writes in flight: a record
-    /// erasing an object it does not have, or releasing a discarded buffer
-    /// it does not hold, is skipped rather than refused (the primary's
-    /// state before the snapshot explains it). A reset record, which
-    /// carries a whole state, ends it.
+    /// The state came from a snapshot of format 1 to 4 restored on this
+    /// standby, which may lack discarded buffers and writes in flight (an
+    /// older library's did not store them): a record erasing an object it
+    /// does not have, or releasing a discarded buffer it does not hold, is
+    /// skipped rather than refused (the primary's state before the
+    /// snapshot explains it). A format-5 snapshot is exact and does not set
+    /// it; a reset record, which carries a whole state, ends it.
     lenient: AtomicBool,
     /// Serialises apply, restore and promote.
     pub(crate) apply: Mutex<()>,

@@ -887,6 +887,32 @@ fn a_standby_restored_from_a_snapshot_commits_a_pending_pin_after_promote() {
         assert_eq!(zero_leases(&s), zero_leases(&p));
         assert_eq!(s.debug_dump(), p.debug_dump());
         assert!(s.has_pending_soft_pin(k("w")).unwrap());
+        if journal {
+            // §12.1 reset: the Reset the restore recorded carries the whole
+            // state, so a standby of this standby applying it is exact too.
+            // s2 follows the primary up to the record before the snapshot's
+            // (the PutStart), then gets the Reset in its place.
+            let at = s.applied_seq();
+            let b = mooncake_meta_core::journal::decode_batch(&p.journal_read_to_vec(1).unwrap())
+                .unwrap();
+            assert_eq!(b.last_seq(), at);
+            let before = &b.records[..(at - b.first_seq) as usize];
+            let s2 = standby();
+            if !before.is_empty() {
+                s2.apply_journal(
+                    &mooncake_meta_core::journal::encode_batch(b.first_seq, before).unwrap(),
+                )
+                .unwrap();
+            }
+            let reset = s.journal_read_to_vec(at).unwrap();
+            let r = mooncake_meta_core::journal::decode_batch(&reset).unwrap();
+            assert!(matches!(r.records[0], Record::Reset { .. }));
+            s2.apply_journal(&reset).unwrap();
+            assert!(s2.has_pending_soft_pin(k("w")).unwrap());
+            assert_eq!(zero_leases(&s2), zero_leases(&p));
+            assert_eq!(s2.debug_dump(), p.debug_dump());
+            s2.check_invariants().unwrap();
+        }
         s.set_time(T0 + 300).unwrap();
         let report = s.promote().unwrap();
         assert_eq!(report.writes_in_flight, 1);

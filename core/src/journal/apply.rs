@@ -599,7 +599,8 @@ impl MasterCore {
         crate::object::raise(&obj.lease, at);
         if let Some(after) = commit {
             // The commit consumed the pending intent (a standby restored
-            // from a snapshot holds no write in flight: nothing to take).
+            // from a format 1-4 snapshot may hold no write in flight:
+            // nothing to take).
             writes.take_pending(token);
             let before = obj.committed();
             obj.set_committed(after);

@@ -5,7 +5,9 @@
 //! retention registry is read under the same hold (after the shards), so
 //! the image is one cut of objects and retention deadlines alike, and of
 //! the change journal: the image's `journal_seq` is the last record it
-//! includes.
+//! includes. The writes in flight, tasks and discarded buffers of the same
+//! shards are part of the cut (format 5), so a standby restored from the
+//! image holds exactly this state.
 
 use super::image::*;
 use crate::clock::Instant;

@@ -2,7 +2,9 @@
 //! the survival rule once at the restoring clock's now, then replace the
 //! whole master state atomically under every lock. The live master is
 //! untouched unless a candidate fully succeeds; the deadline index is
-//! rebuilt from the surviving active deadlines.
+//! rebuilt from the surviving active deadlines. On a standby (and for a
+//! journal reset) the image is staged verbatim instead, its writes in
+//! flight, tasks and discarded buffers included (section 12.3).
 
 use super::image::*;
 use crate::clock::MAX_INSTANT;
