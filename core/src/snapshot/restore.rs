@@ -132,10 +132,11 @@ impl MasterCore {
             let standby = self.is_standby();
             let staged = super::codec::decode(candidates[i]).and_then(|mut img| {
                 journal_seq = img.journal_seq;
-                // Formats 1 to 4 hold neither writes in flight nor discarded
-                // buffers: a standby restored from one skips the records
-                // that only the missing state explains. A format-5 image is
-                // exact (docs/CONTRACT.md section 12.3).
+                // An image of format 1 to 4 holds no writes in flight, tasks
+                // or discarded buffers, and one an older library wrote may
+                // have left them out: a standby restored from it skips the
+                // records that only the missing state explains. A format-5
+                // image is exact (docs/CONTRACT.md section 12.3).
                 lenient = !img.has_live_state();
                 if standby {
                     return self.stage(&img, StageMode::Verbatim);
