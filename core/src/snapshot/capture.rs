@@ -159,7 +159,9 @@ impl MasterCore {
                 let writing = obj.replicas.iter().any(|r| {
                     r.is_write_processing() && (!r.has_buffer() || table.get(r.segment).is_some())
                 });
-                if let Some(w) = st.in_flight.get(obj.write_token).filter(|_| writing) {
+                // (Checked first: most objects write nothing, and then the
+                // in-flight table is not looked up.)
+                if let Some(w) = writing.then(|| st.in_flight.get(obj.write_token)).flatten() {
                     in_flight.push(InFlightRecord {
                         tenant: k.tenant.to_owned(),
                         key: k.key.to_owned(),
