@@ -35,7 +35,7 @@
 
 use super::record::*;
 use super::view::{
-    check_batch_prefix, DiscardedView, ImageView, KeyView, KindView, PlacementView, RecordViews,
+    decode_batch_views_with, DiscardedView, ImageView, KeyView, KindView, PlacementView, RecordView,
 };
 use crate::clock::Instant;
 use crate::error::{Error, ErrorKind, Result};
@@ -49,7 +49,9 @@ use crate::shard::{Discarded, ShardState};
 use crate::snapshot::restore::StageMode;
 use crate::types::{Key, Pool, ReplicaKind, ReplicaStatus, SegmentId, SegmentSpec};
 use hashbrown::HashMap;
+use parking_lot::RwLockWriteGuard;
 use smallvec::SmallVec;
+use std::hint::black_box;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
@@ -99,16 +101,22 @@ impl MasterCore {
             last_seq: start,
             ..ApplyReport::default()
         };
-        // Check every batch and plan the sequence before applying anything;
-        // then decode each record again as it is applied. The views borrow
-        // their keys and names from `bytes` and only one is held at a time,
-        // so applying allocates nothing per record for its decoding.
-        // (batch bytes, first sequence, record count, records to skip)
-        let mut plan: Vec<(&[u8], u64, usize, usize)> = Vec::new();
+        // Decode every batch and check the sequence before applying
+        // anything, keeping the records to apply as views: each record is
+        // parsed once, and the views borrow their keys and names from
+        // `bytes`, so nothing is allocated per record but its place in
+        // `todo` (bounded by the input: every record takes bytes of it).
+        let mut todo: Vec<(u64, RecordView)> = Vec::new();
         let (mut rest, mut offset, mut next) = (bytes, 0usize, start.saturating_add(1));
         let mut batch_no = 0usize;
         while !rest.is_empty() {
-            let (first, count, used) = check_batch_prefix(rest).map_err(|e| {
+            let keep_from = next;
+            let decoded = decode_batch_views_with(rest, |seq, v| {
+                if seq >= keep_from {
+                    todo.push((seq, v));
+                }
+            });
+            let (first, count, used) = decoded.map_err(|e| {
                 Error::new(
                     ErrorKind::DeserializeFail,
                     format!(
@@ -131,60 +139,159 @@ impl MasterCore {
             }
             report.records_skipped += skip as u64;
             next += (count - skip) as u64;
-            plan.push((&rest[..used], first, count, skip));
             rest = &rest[used..];
             offset += used;
             batch_no += 1;
         }
-        let todo = plan
-            .into_iter()
-            .flat_map(|(b, first, count, skip)| RecordViews::new(b, first, count).skip(skip));
-        for item in todo {
-            // Checked above: decoding the same bytes again cannot fail.
-            let (seq, rec) = item?;
-            // A standby with a journal records what it applies under the
-            // primary's numbering (a standby of it applies the same).
-            if let Some(j) = &self.journal {
-                j.continue_at(seq)?;
-            }
-            let applied = match &rec.kind {
-                KindView::ObjectSet { image, discarded } => self.apply_object_set(image, discarded),
-                KindView::ObjectErased { key, discarded } => self.apply_erase(key, discarded),
-                KindView::ObjectEnded {
-                    key,
-                    write_token,
-                    at,
-                    completed,
-                    commit,
-                    write_over,
-                } => self.apply_ended(key, *write_token, *at, completed, *commit, *write_over),
-                KindView::Other(other) => self.apply_record(seq, other),
+        // Object records go in runs of up to RUN consecutive ones (see
+        // `apply_run`); any other record alone.
+        let mut i = 0;
+        while i < todo.len() {
+            let n = todo[i..]
+                .iter()
+                .take(RUN)
+                .take_while(|(_, v)| !matches!(v.kind, KindView::Other(_)))
+                .count();
+            let applied = if n == 0 {
+                let (seq, rec) = &todo[i];
+                let KindView::Other(other) = &rec.kind else {
+                    unreachable!("a run takes every object record")
+                };
+                self.apply_one(*seq, rec, other)
+                    .map(|()| 1)
+                    .map_err(|e| (0, e))
+            } else {
+                self.apply_run(&todo[i..i + n])
             };
-            if let (Ok(()), Some(j)) = (&applied, &self.journal) {
-                // A reset's install appended its own (same) Reset already.
-                if j.last_seq() < seq {
-                    j.append_encoded(rec.bytes)?;
-                }
-            }
             // No lock is held here: run the index rebuild a change asked for.
             self.settle_index();
-            applied.map_err(|e| {
-                Error::new(
-                    e.kind(),
-                    format!(
-                        "journal record {seq} ({}) does not apply: {}; records up to {} are \
-                         applied",
-                        rec.name(),
-                        e.message(),
-                        seq - 1
-                    ),
-                )
-            })?;
-            self.role.set_applied_seq(seq);
-            report.records_applied += 1;
-            report.last_seq = seq;
+            // On an error the records before the failing one stay applied
+            // (the applied sequence says which); the report is not returned.
+            let done = applied.map_err(|(_, e)| e)?;
+            report.records_applied += done as u64;
+            report.last_seq = todo[i + done - 1].0;
+            i += done;
         }
         Ok(report)
+    }
+
+    /// Applies one record that is not an object record, with no lock held.
+    fn apply_one(&self, seq: u64, rec: &RecordView, other: &Record) -> Result<()> {
+        // A standby with a journal records what it applies under the
+        // primary's numbering (a standby of it applies the same).
+        if let Some(j) = &self.journal {
+            j.continue_at(seq)?;
+        }
+        let applied = self.apply_record(seq, other);
+        if let (Ok(()), Some(j)) = (&applied, &self.journal) {
+            // A reset's install appended its own (same) Reset already.
+            if j.last_seq() < seq {
+                j.append_encoded(rec.bytes)?;
+            }
+        }
+        applied.map_err(|e| does_not_apply(seq, rec, e))?;
+        self.role.set_applied_seq(seq);
+        Ok(())
+    }
+
+    /// Applies a run of consecutive object records, in order, holding the
+    /// write locks of every shard they touch (taken once each, in ascending
+    /// index order, as the lock order of `master.rs` requires) for the
+    /// whole run: a put pair's two records, and the records of other keys
+    /// between them, take no lock of their own. Before the first record is
+    /// applied, the hash-index control bytes of every record's key are
+    /// loaded in one loop of independent loads (as a batch read warms
+    /// them, `ops/batch.rs`), so the cache misses of the run's lookups
+    /// overlap instead of forming one chain per record. Nothing a record
+    /// does depends on a lock the run holds being free: the segment table,
+    /// the group domain, the deadline index and the journal come after the
+    /// shard locks in the lock order, and the records that change segments
+    /// (mount, unmount) are never part of a run. How many records it
+    /// applied, or that many and the error of the record after them.
+    fn apply_run(&self, run: &[(u64, RecordView)]) -> std::result::Result<usize, (usize, Error)> {
+        debug_assert!(run.len() <= RUN);
+        // Each record's key hash and the position of its shard in `shards`
+        // (None: an invalid key, refused when its turn comes).
+        let mut loc: SmallVec<[Option<(u64, usize)>; RUN]> = SmallVec::new();
+        let mut shards: SmallVec<[usize; RUN]> = SmallVec::new();
+        for (_, rec) in run {
+            let l = object_key(&rec.kind).and_then(|rk| {
+                let k = Key::scoped(rk.tenant, rk.key);
+                k.validate().ok().map(|()| self.locate(k))
+            });
+            if let Some((_, si)) = l {
+                shards.push(si);
+            }
+            loc.push(l);
+        }
+        shards.sort_unstable();
+        shards.dedup();
+        let at: SmallVec<[Option<(u64, u8)>; RUN]> = loc
+            .iter()
+            .map(|l| {
+                l.map(|(h, si)| {
+                    let pos = shards.binary_search(&si).expect("listed above");
+                    (h, pos as u8)
+                })
+            })
+            .collect();
+        // Ascending shard order, as the lock order requires.
+        let mut guards: SmallVec<[RwLockWriteGuard<ShardState>; RUN]> = shards
+            .iter()
+            .map(|&s| self.shards[s].state.write())
+            .collect();
+        let mut fold = 0u64;
+        for &(h, pos) in at.iter().flatten() {
+            fold ^= guards[usize::from(pos)]
+                .candidate(h)
+                .map_or(0, ShardState::warm_slot);
+        }
+        black_box(fold);
+        for (done, ((seq, rec), loc)) in run.iter().zip(&at).enumerate() {
+            let seq = *seq;
+            if let Some(j) = &self.journal {
+                j.continue_at(seq).map_err(|e| (done, e))?;
+            }
+            let applied = match *loc {
+                None => Err(invalid_key(&rec.kind)),
+                Some((hash, pos)) => {
+                    let (si, st) = (shards[usize::from(pos)], &mut *guards[usize::from(pos)]);
+                    match &rec.kind {
+                        KindView::ObjectSet { image, discarded } => {
+                            self.apply_object_set(st, si, hash, image, discarded)
+                        }
+                        KindView::ObjectErased { key, discarded } => {
+                            self.apply_erase(st, si, hash, key, discarded)
+                        }
+                        KindView::ObjectEnded {
+                            key,
+                            write_token,
+                            at,
+                            completed,
+                            commit,
+                            write_over,
+                        } => self.apply_ended(
+                            st,
+                            si,
+                            hash,
+                            key,
+                            *write_token,
+                            *at,
+                            completed,
+                            *commit,
+                            *write_over,
+                        ),
+                        KindView::Other(_) => unreachable!("runs hold object records only"),
+                    }
+                }
+            };
+            if let (Ok(()), Some(j)) = (&applied, &self.journal) {
+                j.append_encoded(rec.bytes).map_err(|e| (done, e))?;
+            }
+            applied.map_err(|e| (done, does_not_apply(seq, rec, e)))?;
+            self.role.set_applied_seq(seq);
+        }
+        Ok(run.len())
     }
 
     fn apply_record(&self, _seq: u64, rec: &Record) -> Result<()> {
@@ -301,13 +408,18 @@ impl MasterCore {
     }
 
     /// Installs `img` as the object under its key (created if absent).
-    fn apply_object_set(&self, img: &ImageView, discarded: &[DiscardedView]) -> Result<()> {
+    /// `st` is shard `si`, write-locked, where the key (valid) hashes to
+    /// `hash`.
+    fn apply_object_set(
+        &self,
+        st: &mut ShardState,
+        si: usize,
+        hash: u64,
+        img: &ImageView,
+        discarded: &[DiscardedView],
+    ) -> Result<()> {
         let k = Key::scoped(img.key.tenant, img.key.key);
-        k.validate()
-            .map_err(|e| misfit(format!("key {:?}: {}", img.key.to_key(), e.message())))?;
         check_image(img)?;
-        let (hash, si) = self.locate(k);
-        let mut st = self.shards[si].state.write();
         // One lookup: the handle finds the object again without hashing.
         let at = st.locate(hash, k, si as u32);
         let old = at.and_then(|r| st.get(r)).map(|o| {
@@ -436,7 +548,7 @@ impl MasterCore {
         drop_buffers(
             &mut self.role.discard_home.lock(),
             si,
-            &mut st,
+            st,
             &table,
             old_bufs,
             &kept,
@@ -554,8 +666,13 @@ impl MasterCore {
     /// intent, and the write in flight ends when `write_over`. Checked
     /// before anything changes: the object is here, its write token is
     /// `token` and every listed replica is PROCESSING of that write.
+    /// `st`, `si` and `hash` as for [`apply_object_set`](Self::apply_object_set).
+    #[allow(clippy::too_many_arguments)]
     fn apply_ended(
         &self,
+        st: &mut ShardState,
+        si: usize,
+        hash: u64,
         rk: &KeyView,
         token: u64,
         at: Instant,
@@ -564,10 +681,6 @@ impl MasterCore {
         write_over: bool,
     ) -> Result<()> {
         let k = Key::scoped(rk.tenant, rk.key);
-        k.validate()
-            .map_err(|e| misfit(format!("key {:?}: {}", rk.to_key(), e.message())))?;
-        let (hash, si) = self.locate(k);
-        let mut st = self.shards[si].state.write();
         let Some((handle, obj, writes)) = st.find_write_mut(hash, k, si as u32) else {
             return Err(misfit(format!("no object {:?} here", rk.to_key())));
         };
@@ -624,12 +737,16 @@ impl MasterCore {
     }
 
     /// Erases the object under `key`.
-    fn apply_erase(&self, rk: &KeyView, discarded: &[DiscardedView]) -> Result<()> {
+    /// `st`, `si` and `hash` as for [`apply_object_set`](Self::apply_object_set).
+    fn apply_erase(
+        &self,
+        st: &mut ShardState,
+        si: usize,
+        hash: u64,
+        rk: &KeyView,
+        discarded: &[DiscardedView],
+    ) -> Result<()> {
         let k = Key::scoped(rk.tenant, rk.key);
-        k.validate()
-            .map_err(|e| misfit(format!("key {:?}: {}", rk.to_key(), e.message())))?;
-        let (hash, si) = self.locate(k);
-        let mut st = self.shards[si].state.write();
         let Some(o) = st.find(hash, k) else {
             if self.role.lenient() {
                 return Ok(());
@@ -643,7 +760,7 @@ impl MasterCore {
         drop_buffers(
             &mut self.role.discard_home.lock(),
             si,
-            &mut st,
+            st,
             &table,
             &bufs,
             &kept,
@@ -894,4 +1011,46 @@ fn drop_buffers(
             None => free_block(table, b.segment, b.block, b.addr, size),
         }
     }
+}
+
+/// Object records applied in one run at most ([`MasterCore::apply_run`]):
+/// bounds how long a run holds its shard locks, and sizes its arrays,
+/// which live on the stack.
+const RUN: usize = 64;
+
+const _: () = assert!(RUN <= 256, "shard positions are u8");
+
+/// The key an object record names (`None` for any other record).
+fn object_key<'v, 'a>(kind: &'v KindView<'a>) -> Option<&'v KeyView<'a>> {
+    match kind {
+        KindView::ObjectSet { image, .. } => Some(&image.key),
+        KindView::ObjectErased { key, .. } | KindView::ObjectEnded { key, .. } => Some(key),
+        KindView::Other(_) => None,
+    }
+}
+
+/// Why an object record's key is refused (its key does not validate).
+fn invalid_key(kind: &KindView) -> Error {
+    let Some(rk) = object_key(kind) else {
+        return Error::new(ErrorKind::Internal, "not an object record");
+    };
+    let why = Key::scoped(rk.tenant, rk.key)
+        .validate()
+        .err()
+        .map_or_else(|| "refused".to_owned(), |e| e.message().to_owned());
+    misfit(format!("key {:?}: {why}", rk.to_key()))
+}
+
+/// The error of record `seq` that does not fit, naming the record and
+/// what stays applied.
+fn does_not_apply(seq: u64, rec: &RecordView, e: Error) -> Error {
+    Error::new(
+        e.kind(),
+        format!(
+            "journal record {seq} ({}) does not apply: {}; records up to {} are applied",
+            rec.name(),
+            e.message(),
+            seq - 1
+        ),
+    )
 }
