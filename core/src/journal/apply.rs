@@ -49,7 +49,7 @@ use crate::shard::{Discarded, ShardState};
 use crate::snapshot::restore::StageMode;
 use crate::types::{Key, Pool, ReplicaKind, ReplicaStatus, SegmentId, SegmentSpec};
 use hashbrown::HashMap;
-use parking_lot::RwLockWriteGuard;
+use parking_lot::{Mutex, RwLockWriteGuard};
 use smallvec::SmallVec;
 use std::hint::black_box;
 use std::sync::atomic::Ordering;
@@ -89,13 +89,27 @@ impl MasterCore {
     /// docs for what is checked first and what a failure leaves.
     /// `UNAVAILABLE_IN_CURRENT_STATUS` on a primary.
     pub fn apply_journal(&self, bytes: &[u8]) -> Result<ApplyReport> {
-        let _apply = self.role.apply.lock();
+        let mut scratch = self.role.apply.lock();
         if !self.role.is_standby() {
             return Err(Error::new(
                 ErrorKind::UnavailableInCurrentStatus,
                 "apply_journal: this master is a primary; only a standby applies a journal",
             ));
         }
+        // The list of views of the last call, empty, with its allocation.
+        let mut todo = recycle(std::mem::take(&mut scratch.views));
+        let done = self.apply_input(bytes, &mut todo);
+        scratch.views = recycle(todo);
+        done
+    }
+
+    /// [`apply_journal`](Self::apply_journal) with the apply mutex held;
+    /// `todo` (empty) receives the views of the records to apply.
+    fn apply_input<'a>(
+        &self,
+        bytes: &'a [u8],
+        todo: &mut Vec<(u64, RecordView<'a>)>,
+    ) -> Result<ApplyReport> {
         let start = self.role.applied_seq();
         let mut report = ApplyReport {
             last_seq: start,
@@ -105,8 +119,8 @@ impl MasterCore {
         // anything, keeping the records to apply as views: each record is
         // parsed once, and the views borrow their keys and names from
         // `bytes`, so nothing is allocated per record but its place in
-        // `todo` (bounded by the input: every record takes bytes of it).
-        let mut todo: Vec<(u64, RecordView)> = Vec::new();
+        // `todo` (bounded by the input: every record takes bytes of it; the
+        // list's allocation is kept from one call to the next).
         let (mut rest, mut offset, mut next) = (bytes, 0usize, start.saturating_add(1));
         let mut batch_no = 0usize;
         while !rest.is_empty() {
@@ -241,10 +255,15 @@ impl MasterCore {
             .map(|&s| self.shards[s].state.write())
             .collect();
         let mut fold = 0u64;
-        for &(h, pos) in at.iter().flatten() {
-            fold ^= guards[usize::from(pos)]
-                .candidate(h)
-                .map_or(0, ShardState::warm_slot);
+        for ((_, rec), a) in run.iter().zip(&at) {
+            let Some((h, pos)) = *a else { continue };
+            let st = &mut guards[usize::from(pos)];
+            fold ^= st.candidate(h).map_or(0, ShardState::warm_slot);
+            // An ObjectSet of a new key inserts into the arena: warm the
+            // slot it will fill.
+            if matches!(rec.kind, KindView::ObjectSet { .. }) {
+                fold ^= st.warm_insert();
+            }
         }
         black_box(fold);
         for (done, ((seq, rec), loc)) in run.iter().zip(&at).enumerate() {
@@ -546,7 +565,7 @@ impl MasterCore {
             seg.set_owner(block, addr, BufferOwner::replica(hash, id));
         }
         drop_buffers(
-            &mut self.role.discard_home.lock(),
+            &self.role.discard_home,
             si,
             st,
             &table,
@@ -758,7 +777,7 @@ impl MasterCore {
         let kept: SmallVec<[bool; 4]> = smallvec::smallvec![false; bufs.len()];
         let discard_at = match_discarded(&table, &bufs, &kept, size, discarded, "the object")?;
         drop_buffers(
-            &mut self.role.discard_home.lock(),
+            &self.role.discard_home,
             si,
             st,
             &table,
@@ -980,10 +999,10 @@ fn match_discarded(
 }
 
 /// Frees or discards every old buffer not kept; a discarded one's home is
-/// shard `si`.
+/// shard `si` (`homes` is locked only for a buffer discarded).
 #[allow(clippy::too_many_arguments)]
 fn drop_buffers(
-    homes: &mut HashMap<(SegmentId, u64), usize>,
+    homes: &Mutex<HashMap<(SegmentId, u64), usize>>,
     si: usize,
     st: &mut ShardState,
     table: &crate::segment::SegmentTable,
@@ -1006,11 +1025,38 @@ fn drop_buffers(
                     release_at,
                 });
                 st.discarded_bytes += size as i64;
-                homes.insert((b.segment, b.addr), si);
+                homes.lock().insert((b.segment, b.addr), si);
             }
             None => free_block(table, b.segment, b.block, b.addr, size),
         }
     }
+}
+
+/// What the apply mutex keeps between calls: the list `apply_journal`
+/// decodes the input's records into, empty, so a standby applying chunk
+/// after chunk reuses one allocation instead of growing a new list (and
+/// faulting its pages in) every call.
+#[derive(Default)]
+pub(crate) struct ApplyScratch {
+    views: Vec<(u64, RecordView<'static>)>,
+}
+
+/// Views kept allocated between calls at most (`ApplyScratch`): about
+/// 10 MB; a call that needed more frees its list.
+const KEEP_VIEWS: usize = 1 << 15;
+
+/// `views`, emptied, as a list for views of another input, its allocation
+/// kept unless it is larger than [`KEEP_VIEWS`]. (A view's type names its
+/// input's lifetime, and a `SmallVec` inside makes it invariant, so the
+/// list is rebuilt rather than coerced: collecting an empty `Vec`'s
+/// iterator into a `Vec` of the same layout reuses its allocation.) The
+/// list holds nothing, so no view outlives the input it borrowed from.
+fn recycle<'x, 'y>(mut views: Vec<(u64, RecordView<'x>)>) -> Vec<(u64, RecordView<'y>)> {
+    views.clear();
+    if views.capacity() > KEEP_VIEWS {
+        return Vec::new();
+    }
+    views.into_iter().filter_map(|_| None).collect()
 }
 
 /// Object records applied in one run at most ([`MasterCore::apply_run`]):
