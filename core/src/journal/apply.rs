@@ -1056,6 +1056,8 @@ fn recycle<'x, 'y>(mut views: Vec<(u64, RecordView<'x>)>) -> Vec<(u64, RecordVie
     if views.capacity() > KEEP_VIEWS {
         return Vec::new();
     }
+    // The closure names the new element type (a `filter` could not).
+    #[allow(clippy::unnecessary_filter_map)]
     views.into_iter().filter_map(|_| None).collect()
 }
 
