@@ -215,6 +215,13 @@ impl ShardState {
         Some((ObjectRef { shard, slot, gen }, obj, &mut self.in_flight))
     }
 
+    /// As [`find_write_mut`](Self::find_write_mut), for the record `r`
+    /// names (a handle taken under this lock hold): no lookup.
+    pub fn write_at(&mut self, r: ObjectRef) -> Option<(ObjectRef, &mut Object, &mut InFlight)> {
+        let obj = self.objects.get_checked_mut(r.slot, r.gen)?;
+        Some((r, obj, &mut self.in_flight))
+    }
+
     /// The first object in the table slots `hash` probes whose control tag
     /// matches: a guess at what [`find`](Self::find) will return, made from
     /// the control bytes alone (no slot or key is read). A batch warms the

@@ -37,12 +37,13 @@ use super::record::*;
 use super::view::{
     decode_batch_views_with, DiscardedView, ImageView, KeyView, KindView, PlacementView, RecordView,
 };
-use crate::clock::Instant;
+use crate::clock::{Instant, MAX_INSTANT};
 use crate::error::{Error, ErrorKind, Result};
 use crate::group::Group;
 use crate::key::scoped;
 use crate::master::{free_block, MasterCore};
 use crate::object::{NewRecord, Object, Replica, Replicas, Role, Task, LOCAL_DISK_SEGMENT};
+use crate::object_ref::ObjectRef;
 use crate::retention::REGISTRY_SHARD;
 use crate::segment::{BlockId, BufferOwner, Mounted, Segment};
 use crate::shard::{Discarded, ShardState};
@@ -266,6 +267,8 @@ impl MasterCore {
             }
         }
         black_box(fold);
+        // The last ObjectSet applied: its index in the run and its handle.
+        let mut installed: Option<(usize, ObjectRef)> = None;
         for (done, ((seq, rec), loc)) in run.iter().zip(&at).enumerate() {
             let seq = *seq;
             if let Some(j) = &self.journal {
@@ -276,9 +279,11 @@ impl MasterCore {
                 Some((hash, pos)) => {
                     let (si, st) = (shards[usize::from(pos)], &mut *guards[usize::from(pos)]);
                     match &rec.kind {
-                        KindView::ObjectSet { image, discarded } => {
-                            self.apply_object_set(st, si, hash, image, discarded)
-                        }
+                        KindView::ObjectSet { image, discarded } => self
+                            .apply_object_set(st, si, hash, image, discarded)
+                            .map(|h| {
+                                installed = Some((done, h));
+                            }),
                         KindView::ObjectErased { key, discarded } => {
                             self.apply_erase(st, si, hash, key, discarded)
                         }
@@ -299,6 +304,13 @@ impl MasterCore {
                             completed,
                             *commit,
                             *write_over,
+                            // A put pair's End right after its Start: the
+                            // Start's handle, no second lookup.
+                            installed
+                                .filter(|&(i, _)| {
+                                    i + 1 == done && object_key(&run[i].1.kind) == Some(key)
+                                })
+                                .map(|(_, h)| h),
                         ),
                         KindView::Other(_) => unreachable!("runs hold object records only"),
                     }
@@ -436,7 +448,7 @@ impl MasterCore {
         hash: u64,
         img: &ImageView,
         discarded: &[DiscardedView],
-    ) -> Result<()> {
+    ) -> Result<ObjectRef> {
         let k = Key::scoped(img.key.tenant, img.key.key);
         check_image(img)?;
         // One lookup: the handle finds the object again without hashing.
@@ -675,7 +687,7 @@ impl MasterCore {
             img.write_token.saturating_add(1),
             img.seq.saturating_add(1),
         );
-        Ok(())
+        Ok(handle)
     }
 
     /// Applies an End by its outcome (docs/CONTRACT.md §12.1): the listed
@@ -685,7 +697,9 @@ impl MasterCore {
     /// intent, and the write in flight ends when `write_over`. Checked
     /// before anything changes: the object is here, its write token is
     /// `token` and every listed replica is PROCESSING of that write.
-    /// `st`, `si` and `hash` as for [`apply_object_set`](Self::apply_object_set).
+    /// `st`, `si` and `hash` as for [`apply_object_set`](Self::apply_object_set);
+    /// `at_handle`, when given, is where the object under the key is (the
+    /// record before this one installed it), so it is not looked up.
     #[allow(clippy::too_many_arguments)]
     fn apply_ended(
         &self,
@@ -698,9 +712,14 @@ impl MasterCore {
         completed: &[u64],
         commit: Option<Option<Instant>>,
         write_over: bool,
+        at_handle: Option<ObjectRef>,
     ) -> Result<()> {
         let k = Key::scoped(rk.tenant, rk.key);
-        let Some((handle, obj, writes)) = st.find_write_mut(hash, k, si as u32) else {
+        let found = match at_handle {
+            Some(r) => st.write_at(r),
+            None => st.find_write_mut(hash, k, si as u32),
+        };
+        let Some((handle, obj, writes)) = found else {
             return Err(misfit(format!("no object {:?} here", rk.to_key())));
         };
         if obj.write_token != token {
@@ -728,7 +747,11 @@ impl MasterCore {
                 r.status = ReplicaStatus::Complete;
             }
         }
-        crate::object::raise(&obj.lease, at);
+        // The shard's write lock is held and the object borrowed
+        // exclusively: a plain store, not an atomic read-modify-write
+        // (which would wait for every store before it).
+        let lease = obj.lease.get_mut();
+        *lease = (*lease).max(at.min(MAX_INSTANT));
         if let Some(after) = commit {
             // The commit consumed the pending intent (a standby restored
             // from a snapshot holds no write in flight: nothing to take).
