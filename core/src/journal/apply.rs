@@ -9,25 +9,34 @@
 //! The whole input is decoded and its sequence numbers checked before
 //! anything is applied: a corrupt batch (`DESERIALIZE_FAIL`) or a gap
 //! (`INVALID_PARAMS`) applies nothing. Decoding is the borrowed one of
-//! `view.rs` (it accepts exactly what the owned decoder accepts): every
-//! batch is checked first, then each record is decoded again as it is
-//! applied, so no decoded record is allocated or kept. Records at or below the applied
-//! sequence are skipped, so re-applying a batch is a no-op. Records are then
-//! applied one at a time; each is checked against the state before it
-//! changes anything, so a record that does not fit (an unknown segment, an
-//! address already taken, a missing object) changes nothing, fails the call
-//! with `INVALID_PARAMS` naming its sequence and kind, and leaves the
-//! applied sequence just before it — the records before it stay applied.
+//! `view.rs` (it accepts exactly what the owned decoder accepts), done
+//! once per record: the views of the records to apply are kept in a list
+//! (they borrow their keys and names from the input; the list's allocation
+//! is kept from one call to the next) and applied from it. Records at or
+//! below the applied sequence are skipped, so re-applying a batch is a
+//! no-op. Records are then applied in sequence order, one at a time; each
+//! is checked against the state before it changes anything, so a record
+//! that does not fit (an unknown segment, an address already taken, a
+//! missing object) changes nothing, fails the call with `INVALID_PARAMS`
+//! naming its sequence and kind, and leaves the applied sequence just
+//! before it — the records before it stay applied.
 //!
 //! # Locks
 //!
 //! Apply runs under the role's apply mutex (one apply at a time, never
-//! across a promote) and takes the master's locks in their usual order: the
-//! object's shard lock, the segment table (read) inside it — released
-//! before the group domain is entered — and the deadline index last. On a
-//! standby nothing else changes the state (client operations and
-//! maintenance are refused), so checking under one lock and changing under
-//! another never races.
+//! across a promote) and takes the master's locks in their usual order.
+//! Consecutive object records (up to `RUN`, 64) are applied as a run under
+//! the write locks of every shard they touch, taken once each in ascending
+//! index order before the run's first record and released after its last
+//! (see `apply_run`); any other record (mount, unmount, discard release,
+//! group retention, counters, reset) ends a run and is applied alone with
+//! no shard lock held, so a record that depends on a mount or unmount
+//! always sees it. Inside a shard lock: the segment table (read) —
+//! released before the group domain is entered — and the deadline index
+//! last. The index rebuild a change asks for runs after the run, with no
+//! lock held. On a standby nothing else changes the state (client
+//! operations and maintenance are refused), so checking under one lock
+//! and changing under another never races.
 //!
 //! [`ObjectSet`]: Record::ObjectSet
 //! [`ObjectErased`]: Record::ObjectErased
