@@ -10,6 +10,9 @@ package mooncakemeta
 import "C"
 
 import (
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
 	"runtime"
 	"time"
 	"unsafe"
@@ -182,4 +185,65 @@ func (m *Master) RestoreFiles(paths ...string) (RestoreReport, error) {
 		return RestoreReport{}, err
 	}
 	return restoreReportFrom(&out), nil
+}
+
+// SnapshotJournalSeq reads the last change-journal sequence a snapshot
+// (the bytes of Snapshot or SaveSnapshot) includes, from its header
+// alone: 0 for a snapshot that records none (formats 1 to 3,
+// docs/CONTRACT.md §6). A standby restored from it resumes at that
+// sequence + 1 (§12.3). It checks the frame (magic, version, flags, the
+// payload length, the CRC-32 of the payload) but not the rest: Restore
+// validates the whole image. A frame that does not check is
+// ErrDeserializeFail with the reason.
+func SnapshotJournalSeq(data []byte) (uint64, error) {
+	const header = 28
+	bad := func(format string, args ...any) (uint64, error) {
+		return 0, &Error{Code: CodeDeserializeFail, Message: "snapshot header: " + fmt.Sprintf(format, args...)}
+	}
+	if len(data) < header {
+		return bad("truncated: %d of %d bytes", len(data), header)
+	}
+	if string(data[:8]) != "\x89MCMETA\n" {
+		return bad("bad magic % x: not a mooncake_meta snapshot", data[:8])
+	}
+	le := binary.LittleEndian
+	version, flags := le.Uint32(data[8:]), le.Uint32(data[12:])
+	if version < 1 || version > 4 {
+		return bad("unsupported format version %d (this reads 1 to 4)", version)
+	}
+	if flags != 0 {
+		return bad("unknown flags %#x (must be 0)", flags)
+	}
+	payload := data[header:]
+	if n := le.Uint64(data[16:]); n != uint64(len(payload)) {
+		return bad("the header declares a %d-byte payload, %d present", n, len(payload))
+	}
+	if stored, sum := le.Uint32(data[24:]), crc32.ChecksumIEEE(payload); stored != sum {
+		return bad("payload checksum mismatch: the header says %08x, the payload hashes to %08x", stored, sum)
+	}
+	if version < 4 {
+		return 0, nil
+	}
+	// created_at and three counters, then the wall clock as opt<u64>,
+	// then journal_seq.
+	at := 32
+	if len(payload) < at+1 {
+		return bad("truncated payload: %d bytes", len(payload))
+	}
+	switch payload[at] {
+	case 0:
+		at++
+	case 1:
+		at += 9
+	default:
+		return bad("bad wall_at_capture tag %d", payload[at])
+	}
+	if len(payload) < at+8 {
+		return bad("truncated payload: %d bytes", len(payload))
+	}
+	seq := le.Uint64(payload[at:])
+	if seq == 0 {
+		return bad("format 4 with journal_seq 0")
+	}
+	return seq, nil
 }

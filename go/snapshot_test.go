@@ -2,6 +2,7 @@ package mooncakemeta_test
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -170,4 +171,63 @@ func TestSnapshotFiles(t *testing.T) {
 	wantErr(t, "SaveSnapshot into a missing directory", err, mm.ErrSerializeFail)
 	err = src.SaveSnapshot("bad\x00path")
 	wantErr(t, "SaveSnapshot with a NUL", err, mm.ErrInvalidParams)
+}
+
+// docs/CONTRACT.md §6, §12.3: a snapshot's journal sequence, read from its
+// header, is the one a standby restored from it resumes after; a master
+// without journal records none (0); a damaged frame is refused.
+func TestSnapshotJournalSeq(t *testing.T) {
+	plain := newMaster(t)
+	fill(t, plain)
+	snap, err := plain.Snapshot()
+	must(t, "Snapshot", err)
+	if seq, err := mm.SnapshotJournalSeq(snap); err != nil || seq != 0 {
+		t.Fatalf("no journal: seq %d, err %v", seq, err)
+	}
+
+	for _, wall := range []bool{false, true} {
+		opts := []mm.Option{mm.WithJournalCapacityBytes(1 << 20)}
+		if !wall {
+			opts = append(opts, mm.WithDeterministic(t0))
+		}
+		m, err := mm.New(opts...)
+		must(t, "New", err)
+		t.Cleanup(func() { m.Close() })
+		_, err = m.MountSegment(1, "seg", 1<<40, 64<<20, mm.PoolMemory)
+		must(t, "MountSegment", err)
+		fill(t, m)
+		st, err := m.JournalStats()
+		must(t, "JournalStats", err)
+		snap, err := m.Snapshot()
+		must(t, "Snapshot", err)
+		seq, err := mm.SnapshotJournalSeq(snap)
+		if err != nil || seq != st.LastSeq || seq == 0 {
+			t.Fatalf("wall %v: seq %d, err %v; the journal's last is %d", wall, seq, err, st.LastSeq)
+		}
+		standby, err := mm.New(mm.WithStandby(true))
+		must(t, "New standby", err)
+		t.Cleanup(func() { standby.Close() })
+		_, err = standby.Restore(snap)
+		must(t, "Restore on the standby", err)
+		if _, applied, err := standby.StandbyState(); err != nil || applied != seq {
+			t.Fatalf("the restored standby's applied sequence is %d (%v), the header's %d", applied, err, seq)
+		}
+
+		for i, damage := range []func([]byte){
+			func(b []byte) { b[0] ^= 1 },           // magic
+			func(b []byte) { b[8] = 9 },            // version
+			func(b []byte) { b[12] = 1 },           // flags
+			func(b []byte) { b[16]++ },             // payload length
+			func(b []byte) { b[len(b)-1] ^= 0x80 }, // payload: the CRC
+		} {
+			bad := bytes.Clone(snap)
+			damage(bad)
+			if _, err := mm.SnapshotJournalSeq(bad); !errors.Is(err, mm.ErrDeserializeFail) {
+				t.Fatalf("damage %d: %v, want ErrDeserializeFail", i, err)
+			}
+		}
+		if _, err := mm.SnapshotJournalSeq(snap[:20]); !errors.Is(err, mm.ErrDeserializeFail) {
+			t.Fatalf("truncated: %v", err)
+		}
+	}
 }

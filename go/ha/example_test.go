@@ -27,7 +27,14 @@ func Example() {
 		log.Fatal(err)
 	}
 	defer m.Close()
-	node, err := ha.Start(ctx, ha.Config{Client: cli, Prefix: "/mooncake/cluster-a", Name: "127.0.0.1:50051"}, m)
+	// Snapshots in a directory every node of the cluster reaches: the
+	// leader collects the journal in etcd after each one, and a node
+	// starting later begins from the latest.
+	store, err := ha.NewDirStore("/srv/mooncake-meta/snapshots")
+	if err != nil {
+		log.Fatal(err)
+	}
+	node, err := ha.Start(ctx, ha.Config{Client: cli, Prefix: "/mooncake/cluster-a", Name: "127.0.0.1:50051", Snapshots: store}, m)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -15,17 +15,31 @@
 // acknowledges nothing more. A server answers a client only after
 // WaitDurable (or Sync) returned nil for the client's change.
 //
+// With a snapshot store (Config.Snapshots; DirStore, a directory every
+// node reaches, is the default one) the leader takes a snapshot every
+// SnapshotInterval or SnapshotEveryBytes of journal shipped, writes it to
+// the store, reads it back, publishes {seq, location, checksum, size,
+// created} under <Prefix>/snapshot in a transaction fenced like the
+// batches, deletes the batches it covers (fenced too) and compacts etcd's
+// revision history, so etcd holds about one snapshot interval of journal.
+// A node starting, or missing batches that were collected, restores the
+// published snapshot (its checksum checked; a node that cannot load it
+// stays a standby that retries and never campaigns) and applies the
+// journal after it. Records the leader cannot ship — dropped by a full
+// journal, or larger than MaxBatchBytes — are covered by a snapshot
+// instead: WaitDurable acknowledges them once it is published.
+//
 // A master that led and stepped down holds changes no one acknowledged
 // and cannot follow again: the process starts a new standby master and a
-// new node. A journal record larger than MaxBatchBytes, or a journal that
-// overran because etcd was slower than the writes, makes the leader step
-// down too (resynchronising from a snapshot is the next step of this
-// package, with snapshots and garbage collection in etcd).
+// new node. Without a store, a journal record larger than MaxBatchBytes,
+// or a journal that overran, makes the leader step down too.
 package ha
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
+	"fmt"
 
 	mooncakemeta "github.com/kvcache-ai/libmooncake_meta/go"
 	"github.com/kvcache-ai/libmooncake_meta/go/ha/internal/engine"
@@ -56,7 +70,37 @@ const (
 	DefaultFlushInterval = engine.DefaultFlushInterval
 	MinMaxBatchBytes     = engine.MinMaxBatchBytes
 	MaxMaxBatchBytes     = engine.MaxMaxBatchBytes
+
+	DefaultSnapshotInterval   = engine.DefaultSnapshotInterval
+	DefaultSnapshotEveryBytes = engine.DefaultSnapshotEveryBytes
+	DefaultSnapshotKeep       = engine.DefaultSnapshotKeep
 )
+
+// SnapshotStore is where a leader writes snapshots and every node reads
+// the latest one from (Config.Snapshots); DirStore is the default one.
+type SnapshotStore = engine.SnapshotStore
+
+// StoredSnapshot is one entry of SnapshotStore.List.
+type StoredSnapshot = engine.StoredSnapshot
+
+// DirStore keeps snapshots as files in a directory every node reaches.
+type DirStore = engine.DirStore
+
+// NewDirStore opens (creating it if needed) a snapshot directory.
+func NewDirStore(dir string) (*DirStore, error) { return engine.NewDirStore(dir) }
+
+// SnapshotRecord is the JSON value of SnapshotKey: the latest published
+// snapshot (seq, location, checksum, size, created, node).
+type SnapshotRecord = engine.SnapshotRecord
+
+// SnapshotStats are a node's snapshot figures (Node.Snapshots).
+type SnapshotStats = engine.SnapshotStats
+
+// SnapshotKey is the etcd key of a cluster's snapshot record.
+func SnapshotKey(prefix string) string { return engine.SnapshotKey(prefix) }
+
+// JournalPrefix is the etcd prefix of a cluster's journal batches.
+func JournalPrefix(prefix string) string { return engine.JournalPrefix(prefix) }
 
 // The errors, matched with errors.Is.
 var (
@@ -67,6 +111,7 @@ var (
 	ErrRecordTooLarge = engine.ErrRecordTooLarge
 	ErrConflict       = engine.ErrConflict
 	ErrJournal        = engine.ErrJournal
+	ErrSnapshot       = engine.ErrSnapshot
 	ErrClosed         = engine.ErrClosed
 )
 
@@ -104,8 +149,18 @@ func (n *Node) Done() <-chan struct{} { return n.n.Done() }
 // AppliedSeq is the last journal sequence the master applied from etcd.
 func (n *Node) AppliedSeq() uint64 { return n.n.AppliedSeq() }
 
-// DurableSeq is the sequence up to which every record is in etcd.
+// DurableSeq is the sequence up to which every record is in etcd, or
+// covered by a published snapshot.
 func (n *Node) DurableSeq() uint64 { return n.n.DurableSeq() }
+
+// ShippedBytes is how many journal bytes this node stored in etcd while
+// leading.
+func (n *Node) ShippedBytes() uint64 { return n.n.ShippedBytes() }
+
+// Snapshots returns the node's snapshot figures: the latest snapshot it
+// published or restored, how many it published, how far it collected the
+// journal.
+func (n *Node) Snapshots() SnapshotStats { return n.n.Snapshots() }
 
 // WaitRole returns when the node has role want, ctx ends, or the node
 // stops first (why it stopped; nil when want is RoleStopped).
@@ -130,6 +185,21 @@ func (n *Node) WaitDurable(ctx context.Context, seq uint64) error {
 // answering the client.
 func (n *Node) Sync(ctx context.Context) error { return n.n.Sync(ctx) }
 
+// Snapshot takes a snapshot of the leader's master now, writes it to
+// Config.Snapshots, publishes its record under SnapshotKey and deletes the
+// journal batches it covers from etcd (then compacts etcd's history), as
+// the leader does every SnapshotInterval or SnapshotEveryBytes; it returns
+// the published sequence. ErrNotLeader on a node that does not lead,
+// ErrSnapshot without a store or when it cannot be written, ErrFenced
+// when leadership was lost.
+func (n *Node) Snapshot(ctx context.Context) (uint64, error) { return n.n.Snapshot(ctx) }
+
+// WaitSnapshots returns when cond holds of the node's snapshot figures
+// (cond must not call the node), ctx ends, or the node stops first.
+func (n *Node) WaitSnapshots(ctx context.Context, cond func(SnapshotStats) bool) error {
+	return n.n.WaitSnapshots(ctx, cond)
+}
+
 // Close stops the node: a leader ships what its journal holds and resigns
 // (a standby takes over at once), a follower withdraws. Idempotent; it
 // returns the error the node stopped with, if any.
@@ -148,7 +218,57 @@ func JournalKey(prefix string, seq uint64) string { return engine.JournalKey(pre
 type masterJournal struct{ m *mooncakemeta.Master }
 
 func (a masterJournal) ReadBatch(from uint64, buf []byte) (int, uint64, int, error) {
-	return a.m.JournalRead(from, buf)
+	n, next, need, err := a.m.JournalRead(from, buf)
+	if errors.Is(err, mooncakemeta.ErrJournalOverrun) {
+		err = fmt.Errorf("%w: %w", engine.ErrOverrun, err)
+	}
+	return n, next, need, err
+}
+
+func (a masterJournal) Snapshot() ([]byte, uint64, error) {
+	b, err := a.m.Snapshot()
+	if err != nil {
+		return nil, 0, err
+	}
+	seq, err := mooncakemeta.SnapshotJournalSeq(b)
+	return b, seq, err
+}
+
+func (a masterJournal) Restore(data []byte) (uint64, error) {
+	if _, err := a.m.Restore(data); err != nil {
+		return 0, err
+	}
+	_, applied, err := a.m.StandbyState()
+	if err != nil {
+		return 0, err
+	}
+	// The restore recorded a reset in the standby's own journal: release
+	// it, as Apply does what it records.
+	st, err := a.m.JournalStats()
+	if err != nil {
+		return applied, err
+	}
+	if upto := min(applied, st.LastSeq); upto > st.ReleasedUpto {
+		if _, err := a.m.JournalRelease(upto); err != nil {
+			return applied, err
+		}
+	}
+	return applied, nil
+}
+
+// BatchLast reads a journal batch's header (docs/CONTRACT.md §12.2: 8
+// bytes of magic, version and flags u32, first sequence u64, record count
+// u32, ...): its last sequence is first + count - 1.
+func (a masterJournal) BatchLast(batch []byte) (uint64, error) {
+	if len(batch) < 40 || string(batch[:8]) != "\x89MCJRNL\n" {
+		return 0, fmt.Errorf("not a journal batch (%d bytes)", len(batch))
+	}
+	first := binary.LittleEndian.Uint64(batch[16:])
+	count := uint64(binary.LittleEndian.Uint32(batch[24:]))
+	if first == 0 || count == 0 || first+count-1 < first {
+		return 0, fmt.Errorf("journal batch header: first sequence %d, %d records", first, count)
+	}
+	return first + count - 1, nil
 }
 
 func (a masterJournal) Release(upto uint64) error {

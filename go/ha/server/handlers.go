@@ -135,6 +135,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	err = g.n.Sync(ctx)
 	cancel()
 	if err != nil {
+		if g.n.Role() == ha.RoleStopped && !errors.Is(err, context.DeadlineExceeded) {
+			// Whatever made the node step down (an etcd error no retry
+			// fixes, too), this node no longer leads and acknowledged
+			// nothing: NOT_LEADER, with the cause.
+			err = fmt.Errorf("%w: it stepped down before the change was durable: %w", ha.ErrNotLeader, err)
+		}
 		s.fail(w, r, err)
 		return
 	}
@@ -257,7 +263,7 @@ func (s *Server) role(ctx context.Context) api.Role {
 // metrics writes the master's Prometheus text and the node's figures.
 func (s *Server) metrics(w http.ResponseWriter) {
 	s.mu.Lock()
-	g, restarts := s.cur, s.restarts
+	g, restarts, prev := s.cur, s.restarts, s.prevGens
 	s.mu.Unlock()
 	text, err := g.m.MetricsPrometheus()
 	if err != nil {
@@ -281,6 +287,13 @@ func (s *Server) metrics(w http.ResponseWriter) {
 	fmt.Fprintf(&b, "# HELP mooncake_meta_ha_applied_seq The last journal sequence the master applied from etcd.\n# TYPE mooncake_meta_ha_applied_seq gauge\nmooncake_meta_ha_applied_seq %d\n", g.n.AppliedSeq())
 	fmt.Fprintf(&b, "# HELP mooncake_meta_ha_durable_seq The sequence up to which the leader's journal is in etcd.\n# TYPE mooncake_meta_ha_durable_seq gauge\nmooncake_meta_ha_durable_seq %d\n", g.n.DurableSeq())
 	fmt.Fprintf(&b, "# HELP mooncake_meta_ha_node_restarts_total Standby masters started after a step-down.\n# TYPE mooncake_meta_ha_node_restarts_total counter\nmooncake_meta_ha_node_restarts_total %d\n", restarts)
+	snap := g.n.Snapshots()
+	fmt.Fprintf(&b, "# HELP mooncake_meta_ha_snapshot_seq The journal sequence of the latest snapshot this node published or restored.\n# TYPE mooncake_meta_ha_snapshot_seq gauge\nmooncake_meta_ha_snapshot_seq %d\n", snap.Seq)
+	fmt.Fprintf(&b, "# HELP mooncake_meta_ha_snapshot_bytes The size of that snapshot.\n# TYPE mooncake_meta_ha_snapshot_bytes gauge\nmooncake_meta_ha_snapshot_bytes %d\n", snap.Bytes)
+	fmt.Fprintf(&b, "# HELP mooncake_meta_ha_snapshots_total Snapshots this server published.\n# TYPE mooncake_meta_ha_snapshots_total counter\nmooncake_meta_ha_snapshots_total %d\n", prev.snapshots+snap.Published)
+	fmt.Fprintf(&b, "# HELP mooncake_meta_ha_snapshot_load_failures_total Snapshots this server could not load (unreadable, checksum mismatch, refused).\n# TYPE mooncake_meta_ha_snapshot_load_failures_total counter\nmooncake_meta_ha_snapshot_load_failures_total %d\n", prev.loadFailures+snap.LoadFailures)
+	fmt.Fprintf(&b, "# HELP mooncake_meta_ha_journal_gc_seq The sequence up to which this node, leading, deleted the journal from etcd.\n# TYPE mooncake_meta_ha_journal_gc_seq gauge\nmooncake_meta_ha_journal_gc_seq %d\n", snap.GCSeq)
+	fmt.Fprintf(&b, "# HELP mooncake_meta_ha_journal_shipped_bytes_total Journal bytes this server stored in etcd while leading.\n# TYPE mooncake_meta_ha_journal_shipped_bytes_total counter\nmooncake_meta_ha_journal_shipped_bytes_total %d\n", prev.shipped+g.n.ShippedBytes())
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
 	io.WriteString(w, b.String())
 }

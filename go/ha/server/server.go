@@ -57,6 +57,14 @@ type Config struct {
 	SessionTTL    time.Duration
 	MaxBatchBytes int
 	FlushInterval time.Duration
+	// Snapshots, SnapshotInterval, SnapshotEveryBytes and SnapshotKeep
+	// are the ha.Config fields: the store every node of the cluster
+	// reaches (nil: no snapshots, no journal collection) and when the
+	// leader takes one (zero: the defaults).
+	Snapshots          ha.SnapshotStore
+	SnapshotInterval   time.Duration
+	SnapshotEveryBytes int64
+	SnapshotKeep       int
 	// Master is the configuration of the node's masters (start from
 	// mooncakemeta.DefaultConfig); Standby is forced on and
 	// JournalCapacityBytes must be > 0.
@@ -70,6 +78,11 @@ type Config struct {
 	WriteTimeout time.Duration
 	// Logger receives the structured log (nil: discarded).
 	Logger *slog.Logger
+}
+
+// counters are per-node totals the metrics carry across generations.
+type counters struct {
+	snapshots, loadFailures, shipped uint64
 }
 
 // generation is one master and the node driving it: replaced when the
@@ -99,7 +112,8 @@ type Server struct {
 	serveErr  error
 	closeOnce sync.Once
 	closeErr  error
-	restarts  uint64 // generations started after the first (under mu)
+	restarts  uint64   // generations started after the first (under mu)
+	prevGens  counters // the counters of the generations replaced (under mu)
 }
 
 func (c Config) withDefaults() (Config, error) {
@@ -304,6 +318,11 @@ func (s *Server) newGeneration(ctx context.Context) (*generation, error) {
 		MaxBatchBytes: s.cfg.MaxBatchBytes,
 		FlushInterval: s.cfg.FlushInterval,
 		Logger:        s.log,
+
+		Snapshots:          s.cfg.Snapshots,
+		SnapshotInterval:   s.cfg.SnapshotInterval,
+		SnapshotEveryBytes: s.cfg.SnapshotEveryBytes,
+		SnapshotKeep:       s.cfg.SnapshotKeep,
 	}, m)
 	if err != nil {
 		m.Close()
@@ -351,6 +370,10 @@ func (s *Server) supervise() {
 		}
 		s.cur = next
 		s.restarts++
+		st := g.n.Snapshots()
+		s.prevGens.snapshots += st.Published
+		s.prevGens.loadFailures += st.LoadFailures
+		s.prevGens.shipped += g.n.ShippedBytes()
 		close(s.swapped)
 		s.swapped = make(chan struct{})
 		s.mu.Unlock()

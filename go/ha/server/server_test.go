@@ -257,7 +257,9 @@ func TestSingleNodeServesAPutGetSoftPinRoundTripDurably(t *testing.T) {
 
 	// The node's figures next to the master's.
 	st, metrics := do(t, nil, http.MethodGet, a.URL()+api.PathMetrics, "", nil)
-	for _, want := range []string{`mooncake_meta_ha_role{role="leader"} 1`, "mooncake_meta_ha_durable_seq ", "mooncake_meta_ha_applied_seq "} {
+	for _, want := range []string{`mooncake_meta_ha_role{role="leader"} 1`, "mooncake_meta_ha_durable_seq ", "mooncake_meta_ha_applied_seq ",
+		"mooncake_meta_ha_snapshot_seq ", "mooncake_meta_ha_snapshot_bytes ", "mooncake_meta_ha_snapshots_total ", "mooncake_meta_ha_journal_gc_seq ",
+		"mooncake_meta_ha_snapshot_load_failures_total ", "mooncake_meta_ha_journal_shipped_bytes_total "} {
 		if st != http.StatusOK || !strings.Contains(string(metrics), want) {
 			t.Fatalf("metrics (%d) lack %q:\n%s", st, want, metrics)
 		}

@@ -21,6 +21,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -34,10 +35,12 @@ import (
 
 // DefaultJournalCapacityBytes is the journal's default size: 256 MiB. The
 // journal holds what is not in etcd yet. A put (Start + End) records about
-// 250 bytes (bench/README.md, "Journal and standby results"), so 256 MiB
-// holds about 10^6 puts: a whole default session TTL (10 s) of etcd stall
-// at 100 000 puts/s, far above what one HTTP server answers. A journal that
-// overruns makes the leader step down, so size it for the stalls to ride out.
+// 190 bytes (bench/README.md, "Journal and standby results" and "High
+// availability"), so 256 MiB holds over 10^6 puts: a whole default session TTL (10 s) of etcd stall
+// at 100 000 puts/s, far above what one HTTP server answers. Records a
+// journal that overran dropped are covered by a snapshot before they are
+// acknowledged (a full snapshot per overrun), so size it for the stalls to
+// ride out.
 const DefaultJournalCapacityBytes = 256 << 20
 
 type options struct {
@@ -55,6 +58,10 @@ type options struct {
 	maxRequestBytes               int64
 	writeTimeout, shutdownTimeout time.Duration
 	logLevel                      string
+	dataDir, snapshotDir          string
+	snapshotInterval              time.Duration
+	snapshotEveryBytes            int64
+	snapshotKeep                  int
 }
 
 func parseFlags(args []string, stderr io.Writer) (*options, error) {
@@ -71,7 +78,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.name, "node-name", "", "this node's name, unique in the cluster (default: <hostname>:<listen port>)")
 	fs.DurationVar(&o.sessionTTL, "session-ttl", ha.DefaultSessionTTL, "etcd session TTL, whole seconds: a leader that stops refreshing it is deposed after it")
 	fs.IntVar(&o.maxBatchBytes, "max-batch-bytes", ha.DefaultMaxBatchBytes, "largest journal batch (one etcd transaction); below etcd's --max-request-bytes")
-	fs.Uint64Var(&o.journalBytes, "journal-capacity-bytes", DefaultJournalCapacityBytes, "journal capacity: what is not in etcd yet (256 MiB: ~10^6 puts at ~250 B each)")
+	fs.Uint64Var(&o.journalBytes, "journal-capacity-bytes", DefaultJournalCapacityBytes, "journal capacity: what is not in etcd yet (256 MiB: over 10^6 puts at ~190 B each)")
 	fs.DurationVar(&o.leaseTTL, "lease-ttl", def.KVLeaseTTL, "read lease granted by get and exist")
 	fs.DurationVar(&o.defaultPin, "default-soft-pin-ttl", def.DefaultSoftPinTTL, "soft-pin TTL of an ENABLE without ttl_ms")
 	fs.DurationVar(&o.maxPin, "max-soft-pin-ttl", def.MaxSoftPinTTL, "largest soft-pin TTL a write may ask for")
@@ -89,6 +96,11 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.DurationVar(&o.writeTimeout, "write-timeout", server.DefaultWriteTimeout, "how long a call waits for its change to be durable before 503 NOT_DURABLE")
 	fs.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long a graceful shutdown waits for requests in flight")
 	fs.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
+	fs.StringVar(&o.dataDir, "data-dir", "mooncake-meta-data", "directory of the node's files (created if absent)")
+	fs.StringVar(&o.snapshotDir, "snapshot-dir", "", "snapshot store: a directory every node of the cluster reaches (the same, or a shared filesystem) (default: <data-dir>/snapshots)")
+	fs.DurationVar(&o.snapshotInterval, "snapshot-interval", ha.DefaultSnapshotInterval, "longest time between two snapshots of the leader while the journal grows")
+	fs.Int64Var(&o.snapshotEveryBytes, "snapshot-every-bytes", ha.DefaultSnapshotEveryBytes, "journal bytes shipped between two snapshots, at most: bounds the journal held in etcd")
+	fs.IntVar(&o.snapshotKeep, "snapshot-keep", ha.DefaultSnapshotKeep, "snapshots kept in the store, the published one included")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -119,6 +131,15 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	}
 	if o.writeTimeout <= 0 || o.shutdownTimeout <= 0 || o.etcdDialTimeout <= 0 {
 		return nil, errors.New("--write-timeout, --shutdown-timeout and --etcd-dial-timeout must be > 0")
+	}
+	if o.snapshotInterval <= 0 || o.snapshotEveryBytes <= 0 || o.snapshotKeep <= 0 {
+		return nil, errors.New("--snapshot-interval, --snapshot-every-bytes and --snapshot-keep must be > 0")
+	}
+	if o.snapshotDir == "" {
+		if o.dataDir == "" {
+			return nil, errors.New("--data-dir or --snapshot-dir is required")
+		}
+		o.snapshotDir = filepath.Join(o.dataDir, "snapshots")
 	}
 	if o.journalBytes == 0 {
 		return nil, errors.New("--journal-capacity-bytes must be > 0: an HA node ships its master's journal")
@@ -248,6 +269,10 @@ func serve(o *options, log *slog.Logger) error {
 		return fmt.Errorf("etcd client: %w", err)
 	}
 	defer cli.Close()
+	store, err := ha.NewDirStore(o.snapshotDir)
+	if err != nil {
+		return fmt.Errorf("--snapshot-dir %q: %w", o.snapshotDir, err)
+	}
 	l, err := net.Listen("tcp", o.listen)
 	if err != nil {
 		return err
@@ -258,7 +283,9 @@ func serve(o *options, log *slog.Logger) error {
 		SessionTTL: o.sessionTTL, MaxBatchBytes: o.maxBatchBytes,
 		Master: mcfg, TLS: srvTLS,
 		MaxRequestBytes: o.maxRequestBytes, WriteTimeout: o.writeTimeout,
-		Logger: log,
+		Logger:    log,
+		Snapshots: store, SnapshotInterval: o.snapshotInterval,
+		SnapshotEveryBytes: o.snapshotEveryBytes, SnapshotKeep: o.snapshotKeep,
 	}, l)
 	cancel()
 	if err != nil {
@@ -266,7 +293,7 @@ func serve(o *options, log *slog.Logger) error {
 		return err
 	}
 	log.Info("mooncake-meta-server listening", "listen", l.Addr().String(), "url", srv.URL(), "name", o.name,
-		"etcd", eps, "prefix", o.prefix, "library", mm.Version())
+		"etcd", eps, "prefix", o.prefix, "snapshot_dir", o.snapshotDir, "library", mm.Version())
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
 	select {

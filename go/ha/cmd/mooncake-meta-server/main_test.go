@@ -2,10 +2,12 @@ package main
 
 import (
 	"io"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/kvcache-ai/libmooncake_meta/go/ha"
 	"github.com/kvcache-ai/libmooncake_meta/go/ha/server"
 )
 
@@ -17,6 +19,16 @@ func TestFlagDefaults(t *testing.T) {
 	if o.listen != "127.0.0.1:7480" || o.journalBytes != DefaultJournalCapacityBytes || o.maxRequestBytes != server.DefaultMaxRequestBytes ||
 		o.sessionTTL != 10*time.Second || o.etcdEndpoints != "127.0.0.1:2379" {
 		t.Fatalf("defaults %+v", o)
+	}
+	if o.snapshotDir != filepath.Join("mooncake-meta-data", "snapshots") || o.snapshotInterval != ha.DefaultSnapshotInterval ||
+		o.snapshotEveryBytes != ha.DefaultSnapshotEveryBytes || o.snapshotKeep != ha.DefaultSnapshotKeep {
+		t.Fatalf("snapshot defaults %+v", o)
+	}
+	if o, err := parseFlags([]string{"--node-name", "n1", "--data-dir", "/d", "--snapshot-dir", "/s"}, io.Discard); err != nil || o.snapshotDir != "/s" {
+		t.Fatalf("--snapshot-dir: %+v, %v", o, err)
+	}
+	if o, err := parseFlags([]string{"--node-name", "n1", "--data-dir", "/d"}, io.Discard); err != nil || o.snapshotDir != "/d/snapshots" {
+		t.Fatalf("--data-dir: %+v, %v", o, err)
 	}
 	c, err := o.masterConfig()
 	if err != nil || !c.Standby || c.JournalCapacityBytes != DefaultJournalCapacityBytes {
@@ -37,6 +49,10 @@ func TestBadFlagsAreRefused(t *testing.T) {
 		{"--journal-capacity-bytes", "0"},
 		{"--write-timeout", "0s"},
 		{"--session-ttl", "soon"},
+		{"--snapshot-interval", "0s"},
+		{"--snapshot-every-bytes", "-1"},
+		{"--snapshot-keep", "0"},
+		{"--data-dir", ""},
 		{"extra"},
 	} {
 		if _, err := parseFlags(args, io.Discard); err == nil {

@@ -26,6 +26,16 @@ const (
 	// DefaultFlushInterval is how often a leader looks for journal records
 	// that no WaitDurable asked for (maintenance: expiry, eviction, sweeps).
 	DefaultFlushInterval = 10 * time.Millisecond
+	// DefaultSnapshotInterval is the longest a leader goes without a
+	// snapshot while its journal has new records.
+	DefaultSnapshotInterval = 5 * time.Minute
+	// DefaultSnapshotEveryBytes is how many journal bytes a leader ships
+	// before its next snapshot: 64 MiB keeps etcd's backend far below its
+	// default 2 GiB quota (README, "Snapshots and journal GC").
+	DefaultSnapshotEveryBytes = 64 << 20
+	// DefaultSnapshotKeep is how many snapshots the store keeps, the
+	// published one included.
+	DefaultSnapshotKeep = 2
 )
 
 // Limits of Config.MaxBatchBytes. The upper one is for an etcd whose
@@ -43,8 +53,9 @@ type Config struct {
 	// closes it after Node.Close).
 	Client *clientv3.Client
 	// Prefix names the cluster: its keys are <Prefix>/leader/... (the
-	// election) and <Prefix>/journal/<first sequence, 20 digits> (the
-	// journal batches). Every node of one cluster uses the same prefix; it
+	// election), <Prefix>/journal/<first sequence, 20 digits> (the
+	// journal batches) and <Prefix>/snapshot (the latest snapshot's
+	// record). Every node of one cluster uses the same prefix; it
 	// must not be empty nor end with "/".
 	Prefix string
 	// Name identifies this node to the others: the value of its election
@@ -55,13 +66,30 @@ type Config struct {
 	SessionTTL time.Duration
 	// MaxBatchBytes bounds one journal batch, in [MinMaxBatchBytes,
 	// MaxMaxBatchBytes]. A single journal record larger than this cannot
-	// be shipped: the leader stops with ErrRecordTooLarge.
+	// be shipped: a snapshot covers it, or without Snapshots the leader
+	// stops with ErrRecordTooLarge.
 	MaxBatchBytes int
 	// FlushInterval is how often a leader ships records nobody waits for
 	// (> 0); WaitDurable ships at once.
 	FlushInterval time.Duration
 	// Logger receives the node's structured log; nil discards it.
 	Logger *slog.Logger
+
+	// Snapshots is where the leader writes snapshots and every node reads
+	// the latest one from; every node of the cluster must reach the same
+	// store. nil: no snapshots and no journal garbage collection (etcd
+	// grows until its quota), and a leader whose journal overran steps
+	// down.
+	Snapshots SnapshotStore
+	// SnapshotInterval (> 0): a leader takes a snapshot at most this long
+	// after its last one, when records were shipped since.
+	SnapshotInterval time.Duration
+	// SnapshotEveryBytes (> 0): a leader takes a snapshot once it shipped
+	// this many journal bytes since its last one.
+	SnapshotEveryBytes int64
+	// SnapshotKeep (>= 1) is how many snapshots the store keeps, the
+	// published one included.
+	SnapshotKeep int
 
 	// pageBytes bounds one range read of a catch-up (0: 16 MiB); tests
 	// shrink it to page through a small journal.
@@ -101,6 +129,24 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
+	if c.SnapshotInterval == 0 {
+		c.SnapshotInterval = DefaultSnapshotInterval
+	}
+	if c.SnapshotInterval < 0 {
+		return c, fmt.Errorf("%w: Config.SnapshotInterval %v is negative", ErrInvalidConfig, c.SnapshotInterval)
+	}
+	if c.SnapshotEveryBytes == 0 {
+		c.SnapshotEveryBytes = DefaultSnapshotEveryBytes
+	}
+	if c.SnapshotEveryBytes < 0 {
+		return c, fmt.Errorf("%w: Config.SnapshotEveryBytes %d is negative", ErrInvalidConfig, c.SnapshotEveryBytes)
+	}
+	if c.SnapshotKeep == 0 {
+		c.SnapshotKeep = DefaultSnapshotKeep
+	}
+	if c.SnapshotKeep < 0 {
+		return c, fmt.Errorf("%w: Config.SnapshotKeep %d is negative", ErrInvalidConfig, c.SnapshotKeep)
+	}
 	if c.pageBytes == 0 {
 		c.pageBytes = 16 << 20
 	}
@@ -113,6 +159,10 @@ func ElectionPrefix(prefix string) string { return prefix + "/leader" }
 
 // JournalPrefix is the prefix of a cluster's journal batches.
 func JournalPrefix(prefix string) string { return prefix + "/journal/" }
+
+// SnapshotKey is the key of a cluster's snapshot record (JSON, see
+// SnapshotRecord).
+func SnapshotKey(prefix string) string { return prefix + "/snapshot" }
 
 // JournalKey is the key of the batch whose first record is seq: 20
 // zero-padded digits, so the keys sort in sequence order.

@@ -25,23 +25,28 @@ var (
 	// nothing more and has stepped down.
 	ErrFenced = errors.New("ha: leadership lost")
 	// ErrRecordTooLarge: a journal record does not fit Config.MaxBatchBytes,
-	// so it cannot be shipped; the leader steps down.
+	// so it cannot be shipped; without a snapshot store to cover it the
+	// leader steps down.
 	ErrRecordTooLarge = errors.New("ha: journal record larger than Config.MaxBatchBytes")
 	// ErrConflict: a batch key already holds other bytes: two writers
 	// shipped the same sequence (never expected; the leader steps down).
 	ErrConflict = errors.New("ha: journal batch conflict in etcd")
 	// ErrJournal: the master's journal could not be read, released or
-	// applied (the wrapped error says why: an overrun means the standby
-	// must resync from a snapshot).
+	// applied (the wrapped error says why); without a snapshot store an
+	// overrun of the leader's journal is one.
 	ErrJournal = errors.New("ha: journal")
+	// ErrSnapshot: a snapshot could not be written, read, verified or
+	// restored (the message says which and why).
+	ErrSnapshot = errors.New("ha: snapshot")
 	// ErrClosed: the node was closed.
 	ErrClosed = errors.New("ha: node closed")
 )
 
 // transient reports whether an etcd call may succeed when retried: the
-// server was unreachable, had no leader or timed out. Anything else
-// (a request too large, a bad argument) is a bug or a misconfiguration
-// that retrying does not fix.
+// server was unreachable, had no leader, was electing one, timed out or
+// throttled the request. Anything else (a request too large, a bad
+// argument, the space quota) is a bug or a misconfiguration that retrying
+// does not fix.
 func transient(err error) bool {
 	if errors.Is(err, context.DeadlineExceeded) {
 		return true
@@ -49,7 +54,18 @@ func transient(err error) bool {
 	if errors.Is(err, rpctypes.ErrRequestTooLarge) || errors.Is(err, rpctypes.ErrGRPCRequestTooLarge) {
 		return false
 	}
-	switch status.Code(err) {
+	if errors.Is(err, rpctypes.ErrTooManyRequests) {
+		return true
+	}
+	// clientv3 turns the errors etcd knows (no leader, leader changed,
+	// request timed out, ...) into rpctypes.EtcdError values, which carry
+	// their gRPC code but no gRPC status: status.Code would say Unknown.
+	code := status.Code(err)
+	var ee rpctypes.EtcdError
+	if errors.As(err, &ee) {
+		code = ee.Code()
+	}
+	switch code {
 	case codes.Unavailable, codes.DeadlineExceeded, codes.Aborted:
 		return true
 	}

@@ -24,6 +24,7 @@ type fakeJournal struct {
 	recs     []string // recs[i] has sequence i+1: applied (standby) or appended (primary)
 	released uint64
 	dropped  uint64 // records up to it were dropped unreleased (the journal was full)
+	restores int    // snapshots restored
 }
 
 func newFakeStandby() *fakeJournal { return &fakeJournal{standby: true, capacity: 1 << 20} }
@@ -74,7 +75,7 @@ func (f *fakeJournal) ReadBatch(from uint64, buf []byte) (int, uint64, int, erro
 	case from == 0 || from > last+1:
 		return 0, 0, 0, fmt.Errorf("fake: read from %d, last %d", from, last)
 	case from <= max(f.released, f.dropped):
-		return 0, 0, 0, fmt.Errorf("fake: overrun: released %d, dropped %d", f.released, f.dropped)
+		return 0, 0, 0, fmt.Errorf("fake: %w: released %d, dropped %d", ErrOverrun, f.released, f.dropped)
 	case from == last+1:
 		return 0, from, 0, nil
 	}
@@ -148,4 +149,46 @@ func (f *fakeJournal) State() (bool, uint64, uint64, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.standby, uint64(len(f.recs)), f.capacity, nil
+}
+
+type fakeSnapshot struct {
+	Seq  uint64   `json:"seq"`
+	Recs []string `json:"recs"`
+}
+
+func (f *fakeJournal) Snapshot() ([]byte, uint64, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	seq := uint64(len(f.recs))
+	b, err := json.Marshal(fakeSnapshot{Seq: seq, Recs: f.recs})
+	return b, seq, err
+}
+
+func (f *fakeJournal) Restore(data []byte) (uint64, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.standby {
+		return 0, errors.New("fake: restore on a primary")
+	}
+	var s fakeSnapshot
+	if err := json.Unmarshal(data, &s); err != nil || uint64(len(s.Recs)) != s.Seq {
+		return 0, fmt.Errorf("fake: corrupt snapshot: %v", err)
+	}
+	f.recs = s.Recs
+	f.restores++
+	return s.Seq, nil
+}
+
+func (f *fakeJournal) BatchLast(batch []byte) (uint64, error) {
+	var b fakeBatch
+	if err := json.Unmarshal(batch, &b); err != nil || len(b.Recs) == 0 {
+		return 0, fmt.Errorf("fake: corrupt batch: %v", err)
+	}
+	return b.First + uint64(len(b.Recs)) - 1, nil
+}
+
+func (f *fakeJournal) restored() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.restores
 }

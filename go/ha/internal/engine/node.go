@@ -38,7 +38,21 @@ type Journal interface {
 	// State reports whether the master is a standby, its applied sequence
 	// and its journal's capacity (0: no journal).
 	State() (standby bool, appliedSeq uint64, journalCapacity uint64, err error)
+	// Snapshot serialises the master and returns the bytes and the last
+	// journal sequence they include.
+	Snapshot() (data []byte, seq uint64, err error)
+	// Restore installs a snapshot on the standby and returns its applied
+	// sequence afterwards (the snapshot's journal sequence); the journal
+	// goes on after it.
+	Restore(data []byte) (appliedSeq uint64, err error)
+	// BatchLast is the last sequence of a batch ReadBatch produced (its
+	// first plus its record count, less one).
+	BatchLast(batch []byte) (uint64, error)
 }
+
+// ErrOverrun is what a Journal's ReadBatch wraps when the records asked
+// for were dropped (the journal was full): only a snapshot covers them.
+var ErrOverrun = errors.New("journal overrun")
 
 // Role is what a node is doing.
 type Role int
@@ -87,10 +101,15 @@ type Node struct {
 	changed chan struct{} // closed and replaced on every change below
 	applied uint64        // the master's applied sequence (follower) or the promotion's
 	durable uint64        // every record up to it is in etcd (leader)
+	shipped uint64        // journal bytes this node stored in etcd (leader)
 	// The election key and its create revision while promoting or
 	// leading: every batch write compares them (the fence).
 	leaderKey string
 	leaderRev int64
+	recSeq    uint64        // the newest snapshot record seen in etcd
+	snap      SnapshotStats // what Snapshots reports
+
+	snapMu sync.Mutex // serialises the leader's snapshots
 
 	kick      chan struct{} // a WaitDurable wants records shipped now
 	closing   chan struct{} // closed by Close
@@ -163,6 +182,14 @@ func (n *Node) DurableSeq() uint64 {
 	return n.durable
 }
 
+// ShippedBytes is how many journal bytes this node stored in etcd while
+// leading.
+func (n *Node) ShippedBytes() uint64 {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.shipped
+}
+
 // Done is closed when the node has stopped (Close, or it stepped down) and
 // given up its election key and lease.
 func (n *Node) Done() <-chan struct{} { return n.done }
@@ -210,7 +237,8 @@ func (n *Node) WaitApplied(ctx context.Context, seq uint64) error {
 }
 
 // WaitDurable returns nil once every journal record up to seq is committed
-// to etcd (durable: a standby promoted later has it). It is the leader's
+// to etcd, or covered by a snapshot whose record is (durable: a standby
+// promoted later has it). It is the leader's
 // acknowledgement: answer a client only then. It ships at once what is
 // pending (records written meanwhile ride along: group commit). It fails
 // with ErrNotLeader on a node that does not lead, and with the node's
@@ -329,14 +357,25 @@ func (n *Node) live() error {
 
 	followCtx, stopFollow := context.WithCancel(ctx)
 	followErr := make(chan error, 1)
+	ready := make(chan struct{})
 	go func() {
-		err := n.follow(followCtx)
+		err := n.follow(followCtx, ready)
 		if err != nil {
 			cancel() // stop campaigning: this master cannot be trusted to lead
 		}
 		followErr <- err
 	}()
-	sess, elec, cerr := n.campaign(ctx)
+	// Campaign only once the master caught up (a snapshot it needs but
+	// cannot load keeps it a standby that never leads).
+	var sess *concurrency.Session
+	var elec *concurrency.Election
+	var cerr error
+	select {
+	case <-ready:
+		sess, elec, cerr = n.campaign(ctx)
+	case <-ctx.Done():
+		cerr = ctx.Err()
+	}
 	stopFollow()
 	if ferr := <-followErr; ferr != nil {
 		if sess != nil {

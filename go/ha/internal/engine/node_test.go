@@ -104,6 +104,9 @@ func TestConfigRejectsEveryBadField(t *testing.T) {
 		{"tiny batch", func(c *Config) { c.MaxBatchBytes = MinMaxBatchBytes - 1 }, "Config.MaxBatchBytes"},
 		{"huge batch", func(c *Config) { c.MaxBatchBytes = MaxMaxBatchBytes + 1 }, "Config.MaxBatchBytes"},
 		{"negative flush interval", func(c *Config) { c.FlushInterval = -time.Millisecond }, "Config.FlushInterval"},
+		{"negative snapshot interval", func(c *Config) { c.SnapshotInterval = -time.Second }, "Config.SnapshotInterval"},
+		{"negative snapshot bytes", func(c *Config) { c.SnapshotEveryBytes = -1 }, "Config.SnapshotEveryBytes"},
+		{"negative snapshot keep", func(c *Config) { c.SnapshotKeep = -1 }, "Config.SnapshotKeep"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := good
@@ -118,7 +121,8 @@ func TestConfigRejectsEveryBadField(t *testing.T) {
 	if err != nil {
 		t.Fatalf("good config: %v", err)
 	}
-	if c.SessionTTL != DefaultSessionTTL || c.MaxBatchBytes != DefaultMaxBatchBytes || c.FlushInterval != DefaultFlushInterval || c.Logger == nil {
+	if c.SessionTTL != DefaultSessionTTL || c.MaxBatchBytes != DefaultMaxBatchBytes || c.FlushInterval != DefaultFlushInterval || c.Logger == nil ||
+		c.SnapshotInterval != DefaultSnapshotInterval || c.SnapshotEveryBytes != DefaultSnapshotEveryBytes || c.SnapshotKeep != DefaultSnapshotKeep {
 		t.Fatalf("defaults not applied: %+v", c)
 	}
 }

@@ -30,7 +30,12 @@ func (n *Node) promoteAndLead(ctx context.Context, sess *concurrency.Session) er
 			break
 		}
 		var ae *applyError
-		if errors.As(err, &ae) {
+		var se *snapshotError
+		if errors.As(err, &se) {
+			n.update(func() { n.snap.LoadFailures++ })
+		}
+		if errors.As(err, &ae) || errors.As(err, &se) {
+			// Leading without the state would lose acknowledged changes.
 			return err
 		}
 		if ctx.Err() != nil {
@@ -72,7 +77,9 @@ func (n *Node) promoteAndLead(ctx context.Context, sess *concurrency.Session) er
 // between drains, never inside one: a transaction cut short might have
 // committed, and only the same bytes may be retried under its key. A
 // drain cannot block for long: an unreachable etcd ends the session
-// within one TTL, and that ends the drain (ErrFenced).
+// within one TTL, and that ends the drain (ErrFenced). With a snapshot
+// store, a snapshot is taken in the background every SnapshotInterval or
+// SnapshotEveryBytes shipped, whichever comes first.
 func (n *Node) lead(ctx context.Context, sess *concurrency.Session, next uint64) error {
 	buf := make([]byte, n.cfg.MaxBatchBytes)
 	tick := time.NewTicker(n.cfg.FlushInterval)
@@ -80,6 +87,8 @@ func (n *Node) lead(ctx context.Context, sess *concurrency.Session, next uint64)
 	wctx, stopWatch := context.WithCancel(context.Background())
 	defer stopWatch()
 	lost := n.watchFence(wctx)
+	sn := n.startSnapshotter(sess)
+	defer sn.stop()
 	for {
 		select {
 		case <-n.kick:
@@ -88,25 +97,125 @@ func (n *Node) lead(ctx context.Context, sess *concurrency.Session, next uint64)
 			return fmt.Errorf("%w: the session's lease expired or was revoked", ErrFenced)
 		case <-lost:
 			return fmt.Errorf("%w: the election key was deleted", ErrFenced)
+		case err := <-sn.failed:
+			return err
 		case <-ctx.Done():
 			// Close: store what the journal holds now.
-			return n.drain(sess, &next, buf)
+			return n.drain(sess, &next, buf, sn)
 		}
-		if err := n.drain(sess, &next, buf); err != nil {
+		if err := n.drain(sess, &next, buf, sn); err != nil {
 			return err
 		}
 	}
 }
 
-// drain ships every record from *next in batches and releases them.
-func (n *Node) drain(sess *concurrency.Session, next *uint64, buf []byte) error {
+// snapshotter takes the leader's periodic snapshots in the background, so
+// shipping goes on meanwhile.
+type snapshotter struct {
+	n       *Node
+	want    chan struct{} // a snapshot is due (SnapshotEveryBytes)
+	failed  chan error    // leadership was lost while snapshotting
+	quit    chan struct{}
+	done    chan struct{}
+	shipped int64 // journal bytes shipped since the last snapshot (lead's goroutine)
+}
+
+// startSnapshotter starts the background snapshots (none without a
+// store: then sn.want is never read and nothing is sent on sn.failed).
+func (n *Node) startSnapshotter(sess *concurrency.Session) *snapshotter {
+	sn := &snapshotter{n: n, want: make(chan struct{}, 1), failed: make(chan error, 1), quit: make(chan struct{}), done: make(chan struct{})}
+	if n.cfg.Snapshots == nil {
+		close(sn.done)
+		return sn
+	}
+	go func() {
+		defer close(sn.done)
+		ctx, cancel := context.WithCancel(sess.Ctx())
+		defer cancel()
+		go func() {
+			select {
+			case <-sn.quit:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+		t := time.NewTimer(n.cfg.SnapshotInterval)
+		defer t.Stop()
+		for {
+			select {
+			case <-sn.quit:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			case <-sn.want:
+			}
+			_, err := n.snapshot(ctx)
+			if errors.Is(err, ErrFenced) {
+				sn.failed <- err
+				return
+			}
+			if err != nil && ctx.Err() == nil {
+				n.cfg.Logger.Error("ha snapshot failed; retrying at the next one", "name", n.cfg.Name, "err", err)
+			}
+			if !t.Stop() {
+				select {
+				case <-t.C:
+				default:
+				}
+			}
+			t.Reset(n.cfg.SnapshotInterval)
+		}
+	}()
+	return sn
+}
+
+// shippedBytes counts a shipped batch and asks for a snapshot once
+// SnapshotEveryBytes were shipped since the last request.
+func (sn *snapshotter) shippedBytes(b int) {
+	if sn.n.cfg.Snapshots == nil {
+		return
+	}
+	sn.shipped += int64(b)
+	if sn.shipped >= sn.n.cfg.SnapshotEveryBytes {
+		sn.shipped = 0
+		select {
+		case sn.want <- struct{}{}:
+		default:
+		}
+	}
+}
+
+func (sn *snapshotter) stop() {
+	close(sn.quit)
+	<-sn.done
+}
+
+// drain ships every record from *next in batches and releases them. Records
+// it cannot ship — dropped by a full journal (etcd fell behind), or one
+// larger than a batch — are covered by a snapshot instead when there is a
+// store: once it is published they are durable, and shipping goes on
+// after its sequence. Without a store the leader steps down.
+func (n *Node) drain(sess *concurrency.Session, next *uint64, buf []byte, sn *snapshotter) error {
 	for {
 		size, after, need, err := n.j.ReadBatch(*next, buf)
-		if need > len(buf) {
-			return fmt.Errorf("%w: record %d needs %d bytes, the limit is %d", ErrRecordTooLarge, *next, need, len(buf))
-		}
-		if err != nil {
+		var unshippable error
+		switch {
+		case need > len(buf):
+			unshippable = fmt.Errorf("%w: record %d needs %d bytes, the limit is %d", ErrRecordTooLarge, *next, need, len(buf))
+		case errors.Is(err, ErrOverrun):
+			unshippable = fmt.Errorf("%w: reading from %d: %w", ErrJournal, *next, err)
+		case err != nil:
 			return fmt.Errorf("%w: reading from %d: %w", ErrJournal, *next, err)
+		}
+		if unshippable != nil {
+			if n.cfg.Snapshots == nil {
+				return unshippable
+			}
+			if err := n.resync(sess, next, unshippable); err != nil {
+				return err
+			}
+			continue
 		}
 		if size == 0 {
 			return nil
@@ -114,12 +223,40 @@ func (n *Node) drain(sess *concurrency.Session, next *uint64, buf []byte) error 
 		if err := n.commit(sess, *next, buf[:size]); err != nil {
 			return err
 		}
-		n.update(func() { n.durable = after - 1 })
+		n.update(func() {
+			n.durable = after - 1
+			n.shipped += uint64(size)
+		})
 		if err := n.j.Release(after - 1); err != nil {
 			return fmt.Errorf("%w: releasing up to %d: %w", ErrJournal, after-1, err)
 		}
 		*next = after
+		sn.shippedBytes(size)
 	}
+}
+
+// resync publishes a snapshot covering the records from *next that cannot
+// be shipped (why), makes them durable and moves *next after it. A
+// snapshot that cannot be published makes the leader step down (why and
+// the snapshot's error).
+func (n *Node) resync(sess *concurrency.Session, next *uint64, why error) error {
+	n.cfg.Logger.Warn("ha journal records cannot be shipped; covering them with a snapshot", "name", n.cfg.Name, "from", *next, "why", why)
+	seq, err := n.snapshot(sess.Ctx())
+	if err != nil {
+		if errors.Is(err, ErrFenced) {
+			return err
+		}
+		return fmt.Errorf("%w; and no snapshot covers them: %w", why, err)
+	}
+	if seq < *next {
+		return fmt.Errorf("%w; the snapshot published ends at %d", why, seq)
+	}
+	n.update(func() { n.durable = max(n.durable, seq) })
+	if err := n.j.Release(seq); err != nil {
+		return fmt.Errorf("%w: releasing up to %d: %w", ErrJournal, seq, err)
+	}
+	*next = seq + 1
+	return nil
 }
 
 // commit stores one batch under its key, fenced by the election key. A

@@ -303,6 +303,19 @@ func (m *Member) Stop() error {
 	return nil
 }
 
+// Kill kills the member with SIGKILL (a crash: no graceful leadership
+// transfer) and returns once the process is gone.
+func (m *Member) Kill() error {
+	if m.cmd == nil {
+		return nil
+	}
+	if err := m.cmd.Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		return err
+	}
+	<-m.exited
+	return nil
+}
+
 func (c *Cluster) stopAll() {
 	if c.t.Failed() {
 		c.dumpLogs()

@@ -1,0 +1,230 @@
+package engine
+
+// Snapshot stores: where a leader writes its master's snapshots and every
+// node reads the latest one from (the etcd record names its location).
+// DirStore, a directory, is the default; any store all nodes can reach
+// (a shared filesystem, an object store) implements SnapshotStore.
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// SnapshotStore holds snapshots by journal sequence. Its methods may be
+// called from several goroutines at once, and by several nodes (processes)
+// sharing it: Put never overwrites what another Put wrote.
+type SnapshotStore interface {
+	// Put stores data, the snapshot that includes every journal record up
+	// to seq, durably (it survives a crash once Put returned), under a
+	// location no other Put returns, and returns that location.
+	Put(ctx context.Context, seq uint64, data []byte) (location string, err error)
+	// Get returns the bytes stored at location.
+	Get(ctx context.Context, location string) ([]byte, error)
+	// Delete removes the snapshot at location; an absent one is no error.
+	Delete(ctx context.Context, location string) error
+	// List returns every stored snapshot, by ascending sequence.
+	List(ctx context.Context) ([]StoredSnapshot, error)
+}
+
+// StoredSnapshot is one entry of SnapshotStore.List.
+type StoredSnapshot struct {
+	Seq      uint64
+	Location string
+}
+
+// Prune deletes, of the snapshots in store older than the one at current
+// (whose sequence is seq), all but the keep-1 newest, so keep snapshots
+// remain counting current. It never deletes current nor a snapshot with a
+// sequence >= seq: that may be another leader's, not published yet.
+func Prune(ctx context.Context, store SnapshotStore, keep int, current string, seq uint64) (deleted int, err error) {
+	all, err := store.List(ctx)
+	if err != nil {
+		return 0, err
+	}
+	var older []StoredSnapshot
+	for _, s := range all {
+		if s.Location != current && s.Seq < seq {
+			older = append(older, s)
+		}
+	}
+	for i := 0; i+max(keep-1, 0) < len(older); i++ {
+		if err := store.Delete(ctx, older[i].Location); err != nil {
+			return deleted, err
+		}
+		deleted++
+	}
+	return deleted, nil
+}
+
+// DirStore keeps snapshots as files in a directory:
+// snapshot-<seq, 20 digits>-<16 random hex digits>.mcms, each written to a
+// temporary file, synced, renamed into place and the directory synced, so
+// a crash leaves a whole file or none. The location is the file's name.
+// Every node of a cluster must reach the same directory (one machine, or
+// a shared filesystem).
+type DirStore struct {
+	dir string
+}
+
+const (
+	snapFilePrefix = "snapshot-"
+	snapFileSuffix = ".mcms"
+)
+
+// NewDirStore returns the store in dir, creating the directory (0700) if
+// it does not exist.
+func NewDirStore(dir string) (*DirStore, error) {
+	if dir == "" {
+		return nil, errors.New("ha: snapshot directory: the path is empty")
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("ha: snapshot directory: %w", err)
+	}
+	return &DirStore{dir: dir}, nil
+}
+
+// Dir is the store's directory.
+func (d *DirStore) Dir() string { return d.dir }
+
+// parseSnapName returns the sequence a file name of the store carries.
+func parseSnapName(name string) (uint64, bool) {
+	rest, ok := strings.CutPrefix(name, snapFilePrefix)
+	if !ok {
+		return 0, false
+	}
+	rest, ok = strings.CutSuffix(rest, snapFileSuffix)
+	if !ok || len(rest) != 20+1+16 || rest[20] != '-' {
+		return 0, false
+	}
+	if _, err := hex.DecodeString(rest[21:]); err != nil {
+		return 0, false
+	}
+	seq, err := strconv.ParseUint(rest[:20], 10, 64)
+	return seq, err == nil
+}
+
+// path checks that location is a name of this store (no path elsewhere)
+// and returns the file's path.
+func (d *DirStore) path(location string) (string, error) {
+	if _, ok := parseSnapName(location); !ok {
+		return "", fmt.Errorf("ha: %q is not a snapshot location of this store", location)
+	}
+	return filepath.Join(d.dir, location), nil
+}
+
+// Put implements SnapshotStore.
+func (d *DirStore) Put(ctx context.Context, seq uint64, data []byte) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	var nonce [8]byte
+	if _, err := rand.Read(nonce[:]); err != nil {
+		return "", fmt.Errorf("ha: snapshot name: %w", err)
+	}
+	name := fmt.Sprintf("%s%020d-%s%s", snapFilePrefix, seq, hex.EncodeToString(nonce[:]), snapFileSuffix)
+	tmp, err := os.CreateTemp(d.dir, ".tmp-"+name+"-*")
+	if err != nil {
+		return "", fmt.Errorf("ha: writing snapshot %d: %w", seq, err)
+	}
+	committed := false
+	defer func() {
+		if !committed {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	if _, err := tmp.Write(data); err != nil {
+		return "", fmt.Errorf("ha: writing snapshot %d: %w", seq, err)
+	}
+	if err := tmp.Sync(); err != nil {
+		return "", fmt.Errorf("ha: syncing snapshot %d: %w", seq, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return "", fmt.Errorf("ha: writing snapshot %d: %w", seq, err)
+	}
+	if err := os.Rename(tmp.Name(), filepath.Join(d.dir, name)); err != nil {
+		os.Remove(tmp.Name())
+		return "", fmt.Errorf("ha: placing snapshot %d: %w", seq, err)
+	}
+	committed = true
+	if err := syncDir(d.dir); err != nil {
+		return "", fmt.Errorf("ha: syncing the snapshot directory: %w", err)
+	}
+	return name, nil
+}
+
+func syncDir(dir string) error {
+	f, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return f.Sync()
+}
+
+// Get implements SnapshotStore.
+func (d *DirStore) Get(ctx context.Context, location string) ([]byte, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	p, err := d.path(location)
+	if err != nil {
+		return nil, err
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return nil, fmt.Errorf("ha: reading snapshot: %w", err)
+	}
+	return b, nil
+}
+
+// Delete implements SnapshotStore.
+func (d *DirStore) Delete(ctx context.Context, location string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	p, err := d.path(location)
+	if err != nil {
+		return err
+	}
+	if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("ha: deleting snapshot: %w", err)
+	}
+	return nil
+}
+
+// List implements SnapshotStore (files not named by Put are ignored).
+func (d *DirStore) List(ctx context.Context) ([]StoredSnapshot, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	entries, err := os.ReadDir(d.dir)
+	if err != nil {
+		return nil, fmt.Errorf("ha: listing snapshots: %w", err)
+	}
+	var out []StoredSnapshot
+	for _, e := range entries {
+		if seq, ok := parseSnapName(e.Name()); ok && e.Type().IsRegular() {
+			out = append(out, StoredSnapshot{Seq: seq, Location: e.Name()})
+		}
+	}
+	slices.SortFunc(out, func(a, b StoredSnapshot) int {
+		if a.Seq != b.Seq {
+			if a.Seq < b.Seq {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.Location, b.Location)
+	})
+	return out, nil
+}
