@@ -259,6 +259,12 @@ impl ShardState {
         key_of(&self.tenants, obj)
     }
 
+    /// The tenant of a record of this shard.
+    #[inline]
+    pub fn tenant_of(&self, obj: &Object) -> &str {
+        self.tenants.name(obj.tenant())
+    }
+
     /// The hash of a record's key (recomputed: records do not store it).
     #[inline]
     pub fn hash_of(&self, obj: &Object) -> u64 {

@@ -117,7 +117,7 @@ impl MasterCore {
         let obj = st
             .slot(slot)
             .expect("the operation's object is in its slot");
-        let (k, token) = (st.key_of(obj), obj.write_token);
+        let (k, token) = (KeyBytes::of(st, obj), obj.write_token);
         let _ = j.append_with(object_ended_len(k, end), |out| {
             write_object_ended(&mut SliceWriter::new(out), k, token, end)
         });
@@ -277,8 +277,26 @@ pub(crate) struct Ended<'a> {
     pub write_over: bool,
 }
 
+/// An object's tenant and key as the shard stores them (the key's bytes
+/// were copied from a `str`: writing them needs no UTF-8 check).
+#[derive(Clone, Copy)]
+struct KeyBytes<'a> {
+    tenant: &'a str,
+    key: &'a [u8],
+}
+
+impl<'a> KeyBytes<'a> {
+    #[inline]
+    fn of(st: &'a ShardState, obj: &'a Object) -> KeyBytes<'a> {
+        KeyBytes {
+            tenant: st.tenant_of(obj),
+            key: obj.key_bytes(),
+        }
+    }
+}
+
 /// Length of the encoding of `ObjectEnded { key k, _, end }`.
-fn object_ended_len(k: Key<'_>, end: &Ended<'_>) -> usize {
+fn object_ended_len(k: KeyBytes<'_>, end: &Ended<'_>) -> usize {
     1 + 8
         + k.tenant.len()
         + k.key.len()
@@ -293,11 +311,11 @@ fn object_ended_len(k: Key<'_>, end: &Ended<'_>) -> usize {
 
 /// Writes the bytes of `ObjectEnded { key k, write_token, end }` (the
 /// codec's layout), [`object_ended_len`] of them.
-fn write_object_ended(w: &mut SliceWriter<'_>, k: Key<'_>, write_token: u64, end: &Ended<'_>) {
+fn write_object_ended(w: &mut SliceWriter<'_>, k: KeyBytes<'_>, write_token: u64, end: &Ended<'_>) {
     debug_assert!(end.completed.is_sorted_by(|a, b| a < b));
     w.u8(OBJECT_ENDED);
     w.str(k.tenant);
-    w.str(k.key);
+    w.str_bytes(k.key);
     w.u64(write_token);
     w.u64(end.at);
     w.u32(end.completed.len() as u32);
@@ -330,6 +348,10 @@ pub(crate) fn encode_object_ended(
     end: &Ended<'_>,
     out: &mut Vec<u8>,
 ) {
+    let k = KeyBytes {
+        tenant: k.tenant,
+        key: k.key.as_bytes(),
+    };
     out.clear();
     out.resize(object_ended_len(k, end), 0);
     write_object_ended(&mut SliceWriter::new(out), k, write_token, end);
@@ -351,7 +373,7 @@ fn replica_segment<'t>(table: &'t SegmentTable, r: &Replica) -> Result<Option<&'
 /// left out (an unmount in progress drops them).
 struct ObjectSet<'a> {
     table: &'a SegmentTable,
-    k: Key<'a>,
+    k: KeyBytes<'a>,
     obj: &'a Object,
     group: Option<&'a str>,
     in_flight: Option<&'a crate::shard::Write>,
@@ -371,7 +393,7 @@ impl<'a> ObjectSet<'a> {
         obj: &'a Object,
         discarded: &'a [Discarded],
     ) -> ObjectSet<'a> {
-        let k = st.key_of(obj);
+        let k = KeyBytes::of(st, obj);
         let group = obj.group().map(|g| g.name());
         let in_flight = st.in_flight.get(obj.write_token);
         let task = obj.task();
@@ -440,7 +462,7 @@ impl<'a> ObjectSet<'a> {
         let (obj, k) = (self.obj, self.k);
         w.u8(OBJECT_SET);
         w.str(k.tenant);
-        w.str(k.key);
+        w.str_bytes(k.key);
         w.u64(obj.size);
         w.u64(obj.writer);
         w.u64(obj.put_start);

@@ -454,9 +454,15 @@ impl<'a> SliceWriter<'a> {
     /// key and name a master holds is validated far below that).
     #[inline]
     pub(crate) fn str(&mut self, s: &str) {
+        self.str_bytes(s.as_bytes());
+    }
+    /// [`str`](Self::str) of the bytes of a string (a key as the master
+    /// stores it, known to be UTF-8, not checked again).
+    #[inline]
+    pub(crate) fn str_bytes(&mut self, s: &[u8]) {
         let n = u32::try_from(s.len()).expect("journal strings are validated short");
         self.u32(n);
-        self.bytes(s.as_bytes());
+        self.bytes(s);
     }
     pub(crate) fn intent(&mut self, i: SoftPinIntent) {
         let (bytes, n) = intent_bytes(i);

@@ -47,7 +47,7 @@ pub const CHUNK_BYTES: usize = 64 * 1024;
 
 /// Freed chunks kept for reuse (memory beyond the held records: at most
 /// this many chunks).
-pub const SPARE_CHUNKS: usize = 2;
+pub const SPARE_CHUNKS: usize = 4;
 
 /// Bytes charged per held record on top of its encoding: its bookkeeping
 /// (where it starts in the journal's byte queue, 8 bytes) with room for
