@@ -18,7 +18,7 @@
 //! order is the commit order of changes to the same object — and nothing
 //! is acquired while it is held. The recorder measures a record first and
 //! writes it under the mutex straight into the space the journal keeps
-//! for it ([`Journal::append_with`]): no copy, no intermediate buffer. A
+//! for it (`Journal::append_with`): no copy, no intermediate buffer. A
 //! reader's hold costs the copy into its buffer.
 //!
 //! # Memory
@@ -29,7 +29,13 @@
 //! [`SPARE_CHUNKS`] of them kept for the next appends: a consumer that
 //! keeps up keeps the journal's memory to a few chunks that the primary
 //! keeps writing over while they are still in its cache, instead of a
-//! queue that sweeps fresh memory.
+//! queue that sweeps fresh memory. A reused chunk is written over whole
+//! when it is taken (`warm`), so its lines come back writable in one
+//! streamed pass rather than one at a time under the mutex. The chunks
+//! take at most twice the bytes held plus six chunks (a chunk is left
+//! with room only for a record that did not fit in it, which is held and
+//! charged at least that room; the oldest chunk's released front, the
+//! newest one's unused end and the spares) — docs/CONTRACT.md §12.1.
 
 use super::codec::{self, HEADER_LEN};
 use super::record::Record;
@@ -58,6 +64,14 @@ pub const RECORD_OVERHEAD: usize = 16;
 #[inline]
 pub fn charge(len: usize) -> usize {
     len.saturating_add(RECORD_OVERHEAD)
+}
+
+/// Writes over a reused chunk at once, so that its cache lines (last read
+/// by the consumer, likely on another core, or evicted since) come back
+/// writable in one streamed pass instead of one line at a time under the
+/// journal's mutex as records are written into them.
+fn warm(buf: &mut [u8]) {
+    buf.fill(0);
 }
 
 /// Held bytes from stream position `pos`: `buf[..used]`.
@@ -481,9 +495,13 @@ impl Ring {
             .is_some_and(|c| c.buf.len() - c.used >= len);
         if !fits {
             let buf = if len <= CHUNK_BYTES {
-                self.spare
-                    .pop()
-                    .unwrap_or_else(|| vec![0u8; CHUNK_BYTES].into_boxed_slice())
+                match self.spare.pop() {
+                    Some(mut buf) => {
+                        warm(&mut buf);
+                        buf
+                    }
+                    None => vec![0u8; CHUNK_BYTES].into_boxed_slice(),
+                }
             } else {
                 vec![0u8; len].into_boxed_slice()
             };
@@ -604,5 +622,81 @@ impl Ring {
             ));
         }
         Ok((from - self.first) as usize)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Bytes the journal's chunks take, spare ones included.
+    fn resident(j: &Journal) -> usize {
+        let ring = j.ring.lock();
+        ring.chunks.iter().map(|c| c.buf.len()).sum::<usize>()
+            + ring.spare.iter().map(|b| b.len()).sum::<usize>()
+    }
+
+    fn record_of(len: usize) -> Vec<u8> {
+        // An ObjectErased of a key `len - 20` bytes long: tag, tenant
+        // "default" (4 + 7), key (4 + n), no discarded buffers (4).
+        let key = "k".repeat(len - 20);
+        let mut v = Vec::new();
+        codec::encode_record(
+            &Record::ObjectErased {
+                key: crate::journal::RecordKey::new("default", &key),
+                discarded: vec![],
+            },
+            &mut v,
+        );
+        assert_eq!(v.len(), len);
+        v
+    }
+
+    // docs/CONTRACT.md §12.1 "The buffer": the memory holding the records
+    // is at most twice the bytes held plus six chunks, whatever mix of
+    // record sizes is appended (the worst case alternates records that
+    // leave a chunk nearly empty with ones that do not fit in it), and it
+    // is freed as records are released: a released journal keeps only its
+    // spare chunks.
+    #[test]
+    fn the_memory_is_bounded_by_the_bytes_held_and_freed_on_release() {
+        let j = Journal::new(16 * CHUNK_BYTES).unwrap();
+        let small = record_of(100);
+        let large = record_of(CHUNK_BYTES - 50);
+        let huge = record_of(CHUNK_BYTES + 1_000);
+        let mut i = 0u64;
+        for round in 0..400 {
+            let e = match round % 4 {
+                0 | 2 => &small,
+                1 => &large,
+                _ => &huge,
+            };
+            j.append_encoded(e).unwrap();
+            i += 1;
+            let held = j.stats().bytes_held;
+            assert!(
+                resident(&j) <= 2 * held + 6 * CHUNK_BYTES,
+                "{} bytes resident for {held} held",
+                resident(&j)
+            );
+            if round % 50 == 49 {
+                j.release(i - 3).unwrap();
+            }
+        }
+        assert!(j.stats().dropped_records > 0, "the capacity was reached");
+        j.release(i).unwrap();
+        assert_eq!(j.stats().bytes_held, 0);
+        assert!(resident(&j) <= SPARE_CHUNKS * CHUNK_BYTES);
+        // Appends after a full release reuse a spare chunk.
+        j.append_encoded(&small).unwrap();
+        assert!(resident(&j) <= SPARE_CHUNKS * CHUNK_BYTES);
+        assert_eq!(
+            decode_batch_records(&j.read_to_vec(i + 1).unwrap()),
+            vec![codec::decode_record(&small).unwrap()]
+        );
+    }
+
+    fn decode_batch_records(b: &[u8]) -> Vec<Record> {
+        codec::decode_batch(b).unwrap().records
     }
 }
