@@ -111,9 +111,6 @@ pub(crate) struct ShardState {
     /// its journal record (journal on only; empty whenever no operation
     /// holds the lock).
     pub pending_frees: Vec<PendingFree>,
-    /// Where the operation holding the write lock encodes its journal
-    /// record (journal on only), reused so recording allocates nothing.
-    pub journal_scratch: Vec<u8>,
     /// Objects in this shard: its share of `master_key_count`. A plain
     /// field, changed with the insert or erase it counts under the write
     /// lock, so no per-key path writes a cache line every shard shares.
@@ -160,7 +157,6 @@ impl ShardState {
             in_flight: InFlight::default(),
             discarded: Vec::new(),
             pending_frees: Vec::new(),
-            journal_scratch: Vec::new(),
             keys: 0,
             discarded_bytes: 0,
         }
@@ -277,6 +273,12 @@ impl ShardState {
     /// The tenant and key of a record of this shard.
     pub fn key_of<'a>(&'a self, obj: &'a Object) -> Key<'a> {
         key_of(&self.tenants, obj)
+    }
+
+    /// The tenant of a record of this shard.
+    #[inline]
+    pub fn tenant_of(&self, obj: &Object) -> &str {
+        self.tenants.name(obj.tenant())
     }
 
     /// The hash of a record's key (recomputed: records do not store it).
