@@ -111,9 +111,6 @@ pub(crate) struct ShardState {
     /// its journal record (journal on only; empty whenever no operation
     /// holds the lock).
     pub pending_frees: Vec<PendingFree>,
-    /// Where the operation holding the write lock encodes its journal
-    /// record (journal on only), reused so recording allocates nothing.
-    pub journal_scratch: Vec<u8>,
     /// Objects in this shard: its share of `master_key_count`. A plain
     /// field, changed with the insert or erase it counts under the write
     /// lock, so no per-key path writes a cache line every shard shares.
@@ -160,7 +157,6 @@ impl ShardState {
             in_flight: InFlight::default(),
             discarded: Vec::new(),
             pending_frees: Vec::new(),
-            journal_scratch: Vec::new(),
             keys: 0,
             discarded_bytes: 0,
         }
@@ -215,6 +211,13 @@ impl ShardState {
         Some((ObjectRef { shard, slot, gen }, obj, &mut self.in_flight))
     }
 
+    /// As [`find_write_mut`](Self::find_write_mut), for the record `r`
+    /// names (a handle taken under this lock hold): no lookup.
+    pub fn write_at(&mut self, r: ObjectRef) -> Option<(ObjectRef, &mut Object, &mut InFlight)> {
+        let obj = self.objects.get_checked_mut(r.slot, r.gen)?;
+        Some((r, obj, &mut self.in_flight))
+    }
+
     /// The first object in the table slots `hash` probes whose control tag
     /// matches: a guess at what [`find`](Self::find) will return, made from
     /// the control bytes alone (no slot or key is read). A batch warms the
@@ -247,6 +250,15 @@ impl ShardState {
         u64::from(first) ^ o.size ^ group
     }
 
+    /// Touches the memory the next [`insert`](Self::insert) writes in the
+    /// arena ([`Arena::warm_insert`]), changing nothing: for a caller that
+    /// warms several shards before inserting into them. Returns a value to
+    /// fold into `std::hint::black_box`.
+    #[inline]
+    pub fn warm_insert(&mut self) -> u64 {
+        self.objects.warm_insert()
+    }
+
     #[inline]
     pub fn find_scoped(&self, hash: u64, scoped: &str) -> Option<&Object> {
         self.find(hash, key::split(scoped))
@@ -261,6 +273,12 @@ impl ShardState {
     /// The tenant and key of a record of this shard.
     pub fn key_of<'a>(&'a self, obj: &'a Object) -> Key<'a> {
         key_of(&self.tenants, obj)
+    }
+
+    /// The tenant of a record of this shard.
+    #[inline]
+    pub fn tenant_of(&self, obj: &Object) -> &str {
+        self.tenants.name(obj.tenant())
     }
 
     /// The hash of a record's key (recomputed: records do not store it).

@@ -23,6 +23,7 @@
 
 use crate::clock::saturating_deadline;
 use crate::error::{Error, ErrorKind, Result};
+use crate::journal::apply::ApplyScratch;
 use crate::master::MasterCore;
 use crate::types::SegmentId;
 use hashbrown::HashMap;
@@ -43,8 +44,9 @@ pub(crate) struct Role {
     /// snapshot explains it). A format-5 snapshot is exact and does not set
     /// it; a reset record, which carries a whole state, ends it.
     lenient: AtomicBool,
-    /// Serialises apply, restore and promote.
-    pub(crate) apply: Mutex<()>,
+    /// Serialises apply, restore and promote; holds what apply keeps
+    /// between calls.
+    pub(crate) apply: Mutex<ApplyScratch>,
     /// On a standby: the shard whose discarded list holds each buffer
     /// (segment id, address) that apply discarded, so a discard-release
     /// record finds its buffers without scanning every shard (this
@@ -58,7 +60,7 @@ impl Role {
             standby: AtomicBool::new(standby),
             applied_seq: AtomicU64::new(0),
             lenient: AtomicBool::new(false),
-            apply: Mutex::new(()),
+            apply: Mutex::new(ApplyScratch::default()),
             discard_home: Mutex::new(HashMap::new()),
         }
     }

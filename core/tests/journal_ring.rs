@@ -330,6 +330,92 @@ fn the_capacity_is_never_exceeded_and_the_counters_add_up() {
     }
 }
 
+/// A record of about `len` encoded bytes (an erased key that long).
+fn about(len: usize) -> Record {
+    removed(&"x".repeat(len))
+}
+
+#[test]
+fn records_across_many_chunks_read_back_whole_and_the_counters_add_up() {
+    // The journal stores its bytes in chunks (CHUNK_BYTES, a record never
+    // spanning two, a longer record in a chunk of its own): appends of
+    // records small, chunk-sized and longer than a chunk, reads of every
+    // size from every held sequence, releases and drops, against
+    // capacities that hold many chunks. Every read decodes to exactly the
+    // records appended under those sequences, and the bytes held are
+    // exactly the held records' charges.
+    let mut rng = XorShift::new(0xC4C4);
+    for capacity in [3 * CHUNK_BYTES, 12 * CHUNK_BYTES] {
+        let j = Journal::new(capacity).unwrap();
+        let mut appended: Vec<Record> = Vec::new();
+        let mut released = 0u64;
+        for _ in 0..1_500 {
+            match rng.below(20) {
+                0..=14 => {
+                    let r = match rng.below(40) {
+                        0 => about(CHUNK_BYTES + rng.below(CHUNK_BYTES as u64) as usize),
+                        1 => about(CHUNK_BYTES - 40 + rng.below(80) as usize),
+                        2..=9 => about(rng.below(20_000) as usize),
+                        _ => journal_gen::record(&mut rng),
+                    };
+                    let seq = j.append(&r).unwrap();
+                    appended.push(r);
+                    assert_eq!(seq, appended.len() as u64);
+                }
+                15 => {
+                    let s = j.stats();
+                    if s.last_seq > 0 && rng.below(2) == 0 {
+                        let upto =
+                            s.first_seq.saturating_sub(1) + rng.below(s.records_held + 1).max(1);
+                        let upto = upto.min(s.last_seq);
+                        j.release(upto).unwrap();
+                        released = released.max(upto);
+                    }
+                }
+                _ => {
+                    let s = j.stats();
+                    if s.records_held == 0 {
+                        continue;
+                    }
+                    let from = s.first_seq + rng.below(s.records_held);
+                    let mut buf = vec![0u8; rng.below(3 * CHUNK_BYTES as u64) as usize];
+                    match j.read(from, &mut buf).unwrap() {
+                        Bounded::Fits(r) => {
+                            assert!(r.records > 0);
+                            let b = decode_batch(&buf[..r.bytes]).unwrap();
+                            let at = (from - 1) as usize;
+                            assert_eq!(b.records, appended[at..at + b.records.len()]);
+                            assert_eq!(r.next_seq, from + r.records);
+                        }
+                        Bounded::TooSmall(n) => {
+                            let at = (from - 1) as usize;
+                            let rest: usize = appended[at..].iter().map(encoded_len).sum();
+                            assert_eq!(n, HEADER_LEN + rest);
+                            assert!(buf.len() < HEADER_LEN + encoded_len(&appended[at]));
+                        }
+                    }
+                }
+            }
+            let s = j.stats();
+            assert!(s.bytes_held <= capacity, "{s:?}");
+            assert_eq!(s.last_seq, appended.len() as u64);
+            assert_eq!(s.released_upto, released);
+            let held = &appended[(s.first_seq - 1) as usize..];
+            assert_eq!(s.records_held, held.len() as u64);
+            assert_eq!(
+                s.bytes_held,
+                held.iter().map(|r| charge(encoded_len(r))).sum::<usize>()
+            );
+        }
+        let s = j.stats();
+        assert!(s.dropped_records > 0, "capacity {capacity} never filled");
+        if s.records_held > 0 {
+            let held = &appended[(s.first_seq - 1) as usize..];
+            assert_eq!(read_all(&j, s.first_seq).records, held);
+        }
+    }
+}
+
 #[test]
 fn concurrent_appenders_and_a_reader_keep_order() {
     // Four appenders (single records and runs of three), one reader that

@@ -9,25 +9,34 @@
 //! The whole input is decoded and its sequence numbers checked before
 //! anything is applied: a corrupt batch (`DESERIALIZE_FAIL`) or a gap
 //! (`INVALID_PARAMS`) applies nothing. Decoding is the borrowed one of
-//! `view.rs` (it accepts exactly what the owned decoder accepts): every
-//! batch is checked first, then each record is decoded again as it is
-//! applied, so no decoded record is allocated or kept. Records at or below the applied
-//! sequence are skipped, so re-applying a batch is a no-op. Records are then
-//! applied one at a time; each is checked against the state before it
-//! changes anything, so a record that does not fit (an unknown segment, an
-//! address already taken, a missing object) changes nothing, fails the call
-//! with `INVALID_PARAMS` naming its sequence and kind, and leaves the
-//! applied sequence just before it — the records before it stay applied.
+//! `view.rs` (it accepts exactly what the owned decoder accepts), done
+//! once per record: the views of the records to apply are kept in a list
+//! (they borrow their keys and names from the input; the list's allocation
+//! is kept from one call to the next) and applied from it. Records at or
+//! below the applied sequence are skipped, so re-applying a batch is a
+//! no-op. Records are then applied in sequence order, one at a time; each
+//! is checked against the state before it changes anything, so a record
+//! that does not fit (an unknown segment, an address already taken, a
+//! missing object) changes nothing, fails the call with `INVALID_PARAMS`
+//! naming its sequence and kind, and leaves the applied sequence just
+//! before it — the records before it stay applied.
 //!
 //! # Locks
 //!
 //! Apply runs under the role's apply mutex (one apply at a time, never
-//! across a promote) and takes the master's locks in their usual order: the
-//! object's shard lock, the segment table (read) inside it — released
-//! before the group domain is entered — and the deadline index last. On a
-//! standby nothing else changes the state (client operations and
-//! maintenance are refused), so checking under one lock and changing under
-//! another never races.
+//! across a promote) and takes the master's locks in their usual order.
+//! Consecutive object records (up to `RUN`, 64) are applied as a run under
+//! the write locks of every shard they touch, taken once each in ascending
+//! index order before the run's first record and released after its last
+//! (see `apply_run`); any other record (mount, unmount, discard release,
+//! group retention, counters, reset) ends a run and is applied alone with
+//! no shard lock held, so a record that depends on a mount or unmount
+//! always sees it. Inside a shard lock: the segment table (read) —
+//! released before the group domain is entered — and the deadline index
+//! last. The index rebuild a change asks for runs after the run, with no
+//! lock held. On a standby nothing else changes the state (client
+//! operations and maintenance are refused), so checking under one lock
+//! and changing under another never races.
 //!
 //! [`ObjectSet`]: Record::ObjectSet
 //! [`ObjectErased`]: Record::ObjectErased
@@ -35,21 +44,24 @@
 
 use super::record::*;
 use super::view::{
-    check_batch_prefix, DiscardedView, ImageView, KeyView, KindView, PlacementView, RecordViews,
+    decode_batch_views_with, DiscardedView, ImageView, KeyView, KindView, PlacementView, RecordView,
 };
-use crate::clock::Instant;
+use crate::clock::{Instant, MAX_INSTANT};
 use crate::error::{Error, ErrorKind, Result};
 use crate::group::Group;
 use crate::key::scoped;
 use crate::master::{free_block, MasterCore};
 use crate::object::{NewRecord, Object, Replica, Replicas, Role, Task, LOCAL_DISK_SEGMENT};
+use crate::object_ref::ObjectRef;
 use crate::retention::REGISTRY_SHARD;
 use crate::segment::{BlockId, BufferOwner, Mounted, Segment};
 use crate::shard::{Discarded, ShardState};
 use crate::snapshot::restore::StageMode;
 use crate::types::{Key, Pool, ReplicaKind, ReplicaStatus, SegmentId, SegmentSpec};
 use hashbrown::HashMap;
+use parking_lot::{Mutex, RwLockWriteGuard};
 use smallvec::SmallVec;
+use std::hint::black_box;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
@@ -87,28 +99,48 @@ impl MasterCore {
     /// docs for what is checked first and what a failure leaves.
     /// `UNAVAILABLE_IN_CURRENT_STATUS` on a primary.
     pub fn apply_journal(&self, bytes: &[u8]) -> Result<ApplyReport> {
-        let _apply = self.role.apply.lock();
+        let mut scratch = self.role.apply.lock();
         if !self.role.is_standby() {
             return Err(Error::new(
                 ErrorKind::UnavailableInCurrentStatus,
                 "apply_journal: this master is a primary; only a standby applies a journal",
             ));
         }
+        // The list of views of the last call, empty, with its allocation.
+        let mut todo = recycle(std::mem::take(&mut scratch.views));
+        let done = self.apply_input(bytes, &mut todo);
+        scratch.views = recycle(todo);
+        done
+    }
+
+    /// [`apply_journal`](Self::apply_journal) with the apply mutex held;
+    /// `todo` (empty) receives the views of the records to apply.
+    fn apply_input<'a>(
+        &self,
+        bytes: &'a [u8],
+        todo: &mut Vec<(u64, RecordView<'a>)>,
+    ) -> Result<ApplyReport> {
         let start = self.role.applied_seq();
         let mut report = ApplyReport {
             last_seq: start,
             ..ApplyReport::default()
         };
-        // Check every batch and plan the sequence before applying anything;
-        // then decode each record again as it is applied. The views borrow
-        // their keys and names from `bytes` and only one is held at a time,
-        // so applying allocates nothing per record for its decoding.
-        // (batch bytes, first sequence, record count, records to skip)
-        let mut plan: Vec<(&[u8], u64, usize, usize)> = Vec::new();
+        // Decode every batch and check the sequence before applying
+        // anything, keeping the records to apply as views: each record is
+        // parsed once, and the views borrow their keys and names from
+        // `bytes`, so nothing is allocated per record but its place in
+        // `todo` (bounded by the input: every record takes bytes of it; the
+        // list's allocation is kept from one call to the next).
         let (mut rest, mut offset, mut next) = (bytes, 0usize, start.saturating_add(1));
         let mut batch_no = 0usize;
         while !rest.is_empty() {
-            let (first, count, used) = check_batch_prefix(rest).map_err(|e| {
+            let keep_from = next;
+            let decoded = decode_batch_views_with(rest, |seq, v| {
+                if seq >= keep_from {
+                    todo.push((seq, v));
+                }
+            });
+            let (first, count, used) = decoded.map_err(|e| {
                 Error::new(
                     ErrorKind::DeserializeFail,
                     format!(
@@ -131,60 +163,175 @@ impl MasterCore {
             }
             report.records_skipped += skip as u64;
             next += (count - skip) as u64;
-            plan.push((&rest[..used], first, count, skip));
             rest = &rest[used..];
             offset += used;
             batch_no += 1;
         }
-        let todo = plan
-            .into_iter()
-            .flat_map(|(b, first, count, skip)| RecordViews::new(b, first, count).skip(skip));
-        for item in todo {
-            // Checked above: decoding the same bytes again cannot fail.
-            let (seq, rec) = item?;
-            // A standby with a journal records what it applies under the
-            // primary's numbering (a standby of it applies the same).
-            if let Some(j) = &self.journal {
-                j.continue_at(seq)?;
-            }
-            let applied = match &rec.kind {
-                KindView::ObjectSet { image, discarded } => self.apply_object_set(image, discarded),
-                KindView::ObjectErased { key, discarded } => self.apply_erase(key, discarded),
-                KindView::ObjectEnded {
-                    key,
-                    write_token,
-                    at,
-                    completed,
-                    commit,
-                    write_over,
-                } => self.apply_ended(key, *write_token, *at, completed, *commit, *write_over),
-                KindView::Other(other) => self.apply_record(seq, other),
+        // Object records go in runs of up to RUN consecutive ones (see
+        // `apply_run`); any other record alone.
+        let mut i = 0;
+        while i < todo.len() {
+            let n = todo[i..]
+                .iter()
+                .take(RUN)
+                .take_while(|(_, v)| !matches!(v.kind, KindView::Other(_)))
+                .count();
+            let applied = if n == 0 {
+                let (seq, rec) = &todo[i];
+                let KindView::Other(other) = &rec.kind else {
+                    unreachable!("a run takes every object record")
+                };
+                self.apply_one(*seq, rec, other)
+                    .map(|()| 1)
+                    .map_err(|e| (0, e))
+            } else {
+                self.apply_run(&todo[i..i + n])
             };
-            if let (Ok(()), Some(j)) = (&applied, &self.journal) {
-                // A reset's install appended its own (same) Reset already.
-                if j.last_seq() < seq {
-                    j.append_encoded(rec.bytes)?;
-                }
-            }
             // No lock is held here: run the index rebuild a change asked for.
             self.settle_index();
-            applied.map_err(|e| {
-                Error::new(
-                    e.kind(),
-                    format!(
-                        "journal record {seq} ({}) does not apply: {}; records up to {} are \
-                         applied",
-                        rec.name(),
-                        e.message(),
-                        seq - 1
-                    ),
-                )
-            })?;
-            self.role.set_applied_seq(seq);
-            report.records_applied += 1;
-            report.last_seq = seq;
+            // On an error the records before the failing one stay applied
+            // (the applied sequence says which); the report is not returned.
+            let done = applied.map_err(|(_, e)| e)?;
+            report.records_applied += done as u64;
+            report.last_seq = todo[i + done - 1].0;
+            i += done;
         }
         Ok(report)
+    }
+
+    /// Applies one record that is not an object record, with no lock held.
+    fn apply_one(&self, seq: u64, rec: &RecordView, other: &Record) -> Result<()> {
+        // A standby with a journal records what it applies under the
+        // primary's numbering (a standby of it applies the same).
+        if let Some(j) = &self.journal {
+            j.continue_at(seq)?;
+        }
+        let applied = self.apply_record(seq, other);
+        if let (Ok(()), Some(j)) = (&applied, &self.journal) {
+            // A reset's install appended its own (same) Reset already.
+            if j.last_seq() < seq {
+                j.append_encoded(rec.bytes)?;
+            }
+        }
+        applied.map_err(|e| does_not_apply(seq, rec, e))?;
+        self.role.set_applied_seq(seq);
+        Ok(())
+    }
+
+    /// Applies a run of consecutive object records, in order, holding the
+    /// write locks of every shard they touch (taken once each, in ascending
+    /// index order, as the lock order of `master.rs` requires) for the
+    /// whole run: a put pair's two records, and the records of other keys
+    /// between them, take no lock of their own. Before the first record is
+    /// applied, the hash-index control bytes of every record's key are
+    /// loaded in one loop of independent loads (as a batch read warms
+    /// them, `ops/batch.rs`), so the cache misses of the run's lookups
+    /// overlap instead of forming one chain per record. Nothing a record
+    /// does depends on a lock the run holds being free: the segment table,
+    /// the group domain, the deadline index and the journal come after the
+    /// shard locks in the lock order, and the records that change segments
+    /// (mount, unmount) are never part of a run. How many records it
+    /// applied, or that many and the error of the record after them.
+    fn apply_run(&self, run: &[(u64, RecordView)]) -> std::result::Result<usize, (usize, Error)> {
+        debug_assert!(run.len() <= RUN);
+        // Each record's key hash and the position of its shard in `shards`
+        // (None: an invalid key, refused when its turn comes).
+        let mut loc: SmallVec<[Option<(u64, usize)>; RUN]> = SmallVec::new();
+        let mut shards: SmallVec<[usize; RUN]> = SmallVec::new();
+        for (_, rec) in run {
+            let l = object_key(&rec.kind).and_then(|rk| {
+                let k = Key::scoped(rk.tenant, rk.key);
+                k.validate().ok().map(|()| self.locate(k))
+            });
+            if let Some((_, si)) = l {
+                shards.push(si);
+            }
+            loc.push(l);
+        }
+        shards.sort_unstable();
+        shards.dedup();
+        let at: SmallVec<[Option<(u64, u8)>; RUN]> = loc
+            .iter()
+            .map(|l| {
+                l.map(|(h, si)| {
+                    let pos = shards.binary_search(&si).expect("listed above");
+                    (h, pos as u8)
+                })
+            })
+            .collect();
+        // Ascending shard order, as the lock order requires.
+        let mut guards: SmallVec<[RwLockWriteGuard<ShardState>; RUN]> = shards
+            .iter()
+            .map(|&s| self.shards[s].state.write())
+            .collect();
+        let mut fold = 0u64;
+        for ((_, rec), a) in run.iter().zip(&at) {
+            let Some((h, pos)) = *a else { continue };
+            let st = &mut guards[usize::from(pos)];
+            fold ^= st.candidate(h).map_or(0, ShardState::warm_slot);
+            // An ObjectSet of a new key inserts into the arena: warm the
+            // slot it will fill.
+            if matches!(rec.kind, KindView::ObjectSet { .. }) {
+                fold ^= st.warm_insert();
+            }
+        }
+        black_box(fold);
+        // The last ObjectSet applied: its index in the run and its handle.
+        let mut installed: Option<(usize, ObjectRef)> = None;
+        for (done, ((seq, rec), loc)) in run.iter().zip(&at).enumerate() {
+            let seq = *seq;
+            if let Some(j) = &self.journal {
+                j.continue_at(seq).map_err(|e| (done, e))?;
+            }
+            let applied = match *loc {
+                None => Err(invalid_key(&rec.kind)),
+                Some((hash, pos)) => {
+                    let (si, st) = (shards[usize::from(pos)], &mut *guards[usize::from(pos)]);
+                    match &rec.kind {
+                        KindView::ObjectSet { image, discarded } => self
+                            .apply_object_set(st, si, hash, image, discarded)
+                            .map(|h| {
+                                installed = Some((done, h));
+                            }),
+                        KindView::ObjectErased { key, discarded } => {
+                            self.apply_erase(st, si, hash, key, discarded)
+                        }
+                        KindView::ObjectEnded {
+                            key,
+                            write_token,
+                            at,
+                            completed,
+                            commit,
+                            write_over,
+                        } => self.apply_ended(
+                            st,
+                            si,
+                            hash,
+                            key,
+                            *write_token,
+                            *at,
+                            completed,
+                            *commit,
+                            *write_over,
+                            // A put pair's End right after its Start: the
+                            // Start's handle, no second lookup.
+                            installed
+                                .filter(|&(i, _)| {
+                                    i + 1 == done && object_key(&run[i].1.kind) == Some(key)
+                                })
+                                .map(|(_, h)| h),
+                        ),
+                        KindView::Other(_) => unreachable!("runs hold object records only"),
+                    }
+                }
+            };
+            if let (Ok(()), Some(j)) = (&applied, &self.journal) {
+                j.append_encoded(rec.bytes).map_err(|e| (done, e))?;
+            }
+            applied.map_err(|e| (done, does_not_apply(seq, rec, e)))?;
+            self.role.set_applied_seq(seq);
+        }
+        Ok(run.len())
     }
 
     fn apply_record(&self, _seq: u64, rec: &Record) -> Result<()> {
@@ -301,13 +448,18 @@ impl MasterCore {
     }
 
     /// Installs `img` as the object under its key (created if absent).
-    fn apply_object_set(&self, img: &ImageView, discarded: &[DiscardedView]) -> Result<()> {
+    /// `st` is shard `si`, write-locked, where the key (valid) hashes to
+    /// `hash`.
+    fn apply_object_set(
+        &self,
+        st: &mut ShardState,
+        si: usize,
+        hash: u64,
+        img: &ImageView,
+        discarded: &[DiscardedView],
+    ) -> Result<ObjectRef> {
         let k = Key::scoped(img.key.tenant, img.key.key);
-        k.validate()
-            .map_err(|e| misfit(format!("key {:?}: {}", img.key.to_key(), e.message())))?;
         check_image(img)?;
-        let (hash, si) = self.locate(k);
-        let mut st = self.shards[si].state.write();
         // One lookup: the handle finds the object again without hashing.
         let at = st.locate(hash, k, si as u32);
         let old = at.and_then(|r| st.get(r)).map(|o| {
@@ -434,9 +586,9 @@ impl MasterCore {
             seg.set_owner(block, addr, BufferOwner::replica(hash, id));
         }
         drop_buffers(
-            &mut self.role.discard_home.lock(),
+            &self.role.discard_home,
             si,
-            &mut st,
+            st,
             &table,
             old_bufs,
             &kept,
@@ -544,7 +696,7 @@ impl MasterCore {
             img.write_token.saturating_add(1),
             img.seq.saturating_add(1),
         );
-        Ok(())
+        Ok(handle)
     }
 
     /// Applies an End by its outcome (docs/CONTRACT.md §12.1): the listed
@@ -554,21 +706,29 @@ impl MasterCore {
     /// intent, and the write in flight ends when `write_over`. Checked
     /// before anything changes: the object is here, its write token is
     /// `token` and every listed replica is PROCESSING of that write.
+    /// `st`, `si` and `hash` as for [`apply_object_set`](Self::apply_object_set);
+    /// `at_handle`, when given, is where the object under the key is (the
+    /// record before this one installed it), so it is not looked up.
+    #[allow(clippy::too_many_arguments)]
     fn apply_ended(
         &self,
+        st: &mut ShardState,
+        si: usize,
+        hash: u64,
         rk: &KeyView,
         token: u64,
         at: Instant,
         completed: &[u64],
         commit: Option<Option<Instant>>,
         write_over: bool,
+        at_handle: Option<ObjectRef>,
     ) -> Result<()> {
         let k = Key::scoped(rk.tenant, rk.key);
-        k.validate()
-            .map_err(|e| misfit(format!("key {:?}: {}", rk.to_key(), e.message())))?;
-        let (hash, si) = self.locate(k);
-        let mut st = self.shards[si].state.write();
-        let Some((handle, obj, writes)) = st.find_write_mut(hash, k, si as u32) else {
+        let found = match at_handle {
+            Some(r) => st.write_at(r),
+            None => st.find_write_mut(hash, k, si as u32),
+        };
+        let Some((handle, obj, writes)) = found else {
             return Err(misfit(format!("no object {:?} here", rk.to_key())));
         };
         if obj.write_token != token {
@@ -596,7 +756,11 @@ impl MasterCore {
                 r.status = ReplicaStatus::Complete;
             }
         }
-        crate::object::raise(&obj.lease, at);
+        // The shard's write lock is held and the object borrowed
+        // exclusively: a plain store, not an atomic read-modify-write
+        // (which would wait for every store before it).
+        let lease = obj.lease.get_mut();
+        *lease = (*lease).max(at.min(MAX_INSTANT));
         if let Some(after) = commit {
             // The commit consumed the pending intent (a standby restored
             // from a format 1-4 snapshot may hold no write in flight:
@@ -625,12 +789,16 @@ impl MasterCore {
     }
 
     /// Erases the object under `key`.
-    fn apply_erase(&self, rk: &KeyView, discarded: &[DiscardedView]) -> Result<()> {
+    /// `st`, `si` and `hash` as for [`apply_object_set`](Self::apply_object_set).
+    fn apply_erase(
+        &self,
+        st: &mut ShardState,
+        si: usize,
+        hash: u64,
+        rk: &KeyView,
+        discarded: &[DiscardedView],
+    ) -> Result<()> {
         let k = Key::scoped(rk.tenant, rk.key);
-        k.validate()
-            .map_err(|e| misfit(format!("key {:?}: {}", rk.to_key(), e.message())))?;
-        let (hash, si) = self.locate(k);
-        let mut st = self.shards[si].state.write();
         let Some(o) = st.find(hash, k) else {
             if self.role.lenient() {
                 return Ok(());
@@ -642,9 +810,9 @@ impl MasterCore {
         let kept: SmallVec<[bool; 4]> = smallvec::smallvec![false; bufs.len()];
         let discard_at = match_discarded(&table, &bufs, &kept, size, discarded, "the object")?;
         drop_buffers(
-            &mut self.role.discard_home.lock(),
+            &self.role.discard_home,
             si,
-            &mut st,
+            st,
             &table,
             &bufs,
             &kept,
@@ -864,10 +1032,10 @@ fn match_discarded(
 }
 
 /// Frees or discards every old buffer not kept; a discarded one's home is
-/// shard `si`.
+/// shard `si` (`homes` is locked only for a buffer discarded).
 #[allow(clippy::too_many_arguments)]
 fn drop_buffers(
-    homes: &mut HashMap<(SegmentId, u64), usize>,
+    homes: &Mutex<HashMap<(SegmentId, u64), usize>>,
     si: usize,
     st: &mut ShardState,
     table: &crate::segment::SegmentTable,
@@ -890,9 +1058,80 @@ fn drop_buffers(
                     release_at,
                 });
                 st.discarded_bytes += size as i64;
-                homes.insert((b.segment, b.addr), si);
+                homes.lock().insert((b.segment, b.addr), si);
             }
             None => free_block(table, b.segment, b.block, b.addr, size),
         }
     }
+}
+
+/// What the apply mutex keeps between calls: the list `apply_journal`
+/// decodes the input's records into, empty, so a standby applying chunk
+/// after chunk reuses one allocation instead of growing a new list (and
+/// faulting its pages in) every call.
+#[derive(Default)]
+pub(crate) struct ApplyScratch {
+    views: Vec<(u64, RecordView<'static>)>,
+}
+
+/// Views kept allocated between calls at most (`ApplyScratch`): about
+/// 10 MB; a call that needed more frees its list.
+const KEEP_VIEWS: usize = 1 << 15;
+
+/// `views`, emptied, as a list for views of another input, its allocation
+/// kept unless it is larger than [`KEEP_VIEWS`]. (A view's type names its
+/// input's lifetime, and a `SmallVec` inside makes it invariant, so the
+/// list is rebuilt rather than coerced: collecting an empty `Vec`'s
+/// iterator into a `Vec` of the same layout reuses its allocation.) The
+/// list holds nothing, so no view outlives the input it borrowed from.
+fn recycle<'x, 'y>(mut views: Vec<(u64, RecordView<'x>)>) -> Vec<(u64, RecordView<'y>)> {
+    views.clear();
+    if views.capacity() > KEEP_VIEWS {
+        return Vec::new();
+    }
+    // The closure names the new element type (a `filter` could not).
+    #[allow(clippy::unnecessary_filter_map)]
+    views.into_iter().filter_map(|_| None).collect()
+}
+
+/// Object records applied in one run at most ([`MasterCore::apply_run`]):
+/// bounds how long a run holds its shard locks, and sizes its arrays,
+/// which live on the stack.
+const RUN: usize = 64;
+
+const _: () = assert!(RUN <= 256, "shard positions are u8");
+
+/// The key an object record names (`None` for any other record).
+fn object_key<'v, 'a>(kind: &'v KindView<'a>) -> Option<&'v KeyView<'a>> {
+    match kind {
+        KindView::ObjectSet { image, .. } => Some(&image.key),
+        KindView::ObjectErased { key, .. } | KindView::ObjectEnded { key, .. } => Some(key),
+        KindView::Other(_) => None,
+    }
+}
+
+/// Why an object record's key is refused (its key does not validate).
+fn invalid_key(kind: &KindView) -> Error {
+    let Some(rk) = object_key(kind) else {
+        return Error::new(ErrorKind::Internal, "not an object record");
+    };
+    let why = Key::scoped(rk.tenant, rk.key)
+        .validate()
+        .err()
+        .map_or_else(|| "refused".to_owned(), |e| e.message().to_owned());
+    misfit(format!("key {:?}: {why}", rk.to_key()))
+}
+
+/// The error of record `seq` that does not fit, naming the record and
+/// what stays applied.
+fn does_not_apply(seq: u64, rec: &RecordView, e: Error) -> Error {
+    Error::new(
+        e.kind(),
+        format!(
+            "journal record {seq} ({}) does not apply: {}; records up to {} are applied",
+            rec.name(),
+            e.message(),
+            seq - 1
+        ),
+    )
 }

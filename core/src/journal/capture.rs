@@ -10,8 +10,9 @@
 //! `self.journal.is_some()` first, so a master without a journal builds no
 //! image and defers no free.
 
-use super::codec::Writer;
+use super::codec::SliceWriter;
 use super::record::*;
+use super::ring::Journal;
 use crate::master::{free_block, MasterCore};
 use crate::object::{Object, Replica, Role, Task};
 use crate::segment::SegmentTable;
@@ -58,18 +59,13 @@ impl MasterCore {
         self.race_point(crate::quiesce::RacePoint::BeforeRecord);
         let table = self.segments.read();
         let discarded = st.discarded.get(discard_mark..).unwrap_or_default();
-        let mut buf = std::mem::take(&mut st.journal_scratch);
         let _ = match st.find(hash, k) {
-            Some(obj) => {
-                encode_object_set(&table, st, obj, discarded, &mut buf);
-                j.append_encoded(&buf)
-            }
+            Some(obj) => ObjectSet::plan(&table, st, obj, discarded).append(j),
             None => j.append(&Record::ObjectErased {
                 key: RecordKey::new(k.tenant, k.key),
                 discarded: named_discarded(&table, discarded),
             }),
         };
-        keep_scratch(st, buf);
         free_pending(&table, st);
     }
 
@@ -89,14 +85,11 @@ impl MasterCore {
         #[cfg(feature = "test-hooks")]
         self.race_point(crate::quiesce::RacePoint::BeforeRecord);
         let table = self.segments.read();
-        let mut buf = std::mem::take(&mut st.journal_scratch);
         let obj = st
             .slot(slot)
             .expect("the operation's object is in its slot");
         let discarded = st.discarded.get(discard_mark..).unwrap_or_default();
-        encode_object_set(&table, st, obj, discarded, &mut buf);
-        let _ = j.append_encoded(&buf);
-        keep_scratch(st, buf);
+        let _ = ObjectSet::plan(&table, st, obj, discarded).append(j);
         free_pending(&table, st);
     }
 
@@ -121,13 +114,13 @@ impl MasterCore {
         };
         #[cfg(feature = "test-hooks")]
         self.race_point(crate::quiesce::RacePoint::BeforeRecord);
-        let mut buf = std::mem::take(&mut st.journal_scratch);
         let obj = st
             .slot(slot)
             .expect("the operation's object is in its slot");
-        encode_object_ended(st.key_of(obj), obj.write_token, end, &mut buf);
-        let _ = j.append_encoded(&buf);
-        keep_scratch(st, buf);
+        let (k, token) = (KeyBytes::of(st, obj), obj.write_token);
+        let _ = j.append_with(object_ended_len(k, end), |out| {
+            write_object_ended(&mut SliceWriter::new(out), k, token, end)
+        });
         // The End freed nothing; frees an earlier operation on the shard
         // left deferred go now, after a record, as at any record.
         if !st.pending_frees.is_empty() {
@@ -143,9 +136,7 @@ impl MasterCore {
     pub(crate) fn record_read_locked(&self, st: &ShardState, obj: &Object) {
         if let Some(j) = &self.journal {
             let table = self.segments.read();
-            let mut buf = Vec::new();
-            encode_object_set(&table, st, obj, &[], &mut buf);
-            let _ = j.append_encoded(&buf);
+            let _ = ObjectSet::plan(&table, st, obj, &[]).append(j);
         }
     }
 
@@ -176,15 +167,6 @@ fn buffer_ref(table: &SegmentTable, d: &Discarded) -> Option<BufferRef> {
     })
 }
 
-/// Puts the encoding buffer back for the shard's next record, unless one
-/// unusually large record grew it (a shard does not keep that memory).
-fn keep_scratch(st: &mut ShardState, buf: Vec<u8>) {
-    const KEEP: usize = 4096;
-    if buf.capacity() <= KEEP {
-        st.journal_scratch = buf;
-    }
-}
-
 /// Discarded buffers by name (those of mounted segments).
 fn named_discarded(table: &SegmentTable, discarded: &[Discarded]) -> Vec<DiscardedBuffer> {
     discarded
@@ -212,7 +194,7 @@ pub(crate) fn free_pending(table: &SegmentTable, st: &mut ShardState) {
 }
 
 /// The whole state of `obj` (stored in `st`), as a record value: what
-/// [`encode_object_set`] encodes (the unit tests hold the two together).
+/// `ObjectSet::write` encodes (the unit tests hold the two together).
 #[cfg(test)]
 pub(crate) fn object_image(table: &SegmentTable, st: &ShardState, obj: &Object) -> ObjectImage {
     let k = st.key_of(obj);
@@ -295,17 +277,27 @@ pub(crate) struct Ended<'a> {
     pub write_over: bool,
 }
 
-/// Writes the bytes of `ObjectEnded { key k, write_token, end }` (the
-/// codec's layout) into `out` (cleared first), growing it at most once.
-pub(crate) fn encode_object_ended(
-    k: Key<'_>,
-    write_token: u64,
-    end: &Ended<'_>,
-    out: &mut Vec<u8>,
-) {
-    debug_assert!(end.completed.is_sorted_by(|a, b| a < b));
-    let len = 1
-        + 8
+/// An object's tenant and key as the shard stores them (the key's bytes
+/// were copied from a `str`: writing them needs no UTF-8 check).
+#[derive(Clone, Copy)]
+struct KeyBytes<'a> {
+    tenant: &'a str,
+    key: &'a [u8],
+}
+
+impl<'a> KeyBytes<'a> {
+    #[inline]
+    fn of(st: &'a ShardState, obj: &'a Object) -> KeyBytes<'a> {
+        KeyBytes {
+            tenant: st.tenant_of(obj),
+            key: obj.key_bytes(),
+        }
+    }
+}
+
+/// Length of the encoding of `ObjectEnded { key k, _, end }`.
+fn object_ended_len(k: KeyBytes<'_>, end: &Ended<'_>) -> usize {
+    1 + 8
         + k.tenant.len()
         + k.key.len()
         + 8
@@ -314,13 +306,16 @@ pub(crate) fn encode_object_ended(
         + 8 * end.completed.len()
         + 1
         + end.commit.map_or(0, |c| 1 + c.map_or(0, |_| 8))
-        + 1;
-    out.clear();
-    out.reserve(len);
-    let mut w = Writer(out);
+        + 1
+}
+
+/// Writes the bytes of `ObjectEnded { key k, write_token, end }` (the
+/// codec's layout), [`object_ended_len`] of them.
+fn write_object_ended(w: &mut SliceWriter<'_>, k: KeyBytes<'_>, write_token: u64, end: &Ended<'_>) {
+    debug_assert!(end.completed.is_sorted_by(|a, b| a < b));
     w.u8(OBJECT_ENDED);
     w.str(k.tenant);
-    w.str(k.key);
+    w.str_bytes(k.key);
     w.u64(write_token);
     w.u64(end.at);
     w.u32(end.completed.len() as u32);
@@ -341,7 +336,25 @@ pub(crate) fn encode_object_ended(
         }
     }
     w.bool(end.write_over);
-    debug_assert_eq!(out.len(), len, "the exact size was computed");
+    debug_assert_eq!(w.left(), 0, "the exact size was computed");
+}
+
+/// The bytes of `ObjectEnded { key k, write_token, end }` in `out`
+/// (cleared first).
+#[cfg(test)]
+pub(crate) fn encode_object_ended(
+    k: Key<'_>,
+    write_token: u64,
+    end: &Ended<'_>,
+    out: &mut Vec<u8>,
+) {
+    let k = KeyBytes {
+        tenant: k.tenant,
+        key: k.key.as_bytes(),
+    };
+    out.clear();
+    out.resize(object_ended_len(k, end), 0);
+    write_object_ended(&mut SliceWriter::new(out), k, write_token, end);
 }
 
 /// A replica's buffer segment name, `None` for LOCAL_DISK; `Err` when its
@@ -354,12 +367,200 @@ fn replica_segment<'t>(table: &'t SegmentTable, r: &Replica) -> Result<Option<&'
     table.get(r.segment).map(|s| Some(&*s.name)).ok_or(())
 }
 
-/// Writes the bytes of `ObjectSet { image of obj, discarded }` (the
-/// codec's layout, `codec.rs`) into `out` (cleared first), encoded straight
-/// from the master's state: no record value is built, and `out` grows at
-/// most once, to the exact size. `discarded` entries and replicas on
-/// segments gone from the table are left out (an unmount in progress
-/// drops them).
+/// An `ObjectSet { image of obj, discarded }` measured for writing,
+/// encoded straight from the master's state (no record value is built):
+/// `discarded` entries and replicas on segments gone from the table are
+/// left out (an unmount in progress drops them).
+struct ObjectSet<'a> {
+    table: &'a SegmentTable,
+    k: KeyBytes<'a>,
+    obj: &'a Object,
+    group: Option<&'a str>,
+    in_flight: Option<&'a crate::shard::Write>,
+    task: Option<&'a Task>,
+    /// The replicas in id order.
+    order: std::borrow::Cow<'a, [Replica]>,
+    replicas: u32,
+    discarded: &'a [Discarded],
+    buffers: u32,
+    len: usize,
+}
+
+impl<'a> ObjectSet<'a> {
+    fn plan(
+        table: &'a SegmentTable,
+        st: &'a ShardState,
+        obj: &'a Object,
+        discarded: &'a [Discarded],
+    ) -> ObjectSet<'a> {
+        let k = KeyBytes::of(st, obj);
+        let group = obj.group().map(|g| g.name());
+        let in_flight = st.in_flight.get(obj.write_token);
+        let task = obj.task();
+        // Replicas in id order: an object keeps them so (checked, not
+        // assumed; sorting a copy only if one ever does not).
+        let order = if obj.replicas.is_sorted_by_key(|r| r.id) {
+            std::borrow::Cow::Borrowed(&obj.replicas[..])
+        } else {
+            let mut v = obj.replicas.to_vec();
+            v.sort_unstable_by_key(|r| r.id);
+            std::borrow::Cow::Owned(v)
+        };
+        let mut len = 1 + 8 + k.tenant.len() + k.key.len() + 6 * 8 + 1;
+        len += 1 + group.map_or(0, |g| 4 + g.len());
+        len += 1 + obj.committed().map_or(0, |_| 8);
+        len += 1 + in_flight.map_or(0, |w| {
+            1 + w.pending.map_or(0, |p| {
+                1 + usize::from(matches!(p, SoftPinIntent::Enable { .. })) * 8
+            })
+        });
+        len += 1 + task.map_or(0, |t| {
+            1 + match t {
+                Task::Copy { targets, .. } => 8 + 4 + 8 * targets.len(),
+                Task::Move { .. } => 16,
+                Task::Promotion { .. } => 8,
+            }
+        });
+        len += 4;
+        let mut replicas = 0u32;
+        for r in order.iter() {
+            if let Ok(seg) = replica_segment(table, r) {
+                replicas += 1;
+                len += 8 + 3 + seg.map_or(8, |name| 4 + name.len() + 8);
+            }
+        }
+        len += 4;
+        let mut buffers = 0u32;
+        for d in discarded {
+            if let Some(seg) = table.get(d.segment) {
+                buffers += 1;
+                len += 4 + seg.name.len() + 3 * 8;
+            }
+        }
+        ObjectSet {
+            table,
+            k,
+            obj,
+            group,
+            in_flight,
+            task,
+            order,
+            replicas,
+            discarded,
+            buffers,
+            len,
+        }
+    }
+
+    /// Appends it to `j`, written in place.
+    fn append(&self, j: &Journal) -> crate::error::Result<u64> {
+        j.append_with(self.len, |out| self.write(&mut SliceWriter::new(out)))
+    }
+
+    /// Writes its bytes (the codec's layout, `codec.rs`), `self.len` of them.
+    fn write(&self, w: &mut SliceWriter<'_>) {
+        let (obj, k) = (self.obj, self.k);
+        w.u8(OBJECT_SET);
+        w.str(k.tenant);
+        w.str_bytes(k.key);
+        w.u64(obj.size);
+        w.u64(obj.writer);
+        w.u64(obj.put_start);
+        w.u64(obj.lease.load(Ordering::Acquire));
+        w.u64(obj.seq);
+        w.u64(obj.write_token);
+        w.bool(obj.hard_pin());
+        match self.group {
+            None => w.u8(0),
+            Some(g) => {
+                w.u8(1);
+                w.str(g);
+            }
+        }
+        match obj.committed() {
+            None => w.u8(0),
+            Some(d) => {
+                w.u8(1);
+                w.u64(d);
+            }
+        }
+        match self.in_flight {
+            None => w.u8(0),
+            Some(f) => {
+                w.u8(1);
+                match f.pending {
+                    None => w.u8(0),
+                    Some(p) => {
+                        w.u8(1);
+                        w.intent(p);
+                    }
+                }
+            }
+        }
+        match self.task {
+            None => w.u8(0),
+            Some(t) => {
+                w.u8(1);
+                match t {
+                    Task::Copy { source, targets } => {
+                        w.u8(0);
+                        w.u64(*source);
+                        w.u32(targets.len() as u32);
+                        for id in targets {
+                            w.u64(*id);
+                        }
+                    }
+                    Task::Move { source, target } => {
+                        w.u8(1);
+                        w.u64(*source);
+                        w.u64(*target);
+                    }
+                    Task::Promotion { target } => {
+                        w.u8(2);
+                        w.u64(*target);
+                    }
+                }
+            }
+        }
+        w.u32(self.replicas);
+        for r in self.order.iter() {
+            let Ok(seg) = replica_segment(self.table, r) else {
+                continue;
+            };
+            w.u64(r.id);
+            w.u8(r.status as u8);
+            w.u8(match r.role {
+                Role::Write => 0,
+                Role::TaskTarget => 1,
+            });
+            match seg {
+                None => {
+                    w.u8(2);
+                    w.u64(r.addr);
+                }
+                Some(name) => {
+                    w.u8(if r.kind == ReplicaKind::Memory { 0 } else { 1 });
+                    w.str(name);
+                    w.u64(r.addr);
+                }
+            }
+        }
+        w.u32(self.buffers);
+        for d in self.discarded {
+            if let Some(seg) = self.table.get(d.segment) {
+                w.str(&seg.name);
+                w.u64(d.addr);
+                w.u64(d.len);
+                w.u64(d.release_at);
+            }
+        }
+        debug_assert_eq!(w.left(), 0, "the exact size was computed");
+    }
+}
+
+/// The bytes of `ObjectSet { image of obj, discarded }` in `out` (cleared
+/// first), as the recorder writes them into the journal.
+#[cfg(test)]
 pub(crate) fn encode_object_set(
     table: &SegmentTable,
     st: &ShardState,
@@ -367,151 +568,10 @@ pub(crate) fn encode_object_set(
     discarded: &[Discarded],
     out: &mut Vec<u8>,
 ) {
-    let k = st.key_of(obj);
-    let group = obj.group().map(|g| g.name());
-    let in_flight = st.in_flight.get(obj.write_token);
-    let task = obj.task();
-    // Replicas in id order: an object keeps them so (checked, not
-    // assumed; sorting a copy only if one ever does not).
-    let resorted: Vec<Replica>;
-    let order: &[Replica] = if obj.replicas.is_sorted_by_key(|r| r.id) {
-        &obj.replicas
-    } else {
-        let mut v = obj.replicas.to_vec();
-        v.sort_unstable_by_key(|r| r.id);
-        resorted = v;
-        &resorted
-    };
-    let mut len = 1 + 8 + k.tenant.len() + k.key.len() + 6 * 8 + 1;
-    len += 1 + group.map_or(0, |g| 4 + g.len());
-    len += 1 + obj.committed().map_or(0, |_| 8);
-    len += 1 + in_flight.map_or(0, |w| {
-        1 + w.pending.map_or(0, |p| {
-            1 + usize::from(matches!(p, SoftPinIntent::Enable { .. })) * 8
-        })
-    });
-    len += 1 + task.map_or(0, |t| {
-        1 + match t {
-            Task::Copy { targets, .. } => 8 + 4 + 8 * targets.len(),
-            Task::Move { .. } => 16,
-            Task::Promotion { .. } => 8,
-        }
-    });
-    len += 4;
-    let mut replicas = 0u32;
-    for r in order {
-        if let Ok(seg) = replica_segment(table, r) {
-            replicas += 1;
-            len += 8 + 3 + seg.map_or(8, |name| 4 + name.len() + 8);
-        }
-    }
-    len += 4;
-    let mut buffers = 0u32;
-    for d in discarded {
-        if let Some(seg) = table.get(d.segment) {
-            buffers += 1;
-            len += 4 + seg.name.len() + 3 * 8;
-        }
-    }
-
+    let set = ObjectSet::plan(table, st, obj, discarded);
     out.clear();
-    out.reserve(len);
-    let mut w = Writer(out);
-    w.u8(OBJECT_SET);
-    w.str(k.tenant);
-    w.str(k.key);
-    w.u64(obj.size);
-    w.u64(obj.writer);
-    w.u64(obj.put_start);
-    w.u64(obj.lease.load(Ordering::Acquire));
-    w.u64(obj.seq);
-    w.u64(obj.write_token);
-    w.bool(obj.hard_pin());
-    match group {
-        None => w.u8(0),
-        Some(g) => {
-            w.u8(1);
-            w.str(g);
-        }
-    }
-    match obj.committed() {
-        None => w.u8(0),
-        Some(d) => {
-            w.u8(1);
-            w.u64(d);
-        }
-    }
-    match in_flight {
-        None => w.u8(0),
-        Some(f) => {
-            w.u8(1);
-            match f.pending {
-                None => w.u8(0),
-                Some(p) => {
-                    w.u8(1);
-                    w.intent(p);
-                }
-            }
-        }
-    }
-    match task {
-        None => w.u8(0),
-        Some(t) => {
-            w.u8(1);
-            match t {
-                Task::Copy { source, targets } => {
-                    w.u8(0);
-                    w.u64(*source);
-                    w.u32(targets.len() as u32);
-                    for id in targets {
-                        w.u64(*id);
-                    }
-                }
-                Task::Move { source, target } => {
-                    w.u8(1);
-                    w.u64(*source);
-                    w.u64(*target);
-                }
-                Task::Promotion { target } => {
-                    w.u8(2);
-                    w.u64(*target);
-                }
-            }
-        }
-    }
-    w.u32(replicas);
-    for r in order {
-        let Ok(seg) = replica_segment(table, r) else {
-            continue;
-        };
-        w.u64(r.id);
-        w.u8(r.status as u8);
-        w.u8(match r.role {
-            Role::Write => 0,
-            Role::TaskTarget => 1,
-        });
-        match seg {
-            None => {
-                w.u8(2);
-                w.u64(r.addr);
-            }
-            Some(name) => {
-                w.u8(if r.kind == ReplicaKind::Memory { 0 } else { 1 });
-                w.str(name);
-                w.u64(r.addr);
-            }
-        }
-    }
-    w.u32(buffers);
-    for d in discarded {
-        if let Some(seg) = table.get(d.segment) {
-            w.str(&seg.name);
-            w.u64(d.addr);
-            w.u64(d.len);
-            w.u64(d.release_at);
-        }
-    }
-    debug_assert_eq!(out.len(), len, "the exact size was computed");
+    out.resize(set.len, 0);
+    set.write(&mut SliceWriter::new(out));
 }
 
 #[cfg(test)]

@@ -396,8 +396,81 @@ fn checksum(header: &[u8], payload: &[u8]) -> u32 {
     h.finalize()
 }
 
-/// Appends encoded fields to a buffer (shared with the recorder, which
-/// encodes an object straight from the master's state, `capture.rs`).
+/// The encoding of a soft-pin intent: its first `n` bytes.
+fn intent_bytes(i: SoftPinIntent) -> ([u8; 9], usize) {
+    let mut b = [0u8; 9];
+    match i {
+        SoftPinIntent::Preserve => (b, 1),
+        SoftPinIntent::Enable { ttl_ms } => {
+            b[0] = 1;
+            b[1..].copy_from_slice(&ttl_ms.to_le_bytes());
+            (b, 9)
+        }
+        SoftPinIntent::Disable => {
+            b[0] = 2;
+            (b, 1)
+        }
+    }
+}
+
+/// Writes encoded fields, in the layout [`Writer`] appends them, into a
+/// slice measured for them (the recorder writes straight into the
+/// journal's memory, `capture.rs`): each field fills the front of what is
+/// left. Writing past the end panics (the slice was measured wrong);
+/// [`left`](Self::left) says what is unwritten.
+pub(crate) struct SliceWriter<'a>(&'a mut [u8]);
+
+impl<'a> SliceWriter<'a> {
+    pub(crate) fn new(out: &'a mut [u8]) -> SliceWriter<'a> {
+        SliceWriter(out)
+    }
+    /// Bytes not written yet.
+    pub(crate) fn left(&self) -> usize {
+        self.0.len()
+    }
+    #[inline]
+    pub(crate) fn bytes(&mut self, b: &[u8]) {
+        let (head, rest) = std::mem::take(&mut self.0).split_at_mut(b.len());
+        head.copy_from_slice(b);
+        self.0 = rest;
+    }
+    #[inline]
+    pub(crate) fn u8(&mut self, v: u8) {
+        self.bytes(&[v]);
+    }
+    #[inline]
+    pub(crate) fn u32(&mut self, v: u32) {
+        self.bytes(&v.to_le_bytes());
+    }
+    #[inline]
+    pub(crate) fn u64(&mut self, v: u64) {
+        self.bytes(&v.to_le_bytes());
+    }
+    #[inline]
+    pub(crate) fn bool(&mut self, v: bool) {
+        self.u8(u8::from(v));
+    }
+    /// A string the caller measured (its length fits the u32 prefix: every
+    /// key and name a master holds is validated far below that).
+    #[inline]
+    pub(crate) fn str(&mut self, s: &str) {
+        self.str_bytes(s.as_bytes());
+    }
+    /// [`str`](Self::str) of the bytes of a string (a key as the master
+    /// stores it, known to be UTF-8, not checked again).
+    #[inline]
+    pub(crate) fn str_bytes(&mut self, s: &[u8]) {
+        let n = u32::try_from(s.len()).expect("journal strings are validated short");
+        self.u32(n);
+        self.bytes(s);
+    }
+    pub(crate) fn intent(&mut self, i: SoftPinIntent) {
+        let (bytes, n) = intent_bytes(i);
+        self.bytes(&bytes[..n]);
+    }
+}
+
+/// Appends encoded fields to a buffer.
 pub(crate) struct Writer<'a>(pub(crate) &'a mut Vec<u8>);
 
 impl Writer<'_> {
@@ -443,14 +516,8 @@ impl Writer<'_> {
         }
     }
     pub(crate) fn intent(&mut self, i: SoftPinIntent) {
-        match i {
-            SoftPinIntent::Preserve => self.u8(0),
-            SoftPinIntent::Enable { ttl_ms } => {
-                self.u8(1);
-                self.u64(ttl_ms);
-            }
-            SoftPinIntent::Disable => self.u8(2),
-        }
+        let (bytes, n) = intent_bytes(i);
+        self.0.extend_from_slice(&bytes[..n]);
     }
     fn image(&mut self, o: &ObjectImage) {
         self.key(&o.key);

@@ -33,4 +33,4 @@ pub mod view;
 pub use apply::ApplyReport;
 pub use codec::{decode_batch, decode_batch_prefix, encode_batch, Batch, BatchHeader};
 pub use record::*;
-pub use ring::{charge, Journal, JournalRead, JournalStats, RECORD_OVERHEAD};
+pub use ring::{charge, Journal, JournalRead, JournalStats, CHUNK_BYTES, RECORD_OVERHEAD};

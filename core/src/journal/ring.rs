@@ -16,9 +16,26 @@
 //! mutexes, and is never held together with one of them: appends happen
 //! while the appending operation holds its shard lock(s) — so the sequence
 //! order is the commit order of changes to the same object — and nothing
-//! is acquired while it is held. A record is encoded before the
-//! mutex is taken, so a hold costs a copy of the record's bytes (plus, for
-//! a reader, the copy into its buffer).
+//! is acquired while it is held. The recorder measures a record first and
+//! writes it under the mutex straight into the space the journal keeps
+//! for it (`Journal::append_with`): no copy, no intermediate buffer. A
+//! reader's hold costs the copy into its buffer.
+//!
+//! # Memory
+//!
+//! The bytes live in chunks of [`CHUNK_BYTES`] (a record never spans two;
+//! a record longer than a chunk gets one of its own length). A chunk whose
+//! records are all released or dropped is freed, the most recent
+//! [`SPARE_CHUNKS`] of them kept for the next appends: a consumer that
+//! keeps up keeps the journal's memory to a few chunks that the primary
+//! keeps writing over while they are still in its cache, instead of a
+//! queue that sweeps fresh memory. A reused chunk is written over whole
+//! when it is taken (`warm`), so its lines come back writable in one
+//! streamed pass rather than one at a time under the mutex. The chunks
+//! take at most twice the bytes held plus six chunks (a chunk is left
+//! with room only for a record that did not fit in it, which is held and
+//! charged at least that room; the oldest chunk's released front, the
+//! newest one's unused end and the spares) — docs/CONTRACT.md §12.1.
 
 use super::codec::{self, HEADER_LEN};
 use super::record::Record;
@@ -31,6 +48,13 @@ use std::ops::RangeInclusive;
 /// The most records one read returns (a batch counts them in a u32).
 const MAX_BATCH_RECORDS: usize = u32::MAX as usize;
 
+/// Size of the chunks the held bytes are stored in.
+pub const CHUNK_BYTES: usize = 64 * 1024;
+
+/// Freed chunks kept for reuse (memory beyond the held records: at most
+/// this many chunks).
+pub const SPARE_CHUNKS: usize = 4;
+
 /// Bytes charged per held record on top of its encoding: its bookkeeping
 /// (where it starts in the journal's byte queue, 8 bytes) with room for
 /// the queues' slack. Fixed, so the bound does not depend on the layout.
@@ -40,6 +64,28 @@ pub const RECORD_OVERHEAD: usize = 16;
 #[inline]
 pub fn charge(len: usize) -> usize {
     len.saturating_add(RECORD_OVERHEAD)
+}
+
+/// Writes over a reused chunk at once, so that its cache lines (last read
+/// by the consumer, likely on another core, or evicted since) come back
+/// writable in one streamed pass instead of one line at a time under the
+/// journal's mutex as records are written into them.
+fn warm(buf: &mut [u8]) {
+    buf.fill(0);
+}
+
+/// Held bytes from stream position `pos`: `buf[..used]`.
+struct Chunk {
+    buf: Box<[u8]>,
+    pos: u64,
+    used: usize,
+}
+
+impl Chunk {
+    /// Stream position after its last byte.
+    fn end(&self) -> u64 {
+        self.pos + self.used as u64
+    }
 }
 
 /// A bounded, thread-safe change journal.
@@ -101,16 +147,21 @@ pub struct JournalRead {
     pub next_seq: u64,
 }
 
-/// The held records live back to back in one byte queue, so appending
-/// copies into memory the journal already holds (no allocation per
+/// The held records live back to back in a queue of chunks, so appending
+/// writes into memory the journal already holds (no allocation per
 /// record, and a consumer that keeps up keeps it small and cache-hot).
 struct Ring {
-    /// Encoded records `first..next`, back to back, oldest first.
-    data: VecDeque<u8>,
+    /// Encoded records `first..next`, back to back, oldest first: chunk
+    /// `i + 1` starts at the stream position where chunk `i` ends, the
+    /// first chunk at or before `data_pos`, the last one ends at
+    /// `end_pos` (no chunk when nothing is held).
+    chunks: VecDeque<Chunk>,
+    /// Freed chunks of [`CHUNK_BYTES`], most recently freed last.
+    spare: Vec<Box<[u8]>>,
     /// Where each held record starts, as a position in the stream of every
     /// byte ever appended (record `first + i` starts at `starts[i]`).
     starts: VecDeque<u64>,
-    /// Stream position of `data`'s first byte.
+    /// Stream position of the oldest held byte.
     data_pos: u64,
     /// Stream position after the last byte appended.
     end_pos: u64,
@@ -147,7 +198,8 @@ impl Journal {
         Ok(Journal {
             capacity: capacity_bytes,
             ring: Padded(Mutex::new(Ring {
-                data: VecDeque::new(),
+                chunks: VecDeque::new(),
+                spare: Vec::new(),
                 starts: VecDeque::new(),
                 data_pos: 0,
                 end_pos: 0,
@@ -179,13 +231,21 @@ impl Journal {
     }
 
     /// [`append`](Self::append) of a record already encoded (exactly what
-    /// [`codec::encode_record`] writes for it): the recorder encodes from
-    /// the master's state into a buffer it reuses, without building the
-    /// [`Record`].
+    /// [`codec::encode_record`] writes for it).
     pub(crate) fn append_encoded(&self, bytes: &[u8]) -> Result<u64> {
-        debug_assert!(codec::decode_record(bytes).is_ok(), "not a record");
+        self.append_with(bytes.len(), |out| out.copy_from_slice(bytes))
+    }
+
+    /// [`append`](Self::append) of a record of `len` bytes that `write`
+    /// writes (exactly what [`codec::encode_record`] writes for it) into
+    /// the slice of `len` bytes it is given, the journal's own memory: the
+    /// recorder encodes from the master's state straight into the journal,
+    /// without building the [`Record`] or a copy of its bytes. `write` runs
+    /// under the journal's mutex (it must take no lock) and not at all
+    /// when the record is dropped on arrival (longer than the capacity).
+    pub(crate) fn append_with(&self, len: usize, write: impl FnOnce(&mut [u8])) -> Result<u64> {
         let mut ring = self.ring.lock();
-        ring.push(bytes, self.capacity)
+        ring.push_with(len, self.capacity, write)
     }
 
     /// Appends `recs` as consecutive sequences in one hold of the lock (the
@@ -208,7 +268,8 @@ impl Journal {
         let mut span = None;
         let mut from = 0;
         for end in ends {
-            let seq = ring.push(&bytes[from..end], self.capacity)?;
+            let e = &bytes[from..end];
+            let seq = ring.push_with(e.len(), self.capacity, |out| out.copy_from_slice(e))?;
             from = end;
             span = Some(span.map_or(seq..=seq, |s: RangeInclusive<u64>| *s.start()..=seq));
         }
@@ -255,7 +316,7 @@ impl Journal {
         // Fits in `out`, so in usize.
         let len = ends(count - 1) as usize;
         let used = HEADER_LEN + len;
-        ring.copy_out((begin - ring.data_pos) as usize, &mut out[HEADER_LEN..used]);
+        ring.copy_out(begin, &mut out[HEADER_LEN..used]);
         codec::seal(&mut out[..used], from, count as u32);
         Ok(Bounded::Fits(JournalRead {
             records: count as u64,
@@ -324,7 +385,9 @@ impl Journal {
         }
         let appended = ring.next - ring.start;
         let held = ring.starts.len() as u64;
-        ring.data.clear();
+        while let Some(c) = ring.chunks.pop_front() {
+            ring.recycle(c.buf);
+        }
         ring.starts.clear();
         ring.data_pos = ring.end_pos;
         ring.bytes = 0;
@@ -398,20 +461,58 @@ impl Ring {
         (self.end_of(i) - self.starts[i]) as usize
     }
 
-    /// Copies `out.len()` bytes of `data` from offset `at`.
-    fn copy_out(&self, at: usize, out: &mut [u8]) {
-        let (a, b) = self.data.as_slices();
+    /// Copies `out.len()` held bytes from stream position `at` into `out`.
+    fn copy_out(&self, at: u64, out: &mut [u8]) {
+        // The first chunk that ends after `at` holds it.
+        let mut i = self.chunks.partition_point(|c| c.end() <= at);
+        let mut at = at;
         let mut done = 0;
-        if at < a.len() {
-            let n = (a.len() - at).min(out.len());
-            out[..n].copy_from_slice(&a[at..at + n]);
-            done = n;
+        while done < out.len() {
+            let c = &self.chunks[i];
+            // `at` is in this chunk, which ends after it: in usize.
+            let from = (at - c.pos) as usize;
+            let n = (c.used - from).min(out.len() - done);
+            out[done..done + n].copy_from_slice(&c.buf[from..from + n]);
+            done += n;
+            at += n as u64;
+            i += 1;
         }
-        if done < out.len() {
-            let from = at + done - a.len();
-            let rest = out.len() - done;
-            out[done..].copy_from_slice(&b[from..from + rest]);
+    }
+
+    /// Keeps a freed chunk for reuse, or frees it.
+    fn recycle(&mut self, buf: Box<[u8]>) {
+        if buf.len() == CHUNK_BYTES && self.spare.len() < SPARE_CHUNKS {
+            self.spare.push(buf);
         }
+    }
+
+    /// `len` bytes at the end of the held bytes to write a record into (a
+    /// new chunk when the last one has no room), not yet counted as held.
+    fn tail(&mut self, len: usize) -> &mut [u8] {
+        let fits = self
+            .chunks
+            .back()
+            .is_some_and(|c| c.buf.len() - c.used >= len);
+        if !fits {
+            let buf = if len <= CHUNK_BYTES {
+                match self.spare.pop() {
+                    Some(mut buf) => {
+                        warm(&mut buf);
+                        buf
+                    }
+                    None => vec![0u8; CHUNK_BYTES].into_boxed_slice(),
+                }
+            } else {
+                vec![0u8; len].into_boxed_slice()
+            };
+            self.chunks.push_back(Chunk {
+                buf,
+                pos: self.end_pos,
+                used: 0,
+            });
+        }
+        let c = self.chunks.back_mut().expect("a chunk with room");
+        &mut c.buf[c.used..c.used + len]
     }
 
     /// Removes the `n` oldest held records (freeing their bytes).
@@ -421,26 +522,37 @@ impl Ring {
         }
         let cut = self.end_of(n - 1);
         let len = (cut - self.data_pos) as usize;
-        self.data.drain(..len);
+        while self.chunks.front().is_some_and(|c| c.end() <= cut) {
+            let c = self.chunks.pop_front().expect("a front chunk");
+            self.recycle(c.buf);
+        }
         self.starts.drain(..n);
         self.data_pos = cut;
         self.bytes -= len + n * RECORD_OVERHEAD;
         self.first += n as u64;
     }
 
-    /// Stores `e` as sequence `next`, dropping the oldest records to make
-    /// room (or everything, `e` included, when `e` alone is over capacity).
-    fn push(&mut self, e: &[u8], capacity: usize) -> Result<u64> {
+    /// Stores the record of `len` bytes that `write` writes as sequence
+    /// `next`, dropping the oldest records to make room (or everything,
+    /// the record included, when it alone is over capacity: `write` is
+    /// then not called). Nothing is counted before `write` returns, so a
+    /// `write` that panicked would leave no record and no gap.
+    fn push_with(
+        &mut self,
+        len: usize,
+        capacity: usize,
+        write: impl FnOnce(&mut [u8]),
+    ) -> Result<u64> {
         let seq = self.next;
         if seq > codec::MAX_SEQ {
             return Err(exhausted());
         }
         let after = seq + 1;
-        self.next = after;
-        let cost = charge(e.len());
+        let cost = charge(len);
         if cost > capacity {
             self.drop_oldest(self.starts.len());
             // The record itself is lost: nothing before or at it is held.
+            self.next = after;
             self.first = after;
             self.dropped_upto = seq;
             self.dropped += 1;
@@ -453,10 +565,17 @@ impl Ring {
             n += 1;
         }
         self.drop_oldest(n);
+        write(self.tail(len));
+        let c = self.chunks.back_mut().expect("the record's chunk");
+        c.used += len;
+        debug_assert!(
+            codec::decode_record(&c.buf[c.used - len..c.used]).is_ok(),
+            "not a record"
+        );
+        self.next = after;
         self.bytes += cost;
         self.starts.push_back(self.end_pos);
-        self.data.extend(e);
-        self.end_pos += e.len() as u64;
+        self.end_pos += len as u64;
         Ok(seq)
     }
 
@@ -503,5 +622,81 @@ impl Ring {
             ));
         }
         Ok((from - self.first) as usize)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Bytes the journal's chunks take, spare ones included.
+    fn resident(j: &Journal) -> usize {
+        let ring = j.ring.lock();
+        ring.chunks.iter().map(|c| c.buf.len()).sum::<usize>()
+            + ring.spare.iter().map(|b| b.len()).sum::<usize>()
+    }
+
+    fn record_of(len: usize) -> Vec<u8> {
+        // An ObjectErased of a key `len - 20` bytes long: tag, tenant
+        // "default" (4 + 7), key (4 + n), no discarded buffers (4).
+        let key = "k".repeat(len - 20);
+        let mut v = Vec::new();
+        codec::encode_record(
+            &Record::ObjectErased {
+                key: crate::journal::RecordKey::new("default", &key),
+                discarded: vec![],
+            },
+            &mut v,
+        );
+        assert_eq!(v.len(), len);
+        v
+    }
+
+    // docs/CONTRACT.md §12.1 "The buffer": the memory holding the records
+    // is at most twice the bytes held plus six chunks, whatever mix of
+    // record sizes is appended (the worst case alternates records that
+    // leave a chunk nearly empty with ones that do not fit in it), and it
+    // is freed as records are released: a released journal keeps only its
+    // spare chunks.
+    #[test]
+    fn the_memory_is_bounded_by_the_bytes_held_and_freed_on_release() {
+        let j = Journal::new(16 * CHUNK_BYTES).unwrap();
+        let small = record_of(100);
+        let large = record_of(CHUNK_BYTES - 50);
+        let huge = record_of(CHUNK_BYTES + 1_000);
+        let mut i = 0u64;
+        for round in 0..400 {
+            let e = match round % 4 {
+                0 | 2 => &small,
+                1 => &large,
+                _ => &huge,
+            };
+            j.append_encoded(e).unwrap();
+            i += 1;
+            let held = j.stats().bytes_held;
+            assert!(
+                resident(&j) <= 2 * held + 6 * CHUNK_BYTES,
+                "{} bytes resident for {held} held",
+                resident(&j)
+            );
+            if round % 50 == 49 {
+                j.release(i - 3).unwrap();
+            }
+        }
+        assert!(j.stats().dropped_records > 0, "the capacity was reached");
+        j.release(i).unwrap();
+        assert_eq!(j.stats().bytes_held, 0);
+        assert!(resident(&j) <= SPARE_CHUNKS * CHUNK_BYTES);
+        // Appends after a full release reuse a spare chunk.
+        j.append_encoded(&small).unwrap();
+        assert!(resident(&j) <= SPARE_CHUNKS * CHUNK_BYTES);
+        assert_eq!(
+            decode_batch_records(&j.read_to_vec(i + 1).unwrap()),
+            vec![codec::decode_record(&small).unwrap()]
+        );
+    }
+
+    fn decode_batch_records(b: &[u8]) -> Vec<Record> {
+        codec::decode_batch(b).unwrap().records
     }
 }

@@ -139,6 +139,23 @@ pub fn check_batch_prefix(bytes: &[u8]) -> Result<(u64, usize, usize)> {
     Ok((first_seq, records.len(), used))
 }
 
+/// Decodes the batch at the start of `bytes` as views, with
+/// [`decode_batch_view_prefix`]'s checks and messages, handing each record
+/// and its sequence to `each` as it is read instead of collecting them: its
+/// first sequence, record count and length in bytes. On an error some
+/// records may have been handed out already; the caller drops them (the
+/// batch is corrupt). Lets a caller decode several batches into one list,
+/// or keep only some of the records, with one parse of each.
+pub fn decode_batch_views_with<'a>(
+    bytes: &'a [u8],
+    mut each: impl FnMut(u64, RecordView<'a>),
+) -> Result<(u64, usize, usize)> {
+    let (first_seq, records, used) = decode_prefix_with(bytes, |r, seq| {
+        parse_record_view(r, seq).map(|v| each(seq, v))
+    })?;
+    Ok((first_seq, records.len(), used))
+}
+
 /// The records of a batch, decoded one at a time, with their sequences.
 pub struct RecordViews<'a> {
     r: Reader<'a>,

@@ -187,12 +187,21 @@ impl<O: Copy> OffsetAllocator<O> {
             .blocks
             .insert(offset, len, owner)
             .ok_or(AllocError::TooManyBlocks)?;
-        self.remove_free(o, l);
-        if o < offset {
-            self.insert_free(o, offset - o);
-        }
+        // The pieces left are entered before the range goes, so neither map
+        // empties on the way (an empty B-tree frees its node, and the next
+        // insert allocates one again): reserving at the front of the only
+        // free range, as a standby does when its primary allocates
+        // sequentially, then allocates and frees nothing.
         if end < o + l {
             self.insert_free(end, o + l - end);
+        }
+        if o < offset {
+            // The front piece keeps the range's offset: shrink it in place.
+            self.by_size.insert((offset - o, o));
+            self.by_size.remove(&(l, o));
+            self.by_offset.insert(o, offset - o);
+        } else {
+            self.remove_free(o, l);
         }
         self.allocated += len;
         Ok(id)
@@ -431,6 +440,30 @@ mod tests {
         assert_eq!(a.free_bytes(), 0);
         assert_eq!(a.free(r, 100, 50), Ok(1));
         assert_eq!(ranges(&a), vec![(100, 50)]);
+    }
+
+    #[test]
+    fn sequential_reservations_at_the_front_keep_one_range() {
+        // A standby reserving what its primary allocated front to back: the
+        // one free range shrinks from the front, in both orders.
+        let mut a = Alloc::new(1000);
+        for i in 0..10 {
+            a.reserve(i * 100, 60, i).unwrap();
+            assert_eq!(ranges(&a), vec![(i * 100 + 60, 1000 - i * 100 - 60)]);
+            assert_eq!(a.largest_free(), 1000 - i * 100 - 60);
+            if i < 9 {
+                // Then the gap behind it: the front piece of the range.
+                a.reserve(i * 100 + 60, 40, 100 + i).unwrap();
+                assert_eq!(a.free_range_count(), 1);
+            }
+        }
+        assert_eq!(a.free_bytes(), 40);
+        assert_eq!(ranges(&a), vec![(960, 40)]);
+        // Carving the middle of the last range leaves its front and back.
+        a.reserve(970, 10, 7).unwrap();
+        assert_eq!(ranges(&a), vec![(960, 10), (980, 20)]);
+        assert_eq!(a.largest_free(), 20);
+        assert_eq!(a.allocate(15, 8).map(|(o, _)| o), Some(980));
     }
 
     #[test]
