@@ -85,9 +85,9 @@ impl KeyHasher {
     }
 }
 
-/// Shard of a hash. Uses bits 32..56, which hashbrown uses for neither the
-/// bucket index (low bits) nor the control tag (top 7 bits), so all keys of
-/// one shard still spread over that shard's table. Those 24 bits are mapped
+/// Shard of a hash. Uses bits 32..56, which a shard's index
+/// (`slot_index.rs`: the low 32 bits) does not use, so all keys of one
+/// shard still spread over that shard's table. Those 24 bits are mapped
 /// onto `0..shard_count` by multiply-and-shift rather than `%`: as uniform
 /// (shard_count <= 2^20), without a 64-bit division on every operation.
 #[inline]

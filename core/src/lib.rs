@@ -56,6 +56,7 @@ mod quiesce;
 mod replicas;
 mod retention;
 mod shard;
+mod slot_index;
 mod standby;
 mod tenants;
 

@@ -3,7 +3,8 @@
 //! a write in flight needs stays out of the records), the discarded
 //! buffers waiting for their release instant, and the shard's share of the
 //! per-key gauges (summed over shards when read). Objects live in an
-//! [`Arena`] (dense, addressed by slot); the hash index holds only slots.
+//! [`Arena`] (dense, addressed by slot); the hash index
+//! (`slot_index.rs`) holds only slots and 32 bits of their keys' hashes.
 
 use crate::arena::Arena;
 use crate::clock::Instant;
@@ -11,11 +12,11 @@ use crate::key::{self, KeyHasher};
 use crate::object::Object;
 use crate::object_ref::ObjectRef;
 use crate::segment::BlockId;
+use crate::slot_index::SlotIndex;
 use crate::soft_pin::SoftPinIntent;
 use crate::tenants::Tenants;
 use crate::types::{Key, SegmentId};
-use hashbrown::TryReserveError;
-use hashbrown::{HashMap, HashTable};
+use hashbrown::HashMap;
 use parking_lot::RwLock;
 use std::sync::atomic::{AtomicI64, Ordering};
 
@@ -96,10 +97,9 @@ impl InFlight {
 pub(crate) struct ShardState {
     /// The records, by slot.
     objects: Arena<Object>,
-    /// Hash index: the slot of every record, under its key's hash
-    /// (recomputed from the record's key when the table grows: records do
-    /// not store it).
-    index: HashTable<u32>,
+    /// Hash index: the slot of every record, under 32 bits of its key's
+    /// hash (`slot_index.rs`; records do not store their hash).
+    index: SlotIndex,
     /// The master's key hasher (the one that placed the keys in this
     /// shard), to recompute a record's hash from its key.
     hasher: KeyHasher,
@@ -125,9 +125,7 @@ impl ShardState {
     #[inline]
     fn slot_where(&self, hash: u64, eq: impl Fn(&Object) -> bool) -> Option<u32> {
         let objects = &self.objects;
-        self.index
-            .find(hash, |&s| objects.get(s).is_some_and(&eq))
-            .copied()
+        self.index.find(hash, |s| objects.get(s).is_some_and(&eq))
     }
 
     #[inline]
@@ -151,7 +149,7 @@ impl ShardState {
     pub fn new(hasher: KeyHasher) -> Self {
         ShardState {
             objects: Arena::default(),
-            index: HashTable::new(),
+            index: SlotIndex::new(),
             hasher,
             tenants: Tenants::default(),
             in_flight: InFlight::default(),
@@ -172,12 +170,7 @@ impl ShardState {
         let mut st = ShardState::new(hasher);
         if objects > 0 {
             // The table is empty: nothing is rehashed, the hasher is never called.
-            st.index.try_reserve(objects, |_| 0).map_err(|e| match e {
-                TryReserveError::CapacityOverflow => "index: capacity overflow".to_string(),
-                TryReserveError::AllocError { layout } => {
-                    format!("index: allocating {} bytes failed", layout.size())
-                }
-            })?;
+            st.index.try_reserve(objects)?;
             st.objects
                 .try_reserve(objects)
                 .map_err(|e| format!("arena: {e}"))?;
@@ -218,14 +211,14 @@ impl ShardState {
         Some((r, obj, &mut self.in_flight))
     }
 
-    /// The first object in the table slots `hash` probes whose control tag
-    /// matches: a guess at what [`find`](Self::find) will return, made from
-    /// the control bytes alone (no slot or key is read). A batch warms the
+    /// The first object indexed under `hash`'s 32 index bits: a guess at
+    /// what [`find`](Self::find) will return, made from the index alone
+    /// (no key is read). A batch warms the
     /// cache through the guesses of all its keys before it finds any; a
     /// wrong guess only wastes a load.
     #[inline]
     pub fn candidate(&self, hash: u64) -> Option<&Object> {
-        let slot = *self.index.iter_hash(hash).next()?;
+        let slot = self.index.first(hash)?;
         self.objects.get(slot)
     }
 
@@ -291,7 +284,7 @@ impl ShardState {
     /// hashing to `hash` (how an unmount or the stale-write sweep names an
     /// object it found under another lock). The full hash
     /// is compared too, recomputed from the key of a record whose sequence
-    /// matches: the table only narrows candidates down to a 7-bit tag.
+    /// matches: the index only narrows candidates down to 32 bits of hash.
     #[inline]
     fn slot_by_seq(&self, hash: u64, seq: u64) -> Option<u32> {
         let (hasher, tenants) = (&self.hasher, &self.tenants);
@@ -382,19 +375,17 @@ impl ShardState {
             .insert(obj)
             .expect("a shard holds fewer than 2^32 - 1 objects");
         debug_assert_eq!(self.hash_of(self.objects.get(slot).unwrap()), hash);
-        let (objects, hasher, tenants) = (&self.objects, &self.hasher, &self.tenants);
-        // Growing the table rehashes every record from its key (no
-        // allocation: the key is read in place).
-        self.index.insert_unique(hash, slot, |&s| {
-            objects.get(s).map_or(0, |o| hash_of(hasher, tenants, o))
-        });
+        // Growing the table places every entry from the hash bits it keeps:
+        // no record is read.
+        self.index.insert(hash, slot);
         slot
     }
 
     /// Removes and returns the object in `slot`, which hashes to `hash`.
     fn take_slot(&mut self, hash: u64, slot: u32) -> Option<Object> {
-        let entry = self.index.find_entry(hash, |&s| s == slot).ok()?;
-        entry.remove();
+        if !self.index.remove(hash, slot) {
+            return None;
+        }
         let obj = self.objects.remove(slot)?;
         self.tenants.release(obj.tenant());
         Some(obj)
@@ -487,7 +478,7 @@ impl ShardState {
         }
         let mut users: HashMap<u32, u64> = HashMap::new();
         for (slot, _, o) in self.objects.iter() {
-            if self.index.find(self.hash_of(o), |&s| s == slot).is_none() {
+            if self.index.find(self.hash_of(o), |s| s == slot).is_none() {
                 return Err(format!("{:?} (slot {slot}) is not indexed", o.key_str()));
             }
             let default = o.tenant() == crate::tenants::DEFAULT_TENANT_ID;

@@ -223,7 +223,7 @@ impl MasterCore {
     /// index order, as the lock order of `master.rs` requires) for the
     /// whole run: a put pair's two records, and the records of other keys
     /// between them, take no lock of their own. Before the first record is
-    /// applied, the hash-index control bytes of every record's key are
+    /// applied, the hash-index buckets of every record's key are
     /// loaded in one loop of independent loads (as a batch read warms
     /// them, `ops/batch.rs`), so the cache misses of the run's lookups
     /// overlap instead of forming one chain per record. Nothing a record

@@ -52,10 +52,10 @@ impl Plan {
 }
 
 /// Warms the cache for the lookups of a chunk's valid keys in three passes,
-/// each a loop of loads that do not depend on each other: the control bytes
-/// (the [`candidate`](ShardState::candidate) of each key), then the
-/// candidates' slots, then their keys, replica lists and leases. Each
-/// lookup alone is a chain of three or four cache misses; done this way the
+/// each a loop of loads that do not depend on each other: the index
+/// buckets (the [`candidate`](ShardState::candidate) of each key), then the
+/// candidates' records (first line), then their keys beyond it, sizes and
+/// group leases. Each lookup alone is a chain of two or three cache misses; done this way the
 /// misses of all keys of a pass are in flight together. (Safe Rust has no
 /// prefetch instruction; these are plain loads whose values are folded into
 /// `black_box`.) Returns nothing: it only makes the lookups that follow hit
