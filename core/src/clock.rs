@@ -96,83 +96,8 @@ pub enum Clock {
 pub struct Timeline {
     anchor: Instant,
     origin: std::time::Instant,
-    /// The coarse reading of the same timeline, for read leases.
-    coarse: Option<Coarse>,
     /// `None` reads the operating system's wall clock directly.
     wall: Option<WallSource>,
-}
-
-/// The timeline read from the coarse monotonic clock (Linux's
-/// `CLOCK_MONOTONIC_COARSE`: the kernel's time at its last tick, read from
-/// the vDSO without the ordering fence of a precise read). It lags the
-/// precise monotonic clock by at most its resolution (one tick), so
-/// `anchor + coarse elapsed + slack_ms` is never before [`Timeline::now`]:
-/// a lease granted from it is at least as long as one granted from `now`,
-/// and at most `slack_ms` longer.
-#[derive(Debug, Clone, Copy)]
-struct Coarse {
-    /// The precise monotonic clock (the coarse one's base) when the
-    /// timeline started, in ns; read right after `origin`, so at or after
-    /// it. (A coarse reading here could lag the start by a tick, and every
-    /// lease would carry that error.)
-    origin_ns: u64,
-    /// The coarse clock's resolution rounded up to ms, plus 1 ms for the
-    /// rounding of both readings and the distance between the two origins.
-    slack_ms: u64,
-}
-
-/// Coarser than this, and a lease could outlast its TTL by more than a
-/// reader would expect: the precise clock is read instead.
-const MAX_COARSE_RESOLUTION_NS: u64 = 10_000_000;
-
-impl Coarse {
-    #[cfg(target_os = "linux")]
-    fn new() -> Option<Coarse> {
-        use rustix::time::{clock_getres, clock_gettime, ClockId};
-        let res = timespec_ns(clock_getres(ClockId::MonotonicCoarse));
-        if res == 0 || res > MAX_COARSE_RESOLUTION_NS {
-            return None;
-        }
-        Some(Coarse {
-            origin_ns: timespec_ns(clock_gettime(ClockId::Monotonic)),
-            slack_ms: res.div_ceil(1_000_000) + 1,
-        })
-    }
-
-    #[cfg(not(target_os = "linux"))]
-    fn new() -> Option<Coarse> {
-        None
-    }
-
-    #[cfg(target_os = "linux")]
-    #[inline]
-    fn read_ns() -> u64 {
-        timespec_ns(rustix::time::clock_gettime(
-            rustix::time::ClockId::MonotonicCoarse,
-        ))
-    }
-
-    #[cfg(not(target_os = "linux"))]
-    #[inline]
-    fn read_ns() -> u64 {
-        unreachable!("no coarse clock is set up off Linux")
-    }
-
-    /// Milliseconds since the timeline started, never fewer than the
-    /// precise clock's.
-    #[inline]
-    fn elapsed_ms(&self) -> u64 {
-        (Self::read_ns().saturating_sub(self.origin_ns) / 1_000_000).saturating_add(self.slack_ms)
-    }
-}
-
-/// A timespec as ns (a monotonic reading is never negative).
-#[cfg(target_os = "linux")]
-fn timespec_ns(t: rustix::time::Timespec) -> u64 {
-    u64::try_from(t.tv_sec)
-        .unwrap_or(0)
-        .saturating_mul(1_000_000_000)
-        .saturating_add(u64::try_from(t.tv_nsec).unwrap_or(0))
 }
 
 impl Timeline {
@@ -181,25 +106,10 @@ impl Timeline {
             Some(w) => w.read(),
             None => os_wall_now(),
         };
-        let origin = std::time::Instant::now();
         Timeline {
             anchor,
-            origin,
-            coarse: Coarse::new(),
+            origin: std::time::Instant::now(),
             wall,
-        }
-    }
-
-    /// The instant a read lease starts from: [`now`](Self::now), or a coarse
-    /// reading that is never before it and at most a few ms after it.
-    #[inline]
-    fn lease_now(&self) -> Instant {
-        match &self.coarse {
-            Some(c) => self
-                .anchor
-                .saturating_add(c.elapsed_ms())
-                .min(MAX_INSTANT - 1),
-            None => self.now(),
         }
     }
 
@@ -248,23 +158,6 @@ impl Clock {
     pub fn now(&self) -> Instant {
         match self {
             Clock::System(t) => t.now(),
-            Clock::Manual { now, .. } => now.load(Ordering::Acquire),
-        }
-    }
-
-    /// The instant a read lease (Get, Exist and their batch forms) counts
-    /// from. On a manual clock it is [`now`](Self::now). On the system
-    /// clock it is read from the coarse monotonic clock where the platform
-    /// has one fine enough (Linux: one kernel tick, typically 1–4 ms),
-    /// rounded up so that it is never before `now`: a lease lasts at least
-    /// its TTL and at most a tick and a millisecond longer
-    /// (docs/CONTRACT.md §1). The reason is speed: the precise read orders
-    /// the processor's loads around it, which a read that misses the cache
-    /// pays for a second time.
-    #[inline]
-    pub fn lease_now(&self) -> Instant {
-        match self {
-            Clock::System(t) => t.lease_now(),
             Clock::Manual { now, .. } => now.load(Ordering::Acquire),
         }
     }
@@ -434,26 +327,6 @@ mod tests {
             ErrorKind::ClockUnsupported
         );
         assert!(c.now() > 1_600_000_000_000);
-    }
-
-    #[test]
-    fn lease_instants_are_never_before_now_and_at_most_the_slack_after() {
-        let c = Clock::new(ClockSource::System).unwrap();
-        let Clock::System(t) = &c else { unreachable!() };
-        let slack = t.coarse.map_or(0, |k| k.slack_ms);
-        for _ in 0..100_000 {
-            let before = c.now();
-            let lease = c.lease_now();
-            let after = c.now();
-            assert!(lease >= before, "lease instant {lease} before now {before}");
-            // Allow for the time between the two precise reads.
-            assert!(
-                lease <= after + slack,
-                "lease instant {lease} more than {slack} ms after now {after}"
-            );
-        }
-        let m = Clock::new(ClockSource::Manual { start_ms: 7 }).unwrap();
-        assert_eq!(m.lease_now(), 7);
     }
 
     #[test]

@@ -283,7 +283,7 @@ impl MasterCore {
             let states: SmallVec<[&ShardState; CHUNK]> = guards.iter().map(|g| &**g).collect();
             let mut found = [None; CHUNK];
             resolve(&plan, chunk, &states, &mut found);
-            let now = self.clock.lease_now();
+            let now = self.clock.now();
             for (j, f) in found.iter().take(chunk.len()).enumerate() {
                 out.push(match plan.invalid_at(j) {
                     Some(e) => Err(e.clone()),

@@ -60,7 +60,7 @@ impl MasterCore {
         k.validate()?;
         let (hash, si) = self.locate(k);
         let st = self.shards[si].state.read();
-        self.read_into(st.find(hash, k), || self.clock.lease_now(), out)
+        self.read_into(st.find(hash, k), || self.clock.now(), out)
     }
 
     /// GetReplicaList on the object a lookup found (`None`: missing), with
@@ -93,7 +93,7 @@ impl MasterCore {
         k.validate()?;
         let (hash, si) = self.locate(k);
         let st = self.shards[si].state.read();
-        self.read_bounded(st.find(hash, k), max, || self.clock.lease_now())
+        self.read_bounded(st.find(hash, k), max, || self.clock.now())
     }
 
     /// [`get_replica_list_bounded`](Self::get_replica_list_bounded) on the
@@ -138,7 +138,7 @@ impl MasterCore {
         k.validate()?;
         let (hash, si) = self.locate(k);
         let st = self.shards[si].state.read();
-        Ok(self.exist_in(st.find(hash, k), || self.clock.lease_now()))
+        Ok(self.exist_in(st.find(hash, k), || self.clock.now()))
     }
 
     /// Exist on the object a lookup found, with its shard lock held (shared
