@@ -135,34 +135,43 @@ impl<O: Copy> OffsetAllocator<O> {
         if block.len != len {
             return Err(AllocError::UnknownBlock);
         }
-        // Free ranges are disjoint and sorted, so the only candidate for an
-        // overlap is the last free range starting before `end`. None can
-        // overlap a recorded block; checked anyway, because freeing over a
-        // free range would corrupt both trees.
-        let left = self
-            .by_offset
-            .range(..end)
-            .next_back()
-            .map(|(&o, &l)| (o, l));
-        if let Some((o, l)) = left {
-            if o + l > offset {
+        // One search finds both neighbours: walking back from `end`, a free
+        // range starting at `end` is the right neighbour, and the next one
+        // back (the last starting before `end`) is the only free range that
+        // can overlap the block or be its left neighbour. None can overlap
+        // a recorded block; checked anyway, because freeing over a free
+        // range would corrupt both trees. The left neighbour's length is
+        // changed in place (its offset, the key, stays).
+        let mut near = self.by_offset.range_mut(..=end);
+        let (right, left) = match near.next_back() {
+            Some((&o, &mut l)) if o == end => (Some(l), near.next_back()),
+            other => (None, other),
+        };
+        if let Some((&o, l)) = &left {
+            if o + **l > offset {
                 return Err(AllocError::Overlap);
             }
         }
-        let mut start = offset;
-        let mut new_len = len;
-        if let Some((o, l)) = left {
-            if o + l == offset {
-                self.remove_free(o, l);
-                start = o;
-                new_len += l;
+        let merged = len + right.unwrap_or(0);
+        let start = match left {
+            Some((&o, l)) if o + *l == offset => {
+                self.by_size.remove(&(*l, o));
+                *l += merged;
+                self.by_size.insert((*l, o));
+                o
             }
+            _ => {
+                self.by_size.insert((merged, offset));
+                offset
+            }
+        };
+        if let Some(r) = right {
+            self.by_offset.remove(&end);
+            self.by_size.remove(&(r, end));
         }
-        if let Some(&r) = self.by_offset.get(&end) {
-            self.remove_free(end, r);
-            new_len += r;
+        if start == offset {
+            self.by_offset.insert(offset, merged);
         }
-        self.insert_free(start, new_len);
         self.allocated -= len;
         self.blocks.remove(id);
         Ok(block.owner)
