@@ -247,6 +247,13 @@ impl MasterCore {
     /// applied, or that many and the error of the record after them.
     fn apply_run(&self, run: &[(u64, RecordView)]) -> std::result::Result<usize, (usize, Error)> {
         debug_assert!(run.len() <= RUN);
+        // The views were decoded into a list as long as the input, and the
+        // input's keys lie further back still: by now both may have left
+        // the cache. One loop of independent loads over the run's views
+        // and keys (nothing branches on what they read) puts their misses
+        // in flight together, before the loops below need them one record
+        // at a time.
+        black_box(run.iter().fold(0u64, |f, (_, rec)| f ^ touch(rec)));
         // Each record's key hash and the position of its shard in `shards`
         // (None: an invalid key, refused when its turn comes).
         // A record naming the key of the record before it (a put pair's
@@ -1224,6 +1231,39 @@ fn recycle<'x, 'y>(mut views: Vec<(u64, RecordView<'x>)>) -> Vec<(u64, RecordVie
 const RUN: usize = 64;
 
 const _: () = assert!(RUN <= 256, "shard positions are u8");
+
+/// Loads from every part of an object record's view that applying it
+/// reads (and the first bytes of its key in the input), returning a value
+/// made from them for `black_box`: see [`MasterCore::apply_run`].
+#[inline]
+fn touch(rec: &RecordView) -> u64 {
+    let key = |k: &KeyView| {
+        (k.tenant.len() ^ k.key.len()) as u64
+            ^ u64::from(k.key.as_bytes().first().copied().unwrap_or(0))
+    };
+    let kind = match &rec.kind {
+        KindView::ObjectSet { image, discarded } => {
+            key(&image.key)
+                ^ image.size
+                ^ image.write_token
+                ^ u64::from(image.hard_pin)
+                ^ image.committed.unwrap_or(0)
+                ^ u64::from(image.task.is_some())
+                ^ image.replicas.first().map_or(0, |r| r.id)
+                ^ discarded.len() as u64
+        }
+        KindView::ObjectErased { key: k, discarded } => key(k) ^ discarded.len() as u64,
+        KindView::ObjectEnded {
+            key: k,
+            write_token,
+            completed,
+            write_over,
+            ..
+        } => key(k) ^ write_token ^ completed.len() as u64 ^ u64::from(*write_over),
+        KindView::Other(_) => 0,
+    };
+    kind ^ rec.bytes.len() as u64
+}
 
 /// The key an object record names (`None` for any other record).
 fn object_key<'v, 'a>(kind: &'v KindView<'a>) -> Option<&'v KeyView<'a>> {
