@@ -44,7 +44,7 @@
 
 use super::record::*;
 use super::view::{
-    decode_batch_views_with, DiscardedView, ImageView, KeyView, KindView, PlacementView, RecordView,
+    decode_batch_views_into, DiscardedView, ImageView, KeyView, KindView, PlacementView, RecordView,
 };
 use crate::clock::{Instant, MAX_INSTANT};
 use crate::error::{Error, ErrorKind, Result};
@@ -148,11 +148,7 @@ impl MasterCore {
         let mut batch_no = 0usize;
         while !rest.is_empty() {
             let keep_from = next;
-            let decoded = decode_batch_views_with(rest, |seq, v| {
-                if seq >= keep_from {
-                    todo.push((seq, v));
-                }
-            });
+            let decoded = decode_batch_views_into(rest, keep_from, todo);
             let (first, count, used) = decoded.map_err(|e| {
                 Error::new(
                     ErrorKind::DeserializeFail,
@@ -747,7 +743,7 @@ impl MasterCore {
             group,
             hard_pin: img.hard_pin,
         });
-        obj.set_task(img.task.as_ref().map(|t| match t {
+        obj.set_task(img.task.as_deref().map(|t| match t {
             TaskImage::Copy { source, targets } => Task::Copy {
                 source: *source,
                 targets: targets.clone(),
