@@ -253,14 +253,17 @@ impl MasterCore {
         // Each record's key hash and the position of its shard in `shards`
         // (None: an invalid key, refused when its turn comes).
         // A record naming the key of the record before it (a put pair's
-        // End) reuses that record's hash and shard.
+        // End) reuses that record's hash and shard; `same` says which do,
+        // so the keys are compared once.
         let mut loc: SmallVec<[Option<(u64, usize)>; RUN]> = SmallVec::new();
+        let mut same: SmallVec<[bool; RUN]> = SmallVec::new();
         let mut shards: SmallVec<[usize; RUN]> = SmallVec::new();
         let mut prev: Option<&KeyView> = None;
         for (_, rec) in run {
             let rk = object_key(&rec.kind);
-            let l = match (rk, prev, loc.last()) {
-                (Some(rk), Some(p), Some(&l)) if rk == p => l,
+            let is_same = matches!((rk, prev), (Some(rk), Some(p)) if rk == p);
+            let l = match loc.last() {
+                Some(&l) if is_same => l,
                 _ => rk.and_then(|rk| {
                     let k = Key::scoped(rk.tenant, rk.key);
                     k.validate().ok().map(|()| self.locate(k))
@@ -270,6 +273,7 @@ impl MasterCore {
                 shards.push(si);
             }
             loc.push(l);
+            same.push(is_same);
             prev = rk;
         }
         shards.sort_unstable();
@@ -314,6 +318,7 @@ impl MasterCore {
                     *seq,
                     rec,
                     *loc,
+                    &same,
                     &shards,
                     &mut guards[..],
                     &mut installed,
@@ -332,7 +337,8 @@ impl MasterCore {
     }
 
     /// Applies record `done` of `run` (`seq`, `rec`, its key's hash and
-    /// shard position `loc`), for [`apply_run`](Self::apply_run), which
+    /// shard position `loc`; `same[i]`: record `i` names the key of the
+    /// record before it), for [`apply_run`](Self::apply_run), which
     /// holds the shard locks `guards` (of `shards`). `installed` is the
     /// run's last ObjectSet applied, `deferred` its write in flight, if not
     /// started yet.
@@ -344,6 +350,7 @@ impl MasterCore {
         seq: u64,
         rec: &RecordView,
         loc: Option<(u64, u8)>,
+        same: &[bool],
         shards: &[usize],
         guards: &mut [RwLockWriteGuard<ShardState>],
         installed: &mut Option<(usize, ObjectRef)>,
@@ -376,14 +383,13 @@ impl MasterCore {
                             RecordView {
                                 kind:
                                     KindView::ObjectEnded {
-                                        key,
                                         write_token,
                                         write_over: true,
                                         ..
                                     },
                                 ..
                             },
-                        )) => *key == image.key && *write_token == image.write_token,
+                        )) => same[done + 1] && *write_token == image.write_token,
                         _ => false,
                     };
                     match &rec.kind {
@@ -409,9 +415,7 @@ impl MasterCore {
                             // A put pair's End right after its Start: the
                             // Start's handle, no second lookup, and the
                             // write in flight the Start left unstarted.
-                            let pair = installed.filter(|&(i, _)| {
-                                i + 1 == done && object_key(&run[i].1.kind) == Some(key)
-                            });
+                            let pair = installed.filter(|&(i, _)| i + 1 == done && same[done]);
                             let unstarted = deferred.take_if(|_| pair.is_some());
                             let ended = self.apply_ended(
                                 st,
