@@ -209,6 +209,37 @@ fn an_end_that_does_not_fit_in_a_run_stops_right_after_its_start() {
 }
 
 #[test]
+fn an_end_of_its_own_write_that_does_not_fit_leaves_its_start_in_flight() {
+    // The End of pair 7 ends its Start's write (same token, write over) but
+    // completes a replica the object does not hold: the Start stays
+    // applied, its write in flight (the invariants check the in-flight set
+    // against the replicas), and the End applies later from the original.
+    divergence_at(40, end_of(7), "is not a PROCESSING replica", |r| {
+        match r.clone() {
+            Record::ObjectEnded {
+                key,
+                write_token,
+                at,
+                commit,
+                write_over,
+                ..
+            } => {
+                assert!(write_over, "a put pair's End ends its write");
+                Record::ObjectEnded {
+                    key,
+                    write_token,
+                    at,
+                    completed: vec![u64::MAX - 1],
+                    commit,
+                    write_over,
+                }
+            }
+            other => panic!("not an End: {other:?}"),
+        }
+    });
+}
+
+#[test]
 fn a_start_that_does_not_fit_in_a_run_stops_before_it() {
     // The Start of pair 12 places its buffer where pair 3's lives.
     let (_p, good) = primary_journal(4);

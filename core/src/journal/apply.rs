@@ -44,7 +44,7 @@
 
 use super::record::*;
 use super::view::{
-    decode_batch_views_with, DiscardedView, ImageView, KeyView, KindView, PlacementView, RecordView,
+    decode_batch_views_into, DiscardedView, ImageView, KeyView, KindView, PlacementView, RecordView,
 };
 use crate::clock::{Instant, MAX_INSTANT};
 use crate::error::{Error, ErrorKind, Result};
@@ -83,6 +83,19 @@ fn misfit(msg: impl Into<String>) -> Error {
 
 /// A kept buffer whose replica id changed: segment, address, block, new id.
 type Reowned<'t> = (&'t Segment, u64, BlockId, u64);
+
+/// The write in flight an ObjectSet installs (its token, the record's slot,
+/// its pending intent), left unstarted when the next record of the run is
+/// the End that ends that write (a put pair): starting it and ending it
+/// under the same shard lock, with nothing in between, leaves the writes
+/// in flight as they were, so neither is done. Started after all if that
+/// End does not apply (the Start stays applied) or does not come.
+#[derive(Clone, Copy)]
+struct Deferred {
+    token: u64,
+    slot: u32,
+    pending: Option<crate::soft_pin::SoftPinIntent>,
+}
 
 /// A buffer of the object's previous state.
 #[derive(Clone, Copy)]
@@ -135,11 +148,7 @@ impl MasterCore {
         let mut batch_no = 0usize;
         while !rest.is_empty() {
             let keep_from = next;
-            let decoded = decode_batch_views_with(rest, |seq, v| {
-                if seq >= keep_from {
-                    todo.push((seq, v));
-                }
-            });
+            let decoded = decode_batch_views_into(rest, keep_from, todo);
             let (first, count, used) = decoded.map_err(|e| {
                 Error::new(
                     ErrorKind::DeserializeFail,
@@ -234,19 +243,38 @@ impl MasterCore {
     /// applied, or that many and the error of the record after them.
     fn apply_run(&self, run: &[(u64, RecordView)]) -> std::result::Result<usize, (usize, Error)> {
         debug_assert!(run.len() <= RUN);
+        // The views were decoded into a list as long as the input, and the
+        // input's keys lie further back still: by now both may have left
+        // the cache. One loop of independent loads over the run's views
+        // and keys (nothing branches on what they read) puts their misses
+        // in flight together, before the loops below need them one record
+        // at a time.
+        black_box(run.iter().fold(0u64, |f, (_, rec)| f ^ touch(rec)));
         // Each record's key hash and the position of its shard in `shards`
         // (None: an invalid key, refused when its turn comes).
+        // A record naming the key of the record before it (a put pair's
+        // End) reuses that record's hash and shard; `same` says which do,
+        // so the keys are compared once.
         let mut loc: SmallVec<[Option<(u64, usize)>; RUN]> = SmallVec::new();
+        let mut same: SmallVec<[bool; RUN]> = SmallVec::new();
         let mut shards: SmallVec<[usize; RUN]> = SmallVec::new();
+        let mut prev: Option<&KeyView> = None;
         for (_, rec) in run {
-            let l = object_key(&rec.kind).and_then(|rk| {
-                let k = Key::scoped(rk.tenant, rk.key);
-                k.validate().ok().map(|()| self.locate(k))
-            });
+            let rk = object_key(&rec.kind);
+            let is_same = matches!((rk, prev), (Some(rk), Some(p)) if rk == p);
+            let l = match loc.last() {
+                Some(&l) if is_same => l,
+                _ => rk.and_then(|rk| {
+                    let k = Key::scoped(rk.tenant, rk.key);
+                    k.validate().ok().map(|()| self.locate(k))
+                }),
+            };
             if let Some((_, si)) = l {
                 shards.push(si);
             }
             loc.push(l);
+            same.push(is_same);
+            prev = rk;
         }
         shards.sort_unstable();
         shards.dedup();
@@ -278,21 +306,101 @@ impl MasterCore {
         black_box(fold);
         // The last ObjectSet applied: its index in the run and its handle.
         let mut installed: Option<(usize, ObjectRef)> = None;
-        for (done, ((seq, rec), loc)) in run.iter().zip(&at).enumerate() {
-            let seq = *seq;
-            if let Some(j) = &self.journal {
-                j.continue_at(seq).map_err(|e| (done, e))?;
+        // The write in flight of a put pair's Start whose End follows and
+        // ends the write, not started yet (see `Deferred`), and the shard
+        // position it goes to; started if anything but that End comes.
+        let mut deferred: Option<(u8, Deferred)> = None;
+        let applied = (|| {
+            for (done, ((seq, rec), loc)) in run.iter().zip(&at).enumerate() {
+                self.apply_in_run(
+                    run,
+                    done,
+                    *seq,
+                    rec,
+                    *loc,
+                    &same,
+                    &shards,
+                    &mut guards[..],
+                    &mut installed,
+                    &mut deferred,
+                )
+                .map_err(|e| (done, e))?;
             }
-            let applied = match *loc {
+            Ok(run.len())
+        })();
+        if let Some((pos, d)) = deferred {
+            guards[usize::from(pos)]
+                .in_flight
+                .start(d.token, d.slot, d.pending);
+        }
+        applied
+    }
+
+    /// Applies record `done` of `run` (`seq`, `rec`, its key's hash and
+    /// shard position `loc`; `same[i]`: record `i` names the key of the
+    /// record before it), for [`apply_run`](Self::apply_run), which
+    /// holds the shard locks `guards` (of `shards`). `installed` is the
+    /// run's last ObjectSet applied, `deferred` its write in flight, if not
+    /// started yet.
+    #[allow(clippy::too_many_arguments)]
+    fn apply_in_run(
+        &self,
+        run: &[(u64, RecordView)],
+        done: usize,
+        seq: u64,
+        rec: &RecordView,
+        loc: Option<(u64, u8)>,
+        same: &[bool],
+        shards: &[usize],
+        guards: &mut [RwLockWriteGuard<ShardState>],
+        installed: &mut Option<(usize, ObjectRef)>,
+        deferred: &mut Option<(u8, Deferred)>,
+    ) -> Result<()> {
+        // Only the End right after its Start takes the write left
+        // unstarted; before any other record it is started.
+        let pair_end = matches!(rec.kind, KindView::ObjectEnded { .. })
+            && installed.is_some_and(|(i, _)| i + 1 == done);
+        if !pair_end {
+            if let Some((pos, d)) = deferred.take() {
+                guards[usize::from(pos)]
+                    .in_flight
+                    .start(d.token, d.slot, d.pending);
+            }
+        }
+        if let Some(j) = &self.journal {
+            j.continue_at(seq)?;
+        }
+        {
+            let applied = match loc {
                 None => Err(invalid_key(&rec.kind)),
                 Some((hash, pos)) => {
                     let (si, st) = (shards[usize::from(pos)], &mut *guards[usize::from(pos)]);
+                    // A Start's End that ends the write comes next: the
+                    // write in flight is not started (the End would end it).
+                    let ends_next = |image: &ImageView| match run.get(done + 1) {
+                        Some((
+                            _,
+                            RecordView {
+                                kind:
+                                    KindView::ObjectEnded {
+                                        write_token,
+                                        write_over: true,
+                                        ..
+                                    },
+                                ..
+                            },
+                        )) => same[done + 1] && *write_token == image.write_token,
+                        _ => false,
+                    };
                     match &rec.kind {
-                        KindView::ObjectSet { image, discarded } => self
-                            .apply_object_set(st, si, hash, image, discarded)
-                            .map(|h| {
-                                installed = Some((done, h));
-                            }),
+                        KindView::ObjectSet { image, discarded } => {
+                            let defer = ends_next(image);
+                            self.apply_object_set(st, si, hash, image, discarded, defer)
+                                .map(|(h, d)| {
+                                    *installed = Some((done, h));
+                                    *deferred = d.map(|d| (pos, d));
+                                })
+                        }
                         KindView::ObjectErased { key, discarded } => {
                             self.apply_erase(st, si, hash, key, discarded)
                         }
@@ -303,35 +411,42 @@ impl MasterCore {
                             completed,
                             commit,
                             write_over,
-                        } => self.apply_ended(
-                            st,
-                            si,
-                            hash,
-                            key,
-                            *write_token,
-                            *at,
-                            completed,
-                            *commit,
-                            *write_over,
+                        } => {
                             // A put pair's End right after its Start: the
-                            // Start's handle, no second lookup.
-                            installed
-                                .filter(|&(i, _)| {
-                                    i + 1 == done && object_key(&run[i].1.kind) == Some(key)
-                                })
-                                .map(|(_, h)| h),
-                        ),
+                            // Start's handle, no second lookup, and the
+                            // write in flight the Start left unstarted.
+                            let pair = installed.filter(|&(i, _)| i + 1 == done && same[done]);
+                            let unstarted = deferred.take_if(|_| pair.is_some());
+                            let ended = self.apply_ended(
+                                st,
+                                si,
+                                hash,
+                                key,
+                                *write_token,
+                                *at,
+                                completed,
+                                *commit,
+                                *write_over,
+                                pair.map(|(_, h)| h),
+                                unstarted.is_some(),
+                            );
+                            if ended.is_err() {
+                                // The Start stays applied: its write too.
+                                *deferred = unstarted;
+                            }
+                            ended
+                        }
                         KindView::Other(_) => unreachable!("runs hold object records only"),
                     }
                 }
             };
             if let (Ok(()), Some(j)) = (&applied, &self.journal) {
-                j.append_encoded(rec.bytes).map_err(|e| (done, e))?;
+                j.append_encoded(rec.bytes)?;
             }
-            applied.map_err(|e| (done, does_not_apply(seq, rec, e)))?;
+            applied.map_err(|e| does_not_apply(seq, rec, e))?;
             self.role.set_applied_seq(seq);
         }
-        Ok(run.len())
+        Ok(())
     }
 
     fn apply_record(&self, _seq: u64, rec: &Record) -> Result<()> {
@@ -457,7 +572,8 @@ impl MasterCore {
         hash: u64,
         img: &ImageView,
         discarded: &[DiscardedView],
-    ) -> Result<ObjectRef> {
+        defer: bool,
+    ) -> Result<(ObjectRef, Option<Deferred>)> {
         let k = Key::scoped(img.key.tenant, img.key.key);
         check_image(img)?;
         // One lookup: the handle finds the object again without hashing.
@@ -631,7 +747,7 @@ impl MasterCore {
             group,
             hard_pin: img.hard_pin,
         });
-        obj.set_task(img.task.as_ref().map(|t| match t {
+        obj.set_task(img.task.as_deref().map(|t| match t {
             TaskImage::Copy { source, targets } => Task::Copy {
                 source: *source,
                 targets: targets.clone(),
@@ -688,15 +804,25 @@ impl MasterCore {
                 None => self.pin_dropped(si),
             }
         }
+        let mut unstarted = None;
         if let Some(w) = &img.in_flight {
-            st.in_flight.start(img.write_token, slot, w.pending);
+            let write = Deferred {
+                token: img.write_token,
+                slot,
+                pending: w.pending,
+            };
+            if defer {
+                unstarted = Some(write);
+            } else {
+                st.in_flight.start(write.token, write.slot, write.pending);
+            }
         }
         self.raise_counters(
             img.replicas.last().map_or(0, |r| r.id.saturating_add(1)),
             img.write_token.saturating_add(1),
             img.seq.saturating_add(1),
         );
-        Ok(handle)
+        Ok((handle, unstarted))
     }
 
     /// Applies an End by its outcome (docs/CONTRACT.md §12.1): the listed
@@ -708,7 +834,9 @@ impl MasterCore {
     /// `token` and every listed replica is PROCESSING of that write.
     /// `st`, `si` and `hash` as for [`apply_object_set`](Self::apply_object_set);
     /// `at_handle`, when given, is where the object under the key is (the
-    /// record before this one installed it), so it is not looked up.
+    /// record before this one installed it), so it is not looked up;
+    /// `unstarted`: that record left the write in flight unstarted
+    /// (`Deferred`; this End ends it), so there is no entry to change.
     #[allow(clippy::too_many_arguments)]
     fn apply_ended(
         &self,
@@ -722,6 +850,7 @@ impl MasterCore {
         commit: Option<Option<Instant>>,
         write_over: bool,
         at_handle: Option<ObjectRef>,
+        unstarted: bool,
     ) -> Result<()> {
         let k = Key::scoped(rk.tenant, rk.key);
         let found = match at_handle {
@@ -765,7 +894,9 @@ impl MasterCore {
             // The commit consumed the pending intent (a standby restored
             // from a format 1-4 snapshot may hold no write in flight:
             // nothing to take).
-            writes.take_pending(token);
+            if !unstarted {
+                writes.take_pending(token);
+            }
             let before = obj.committed();
             obj.set_committed(after);
             if before != after {
@@ -782,7 +913,7 @@ impl MasterCore {
                 }
             }
         }
-        if write_over {
+        if write_over && !unstarted {
             writes.end(token);
         }
         Ok(())
@@ -1100,6 +1231,39 @@ fn recycle<'x, 'y>(mut views: Vec<(u64, RecordView<'x>)>) -> Vec<(u64, RecordVie
 const RUN: usize = 64;
 
 const _: () = assert!(RUN <= 256, "shard positions are u8");
+
+/// Loads from every part of an object record's view that applying it
+/// reads (and the first bytes of its key in the input), returning a value
+/// made from them for `black_box`: see [`MasterCore::apply_run`].
+#[inline]
+fn touch(rec: &RecordView) -> u64 {
+    let key = |k: &KeyView| {
+        (k.tenant.len() ^ k.key.len()) as u64
+            ^ u64::from(k.key.as_bytes().first().copied().unwrap_or(0))
+    };
+    let kind = match &rec.kind {
+        KindView::ObjectSet { image, discarded } => {
+            key(&image.key)
+                ^ image.size
+                ^ image.write_token
+                ^ u64::from(image.hard_pin)
+                ^ image.committed.unwrap_or(0)
+                ^ u64::from(image.task.is_some())
+                ^ image.replicas.first().map_or(0, |r| r.id)
+                ^ discarded.len() as u64
+        }
+        KindView::ObjectErased { key: k, discarded } => key(k) ^ discarded.len() as u64,
+        KindView::ObjectEnded {
+            key: k,
+            write_token,
+            completed,
+            write_over,
+            ..
+        } => key(k) ^ write_token ^ completed.len() as u64 ^ u64::from(*write_over),
+        KindView::Other(_) => 0,
+    };
+    kind ^ rec.bytes.len() as u64
+}
 
 /// The key an object record names (`None` for any other record).
 fn object_key<'v, 'a>(kind: &'v KindView<'a>) -> Option<&'v KeyView<'a>> {

@@ -88,8 +88,9 @@ pub struct ImageView<'a> {
     pub group: Option<&'a str>,
     pub committed: Option<Instant>,
     pub in_flight: Option<InFlightImage>,
-    /// Owned: rare, and small.
-    pub task: Option<TaskImage>,
+    /// Owned: rare; boxed, so the views of the records without one (all
+    /// but a few) are smaller.
+    pub task: Option<Box<TaskImage>>,
     /// Sorted by id, ids distinct (checked by the decoder).
     pub replicas: SmallVec<[ReplicaView<'a>; 1]>,
 }
@@ -140,18 +141,33 @@ pub fn check_batch_prefix(bytes: &[u8]) -> Result<(u64, usize, usize)> {
 }
 
 /// Decodes the batch at the start of `bytes` as views, with
-/// [`decode_batch_view_prefix`]'s checks and messages, handing each record
-/// and its sequence to `each` as it is read instead of collecting them: its
-/// first sequence, record count and length in bytes. On an error some
-/// records may have been handed out already; the caller drops them (the
-/// batch is corrupt). Lets a caller decode several batches into one list,
-/// or keep only some of the records, with one parse of each.
-pub fn decode_batch_views_with<'a>(
+/// [`decode_batch_view_prefix`]'s checks and messages, appending each
+/// record whose sequence is at least `keep_from` to `out` with its
+/// sequence, instead of collecting the batch's records: its first
+/// sequence, record count and length in bytes. On an error some records
+/// may have been appended already; the caller drops them (the batch is
+/// corrupt). Lets a caller decode several batches into one list, keeping
+/// only the records it has not seen, with one parse of each; each view is
+/// built straight into its place in `out` rather than moved there through
+/// the calls that parse it (a view is a few hundred bytes).
+pub fn decode_batch_views_into<'a>(
     bytes: &'a [u8],
-    mut each: impl FnMut(u64, RecordView<'a>),
+    keep_from: u64,
+    out: &mut Vec<(u64, RecordView<'a>)>,
 ) -> Result<(u64, usize, usize)> {
     let (first_seq, records, used) = decode_prefix_with(bytes, |r, seq| {
-        parse_record_view(r, seq).map(|v| each(seq, v))
+        let start = r.position();
+        let kind = parse_kind(r, seq)?;
+        if seq >= keep_from {
+            out.push((
+                seq,
+                RecordView {
+                    bytes: r.bytes_from(start),
+                    kind,
+                },
+            ));
+        }
+        Ok(())
     })?;
     Ok((first_seq, records.len(), used))
 }
@@ -202,17 +218,23 @@ impl<'a> Iterator for RecordViews<'a> {
 #[inline]
 fn parse_record_view<'a>(r: &mut Reader<'a>, seq: u64) -> Result<RecordView<'a>> {
     let start = r.position();
-    let kind = match r.peek() {
+    let kind = parse_kind(r, seq)?;
+    Ok(RecordView {
+        bytes: r.bytes_from(start),
+        kind,
+    })
+}
+
+/// The record at the reader, tag included, as a [`KindView`].
+#[inline(always)]
+fn parse_kind<'a>(r: &mut Reader<'a>, seq: u64) -> Result<KindView<'a>> {
+    Ok(match r.peek() {
         Some(tag @ (3 | 4 | 11)) => {
             r.array::<1>(At::new(seq, "record", "tag"))?;
             object_record(r, tag, seq)?
         }
         // Tag errors included: the owned parser reads the tag itself.
         _ => KindView::Other(parse_record(r, seq)?),
-    };
-    Ok(RecordView {
-        bytes: r.bytes_from(start),
-        kind,
     })
 }
 
@@ -267,7 +289,7 @@ fn image<'a>(r: &mut Reader<'a>, at: At) -> Result<ImageView<'a>> {
                 pending: r.opt(a.field("pending"), |r, a| r.intent(a))?,
             })
         })?,
-        task: r.opt(at.field("task"), |r, a| r.task(a))?,
+        task: r.opt(at.field("task"), |r, a| r.task(a).map(Box::new))?,
         replicas: replicas(r, at.field("replicas"))?,
     })
 }
@@ -409,7 +431,7 @@ impl ImageView<'_> {
             group: self.group.map(str::to_owned),
             committed: self.committed,
             in_flight: self.in_flight,
-            task: self.task.clone(),
+            task: self.task.as_deref().cloned(),
             replicas: self.replicas.iter().map(ReplicaView::to_replica).collect(),
         }
     }
