@@ -115,6 +115,11 @@ impl MasterCore {
         let limit = self.config.max_retained_groups;
         let mut map = self.retention.map.write();
         let mut out = Vec::with_capacity(groups.len());
+        // The call's GroupRetained records, appended together (a reader of
+        // the journal sees all of them or none: one call's change is one
+        // run of records), and before any record a drain appends, so the
+        // order is the order of the changes.
+        let mut recs: Vec<Record> = Vec::new();
         for &g in groups {
             if let Err(e) = validate_name("group id", g) {
                 out.push(Err(e));
@@ -126,6 +131,7 @@ impl MasterCore {
                 // Expired deadlines still count as committed until
                 // normalised: normalise what is due, then decide on the
                 // groups that are really active.
+                self.journal_append_all(&std::mem::take(&mut recs));
                 self.drain_retention_locked(&mut map, now, &mut RetentionCleanup::default());
                 if map.len() >= limit && active_count(&map, now) >= limit {
                     out.push(Err(Error::new(
@@ -145,7 +151,7 @@ impl MasterCore {
             }
             self.retention.index.register(&id, REGISTRY_SHARD, deadline);
             if self.journal.is_some() {
-                self.journal_append(&Record::GroupRetained {
+                recs.push(Record::GroupRetained {
                     tenant: tenant.to_owned(),
                     group: g.to_owned(),
                     deadline,
@@ -156,6 +162,7 @@ impl MasterCore {
             }
             out.push(Ok(deadline));
         }
+        self.journal_append_all(&recs);
         Ok(out)
     }
 
@@ -168,6 +175,8 @@ impl MasterCore {
         validate_name("tenant", tenant)?;
         let mut map = self.retention.map.write();
         let mut out = Vec::with_capacity(groups.len());
+        // Appended together, as in `retain_groups`.
+        let mut recs: Vec<Record> = Vec::new();
         for &g in groups {
             if let Err(e) = validate_name("group id", g) {
                 out.push(Err(e));
@@ -178,7 +187,7 @@ impl MasterCore {
                 self.retention.index.unregister(&id);
                 self.metrics.retained_groups.fetch_sub(1, Ordering::Relaxed);
                 if self.journal.is_some() {
-                    self.journal_append(&Record::GroupReleased {
+                    recs.push(Record::GroupReleased {
                         tenant: tenant.to_owned(),
                         group: g.to_owned(),
                     });
@@ -186,6 +195,7 @@ impl MasterCore {
             }
             out.push(Ok(()));
         }
+        self.journal_append_all(&recs);
         Ok(out)
     }
 

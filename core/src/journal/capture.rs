@@ -32,6 +32,15 @@ impl MasterCore {
         }
     }
 
+    /// Appends `recs` (journal on) as consecutive records in one hold of
+    /// the journal's lock: a reader sees all of them or none. Nothing for
+    /// an empty slice. Fails only as [`journal_append`](Self::journal_append) does.
+    pub(crate) fn journal_append_all(&self, recs: &[Record]) {
+        if let (Some(j), false) = (&self.journal, recs.is_empty()) {
+            let _ = j.append_all(recs);
+        }
+    }
+
     /// Records what the operation holding `st` (the shard of `k`, whose
     /// hash is `hash`) left of the key: an [`Record::ObjectSet`] of the
     /// object, or an [`Record::ObjectErased`] when there is none any more,
