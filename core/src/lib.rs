@@ -59,6 +59,8 @@ mod shard;
 mod slot_index;
 mod standby;
 mod tenants;
+#[cfg(test)]
+mod test_rng;
 
 pub use cleanup::CleanupStats;
 pub use clock::{ClockSource, Instant, WallSource, MAX_INSTANT};

@@ -215,16 +215,7 @@ mod tests {
     use super::*;
     use std::collections::HashMap;
 
-    /// A small deterministic generator (xorshift).
-    struct Rng(u64);
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            self.0
-        }
-    }
+    use crate::test_rng::XorShift;
 
     fn check(ix: &SlotIndex, model: &HashMap<u32, u64>) {
         assert_eq!(ix.len(), model.len());
@@ -240,7 +231,7 @@ mod tests {
     #[test]
     fn agrees_with_a_model_under_churn() {
         for spread in [4u64, 64, u64::MAX] {
-            let mut rng = Rng(0x9E37_79B9_7F4A_7C15 ^ spread);
+            let mut rng = XorShift(0x9E37_79B9_7F4A_7C15 ^ spread);
             let mut ix = SlotIndex::new();
             let mut model: HashMap<u32, u64> = HashMap::new();
             let mut next_slot = 0u32;
