@@ -11,7 +11,7 @@ use mooncake_meta_core::journal::codec::{
     peek_header, FORMAT_VERSION, HEADER_LEN, MAGIC, MAX_SEQ,
 };
 use mooncake_meta_core::journal::*;
-use mooncake_meta_core::{ErrorKind, ReplicaStatus, MAX_INSTANT};
+use mooncake_meta_core::{ErrorKind, ReplicaStatus, SoftPinIntent, MAX_INSTANT};
 use proptest::prelude::*;
 use support::entropy::XorShift;
 use support::journal_gen::{self, Choices, VARIANTS};
@@ -213,7 +213,9 @@ fn header_errors_name_what_is_wrong() {
         deser_fail(&m)
     };
     assert!(with(0, b"XMCJRNL\n").starts_with("bad magic"));
-    assert!(with(8, &3u32.to_le_bytes()).contains("unsupported journal format version 3"));
+    let next = FORMAT_VERSION + 1;
+    assert!(with(8, &next.to_le_bytes())
+        .contains(&format!("unsupported journal format version {next}")));
     assert!(with(8, &0u32.to_le_bytes()).contains("version 0"));
     assert!(with(12, &1u32.to_le_bytes()).contains("unknown batch header flags 0x1"));
     assert!(with(16, &0u64.to_le_bytes()).contains("start at 1"));
@@ -458,7 +460,7 @@ fn tag_11_is_unknown_in_a_version_1_batch() {
         [erased(RecordKey::new("default", "k"))]
     );
     // The same payload as an ObjectEnded in version 1 and in version 2.
-    let v2 = encode_batch(5, &[ended(vec![1], None)]).unwrap();
+    let v2 = encode_batch_as(2, 5, &[ended(vec![1], None)]).unwrap();
     assert_eq!(v2[8..12], 2u32.to_le_bytes());
     assert_eq!(decode_batch(&v2).unwrap().records, [ended(vec![1], None)]);
     let mut v1 = v2.clone();
@@ -524,6 +526,188 @@ fn object_ended_fields_have_one_spelling() {
         let msg = deser_fail(&m);
         assert!(msg.contains(&format!("ObjectEnded 5 ({what})")), "{msg}");
     }
+}
+
+fn started(replicas: Vec<(u64, Placement)>, group: Option<&str>, pending: SoftPinIntent) -> Record {
+    Record::ObjectStarted {
+        key: RecordKey::new("default", "k"),
+        size: 64,
+        writer: 3,
+        put_start: 100,
+        seq: 4,
+        write_token: 9,
+        hard_pin: false,
+        group: group.map(str::to_owned),
+        pending,
+        replicas: replicas
+            .into_iter()
+            .map(|(id, place)| StartedReplica { id, place })
+            .collect(),
+    }
+}
+
+fn mem(address: u64) -> Placement {
+    Placement::Memory {
+        segment: "mem0".into(),
+        address,
+    }
+}
+
+// docs/CONTRACT.md §12.2: format 3 adds tag 12 (ObjectStarted); version 1
+// and 2 batches still decode, and tag 12 in one is an unknown tag.
+#[test]
+fn tag_12_is_unknown_before_version_3() {
+    let rec = started(vec![(1, mem(4096))], None, SoftPinIntent::Preserve);
+    let v3 = encode_batch(5, std::slice::from_ref(&rec)).unwrap();
+    assert_eq!(FORMAT_VERSION, 3);
+    assert_eq!(v3[8..12], 3u32.to_le_bytes());
+    assert_eq!(
+        decode_batch(&v3).unwrap().records,
+        std::slice::from_ref(&rec)
+    );
+    for (v, known) in [(1u32, 10), (2, 11)] {
+        let mut old = v3.clone();
+        old[8..12].copy_from_slice(&v.to_le_bytes());
+        reframe(&mut old);
+        let msg = deser_fail(&old);
+        assert!(
+            msg.contains("unknown record tag 12 for sequence 5 at byte 40")
+                && msg.contains(&format!("1..={known}")),
+            "{msg}"
+        );
+        let e = encode_batch_as(v, 5, std::slice::from_ref(&rec)).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidParams);
+        assert!(
+            e.message().contains("ObjectStarted") && e.message().contains("format 3 on"),
+            "{e}"
+        );
+    }
+    // Tag 11 stays unknown in version 1 of a format-3 build, and known in 2.
+    let b = encode_batch_as(2, 5, &[ended(vec![1], None)]).unwrap();
+    assert_eq!(decode_batch(&b).unwrap().records, [ended(vec![1], None)]);
+    // A tag past every layout's.
+    let mut m = v3.clone();
+    m[HEADER_LEN] = 13;
+    reframe(&mut m);
+    let msg = deser_fail(&m);
+    assert!(msg.contains("unknown record tag 13"), "{msg}");
+}
+
+// The ObjectStarted fields: each spelled one way (group opt<name>, the
+// intent, replica ids strictly increasing, placement tags 0..=2); the
+// record is the ObjectSet `expand_start` gives.
+#[test]
+fn object_started_fields_have_one_spelling() {
+    let places = [
+        (0, mem(0)),
+        (
+            2,
+            Placement::NofSsd {
+                segment: "nof0".into(),
+                address: u64::MAX,
+            },
+        ),
+        (u64::MAX, Placement::LocalDisk { client: 7 }),
+    ];
+    for pending in [
+        SoftPinIntent::Preserve,
+        SoftPinIntent::Enable { ttl_ms: 5_000 },
+        SoftPinIntent::Disable,
+    ] {
+        for group in [None, Some("g")] {
+            for n in 0..=places.len() {
+                let r = started(places[..n].to_vec(), group, pending);
+                let b = encode_batch(5, std::slice::from_ref(&r)).unwrap();
+                assert_eq!(decode_batch(&b).unwrap().records, std::slice::from_ref(&r));
+                // Shorter than the ObjectSet it stands for.
+                let set = r.clone().expand_start();
+                assert!(encoded_len(&r) < encoded_len(&set));
+                let Record::ObjectSet { image, discarded } = set else {
+                    panic!("not expanded");
+                };
+                assert!(discarded.is_empty());
+                assert_eq!(image.lease, 0);
+                assert_eq!(image.committed, None);
+                assert_eq!(image.task, None);
+                assert_eq!(
+                    image.in_flight,
+                    Some(InFlightImage {
+                        pending: Some(pending)
+                    })
+                );
+                assert_eq!(image.replicas.len(), n);
+                assert!(
+                    image
+                        .replicas
+                        .iter()
+                        .all(|x| x.status == ReplicaStatus::Processing
+                            && x.role == ReplicaRole::Write)
+                );
+            }
+        }
+    }
+    // Any other record expands to itself.
+    assert_eq!(ended(vec![], None).expand_start(), ended(vec![], None));
+    // Payload: tag, key (4 + 7 + 4 + 1), size, writer, put_start, seq,
+    // write_token, hard_pin, group (0), intent (preserve), then replicas.
+    let hard_pin_at = HEADER_LEN + 1 + 16 + 5 * 8;
+    let reps_at = hard_pin_at + 3;
+    let two = started(
+        vec![(1, mem(0)), (5, mem(64))],
+        None,
+        SoftPinIntent::Preserve,
+    );
+    let second_id = reps_at + 4 + 8 + 1 + 4 + 4 + 8;
+    for id in [5u64, 1, 0] {
+        let mut m = encode_batch(5, std::slice::from_ref(&two)).unwrap();
+        m[reps_at + 4..reps_at + 12].copy_from_slice(&5u64.to_le_bytes());
+        m[second_id..second_id + 8].copy_from_slice(&id.to_le_bytes());
+        reframe(&mut m);
+        let msg = deser_fail(&m);
+        assert!(
+            msg.contains("ObjectStarted 5 (replicas)") && msg.contains("strictly increasing"),
+            "{msg}"
+        );
+    }
+    // A count the payload cannot hold, refused before allocating.
+    let mut m = encode_batch(5, std::slice::from_ref(&two)).unwrap();
+    m[reps_at..reps_at + 4].copy_from_slice(&u32::MAX.to_le_bytes());
+    reframe(&mut m);
+    let msg = deser_fail(&m);
+    assert!(
+        msg.contains("ObjectStarted 5 (replicas)") && msg.contains("claims 4294967295"),
+        "{msg}"
+    );
+    // Bytes above their range: hard_pin, group, intent, placement tag.
+    for (at, b, what) in [
+        (hard_pin_at, 2, "hard_pin"),
+        (hard_pin_at + 1, 2, "group"),
+        (hard_pin_at + 2, 3, "pending"),
+        (reps_at + 4 + 8, 3, "placement tag"),
+    ] {
+        let mut m = encode_batch(5, std::slice::from_ref(&two)).unwrap();
+        m[at] = b;
+        reframe(&mut m);
+        let msg = deser_fail(&m);
+        assert!(
+            msg.contains(&format!("ObjectStarted 5 ({what})"))
+                && msg.contains(&format!("byte {at}")),
+            "{what}: {msg}"
+        );
+    }
+    // put_start beyond MAX_INSTANT.
+    let mut m = encode_batch(5, std::slice::from_ref(&two)).unwrap();
+    let ps = HEADER_LEN + 1 + 16 + 16;
+    m[ps..ps + 8].copy_from_slice(&u64::MAX.to_le_bytes());
+    reframe(&mut m);
+    let msg = deser_fail(&m);
+    assert!(msg.contains("ObjectStarted 5 (put_start)"), "{msg}");
+    // Truncated replicas.
+    let mut m = encode_batch(5, std::slice::from_ref(&two)).unwrap();
+    m.truncate(m.len() - 3);
+    reframe(&mut m);
+    let msg = deser_fail(&m);
+    assert!(msg.contains("truncated in ObjectStarted 5"), "{msg}");
 }
 
 #[test]

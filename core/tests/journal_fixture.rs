@@ -1,4 +1,4 @@
-//! The committed format-1 and format-2 journal fixtures must decode, byte
+//! The committed format-1, format-2 and format-3 journal fixtures must decode, byte
 //! for byte, in every later version of the library (docs/CONTRACT.md
 //! section 12: every older version decodes for ever).
 //!
@@ -21,6 +21,11 @@
 //! &third_batch())`, End records in every shape; regenerate it only as
 //! above (`write_journal_v2_fixture`, a new file on the next bump).
 //!
+//! `tests/data/journal_v3.bin` (format 3, which added `ObjectStarted`, tag
+//! 12) is the three batches in format 3, then `encode_batch(18,
+//! &fourth_batch())`, Start records in every shape; regenerate it only as
+//! above (`write_journal_v3_fixture`, a new file on the next bump).
+//!
 //! Format 1 was redefined once, to the object-image records, before any
 //! master had emitted a journal (nothing recorded until then); the fixture
 //! was regenerated then and is frozen since.
@@ -36,6 +41,10 @@ fn fixture_path() -> PathBuf {
 
 fn fixture_v2_path() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/journal_v2.bin")
+}
+
+fn fixture_v3_path() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/journal_v3.bin")
 }
 
 const T: u64 = 1_717_171_717_000;
@@ -296,6 +305,147 @@ fn third_batch() -> Vec<Record> {
     ]
 }
 
+/// Frozen: never edit (see the module doc). Sequences 18..=21: Starts of
+/// new keys in every shape (one replica, several kinds, none left, a
+/// group, each intent), and an End of one of them.
+fn fourth_batch() -> Vec<Record> {
+    vec![
+        // The common one: a put of a new key, one memory replica.
+        Record::ObjectStarted {
+            key: k("layer1/kv/0002"),
+            size: 4096,
+            writer: 0x0123_4567_89AB_CDEF,
+            put_start: T + 40,
+            seq: 41,
+            write_token: 201,
+            hard_pin: false,
+            group: None,
+            pending: SoftPinIntent::Preserve,
+            replicas: vec![StartedReplica {
+                id: 50,
+                place: Placement::Memory {
+                    segment: MEM.into(),
+                    address: 0x7f00_0060_0000,
+                },
+            }],
+        },
+        // Hard-pinned, in a group, a TTL pending, every placement kind.
+        Record::ObjectStarted {
+            key: RecordKey::new("team-ü", "プロンプト/🧠/2"),
+            size: 1 << 20,
+            writer: 7,
+            put_start: MAX_INSTANT,
+            seq: u64::MAX,
+            write_token: 202,
+            hard_pin: true,
+            group: Some("session-7".into()),
+            pending: SoftPinIntent::Enable { ttl_ms: 1_800_000 },
+            replicas: vec![
+                StartedReplica {
+                    id: 51,
+                    place: Placement::Memory {
+                        segment: MEM.into(),
+                        address: 0x7f00_0070_0000,
+                    },
+                },
+                StartedReplica {
+                    id: 53,
+                    place: Placement::NofSsd {
+                        segment: SSD.into(),
+                        address: 1 << 21,
+                    },
+                },
+                StartedReplica {
+                    id: u64::MAX,
+                    place: Placement::LocalDisk { client: 33 },
+                },
+            ],
+        },
+        // No replica left (its segment went during the Start), Disable.
+        Record::ObjectStarted {
+            key: k("orphan"),
+            size: 1,
+            writer: 0,
+            put_start: 0,
+            seq: 43,
+            write_token: 203,
+            hard_pin: false,
+            group: None,
+            pending: SoftPinIntent::Disable,
+            replicas: vec![],
+        },
+        Record::ObjectEnded {
+            key: k("layer1/kv/0002"),
+            write_token: 201,
+            at: T + 41,
+            completed: vec![50],
+            commit: Some(None),
+            write_over: true,
+        },
+    ]
+}
+
+fn fixture_v3_bytes() -> Vec<u8> {
+    let mut out = encode_batch_as(3, 1, &first_batch()).unwrap();
+    out.extend(encode_batch_as(3, 6, &second_batch()).unwrap());
+    out.extend(encode_batch_as(3, 14, &third_batch()).unwrap());
+    out.extend(encode_batch_as(3, 18, &fourth_batch()).unwrap());
+    out
+}
+
+#[test]
+fn committed_v3_fixture_decodes_to_its_records() {
+    let bytes = std::fs::read(fixture_v3_path()).expect("tests/data/journal_v3.bin is committed");
+    assert_eq!(bytes[8..12], 3u32.to_le_bytes(), "the fixture is format 3");
+    let mut at = 0;
+    for (first, recs) in [
+        (1, first_batch()),
+        (6, second_batch()),
+        (14, third_batch()),
+        (18, fourth_batch()),
+    ] {
+        let (b, used) = decode_batch_prefix(&bytes[at..]).unwrap();
+        assert_eq!((b.first_seq, b.records), (first, recs));
+        at += used;
+    }
+    assert_eq!(at, bytes.len());
+    assert_eq!(fixture_v3_bytes(), bytes);
+    // Format 3 changed only the version and added tag 12: the first three
+    // batches' payloads are those of the format-2 fixture.
+    let v2 = std::fs::read(fixture_v2_path()).unwrap();
+    let mut at = 0;
+    for _ in 0..3 {
+        let (_, used) = decode_batch_prefix(&v2[at..]).unwrap();
+        assert_eq!(bytes[at + 40..at + used], v2[at + 40..at + used]);
+        at += used;
+    }
+    assert_eq!(at, v2.len());
+}
+
+#[test]
+fn the_v3_fixture_holds_every_variant() {
+    let mut names: Vec<&str> = first_batch()
+        .iter()
+        .chain(second_batch().iter())
+        .chain(third_batch().iter())
+        .chain(fourth_batch().iter())
+        .map(Record::name)
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    let mut all = Record::NAMES.to_vec();
+    all.sort_unstable();
+    assert_eq!(names, all);
+}
+
+#[test]
+#[ignore = "writes tests/data/journal_v3.bin; only on a deliberate format bump"]
+fn write_journal_v3_fixture() {
+    let path = fixture_v3_path();
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(&path, fixture_v3_bytes()).unwrap();
+}
+
 fn fixture_bytes() -> Vec<u8> {
     let mut out = encode_batch_as(1, 1, &first_batch()).unwrap();
     out.extend(encode_batch_as(1, 6, &second_batch()).unwrap());
@@ -338,7 +488,8 @@ fn the_v2_fixture_holds_every_variant() {
         .collect();
     names.sort_unstable();
     names.dedup();
-    let mut all = Record::NAMES.to_vec();
+    // Every variant format 2 has (tags 1..=11).
+    let mut all = Record::NAMES[..11].to_vec();
     all.sort_unstable();
     assert_eq!(names, all);
 }

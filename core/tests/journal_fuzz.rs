@@ -50,6 +50,25 @@ fn mutated_batches_decode_canonically_or_fail_cleanly() {
     assert!(rejected > cases / 4, "only {rejected} rejected");
 }
 
+// The seeds (those of the cargo-fuzz corpus too, `fuzz/examples/
+// seed_corpus.rs`) hold every record variant, ObjectStarted (tag 12)
+// included.
+#[test]
+fn the_seeds_hold_every_variant() {
+    use mooncake_meta_core::journal::{decode_batch, Record};
+    let mut names: Vec<&str> = seed_batches(&mut XorShift::new(0x5EED_1000), 24)
+        .iter()
+        .flat_map(|b| decode_batch(b).expect("a seed decodes").records)
+        .map(|r| r.name())
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    let mut all = Record::NAMES.to_vec();
+    all.sort_unstable();
+    assert_eq!(names, all);
+    assert!(all.contains(&"ObjectStarted"));
+}
+
 #[test]
 fn arbitrary_bytes_never_panic() {
     // Inputs with no valid structure at all, including a valid header over

@@ -11,7 +11,7 @@ mod support;
 
 use mooncake_meta_core::journal::codec::decode_batch_prefix;
 use mooncake_meta_core::journal::view::{
-    check_batch_prefix, decode_batch_view_prefix, RecordViews,
+    check_batch_prefix, decode_batch_view_prefix, KindView, RecordViews,
 };
 use mooncake_meta_core::journal::Record;
 use support::entropy::{Entropy, XorShift};
@@ -152,9 +152,42 @@ fn version_1_batches_decode_alike() {
             .expect("a seed decodes")
             .1
             .iter()
-            .any(|r| matches!(r, Record::ObjectEnded { .. }));
+            .any(|r| matches!(r, Record::ObjectEnded { .. } | Record::ObjectStarted { .. }));
         assert_eq!(same(&v1), !has_ended);
         refused += u32::from(has_ended);
     }
     assert!(refused > 0, "no seed held an ObjectEnded");
+}
+
+// Format 3 added tag 12 (ObjectStarted): a version 2 batch is decoded
+// alike, and tag 12 in one is refused alike (§12.2); an ObjectStarted's
+// view is the image of the ObjectSet it stands for.
+#[test]
+fn version_2_batches_decode_alike() {
+    let mut refused = 0;
+    for seed in seed_batches(&mut XorShift::new(0x5EED_3001), 200) {
+        let mut v2 = seed.clone();
+        v2[8..12].copy_from_slice(&2u32.to_le_bytes());
+        reframe(&mut v2);
+        let recs = owned(&seed).expect("a seed decodes").1;
+        let has_started = recs
+            .iter()
+            .any(|r| matches!(r, Record::ObjectStarted { .. }));
+        assert_eq!(same(&v2), !has_started);
+        refused += u32::from(has_started);
+        let (views, _) = decode_batch_view_prefix(&seed).expect("a seed decodes");
+        for (v, r) in views.records.iter().zip(&recs) {
+            if let KindView::ObjectStarted { image } = &v.kind {
+                let Record::ObjectSet {
+                    image: set,
+                    discarded,
+                } = r.clone().expand_start()
+                else {
+                    panic!("an ObjectStarted view of {r:?}");
+                };
+                assert_eq!((image.to_image(), discarded.len()), (*set, 0));
+            }
+        }
+    }
+    assert!(refused > 0, "no seed held an ObjectStarted");
 }

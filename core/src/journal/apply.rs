@@ -1,8 +1,10 @@
 //! Applying a primary's journal on a standby (docs/CONTRACT.md section
 //! 12.3). Every record is installed by its outcome: an [`ObjectSet`] makes
 //! the object under its key exactly its image, an [`ObjectErased`] removes
-//! it, an [`ObjectEnded`] completes the replicas an End completed, and so on; nothing is re-decided, and no instant is shifted (a
-//! standby keeps the primary's timeline values).
+//! it, an [`ObjectEnded`] completes the replicas an End completed, an
+//! [`ObjectStarted`] is the ObjectSet it stands for, and so on; nothing is
+//! re-decided, and no instant is shifted (a standby keeps the primary's
+//! timeline values).
 //!
 //! # Order and atomicity
 //!
@@ -41,6 +43,7 @@
 //! [`ObjectSet`]: Record::ObjectSet
 //! [`ObjectErased`]: Record::ObjectErased
 //! [`ObjectEnded`]: Record::ObjectEnded
+//! [`ObjectStarted`]: Record::ObjectStarted
 
 use super::record::*;
 use super::view::{
@@ -299,7 +302,10 @@ impl MasterCore {
             fold ^= st.candidate(h).map_or(0, ShardState::warm_slot);
             // An ObjectSet of a new key inserts into the arena: warm the
             // slot it will fill.
-            if matches!(rec.kind, KindView::ObjectSet { .. }) {
+            if matches!(
+                rec.kind,
+                KindView::ObjectSet { .. } | KindView::ObjectStarted { .. }
+            ) {
                 fold ^= st.warm_insert();
             }
         }
@@ -393,7 +399,14 @@ impl MasterCore {
                         _ => false,
                     };
                     match &rec.kind {
-                        KindView::ObjectSet { image, discarded } => {
+                        KindView::ObjectSet { .. } | KindView::ObjectStarted { .. } => {
+                            // A Start of a new key is the ObjectSet it
+                            // stands for, with nothing discarded.
+                            let (image, discarded) = match &rec.kind {
+                                KindView::ObjectSet { image, discarded } => (image, &discarded[..]),
+                                KindView::ObjectStarted { image } => (image, &[][..]),
+                                _ => unreachable!("matched above"),
+                            };
                             let defer = ends_next(image);
                             self.apply_object_set(st, si, hash, image, discarded, defer)
                                 .map(|(h, d)| {
@@ -474,12 +487,13 @@ impl MasterCore {
             }
             Record::SegmentUnmounted { owner, name } => self.apply_unmount(*owner, name),
             // The view decoder hands these out as views (`apply_journal`).
-            Record::ObjectSet { .. } | Record::ObjectErased { .. } | Record::ObjectEnded { .. } => {
-                Err(Error::new(
-                    ErrorKind::Internal,
-                    "object records are applied from their views (view::KindView)",
-                ))
-            }
+            Record::ObjectSet { .. }
+            | Record::ObjectErased { .. }
+            | Record::ObjectEnded { .. }
+            | Record::ObjectStarted { .. } => Err(Error::new(
+                ErrorKind::Internal,
+                "object records are applied from their views (view::KindView)",
+            )),
             Record::DiscardReleased { at, buffers } => self.apply_discard_released(*at, buffers),
             Record::GroupRetained {
                 tenant,
@@ -1252,6 +1266,13 @@ fn touch(rec: &RecordView) -> u64 {
                 ^ image.replicas.first().map_or(0, |r| r.id)
                 ^ discarded.len() as u64
         }
+        KindView::ObjectStarted { image } => {
+            key(&image.key)
+                ^ image.size
+                ^ image.write_token
+                ^ u64::from(image.hard_pin)
+                ^ image.replicas.first().map_or(0, |r| r.id)
+        }
         KindView::ObjectErased { key: k, discarded } => key(k) ^ discarded.len() as u64,
         KindView::ObjectEnded {
             key: k,
@@ -1268,7 +1289,7 @@ fn touch(rec: &RecordView) -> u64 {
 /// The key an object record names (`None` for any other record).
 fn object_key<'v, 'a>(kind: &'v KindView<'a>) -> Option<&'v KeyView<'a>> {
     match kind {
-        KindView::ObjectSet { image, .. } => Some(&image.key),
+        KindView::ObjectSet { image, .. } | KindView::ObjectStarted { image } => Some(&image.key),
         KindView::ObjectErased { key, .. } | KindView::ObjectEnded { key, .. } => Some(key),
         KindView::Other(_) => None,
     }

@@ -20,8 +20,8 @@
 //!                         first_seq + count - 1, is at most MAX_SEQ
 //!   payload_len  u64      exact number of payload bytes after the header
 //!   crc32        u32      CRC-32 (IEEE) of header bytes 0..36, then the payload
-//! payload: `count` records, each a tag u8 (1..=11, Record::tag; 1..=10 in
-//! a version 1 batch) + its fields:
+//! payload: `count` records, each a tag u8 (1..=12, Record::tag; 1..=10 in
+//! a version 1 batch, 1..=11 in a version 2 one) + its fields:
 //!   1 SegmentMounted     owner u64, name name, pool u8 (0 memory, 1 NOF_SSD),
 //!                        base u64, size u64
 //!   2 SegmentUnmounted   owner u64, name name
@@ -38,6 +38,11 @@
 //!                        completed vec<u64> (replica ids, strictly
 //!                        increasing), commit opt<opt<instant>>,
 //!                        write_over bool (version 2 on)
+//!  12 ObjectStarted      key, size u64, writer u64, put_start instant,
+//!                        seq u64, write_token u64, hard_pin bool,
+//!                        group opt<name>, pending intent,
+//!                        replicas vec<started> (ids strictly increasing)
+//!                        (version 3 on)
 //! image     = key, size u64, writer u64, put_start instant, lease instant,
 //!             seq u64, write_token u64, hard_pin bool, group opt<name>,
 //!             committed opt<instant>, in_flight opt<opt<intent>>,
@@ -50,6 +55,8 @@
 //!             role u8 (0 write, 1 task target), placement tag u8, then
 //!               0 memory / 1 NOF_SSD: segment name, address u64
 //!               2 local disk:         client u64
+//! started   = id u64, placement tag u8, then as in replica (a Start's
+//!             replica: PROCESSING, role write, neither spelled)
 //! key       = tenant name, key str (non-empty)
 //! buffer    = segment name, address u64, len u64
 //! discarded = buffer, release_at instant
@@ -63,8 +70,9 @@
 //! Every field is fixed-width or length-prefixed and every tag, bool and
 //! enum byte has one accepted spelling, so a batch has exactly one encoding:
 //! whatever [`decode_batch`] accepts, [`encode_batch`] gives back byte for
-//! byte. Version 2 added tag 11; a version 1 batch still decodes, and tag
-//! 11 in one is an unknown tag. A new layout gets a new version number and the decoder keeps
+//! byte. Version 2 added tag 11 and version 3 tag 12; an older batch
+//! still decodes, and a tag its version does not have is an unknown tag in
+//! it. A new layout gets a new version number and the decoder keeps
 //! reading every older one (a fixture test holds it to that).
 
 use super::record::*;
@@ -80,10 +88,25 @@ use std::fmt;
 pub const MAGIC: [u8; 8] = *b"\x89MCJRNL\n";
 
 /// The layout documented above.
-pub const FORMAT_VERSION: u32 = 2;
+pub const FORMAT_VERSION: u32 = 3;
 
 /// The first layout with [`Record::ObjectEnded`] (tag 11).
 pub const ENDED_VERSION: u32 = 2;
+
+/// The first layout with [`Record::ObjectStarted`] (tag 12).
+pub const STARTED_VERSION: u32 = 3;
+
+/// The highest record tag layout `version` (a version this build reads)
+/// has.
+pub const fn last_tag(version: u32) -> u8 {
+    if version >= STARTED_VERSION {
+        12
+    } else if version >= ENDED_VERSION {
+        11
+    } else {
+        10
+    }
+}
 
 /// The oldest layout this build reads.
 pub const OLDEST_VERSION: u32 = 1;
@@ -106,6 +129,7 @@ const STR_MIN: usize = 4;
 // smallest records.
 const RECORD_MIN: usize = 1 + 2 * STR_MIN;
 pub(super) const REPLICA_MIN: usize = 8 + 1 + 1 + 1 + 8;
+pub(super) const STARTED_MIN: usize = 8 + 1 + 8;
 const BUFFER_MIN: usize = STR_MIN + 8 + 8;
 pub(super) const DISCARDED_MIN: usize = BUFFER_MIN + 8;
 
@@ -301,6 +325,32 @@ pub fn encode_record(rec: &Record, out: &mut Vec<u8>) {
             w.opt(commit.as_ref(), |w, c| w.opt(c.as_ref(), |w, d| w.u64(*d)));
             w.bool(*write_over);
         }
+        Record::ObjectStarted {
+            key,
+            size,
+            writer,
+            put_start,
+            seq,
+            write_token,
+            hard_pin,
+            group,
+            pending,
+            replicas,
+        } => {
+            w.key(key);
+            w.u64(*size);
+            w.u64(*writer);
+            w.u64(*put_start);
+            w.u64(*seq);
+            w.u64(*write_token);
+            w.bool(*hard_pin);
+            w.opt(group.as_ref(), |w, g| w.str(g));
+            w.intent(*pending);
+            w.vec(replicas, |w, r| {
+                w.u64(r.id);
+                w.placement(&r.place);
+            });
+        }
     }
 }
 
@@ -322,7 +372,8 @@ pub fn encode_batch(first_seq: u64, records: &[Record]) -> Result<Vec<u8>> {
 /// [`FORMAT_VERSION`]), for a consumer that still reads only an older
 /// layout. `INVALID_PARAMS` as [`encode_batch`], for a version this build
 /// does not write, or for a record the version has no tag for
-/// ([`Record::ObjectEnded`] before version 2).
+/// ([`Record::ObjectEnded`] before version 2, [`Record::ObjectStarted`]
+/// before version 3).
 pub fn encode_batch_as(version: u32, first_seq: u64, records: &[Record]) -> Result<Vec<u8>> {
     if !(OLDEST_VERSION..=FORMAT_VERSION).contains(&version) {
         return Err(Error::invalid(format!(
@@ -331,13 +382,20 @@ pub fn encode_batch_as(version: u32, first_seq: u64, records: &[Record]) -> Resu
         )));
     }
     check_span(first_seq, records.len()).map_err(Error::invalid)?;
-    if version < ENDED_VERSION {
-        if let Some(i) = records.iter().position(|r| r.tag() == 11) {
-            return Err(Error::invalid(format!(
-                "record {i} is an ObjectEnded, which format {version} has no tag for (format \
-                 {ENDED_VERSION} on)"
-            )));
-        }
+    if let Some((i, r)) = records
+        .iter()
+        .enumerate()
+        .find(|(_, r)| r.tag() > last_tag(version))
+    {
+        let since = if r.tag() == 11 {
+            ENDED_VERSION
+        } else {
+            STARTED_VERSION
+        };
+        return Err(Error::invalid(format!(
+            "record {i} is an {}, which format {version} has no tag for (format {since} on)",
+            r.name()
+        )));
     }
     let mut out = vec![0u8; HEADER_LEN];
     for r in records {
@@ -561,7 +619,10 @@ impl Writer<'_> {
             ReplicaRole::Write => 0,
             ReplicaRole::TaskTarget => 1,
         });
-        match &r.place {
+        self.placement(&r.place);
+    }
+    fn placement(&mut self, p: &Placement) {
+        match p {
             Placement::Memory { segment, address } => {
                 self.u8(0);
                 self.str(segment);
@@ -642,10 +703,15 @@ pub(super) fn decode_prefix_with<'a, T>(
         )));
     }
     let mut records = Vec::with_capacity(count);
+    let last = last_tag(h.version);
     for i in 0..count {
         let seq = h.first_seq + i as u64;
-        if h.version < ENDED_VERSION && r.peek() == Some(11) {
-            return Err(unknown_tag(11, seq, r.offset(), 10));
+        // A tag of a later layout is unknown in this batch's (tags past
+        // every layout's are refused by the parser, with the same message).
+        if let Some(tag @ 11..=12) = r.peek() {
+            if tag > last {
+                return Err(unknown_tag(tag, seq, r.offset(), usize::from(last)));
+            }
         }
         records.push(parse(&mut r, seq)?);
     }
@@ -755,7 +821,7 @@ pub(super) fn parse_record(r: &mut Reader, seq: u64) -> Result<Record> {
         },
         // The object records have one parser, the borrowed one, whose
         // views become owned records here.
-        3 | 4 | 11 => super::view::object_record(r, tag, seq)?.to_record(),
+        3 | 4 | 11 | 12 => super::view::object_record(r, tag, seq)?.to_record(),
         5 => Record::DiscardReleased {
             at: r.instant(at("at"))?,
             buffers: r.vec(BUFFER_MIN, at("buffers"), |r, a| r.buffer(a))?,

@@ -1,7 +1,9 @@
 //! The journal's records: one per state change of a master, **by outcome**.
 //! Every change to an object is recorded as the object's whole state after
 //! the change ([`ObjectImage`]), except an End, recorded as what it changed
-//! ([`Record::ObjectEnded`]): the ids, addresses, tokens and instants the
+//! ([`Record::ObjectEnded`]), and a Start that created a new key, recorded
+//! as what it decided ([`Record::ObjectStarted`], a compact spelling of the
+//! ObjectSet it stands for): the ids, addresses, tokens and instants the
 //! primary chose, never the request that led to it, so a standby installs
 //! any such record the same way and re-decides nothing (docs/CONTRACT.md
 //! section 12).
@@ -94,6 +96,13 @@ pub struct InFlightImage {
     /// The write's soft-pin intent while still pending (its TTL resolved);
     /// `None` once consumed by the commit rule.
     pub pending: Option<SoftPinIntent>,
+}
+
+/// One replica a Start of a new key placed: PROCESSING, role write.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct StartedReplica {
+    pub id: u64,
+    pub place: Placement,
 }
 
 /// An object's whole state: its record, its write in flight and its rare
@@ -227,11 +236,31 @@ pub enum Record {
         commit: Option<Option<Instant>>,
         write_over: bool,
     },
+    /// A Start (PutStart/UpsertStart, single or batch) that created the
+    /// key, which had no object: exactly the [`ObjectSet`](Record::ObjectSet)
+    /// [`Record::expand_start`] gives, with no discarded buffers, of the
+    /// image whose lease is 0, which has no committed deadline and no task,
+    /// whose write in flight (token `write_token`) holds `pending` as its
+    /// intent, and whose replicas (ids strictly increasing) are all
+    /// PROCESSING with role write. Applied as that ObjectSet. Format 3.
+    ObjectStarted {
+        key: RecordKey,
+        size: u64,
+        writer: ClientId,
+        put_start: Instant,
+        seq: u64,
+        write_token: u64,
+        hard_pin: bool,
+        group: Option<String>,
+        pending: SoftPinIntent,
+        /// Sorted by id, ids distinct.
+        replicas: Vec<StartedReplica>,
+    },
 }
 
 impl Record {
     /// Every record's name, in tag order (for messages and tests).
-    pub const NAMES: [&'static str; 11] = [
+    pub const NAMES: [&'static str; 12] = [
         "SegmentMounted",
         "SegmentUnmounted",
         "ObjectSet",
@@ -243,6 +272,7 @@ impl Record {
         "Counters",
         "Reset",
         "ObjectEnded",
+        "ObjectStarted",
     ];
 
     /// The record's tag in the encoding: its 1-based position in
@@ -260,6 +290,55 @@ impl Record {
             Record::Counters { .. } => 9,
             Record::Reset { .. } => 10,
             Record::ObjectEnded { .. } => 11,
+            Record::ObjectStarted { .. } => 12,
+        }
+    }
+
+    /// The record in its long spelling: an [`ObjectStarted`](Record::ObjectStarted)
+    /// becomes the [`ObjectSet`](Record::ObjectSet) it stands for (applying
+    /// either changes a master the same way); any other record is itself.
+    pub fn expand_start(self) -> Record {
+        match self {
+            Record::ObjectStarted {
+                key,
+                size,
+                writer,
+                put_start,
+                seq,
+                write_token,
+                hard_pin,
+                group,
+                pending,
+                replicas,
+            } => Record::ObjectSet {
+                image: Box::new(ObjectImage {
+                    key,
+                    size,
+                    writer,
+                    put_start,
+                    lease: 0,
+                    seq,
+                    write_token,
+                    hard_pin,
+                    group,
+                    committed: None,
+                    in_flight: Some(InFlightImage {
+                        pending: Some(pending),
+                    }),
+                    task: None,
+                    replicas: replicas
+                        .into_iter()
+                        .map(|r| ReplicaImage {
+                            id: r.id,
+                            status: ReplicaStatus::Processing,
+                            role: ReplicaRole::Write,
+                            place: r.place,
+                        })
+                        .collect(),
+                }),
+                discarded: Vec::new(),
+            },
+            other => other,
         }
     }
 

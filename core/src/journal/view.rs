@@ -15,6 +15,7 @@
 
 use super::codec::{
     decode_prefix_with, fail, parse_record, At, Reader, DISCARDED_MIN, HEADER_LEN, REPLICA_MIN,
+    STARTED_MIN,
 };
 use super::record::*;
 use crate::clock::Instant;
@@ -60,6 +61,10 @@ pub enum KindView<'a> {
         commit: Option<Option<Instant>>,
         write_over: bool,
     },
+    /// [`Record::ObjectStarted`], as the image of the ObjectSet it stands
+    /// for ([`Record::expand_start`]; no discarded buffers): applied as
+    /// that ObjectSet.
+    ObjectStarted { image: ImageView<'a> },
     /// Every other record.
     Other(Record),
 }
@@ -229,7 +234,7 @@ fn parse_record_view<'a>(r: &mut Reader<'a>, seq: u64) -> Result<RecordView<'a>>
 #[inline(always)]
 fn parse_kind<'a>(r: &mut Reader<'a>, seq: u64) -> Result<KindView<'a>> {
     Ok(match r.peek() {
-        Some(tag @ (3 | 4 | 11)) => {
+        Some(tag @ (3 | 4 | 11 | 12)) => {
             r.array::<1>(At::new(seq, "record", "tag"))?;
             object_record(r, tag, seq)?
         }
@@ -238,7 +243,7 @@ fn parse_kind<'a>(r: &mut Reader<'a>, seq: u64) -> Result<KindView<'a>> {
     })
 }
 
-/// The fields of an object record whose tag (3, 4 or 11) was just read:
+/// The fields of an object record whose tag (3, 4, 11 or 12) was just read:
 /// the one parser of object records (the owned decoder reads them here too
 /// and turns the views into records).
 #[inline]
@@ -253,6 +258,9 @@ pub(super) fn object_record<'a>(r: &mut Reader<'a>, tag: u8, seq: u64) -> Result
         4 => KindView::ObjectErased {
             key: key(r, at("key"))?,
             discarded: discards(r, at("discarded"))?,
+        },
+        12 => KindView::ObjectStarted {
+            image: started(r, seq)?,
         },
         _ => KindView::ObjectEnded {
             key: key(r, at("key"))?,
@@ -294,6 +302,56 @@ fn image<'a>(r: &mut Reader<'a>, at: At) -> Result<ImageView<'a>> {
     })
 }
 
+/// An ObjectStarted's fields, as the image of the ObjectSet it stands for.
+#[inline]
+fn started<'a>(r: &mut Reader<'a>, seq: u64) -> Result<ImageView<'a>> {
+    let at = |field| At::new(seq, "ObjectStarted", field);
+    Ok(ImageView {
+        key: key(r, at("key"))?,
+        size: r.u64(at("size"))?,
+        writer: r.u64(at("writer"))?,
+        put_start: r.instant(at("put_start"))?,
+        lease: 0,
+        seq: r.u64(at("seq"))?,
+        write_token: r.u64(at("write_token"))?,
+        hard_pin: r.bool(at("hard_pin"))?,
+        group: r.opt(at("group"), |r, a| r.name_ref(a))?,
+        committed: None,
+        in_flight: Some(InFlightImage {
+            pending: Some(r.intent(at("pending"))?),
+        }),
+        task: None,
+        replicas: started_replicas(r, at("replicas"))?,
+    })
+}
+
+/// A Start's replicas: id and placement, PROCESSING with role write.
+#[inline]
+fn started_replicas<'a>(r: &mut Reader<'a>, at: At) -> Result<SmallVec<[ReplicaView<'a>; 1]>> {
+    let n = r.count(STARTED_MIN, at)?;
+    let mut out: SmallVec<[ReplicaView<'a>; 1]> = SmallVec::with_capacity(n);
+    for _ in 0..n {
+        let start = r.offset();
+        let id = r.u64(at)?;
+        if let Some(prev) = out.last() {
+            if id <= prev.id {
+                return Err(fail(format!(
+                    "{at} at byte {start}: replica id {id} follows {}; ids must be strictly \
+                     increasing",
+                    prev.id
+                )));
+            }
+        }
+        out.push(ReplicaView {
+            id,
+            status: ReplicaStatus::Processing,
+            role: ReplicaRole::Write,
+            place: placement(r, at)?,
+        });
+    }
+    Ok(out)
+}
+
 #[inline]
 fn replicas<'a>(r: &mut Reader<'a>, at: At) -> Result<SmallVec<[ReplicaView<'a>; 1]>> {
     let n = r.count(REPLICA_MIN, at)?;
@@ -326,7 +384,18 @@ fn replica<'a>(r: &mut Reader<'a>, at: At) -> Result<ReplicaView<'a>> {
         0 => ReplicaRole::Write,
         _ => ReplicaRole::TaskTarget,
     };
-    let place = match r.byte_upto(2, at.field("placement tag"))? {
+    Ok(ReplicaView {
+        id,
+        status,
+        role,
+        place: placement(r, at)?,
+    })
+}
+
+/// A placement tag and what follows it.
+#[inline]
+fn placement<'a>(r: &mut Reader<'a>, at: At) -> Result<PlacementView<'a>> {
+    Ok(match r.byte_upto(2, at.field("placement tag"))? {
         0 => PlacementView::Memory {
             segment: r.name_ref(at.field("segment"))?,
             address: r.u64(at.field("address"))?,
@@ -338,12 +407,6 @@ fn replica<'a>(r: &mut Reader<'a>, at: At) -> Result<ReplicaView<'a>> {
         _ => PlacementView::LocalDisk {
             client: r.u64(at.field("client"))?,
         },
-    };
-    Ok(ReplicaView {
-        id,
-        status,
-        role,
-        place,
     })
 }
 
@@ -369,6 +432,7 @@ impl RecordView<'_> {
             KindView::ObjectSet { .. } => "ObjectSet",
             KindView::ObjectErased { .. } => "ObjectErased",
             KindView::ObjectEnded { .. } => "ObjectEnded",
+            KindView::ObjectStarted { .. } => "ObjectStarted",
             KindView::Other(rec) => rec.name(),
         }
     }
@@ -405,6 +469,29 @@ impl KindView<'_> {
                 completed: completed.to_vec(),
                 commit: *commit,
                 write_over: *write_over,
+            },
+            KindView::ObjectStarted { image } => Record::ObjectStarted {
+                key: image.key.to_key(),
+                size: image.size,
+                writer: image.writer,
+                put_start: image.put_start,
+                seq: image.seq,
+                write_token: image.write_token,
+                hard_pin: image.hard_pin,
+                group: image.group.map(str::to_owned),
+                // The decoder sets both (`started`).
+                pending: image
+                    .in_flight
+                    .and_then(|f| f.pending)
+                    .unwrap_or(crate::soft_pin::SoftPinIntent::Preserve),
+                replicas: image
+                    .replicas
+                    .iter()
+                    .map(|r| StartedReplica {
+                        id: r.id,
+                        place: r.to_replica().place,
+                    })
+                    .collect(),
             },
             KindView::Other(rec) => rec.clone(),
         }

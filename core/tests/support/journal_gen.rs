@@ -280,6 +280,24 @@ pub fn record_with_tag(e: &mut impl Entropy, tag: u8) -> Record {
             commit: opt(e, |e| opt(e, instant)),
             write_over: e.chance(50),
         },
+        12 => Record::ObjectStarted {
+            key: key(e),
+            size: u64v(e),
+            writer: u64v(e),
+            put_start: instant(e),
+            seq: u64v(e),
+            write_token: u64v(e),
+            hard_pin: e.chance(50),
+            group: opt(e, name),
+            pending: intent(e),
+            replicas: increasing_ids(e)
+                .into_iter()
+                .map(|id| StartedReplica {
+                    id,
+                    place: placement(e),
+                })
+                .collect(),
+        },
         other => panic!("no record has tag {other}"),
     }
 }

@@ -90,7 +90,7 @@ pub fn journal_decode(bytes: &[u8]) -> JournalDecoded {
     assert_eq!(
         current[HEADER_LEN..],
         bytes[HEADER_LEN..],
-        "formats 1 and 2 share tags 1..=10"
+        "formats 1, 2 and 3 share tags 1..=10 (and 2 and 3 tag 11)"
     );
     // Room for every record and its bookkeeping: nothing is dropped.
     let room = bytes.len() + batch.records.len() * RECORD_OVERHEAD;
