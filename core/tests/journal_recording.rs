@@ -52,8 +52,18 @@ impl<'a> Cursor<'a> {
         Cursor { m, next: 1 }
     }
 
-    /// The records appended since the last call, in order.
+    /// The records appended since the last call, in order, each in its
+    /// long spelling (an ObjectStarted as the ObjectSet it stands for,
+    /// [`Record::expand_start`]; [`take_raw`](Self::take_raw) as recorded).
     fn take(&mut self) -> Vec<Record> {
+        self.take_raw()
+            .into_iter()
+            .map(Record::expand_start)
+            .collect()
+    }
+
+    /// The records appended since the last call, in order, as recorded.
+    fn take_raw(&mut self) -> Vec<Record> {
         let bytes = self.m.journal_read_to_vec(self.next).unwrap();
         if bytes.is_empty() {
             return Vec::new();
@@ -263,6 +273,109 @@ fn a_put_pair_records_the_object_then_its_end() {
     img.committed = Some(T0 + 5 + 60_000);
     img.in_flight = None;
     assert_eq!(ended, img);
+    inv(&m);
+}
+
+// §12.1: a Start that creates its key (PutStart, UpsertStart case A,
+// single or batch) records the compact ObjectStarted: what it decided, the
+// replicas PROCESSING write replicas, nothing discarded; it stands for the
+// ObjectSet of the new object. A Start over a key that has an object
+// (upsert, a stale write replaced) records the whole ObjectSet.
+#[test]
+fn a_start_of_a_new_key_records_an_object_started() {
+    let m = jmaster();
+    let mut c = Cursor::at_end(&m);
+    let raw_one = |c: &mut Cursor| {
+        let mut recs = c.take_raw();
+        assert_eq!(recs.len(), 1, "{recs:?}");
+        recs.pop().unwrap()
+    };
+    let w = m.put_start(C1, k("a"), 4096, &preserve()).unwrap();
+    let rec = raw_one(&mut c);
+    assert_eq!(
+        rec,
+        Record::ObjectStarted {
+            key: rkey("a"),
+            size: 4096,
+            writer: C1,
+            put_start: T0,
+            seq: 1,
+            write_token: w.token,
+            hard_pin: false,
+            group: None,
+            pending: SoftPinIntent::Preserve,
+            replicas: vec![StartedReplica {
+                id: w.replicas[0].id,
+                place: place(&m, &w.replicas[0]),
+            }],
+        }
+    );
+    let mut img = started("a", 4096, 1, w.token, T0);
+    img.replicas = vec![replica(&m, &w.replicas[0], ReplicaRole::Write)];
+    assert_eq!(rec.expand_start(), set(img, vec![]));
+
+    // Two kinds, hard-pinned, grouped, a TTL pending; an upsert of a new
+    // key (case A) and a batch put alike.
+    let rich = WriteConfig {
+        nof_ssd_replicas: 1,
+        hard_pin: true,
+        group: Some("g".into()),
+        ..enable(60_000)
+    };
+    m.advance_time(3).unwrap();
+    let w = m.upsert_start(C1, k("b"), 64, &rich).unwrap();
+    let Record::ObjectStarted {
+        key,
+        put_start,
+        hard_pin,
+        group,
+        pending,
+        replicas,
+        ..
+    } = raw_one(&mut c)
+    else {
+        panic!("an upsert of a new key records an ObjectStarted");
+    };
+    assert_eq!(
+        (key, put_start, hard_pin, group, pending),
+        (
+            rkey("b"),
+            T0 + 3,
+            true,
+            Some("g".to_owned()),
+            SoftPinIntent::Enable { ttl_ms: 60_000 }
+        )
+    );
+    let mut want: Vec<StartedReplica> = w
+        .replicas
+        .iter()
+        .map(|d| StartedReplica {
+            id: d.id,
+            place: place(&m, d),
+        })
+        .collect();
+    want.sort_by_key(|r| r.id);
+    assert_eq!((replicas.len(), replicas), (2, want));
+    for r in m.batch_put_start(C1, &[k("c"), k("d")], &[32, 32], &preserve()) {
+        r.unwrap();
+    }
+    let recs = c.take_raw();
+    assert_eq!(recs.len(), 2);
+    assert!(recs
+        .iter()
+        .all(|r| matches!(r, Record::ObjectStarted { .. })));
+
+    // Over a key that has an object: the whole ObjectSet.
+    m.put_end(C1, k("a"), ReplicaSelector::All, None).unwrap();
+    c.take();
+    m.upsert_start(C1, k("a"), 4096, &preserve()).unwrap();
+    assert!(matches!(raw_one(&mut c), Record::ObjectSet { .. }));
+    m.advance_time(30_001).unwrap();
+    m.put_start(C1, k("c"), 32, &preserve()).unwrap();
+    let Record::ObjectSet { discarded, .. } = raw_one(&mut c) else {
+        panic!("a stale write replaced records an ObjectSet");
+    };
+    assert_eq!(discarded.len(), 1);
     inv(&m);
 }
 
@@ -860,9 +973,9 @@ fn a_reused_buffer_is_freed_earlier_in_the_journal() {
     let mut by_key: HashMap<RecordKey, Vec<(String, u64)>> = HashMap::new();
     let mut placements = 0;
     let batch = decode_batch(&m.journal_read_to_vec(1).unwrap()).unwrap();
-    for (i, r) in batch.records.iter().enumerate() {
+    for (i, r) in batch.records.into_iter().enumerate() {
         let seq = batch.first_seq + i as u64;
-        match r {
+        match &r.expand_start() {
             Record::ObjectSet { image, .. } => {
                 let bufs: Vec<(String, u64)> = image
                     .replicas

@@ -246,14 +246,15 @@ fn a_start_that_does_not_fit_in_a_run_stops_before_it() {
     let (_, recs) = records_of(&good);
     let taken = recs[start_of(3)].clone();
     divergence_at(30, start_of(12), "cannot be reserved", move |r| {
-        let (Record::ObjectSet { image, discarded }, Record::ObjectSet { image: t, .. }) =
-            (r.clone(), &taken)
-        else {
+        // A put of a new key records an ObjectStarted.
+        let (mut r, Record::ObjectStarted { replicas: t, .. }) = (r.clone(), &taken) else {
             panic!("not a Start")
         };
-        let mut image = image;
-        image.replicas[0].place = t.replicas[0].place.clone();
-        Record::ObjectSet { image, discarded }
+        let Record::ObjectStarted { replicas, .. } = &mut r else {
+            panic!("not a Start")
+        };
+        replicas[0].place = t[0].place.clone();
+        r
     });
 }
 

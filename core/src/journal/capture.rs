@@ -102,6 +102,36 @@ impl MasterCore {
         free_pending(&table, st);
     }
 
+    /// Records a Start that created the object in `slot` of `st` (its key
+    /// had no object; it discarded nothing) as an
+    /// [`Record::ObjectStarted`]: the ObjectSet [`record_slot`] would
+    /// append, in the compact spelling. `pending` is the intent the Start
+    /// left pending on its write in flight (no lookup in the in-flight
+    /// table). Journal on.
+    ///
+    /// [`record_slot`]: Self::record_slot
+    #[inline]
+    pub(crate) fn record_started(&self, st: &mut ShardState, slot: u32, pending: SoftPinIntent) {
+        if self.journal.is_some() {
+            self.record_started_on(st, slot, pending);
+        }
+    }
+
+    fn record_started_on(&self, st: &mut ShardState, slot: u32, pending: SoftPinIntent) {
+        let Some(j) = &self.journal else {
+            return;
+        };
+        #[cfg(feature = "test-hooks")]
+        self.race_point(crate::quiesce::RacePoint::BeforeRecord);
+        let table = self.segments.read();
+        let obj = st
+            .slot(slot)
+            .expect("the operation's object is in its slot");
+        let start = ObjectStarted::plan(&table, st, obj, pending);
+        let _ = j.append_with(start.len, |out| start.write(&mut SliceWriter::new(out)));
+        free_pending(&table, st);
+    }
+
     /// Records an End that completed replicas of the object in `slot` of
     /// `st` as an [`Record::ObjectEnded`]: the replicas `completed` (ids
     /// strictly increasing) became COMPLETE, the lease was raised to at
@@ -275,6 +305,9 @@ const OBJECT_SET: u8 = 3;
 
 /// The tag of [`Record::ObjectEnded`].
 const OBJECT_ENDED: u8 = 11;
+
+/// The tag of [`Record::ObjectStarted`].
+const OBJECT_STARTED: u8 = 12;
 
 /// What an End did, as [`Record::ObjectEnded`] records it (the key and
 /// write token come from the object).
@@ -567,6 +600,131 @@ impl<'a> ObjectSet<'a> {
     }
 }
 
+/// An `ObjectStarted` of `obj`, a new key's object as its Start left it,
+/// measured for writing and encoded straight from the master's state:
+/// replicas on segments gone from the table are left out, as
+/// [`ObjectSet`] leaves them out.
+struct ObjectStarted<'a> {
+    table: &'a SegmentTable,
+    k: KeyBytes<'a>,
+    obj: &'a Object,
+    group: Option<&'a str>,
+    pending: SoftPinIntent,
+    /// The replicas in id order.
+    order: std::borrow::Cow<'a, [Replica]>,
+    replicas: u32,
+    len: usize,
+}
+
+impl<'a> ObjectStarted<'a> {
+    #[inline]
+    fn plan(
+        table: &'a SegmentTable,
+        st: &'a ShardState,
+        obj: &'a Object,
+        pending: SoftPinIntent,
+    ) -> ObjectStarted<'a> {
+        // What the record leaves unspelled, as the Start left it.
+        debug_assert_eq!(obj.lease.load(Ordering::Relaxed), 0);
+        debug_assert!(obj.committed().is_none() && obj.task().is_none());
+        debug_assert!(obj.replicas.iter().all(|r| r.is_write_processing()));
+        debug_assert_eq!(
+            st.in_flight.get(obj.write_token).map(|w| w.pending),
+            Some(Some(pending))
+        );
+        let k = KeyBytes::of(st, obj);
+        let group = obj.group().map(|g| g.name());
+        // Replicas in id order (a Start's come so; one needs no check).
+        let order = if obj.replicas.len() < 2 || obj.replicas.is_sorted_by_key(|r| r.id) {
+            std::borrow::Cow::Borrowed(&obj.replicas[..])
+        } else {
+            let mut v = obj.replicas.to_vec();
+            v.sort_unstable_by_key(|r| r.id);
+            std::borrow::Cow::Owned(v)
+        };
+        let mut len = 1 + 8 + k.tenant.len() + k.key.len() + 5 * 8 + 1;
+        len += 1 + group.map_or(0, |g| 4 + g.len());
+        len += 1 + usize::from(matches!(pending, SoftPinIntent::Enable { .. })) * 8;
+        len += 4;
+        let mut replicas = 0u32;
+        for r in order.iter() {
+            if let Ok(seg) = replica_segment(table, r) {
+                replicas += 1;
+                len += 8 + 1 + seg.map_or(8, |name| 4 + name.len() + 8);
+            }
+        }
+        ObjectStarted {
+            table,
+            k,
+            obj,
+            group,
+            pending,
+            order,
+            replicas,
+            len,
+        }
+    }
+
+    /// Writes its bytes (the codec's layout, `codec.rs`), `self.len` of them.
+    #[inline]
+    fn write(&self, w: &mut SliceWriter<'_>) {
+        let (obj, k) = (self.obj, self.k);
+        w.u8(OBJECT_STARTED);
+        w.str(k.tenant);
+        w.str_bytes(k.key);
+        w.u64(obj.size);
+        w.u64(obj.writer);
+        w.u64(obj.put_start);
+        w.u64(obj.seq);
+        w.u64(obj.write_token);
+        w.bool(obj.hard_pin());
+        match self.group {
+            None => w.u8(0),
+            Some(g) => {
+                w.u8(1);
+                w.str(g);
+            }
+        }
+        w.intent(self.pending);
+        w.u32(self.replicas);
+        for r in self.order.iter() {
+            let Ok(seg) = replica_segment(self.table, r) else {
+                continue;
+            };
+            w.u64(r.id);
+            match seg {
+                None => {
+                    w.u8(2);
+                    w.u64(r.addr);
+                }
+                Some(name) => {
+                    w.u8(if r.kind == ReplicaKind::Memory { 0 } else { 1 });
+                    w.str(name);
+                    w.u64(r.addr);
+                }
+            }
+        }
+        debug_assert_eq!(w.left(), 0, "the exact size was computed");
+    }
+}
+
+/// The bytes of `ObjectStarted` of `obj` (a new key's object as its Start
+/// left it, `pending` its write's intent) in `out` (cleared first), as the
+/// recorder writes them into the journal.
+#[cfg(test)]
+pub(crate) fn encode_object_started(
+    table: &SegmentTable,
+    st: &ShardState,
+    obj: &Object,
+    pending: SoftPinIntent,
+    out: &mut Vec<u8>,
+) {
+    let start = ObjectStarted::plan(table, st, obj, pending);
+    out.clear();
+    out.resize(start.len, 0);
+    start.write(&mut SliceWriter::new(out));
+}
+
 /// The bytes of `ObjectSet { image of obj, discarded }` in `out` (cleared
 /// first), as the recorder writes them into the journal.
 #[cfg(test)]
@@ -683,6 +841,103 @@ mod tests {
             .shards
             .iter()
             .any(|s| !s.state.read().discarded.is_empty()));
+    }
+
+    // The recorder's direct encoding of a new key's Start is the codec's
+    // encoding of its ObjectStarted, which stands for exactly the ObjectSet
+    // of the object's image: for Starts in every shape (one replica, two
+    // kinds, hard-pinned, grouped, each intent, long keys, other tenants,
+    // PutStart, UpsertStart case A, batch).
+    #[test]
+    fn the_direct_start_encoding_is_the_record_encoding() {
+        use crate::journal::codec::decode_record;
+        let m = Master::new(MasterConfig {
+            journal_capacity_bytes: 1 << 20,
+            shard_count: 4,
+            ..MasterConfig::deterministic(1_000)
+        })
+        .unwrap();
+        for (i, (name, pool)) in [
+            ("mem0", Pool::Memory),
+            ("mem1", Pool::Memory),
+            ("nof0", Pool::NofSsd),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let spec = SegmentSpec {
+                name: name.into(),
+                base: (i as u64 + 1) << 30,
+                size: 1 << 20,
+                pool,
+            };
+            m.mount_segment(1, &spec).unwrap();
+        }
+        let rich = WriteConfig {
+            memory_replicas: 2,
+            nof_ssd_replicas: 1,
+            hard_pin: true,
+            group: Some("g".into()),
+            ..WriteConfig::default().with_soft_pin(SoftPinRequest::enable_for(5_000))
+        };
+        let disable = WriteConfig::default().with_soft_pin(SoftPinRequest::DISABLE);
+        let long = "k".repeat(40);
+        m.put_start(1, Key::new("plain"), 64, &WriteConfig::default())
+            .unwrap();
+        m.put_start(1, Key::scoped("tenant-2", &long), 64, &rich)
+            .unwrap();
+        m.upsert_start(2, Key::new("upserted"), 48, &disable)
+            .unwrap();
+        for r in m.batch_put_start(3, &[Key::new("b1"), Key::new("b2")], &[8, 16], &rich) {
+            r.unwrap();
+        }
+        let table = m.segments.read();
+        let mut seen = 0;
+        for shard in m.shards.iter() {
+            let st = shard.state.read();
+            for obj in st.iter() {
+                let pending = st.in_flight.get(obj.write_token).unwrap().pending.unwrap();
+                let mut direct = vec![0xAA; 3];
+                encode_object_started(&table, &st, obj, pending, &mut direct);
+                let image = object_image(&table, &st, obj);
+                let started = Record::ObjectStarted {
+                    key: image.key.clone(),
+                    size: image.size,
+                    writer: image.writer,
+                    put_start: image.put_start,
+                    seq: image.seq,
+                    write_token: image.write_token,
+                    hard_pin: image.hard_pin,
+                    group: image.group.clone(),
+                    pending,
+                    replicas: image
+                        .replicas
+                        .iter()
+                        .map(|r| StartedReplica {
+                            id: r.id,
+                            place: r.place.clone(),
+                        })
+                        .collect(),
+                };
+                let mut via = Vec::new();
+                encode_record(&started, &mut via);
+                assert_eq!(&*direct, &via[..], "{:?}", st.key_of(obj));
+                assert_eq!(decode_record(&direct).unwrap(), started);
+                // Exactly the ObjectSet the Start would otherwise record.
+                assert_eq!(
+                    started.expand_start(),
+                    Record::ObjectSet {
+                        image: Box::new(image),
+                        discarded: vec![],
+                    }
+                );
+                let mut set = Vec::new();
+                encode_object_set(&table, &st, obj, &[], &mut set);
+                assert!(direct.len() < set.len());
+                seen += 1;
+            }
+        }
+        assert_eq!(seen, 5);
     }
 
     // The recorder's direct encoding of an End is the codec's encoding of

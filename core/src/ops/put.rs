@@ -115,7 +115,13 @@ impl MasterCore {
         let slot = st.insert(k.tenant, hash, obj);
         st.in_flight.start(token, slot, Some(intent));
         st.keys += 1;
-        self.record_slot(&mut st, slot, mark);
+        if replace {
+            self.record_slot(&mut st, slot, mark);
+        } else {
+            // A new key: nothing before it, nothing discarded; recorded in
+            // the compact spelling of its ObjectSet.
+            self.record_started(&mut st, slot, intent);
+        }
         Ok(StartedWrite {
             replicas: descriptors,
             token,

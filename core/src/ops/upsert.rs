@@ -144,6 +144,7 @@ impl MasterCore {
         };
         let token = self.new_token();
 
+        let absent = matches!(case, Case::Absent);
         let (started, slot) = match case {
             Case::Absent => {
                 let descriptors = fresh.iter().map(|r| r.descriptor(size)).collect();
@@ -240,7 +241,13 @@ impl MasterCore {
                 )
             }
         };
-        self.record_slot(&mut st, slot, mark);
+        if absent {
+            // Case A made a new key (nothing before it, nothing discarded):
+            // recorded in the compact spelling of its ObjectSet.
+            self.record_started(&mut st, slot, intent);
+        } else {
+            self.record_slot(&mut st, slot, mark);
+        }
         Ok(Bounded::Fits(started))
     }
 

@@ -2,8 +2,8 @@
 //! PutEnd of new keys on a master without a journal and on one with a
 //! journal large enough never to drop, while a consumer thread reads the
 //! records as they come and releases them; and the journal bytes one put
-//! pair makes (its ObjectSet and ObjectEnded records, as the consumer reads them,
-//! batch headers excluded). Target: journal on within 15 % of off,
+//! pair makes (its ObjectStarted and ObjectEnded records, as the consumer
+//! reads them, batch headers excluded). Target: journal on within 15 % of off,
 //! measured by the `interleaved` case: both masters in one process,
 //! written in alternating blocks, so a change in the machine's load moves
 //! both rates alike (the separate-process ratio is printed too).
@@ -259,7 +259,7 @@ fn figures(r: &Results, mode: Mode) -> Vec<Figure> {
         .target(Target::AtLeast(0.85)),
         Figure::new(
             "journal",
-            "journal bytes per put pair (ObjectSet + ObjectEnded)",
+            "journal bytes per put pair (ObjectStarted + ObjectEnded)",
             &par("on"),
             "bytes",
             Better::Lower,
