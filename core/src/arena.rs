@@ -162,6 +162,17 @@ impl<T> Arena<T> {
         self.chunks.get(c)?.records.get(i)?.as_ref()
     }
 
+    /// Starts loading every cache line of `slot`'s record, without
+    /// waiting for them ([`crate::memory::prefetch_all`]); nothing for a
+    /// slot never handed out.
+    #[inline]
+    pub fn prefetch(&self, slot: u32) {
+        let (c, i) = split(slot);
+        if let Some(r) = self.chunks.get(c).and_then(|c| c.records.get(i)) {
+            crate::memory::prefetch_all(r);
+        }
+    }
+
     #[inline]
     pub fn get_mut(&mut self, slot: u32) -> Option<&mut T> {
         let (c, i) = split(slot);

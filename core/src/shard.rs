@@ -222,6 +222,24 @@ impl ShardState {
         self.objects.get(slot)
     }
 
+    /// Starts loading the index bucket a lookup of `hash` reads first
+    /// (a prefetch: nothing waits for it).
+    #[inline]
+    pub fn prefetch_bucket(&self, hash: u64) {
+        self.index.prefetch(hash);
+    }
+
+    /// Reads the bucket of `hash` (best after
+    /// [`prefetch_bucket`](Self::prefetch_bucket)) and starts loading the
+    /// whole record of its [`candidate`](Self::candidate) slot, without
+    /// waiting for the record.
+    #[inline]
+    pub fn prefetch_candidate(&self, hash: u64) {
+        if let Some(slot) = self.index.first(hash) {
+            self.objects.prefetch(slot);
+        }
+    }
+
     /// Loads the first bytes of a [`candidate`](Self::candidate)'s record
     /// (key length, replicas, lease) and returns a value made from it, for the caller to fold
     /// into `std::hint::black_box` (so the load is kept). No branch depends
@@ -230,17 +248,6 @@ impl ShardState {
     #[inline]
     pub fn warm_slot(o: &Object) -> u64 {
         o.replicas.len() as u64 ^ o.lease.load(Ordering::Relaxed)
-    }
-
-    /// Loads what a read of a [`candidate`](Self::candidate) uses beyond
-    /// the record's first bytes (its size, a long key, the group's lease),
-    /// as [`warm_slot`](Self::warm_slot) does those: run after the records
-    /// are in cache, as the addresses come from them.
-    #[inline]
-    pub fn warm_object(o: &Object) -> u64 {
-        let first = o.key_bytes().first().copied().unwrap_or(0);
-        let group = o.group().map_or(0, |g| g.lease.load(Ordering::Relaxed));
-        u64::from(first) ^ o.size ^ group
     }
 
     /// Touches the memory the next [`insert`](Self::insert) writes in the

@@ -108,6 +108,15 @@ impl SlotIndex {
         }
     }
 
+    /// Starts loading the bucket a lookup of `hash` reads first, without
+    /// waiting for it ([`crate::memory::prefetch`]).
+    #[inline]
+    pub fn prefetch(&self, hash: u64) {
+        if let Some(mask) = self.buckets.len().checked_sub(1) {
+            crate::memory::prefetch(&self.buckets[bits(hash) as usize & mask]);
+        }
+    }
+
     /// The first slot stored under `hash`, whatever its record: a guess
     /// for a caller warming memory (a wrong one only wastes a load).
     #[inline]

@@ -21,7 +21,6 @@ use crate::object::Object;
 use crate::shard::ShardState;
 use crate::types::{ClientId, Key, ReplicaDescriptor, ReplicaSelector, StartedWrite, WriteConfig};
 use smallvec::SmallVec;
-use std::hint::black_box;
 
 /// Keys a batch locks and resolves at once. Bounds how long a batch holds
 /// its shard locks (one chunk's work, a few microseconds) however many keys
@@ -51,29 +50,21 @@ impl Plan {
     }
 }
 
-/// Warms the cache for the lookups of a chunk's valid keys in three passes,
-/// each a loop of loads that do not depend on each other: the index
-/// buckets (the [`candidate`](ShardState::candidate) of each key), then the
-/// candidates' records (first line), then their keys beyond it, sizes and
-/// group leases. Each lookup alone is a chain of two or three cache misses; done this way the
-/// misses of all keys of a pass are in flight together. (Safe Rust has no
-/// prefetch instruction; these are plain loads whose values are folded into
-/// `black_box`.) Returns nothing: it only makes the lookups that follow hit
-/// the cache.
+/// Warms the cache for the lookups of a chunk's valid keys in passes that
+/// wait for nothing: the index bucket of every key is prefetched, then each
+/// bucket (arrived or on its way) is read and its candidate record's lines
+/// prefetched (`memory.rs`). Each lookup alone is a chain of two cache misses (bucket, record); done
+/// this way the misses of all keys of a pass are in flight together.
+/// Returns nothing: it only makes the lookups that follow hit the cache.
 fn warm(plan: &Plan, states: &[&ShardState]) {
-    let mut cand: [Option<&Object>; CHUNK] = [None; CHUNK];
     for &j in &plan.live {
         let j = usize::from(j);
-        cand[j] = states[usize::from(plan.slot[j])].candidate(plan.hash[j]);
+        states[usize::from(plan.slot[j])].prefetch_bucket(plan.hash[j]);
     }
-    let mut fold = 0;
-    for o in cand.iter().flatten() {
-        fold ^= ShardState::warm_slot(o);
+    for &j in &plan.live {
+        let j = usize::from(j);
+        states[usize::from(plan.slot[j])].prefetch_candidate(plan.hash[j]);
     }
-    for o in cand.iter().flatten() {
-        fold ^= ShardState::warm_object(o);
-    }
-    black_box(fold);
 }
 
 /// Finds every valid key of a chunk in the shard states its plan locked
@@ -355,6 +346,11 @@ impl MasterCore {
             match k.validate() {
                 Ok(()) => {
                     let (hash, si) = self.locate(*k);
+                    // The shard's lock word and the state a lookup starts
+                    // from (index and arena headers): on their way while
+                    // the rest of the chunk is hashed, so taking the locks
+                    // below does not wait for one miss after another.
+                    crate::memory::prefetch_all(&self.shards[si]);
                     plan.hash[j] = hash;
                     plan.live.push(at);
                     order.push((si as u64) << 8 | u64::from(at));
