@@ -155,6 +155,21 @@ impl<T> Arena<T> {
         len
     }
 
+    /// Starts loading the line the next [`insert`](Self::insert) writes
+    /// its record into, without waiting for it and changing nothing (the
+    /// slot reused first, or the next one of the last chunk when it has
+    /// room).
+    #[inline]
+    pub fn prefetch_insert(&self) {
+        if let Some(&slot) = self.free.last() {
+            self.prefetch(slot);
+        } else if let Some(last) = self.chunks.last() {
+            if last.records.len() < last.records.capacity() {
+                crate::memory::prefetch_ptr(last.records.as_ptr().wrapping_add(last.records.len()));
+            }
+        }
+    }
+
     /// The record in `slot`, if one is stored there.
     #[inline]
     pub fn get(&self, slot: u32) -> Option<&T> {

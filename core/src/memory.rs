@@ -29,6 +29,14 @@ pub(crate) fn prefetch_all<T>(r: &T) {
     }
 }
 
+/// [`prefetch`] of the line at `p`, an address that need not hold a
+/// value yet (the spare capacity a vector is about to be written in). The
+/// address is never dereferenced, so any value of `p` is harmless.
+#[inline(always)]
+pub(crate) fn prefetch_ptr<T>(p: *const T) {
+    prefetch_line(p.cast::<u8>());
+}
+
 /// Bytes of a cache line on the targets this crate is built for.
 const LINE: usize = 64;
 
@@ -62,6 +70,8 @@ mod tests {
         prefetch(&bytes[1]);
         let big = [7u8; 300];
         prefetch_all(&big);
+        prefetch_ptr(big.as_ptr().wrapping_add(1 << 40));
+        prefetch_ptr(std::ptr::null::<u64>());
         assert!(big.iter().all(|&b| b == 7));
         assert_eq!(bytes, [1, 2, 3]);
         assert!(v.iter().enumerate().all(|(i, &x)| x == i as u64));

@@ -229,6 +229,16 @@ impl ShardState {
         self.index.prefetch(hash);
     }
 
+    /// Starts loading, without waiting, what a Start of a new key under
+    /// `hash` touches first: the index bucket its lookup reads and the
+    /// arena line its record will be written to, so the two misses
+    /// overlap instead of following each other.
+    #[inline]
+    pub fn prefetch_insert(&self, hash: u64) {
+        self.index.prefetch(hash);
+        self.objects.prefetch_insert();
+    }
+
     /// Reads the bucket of `hash` (best after
     /// [`prefetch_bucket`](Self::prefetch_bucket)) and starts loading the
     /// whole record of its [`candidate`](Self::candidate) slot, without

@@ -55,6 +55,7 @@ impl MasterCore {
         let now = self.clock.now();
         let (hash, si) = self.locate(k);
         let mut st = self.shards[si].state.write();
+        st.prefetch_insert(hash);
         let mark = st.discarded.len();
         let replace = match st.find(hash, k) {
             Some(obj) if obj.has_complete() => {
