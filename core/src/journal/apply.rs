@@ -273,6 +273,9 @@ impl MasterCore {
                 }),
             };
             if let Some((_, si)) = l {
+                // The shard's lock word and headers, on their way while
+                // the rest of the run is located.
+                crate::memory::prefetch_all(&self.shards[si]);
                 shards.push(si);
             }
             loc.push(l);
@@ -295,6 +298,12 @@ impl MasterCore {
             .iter()
             .map(|&s| self.shards[s].state.write())
             .collect();
+        // Every record's index bucket, prefetched (`memory.rs`): the loop
+        // below then finds the buckets arrived or on their way.
+        for a in &at {
+            let Some((h, pos)) = *a else { continue };
+            guards[usize::from(pos)].prefetch_bucket(h);
+        }
         let mut fold = 0u64;
         for ((_, rec), a) in run.iter().zip(&at) {
             let Some((h, pos)) = *a else { continue };
