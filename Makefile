@@ -15,7 +15,7 @@
 #   make test-ha-soak  HA_SOAK_FAILOVERS (20) failovers under a write load, and
 #                      the durable-write figures (not in make test)
 #   make test          every suite: Rust, the Rust ffi tests under valgrind
-#                      memcheck, header, symbol and allocator checks (with
+#                      memcheck, header, symbol, allocator and unsafe-code checks (with
 #                      their mutation self-tests), C in static/dynamic/
 #                      ASan+UBSan/valgrind modes, C++, the installed layout,
 #                      out-of-tree consumers of an installed prefix, Go (vet,
@@ -163,6 +163,8 @@ test-checks:
 	scripts/check-symbols.sh --self-test
 	scripts/check-allocator.sh
 	scripts/check-allocator.sh --self-test
+	scripts/check-unsafe.sh
+	scripts/check-unsafe.sh --self-test
 
 test-c:
 	$(MAKE) -C c_tests all
