@@ -749,13 +749,9 @@ mod tests {
     use crate::types::{Key, Pool, ReplicaSelector, SegmentSpec, WriteConfig};
     use crate::{Master, MasterConfig, SoftPinRequest};
 
-    // The recorder's direct encoding is exactly the codec's encoding of the
-    // object's image, for objects in every shape a master makes: in
-    // flight with a pending intent, committed, grouped, hard-pinned, with
-    // a copy, a move or a promotion running, LOCAL_DISK, long keys and
-    // other tenants, and with discarded buffers.
-    #[test]
-    fn the_direct_encoding_is_the_image_encoding() {
+    /// A journaling master of 4 shards with two memory segments (`mem0`,
+    /// `mem1`) and one NOF_SSD segment (`nof0`) of 1 MiB each.
+    fn journaling_master() -> Master {
         let m = Master::new(MasterConfig {
             journal_capacity_bytes: 1 << 20,
             shard_count: 4,
@@ -778,6 +774,17 @@ mod tests {
             };
             m.mount_segment(1, &spec).unwrap();
         }
+        m
+    }
+
+    // The recorder's direct encoding is exactly the codec's encoding of the
+    // object's image, for objects in every shape a master makes: in
+    // flight with a pending intent, committed, grouped, hard-pinned, with
+    // a copy, a move or a promotion running, LOCAL_DISK, long keys and
+    // other tenants, and with discarded buffers.
+    #[test]
+    fn the_direct_encoding_is_the_image_encoding() {
+        let m = journaling_master();
         let pinned = WriteConfig {
             nof_ssd_replicas: 1,
             hard_pin: true,
@@ -851,28 +858,7 @@ mod tests {
     #[test]
     fn the_direct_start_encoding_is_the_record_encoding() {
         use crate::journal::codec::decode_record;
-        let m = Master::new(MasterConfig {
-            journal_capacity_bytes: 1 << 20,
-            shard_count: 4,
-            ..MasterConfig::deterministic(1_000)
-        })
-        .unwrap();
-        for (i, (name, pool)) in [
-            ("mem0", Pool::Memory),
-            ("mem1", Pool::Memory),
-            ("nof0", Pool::NofSsd),
-        ]
-        .into_iter()
-        .enumerate()
-        {
-            let spec = SegmentSpec {
-                name: name.into(),
-                base: (i as u64 + 1) << 30,
-                size: 1 << 20,
-                pool,
-            };
-            m.mount_segment(1, &spec).unwrap();
-        }
+        let m = journaling_master();
         let rich = WriteConfig {
             memory_replicas: 2,
             nof_ssd_replicas: 1,
