@@ -88,6 +88,24 @@ impl MasterCore {
     }
 
     fn record_slot_on(&self, st: &mut ShardState, slot: u32, discard_mark: usize) {
+        self.record_in_slot(st, slot, |j, table, st, obj| {
+            let discarded = st.discarded.get(discard_mark..).unwrap_or_default();
+            let _ = ObjectSet::plan(table, st, obj, discarded).append(j);
+        });
+    }
+
+    /// What every record of an object the operation left in `slot` of
+    /// `st` does around its append (`append` writes the record into the
+    /// journal): under the segment table's read lock (records name
+    /// segments), then the frees the operation deferred (append before
+    /// free). Journal on; nothing when it is off.
+    #[inline]
+    fn record_in_slot(
+        &self,
+        st: &mut ShardState,
+        slot: u32,
+        append: impl FnOnce(&Journal, &SegmentTable, &ShardState, &Object),
+    ) {
         let Some(j) = &self.journal else {
             return;
         };
@@ -97,8 +115,7 @@ impl MasterCore {
         let obj = st
             .slot(slot)
             .expect("the operation's object is in its slot");
-        let discarded = st.discarded.get(discard_mark..).unwrap_or_default();
-        let _ = ObjectSet::plan(&table, st, obj, discarded).append(j);
+        append(j, &table, st, obj);
         free_pending(&table, st);
     }
 
@@ -118,18 +135,10 @@ impl MasterCore {
     }
 
     fn record_started_on(&self, st: &mut ShardState, slot: u32, pending: SoftPinIntent) {
-        let Some(j) = &self.journal else {
-            return;
-        };
-        #[cfg(feature = "test-hooks")]
-        self.race_point(crate::quiesce::RacePoint::BeforeRecord);
-        let table = self.segments.read();
-        let obj = st
-            .slot(slot)
-            .expect("the operation's object is in its slot");
-        let start = ObjectStarted::plan(&table, st, obj, pending);
-        let _ = j.append_with(start.len, |out| start.write(&mut SliceWriter::new(out)));
-        free_pending(&table, st);
+        self.record_in_slot(st, slot, |j, table, st, obj| {
+            let start = ObjectStarted::plan(table, st, obj, pending);
+            let _ = j.append_with(start.len, |out| start.write(&mut SliceWriter::new(out)));
+        });
     }
 
     /// Records an End that completed replicas of the object in `slot` of
