@@ -19,7 +19,11 @@
 //! is acquired while it is held. The recorder measures a record first and
 //! writes it under the mutex straight into the space the journal keeps
 //! for it (`Journal::append_with`): no copy, no intermediate buffer. A
-//! reader's hold costs the copy into its buffer.
+//! reader holds the mutex only to find where its records lie and to take
+//! a reference to their chunks; it copies them into its buffer after
+//! letting go, while appends go on: a chunk's written bytes never change
+//! (`memory::FillBuf`), and a chunk a reader still holds is never written
+//! over (freed or dropped, it is not reused until the reader lets go).
 //!
 //! # Memory
 //!
@@ -40,10 +44,12 @@
 use super::codec::{self, HEADER_LEN};
 use super::record::Record;
 use crate::error::{Error, ErrorKind, Result};
+use crate::memory::{FillBuf, FillWriter};
 use crate::ops::Bounded;
 use parking_lot::Mutex;
 use std::collections::VecDeque;
 use std::ops::RangeInclusive;
+use std::sync::Arc;
 
 /// The most records one read returns (a batch counts them in a u32).
 const MAX_BATCH_RECORDS: usize = u32::MAX as usize;
@@ -66,25 +72,16 @@ pub fn charge(len: usize) -> usize {
     len.saturating_add(RECORD_OVERHEAD)
 }
 
-/// Writes over a reused chunk at once, so that its cache lines (last read
-/// by the consumer, likely on another core, or evicted since) come back
-/// writable in one streamed pass instead of one line at a time under the
-/// journal's mutex as records are written into them.
-fn warm(buf: &mut [u8]) {
-    buf.fill(0);
-}
-
-/// Held bytes from stream position `pos`: `buf[..used]`.
+/// Held bytes from stream position `pos`: the bytes `buf` has filled.
 struct Chunk {
-    buf: Box<[u8]>,
+    buf: FillWriter,
     pos: u64,
-    used: usize,
 }
 
 impl Chunk {
     /// Stream position after its last byte.
     fn end(&self) -> u64 {
-        self.pos + self.used as u64
+        self.pos + self.buf.filled() as u64
     }
 }
 
@@ -156,8 +153,9 @@ struct Ring {
     /// first chunk at or before `data_pos`, the last one ends at
     /// `end_pos` (no chunk when nothing is held).
     chunks: VecDeque<Chunk>,
-    /// Freed chunks of [`CHUNK_BYTES`], most recently freed last.
-    spare: Vec<Box<[u8]>>,
+    /// Freed chunks of [`CHUNK_BYTES`], most recently freed last (a reader
+    /// may still be copying from one: it is reused only once it is not).
+    spare: Vec<FillWriter>,
     /// Where each held record starts, as a position in the stream of every
     /// byte ever appended (record `first + i` starts at `starts[i]`).
     starts: VecDeque<u64>,
@@ -290,6 +288,35 @@ impl Journal {
     /// dropped, or released), `INVALID_PARAMS` for 0 or a sequence beyond
     /// the next one. The buffer is untouched on every error.
     pub fn read(&self, from: u64, out: &mut [u8]) -> Result<Bounded<JournalRead>> {
+        let mut pieces = Vec::new();
+        let read = self.locate(from, out.len(), &mut pieces)?;
+        let Bounded::Fits(r) = read else {
+            return Ok(read);
+        };
+        if r.records > 0 {
+            // Copied without the lock: the chunks' bytes below what they
+            // had filled when located never change, and the references in
+            // `pieces` keep every chunk from being freed or reused.
+            let mut at = HEADER_LEN;
+            for (chunk, from, n) in pieces {
+                let copied = chunk.copy_to(from, &mut out[at..at + n]);
+                debug_assert!(copied, "located bytes are filled");
+                at += n;
+            }
+            codec::seal(&mut out[..r.bytes], from, r.records as u32);
+        }
+        Ok(read)
+    }
+
+    /// Under the lock: what [`read`](Self::read) from `from` into a buffer
+    /// of `room` bytes returns, and for a batch with records, the pieces of
+    /// chunks that hold them (chunk, offset, bytes), in order.
+    fn locate(
+        &self,
+        from: u64,
+        room: usize,
+        pieces: &mut Vec<(Arc<FillBuf>, usize, usize)>,
+    ) -> Result<Bounded<JournalRead>> {
         let ring = self.ring.lock();
         let start = ring.index_of(from)?;
         let held = ring.starts.len();
@@ -301,7 +328,7 @@ impl Journal {
             }));
         }
         let avail = (held - start).min(MAX_BATCH_RECORDS);
-        let room = out.len().saturating_sub(HEADER_LEN);
+        let room = room.saturating_sub(HEADER_LEN);
         let begin = ring.starts[start];
         // The longest run from `start` that fits: the records' ends are
         // increasing, so a binary search over them finds it.
@@ -313,14 +340,12 @@ impl Journal {
                 usize::try_from(needed).unwrap_or(usize::MAX),
             ));
         }
-        // Fits in `out`, so in usize.
+        // Fits in the buffer, so in usize.
         let len = ends(count - 1) as usize;
-        let used = HEADER_LEN + len;
-        ring.copy_out(begin, &mut out[HEADER_LEN..used]);
-        codec::seal(&mut out[..used], from, count as u32);
+        ring.pieces(begin, len, pieces);
         Ok(Bounded::Fits(JournalRead {
             records: count as u64,
-            bytes: used,
+            bytes: HEADER_LEN + len,
             next_seq: from + count as u64,
         }))
     }
@@ -461,58 +486,64 @@ impl Ring {
         (self.end_of(i) - self.starts[i]) as usize
     }
 
-    /// Copies `out.len()` held bytes from stream position `at` into `out`.
-    fn copy_out(&self, at: u64, out: &mut [u8]) {
+    /// The chunks holding the `len` held bytes from stream position `at`,
+    /// as (chunk, offset in it, bytes) in order, into `pieces`.
+    fn pieces(&self, at: u64, len: usize, pieces: &mut Vec<(Arc<FillBuf>, usize, usize)>) {
         // The first chunk that ends after `at` holds it.
         let mut i = self.chunks.partition_point(|c| c.end() <= at);
         let mut at = at;
         let mut done = 0;
-        while done < out.len() {
+        while done < len {
             let c = &self.chunks[i];
             // `at` is in this chunk, which ends after it: in usize.
             let from = (at - c.pos) as usize;
-            let n = (c.used - from).min(out.len() - done);
-            out[done..done + n].copy_from_slice(&c.buf[from..from + n]);
+            let n = (c.buf.filled() - from).min(len - done);
+            pieces.push((c.buf.shared(), from, n));
             done += n;
             at += n as u64;
             i += 1;
         }
     }
 
-    /// Keeps a freed chunk for reuse, or frees it.
-    fn recycle(&mut self, buf: Box<[u8]>) {
+    /// Keeps a freed chunk for reuse, or frees it (its memory goes when
+    /// the last reader copying from it lets go).
+    fn recycle(&mut self, buf: FillWriter) {
         if buf.len() == CHUNK_BYTES && self.spare.len() < SPARE_CHUNKS {
             self.spare.push(buf);
         }
     }
 
-    /// `len` bytes at the end of the held bytes to write a record into (a
-    /// new chunk when the last one has no room), not yet counted as held.
-    fn tail(&mut self, len: usize) -> &mut [u8] {
-        let fits = self
-            .chunks
-            .back()
-            .is_some_and(|c| c.buf.len() - c.used >= len);
+    /// The chunk at the end of the held bytes with room for a record of
+    /// `len` bytes (a new one when the last one has none).
+    fn tail(&mut self, len: usize) -> &mut Chunk {
+        let fits = self.chunks.back().is_some_and(|c| c.buf.room() >= len);
         if !fits {
             let buf = if len <= CHUNK_BYTES {
-                match self.spare.pop() {
-                    Some(mut buf) => {
-                        warm(&mut buf);
-                        buf
-                    }
-                    None => vec![0u8; CHUNK_BYTES].into_boxed_slice(),
-                }
+                self.reusable_spare()
+                    .unwrap_or_else(|| FillWriter::new(CHUNK_BYTES))
             } else {
-                vec![0u8; len].into_boxed_slice()
+                FillWriter::new(len)
             };
             self.chunks.push_back(Chunk {
                 buf,
                 pos: self.end_pos,
-                used: 0,
             });
         }
-        let c = self.chunks.back_mut().expect("a chunk with room");
-        &mut c.buf[c.used..c.used + len]
+        self.chunks.back_mut().expect("a chunk with room")
+    }
+
+    /// The most recently freed spare chunk no reader holds, emptied and
+    /// written over (`FillWriter::reset`: its lines, last read by the
+    /// consumer on another core or evicted since, come back writable in
+    /// one streamed pass instead of one at a time as records are written
+    /// into them). Spares a reader still holds are freed.
+    fn reusable_spare(&mut self) -> Option<FillWriter> {
+        while let Some(mut buf) = self.spare.pop() {
+            if buf.reset() {
+                return Some(buf);
+            }
+        }
+        None
     }
 
     /// Removes the `n` oldest held records (freeing their bytes).
@@ -565,13 +596,12 @@ impl Ring {
             n += 1;
         }
         self.drop_oldest(n);
-        write(self.tail(len));
-        let c = self.chunks.back_mut().expect("the record's chunk");
-        c.used += len;
-        debug_assert!(
-            codec::decode_record(&c.buf[c.used - len..c.used]).is_ok(),
-            "not a record"
-        );
+        let c = self.tail(len);
+        let filled = c.buf.fill_with(len, |out| {
+            write(out);
+            debug_assert!(codec::decode_record(out).is_ok(), "not a record");
+        });
+        debug_assert!(filled, "the tail chunk has room");
         self.next = after;
         self.bytes += cost;
         self.starts.push_back(self.end_pos);
@@ -694,6 +724,40 @@ mod tests {
             decode_batch_records(&j.read_to_vec(i + 1).unwrap()),
             vec![codec::decode_record(&small).unwrap()]
         );
+    }
+
+    // A read copies its records after letting go of the lock: the chunks
+    // it located keep their bytes whatever is appended, released or
+    // dropped meanwhile (a freed chunk a reader holds is not reused).
+    #[test]
+    fn located_records_keep_their_bytes_while_the_journal_moves_on() {
+        let j = Journal::new(4 * CHUNK_BYTES).unwrap();
+        let a = record_of(1_000);
+        let b = record_of(2_000);
+        let per_chunk = CHUNK_BYTES / a.len();
+        for _ in 0..per_chunk {
+            j.append_encoded(&a).unwrap();
+        }
+        let mut pieces = Vec::new();
+        let Bounded::Fits(r) = j.locate(1, 1 << 20, &mut pieces).unwrap() else {
+            panic!("fits")
+        };
+        assert_eq!(r.records, per_chunk as u64);
+        // Everything located is released, then the journal fills its
+        // spares and more with other bytes, and drops what it must.
+        j.release(per_chunk as u64).unwrap();
+        for _ in 0..6 * per_chunk {
+            j.append_encoded(&b).unwrap();
+        }
+        assert!(j.stats().dropped_records > 0);
+        let mut out = vec![0u8; r.bytes - HEADER_LEN];
+        let mut at = 0;
+        for (chunk, from, n) in &pieces {
+            assert!(chunk.copy_to(*from, &mut out[at..at + n]));
+            at += n;
+        }
+        assert_eq!(at, out.len());
+        assert!(out.chunks(a.len()).all(|rec| rec == &a[..]));
     }
 
     fn decode_batch_records(b: &[u8]) -> Vec<Record> {
