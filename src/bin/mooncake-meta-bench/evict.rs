@@ -120,6 +120,10 @@ fn child(p: &Params) -> Sample {
     s.set("evicted_pinned", rep.evicted_pinned as f64);
     s.set("candidates", rep.candidates as f64);
     s.set("base", rep.base as f64);
+    let [collect, order, passes] = m.debug_eviction_phases_ns();
+    s.set("collect_ns", collect as f64);
+    s.set("sort_ns", order as f64);
+    s.set("passes_ns", passes as f64);
     s
 }
 

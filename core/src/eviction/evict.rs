@@ -1,0 +1,164 @@
+//! Evicting what the passes chose: one object under its shard's write lock,
+//! or one group whole under its members' locks (docs/CONTRACT.md §5).
+
+use crate::clock::Instant;
+use crate::group::Group;
+use crate::key;
+use crate::master::MasterCore;
+use crate::retention::retention_active;
+use crate::shard::ShardState;
+use crate::soft_pin::state::is_active;
+use crate::types::Key;
+use hashbrown::HashMap;
+use std::sync::Arc;
+
+/// What [`MasterCore::evict_group`] did.
+pub(super) enum GroupOutcome {
+    /// The group's members were evicted (members, bytes, pinned members);
+    /// `(0, 0, 0)` when some member failed this pass's checks (none went).
+    Evicted(u64, u64, u64),
+    /// The candidate came from a state a restore replaced: nothing done.
+    Obsolete,
+}
+
+/// The groups a run has dealt with, by address, each held by an `Arc`
+/// while it is in the set: a group evicted whole is freed with its last
+/// member, and a group created after it could otherwise take its address.
+#[derive(Default)]
+pub(super) struct GroupsDone(HashMap<*const Group, Arc<Group>>);
+
+impl GroupsDone {
+    /// Adds `g`; false if it was there already.
+    pub(super) fn insert(&mut self, g: &Arc<Group>) -> bool {
+        match self.0.entry(Arc::as_ptr(g)) {
+            hashbrown::hash_map::Entry::Occupied(_) => false,
+            hashbrown::hash_map::Entry::Vacant(v) => {
+                v.insert(Arc::clone(g));
+                true
+            }
+        }
+    }
+
+    pub(super) fn remove(&mut self, g: &Arc<Group>) {
+        self.0.remove(&Arc::as_ptr(g));
+    }
+}
+
+/// How often a group eviction re-reads a member list that changed while it
+/// took the members' shard locks, before leaving the group for a later pass.
+const GROUP_LOCK_ATTEMPTS: usize = 4;
+
+impl MasterCore {
+    /// Frees an object's evictable memory replicas; erases it if nothing is
+    /// left. Returns the bytes freed. The object is the one in arena `slot`
+    /// of the locked shard `st` (stored under `k`, hashing to `hash`): the
+    /// caller found it there, so nothing looks it up by key again.
+    pub(super) fn evict_object(
+        &self,
+        st: &mut ShardState,
+        si: usize,
+        slot: u32,
+        hash: u64,
+        k: Key<'_>,
+    ) -> u64 {
+        let obj = st.slot_mut(slot).expect("object is locked");
+        // Inline for one replica: no allocation in the usual case.
+        let victims: crate::object::Replicas = obj.evictable_memory().copied().collect();
+        let (freed, kept): (crate::object::Replicas, crate::object::Replicas) =
+            std::mem::take(&mut obj.replicas)
+                .into_iter()
+                .partition(|r| victims.iter().any(|v| v.id == r.id));
+        obj.replicas = kept;
+        let (size, empty) = (obj.size, obj.replicas.is_empty());
+        self.free_now(st, &freed, size);
+        if empty {
+            // What `erase` does, from the slot (one index probe, by slot).
+            let gone = st.take_at(hash, slot).expect("object is locked");
+            self.retire(st, si, &gone, k, None);
+        }
+        let mark = st.discarded.len();
+        self.record_key(st, hash, k, mark);
+        size * freed.len() as u64
+    }
+
+    /// All-or-none group eviction: every member must pass this pass's
+    /// per-object checks, or no member goes. `generation` is the state the
+    /// candidate naming `g` was seen in.
+    pub(super) fn evict_group(
+        &self,
+        g: &Arc<Group>,
+        generation: u64,
+        now: Instant,
+        allow_pinned: bool,
+    ) -> GroupOutcome {
+        for _ in 0..GROUP_LOCK_ATTEMPTS {
+            // Members join and leave under their own shard's lock, so the
+            // list read here can be out of date by the time those locks are
+            // held; it is read again under them below.
+            let mut keys: Vec<Box<str>> = g.members.lock().clone();
+            keys.sort_unstable();
+            let mut located: Vec<(usize, u64, &str)> = keys
+                .iter()
+                .map(|k| {
+                    let h = self.hasher.hash_scoped(k);
+                    (self.shard_index_of(h), h, &**k)
+                })
+                .collect();
+            located.sort_unstable();
+            let mut shard_ids: Vec<usize> = located.iter().map(|m| m.0).collect();
+            shard_ids.dedup();
+            // Ascending shard order, as the lock order requires.
+            let mut guards: Vec<_> = shard_ids
+                .iter()
+                .map(|&s| (s, self.shards[s].state.write()))
+                .collect();
+            if self.generation() != generation {
+                return GroupOutcome::Obsolete;
+            }
+            let unchanged = {
+                let members = g.members.lock();
+                let mut now_keys: Vec<&str> = members.iter().map(|k| &**k).collect();
+                now_keys.sort_unstable();
+                now_keys.into_iter().eq(keys.iter().map(|k| &**k))
+            };
+            if !unchanged {
+                continue;
+            }
+            // Evaluated now, under the members' locks: a retain since the
+            // candidates were collected protects the group from here on.
+            let retained = retention_active(&self.retention.map.read(), &g.id, now);
+            if retained && !allow_pinned {
+                return GroupOutcome::Evicted(0, 0, 0);
+            }
+            let all_pass = located.iter().all(|(s, h, k)| {
+                let st = &guards.iter().find(|(i, _)| i == s).expect("locked").1;
+                st.find_scoped(*h, k).is_some_and(|o| {
+                    o.group().is_some_and(|og| Arc::ptr_eq(og, g))
+                        && !o.hard_pin()
+                        && !o.lease_live(now)
+                        && (allow_pinned || !is_active(o.committed(), now))
+                })
+            });
+            if !all_pass {
+                return GroupOutcome::Evicted(0, 0, 0);
+            }
+            let (mut n, mut bytes, mut pinned) = (0, 0, 0);
+            for (s, h, k) in &located {
+                let st = &mut guards.iter_mut().find(|(i, _)| i == s).expect("locked").1;
+                let Some(slot) = st.slot_of_key(*h, key::split(k)) else {
+                    continue;
+                };
+                let obj = st.slot(slot).expect("a found slot holds a record");
+                if obj.evictable_memory().next().is_none() {
+                    continue;
+                }
+                pinned += (retained || is_active(obj.committed(), now)) as u64;
+                bytes += self.evict_object(st, *s, slot, *h, key::split(k));
+                n += 1;
+            }
+            return GroupOutcome::Evicted(n, bytes, pinned);
+        }
+        // The membership kept changing: the group stays whole this pass.
+        GroupOutcome::Evicted(0, 0, 0)
+    }
+}
