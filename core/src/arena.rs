@@ -188,6 +188,16 @@ impl<T> Arena<T> {
         }
     }
 
+    /// Starts loading the line holding `slot`'s generation, without
+    /// waiting for it; nothing for a slot never handed out.
+    #[inline]
+    pub fn prefetch_generation(&self, slot: u32) {
+        let (c, i) = split(slot);
+        if let Some(g) = self.chunks.get(c).and_then(|c| c.gens.get(i)) {
+            crate::memory::prefetch(g);
+        }
+    }
+
     #[inline]
     pub fn get_mut(&mut self, slot: u32) -> Option<&mut T> {
         let (c, i) = split(slot);

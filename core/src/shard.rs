@@ -229,6 +229,14 @@ impl ShardState {
         self.index.prefetch(hash);
     }
 
+    /// Starts loading, without waiting, the record in `slot` (both lines)
+    /// and the slot's generation, which removing the record bumps.
+    #[inline]
+    pub fn prefetch_slot(&self, slot: u32) {
+        self.objects.prefetch(slot);
+        self.objects.prefetch_generation(slot);
+    }
+
     /// Starts loading, without waiting, what a Start of a new key under
     /// `hash` touches first: the index bucket its lookup reads and the
     /// arena line its record will be written to, so the two misses

@@ -1,6 +1,18 @@
-//! Evicting what the passes chose: one object under its shard's write lock,
-//! or one group whole under its members' locks (docs/CONTRACT.md §5).
+//! Evicting what the passes chose (docs/CONTRACT.md §5): single objects in
+//! windows of consecutive candidates, under the write locks of the window's
+//! shards held together (taken in ascending order, each once), and each
+//! group whole under its members' locks.
+//!
+//! A window's candidates are independent (no group among them, and an
+//! object's checks read only its own record), so the window checks them
+//! all first and then evicts the ones that pass, in order: exactly what
+//! taking them one by one would evict, with every miss of the window
+//! (records, index buckets, slot generations, shard headers) started by a
+//! prefetch before anything waits for one of them.
 
+use super::collect::{Candidate, DONE};
+use super::order::Ordered;
+use super::{evictable, EvictionReport};
 use crate::clock::Instant;
 use crate::group::Group;
 use crate::key;
@@ -10,7 +22,17 @@ use crate::shard::ShardState;
 use crate::soft_pin::state::is_active;
 use crate::types::Key;
 use hashbrown::HashMap;
+use smallvec::SmallVec;
 use std::sync::Arc;
+use std::time::Instant as WallInstant;
+
+/// Candidates evicted under one hold of their shards' write locks. Each
+/// eviction under the locks costs a few hundred nanoseconds once its misses
+/// overlap (a microsecond or two with the journal on, which builds a
+/// record), so a window holds its locks far under a millisecond; and 64
+/// misses in flight are more than a core can track, so a larger window
+/// would overlap no more of them.
+pub(super) const WINDOW: usize = 64;
 
 /// What [`MasterCore::evict_group`] did.
 pub(super) enum GroupOutcome {
@@ -49,6 +71,134 @@ impl GroupsDone {
 const GROUP_LOCK_ATTEMPTS: usize = 4;
 
 impl MasterCore {
+    /// Evicts the candidates at `window` (positions in `cands`, in order,
+    /// none of them grouped) that pass this pass's checks, under the write
+    /// locks of their shards held together.
+    pub(super) fn evict_window(
+        &self,
+        cands: &mut Ordered,
+        window: &[usize],
+        generation: u64,
+        now: Instant,
+        allow_pinned: bool,
+        report: &mut EvictionReport,
+    ) {
+        debug_assert!(window.len() <= WINDOW);
+        let mut shards: SmallVec<[usize; WINDOW]> =
+            window.iter().map(|&p| cands.at(p).shard()).collect();
+        shards.sort_unstable();
+        shards.dedup();
+        for &s in &shards {
+            // The lock word and the state's headers: on their way together
+            // rather than one lock's miss after another.
+            crate::memory::prefetch_all(&self.shards[s]);
+        }
+        // Ascending shard order, as the lock order requires.
+        let mut guards: SmallVec<[_; WINDOW]> = shards
+            .iter()
+            .map(|&s| self.shards[s].state.write())
+            .collect();
+        let held = WallInstant::now();
+        // A restored object keeps its sequence but maybe not its group:
+        // only a candidate of the current state may be evicted alone.
+        if self.generation() != generation {
+            for &p in window {
+                cands.at(p).set(DONE, true);
+            }
+            return;
+        }
+        let guard_of = |c: &Candidate| {
+            shards
+                .binary_search(&c.shard())
+                .expect("the window's shards are locked")
+        };
+        for &p in window {
+            let c = *cands.at(p);
+            guards[guard_of(&c)].prefetch_slot(c.slot);
+        }
+        // The checks, all before any eviction (each reads only its own
+        // record); the hash of each one that goes, its bucket prefetched.
+        let mut going: SmallVec<[(usize, usize, u64); WINDOW]> = SmallVec::new();
+        for &p in window {
+            let c = cands.at(p);
+            let g = guard_of(c);
+            let st = &guards[g];
+            let Some(obj) = st.slot(c.slot).filter(|o| o.seq == c.seq) else {
+                c.set(DONE, true);
+                continue;
+            };
+            if evictable(obj, now, allow_pinned) {
+                let hash = st.hash_of(obj);
+                st.prefetch_bucket(hash);
+                going.push((p, g, hash));
+            }
+        }
+        for (p, g, hash) in going {
+            let c = cands.at(p);
+            c.set(DONE, true);
+            let st = &mut guards[g];
+            let obj = st.slot(c.slot).expect("checked under this hold");
+            let pinned = is_active(obj.committed(), now);
+            let scoped = key::scoped(st.key_of(obj));
+            let bytes = self.evict_object(st, c.shard(), c.slot, hash, key::split(&scoped));
+            report.evicted += 1;
+            report.evicted_bytes += bytes;
+            report.evicted_pinned += pinned as u64;
+        }
+        let held = held.elapsed();
+        drop(guards);
+        self.eviction.record_hold(held);
+    }
+
+    /// The pass's step at grouped candidate `c`: its group evicted whole if
+    /// every member passes the pass's checks (and not dealt with already).
+    pub(super) fn group_step(
+        &self,
+        c: &mut Candidate,
+        generation: u64,
+        groups_done: &mut GroupsDone,
+        now: Instant,
+        allow_pinned: bool,
+        report: &mut EvictionReport,
+    ) {
+        // The group the record names: fixed at its creation, so the
+        // one it had when collected while the record is still there
+        // in the run's state. A record gone since went with its
+        // whole group, or the state was replaced.
+        let group = {
+            let st = self.shards[c.shard()].state.read();
+            if self.generation() != generation {
+                None
+            } else {
+                st.slot(c.slot)
+                    .filter(|o| o.seq == c.seq)
+                    .and_then(|o| o.group().cloned())
+            }
+        };
+        let Some(g) = group else {
+            c.set(DONE, true);
+            return;
+        };
+        c.set(DONE, true);
+        if !groups_done.insert(&g) {
+            return;
+        }
+        let GroupOutcome::Evicted(n, bytes, pinned) =
+            self.evict_group(&g, generation, now, allow_pinned)
+        else {
+            // Its group was replaced too: no candidate of it is current.
+            return;
+        };
+        report.evicted += n;
+        report.evicted_bytes += bytes;
+        report.evicted_pinned += pinned;
+        if n == 0 {
+            // The group stays whole; a later pass may take it.
+            groups_done.remove(&g);
+            c.set(DONE, false);
+        }
+    }
+
     /// Frees an object's evictable memory replicas; erases it if nothing is
     /// left. Returns the bytes freed. The object is the one in arena `slot`
     /// of the locked shard `st` (stored under `k`, hashing to `hash`): the

@@ -1,7 +1,8 @@
 //! Memory eviction (docs/CONTRACT.md §5, soft-pin parts §4.7). Candidates are
-//! collected holding one shard read lock at a time, ordered by (lease,
-//! creation sequence), then evicted one object (or one whole group) at a
-//! time. An object is *protected* when its own soft pin is active or its
+//! collected holding one shard read lock at a time (`collect.rs`), ordered
+//! by (lease, creation sequence) (`order.rs`), then evicted in windows of
+//! consecutive single objects, or one whole group at a time (`evict.rs`).
+//! An object is *protected* when its own soft pin is active or its
 //! group's retention is active, each evaluated as `now < deadline` at
 //! eviction time: the first pass skips protected objects, the second takes
 //! unprotected ones first and protected ones only when
@@ -20,11 +21,11 @@
 //! is then: a candidate from a replaced state never splits a restored group.
 //!
 //! The collection walks each shard's arena in slot order (sequential in
-//! memory), [`SCAN_SLICE`] slots per read-lock hold, so no hold grows with
+//! memory), `SCAN_SLICE` slots per read-lock hold, so no hold grows with
 //! the shard. A candidate is 24 bytes (sort key, slot, shard and flags);
-//! the order is produced lazily by [`Ordered`]. All candidates of a run
+//! the order is produced lazily by `Ordered`. All candidates of a run
 //! come from one state generation: a restore seen between two slices
-//! restarts the collection on the new state (see [`Candidates`]).
+//! restarts the collection on the new state (see `Candidates`).
 
 mod collect;
 mod evict;
@@ -32,15 +33,15 @@ mod order;
 
 use crate::clock::Instant;
 use crate::error::{Error, Result};
-use crate::key;
 use crate::master::MasterCore;
 use crate::object::Object;
 use crate::soft_pin::state::is_active;
 use crate::types::{Pool, ReplicaKind};
 pub(crate) use collect::EvictionScratch;
-use collect::{Candidates, DONE, GROUPED, PINNED};
-use evict::{GroupOutcome, GroupsDone};
+use collect::{Candidate, Candidates, DONE, GROUPED, PINNED};
+use evict::{GroupsDone, WINDOW};
 use order::Ordered;
+use smallvec::SmallVec;
 use std::sync::atomic::Ordering;
 use std::time::Instant as WallInstant;
 
@@ -200,6 +201,11 @@ impl MasterCore {
         Ok(report)
     }
 
+    /// One pass over the order: the candidates it may take, in order,
+    /// until `goal` objects are evicted. Single objects go in windows of
+    /// consecutive candidates ([`evict_window`](Self::evict_window)); a
+    /// group ends a window and goes whole on its own
+    /// ([`group_step`](Self::group_step)).
     #[allow(clippy::too_many_arguments)]
     fn pass(
         &self,
@@ -212,87 +218,58 @@ impl MasterCore {
         report: &mut EvictionReport,
     ) {
         let allow_pinned = matches!(pass, Pass::Second { take_pinned: true });
-        for i in 0..cands.len() {
+        // The first pass and the unpinned half of the second skip active
+        // pins; the pinned half (only with allow_evict_soft_pinned_objects)
+        // takes what is left, pinned or not (a group with a pinned member
+        // only goes then).
+        let skipped = |c: &Candidate| c.has(DONE) || (c.has(PINNED) && !allow_pinned);
+        let mut i = 0;
+        let mut window: SmallVec<[usize; WINDOW]> = SmallVec::new();
+        while i < cands.len() {
             if report.evicted >= goal {
                 return;
             }
             let c = cands.at(i);
-            // The first pass and the unpinned half of the second skip active
-            // pins; the pinned half (only with allow_evict_soft_pinned_objects)
-            // takes what is left, pinned or not (a group with a pinned member
-            // only goes then).
-            if c.has(DONE) || (c.has(PINNED) && !allow_pinned) {
+            if skipped(c) {
+                i += 1;
                 continue;
             }
-            let si = c.shard();
             if c.has(GROUPED) {
-                // The group the record names: fixed at its creation, so the
-                // one it had when collected while the record is still there
-                // in the run's state. A record gone since went with its
-                // whole group, or the state was replaced.
-                let group = {
-                    let st = self.shards[si].state.read();
-                    if self.generation() != generation {
-                        None
-                    } else {
-                        st.slot(c.slot)
-                            .filter(|o| o.seq == c.seq)
-                            .and_then(|o| o.group().cloned())
+                self.group_step(c, generation, groups_done, now, allow_pinned, report);
+                i += 1;
+                continue;
+            }
+            // The window: this candidate and the next ones the pass may
+            // take up to the next group, no more than are still to evict,
+            // so evicting every one of them that passes its checks is what
+            // taking them one by one in order would do.
+            let room = usize::try_from(goal - report.evicted)
+                .unwrap_or(usize::MAX)
+                .min(WINDOW);
+            window.clear();
+            while i < cands.len() && window.len() < room {
+                let c = cands.at(i);
+                if !skipped(c) {
+                    if c.has(GROUPED) {
+                        break;
                     }
-                };
-                let Some(g) = group else {
-                    c.set(DONE, true);
-                    continue;
-                };
-                if !groups_done.insert(&g) {
-                    c.set(DONE, true);
-                    continue;
+                    window.push(i);
                 }
-                c.set(DONE, true);
-                let GroupOutcome::Evicted(n, bytes, pinned) =
-                    self.evict_group(&g, generation, now, allow_pinned)
-                else {
-                    // Its group was replaced too: no candidate of it is current.
-                    continue;
-                };
-                report.evicted += n;
-                report.evicted_bytes += bytes;
-                report.evicted_pinned += pinned;
-                if n == 0 {
-                    // The group stays whole; a later pass may take it.
-                    groups_done.remove(&g);
-                    c.set(DONE, false);
-                }
-                continue;
+                i += 1;
             }
-            let mut st = self.shards[si].state.write();
-            // A restored object keeps its sequence but maybe not its group:
-            // only a candidate of the current state may be evicted alone.
-            if self.generation() != generation {
-                c.set(DONE, true);
-                continue;
-            }
-            let Some(obj) = st.slot(c.slot).filter(|o| o.seq == c.seq) else {
-                c.set(DONE, true);
-                continue;
-            };
-            if !evictable(obj, now, allow_pinned) {
-                continue;
-            }
-            c.set(DONE, true);
-            let pinned = is_active(obj.committed(), now);
-            let (hash, scoped) = (st.hash_of(obj), key::scoped(st.key_of(obj)));
-            let bytes = self.evict_object(&mut st, si, c.slot, hash, key::split(&scoped));
-            report.evicted += 1;
-            report.evicted_bytes += bytes;
-            report.evicted_pinned += pinned as u64;
+            #[cfg(feature = "test-hooks")]
+            self.race_point(crate::quiesce::RacePoint::EvictionWindow {
+                evicted: report.evicted,
+            });
+            self.evict_window(cands, &window, generation, now, allow_pinned, report);
         }
     }
 }
 
 impl MasterCore {
-    /// Longest hold of a shard read lock by an eviction collection slice
-    /// since the master started or the last
+    /// Longest hold of shard locks by an eviction run (a collection slice's
+    /// read lock, or the write locks of a window of evictions, held
+    /// together) since the master started or the last
     /// [`debug_reset_eviction_hold`](Self::debug_reset_eviction_hold).
     #[doc(hidden)]
     pub fn debug_eviction_longest_hold_ns(&self) -> u64 {
