@@ -68,7 +68,10 @@ impl InFlight {
 
     /// The write `token` is over (its pending intent goes with it).
     pub fn end(&mut self, token: u64) {
-        self.0.remove(&token);
+        // Most shards have no write in flight: no hashing then.
+        if !self.0.is_empty() {
+            self.0.remove(&token);
+        }
     }
 
     pub fn get(&self, token: u64) -> Option<&Write> {
@@ -229,12 +232,13 @@ impl ShardState {
         self.index.prefetch(hash);
     }
 
-    /// Starts loading, without waiting, the record in `slot` (both lines)
-    /// and the slot's generation, which removing the record bumps.
+    /// Starts loading, without waiting, what removing the record in `slot`
+    /// touches in the arena: the record (both lines), the slot's
+    /// generation and the end of the free list the slot goes on.
     #[inline]
-    pub fn prefetch_slot(&self, slot: u32) {
+    pub fn prefetch_removal(&self, slot: u32) {
         self.objects.prefetch(slot);
-        self.objects.prefetch_generation(slot);
+        self.objects.prefetch_removal(slot);
     }
 
     /// Starts loading, without waiting, what a Start of a new key under

@@ -114,7 +114,7 @@ impl MasterCore {
         };
         for &p in window {
             let c = *cands.at(p);
-            guards[guard_of(&c)].prefetch_slot(c.slot);
+            guards[guard_of(&c)].prefetch_removal(c.slot);
         }
         // The checks, all before any eviction (each reads only its own
         // record); the hash of each one that goes, its bucket prefetched.
@@ -214,11 +214,17 @@ impl MasterCore {
         let obj = st.slot_mut(slot).expect("object is locked");
         // Inline for one replica: no allocation in the usual case.
         let victims: crate::object::Replicas = obj.evictable_memory().copied().collect();
-        let (freed, kept): (crate::object::Replicas, crate::object::Replicas) =
+        let freed = if victims.len() == obj.replicas.len() {
+            // Every replica goes (the usual case: one memory replica).
             std::mem::take(&mut obj.replicas)
-                .into_iter()
-                .partition(|r| victims.iter().any(|v| v.id == r.id));
-        obj.replicas = kept;
+        } else {
+            let (freed, kept): (crate::object::Replicas, crate::object::Replicas) =
+                std::mem::take(&mut obj.replicas)
+                    .into_iter()
+                    .partition(|r| victims.iter().any(|v| v.id == r.id));
+            obj.replicas = kept;
+            freed
+        };
         let (size, empty) = (obj.size, obj.replicas.is_empty());
         self.free_now(st, &freed, size);
         if empty {
