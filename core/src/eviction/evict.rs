@@ -93,12 +93,13 @@ impl MasterCore {
             // rather than one lock's miss after another.
             crate::memory::prefetch_all(&self.shards[s]);
         }
-        // Ascending shard order, as the lock order requires.
+        // Timed from the first lock: it is held while the others are
+        // taken. Ascending shard order, as the lock order requires.
+        let held = WallInstant::now();
         let mut guards: SmallVec<[_; WINDOW]> = shards
             .iter()
             .map(|&s| self.shards[s].state.write())
             .collect();
-        let held = WallInstant::now();
         // A restored object keeps its sequence but maybe not its group:
         // only a candidate of the current state may be evicted alone.
         if self.generation() != generation {
