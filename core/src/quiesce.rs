@@ -67,6 +67,10 @@ pub enum RacePoint {
     /// between two slices of its arena and goes on from `next_slot` under
     /// the lock taken again. No lock is held.
     EvictionSlice { shard: usize, next_slot: u32 },
+    /// An eviction pass is about to take the locks of its next window of
+    /// single objects, the run having evicted `evicted` objects so far. No
+    /// lock is held.
+    EvictionWindow { evicted: u64 },
 }
 
 /// The hook a test installs (see [`MasterCore::debug_set_race_hook`]).

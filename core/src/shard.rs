@@ -68,7 +68,10 @@ impl InFlight {
 
     /// The write `token` is over (its pending intent goes with it).
     pub fn end(&mut self, token: u64) {
-        self.0.remove(&token);
+        // Most shards have no write in flight: no hashing then.
+        if !self.0.is_empty() {
+            self.0.remove(&token);
+        }
     }
 
     pub fn get(&self, token: u64) -> Option<&Write> {
@@ -227,6 +230,15 @@ impl ShardState {
     #[inline]
     pub fn prefetch_bucket(&self, hash: u64) {
         self.index.prefetch(hash);
+    }
+
+    /// Starts loading, without waiting, what removing the record in `slot`
+    /// touches in the arena: the record (both lines), the slot's
+    /// generation and the end of the free list the slot goes on.
+    #[inline]
+    pub fn prefetch_removal(&self, slot: u32) {
+        self.objects.prefetch(slot);
+        self.objects.prefetch_removal(slot);
     }
 
     /// Starts loading, without waiting, what a Start of a new key under

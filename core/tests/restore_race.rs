@@ -586,6 +586,57 @@ mod at_exact_points {
     }
 
     #[test]
+    fn a_restore_between_two_windows_ends_the_run_on_the_replaced_state() {
+        // §5 + §6: the evictions of a run come in windows, each under its
+        // own hold of its shards' locks; a restore between two of them
+        // replaces the state the candidates were seen in. What went before
+        // it stays gone from the replaced state; nothing of the restored
+        // state (the same objects, slots and sequences) is evicted after it.
+        let cfg = MasterConfig {
+            shard_count: 8,
+            allow_evict_soft_pinned_objects: true,
+            ..config()
+        };
+        let m = Arc::new(master_with(cfg, 1, 0, 1 << 24));
+        for i in 0..200 {
+            // Pinned, so every object survives the restore; taken by the
+            // pinned half of the second pass.
+            put(&m, &format!("w{i:03}"), 1024, &enable(MAX_TTL));
+        }
+        m.advance_time(LEASE * 10).unwrap();
+        let image = m.snapshot().unwrap();
+        let windows = Arc::new(AtomicU64::new(0));
+        let seen = Arc::clone(&windows);
+        once_at(
+            &m,
+            move |p| {
+                let window = matches!(p, RacePoint::EvictionWindow { .. });
+                seen.fetch_add(window as u64, Ordering::Relaxed);
+                matches!(p, RacePoint::EvictionWindow { evicted } if evicted > 0)
+            },
+            move |core| {
+                core.restore(&image).unwrap();
+            },
+        );
+        // Goal 100: a first window of 64, then the restore.
+        let r = m.run_eviction(0.5, 0.5).unwrap();
+        m.debug_set_race_hook(None);
+        inv(&m);
+        assert_eq!((r.evicted, r.evicted_pinned), (64, 64), "{r:?}");
+        // The later windows found the state replaced and evicted nothing.
+        assert!(windows.load(Ordering::Relaxed) >= 2);
+        for i in 0..200 {
+            assert!(m.exist(k(&format!("w{i:03}"))).unwrap(), "w{i:03} restored");
+        }
+        // A run on the restored state evicts its goal (once the leases a
+        // restore gives its objects have run out).
+        m.advance_time(LEASE * 10).unwrap();
+        let again = m.run_eviction(0.5, 0.5).unwrap();
+        assert_eq!(again.evicted, 100, "{again:?}");
+        inv(&m);
+    }
+
+    #[test]
     fn an_ungrouped_candidate_is_not_evicted_out_of_a_restored_group() {
         // §5 + §6: b0 was an ungrouped candidate; after the restore it is a
         // group member with the same sequence, and must not go alone.

@@ -2,8 +2,10 @@
 //! pins and with every other object pinned (first pass skips active pins),
 //! on a fresh master (its first run) and on a master that already ran once
 //! (a `run_eviction(0, 0)` that evicts nothing), whose run reuses the
-//! candidate buffer the first left; and the longest shard read-lock hold
-//! of the collection. The `slices` case puts all N objects in one shard and
+//! candidate buffer the first left; the run's split (wall time of the
+//! collection, the first sort and the passes); and the longest shard lock
+//! hold of the run (a collection slice's read lock, or the write locks of
+//! a window of evictions). The `slices` case puts all N objects in one shard and
 //! runs a `run_eviction(0, 0)` (a collection, nothing evicted): its thread
 //! CPU time per 4096-slot slice is what one read-lock hold costs without
 //! the preemptions that a wall-clock longest hold on a loaded machine
@@ -120,6 +122,10 @@ fn child(p: &Params) -> Sample {
     s.set("evicted_pinned", rep.evicted_pinned as f64);
     s.set("candidates", rep.candidates as f64);
     s.set("base", rep.base as f64);
+    let [collect, order, passes] = m.debug_eviction_phases_ns();
+    s.set("collect_ns", collect as f64);
+    s.set("sort_ns", order as f64);
+    s.set("passes_ns", passes as f64);
     s
 }
 

@@ -649,6 +649,10 @@ fn cleanup_child(n: usize) -> Sample {
     s.set("evict_hold_ns", m.debug_eviction_longest_hold_ns() as f64);
     s.set("evict_base", rep.base as f64);
     s.set("evicted", rep.evicted as f64);
+    let [collect, order, passes] = m.debug_eviction_phases_ns();
+    s.set("evict_collect_ns", collect as f64);
+    s.set("evict_sort_ns", order as f64);
+    s.set("evict_passes_ns", passes as f64);
 
     // TTL churn: re-enabling upserts of random formerly pinned keys (an
     // evicted one is written anew), each a new index entry.

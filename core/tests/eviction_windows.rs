@@ -1,0 +1,266 @@
+//! docs/CONTRACT.md §5: single objects are evicted in windows of
+//! consecutive candidates under their shards' write locks held together,
+//! a group ends a window and goes whole on its own; what a run evicts is
+//! exactly what taking the order one candidate at a time would evict
+//! (checked against a reference of the passes, across shard counts,
+//! targets, lowerbounds and protected objects, and with leases granted
+//! between the collection and the evictions).
+mod common;
+use common::*;
+use mooncake_meta_core::*;
+use std::collections::BTreeSet;
+
+const N: usize = 300;
+
+/// Object `i`: soft-pinned (protected) when `i % 5 == 0`; objects `i` and
+/// `i + 1` form a group when `i % 17 == 3` (so {20, 21}, {71, 72}, ... have
+/// a pinned member).
+fn pinned(i: usize) -> bool {
+    i % 5 == 0
+}
+
+fn group_of(i: usize) -> Option<usize> {
+    if i % 17 == 3 {
+        Some(i)
+    } else if i > 0 && (i - 1) % 17 == 3 {
+        Some(i - 1)
+    } else {
+        None
+    }
+}
+
+fn name(i: usize) -> String {
+    format!("k{i:03}")
+}
+
+fn build(shards: usize, allow_pinned: bool) -> Master {
+    build_with(MasterConfig {
+        shard_count: shards,
+        allow_evict_soft_pinned_objects: allow_pinned,
+        ..config()
+    })
+}
+
+fn build_with(cfg: MasterConfig) -> Master {
+    let m = master_with(cfg, 2, 0, 1 << 24);
+    for i in 0..N {
+        let mut c = if pinned(i) {
+            enable(MAX_TTL)
+        } else {
+            preserve()
+        };
+        c.group = group_of(i).map(|g| format!("g{g}"));
+        put(&m, &name(i), 64, &c);
+    }
+    // Every lease has run out: the order is the creation order.
+    m.advance_time(LEASE + 1).unwrap();
+    m
+}
+
+/// The passes of §5 taken one candidate at a time, in order (creation
+/// order here), over objects `0..N` less `leased` (not candidates at
+/// eviction time). Returns the evicted objects.
+fn reference(target_n: u64, lower_n: u64, allow_pinned: bool, leased: &[usize]) -> BTreeSet<usize> {
+    let mut done = [false; N];
+    let mut evicted = BTreeSet::new();
+    let mut step = |take_pinned: bool, goal: u64, evicted: &mut BTreeSet<usize>| {
+        for i in 0..N {
+            if evicted.len() as u64 >= goal {
+                return;
+            }
+            if done[i] || leased.contains(&i) {
+                continue;
+            }
+            let members: Vec<usize> = match group_of(i) {
+                Some(g) => vec![g, g + 1],
+                None => vec![i],
+            };
+            // A group goes only if every member passes the pass's checks.
+            if members
+                .iter()
+                .any(|&j| leased.contains(&j) || (pinned(j) && !take_pinned))
+            {
+                continue;
+            }
+            for j in members {
+                done[j] = true;
+                evicted.insert(j);
+            }
+        }
+    };
+    step(false, target_n, &mut evicted);
+    if (evicted.len() as u64) < lower_n {
+        step(false, lower_n, &mut evicted);
+        if allow_pinned {
+            step(true, lower_n, &mut evicted);
+        }
+    }
+    evicted
+}
+
+fn evicted_of(m: &Master) -> BTreeSet<usize> {
+    (0..N).filter(|&i| !m.exist(k(&name(i))).unwrap()).collect()
+}
+
+#[test]
+fn windows_evict_what_taking_the_order_one_by_one_would() {
+    // §5: first pass, second pass (unprotected, then protected), groups
+    // whole, the goal exact, whatever the shard count (one shard: every
+    // window in one lock; 1024: a lock per object).
+    for shards in [1, 4, 1024] {
+        for allow_pinned in [false, true] {
+            for (target, lower) in [(0.1, 0.0), (0.3, 0.6), (0.5, 0.5), (0.05, 0.95), (1.0, 1.0)] {
+                let m = build(shards, allow_pinned);
+                let r = m.run_eviction(target, lower).unwrap();
+                let (target_n, lower_n) = (
+                    (N as f64 * target).ceil() as u64,
+                    (N as f64 * lower).ceil() as u64,
+                );
+                let want = reference(target_n, lower_n, allow_pinned, &[]);
+                let what =
+                    format!("shards {shards}, allow {allow_pinned}, {target}/{lower}: {r:?}");
+                assert_eq!(r.base, N as u64, "{what}");
+                assert_eq!(evicted_of(&m), want, "{what}");
+                assert_eq!(r.evicted, want.len() as u64, "{what}");
+                let pinned_gone = want
+                    .iter()
+                    .filter(|&&i| {
+                        pinned(i) || group_of(i).is_some_and(|g| pinned(g) || pinned(g + 1))
+                    })
+                    .count();
+                assert!(r.evicted_pinned <= pinned_gone as u64, "{what}");
+                inv(&m);
+            }
+        }
+    }
+}
+
+/// The snapshot image with what a standby may differ in zeroed: leases
+/// (reads are not journaled) and the capture instants.
+fn image(m: &Master) -> snapshot::image::SnapshotImage {
+    let mut img = snapshot::codec::decode(&m.snapshot().unwrap()).unwrap();
+    img.created_at = 0;
+    img.wall_at_capture = None;
+    img.journal_seq = 0;
+    for o in &mut img.objects {
+        o.lease = 0;
+    }
+    for g in &mut img.groups {
+        g.lease = 0;
+    }
+    img
+}
+
+#[test]
+fn a_standby_applying_a_windowed_run_equals_the_primary() {
+    // §5 + §12.1: every eviction of a window is recorded under its locks,
+    // in the order the run evicts, before its buffers are freed; a standby
+    // applying the records ends equal to the primary.
+    for shards in [1, 4, 1024] {
+        let p = build_with(MasterConfig {
+            shard_count: shards,
+            allow_evict_soft_pinned_objects: true,
+            journal_capacity_bytes: 64 << 20,
+            ..config()
+        });
+        let r = p.run_eviction(0.3, 0.9).unwrap();
+        assert!(r.evicted >= 270 && r.evicted_pinned > 0, "{r:?}");
+        let s = Master::new(MasterConfig {
+            standby: true,
+            shard_count: 3,
+            ..config()
+        })
+        .unwrap();
+        loop {
+            let bytes = p.journal_read_to_vec(s.applied_seq() + 1).unwrap();
+            if bytes.is_empty() {
+                break;
+            }
+            s.apply_journal(&bytes).unwrap();
+        }
+        assert_eq!(
+            s.applied_seq(),
+            p.journal_stats().last_seq,
+            "shards {shards}"
+        );
+        assert!(
+            image(&p) == image(&s),
+            "shards {shards}: the standby differs"
+        );
+        s.check_invariants().unwrap();
+        inv(&p);
+    }
+}
+
+#[cfg(feature = "test-hooks")]
+mod with_hooks {
+    use super::*;
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+    use std::sync::Arc;
+
+    #[test]
+    fn a_candidate_read_or_pinned_after_the_collection_is_replaced_by_the_next_in_order() {
+        // §5 + §4.7: a lease granted, or a soft pin committed (object 7, an
+        // in-place upsert that keeps its creation sequence), between the
+        // collection and the evictions makes the object fail its check
+        // under the window's locks; the run takes the next candidates in
+        // order instead, and still evicts exactly its goal.
+        for shards in [1, 4, 1024] {
+            let m = build(shards, false);
+            // Both singles of the first window (1, 2: object 3 starts a
+            // group, which ends the window), a group member (4), and
+            // singles of later windows.
+            let leased = [1usize, 2, 4, 63, 64, 101];
+            let keys: Vec<String> = leased.iter().map(|&i| name(i)).collect();
+            let fired = AtomicBool::new(false);
+            m.debug_set_race_hook(Some(Arc::new(move |core: &MasterCore, p: RacePoint| {
+                if p == RacePoint::EvictionCollected && !fired.swap(true, Ordering::Relaxed) {
+                    for key in &keys {
+                        core.get_replica_list(k(key)).unwrap();
+                    }
+                    let (seven, pin) = (name(7), enable(MAX_TTL));
+                    let w = core.upsert_start(C1, k(&seven), 64, &pin).unwrap();
+                    core.upsert_end(C1, k(&seven), ReplicaSelector::All, Some(w.token))
+                        .unwrap();
+                }
+            })));
+            let r = m.run_eviction(0.5, 0.0).unwrap();
+            m.debug_set_race_hook(None);
+            let skipped: Vec<usize> = leased.iter().copied().chain([7]).collect();
+            let want = reference(150, 0, false, &skipped);
+            assert!(m.exist(k(&name(7))).unwrap(), "pinned after the collection");
+            assert_eq!(evicted_of(&m), want, "shards {shards}: {r:?}");
+            assert_eq!(r.evicted, want.len() as u64, "shards {shards}: {r:?}");
+            assert!(r.evicted >= 150, "{r:?}");
+            inv(&m);
+        }
+    }
+
+    #[test]
+    fn windows_meet_the_hook_between_them_with_no_lock_held() {
+        // §5: each window takes its locks afresh; the hook runs between
+        // windows, where another operation on any key may run (here a
+        // Remove of an object a later window would have evicted: the run
+        // takes the next one in order instead).
+        let m = build(4, false);
+        let windows = Arc::new(AtomicU64::new(0));
+        let seen = Arc::clone(&windows);
+        m.debug_set_race_hook(Some(Arc::new(move |core: &MasterCore, p: RacePoint| {
+            if let RacePoint::EvictionWindow { evicted } = p {
+                if seen.fetch_add(1, Ordering::Relaxed) == 1 {
+                    // Window 1 took 1 and 2, then the group {3, 4} went.
+                    assert_eq!(evicted, 4);
+                    core.remove(k(&name(99)), false).unwrap();
+                }
+            }
+        })));
+        let r = m.run_eviction(0.5, 0.0).unwrap();
+        m.debug_set_race_hook(None);
+        assert!(windows.load(Ordering::Relaxed) >= 3);
+        let mut want = reference(150, 0, false, &[99]);
+        want.insert(99);
+        assert_eq!(evicted_of(&m), want, "{r:?}");
+        assert_eq!(r.evicted, want.len() as u64 - 1, "{r:?}");
+        inv(&m);
+    }
+}
