@@ -6,9 +6,12 @@
 //! twice, so a handle may be held for as long as the holder likes (the
 //! deadline index keeps one per registered pin until its deadline).
 
-/// Slots per chunk. A chunk grows by doubling until it holds this many
-/// (so a shard with a few records reserves little), then the next chunk
-/// starts: growing never moves more than one chunk's records.
+/// Slots per chunk. The first chunk grows by doubling until it holds this
+/// many (so a shard with a few records reserves little); every later chunk
+/// is allocated at its full size when it starts and never reallocates, so
+/// growing an arena past its first chunk copies no record (the doubling
+/// reallocs of every chunk were ~8 % of a put at 10^7). Pages of a chunk
+/// not yet written cost no memory.
 pub(crate) const CHUNK_SLOTS: usize = 1 << CHUNK_SHIFT;
 const CHUNK_SHIFT: u32 = 10;
 const CHUNK_MASK: u32 = CHUNK_SLOTS as u32 - 1;
@@ -23,6 +26,17 @@ struct Chunk<T> {
     gens: Vec<u32>,
 }
 
+impl<T> Chunk<T> {
+    /// An empty chunk with room for `slots` records (and generations).
+    fn try_with_capacity(slots: usize) -> Result<Self, std::collections::TryReserveError> {
+        let mut records = Vec::new();
+        records.try_reserve_exact(slots)?;
+        let mut gens = Vec::new();
+        gens.try_reserve_exact(slots)?;
+        Ok(Chunk { records, gens })
+    }
+}
+
 pub(crate) struct Arena<T> {
     chunks: Vec<Chunk<T>>,
     /// Free slots, the most recently freed last (reused first: its chunk is
@@ -31,6 +45,9 @@ pub(crate) struct Arena<T> {
     len: usize,
     /// Slots retired at their last generation (never reused).
     retired: usize,
+    /// Full-size empty chunks made ahead of need (`expected_objects`
+    /// presizing), the next one to start last.
+    spare: Vec<Chunk<T>>,
 }
 
 impl<T> Default for Arena<T> {
@@ -40,6 +57,7 @@ impl<T> Default for Arena<T> {
             free: Vec::new(),
             len: 0,
             retired: 0,
+            spare: Vec::new(),
         }
     }
 }
@@ -61,21 +79,33 @@ impl<T> Arena<T> {
         self.chunks.iter().map(|c| c.records.len()).sum()
     }
 
-    /// Makes room for `n` records without reallocating the chunk list, and
-    /// for the first chunk's records (`expected_objects` presizing); later
-    /// chunks still grow by doubling, which copies at most one chunk. Fails,
-    /// changing nothing, if the memory cannot be had.
+    /// Makes room for `n` records in an empty arena (`expected_objects`
+    /// presizing): the chunk list, the first chunk at `n` slots rounded up
+    /// to a power of two (at most `CHUNK_SLOTS`) and every later chunk at
+    /// its full size, so that the first `n` inserts allocate nothing and
+    /// copy nothing; the chunks' pages cost memory only once written.
+    /// Fails if the memory cannot be had (what was made goes when the
+    /// arena does). Does nothing to an arena that has chunks already.
     pub fn try_reserve(&mut self, n: usize) -> Result<(), std::collections::TryReserveError> {
         let n = n.min(MAX_SLOTS as usize);
-        self.chunks.try_reserve(n.div_ceil(CHUNK_SLOTS))?;
-        if self.chunks.is_empty() && n > 0 {
-            let first = n.min(CHUNK_SLOTS);
-            let mut records = Vec::new();
-            records.try_reserve_exact(first)?;
-            let mut gens = Vec::new();
-            gens.try_reserve_exact(first)?;
-            self.chunks.push(Chunk { records, gens });
+        if !self.chunks.is_empty() || n == 0 {
+            return Ok(());
         }
+        let chunks = n.div_ceil(CHUNK_SLOTS);
+        self.chunks.try_reserve(chunks)?;
+        self.spare.try_reserve_exact(chunks - 1)?;
+        // A power of two, as the first chunk's doublings would reach: a
+        // shard that gets a few more than its share then starts its next
+        // chunk instead of reallocating this one (which left the old
+        // block behind: 222 B per object instead of 193 at 10^6).
+        self.chunks.push(Chunk::try_with_capacity(
+            n.next_power_of_two().min(CHUNK_SLOTS),
+        )?);
+        for _ in 1..chunks {
+            self.spare.push(Chunk::try_with_capacity(CHUNK_SLOTS)?);
+        }
+        // Started by `pop`: the chunks made first start first.
+        self.spare.reverse();
         Ok(())
     }
 
@@ -103,15 +133,22 @@ impl<T> Arena<T> {
             return None;
         }
         if new_chunk {
-            self.chunks.push(Chunk {
-                records: Vec::new(),
-                gens: Vec::new(),
-            });
+            // The first chunk starts empty and doubles below; a later one
+            // is made at its full size, so its records never move.
+            let chunk = match self.spare.pop() {
+                Some(chunk) => chunk,
+                None if self.chunks.is_empty() => Chunk {
+                    records: Vec::new(),
+                    gens: Vec::new(),
+                },
+                None => Chunk::try_with_capacity(CHUNK_SLOTS).expect("arena memory"),
+            };
+            self.chunks.push(chunk);
         }
         let chunk = self.chunks.last_mut().expect("a chunk with room");
         if chunk.records.len() == chunk.records.capacity() {
-            // Double, but never past one chunk: `reserve_exact` keeps the
-            // chunk at CHUNK_SLOTS at most.
+            // Only the first chunk gets here: double it, never past one
+            // chunk (`reserve_exact` keeps it at CHUNK_SLOTS at most).
             let want = (chunk.records.len() * 2).clamp(8, CHUNK_SLOTS) - chunk.records.len();
             chunk.records.reserve_exact(want);
             chunk.gens.reserve_exact(want);
@@ -328,6 +365,9 @@ impl<T> Arena<T> {
             if chunk.records.capacity() > CHUNK_SLOTS {
                 return Err(format!("arena chunk {c} grew past {CHUNK_SLOTS} slots"));
             }
+            if c > 0 && chunk.records.capacity() != CHUNK_SLOTS {
+                return Err(format!("arena chunk {c} was not made at its full size"));
+            }
             if c + 1 < self.chunks.len() && chunk.records.len() != CHUNK_SLOTS {
                 return Err(format!("arena chunk {c} is not full but is not the last"));
             }
@@ -489,5 +529,48 @@ mod tests {
         assert_eq!(a.chunks.len(), 2);
         assert_eq!(a.chunks[0].records.capacity(), CHUNK_SLOTS);
         a.check().unwrap();
+    }
+
+    // Growth copies nothing past the first chunk: a record in a later
+    // chunk stays where it was written however many records follow it, and
+    // a presized arena's first inserts start the chunks it made, in order.
+    #[test]
+    fn records_past_the_first_chunk_never_move() {
+        let mut a: Arena<u64> = Arena::default();
+        for i in 0..CHUNK_SLOTS as u64 + 1 {
+            a.insert(i).unwrap();
+        }
+        let at = a.get(CHUNK_SLOTS as u32).unwrap() as *const u64;
+        let first = a.chunks[0].records.as_ptr();
+        for i in 0..10 * CHUNK_SLOTS as u64 {
+            a.insert(i).unwrap();
+        }
+        assert_eq!(a.get(CHUNK_SLOTS as u32).unwrap() as *const u64, at);
+        assert_eq!(
+            a.chunks[0].records.as_ptr(),
+            first,
+            "a full first chunk stays"
+        );
+        assert!(a.chunks[1..]
+            .iter()
+            .all(|c| c.records.capacity() == CHUNK_SLOTS && c.gens.capacity() == CHUNK_SLOTS));
+        a.check().unwrap();
+
+        let mut p: Arena<u64> = Arena::default();
+        p.try_reserve(3 * CHUNK_SLOTS + 1).unwrap();
+        assert_eq!(p.spare.len(), 3);
+        let made: Vec<*const Option<u64>> = std::iter::once(p.chunks[0].records.as_ptr())
+            .chain(p.spare.iter().rev().map(|c| c.records.as_ptr()))
+            .collect();
+        for i in 0..3 * CHUNK_SLOTS as u64 + 1 {
+            p.insert(i).unwrap();
+        }
+        assert!(p.spare.is_empty());
+        let used: Vec<*const Option<u64>> = p.chunks.iter().map(|c| c.records.as_ptr()).collect();
+        assert_eq!(used, made, "the presized chunks, in order");
+        p.check().unwrap();
+        // Reserving again does nothing to an arena with chunks.
+        p.try_reserve(100 * CHUNK_SLOTS).unwrap();
+        assert!(p.spare.is_empty());
     }
 }
