@@ -291,18 +291,21 @@ impl MasterCore {
     }
 }
 
+/// A candidate of slot `seq` with no flags, for the tests of the
+/// collection and of the order.
+#[cfg(test)]
+pub(super) fn cand(lease: Instant, seq: u64) -> Candidate {
+    Candidate {
+        lease,
+        seq,
+        slot: seq as u32,
+        meta: 0,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn cand(lease: Instant, seq: u64) -> Candidate {
-        Candidate {
-            lease,
-            seq,
-            slot: seq as u32,
-            meta: 0,
-        }
-    }
 
     #[test]
     fn the_kept_candidate_buffer_is_bounded_by_its_last_run() {

@@ -53,17 +53,9 @@ impl Ordered {
 
 #[cfg(test)]
 mod tests {
+    use super::super::collect::cand;
     use super::*;
     use crate::clock::Instant;
-
-    fn cand(lease: Instant, seq: u64) -> Candidate {
-        Candidate {
-            lease,
-            seq,
-            slot: seq as u32,
-            meta: 0,
-        }
-    }
 
     #[test]
     fn lazily_ordered_candidates_follow_the_full_sort() {
