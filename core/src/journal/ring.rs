@@ -85,6 +85,15 @@ impl Chunk {
     }
 }
 
+/// Where located bytes lie: `len` bytes of `chunk` from offset `from`. The
+/// reference keeps the chunk from being freed or reused while a read
+/// copies from it without the lock.
+struct Piece {
+    chunk: Arc<FillBuf>,
+    from: usize,
+    len: usize,
+}
+
 /// A bounded, thread-safe change journal.
 pub struct Journal {
     capacity: usize,
@@ -297,11 +306,18 @@ impl Journal {
             // Copied without the lock: the chunks' bytes below what they
             // had filled when located never change, and the references in
             // `pieces` keep every chunk from being freed or reused.
+            // A piece that could not be copied (none can: a chunk's
+            // filled bytes only grow) fails the read rather than sealing
+            // a batch around bytes that are not the records.
             let mut at = HEADER_LEN;
-            for (chunk, from, n) in pieces {
-                let copied = chunk.copy_to(from, &mut out[at..at + n]);
-                debug_assert!(copied, "located bytes are filled");
-                at += n;
+            for Piece { chunk, from, len } in pieces {
+                if !chunk.copy_to(from, &mut out[at..at + len]) {
+                    return Err(Error::new(
+                        ErrorKind::Internal,
+                        "journal read: a located record was not in its chunk",
+                    ));
+                }
+                at += len;
             }
             codec::seal(&mut out[..r.bytes], from, r.records as u32);
         }
@@ -310,12 +326,12 @@ impl Journal {
 
     /// Under the lock: what [`read`](Self::read) from `from` into a buffer
     /// of `room` bytes returns, and for a batch with records, the pieces of
-    /// chunks that hold them (chunk, offset, bytes), in order.
+    /// chunks that hold them, in order.
     fn locate(
         &self,
         from: u64,
         room: usize,
-        pieces: &mut Vec<(Arc<FillBuf>, usize, usize)>,
+        pieces: &mut Vec<Piece>,
     ) -> Result<Bounded<JournalRead>> {
         let ring = self.ring.lock();
         let start = ring.index_of(from)?;
@@ -487,8 +503,8 @@ impl Ring {
     }
 
     /// The chunks holding the `len` held bytes from stream position `at`,
-    /// as (chunk, offset in it, bytes) in order, into `pieces`.
-    fn pieces(&self, at: u64, len: usize, pieces: &mut Vec<(Arc<FillBuf>, usize, usize)>) {
+    /// in order, into `pieces`.
+    fn pieces(&self, at: u64, len: usize, pieces: &mut Vec<Piece>) {
         // The first chunk that ends after `at` holds it.
         let mut i = self.chunks.partition_point(|c| c.end() <= at);
         let mut at = at;
@@ -498,7 +514,11 @@ impl Ring {
             // `at` is in this chunk, which ends after it: in usize.
             let from = (at - c.pos) as usize;
             let n = (c.buf.filled() - from).min(len - done);
-            pieces.push((c.buf.shared(), from, n));
+            pieces.push(Piece {
+                chunk: c.buf.shared(),
+                from,
+                len: n,
+            });
             done += n;
             at += n as u64;
             i += 1;
@@ -752,9 +772,9 @@ mod tests {
         assert!(j.stats().dropped_records > 0);
         let mut out = vec![0u8; r.bytes - HEADER_LEN];
         let mut at = 0;
-        for (chunk, from, n) in &pieces {
-            assert!(chunk.copy_to(*from, &mut out[at..at + n]));
-            at += n;
+        for Piece { chunk, from, len } in &pieces {
+            assert!(chunk.copy_to(*from, &mut out[at..at + len]));
+            at += len;
         }
         assert_eq!(at, out.len());
         assert!(out.chunks(a.len()).all(|rec| rec == &a[..]));
