@@ -196,17 +196,13 @@ fn segment_bytes(n: usize) -> u64 {
 /// The anchor's master (4 memory segments, one owner client each) on the
 /// given clock, every background task off; presized for
 /// `MOONCAKE_META_BENCH_EXPECTED_OBJECTS` objects when that is set (as
-/// [`util::master`](crate::util::master)).
+/// [`util::master`](crate::util::master), through [`expected_objects`]).
 fn scale_master(clock: ClockSource, n: usize) -> Master {
-    let expected_objects = std::env::var("MOONCAKE_META_BENCH_EXPECTED_OBJECTS").map_or(0, |v| {
-        v.parse()
-            .expect("MOONCAKE_META_BENCH_EXPECTED_OBJECTS is a count")
-    });
     let m = Master::new(MasterConfig {
         soft_pin_cleanup_interval_ms: 0,
         eviction_check_interval_ms: 0,
         sweep_interval_ms: 0,
-        expected_objects,
+        expected_objects: expected_objects(),
         clock,
         ..MasterConfig::default()
     })

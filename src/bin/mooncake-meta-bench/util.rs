@@ -21,15 +21,20 @@ pub const SIZE: u64 = 1024;
 pub const LEASE: u64 = 10_000;
 pub const MIN: u64 = 60_000;
 
+/// The objects a benchmark master is presized for:
+/// `MOONCAKE_META_BENCH_EXPECTED_OBJECTS` when set, else 0 (none).
+pub fn expected_objects() -> u64 {
+    std::env::var("MOONCAKE_META_BENCH_EXPECTED_OBJECTS").map_or(0, |v| {
+        v.parse()
+            .expect("MOONCAKE_META_BENCH_EXPECTED_OBJECTS is a count")
+    })
+}
+
 /// The anchor's master: manual clock, background work off, 4 memory
 /// segments of 16 GiB with one owner client each.
 pub fn master() -> Master {
-    let expected_objects = std::env::var("MOONCAKE_META_BENCH_EXPECTED_OBJECTS").map_or(0, |v| {
-        v.parse()
-            .expect("MOONCAKE_META_BENCH_EXPECTED_OBJECTS is a count")
-    });
     let m = Master::new(MasterConfig {
-        expected_objects,
+        expected_objects: expected_objects(),
         ..MasterConfig::deterministic(T0)
     })
     .expect("master");
