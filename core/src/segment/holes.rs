@@ -1,0 +1,268 @@
+//! The free ranges (holes) of one offset allocator: a slab of holes, each
+//! with its two neighbouring blocks (`adjacent.rs`), found for best fit
+//! through lists of holes of equal length, and by address only while
+//! ranges are being reserved.
+//!
+//! - **By length.** `by_len` maps each length some hole has to a list of
+//!   the holes of that length (linked through the holes, most recently
+//!   listed first), so best fit is one search of the lengths, which are
+//!   few where objects have few sizes, and taking, growing or shrinking a
+//!   hole moves it between two lists in O(1) plus that search.
+//! - **By address**, `by_end` (end offset -> hole): what `reserve` needs to
+//!   find the hole that contains an arbitrary range. It is built from the
+//!   holes by the first reserve and kept up to date by every change after
+//!   it, until the next best-fit placement drops it: a standby (which only
+//!   reserves) and a restore keep it; a primary, which places by best fit
+//!   and frees, never pays for it. Keyed by the end, so the change a
+//!   placement or a standby's reserve makes at the front of a hole leaves
+//!   the key as it was.
+
+use std::collections::BTreeMap;
+
+use super::adjacent::Adjacent;
+use super::chunked::Chunked;
+
+/// End of a list (of equal lengths, or of vacant slots).
+const NIL: u32 = u32::MAX;
+
+/// One hole. `len == 0` marks a vacant slot, whose `next` then holds the
+/// next vacant slot.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Hole {
+    pub(super) start: u64,
+    pub(super) len: u64,
+    /// The block (or edge) before `start`, and after `start + len`.
+    pub(super) left: Adjacent,
+    pub(super) right: Adjacent,
+    /// Neighbours in the list of holes of this length.
+    prev: u32,
+    next: u32,
+}
+
+impl Hole {
+    pub(super) fn end(&self) -> u64 {
+        self.start + self.len
+    }
+}
+
+#[derive(Debug, Clone)]
+pub(super) struct Holes {
+    slots: Chunked<Hole>,
+    /// Head of the vacant-slot list, or `NIL`.
+    vacant: u32,
+    /// Holes now.
+    live: usize,
+    /// Length -> the first hole of that length.
+    by_len: BTreeMap<u64, u32>,
+    /// End offset -> hole, while reserves are being made (module docs).
+    by_end: Option<BTreeMap<u64, u32>>,
+}
+
+impl Holes {
+    pub(super) fn new() -> Self {
+        Holes {
+            slots: Chunked::new(),
+            vacant: NIL,
+            live: 0,
+            by_len: BTreeMap::new(),
+            by_end: None,
+        }
+    }
+
+    /// Holes now.
+    pub(super) fn count(&self) -> usize {
+        self.live
+    }
+
+    /// The longest hole's length, 0 if there is none.
+    pub(super) fn largest(&self) -> u64 {
+        self.by_len.last_key_value().map_or(0, |(&len, _)| len)
+    }
+
+    /// A hole that exists (its index comes from a side or a list).
+    pub(super) fn get(&self, h: u32) -> Hole {
+        *self.slots.at(h)
+    }
+
+    /// One of the shortest holes of at least `len` bytes (the one most
+    /// recently given its length), if any.
+    pub(super) fn best_fit(&self, len: u64) -> Option<u32> {
+        self.by_len.range(len..).next().map(|(_, &h)| h)
+    }
+
+    /// The hole that contains all of `start..end` (`start < end`), if one
+    /// does; builds the address index if it is not there.
+    pub(super) fn containing(&mut self, start: u64, end: u64) -> Option<u32> {
+        let slots = &self.slots;
+        let by_end = self.by_end.get_or_insert_with(|| {
+            slots
+                .iter()
+                .enumerate()
+                .filter(|(_, h)| h.len != 0)
+                .map(|(i, h)| (h.end(), i as u32))
+                .collect()
+        });
+        // The first hole ending after `start` is the only one that can hold
+        // it (holes are disjoint).
+        let (&e, &h) = by_end.range(start + 1..).next()?;
+        (self.slots.at(h).start <= start && end <= e).then_some(h)
+    }
+
+    /// Drops the address index (a best-fit placement: module docs).
+    pub(super) fn forget_addresses(&mut self) {
+        self.by_end = None;
+    }
+
+    /// Adds the hole `start..start+len` (`len > 0`) between `left` and
+    /// `right` and returns its index. The caller keeps the holes below the
+    /// blocks' limit plus one, so the index fits an [`Adjacent`].
+    pub(super) fn add(&mut self, start: u64, len: u64, left: Adjacent, right: Adjacent) -> u32 {
+        debug_assert!(len > 0);
+        let hole = Hole {
+            start,
+            len,
+            left,
+            right,
+            prev: NIL,
+            next: NIL,
+        };
+        let h = if self.vacant != NIL {
+            let h = self.vacant;
+            let slot = self.slots.at_mut(h);
+            self.vacant = slot.next;
+            *slot = hole;
+            h
+        } else {
+            self.slots.push(hole)
+        };
+        self.live += 1;
+        self.list(h, len);
+        if let Some(by_end) = &mut self.by_end {
+            by_end.insert(start + len, h);
+        }
+        h
+    }
+
+    /// Removes the hole `h`.
+    pub(super) fn remove(&mut self, h: u32) {
+        let hole = self.get(h);
+        self.unlist(hole.len, hole.prev, hole.next);
+        if let Some(by_end) = &mut self.by_end {
+            by_end.remove(&hole.end());
+        }
+        let slot = self.slots.at_mut(h);
+        slot.len = 0;
+        slot.next = self.vacant;
+        self.vacant = h;
+        self.live -= 1;
+    }
+
+    /// Makes the hole `h` the range `start..start+len` (`len > 0`), moving
+    /// it to the list of its new length.
+    pub(super) fn resize(&mut self, h: u32, start: u64, len: u64) {
+        debug_assert!(len > 0);
+        let old = self.get(h);
+        if old.len != len {
+            // Listed under the new length before leaving the old one, so
+            // `by_len` never empties on the way (an empty B-tree frees its
+            // node, and the next insert allocates one again).
+            self.list(h, len);
+            self.unlist(old.len, old.prev, old.next);
+        }
+        let slot = self.slots.at_mut(h);
+        slot.start = start;
+        slot.len = len;
+        if old.end() != start + len {
+            if let Some(by_end) = &mut self.by_end {
+                by_end.remove(&old.end());
+                by_end.insert(start + len, h);
+            }
+        }
+    }
+
+    pub(super) fn set_left(&mut self, h: u32, to: Adjacent) {
+        self.slots.at_mut(h).left = to;
+    }
+
+    pub(super) fn set_right(&mut self, h: u32, to: Adjacent) {
+        self.slots.at_mut(h).right = to;
+    }
+
+    /// Every hole as `(start, len)`, in no particular order.
+    pub(super) fn iter(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
+        self.each().map(|(_, h)| (h.start, h.len))
+    }
+
+    /// Every hole with its index, in index order.
+    pub(super) fn each(&self) -> impl Iterator<Item = (u32, Hole)> + '_ {
+        self.slots
+            .iter()
+            .enumerate()
+            .filter(|(_, h)| h.len != 0)
+            .map(|(i, h)| (i as u32, *h))
+    }
+
+    /// Panics unless every hole is in the list of its length exactly once,
+    /// the lists hold nothing else, and the address index (if built) names
+    /// exactly the holes by their ends.
+    #[cfg(test)]
+    pub(super) fn check(&self) {
+        let mut listed = std::collections::BTreeSet::new();
+        for (&len, &head) in &self.by_len {
+            let (mut at, mut prev) = (head, NIL);
+            assert_ne!(head, NIL, "an empty list of length {len}");
+            while at != NIL {
+                let h = self.get(at);
+                assert_eq!(
+                    (h.len, h.prev),
+                    (len, prev),
+                    "hole {at} in the list of {len}"
+                );
+                assert!(listed.insert(at), "hole {at} listed twice");
+                (prev, at) = (at, h.next);
+            }
+        }
+        let live: std::collections::BTreeSet<u32> = self.each().map(|(i, _)| i).collect();
+        assert_eq!(listed, live, "listed holes");
+        assert_eq!(live.len(), self.live);
+        if let Some(by_end) = &self.by_end {
+            let want: BTreeMap<u64, u32> = self.each().map(|(i, h)| (h.end(), i)).collect();
+            assert_eq!(by_end, &want, "address index");
+        }
+    }
+
+    /// Puts `h` first in the list of holes of length `len` (its own `prev`
+    /// and `next` are overwritten).
+    fn list(&mut self, h: u32, len: u64) {
+        let next = match self.by_len.entry(len) {
+            std::collections::btree_map::Entry::Occupied(mut e) => {
+                std::mem::replace(e.get_mut(), h)
+            }
+            std::collections::btree_map::Entry::Vacant(e) => {
+                e.insert(h);
+                NIL
+            }
+        };
+        if next != NIL {
+            self.slots.at_mut(next).prev = h;
+        }
+        let slot = self.slots.at_mut(h);
+        slot.prev = NIL;
+        slot.next = next;
+    }
+
+    /// Takes out of the list of length `len` the hole whose list
+    /// neighbours were `prev` and `next`.
+    fn unlist(&mut self, len: u64, prev: u32, next: u32) {
+        if prev != NIL {
+            self.slots.at_mut(prev).next = next;
+        } else if next != NIL {
+            self.by_len.insert(len, next);
+        } else {
+            self.by_len.remove(&len);
+        }
+        if next != NIL {
+            self.slots.at_mut(next).prev = prev;
+        }
+    }
+}
