@@ -45,6 +45,7 @@ mod debug_dump;
 mod debug_scan;
 mod eviction;
 mod group;
+mod hold_timer;
 mod invariants;
 mod key;
 mod maintenance;

@@ -14,13 +14,13 @@
 //! registrations ([`DeadlineIndex::register`] with `fresh`, [`DeadlineIndex::unregister`]).
 //! Lock rule: this mutex is LAST in the master's lock order; nothing here calls out under it.
 
+use crate::hold_timer::HoldTimer;
 use std::fmt;
 use std::mem;
 use std::sync::atomic::{
     AtomicBool, AtomicU64, AtomicUsize,
     Ordering::{Acquire, Relaxed, Release},
 };
-use std::time::Instant as WallInstant;
 
 use parking_lot::Mutex;
 
@@ -448,6 +448,9 @@ impl<T: Copy + Default> fmt::Debug for DeadlineIndex<T> {
 
 impl<T: Copy + Default> DeadlineIndex<T> {
     pub fn new() -> Self {
+        // The hold timer's one-time calibration, here rather than under
+        // the first hold.
+        crate::hold_timer::calibrate();
         DeadlineIndex {
             inner: Mutex::new(Inner {
                 heap: Heap::new(),
@@ -471,7 +474,7 @@ impl<T: Copy + Default> DeadlineIndex<T> {
     /// caller after the lock is released, which is how large buffers are freed outside it.
     fn locked<R>(&self, f: impl FnOnce(&mut Inner<T>) -> R) -> R {
         let mut guard = self.inner.lock();
-        let start = WallInstant::now();
+        let timer = HoldTimer::start();
         let result = f(&mut guard);
         self.heap_len
             .store(guard.heap.len() + guard.detached, Relaxed);
@@ -484,10 +487,9 @@ impl<T: Copy + Default> DeadlineIndex<T> {
             self.need_spare.store(spare, Relaxed);
         }
         let freed = guard.heap.take_freed();
-        let held = start.elapsed();
+        let held_ns = timer.elapsed_ns();
         drop(guard);
         drop(freed);
-        let held_ns = u64::try_from(held.as_nanos()).unwrap_or(u64::MAX);
         // Almost every hold is shorter than the record: a plain load then
         // spares every index operation a locked RMW on this shared word.
         if held_ns > self.longest_hold_ns.load(Relaxed) {
@@ -769,6 +771,7 @@ mod tests {
     use super::*;
     use std::collections::HashMap;
     use std::sync::atomic::AtomicBool;
+    use std::time::Instant as WallInstant;
 
     use crate::test_rng::XorShift;
 

@@ -6,6 +6,7 @@
 //! valid again, heap_len <= max(4096, 2 * live).
 //! Lock rule: this mutex is LAST in the master's lock order; nothing here calls out under it.
 
+use crate::hold_timer::HoldTimer;
 use std::cmp::{Ordering as CmpOrdering, Reverse};
 use std::collections::BinaryHeap;
 use std::fmt;
@@ -16,7 +17,6 @@ use std::sync::atomic::{
     Ordering::{Acquire, Relaxed, Release},
 };
 use std::sync::Arc;
-use std::time::Instant as WallInstant;
 
 use hashbrown::hash_table::Entry;
 use hashbrown::HashTable;
@@ -331,6 +331,9 @@ impl fmt::Debug for KeyedDeadlineIndex {
 
 impl KeyedDeadlineIndex {
     pub fn new() -> Self {
+        // The hold timer's one-time calibration, here rather than under
+        // the first hold.
+        crate::hold_timer::calibrate();
         KeyedDeadlineIndex {
             inner: Mutex::new(Inner {
                 map: RegMap::new(),
@@ -350,11 +353,10 @@ impl KeyedDeadlineIndex {
     /// caller after the lock is released, which is how large buffers are freed outside it.
     fn locked<R>(&self, f: impl FnOnce(&mut Inner) -> R) -> R {
         let mut guard = self.inner.lock();
-        let start = WallInstant::now();
+        let timer = HoldTimer::start();
         let result = f(&mut guard);
-        let held = start.elapsed();
+        let held_ns = timer.elapsed_ns();
         drop(guard);
-        let held_ns = u64::try_from(held.as_nanos()).unwrap_or(u64::MAX);
         // Almost every hold is shorter than the record: a plain load then
         // spares every index operation a locked RMW on this shared word.
         if held_ns > self.longest_hold_ns.load(Relaxed) {
@@ -662,6 +664,7 @@ mod tests {
     use super::*;
     use std::collections::{HashMap, HashSet};
     use std::sync::atomic::AtomicBool;
+    use std::time::Instant as WallInstant;
 
     use crate::test_rng::XorShift;
 
