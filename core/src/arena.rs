@@ -20,6 +20,9 @@ const CHUNK_MASK: u32 = CHUNK_SLOTS as u32 - 1;
 /// `u32::MAX` stays free as a sentinel for callers.
 pub(crate) const MAX_SLOTS: u32 = u32::MAX - 1;
 
+/// Bytes of a memory page (the smallest; a huge page is a multiple).
+const PAGE: usize = 4096;
+
 struct Chunk<T> {
     records: Vec<Option<T>>,
     /// Generation of each slot, bumped when its record is removed.
@@ -107,6 +110,26 @@ impl<T> Arena<T> {
         // Started by `pop`: the chunks made first start first.
         self.spare.reverse();
         Ok(())
+    }
+
+    /// Writes every page of the chunks made ahead of need (one slot per
+    /// page, with a value no one reads: the slots stay empty), so inserts
+    /// into them later do not fault their pages in (a standby presized
+    /// with `expected_objects`, docs/CONTRACT.md §9). The pages become
+    /// resident now; nothing observable changes.
+    pub fn prefault(&mut self) {
+        // A value written past a vector's length is never read or dropped;
+        // `None` and 0 own nothing, so nothing leaks either.
+        fn touch<V>(spare: &mut [std::mem::MaybeUninit<V>], value: impl Fn() -> V) {
+            let step = (PAGE / std::mem::size_of::<V>().max(1)).max(1);
+            for m in spare.iter_mut().step_by(step) {
+                m.write(value());
+            }
+        }
+        for c in self.chunks.iter_mut().chain(self.spare.iter_mut()) {
+            touch(c.records.spare_capacity_mut(), || None);
+            touch(c.gens.spare_capacity_mut(), || 0);
+        }
     }
 
     /// Stores `value`; returns its slot and the slot's generation. `None`
@@ -528,6 +551,28 @@ mod tests {
         }
         assert_eq!(a.chunks.len(), 2);
         assert_eq!(a.chunks[0].records.capacity(), CHUNK_SLOTS);
+        a.check().unwrap();
+    }
+
+    /// Prefaulting writes only past each chunk's length: the arena holds
+    /// and hands out exactly what it would have, and a prefaulted empty
+    /// arena (no chunks) is untouched.
+    #[test]
+    fn prefault_changes_nothing_the_arena_holds() {
+        let mut a: Arena<String> = Arena::default();
+        a.prefault();
+        assert_eq!(a.slots(), 0);
+        a.try_reserve(2 * CHUNK_SLOTS + 5).unwrap();
+        let (x, gx) = a.insert("x".to_string()).unwrap();
+        a.prefault();
+        assert_eq!((a.len(), a.slots()), (1, 1));
+        assert_eq!(a.get(x).map(String::as_str), Some("x"));
+        for i in 0..2 * CHUNK_SLOTS + 4 {
+            let (slot, generation) = a.insert(i.to_string()).unwrap();
+            assert_eq!((slot as usize, generation), (i + 1, gx));
+            assert_eq!(a.get(slot), Some(&i.to_string()));
+        }
+        assert!(a.spare.is_empty());
         a.check().unwrap();
     }
 

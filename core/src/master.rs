@@ -189,13 +189,19 @@ impl MasterCore {
     /// bounds or its table cannot be allocated.
     pub(crate) fn empty_shard(config: &MasterConfig, hasher: &KeyHasher) -> Result<ShardState> {
         let per_shard = config.objects_per_shard()?;
-        ShardState::with_capacity(hasher.clone(), per_shard).map_err(|why| {
+        let mut st = ShardState::with_capacity(hasher.clone(), per_shard).map_err(|why| {
             Error::invalid(format!(
                 "expected_objects {}: cannot presize a table of {per_shard} objects for each \
                  of the {} shards: {why}",
                 config.expected_objects, config.shard_count
             ))
-        })
+        })?;
+        // A standby commits its presized records at once, so applying
+        // never waits on a first touch (docs/CONTRACT.md §9).
+        if config.standby {
+            st.prefault();
+        }
+        Ok(st)
     }
 
     /// The configuration this master was built with.

@@ -181,6 +181,12 @@ impl ShardState {
         Ok(st)
     }
 
+    /// Makes the presized arena resident now (`Arena::prefault`): a
+    /// standby's, so applying its primary's journal does not fault it in.
+    pub fn prefault(&mut self) {
+        self.objects.prefault();
+    }
+
     #[inline]
     pub fn find(&self, hash: u64, k: Key<'_>) -> Option<&Object> {
         self.objects.get(self.slot_of(hash, k)?)

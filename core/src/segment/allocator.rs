@@ -538,6 +538,7 @@ mod tests {
         }
         assert_eq!(a.free_bytes(), 40);
         assert_eq!(ranges(&a), vec![(960, 40)]);
+
         // Carving the middle of the last range leaves its front and back.
         a.reserve(970, 10, 7).unwrap();
         assert_eq!(ranges(&a), vec![(960, 10), (980, 20)]);
@@ -613,12 +614,17 @@ mod tests {
             .map(|&i| a.reserve(i * 100, 100, i).unwrap())
             .collect();
         assert_eq!(ranges(&a), vec![(600, 400)]);
+        assert!(a.holes.has_address_index(), "out-of-order reserves use it");
         a.free(ids[1], 100, 100).unwrap();
         a.free(ids[3], 200, 100).unwrap();
         assert_eq!(ranges(&a), vec![(100, 200), (600, 400)]);
         assert_eq!(a.reserve(150, 100, 9).map(|_| ()), Ok(()));
         assert_eq!(ranges(&a), vec![(100, 50), (250, 50), (600, 400)]);
         assert_eq!(a.allocate(50, 10).map(|p| p.0), Some(250));
+        assert!(
+            !a.holes.has_address_index(),
+            "a best-fit placement drops it"
+        );
         assert_eq!(a.allocate(50, 11).map(|p| p.0), Some(100));
         // The index is rebuilt for the next reserve.
         assert_eq!(a.reserve(950, 50, 12).map(|_| ()), Ok(()));

@@ -16,6 +16,10 @@
 //!   and frees, never pays for it. Keyed by the end, so the change a
 //!   placement or a standby's reserve makes at the front of a hole leaves
 //!   the key as it was.
+//! - **The last hole a reserve used** is tried before the index: a standby
+//!   reserves what its primary placed front to back, so most reserves land
+//!   in the hole the previous one carved, and the index is only built (and
+//!   from then on kept) once a reserve lands elsewhere.
 
 use std::collections::BTreeMap;
 
@@ -56,6 +60,9 @@ pub(super) struct Holes {
     by_len: BTreeMap<u64, u32>,
     /// End offset -> hole, while reserves are being made (module docs).
     by_end: Option<BTreeMap<u64, u32>>,
+    /// The hole the last reserve found, tried first by the next (a hint:
+    /// its slot may hold another hole or none by then).
+    last: u32,
 }
 
 impl Holes {
@@ -66,6 +73,7 @@ impl Holes {
             live: 0,
             by_len: BTreeMap::new(),
             by_end: None,
+            last: NIL,
         }
     }
 
@@ -91,8 +99,14 @@ impl Holes {
     }
 
     /// The hole that contains all of `start..end` (`start < end`), if one
-    /// does; builds the address index if it is not there.
+    /// does: the hole the last call found if it still does (holes are
+    /// disjoint, so a live hole holding the range is the one), else
+    /// through the address index, built if it is not there.
     pub(super) fn containing(&mut self, start: u64, end: u64) -> Option<u32> {
+        let holds = |h: &Hole| h.len != 0 && h.start <= start && end <= h.end();
+        if self.slots.get(self.last).is_some_and(holds) {
+            return Some(self.last);
+        }
         let slots = &self.slots;
         let by_end = self.by_end.get_or_insert_with(|| {
             slots
@@ -104,8 +118,16 @@ impl Holes {
         });
         // The first hole ending after `start` is the only one that can hold
         // it (holes are disjoint).
-        let (&e, &h) = by_end.range(start + 1..).next()?;
-        (self.slots.at(h).start <= start && end <= e).then_some(h)
+        let (_, &h) = by_end.range(start + 1..).next()?;
+        let found = holds(self.slots.at(h)).then_some(h)?;
+        self.last = found;
+        Some(found)
+    }
+
+    /// Whether the address index is built (tests).
+    #[cfg(test)]
+    pub(super) fn has_address_index(&self) -> bool {
+        self.by_end.is_some()
     }
 
     /// Drops the address index (a best-fit placement: module docs).

@@ -45,7 +45,9 @@ pub struct Placed {
 /// that placement walks.
 pub struct SegmentTable {
     by_id: BTreeMap<SegmentId, Arc<Segment>>,
-    by_name: HashMap<Arc<str>, SegmentId>,
+    /// Name -> segment, with a fast hasher: a standby looks up the segment
+    /// of every placement it applies by name.
+    by_name: HashMap<Arc<str>, Arc<Segment>, foldhash::fast::RandomState>,
     /// Per pool (indexed by `Pool as usize`), ascending by id.
     pools: [Vec<Arc<Segment>>; 2],
     /// Total mounted bytes per pool.
@@ -63,7 +65,7 @@ impl SegmentTable {
     pub fn new(seed: u64) -> Self {
         SegmentTable {
             by_id: BTreeMap::new(),
-            by_name: HashMap::new(),
+            by_name: HashMap::default(),
             pools: [Vec::new(), Vec::new()],
             capacity: [0; 2],
             // 0 is never an id, so a zero-initialised C field names nothing.
@@ -94,8 +96,7 @@ impl SegmentTable {
                 spec.name, spec.base, spec.size
             )));
         }
-        if let Some(&id) = self.by_name.get(spec.name.as_str()) {
-            let seg = &self.by_id[&id];
+        if let Some(seg) = self.by_name.get(spec.name.as_str()) {
             if seg.matches_spec(owner, spec) {
                 return Ok(Mounted::Existing(Arc::clone(seg)));
             }
@@ -126,7 +127,7 @@ impl SegmentTable {
             )
         })?;
         let seg = Arc::new(Segment::new(id, owner, spec));
-        self.by_name.insert(Arc::clone(&seg.name), id);
+        self.by_name.insert(Arc::clone(&seg.name), Arc::clone(&seg));
         self.pools[spec.pool as usize].push(Arc::clone(&seg));
         self.capacity[spec.pool as usize] += spec.size;
         self.by_id.insert(id, Arc::clone(&seg));
@@ -179,13 +180,12 @@ impl SegmentTable {
     /// Removes the segment `name` mounted by `owner` and returns it; the
     /// caller drops the replicas it still holds (`Segment::owners`).
     pub fn unmount(&mut self, owner: ClientId, name: &str) -> Result<Arc<Segment>> {
-        let id = *self.by_name.get(name).ok_or_else(|| {
+        let seg = self.by_name.get(name).ok_or_else(|| {
             Error::new(
                 ErrorKind::SegmentNotFound,
                 format!("segment '{name}' is not mounted"),
             )
         })?;
-        let seg = &self.by_id[&id];
         if seg.owner != owner {
             return Err(Error::new(
                 ErrorKind::IllegalClient,
@@ -195,6 +195,7 @@ impl SegmentTable {
                 ),
             ));
         }
+        let id = seg.id;
         let seg = self.by_id.remove(&id).expect("indexed by name");
         self.by_name.remove(name);
         let pool = seg.pool as usize;
@@ -217,7 +218,7 @@ impl SegmentTable {
     }
 
     pub fn by_name(&self, name: &str) -> Option<&Arc<Segment>> {
-        self.by_name.get(name).map(|id| &self.by_id[id])
+        self.by_name.get(name)
     }
 
     /// Every segment, by id.
