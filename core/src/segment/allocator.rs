@@ -831,4 +831,397 @@ mod tests {
             }
         }
     }
+
+    // An exact model of the documented placement rule,
+    // capacities up to u64::MAX, and reserve/allocate interleavings that
+    // build and drop the address index.
+
+    /// Free ranges `start -> (len, stamp)`, where the stamp orders the
+    /// moments holes got their current length (CONTRACT §2: of equally short
+    /// holes, best fit takes the one that most recently got its length).
+    #[derive(Clone, Debug, PartialEq)]
+    struct Model {
+        cap: u64,
+        holes: BTreeMap<u64, (u64, u64)>,
+        /// offset -> (len, owner, id)
+        blocks: BTreeMap<u64, (u64, u64, BlockId)>,
+        stamp: u64,
+    }
+
+    impl Model {
+        fn new(cap: u64) -> Self {
+            let mut m = Model {
+                cap,
+                holes: BTreeMap::new(),
+                blocks: BTreeMap::new(),
+                stamp: 0,
+            };
+            if cap > 0 {
+                m.put_hole(0, cap);
+            }
+            m
+        }
+        fn put_hole(&mut self, start: u64, len: u64) {
+            self.stamp += 1;
+            self.holes.insert(start, (len, self.stamp));
+        }
+        /// The exact offset best fit must choose.
+        fn best_fit(&self, len: u64) -> Option<u64> {
+            self.holes
+                .iter()
+                .filter(|(_, &(l, _))| l >= len)
+                .min_by_key(|(_, &(l, s))| (l, std::cmp::Reverse(s)))
+                .map(|(&o, _)| o)
+        }
+        fn allocate(&mut self, len: u64, owner: u64, id: BlockId) -> u64 {
+            let o = self.best_fit(len).unwrap();
+            let (hl, _) = self.holes.remove(&o).unwrap();
+            if hl > len {
+                self.put_hole(o + len, hl - len);
+            }
+            self.blocks.insert(o, (len, owner, id));
+            o
+        }
+        /// The hole containing `o..o+len`, if any.
+        fn containing(&self, o: u64, len: u64) -> Option<(u64, u64)> {
+            let (&s, &(l, _)) = self.holes.range(..=o).next_back()?;
+            // s <= o; contained iff o + len <= s + l (no overflow: both <= cap)
+            (o + len <= s + l).then_some((s, l))
+        }
+        fn reserve(&mut self, o: u64, len: u64, owner: u64, id: BlockId) {
+            let (s, l) = self.containing(o, len).unwrap();
+            self.holes.remove(&s);
+            if o > s {
+                self.put_hole(s, o - s);
+            }
+            if o + len < s + l {
+                self.put_hole(o + len, s + l - (o + len));
+            }
+            self.blocks.insert(o, (len, owner, id));
+        }
+        fn free(&mut self, o: u64) -> u64 {
+            let (len, owner, _) = self.blocks.remove(&o).unwrap();
+            let mut start = o;
+            let mut end = o + len;
+            if let Some((&ls, &(ll, _))) = self.holes.range(..o).next_back() {
+                if ls + ll == o {
+                    self.holes.remove(&ls);
+                    start = ls;
+                }
+            }
+            if let Some(&(rl, _)) = self.holes.get(&end) {
+                self.holes.remove(&end);
+                end += rl;
+            }
+            self.put_hole(start, end - start);
+            owner
+        }
+        fn allocated(&self) -> u64 {
+            self.blocks.values().map(|b| b.0).sum()
+        }
+    }
+
+    /// Everything observable, checked after every step.
+    fn agree(a: &Alloc, m: &Model, ctx: &str) {
+        a.check();
+        let want: Vec<(u64, u64)> = m.holes.iter().map(|(&o, &(l, _))| (o, l)).collect();
+        let got: Vec<(u64, u64)> = a.free_ranges().collect();
+        assert_eq!(got, want, "{ctx}: free ranges");
+        let mut got_blocks: Vec<(u64, u64, u64, BlockId)> = a
+            .blocks()
+            .map(|(id, b)| (b.offset, b.len, b.owner, id))
+            .collect();
+        got_blocks.sort_unstable();
+        let want_blocks: Vec<(u64, u64, u64, BlockId)> = m
+            .blocks
+            .iter()
+            .map(|(&o, &(l, w, id))| (o, l, w, id))
+            .collect();
+        assert_eq!(got_blocks, want_blocks, "{ctx}: blocks");
+        assert_eq!(a.allocated_bytes(), m.allocated(), "{ctx}");
+        assert_eq!(a.free_bytes(), m.cap - m.allocated(), "{ctx}");
+        assert_eq!(a.free_range_count(), m.holes.len(), "{ctx}");
+        assert_eq!(a.block_count(), m.blocks.len(), "{ctx}");
+        assert_eq!(
+            a.largest_free(),
+            m.holes.values().map(|h| h.0).max().unwrap_or(0),
+            "{ctx}"
+        );
+    }
+
+    /// A length for a probe: small, a random share of some hole, a hole's
+    /// exact length, one more than it, or something enormous.
+    fn probe_len(rng: &mut Rng, m: &Model) -> u64 {
+        let hole = if m.holes.is_empty() {
+            None
+        } else {
+            let k = rng.below(m.holes.len() as u64) as usize;
+            m.holes.values().nth(k).map(|h| h.0)
+        };
+        match (rng.below(8), hole) {
+            (0, _) | (_, None) => 1 + rng.below(16),
+            (1 | 2, Some(l)) => 1 + rng.below(l),
+            (3 | 4, Some(l)) => l,
+            (5, Some(l)) => l.saturating_add(1),
+            (6, Some(l)) => 1 + rng.below(l.min(64)),
+            _ => u64::MAX - rng.below(4),
+        }
+    }
+
+    /// A range for `reserve`: inside some hole (its front, its back, its
+    /// middle, all of it), across a hole's edge, inside a block, or out of
+    /// the segment / overflowing.
+    fn probe_range(rng: &mut Rng, m: &Model) -> (u64, u64) {
+        let pick = |rng: &mut Rng, map_len: usize| rng.below(map_len.max(1) as u64) as usize;
+        match rng.below(10) {
+            0..=5 if !m.holes.is_empty() => {
+                let k = pick(rng, m.holes.len());
+                let (&s, &(l, _)) = m.holes.iter().nth(k).unwrap();
+                let len = match rng.below(4) {
+                    0 => l,
+                    1 => 1,
+                    _ => 1 + rng.below(l),
+                };
+                let o = match rng.below(3) {
+                    0 => s,
+                    1 => s + (l - len),
+                    _ => s + rng.below(l - len + 1),
+                };
+                (o, len)
+            }
+            6 if !m.holes.is_empty() => {
+                // Straddles the end of a hole (or runs past capacity).
+                let k = pick(rng, m.holes.len());
+                let (&s, &(l, _)) = m.holes.iter().nth(k).unwrap();
+                (s + l - 1, 2)
+            }
+            7 if !m.blocks.is_empty() => {
+                let k = pick(rng, m.blocks.len());
+                let (&o, &(l, _, _)) = m.blocks.iter().nth(k).unwrap();
+                (o + rng.below(l), 1)
+            }
+            8 => (m.cap.wrapping_sub(rng.below(3)), 1 + rng.below(3)),
+            _ => (u64::MAX - rng.below(3), rng.below(4)),
+        }
+    }
+
+    fn expected_reserve(m: &Model, o: u64, len: u64) -> Result<(), AllocError> {
+        if len == 0 {
+            return Err(AllocError::ZeroLength);
+        }
+        match o.checked_add(len) {
+            Some(end) if end <= m.cap => {}
+            _ => return Err(AllocError::OutOfRange),
+        }
+        m.containing(o, len).map(|_| ()).ok_or(AllocError::Overlap)
+    }
+
+    fn exact_model_run(cap: u64, limit: u32, seeds: std::ops::RangeInclusive<u64>, steps: usize) {
+        for seed in seeds {
+            let mut rng = Rng(seed.wrapping_mul(0xD1B5_4A32_D192_ED03) | 1);
+            let mut a = Alloc::with_block_limit(cap, limit);
+            let mut m = Model::new(cap);
+            // Phases: mostly-reserve (a standby) and mostly-allocate (a
+            // primary), so the address index is built, kept and dropped.
+            let mut reserve_weight = 6u64;
+            for step in 0..steps {
+                if step % 97 == 0 {
+                    reserve_weight = rng.below(10);
+                }
+                let ctx = format!("cap {cap} limit {limit} seed {seed} step {step}");
+                // Each step's owner is its own.
+                let owner = step as u64 + 1;
+                let r = rng.below(20);
+                if r < reserve_weight {
+                    let (o, len) = probe_range(&mut rng, &m);
+                    let mut want = expected_reserve(&m, o, len);
+                    if want.is_ok() && m.blocks.len() >= limit as usize {
+                        want = Err(AllocError::TooManyBlocks);
+                    }
+                    let got = a.reserve(o, len, owner);
+                    assert_eq!(got.map(|_| ()), want, "{ctx}: reserve {o}+{len}");
+                    if let Ok(id) = got {
+                        m.reserve(o, len, owner, id);
+                    }
+                } else if r < 12 {
+                    let len = probe_len(&mut rng, &m);
+                    let fits = m.best_fit(len);
+                    let room = m.blocks.len() < limit as usize;
+                    let got = a.allocate(len, owner);
+                    match (got, fits) {
+                        (Some((o, id)), Some(want)) if room => {
+                            assert_eq!(o, want, "{ctx}: allocate {len}");
+                            assert_eq!(m.allocate(len, owner, id), o);
+                        }
+                        (None, None) => {}
+                        (None, Some(_)) if !room => {}
+                        other => panic!("{ctx}: allocate {len}: {other:?} (room {room})"),
+                    }
+                } else if r < 18 && !m.blocks.is_empty() {
+                    let k = rng.below(m.blocks.len() as u64) as usize;
+                    let (&o, &(len, w, id)) = m.blocks.iter().nth(k).unwrap();
+                    // A near miss first: refused, nothing changes.
+                    let before = m.clone();
+                    let bad = match rng.below(3) {
+                        0 => a.free(id, o, len.wrapping_add(1)),
+                        1 => a.free(id, o.wrapping_add(1), len),
+                        _ => a.free(id, o, len - 1),
+                    };
+                    assert!(bad.is_err(), "{ctx}: near-miss free {bad:?}");
+                    assert_eq!(m, before);
+                    agree(&a, &m, &ctx);
+                    assert_eq!(a.free(id, o, len), Ok(w), "{ctx}: free {o}+{len}");
+                    assert_eq!(m.free(o), w);
+                } else if !m.blocks.is_empty() {
+                    let k = rng.below(m.blocks.len() as u64) as usize;
+                    let (&o, &(len, _, id)) = m.blocks.iter().nth(k).unwrap();
+                    a.set_owner(id, o, owner).unwrap();
+                    m.blocks.insert(o, (len, owner, id));
+                }
+                agree(&a, &m, &ctx);
+            }
+            // Free everything, in a random order: one hole again.
+            while !m.blocks.is_empty() {
+                let k = rng.below(m.blocks.len() as u64) as usize;
+                let (&o, &(len, w, id)) = m.blocks.iter().nth(k).unwrap();
+                assert_eq!(a.free(id, o, len), Ok(w));
+                m.free(o);
+                agree(&a, &m, &format!("cap {cap} seed {seed} drain"));
+            }
+            let whole: Vec<(u64, u64)> = if cap > 0 { vec![(0, cap)] } else { vec![] };
+            assert_eq!(a.free_ranges().collect::<Vec<_>>(), whole);
+        }
+    }
+
+    /// Exact placement (the contract's tie rule included), every refusal,
+    /// and the structure, at capacities up to u64::MAX.
+    #[test]
+    fn exact_model_small_capacity() {
+        exact_model_run(4096, u32::MAX, 1..=6, 1500);
+    }
+
+    #[test]
+    fn exact_model_huge_capacities() {
+        for cap in [u64::MAX, u64::MAX - 1, 1 << 63, (1 << 40) + 7] {
+            exact_model_run(cap, u32::MAX, 1..=3, 1200);
+        }
+    }
+
+    #[test]
+    fn exact_model_at_the_block_limit() {
+        // Few blocks: reserve and allocate keep hitting TooManyBlocks with
+        // and without the address index.
+        for limit in [1u32, 2, 5] {
+            exact_model_run(1 << 20, limit, 1..=4, 800);
+            exact_model_run(u64::MAX, limit, 5..=6, 800);
+        }
+    }
+
+    /// `reserve` refused for the block limit after its lookup built the
+    /// address index: the blocks and holes are as before, and the index
+    /// it left behind is exact (later reserves use it).
+    #[test]
+    fn too_many_blocks_after_the_index_was_built() {
+        let mut a = Alloc::with_block_limit(1000, 2);
+        let x = a.allocate(100, 1).unwrap();
+        let y = a.allocate(100, 2).unwrap();
+        a.free(x.1, x.0, 100).unwrap();
+        assert!(!a.holes.has_address_index());
+        a.reserve(500, 10, 3).unwrap(); // builds the index (not the hint)
+        assert!(a.holes.has_address_index());
+        let before = (ranges(&a), blocks(&a), a.allocated_bytes());
+        assert_eq!(a.reserve(0, 10, 4), Err(AllocError::TooManyBlocks));
+        assert_eq!(a.reserve(700, 10, 4), Err(AllocError::TooManyBlocks));
+        assert_eq!((ranges(&a), blocks(&a), a.allocated_bytes()), before);
+        a.free(y.1, y.0, 100).unwrap(); // merges [0,100) + [100,200) + [200,500)
+        a.check();
+        assert_eq!(ranges(&a), vec![(0, 500), (510, 490)]);
+        assert_eq!(a.reserve(450, 50, 5).map(|_| ()), Ok(()));
+        assert_eq!(ranges(&a), vec![(0, 450), (510, 490)]);
+    }
+
+    /// The `last` hint names a slot whose hole was merged away and whose
+    /// slot now holds another hole: a reserve in the old range is refused,
+    /// one in the new hole is placed, and neither trusts a stale hint.
+    #[test]
+    fn reserve_hint_survives_slot_reuse() {
+        let mut a = Alloc::new(1000);
+        let b1 = a.reserve(100, 100, 1).unwrap(); // hint: hole [200,1000)
+        let b2 = a.reserve(0, 50, 2).unwrap(); // via index: hole [50,100); hint = it
+        assert_eq!(ranges(&a), vec![(50, 50), (200, 800)]);
+        // The hinted hole [50,100) merges into [50,1000) (kept in the
+        // right hole's slot); its own slot becomes vacant.
+        a.free(b1, 100, 100).unwrap();
+        assert_eq!(ranges(&a), vec![(50, 950)]);
+        // A best fit drops the index; the vacant slot is reused by the
+        // next new hole.
+        let (o, c) = a.allocate(950, 3).unwrap();
+        assert_eq!(o, 50);
+        a.free(b2, 0, 50).unwrap(); // a new hole [0,50) in the vacated slot
+        assert_eq!(ranges(&a), vec![(0, 50)]);
+        a.check();
+        assert_eq!(a.reserve(60, 10, 4), Err(AllocError::Overlap));
+        assert_eq!(a.reserve(10, 10, 5).map(|_| ()), Ok(()));
+        a.free(c, 50, 950).unwrap();
+        assert_eq!(ranges(&a), vec![(0, 10), (20, 980)]);
+        a.check();
+    }
+
+    /// The whole of `0..u64::MAX`, carved at both ends and in the middle
+    /// by reserve, then by allocate, then freed back in every order.
+    #[test]
+    fn u64_max_capacity_edges() {
+        let mut a = Alloc::new(u64::MAX);
+        let top = a.reserve(u64::MAX - 1, 1, 1).unwrap(); // last byte
+        let low = a.reserve(0, 1, 2).unwrap();
+        assert_eq!(ranges(&a), vec![(1, u64::MAX - 2)]);
+        assert_eq!(a.reserve(u64::MAX - 1, 1, 3), Err(AllocError::Overlap));
+        assert_eq!(a.reserve(u64::MAX - 2, 2, 3), Err(AllocError::Overlap));
+        assert_eq!(a.reserve(u64::MAX, 1, 3), Err(AllocError::OutOfRange));
+        let mid = a.reserve(1 << 63, 1 << 62, 3).unwrap();
+        let (o, big) = a.allocate((1 << 63) - 1, 4).unwrap();
+        assert_eq!(o, 1);
+        assert_eq!(
+            ranges(&a),
+            vec![(
+                (1 << 63) + (1 << 62),
+                u64::MAX - 1 - ((1 << 63) + (1 << 62))
+            )]
+        );
+        let rest = u64::MAX - 1 - ((1 << 63) + (1 << 62));
+        let (o2, tail) = a.allocate(rest, 5).unwrap();
+        assert_eq!(o2, (1 << 63) + (1 << 62));
+        assert_eq!(a.free_bytes(), 0);
+        assert_eq!(a.allocate(1, 6), None);
+        a.check();
+        a.free(mid, 1 << 63, 1 << 62).unwrap();
+        a.free(top, u64::MAX - 1, 1).unwrap();
+        a.free(low, 0, 1).unwrap();
+        a.free(tail, o2, rest).unwrap();
+        assert_eq!(
+            ranges(&a),
+            vec![(0, 1), ((1 << 63) - 1 + 1, u64::MAX - (1 << 63))]
+        );
+        a.reserve(u64::MAX - 5, 5, 7).unwrap(); // through the index
+        a.free(big, 1, (1 << 63) - 1).unwrap();
+        assert_eq!(ranges(&a), vec![(0, u64::MAX - 5)]);
+        a.check();
+    }
+
+    /// Every hole index and every block index must be nameable by an
+    /// `Adjacent`, whose hole tags cover `0..MAX_INDEX` only: with
+    /// MAX_BLOCKS blocks a segment can hold MAX_BLOCKS + 1 holes (one
+    /// before, between and after every block), whose last index would be
+    /// MAX_INDEX, which `Adjacent::hole` maps onto `Adjacent::EDGE`.
+    #[test]
+    fn hole_indexes_fit_an_adjacent() {
+        use super::super::adjacent::MAX_INDEX;
+        use super::super::blocks::MAX_BLOCKS;
+        let most_holes = u64::from(MAX_BLOCKS) + 1;
+        let last_hole_index = most_holes - 1;
+        assert!(
+            last_hole_index < u64::from(MAX_INDEX),
+            "hole index {last_hole_index} is not below MAX_INDEX {MAX_INDEX}"
+        );
+    }
 }

@@ -25,9 +25,11 @@ impl BlockId {
     }
 }
 
-/// Blocks one allocator holds at once at most: every slot index must be
-/// nameable by an [`Adjacent`] (about 2.1 billion).
-pub(super) const MAX_BLOCKS: u32 = MAX_INDEX;
+/// Blocks one allocator holds at once at most (about 2.1 billion): every
+/// block's slot index, and every hole's, must be nameable by an
+/// [`Adjacent`] (`0..MAX_INDEX`). `B` blocks leave up to `B + 1` holes (one
+/// before, between and after them all), so `B + 1 <= MAX_INDEX`.
+pub(super) const MAX_BLOCKS: u32 = MAX_INDEX - 1;
 
 /// End of the vacant-slot list.
 const NO_SLOT: u32 = u32::MAX;

@@ -136,8 +136,8 @@ impl Holes {
     }
 
     /// Adds the hole `start..start+len` (`len > 0`) between `left` and
-    /// `right` and returns its index. The caller keeps the holes below the
-    /// blocks' limit plus one, so the index fits an [`Adjacent`].
+    /// `right` and returns its index. Holes never outnumber blocks plus one,
+    /// and `MAX_BLOCKS + 1 <= MAX_INDEX`, so the index fits an [`Adjacent`].
     pub(super) fn add(&mut self, start: u64, len: u64, left: Adjacent, right: Adjacent) -> u32 {
         debug_assert!(len > 0);
         let hole = Hole {
