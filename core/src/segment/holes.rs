@@ -3,11 +3,14 @@
 //! through lists of holes of equal length, and by address only while
 //! ranges are being reserved.
 //!
-//! - **By length.** `by_len` maps each length some hole has to a list of
-//!   the holes of that length (linked through the holes, most recently
-//!   listed first), so best fit is one search of the lengths, which are
-//!   few where objects have few sizes, and taking, growing or shrinking a
-//!   hole moves it between two lists in O(1) plus that search.
+//! - **By length.** The longest hole stands apart (`top`); `by_len` maps
+//!   each length the other holes have to a list of the holes of that length
+//!   (linked through the holes), so best fit is one search of the lengths,
+//!   which are few where objects have few sizes, then `top` if no listed
+//!   hole fits, and taking, growing or shrinking a hole moves it between
+//!   two lists in O(1) plus that search. A placement at the front of `top`
+//!   — every placement while a segment fills front to back, and every
+//!   reserve of a standby following it — changes no list and no map.
 //! - **By address**, `by_end` (end offset -> hole): what `reserve` needs to
 //!   find the hole that contains an arbitrary range. It is built from the
 //!   holes by the first reserve and kept up to date by every change after
@@ -56,8 +59,11 @@ pub(super) struct Holes {
     vacant: u32,
     /// Holes now.
     live: usize,
-    /// Length -> the first hole of that length.
+    /// Length -> the first hole of that length, for every hole but `top`.
     by_len: BTreeMap<u64, u32>,
+    /// A longest hole (as long as every listed one, or longer), or `NIL`
+    /// when there is no hole.
+    top: u32,
     /// End offset -> hole, while reserves are being made (module docs).
     by_end: Option<BTreeMap<u64, u32>>,
     /// The hole the last reserve found, tried first by the next (a hint:
@@ -72,6 +78,7 @@ impl Holes {
             vacant: NIL,
             live: 0,
             by_len: BTreeMap::new(),
+            top: NIL,
             by_end: None,
             last: NIL,
         }
@@ -84,7 +91,7 @@ impl Holes {
 
     /// The longest hole's length, 0 if there is none.
     pub(super) fn largest(&self) -> u64 {
-        self.by_len.last_key_value().map_or(0, |(&len, _)| len)
+        self.slots.get(self.top).map_or(0, |h| h.len)
     }
 
     /// A hole that exists (its index comes from a side or a list).
@@ -92,10 +99,13 @@ impl Holes {
         *self.slots.at(h)
     }
 
-    /// One of the shortest holes of at least `len` bytes (the one most
-    /// recently given its length), if any.
+    /// One of the shortest holes of at least `len` bytes, if any: a listed
+    /// one (no longer than `top`), else `top`.
     pub(super) fn best_fit(&self, len: u64) -> Option<u32> {
-        self.by_len.range(len..).next().map(|(_, &h)| h)
+        if let Some((_, &h)) = self.by_len.range(len..).next() {
+            return Some(h);
+        }
+        (self.largest() >= len && self.top != NIL).then_some(self.top)
     }
 
     /// The hole that contains all of `start..end` (`start < end`), if one
@@ -158,7 +168,7 @@ impl Holes {
             self.slots.push(hole)
         };
         self.live += 1;
-        self.list(h, len);
+        self.place(h, len);
         if let Some(by_end) = &mut self.by_end {
             by_end.insert(start + len, h);
         }
@@ -168,7 +178,7 @@ impl Holes {
     /// Removes the hole `h`.
     pub(super) fn remove(&mut self, h: u32) {
         let hole = self.get(h);
-        self.unlist(hole.len, hole.prev, hole.next);
+        self.take_out(h, hole);
         if let Some(by_end) = &mut self.by_end {
             by_end.remove(&hole.end());
         }
@@ -180,16 +190,19 @@ impl Holes {
     }
 
     /// Makes the hole `h` the range `start..start+len` (`len > 0`), moving
-    /// it to the list of its new length.
+    /// it to the list of its new length, or keeping it as `top` while it is
+    /// still as long as every listed hole.
     pub(super) fn resize(&mut self, h: u32, start: u64, len: u64) {
         debug_assert!(len > 0);
         let old = self.get(h);
-        if old.len != len {
-            // Listed under the new length before leaving the old one, so
-            // `by_len` never empties on the way (an empty B-tree frees its
-            // node, and the next insert allocates one again).
-            self.list(h, len);
+        if h == self.top {
+            if self.by_len.last_key_value().is_some_and(|(&l, _)| l > len) {
+                self.top = self.pop_longest();
+                self.list(h, len);
+            }
+        } else if old.len != len {
             self.unlist(old.len, old.prev, old.next);
+            self.place(h, len);
         }
         let slot = self.slots.at_mut(h);
         slot.start = start;
@@ -224,9 +237,10 @@ impl Holes {
             .map(|(i, h)| (i as u32, *h))
     }
 
-    /// Panics unless every hole is in the list of its length exactly once,
-    /// the lists hold nothing else, and the address index (if built) names
-    /// exactly the holes by their ends.
+    /// Panics unless every hole but `top` is in the list of its length
+    /// exactly once, the lists hold nothing else, `top` is as long as every
+    /// listed hole, and the address index (if built) names exactly the
+    /// holes by their ends.
     #[cfg(test)]
     pub(super) fn check(&self) {
         let mut listed = std::collections::BTreeSet::new();
@@ -245,12 +259,66 @@ impl Holes {
             }
         }
         let live: std::collections::BTreeSet<u32> = self.each().map(|(i, _)| i).collect();
+        if live.is_empty() {
+            assert_eq!(self.top, NIL, "top without holes");
+        } else {
+            assert!(live.contains(&self.top), "top {} is no hole", self.top);
+            assert!(!listed.contains(&self.top), "top is listed");
+            assert!(self.largest() >= self.by_len.last_key_value().map_or(0, |(&l, _)| l));
+            listed.insert(self.top);
+        }
         assert_eq!(listed, live, "listed holes");
         assert_eq!(live.len(), self.live);
         if let Some(by_end) = &self.by_end {
             let want: BTreeMap<u64, u32> = self.each().map(|(i, h)| (h.end(), i)).collect();
             assert_eq!(by_end, &want, "address index");
         }
+    }
+
+    /// Files the hole `h` (neither `top` nor listed), whose length is now
+    /// `len`: as `top` if it is longer (the old `top` then listed), else in
+    /// its length's list.
+    fn place(&mut self, h: u32, len: u64) {
+        if self.top == NIL {
+            self.top = h;
+            self.set_links(h, NIL, NIL);
+        } else if len > self.largest() {
+            let (old, old_len) = (self.top, self.largest());
+            self.list(old, old_len);
+            self.top = h;
+            self.set_links(h, NIL, NIL);
+        } else {
+            self.list(h, len);
+        }
+    }
+
+    /// Takes the hole `h` (as it was before any change: `was`) out of
+    /// `top` or its list; a listed hole of the greatest length becomes
+    /// `top` if `h` was.
+    fn take_out(&mut self, h: u32, was: Hole) {
+        if h == self.top {
+            self.top = self.pop_longest();
+        } else {
+            self.unlist(was.len, was.prev, was.next);
+        }
+    }
+
+    /// Unlists and returns the first hole of the greatest listed length,
+    /// `NIL` if no hole is listed.
+    fn pop_longest(&mut self) -> u32 {
+        let Some((&len, &head)) = self.by_len.last_key_value() else {
+            return NIL;
+        };
+        let next = self.slots.at(head).next;
+        self.unlist(len, NIL, next);
+        self.set_links(head, NIL, NIL);
+        head
+    }
+
+    fn set_links(&mut self, h: u32, prev: u32, next: u32) {
+        let slot = self.slots.at_mut(h);
+        slot.prev = prev;
+        slot.next = next;
     }
 
     /// Puts `h` first in the list of holes of length `len` (its own `prev`
@@ -279,7 +347,9 @@ impl Holes {
         if prev != NIL {
             self.slots.at_mut(prev).next = next;
         } else if next != NIL {
-            self.by_len.insert(len, next);
+            if let Some(head) = self.by_len.get_mut(&len) {
+                *head = next;
+            }
         } else {
             self.by_len.remove(&len);
         }
