@@ -96,9 +96,9 @@ impl<O: Copy> OffsetAllocator<O> {
         self.blocks.len()
     }
 
-    /// Allocates `len` bytes for `owner` at the front of the shortest free
-    /// range that fits (of equally short ones, the one that most recently
-    /// got its length) and returns the offset and the block's id; `None` if
+    /// Allocates `len` bytes for `owner` at the front of a shortest free
+    /// range that fits (any of equally short ones) and returns the offset
+    /// and the block's id; `None` if
     /// `len` is 0, no free range is large enough or the allocator holds the
     /// most blocks it can name. Best fit keeps large holes intact for large
     /// objects.
