@@ -212,6 +212,24 @@ impl FillWriter {
         true
     }
 
+    /// Starts loading the lines of the next `n` bytes past the filled ones
+    /// (clipped to the buffer), those the next fills write: issued after a
+    /// fill, they arrive while the caller does other work, so the next
+    /// fill's stores find their lines in cache instead of waiting for them
+    /// at the next locked instruction (which drains pending stores).
+    #[inline]
+    pub fn prefetch_next(&self, n: usize) {
+        let at = self.filled();
+        let end = at.saturating_add(n).min(self.buf.len);
+        // Addresses only, never dereferenced (`prefetch_line`): the lines
+        // from the one holding byte `at` up to the one holding `end - 1`.
+        let mut off = at & !(LINE - 1);
+        while off < end {
+            prefetch_line(self.buf.ptr.wrapping_add(off));
+            off += LINE;
+        }
+    }
+
     /// Makes the whole buffer unfilled again and writes zeroes over it, if
     /// no reader holds it (`false`, nothing changed, when one does). The
     /// zeroes are not needed by anyone: writing the whole buffer in one
