@@ -111,17 +111,13 @@ fn master(on: bool) -> Arc<Master> {
     m
 }
 
-/// Keys a block of the interleaved case writes into one master before
-/// the other master's turn.
-const BLOCK: usize = 4096;
-
 /// `journal=interleaved`: the off and the on master in one process,
 /// written in alternating blocks of [`BLOCK`] keys (which goes first
 /// alternates too), each block timed on its own; the consumer reads the
 /// on master's journal throughout. Both rates are measured over the same
 /// stretch of time, so a change in the machine's load between two runs
 /// (this machine is shared) moves both alike and the ratio keeps.
-fn interleaved(n: usize) -> Sample {
+fn interleaved_case(n: usize) -> Sample {
     let keys = keys(n);
     let (off, on) = (master(false), master(true));
     let c = cfg(SoftPinRequest::PRESERVE);
@@ -131,29 +127,14 @@ fn interleaved(n: usize) -> Sample {
         let from = m.journal_stats().last_seq + 1;
         std::thread::spawn(move || consume(&m, from, &done))
     };
-    // Each block's (off, on) times: the same keys, one right after the other.
-    let mut blocks = Vec::with_capacity(n.div_ceil(BLOCK));
-    let block = |m: &MasterCore, from: usize, to: usize| {
-        let t = Stopwatch::start();
+    // Arm 0 the off master, arm 1 the on master: the same keys, one
+    // right after the other.
+    let blocks = interleaved(n, |arm, from, to| {
+        let m = if arm == 0 { &off } else { &on };
         for i in from..to {
             put(m, &keys[i], &c);
         }
-        t.elapsed()
-    };
-    let mut start = 0;
-    let mut b = 0usize;
-    while start < n {
-        let end = (start + BLOCK).min(n);
-        blocks.push(if b % 2 == 0 {
-            let t_off = block(&off, start, end);
-            (t_off, block(&on, start, end))
-        } else {
-            let t_on = block(&on, start, end);
-            (block(&off, start, end), t_on)
-        });
-        start = end;
-        b += 1;
-    }
+    });
     done.store(true, Ordering::Release);
     let got = consumer.join().expect("consumer");
     assert_eq!(
@@ -162,28 +143,21 @@ fn interleaved(n: usize) -> Sample {
         "the journal dropped records"
     );
     assert_eq!(got.records, 2 * n as u64, "two records per put pair");
-    let t_off: std::time::Duration = blocks.iter().map(|b| b.0).sum();
-    let t_on: std::time::Duration = blocks.iter().map(|b| b.1).sum();
-    let mut pair_ratios: Vec<f64> = blocks
-        .iter()
-        .map(|(off, on)| off.as_secs_f64() / on.as_secs_f64())
-        .collect();
-    pair_ratios.sort_by(f64::total_cmp);
-    let mut s = Sample::default();
-    s.set("put_pairs_per_s_off", n as f64 / t_off.as_secs_f64());
-    s.set("put_pairs_per_s_on", n as f64 / t_on.as_secs_f64());
-    s.set("on_over_off", t_off.as_secs_f64() / t_on.as_secs_f64());
-    s.set(
-        "on_over_off_block_median",
-        pair_ratios[pair_ratios.len() / 2],
-    );
-    s
+    blocks.sample(
+        n,
+        [
+            "put_pairs_per_s_off",
+            "put_pairs_per_s_on",
+            "on_over_off",
+            "on_over_off_block_median",
+        ],
+    )
 }
 
 fn child(p: &Params) -> Sample {
     let n = p.usize("n");
     if p.str("journal") == "interleaved" {
-        return interleaved(n);
+        return interleaved_case(n);
     }
     let on = p.str("journal") == "on";
     let keys = keys(n);

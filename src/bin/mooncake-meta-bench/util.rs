@@ -165,6 +165,83 @@ pub fn put(m: &MasterCore, key: &str, c: &WriteConfig) {
         .expect("put_end");
 }
 
+/// Items a block of an [`interleaved`] run holds before the other arm's turn.
+pub const BLOCK: usize = 4096;
+
+/// Two arms over the same `n` items in one process: items `from..to` go
+/// through arm 0 and then arm 1 (`run(arm, from, to)`, timed here), a
+/// block of [`BLOCK`] at a time, and which arm goes first alternates from
+/// block to block. Both arms are measured over the same stretch of time,
+/// so a change in the machine's speed between two runs (this machine is
+/// shared) moves both alike and their ratio keeps.
+pub fn interleaved(n: usize, mut run: impl FnMut(usize, usize, usize)) -> Blocks {
+    let mut timed = |arm: usize, from: usize, to: usize| {
+        let t = Stopwatch::start();
+        run(arm, from, to);
+        t.elapsed()
+    };
+    let mut pairs = Vec::with_capacity(n.div_ceil(BLOCK));
+    let mut start = 0;
+    while start < n {
+        let end = (start + BLOCK).min(n);
+        pairs.push(if pairs.len() % 2 == 0 {
+            let t0 = timed(0, start, end);
+            (t0, timed(1, start, end))
+        } else {
+            let t1 = timed(1, start, end);
+            (timed(0, start, end), t1)
+        });
+        start = end;
+    }
+    Blocks(pairs)
+}
+
+/// Each block's (arm 0, arm 1) times of an [`interleaved`] run.
+pub struct Blocks(pub Vec<(Duration, Duration)>);
+
+impl Blocks {
+    /// Total time of each arm.
+    pub fn totals(&self) -> (Duration, Duration) {
+        (
+            self.0.iter().map(|b| b.0).sum(),
+            self.0.iter().map(|b| b.1).sum(),
+        )
+    }
+
+    /// A sample of `n` items a block run: arm 0's and arm 1's rates, and
+    /// arm 1's over arm 0's as [`ratio`](Self::ratio) and as
+    /// [`block_median_ratio`](Self::block_median_ratio), under the four
+    /// `names` in that order.
+    pub fn sample(&self, n: usize, names: [&str; 4]) -> Sample {
+        let (t0, t1) = self.totals();
+        let mut s = Sample::default();
+        s.set(names[0], n as f64 / t0.as_secs_f64());
+        s.set(names[1], n as f64 / t1.as_secs_f64());
+        s.set(names[2], self.ratio());
+        s.set(names[3], self.block_median_ratio());
+        s
+    }
+
+    /// Arm 1's rate over arm 0's, from the totals.
+    pub fn ratio(&self) -> f64 {
+        let (t0, t1) = self.totals();
+        t0.as_secs_f64() / t1.as_secs_f64()
+    }
+
+    /// The same ratio as the median over the blocks (each block's two
+    /// times taken one right after the other): a block that lost a time
+    /// slice to another process moves it no more than any other block.
+    pub fn block_median_ratio(&self) -> f64 {
+        let mut r: Vec<f64> = self
+            .0
+            .iter()
+            .map(|(a, b)| a.as_secs_f64() / b.as_secs_f64())
+            .collect();
+        r.sort_by(f64::total_cmp);
+        r[r.len() / 2]
+    }
+}
+
 /// Writes every key with `cfg_of(i)`; returns the wall time.
 pub fn put_all<'a>(
     m: &MasterCore,

@@ -50,6 +50,10 @@ fn cases(mode: Mode) -> Vec<Params> {
             ]));
         }
     }
+    v.push(Params::new(&[
+        ("n", size(mode).to_string()),
+        ("op", "pin_interleaved".into()),
+    ]));
     let (cn, every) = cold_size(mode);
     for pin in ["0", "100"] {
         v.push(Params::new(&[
@@ -64,6 +68,9 @@ fn cases(mode: Mode) -> Vec<Params> {
 
 fn child(p: &Params) -> Sample {
     let n = p.usize("n");
+    if p.str("op") == "pin_interleaved" {
+        return pin_interleaved(n);
+    }
     let c = if p.str("pinned_pct") == "100" {
         cfg(SoftPinRequest::enable())
     } else {
@@ -98,6 +105,41 @@ fn child(p: &Params) -> Sample {
     }
     s.set("remove_per_s", n as f64 / t.elapsed().as_secs_f64());
     s
+}
+
+/// `op=pin_interleaved`: put pairs of the same keys into two masters in
+/// one process, unpinned (PRESERVE) into one and pinned (ENABLE, the
+/// default TTL) into the other, in alternating blocks (`interleaved`):
+/// the pin's cost measured over the same stretch of time as the put it
+/// is compared with.
+fn pin_interleaved(n: usize) -> Sample {
+    let keys = keys(n);
+    let (plain, pinned) = (master(), master());
+    let (c_plain, c_pinned) = (cfg(SoftPinRequest::PRESERVE), cfg(SoftPinRequest::enable()));
+    let blocks = interleaved(n, |arm, from, to| {
+        let (m, c) = if arm == 0 {
+            (&plain, &c_plain)
+        } else {
+            (&pinned, &c_pinned)
+        };
+        for i in from..to {
+            put(m, &keys[i], c);
+        }
+    });
+    assert_eq!(
+        pinned.metrics().soft_pin_key_count,
+        n as u64,
+        "every put pinned"
+    );
+    blocks.sample(
+        n,
+        [
+            "put_pairs_per_s_unpinned",
+            "put_pairs_per_s_pinned",
+            "pinned_over_unpinned",
+            "pinned_over_unpinned_block_median",
+        ],
+    )
 }
 
 /// A stream of `n * every + COLD_GAP` filler writes (PutStart+PutEnd, each
@@ -180,6 +222,38 @@ fn figures(r: &Results, mode: Mode) -> Vec<Figure> {
         }
         out.push(slow);
     }
+    let il = [("op", "pin_interleaved")];
+    let par = [("n", ns.clone())];
+    for (name, metric) in [
+        ("put_pairs_unpinned_interleaved", "put_pairs_per_s_unpinned"),
+        ("put_pairs_pinned_interleaved", "put_pairs_per_s_pinned"),
+    ] {
+        out.push(Figure::new(
+            "write",
+            name,
+            &par,
+            "ops/s",
+            Better::Higher,
+            r.values(&il, metric),
+        ));
+    }
+    // The target of put_pin_slowdown again, from rates taken in the same
+    // stretch of time: the median over block pairs.
+    out.push(
+        Figure::new(
+            "write",
+            "put_pin_slowdown_interleaved",
+            &par,
+            "%",
+            Better::Lower,
+            r.values(&il, "pinned_over_unpinned_block_median")
+                .into_iter()
+                .map(|x| (1.0 - x) * 100.0)
+                .collect(),
+        )
+        .target(Target::AtMost(5.0))
+        .note("100 % pinned (ENABLE) vs unpinned put pairs into two masters in one process, alternating blocks of 4096 keys; the median over block pairs"),
+    );
     for pin in ["0", "100"] {
         let mut f = Figure::new(
             "write",
