@@ -208,7 +208,7 @@ impl Blocks {
         )
     }
 
-    /// A sample of `n` items a block run: arm 0's and arm 1's rates, and
+    /// The sample of a run over `n` items: arm 0's and arm 1's rates, and
     /// arm 1's over arm 0's as [`ratio`](Self::ratio) and as
     /// [`block_median_ratio`](Self::block_median_ratio), under the four
     /// `names` in that order.
@@ -238,7 +238,8 @@ impl Blocks {
             .map(|(a, b)| a.as_secs_f64() / b.as_secs_f64())
             .collect();
         r.sort_by(f64::total_cmp);
-        r[r.len() / 2]
+        // No blocks (a run of no items): no ratio.
+        r.get(r.len() / 2).copied().unwrap_or(f64::NAN)
     }
 }
 
