@@ -1,5 +1,6 @@
-//! Timing of lock holds: `longest_hold_ns` of the deadline indexes and
-//! the eviction's longest shard-lock hold are taken with it. A hold is
+//! Timing of lock holds, and the longest one recorded ([`LongestHold`]):
+//! the deadline indexes' `longest_hold_ns` and the eviction's longest
+//! shard-lock hold. A hold is
 //! timed on every lock taken on a per-key path (a pinned put registers
 //! its deadline under the index mutex), so reading the time must cost
 //! little: the CPU's time-stamp counter (`memory::cycle_counter`, ~10 ns)
@@ -7,6 +8,7 @@
 //! the monotonic clock; the monotonic clock itself (25–40 ns a read,
 //! twice a hold) where there is no usable counter.
 
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
@@ -93,6 +95,31 @@ impl HoldTimer {
             Source::Counter(ns_per_tick) => (d as f64 * ns_per_tick) as u64,
             Source::Monotonic => d,
         }
+    }
+}
+
+/// The longest hold recorded since creation or the last reset (ns): a
+/// high-water mark that any thread raises and reads without a lock.
+#[derive(Debug, Default)]
+pub(crate) struct LongestHold(AtomicU64);
+
+impl LongestHold {
+    /// Raises the mark to `ns` if it is longer. Almost every hold is
+    /// shorter than the mark: a plain load then spares it a locked
+    /// read-modify-write on this shared word.
+    #[inline]
+    pub(crate) fn record(&self, ns: u64) {
+        if ns > self.0.load(Relaxed) {
+            self.0.fetch_max(ns, Relaxed);
+        }
+    }
+
+    pub(crate) fn get(&self) -> u64 {
+        self.0.load(Relaxed)
+    }
+
+    pub(crate) fn reset(&self) {
+        self.0.store(0, Relaxed);
     }
 }
 

@@ -4,13 +4,13 @@
 
 use super::EvictionReport;
 use crate::clock::Instant;
+use crate::hold_timer::{HoldTimer, LongestHold};
 use crate::master::MasterCore;
 use crate::object::NO_DEADLINE;
 use crate::retention::retention_active;
 use crate::soft_pin::state::is_active;
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Instant as WallInstant;
 
 /// Arena slots a collection visits under one shard read lock. A slot costs
 /// tens of nanoseconds at most (two cache lines of a sequential stream, and
@@ -106,7 +106,7 @@ pub(super) struct Candidates {
 #[derive(Default)]
 pub(crate) struct EvictionScratch {
     buffer: Mutex<Vec<Candidate>>,
-    pub(super) longest_hold_ns: AtomicU64,
+    pub(super) longest_hold: LongestHold,
     /// The wall time of the last run's collection, first sort and passes
     /// (ns), for the benchmark's split of a run.
     pub(super) last_phases_ns: [AtomicU64; 3],
@@ -150,13 +150,6 @@ impl EvictionScratch {
                 u64::try_from(d.as_nanos()).unwrap_or(u64::MAX),
                 Ordering::Relaxed,
             );
-        }
-    }
-
-    pub(super) fn record_hold(&self, held: std::time::Duration) {
-        let ns = u64::try_from(held.as_nanos()).unwrap_or(u64::MAX);
-        if ns > self.longest_hold_ns.load(Ordering::Relaxed) {
-            self.longest_hold_ns.fetch_max(ns, Ordering::Relaxed);
         }
     }
 }
@@ -206,7 +199,7 @@ impl MasterCore {
                     list.reserve(SCAN_SLICE);
                     fault_in(&mut list);
                     let st = shard.state.read();
-                    let held = WallInstant::now();
+                    let held = HoldTimer::start();
                     let generation = self.generation();
                     if seen.is_some_and(|g| g != generation) {
                         // A restore installed a new state since the last
@@ -269,9 +262,9 @@ impl MasterCore {
                         list.push(c);
                     });
                     drop(retained);
-                    let held = held.elapsed();
+                    let held_ns = held.elapsed_ns();
                     drop(st);
-                    self.eviction.record_hold(held);
+                    self.eviction.longest_hold.record(held_ns);
                     #[cfg(feature = "test-hooks")]
                     if let Some(next) = from {
                         self.race_point(crate::quiesce::RacePoint::EvictionSlice {

@@ -15,6 +15,7 @@ use super::order::Ordered;
 use super::{evictable, EvictionReport};
 use crate::clock::Instant;
 use crate::group::Group;
+use crate::hold_timer::HoldTimer;
 use crate::key;
 use crate::master::MasterCore;
 use crate::retention::retention_active;
@@ -24,7 +25,6 @@ use crate::types::Key;
 use hashbrown::HashMap;
 use smallvec::SmallVec;
 use std::sync::Arc;
-use std::time::Instant as WallInstant;
 
 /// Candidates evicted under one hold of their shards' write locks. Each
 /// eviction under the locks costs a few hundred nanoseconds once its misses
@@ -95,7 +95,7 @@ impl MasterCore {
         }
         // Timed from the first lock: it is held while the others are
         // taken. Ascending shard order, as the lock order requires.
-        let held = WallInstant::now();
+        let held = HoldTimer::start();
         let mut guards: SmallVec<[_; WINDOW]> = shards
             .iter()
             .map(|&s| self.shards[s].state.write())
@@ -146,9 +146,9 @@ impl MasterCore {
             report.evicted_bytes += bytes;
             report.evicted_pinned += pinned as u64;
         }
-        let held = held.elapsed();
+        let held_ns = held.elapsed_ns();
         drop(guards);
-        self.eviction.record_hold(held);
+        self.eviction.longest_hold.record(held_ns);
     }
 
     /// The pass's step at grouped candidate `c`: its group evicted whole if

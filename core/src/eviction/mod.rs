@@ -273,7 +273,7 @@ impl MasterCore {
     /// [`debug_reset_eviction_hold`](Self::debug_reset_eviction_hold).
     #[doc(hidden)]
     pub fn debug_eviction_longest_hold_ns(&self) -> u64 {
-        self.eviction.longest_hold_ns.load(Ordering::Relaxed)
+        self.eviction.longest_hold.get()
     }
 
     /// The wall time of the last eviction run's collection (the discarded
@@ -288,7 +288,7 @@ impl MasterCore {
     /// Resets [`debug_eviction_longest_hold_ns`](Self::debug_eviction_longest_hold_ns).
     #[doc(hidden)]
     pub fn debug_reset_eviction_hold(&self) {
-        self.eviction.longest_hold_ns.store(0, Ordering::Relaxed);
+        self.eviction.longest_hold.reset();
     }
 }
 

@@ -14,7 +14,7 @@
 //! registrations ([`DeadlineIndex::register`] with `fresh`, [`DeadlineIndex::unregister`]).
 //! Lock rule: this mutex is LAST in the master's lock order; nothing here calls out under it.
 
-use crate::hold_timer::HoldTimer;
+use crate::hold_timer::{HoldTimer, LongestHold};
 use std::fmt;
 use std::mem;
 use std::sync::atomic::{
@@ -412,7 +412,7 @@ fn compact<T: Copy + Default>(heap: Heap<T>, validate: Validate<'_, T>) -> Heap<
 /// The master-level deadline index. See the module docs for invariants and the lock rule.
 pub struct DeadlineIndex<T = PinTarget> {
     inner: Mutex<Inner<T>>,
-    longest_hold_ns: AtomicU64,
+    longest_hold: LongestHold,
     /// `Inner::epoch`, written under the mutex by `clear`/`replace_all`, readable without it.
     epoch: AtomicU64,
     /// `Inner::over_bound` as of the last hold that changed the index: lets the caller check
@@ -459,7 +459,7 @@ impl<T: Copy + Default> DeadlineIndex<T> {
                 epoch: 0,
                 rebuilds: 0,
             }),
-            longest_hold_ns: AtomicU64::new(0),
+            longest_hold: LongestHold::default(),
             epoch: AtomicU64::new(0),
             wanted: AtomicBool::new(false),
             need_spare: AtomicBool::new(true),
@@ -490,11 +490,7 @@ impl<T: Copy + Default> DeadlineIndex<T> {
         let held_ns = timer.elapsed_ns();
         drop(guard);
         drop(freed);
-        // Almost every hold is shorter than the record: a plain load then
-        // spares every index operation a locked RMW on this shared word.
-        if held_ns > self.longest_hold_ns.load(Relaxed) {
-            self.longest_hold_ns.fetch_max(held_ns, Relaxed);
-        }
+        self.longest_hold.record(held_ns);
         result
     }
 
@@ -689,7 +685,7 @@ impl<T: Copy + Default> DeadlineIndex<T> {
             heap_len,
             live,
             rebuilds,
-            longest_hold_ns: self.longest_hold_ns.load(Relaxed),
+            longest_hold_ns: self.longest_hold.get(),
         }
     }
 
@@ -703,7 +699,7 @@ impl<T: Copy + Default> DeadlineIndex<T> {
 
     /// Longest index-mutex hold since creation or the last reset; lock-free.
     pub fn longest_hold_ns(&self) -> u64 {
-        self.longest_hold_ns.load(Relaxed)
+        self.longest_hold.get()
     }
 
     /// All heap entries, including those detached by a running rebuild.
@@ -716,7 +712,7 @@ impl<T: Copy + Default> DeadlineIndex<T> {
     }
 
     pub fn reset_longest_hold(&self) {
-        self.longest_hold_ns.store(0, Relaxed);
+        self.longest_hold.reset();
     }
 
     /// Drops everything (restore, failed candidate). The old heap is freed outside the lock.

@@ -6,7 +6,7 @@
 //! valid again, heap_len <= max(4096, 2 * live).
 //! Lock rule: this mutex is LAST in the master's lock order; nothing here calls out under it.
 
-use crate::hold_timer::HoldTimer;
+use crate::hold_timer::{HoldTimer, LongestHold};
 use std::cmp::{Ordering as CmpOrdering, Reverse};
 use std::collections::BinaryHeap;
 use std::fmt;
@@ -310,7 +310,7 @@ fn compact(heap: Heap) -> Heap {
 pub struct KeyedDeadlineIndex {
     inner: Mutex<Inner>,
     hasher: foldhash::fast::RandomState,
-    longest_hold_ns: AtomicU64,
+    longest_hold: LongestHold,
     /// `Inner::epoch`, written under the mutex by `clear`/`replace_all`, readable without it.
     epoch: AtomicU64,
 }
@@ -344,7 +344,7 @@ impl KeyedDeadlineIndex {
                 rebuilds: 0,
             }),
             hasher: foldhash::fast::RandomState::default(),
-            longest_hold_ns: AtomicU64::new(0),
+            longest_hold: LongestHold::default(),
             epoch: AtomicU64::new(0),
         }
     }
@@ -357,11 +357,7 @@ impl KeyedDeadlineIndex {
         let result = f(&mut guard);
         let held_ns = timer.elapsed_ns();
         drop(guard);
-        // Almost every hold is shorter than the record: a plain load then
-        // spares every index operation a locked RMW on this shared word.
-        if held_ns > self.longest_hold_ns.load(Relaxed) {
-            self.longest_hold_ns.fetch_max(held_ns, Relaxed);
-        }
+        self.longest_hold.record(held_ns);
         result
     }
 
@@ -506,7 +502,7 @@ impl KeyedDeadlineIndex {
             heap_len,
             live,
             rebuilds,
-            longest_hold_ns: self.longest_hold_ns.load(Relaxed),
+            longest_hold_ns: self.longest_hold.get(),
         }
     }
 
@@ -520,7 +516,7 @@ impl KeyedDeadlineIndex {
 
     /// Longest index-mutex hold since creation or the last reset; lock-free.
     pub fn longest_hold_ns(&self) -> u64 {
-        self.longest_hold_ns.load(Relaxed)
+        self.longest_hold.get()
     }
 
     /// All heap entries, including those detached by a running rebuild.
@@ -533,7 +529,7 @@ impl KeyedDeadlineIndex {
     }
 
     pub fn reset_longest_hold(&self) {
-        self.longest_hold_ns.store(0, Relaxed);
+        self.longest_hold.reset();
     }
 
     /// Drops everything (restore, failed candidate). The old contents are freed outside the lock.
