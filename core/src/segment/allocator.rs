@@ -142,11 +142,11 @@ impl<O: Copy> OffsetAllocator<O> {
     /// a wrong length, an offset inside or outside the block).
     pub fn free(&mut self, id: BlockId, offset: u64, len: u64) -> Result<O, AllocError> {
         self.check_range(offset, len)?;
-        let block = self.block(id, offset)?;
-        if block.len != len {
-            return Err(AllocError::UnknownBlock);
-        }
-        let (left, right) = self.blocks.sides(id).ok_or(AllocError::UnknownBlock)?;
+        let (block, left, right) = self
+            .blocks
+            .with_sides(id)
+            .filter(|(b, _, _)| b.offset == offset && b.len == len)
+            .ok_or(AllocError::UnknownBlock)?;
         match (left.as_hole(), right.as_hole()) {
             (None, None) => {
                 let h = self.holes.add(offset, len, left, right);

@@ -138,9 +138,24 @@ impl<O: Copy> Blocks<O> {
         })
     }
 
-    /// The sides `(left, right)` of the occupied block `id`.
+    /// The sides `(left, right)` of the occupied block `id` (the
+    /// allocator's invariant check and tests).
+    #[cfg(test)]
     pub(super) fn sides(&self, id: BlockId) -> Option<(Adjacent, Adjacent)> {
         self.occupied(id).map(|s| (s.left, s.right))
+    }
+
+    /// The occupied block `id` with its sides `(left, right)`, in one read
+    /// of its slot (what a free needs).
+    pub(super) fn with_sides(&self, id: BlockId) -> Option<(Block<O>, Adjacent, Adjacent)> {
+        self.occupied(id).map(|s| {
+            let block = Block {
+                offset: s.offset,
+                len: s.len,
+                owner: s.owner,
+            };
+            (block, s.left, s.right)
+        })
     }
 
     /// Re-owns the occupied block `id`; `false` if it is not occupied.
