@@ -19,6 +19,7 @@ use crate::segment::SegmentTable;
 use crate::shard::{Discarded, ShardState};
 use crate::soft_pin::SoftPinIntent;
 use crate::types::{Key, ReplicaKind};
+use smallvec::SmallVec;
 use std::sync::atomic::Ordering;
 
 impl MasterCore {
@@ -612,16 +613,16 @@ impl<'a> ObjectSet<'a> {
 /// An `ObjectStarted` of `obj`, a new key's object as its Start left it,
 /// measured for writing and encoded straight from the master's state:
 /// replicas on segments gone from the table are left out, as
-/// [`ObjectSet`] leaves them out.
+/// [`ObjectSet`] leaves them out. Each replica's segment is looked up
+/// once, when it is measured.
 struct ObjectStarted<'a> {
-    table: &'a SegmentTable,
     k: KeyBytes<'a>,
     obj: &'a Object,
     group: Option<&'a str>,
     pending: SoftPinIntent,
-    /// The replicas in id order.
-    order: std::borrow::Cow<'a, [Replica]>,
-    replicas: u32,
+    /// The replicas recorded, in id order, each with its segment's name
+    /// (`None`: LOCAL_DISK).
+    replicas: SmallVec<[(&'a Replica, Option<&'a str>); 2]>,
     len: usize,
 }
 
@@ -643,32 +644,28 @@ impl<'a> ObjectStarted<'a> {
         );
         let k = KeyBytes::of(st, obj);
         let group = obj.group().map(|g| g.name());
-        // Replicas in id order (a Start's come so; one needs no check).
-        let order = if obj.replicas.len() < 2 || obj.replicas.is_sorted_by_key(|r| r.id) {
-            std::borrow::Cow::Borrowed(&obj.replicas[..])
-        } else {
-            let mut v = obj.replicas.to_vec();
-            v.sort_unstable_by_key(|r| r.id);
-            std::borrow::Cow::Owned(v)
-        };
         let mut len = 1 + 8 + k.tenant.len() + k.key.len() + 5 * 8 + 1;
         len += 1 + group.map_or(0, |g| 4 + g.len());
         len += 1 + usize::from(matches!(pending, SoftPinIntent::Enable { .. })) * 8;
         len += 4;
-        let mut replicas = 0u32;
-        for r in order.iter() {
+        let mut replicas: SmallVec<[(&Replica, Option<&str>); 2]> = SmallVec::new();
+        let mut sorted = true;
+        for r in obj.replicas.iter() {
             if let Ok(seg) = replica_segment(table, r) {
-                replicas += 1;
                 len += 8 + 1 + seg.map_or(8, |name| 4 + name.len() + 8);
+                sorted &= replicas.last().is_none_or(|(p, _)| p.id < r.id);
+                replicas.push((r, seg));
             }
         }
+        // A Start's replicas come in id order; the record's are, always.
+        if !sorted {
+            replicas.sort_unstable_by_key(|(r, _)| r.id);
+        }
         ObjectStarted {
-            table,
             k,
             obj,
             group,
             pending,
-            order,
             replicas,
             len,
         }
@@ -695,11 +692,8 @@ impl<'a> ObjectStarted<'a> {
             }
         }
         w.intent(self.pending);
-        w.u32(self.replicas);
-        for r in self.order.iter() {
-            let Ok(seg) = replica_segment(self.table, r) else {
-                continue;
-            };
+        w.u32(self.replicas.len() as u32);
+        for &(r, seg) in &self.replicas {
             w.u64(r.id);
             match seg {
                 None => {
