@@ -42,7 +42,9 @@ pub struct CleanupStats {
     pub batches: u64,
     /// Shard read locks taken (one per affected shard per batch).
     pub shards_touched: u64,
-    /// Longest deadline-index mutex hold seen by this master so far, rebuilds included (ns).
+    /// Longest deadline-index mutex hold seen by this master so far, rebuilds included (ns;
+    /// one registration hold in
+    /// [`REGISTER_TIMED_EVERY`](crate::soft_pin::index::REGISTER_TIMED_EVERY) is timed).
     pub longest_index_hold_ns: u64,
     /// Wall time of the cycle, real monotonic clock (ns).
     pub duration_ns: u64,

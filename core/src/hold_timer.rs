@@ -1,8 +1,8 @@
 //! Timing of lock holds, and the longest one recorded ([`LongestHold`]):
 //! the deadline indexes' `longest_hold_ns` and the eviction's longest
-//! shard-lock hold. A hold is
-//! timed on every lock taken on a per-key path (a pinned put registers
-//! its deadline under the index mutex), so reading the time must cost
+//! shard-lock hold. Holds are timed on per-key paths too (one pinned
+//! put's registration under the index mutex in
+//! `soft_pin::index::REGISTER_TIMED_EVERY`), so reading the time must cost
 //! little: the CPU's time-stamp counter (`memory::cycle_counter`, ~10 ns)
 //! where it runs at a constant rate, calibrated once per process against
 //! the monotonic clock; the monotonic clock itself (25–40 ns a read,

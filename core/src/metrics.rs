@@ -322,7 +322,7 @@ impl MasterCore {
         put(
             "master_soft_pin_index_longest_hold_ns",
             "gauge",
-            "Longest deadline-index mutex hold.",
+            "Longest deadline-index mutex hold (one registration hold in 32 is timed, every other hold each time).",
             s.cleanup_longest_hold_ns,
         );
         put(

@@ -57,6 +57,21 @@ enum PopStep {
 }
 /// A pop never reserves room for more entries than this at once (outside the lock).
 const MAX_POP_RESERVE: usize = 4096;
+/// One registration hold in this many is timed for `longest_hold_ns`. A registration's hold
+/// is one push (O(log heap) entries moved, no allocation: its chunk is made before the lock),
+/// so its length does not depend on what is registered; reading the cycle counter twice took
+/// about a third of it, 3 % of a pinned put pair (bench/README.md). Every other hold (pops,
+/// rebuild swaps and merges, restores) is timed each time.
+pub const REGISTER_TIMED_EVERY: u32 = 32;
+
+/// Which holds [`DeadlineIndex::hold`] times.
+#[derive(Clone, Copy)]
+enum Timing {
+    Always,
+    /// One registration hold in [`REGISTER_TIMED_EVERY`].
+    Register,
+}
+
 /// Children per heap node: a 4-ary heap is shallower than a binary one and its children share
 /// a cache line or two, which makes pops (the cleanup path) cheaper.
 const ARITY: usize = 4;
@@ -348,9 +363,24 @@ struct Inner<T> {
     /// Bumped by `clear`/`replace_all`, so a rebuild of the previous contents is discarded.
     epoch: u64,
     rebuilds: u64,
+    /// Registrations until the next one whose hold is timed (see [`REGISTER_TIMED_EVERY`]).
+    untimed_left: u32,
 }
 
 impl<T: Copy + Default> Inner<T> {
+    /// Whether this registration's hold is the one in [`REGISTER_TIMED_EVERY`] that is timed
+    /// (the first one is).
+    #[inline]
+    fn time_this_register(&mut self) -> bool {
+        if self.untimed_left == 0 {
+            self.untimed_left = REGISTER_TIMED_EVERY - 1;
+            true
+        } else {
+            self.untimed_left -= 1;
+            false
+        }
+    }
+
     fn over_bound(&self, live: usize) -> bool {
         !self.rebuilding && self.heap.len() > heap_bound(live)
     }
@@ -458,6 +488,7 @@ impl<T: Copy + Default> DeadlineIndex<T> {
                 detached: 0,
                 epoch: 0,
                 rebuilds: 0,
+                untimed_left: 0,
             }),
             longest_hold: LongestHold::default(),
             epoch: AtomicU64::new(0),
@@ -473,8 +504,18 @@ impl<T: Copy + Default> DeadlineIndex<T> {
     /// Runs `f` under the mutex and records the hold time. Whatever `f` returns is dropped by the
     /// caller after the lock is released, which is how large buffers are freed outside it.
     fn locked<R>(&self, f: impl FnOnce(&mut Inner<T>) -> R) -> R {
+        self.hold(Timing::Always, f)
+    }
+
+    /// [`locked`](Self::locked), timing the hold as `timing` says.
+    #[inline]
+    fn hold<R>(&self, timing: Timing, f: impl FnOnce(&mut Inner<T>) -> R) -> R {
         let mut guard = self.inner.lock();
-        let timer = HoldTimer::start();
+        let timed = match timing {
+            Timing::Always => true,
+            Timing::Register => guard.time_this_register(),
+        };
+        let timer = timed.then(HoldTimer::start);
         let result = f(&mut guard);
         self.heap_len
             .store(guard.heap.len() + guard.detached, Relaxed);
@@ -487,10 +528,12 @@ impl<T: Copy + Default> DeadlineIndex<T> {
             self.need_spare.store(spare, Relaxed);
         }
         let freed = guard.heap.take_freed();
-        let held_ns = timer.elapsed_ns();
+        let held_ns = timer.map(|t| t.elapsed_ns());
         drop(guard);
         drop(freed);
-        self.longest_hold.record(held_ns);
+        if let Some(ns) = held_ns {
+            self.longest_hold.record(ns);
+        }
         result
     }
 
@@ -504,14 +547,15 @@ impl<T: Copy + Default> DeadlineIndex<T> {
     /// Pushes the entry of a registration of `target` with `deadline` and `version`; `fresh`
     /// says it is a new registration (`live` + 1) rather than an update of a live one, whose
     /// earlier entry the version bump has made stale. O(log heap) under the lock; never
-    /// rebuilds (see [`DeadlineIndex::rebuild_wanted`]).
+    /// rebuilds (see [`DeadlineIndex::rebuild_wanted`]). One hold in [`REGISTER_TIMED_EVERY`]
+    /// is timed.
     pub fn register(&self, target: T, version: u32, deadline: u64, fresh: bool) {
         // The chunk a push may need is made (and an unneeded one freed) outside the lock.
         let chunk = self.need_spare.load(Relaxed).then(new_chunk);
         if fresh {
             self.live.fetch_add(1, Relaxed);
         }
-        let unused = self.locked(|inner| {
+        let unused = self.hold(Timing::Register, |inner| {
             let unused = chunk.and_then(|c| inner.heap.add_spare(c));
             inner.heap.push(Entry {
                 deadline,
@@ -1035,6 +1079,24 @@ mod tests {
         assert_eq!((after.popped, after.epoch, out[0].target), (1, 1, 2));
         idx.clear();
         assert_eq!((idx.epoch(), idx.live(), idx.heap_len()), (2, 0, 0));
+    }
+
+    #[test]
+    fn one_registration_hold_in_register_timed_every_is_timed_the_first_included() {
+        let n = REGISTER_TIMED_EVERY as usize;
+        let idx = DeadlineIndex::<u64>::new();
+        let decisions: Vec<bool> =
+            idx.locked(|inner| (0..3 * n).map(|_| inner.time_this_register()).collect());
+        let timed: Vec<usize> = (0..3 * n).filter(|&i| decisions[i]).collect();
+        assert_eq!(timed, vec![0, n, 2 * n]);
+        // Registrations take the same turns: after `n` of them (the first timed), the next
+        // one is timed again.
+        let idx = DeadlineIndex::<u64>::new();
+        for t in 0..n as u64 {
+            idx.register(t, 1, 10 + t, true);
+        }
+        assert!(idx.locked(|inner| inner.time_this_register()));
+        assert!(!idx.locked(|inner| inner.time_this_register()));
     }
 
     #[test]
