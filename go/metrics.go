@@ -55,7 +55,7 @@ type Metrics struct {
 	CleanupExpired uint64
 	// CleanupLastDuration is the duration of the last cleanup cycle.
 	CleanupLastDuration time.Duration
-	// CleanupLongestHold is the longest deadline-index lock hold.
+	// CleanupLongestHold is the longest deadline-index lock hold (registrations are sampled: one hold in 32, and every one that starts a heap chunk).
 	CleanupLongestHold time.Duration
 	// IndexHeapSize is the number of deadline heap entries, stale ones
 	// included.

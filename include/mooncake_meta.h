@@ -412,7 +412,7 @@ typedef struct mooncake_meta_cleanup_stats {
      */
     uint64_t shards_touched;
     /**
-     * Longest deadline-index lock hold seen by this master so far, in ns.
+     * Longest deadline-index lock hold seen by this master so far, in ns (registrations are sampled: one hold in 32, and every one that starts a heap chunk).
      */
     uint64_t longest_index_hold_ns;
     /**
@@ -553,7 +553,7 @@ typedef struct mooncake_meta_metrics_snapshot {
      */
     uint64_t cleanup_last_duration_ns;
     /**
-     * Longest deadline-index lock hold, in ns.
+     * Longest deadline-index lock hold, in ns (registrations are sampled: one hold in 32, and every one that starts a heap chunk).
      */
     uint64_t cleanup_longest_hold_ns;
     /**

@@ -59,7 +59,7 @@ pub struct mooncake_meta_metrics_snapshot {
     pub cleanup_expired: u64,
     /// Duration of the last cleanup cycle, in ns.
     pub cleanup_last_duration_ns: u64,
-    /// Longest deadline-index lock hold, in ns.
+    /// Longest deadline-index lock hold, in ns (registrations are sampled: one hold in 32, and every one that starts a heap chunk).
     pub cleanup_longest_hold_ns: u64,
     /// Deadline heap entries, stale ones included.
     pub index_heap_size: u64,

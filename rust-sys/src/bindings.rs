@@ -358,7 +358,7 @@ pub struct mooncake_meta_cleanup_stats {
     pub batches: u64,
     /// Shard read locks taken (one per affected shard per batch).
     pub shards_touched: u64,
-    /// Longest deadline-index lock hold seen by this master so far, in ns.
+    /// Longest deadline-index lock hold seen by this master so far, in ns (registrations are sampled: one hold in 32, and every one that starts a heap chunk).
     pub longest_index_hold_ns: u64,
     /// Wall time of the cycle on a real monotonic clock, in ns.
     pub duration_ns: u64,
@@ -473,7 +473,7 @@ pub struct mooncake_meta_metrics_snapshot {
     pub cleanup_expired: u64,
     /// Duration of the last cleanup cycle, in ns.
     pub cleanup_last_duration_ns: u64,
-    /// Longest deadline-index lock hold, in ns.
+    /// Longest deadline-index lock hold, in ns (registrations are sampled: one hold in 32, and every one that starts a heap chunk).
     pub cleanup_longest_hold_ns: u64,
     /// Deadline heap entries, stale ones included.
     pub index_heap_size: u64,

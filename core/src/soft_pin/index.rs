@@ -57,18 +57,22 @@ enum PopStep {
 }
 /// A pop never reserves room for more entries than this at once (outside the lock).
 const MAX_POP_RESERVE: usize = 4096;
-/// One registration hold in this many is timed for `longest_hold_ns`. A registration's hold
-/// is one push (O(log heap) entries moved, no allocation: its chunk is made before the lock),
-/// so its length does not depend on what is registered; reading the cycle counter twice took
-/// about a third of it, 3 % of a pinned put pair (bench/README.md). Every other hold (pops,
-/// rebuild swaps and merges, restores) is timed each time.
+/// One registration hold in this many is timed for `longest_hold_ns`, and every registration
+/// that starts a new chunk of the heap. A registration's hold is one push: O(log heap)
+/// entries moved, and an allocation only when the push starts a chunk (normally the spare
+/// made before the lock; a rebuild swapping the heap meanwhile can leave none), so apart
+/// from those always-timed pushes its length does not depend on what is registered. Reading
+/// the cycle counter twice took about a third of it, 3 % of a pinned put pair
+/// (bench/README.md). Every other hold that works on the index (pops, rebuild swaps and
+/// merges, restores) is timed each time.
 pub const REGISTER_TIMED_EVERY: u32 = 32;
 
 /// Which holds [`DeadlineIndex::hold`] times.
 #[derive(Clone, Copy)]
 enum Timing {
     Always,
-    /// One registration hold in [`REGISTER_TIMED_EVERY`].
+    /// One registration hold in [`REGISTER_TIMED_EVERY`], and every one whose push starts a
+    /// chunk.
     Register,
 }
 
@@ -226,6 +230,13 @@ impl<T: Copy + Default> Heap<T> {
         self.chunks.iter().flatten()
     }
 
+    /// Whether the next push starts a chunk: the one push that may allocate (when no spare
+    /// chunk was handed in) and grows the list of chunks.
+    #[inline]
+    fn at_chunk_boundary(&self) -> bool {
+        self.len == self.chunks.len() * CHUNK
+    }
+
     /// Whether a push may need a chunk that is not there yet.
     fn wants_spare(&self) -> bool {
         self.spare.is_empty()
@@ -368,6 +379,16 @@ struct Inner<T> {
 }
 
 impl<T: Copy + Default> Inner<T> {
+    /// Whether the hold about to run is timed.
+    #[inline]
+    fn times(&mut self, timing: Timing) -> bool {
+        match timing {
+            Timing::Always => true,
+            // Not short-circuited: every registration takes its turn in the count.
+            Timing::Register => self.time_this_register() | self.heap.at_chunk_boundary(),
+        }
+    }
+
     /// Whether this registration's hold is the one in [`REGISTER_TIMED_EVERY`] that is timed
     /// (the first one is).
     #[inline]
@@ -511,11 +532,7 @@ impl<T: Copy + Default> DeadlineIndex<T> {
     #[inline]
     fn hold<R>(&self, timing: Timing, f: impl FnOnce(&mut Inner<T>) -> R) -> R {
         let mut guard = self.inner.lock();
-        let timed = match timing {
-            Timing::Always => true,
-            Timing::Register => guard.time_this_register(),
-        };
-        let timer = timed.then(HoldTimer::start);
+        let timer = guard.times(timing).then(HoldTimer::start);
         let result = f(&mut guard);
         self.heap_len
             .store(guard.heap.len() + guard.detached, Relaxed);
@@ -538,8 +555,9 @@ impl<T: Copy + Default> DeadlineIndex<T> {
     }
 
     /// Constant-time reads under the mutex, not timed: `longest_hold_ns`
-    /// reports the holds that do index work (register, unregister, pop,
-    /// rebuild swaps), so reading metrics cannot inflate it.
+    /// reports the holds that do index work (registrations, sampled; pops,
+    /// rebuild swaps and merges, restores), so reading metrics cannot
+    /// inflate it.
     fn read<R>(&self, f: impl FnOnce(&Inner<T>) -> R) -> R {
         f(&self.inner.lock())
     }
@@ -548,7 +566,7 @@ impl<T: Copy + Default> DeadlineIndex<T> {
     /// says it is a new registration (`live` + 1) rather than an update of a live one, whose
     /// earlier entry the version bump has made stale. O(log heap) under the lock; never
     /// rebuilds (see [`DeadlineIndex::rebuild_wanted`]). One hold in [`REGISTER_TIMED_EVERY`]
-    /// is timed.
+    /// is timed, and every one whose push starts a chunk.
     pub fn register(&self, target: T, version: u32, deadline: u64, fresh: bool) {
         // The chunk a push may need is made (and an unneeded one freed) outside the lock.
         let chunk = self.need_spare.load(Relaxed).then(new_chunk);
@@ -1097,6 +1115,39 @@ mod tests {
         }
         assert!(idx.locked(|inner| inner.time_this_register()));
         assert!(!idx.locked(|inner| inner.time_this_register()));
+        // The holds between two timed ones record nothing.
+        let idx = DeadlineIndex::<u64>::new();
+        idx.register(0, 1, 10, true);
+        idx.reset_longest_hold();
+        for t in 1..n as u64 {
+            idx.register(t, 1, 10 + t, true);
+        }
+        assert_eq!(idx.longest_hold_ns(), 0);
+    }
+
+    #[test]
+    fn a_registration_that_starts_a_chunk_is_always_timed() {
+        let idx = DeadlineIndex::<u64>::new();
+        for t in 0..CHUNK as u64 {
+            idx.register(t, 1, 10 + t, true);
+        }
+        idx.locked(|inner| {
+            // The next push starts the second chunk: timed off its turn in the count.
+            assert!(inner.heap.at_chunk_boundary());
+            inner.untimed_left = 5;
+            assert!(inner.times(Timing::Register));
+            inner.heap.push(Entry {
+                deadline: 1,
+                target: 0,
+                version: 1,
+            });
+            inner.untimed_left = 5;
+            assert!(
+                !inner.times(Timing::Register),
+                "off its turn, inside a chunk"
+            );
+            assert_eq!(inner.untimed_left, 4, "the turn is counted either way");
+        });
     }
 
     #[test]
@@ -1334,7 +1385,8 @@ mod tests {
             (2 * N as usize, N as usize, 0)
         );
         eprintln!(
-            "registering {N} targets and updating each once: longest index-lock hold {} ns",
+            "registering {N} targets and updating each once: longest index-lock hold {} ns \
+             (one registration hold in {REGISTER_TIMED_EVERY} timed, and each that starts a chunk)",
             before.longest_hold_ns
         );
         idx.reset_longest_hold();
