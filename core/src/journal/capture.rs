@@ -622,7 +622,7 @@ struct ObjectStarted<'a> {
     pending: SoftPinIntent,
     /// The replicas recorded, in id order, each with its segment's name
     /// (`None`: LOCAL_DISK).
-    replicas: SmallVec<[(&'a Replica, Option<&'a str>); 4]>,
+    replicas: SmallVec<[(&'a Replica, Option<&'a str>); 2]>,
     len: usize,
 }
 
@@ -648,9 +648,9 @@ impl<'a> ObjectStarted<'a> {
         len += 1 + group.map_or(0, |g| 4 + g.len());
         len += 1 + usize::from(matches!(pending, SoftPinIntent::Enable { .. })) * 8;
         len += 4;
-        // Inline up to four replicas (a write places one or two per pool); more take one
+        // Inline up to two replicas (a write places one or two per pool); more take one
         // allocation, sized here.
-        let mut replicas: SmallVec<[(&Replica, Option<&str>); 4]> =
+        let mut replicas: SmallVec<[(&Replica, Option<&str>); 2]> =
             SmallVec::with_capacity(obj.replicas.len());
         let mut sorted = true;
         for r in obj.replicas.iter() {

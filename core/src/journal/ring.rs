@@ -539,9 +539,20 @@ impl Ring {
 
     /// The chunk at the end of the held bytes with room for a record of
     /// `len` bytes (a new one when the last one has none).
+    #[inline]
     fn tail(&mut self, len: usize) -> &mut Chunk {
-        let fits = self.chunks.back().is_some_and(|c| c.buf.room() >= len);
-        if !fits {
+        if !self.chunks.back().is_some_and(|c| c.buf.room() >= len) {
+            self.start_chunk(len);
+        }
+        self.chunks.back_mut().expect("a chunk with room")
+    }
+
+    /// Appends a chunk with room for a record of `len` bytes: a spare one
+    /// or a new one (about once every few hundred records).
+    #[cold]
+    #[inline(never)]
+    fn start_chunk(&mut self, len: usize) {
+        {
             let buf = if len <= CHUNK_BYTES {
                 self.reusable_spare()
                     .unwrap_or_else(|| FillWriter::new(CHUNK_BYTES))
@@ -553,7 +564,6 @@ impl Ring {
                 pos: self.end_pos,
             });
         }
-        self.chunks.back_mut().expect("a chunk with room")
     }
 
     /// The most recently freed spare chunk no reader holds, emptied and
