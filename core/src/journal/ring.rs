@@ -541,7 +541,7 @@ impl Ring {
     /// `len` bytes (a new one when the last one has none).
     #[inline]
     fn tail(&mut self, len: usize) -> &mut Chunk {
-        if !self.chunks.back().is_some_and(|c| c.buf.room() >= len) {
+        if self.chunks.back().is_none_or(|c| c.buf.room() < len) {
             self.start_chunk(len);
         }
         self.chunks.back_mut().expect("a chunk with room")
