@@ -752,7 +752,7 @@ mod tests {
     use super::*;
     use crate::journal::codec::{decode_batch, encode_record};
     use crate::journal::Record;
-    use crate::types::{Key, Pool, ReplicaSelector, SegmentSpec, WriteConfig};
+    use crate::types::{Key, Pool, ReplicaSelector, SegmentId, SegmentSpec, WriteConfig};
     use crate::{Master, MasterConfig, SoftPinRequest};
 
     /// A journaling master of 4 shards with two memory segments (`mem0`,
@@ -930,6 +930,78 @@ mod tests {
             }
         }
         assert_eq!(seen, 5);
+    }
+
+    // A Start's replicas out of id order, and one on a segment no longer in
+    // the table (an unmount in progress): the direct encoding leaves that
+    // one out and writes the others in id order, as the object's image.
+    #[test]
+    fn the_direct_start_encoding_sorts_replicas_and_leaves_out_unmounted_ones() {
+        let m = journaling_master();
+        let three = WriteConfig {
+            memory_replicas: 2,
+            nof_ssd_replicas: 1,
+            ..WriteConfig::default()
+        };
+        m.put_start(1, Key::new("three"), 64, &three).unwrap();
+        let table = m.segments.read();
+        let mut seen = 0;
+        for shard in m.shards.iter() {
+            let mut st = shard.state.write();
+            let Some(slot) = st
+                .iter_slots()
+                .find(|(_, _, o)| o.replicas.len() == 3)
+                .map(|(slot, _, _)| slot)
+            else {
+                continue;
+            };
+            let pending = {
+                let obj = st.slot(slot).unwrap();
+                st.in_flight.get(obj.write_token).unwrap().pending.unwrap()
+            };
+            let obj = st.slot_mut(slot).unwrap();
+            let ids: Vec<u64> = obj.replicas.iter().map(|r| r.id).collect();
+            assert!(ids.is_sorted(), "a Start's replicas come in id order");
+            obj.replicas.reverse();
+            let (gone, kept_segment) = (obj.replicas[1].id, obj.replicas[1].segment);
+            obj.replicas[1].segment = SegmentId::MAX;
+            let obj = st.slot(slot).unwrap();
+            let mut direct = Vec::new();
+            encode_object_started(&table, &st, obj, pending, &mut direct);
+            let image = object_image(&table, &st, obj);
+            let recorded: Vec<u64> = image.replicas.iter().map(|r| r.id).collect();
+            let mut want: Vec<u64> = ids.iter().copied().filter(|&id| id != gone).collect();
+            want.sort_unstable();
+            assert_eq!(recorded, want);
+            let started = Record::ObjectStarted {
+                key: image.key.clone(),
+                size: image.size,
+                writer: image.writer,
+                put_start: image.put_start,
+                seq: image.seq,
+                write_token: image.write_token,
+                hard_pin: image.hard_pin,
+                group: image.group.clone(),
+                pending,
+                replicas: image
+                    .replicas
+                    .iter()
+                    .map(|r| StartedReplica {
+                        id: r.id,
+                        place: r.place.clone(),
+                    })
+                    .collect(),
+            };
+            let mut via = Vec::new();
+            encode_record(&started, &mut via);
+            assert_eq!(direct, via);
+            // Put back what the master's invariants expect.
+            let obj = st.slot_mut(slot).unwrap();
+            obj.replicas[1].segment = kept_segment;
+            obj.replicas.reverse();
+            seen += 1;
+        }
+        assert_eq!(seen, 1);
     }
 
     // The recorder's direct encoding of an End is the codec's encoding of
