@@ -783,6 +783,30 @@ mod tests {
         m
     }
 
+    /// The `ObjectStarted` a new key's Start records for the object whose
+    /// image is `image`, its write's intent `pending`.
+    fn started_record(image: &ObjectImage, pending: SoftPinIntent) -> Record {
+        Record::ObjectStarted {
+            key: image.key.clone(),
+            size: image.size,
+            writer: image.writer,
+            put_start: image.put_start,
+            seq: image.seq,
+            write_token: image.write_token,
+            hard_pin: image.hard_pin,
+            group: image.group.clone(),
+            pending,
+            replicas: image
+                .replicas
+                .iter()
+                .map(|r| StartedReplica {
+                    id: r.id,
+                    place: r.place.clone(),
+                })
+                .collect(),
+        }
+    }
+
     // The recorder's direct encoding is exactly the codec's encoding of the
     // object's image, for objects in every shape a master makes: in
     // flight with a pending intent, committed, grouped, hard-pinned, with
@@ -892,25 +916,7 @@ mod tests {
                 let mut direct = vec![0xAA; 3];
                 encode_object_started(&table, &st, obj, pending, &mut direct);
                 let image = object_image(&table, &st, obj);
-                let started = Record::ObjectStarted {
-                    key: image.key.clone(),
-                    size: image.size,
-                    writer: image.writer,
-                    put_start: image.put_start,
-                    seq: image.seq,
-                    write_token: image.write_token,
-                    hard_pin: image.hard_pin,
-                    group: image.group.clone(),
-                    pending,
-                    replicas: image
-                        .replicas
-                        .iter()
-                        .map(|r| StartedReplica {
-                            id: r.id,
-                            place: r.place.clone(),
-                        })
-                        .collect(),
-                };
+                let started = started_record(&image, pending);
                 let mut via = Vec::new();
                 encode_record(&started, &mut via);
                 assert_eq!(&*direct, &via[..], "{:?}", st.key_of(obj));
@@ -973,25 +979,7 @@ mod tests {
             let mut want: Vec<u64> = ids.iter().copied().filter(|&id| id != gone).collect();
             want.sort_unstable();
             assert_eq!(recorded, want);
-            let started = Record::ObjectStarted {
-                key: image.key.clone(),
-                size: image.size,
-                writer: image.writer,
-                put_start: image.put_start,
-                seq: image.seq,
-                write_token: image.write_token,
-                hard_pin: image.hard_pin,
-                group: image.group.clone(),
-                pending,
-                replicas: image
-                    .replicas
-                    .iter()
-                    .map(|r| StartedReplica {
-                        id: r.id,
-                        place: r.place.clone(),
-                    })
-                    .collect(),
-            };
+            let started = started_record(&image, pending);
             let mut via = Vec::new();
             encode_record(&started, &mut via);
             assert_eq!(direct, via);
