@@ -268,7 +268,7 @@ impl<T: Copy + Default> Heap<T> {
     }
 
     fn push(&mut self, e: Entry<T>) {
-        if self.len == self.chunks.len() * CHUNK {
+        if self.at_chunk_boundary() {
             // Allocates only if no spare chunk was handed in.
             let chunk = self.spare.pop().unwrap_or_else(new_chunk);
             self.chunks.push(chunk);
