@@ -43,8 +43,9 @@ pub struct CleanupStats {
     /// Shard read locks taken (one per affected shard per batch).
     pub shards_touched: u64,
     /// Longest deadline-index mutex hold seen by this master so far, rebuilds included (ns;
-    /// one registration hold in
-    /// [`REGISTER_TIMED_EVERY`](crate::soft_pin::index::REGISTER_TIMED_EVERY) is timed).
+    /// of the registrations, one hold in
+    /// [`REGISTER_TIMED_EVERY`](crate::soft_pin::index::REGISTER_TIMED_EVERY) is timed, and
+    /// every one that starts a heap chunk).
     pub longest_index_hold_ns: u64,
     /// Wall time of the cycle, real monotonic clock (ns).
     pub duration_ns: u64,

@@ -322,7 +322,7 @@ impl MasterCore {
         put(
             "master_soft_pin_index_longest_hold_ns",
             "gauge",
-            "Longest deadline-index mutex hold (one registration hold in 32 is timed, every other hold each time).",
+            "Longest deadline-index mutex hold (registrations sampled: one hold in 32, and every one that starts a heap chunk).",
             s.cleanup_longest_hold_ns,
         );
         put(
