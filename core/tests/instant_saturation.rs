@@ -206,6 +206,46 @@ fn stale_write_replacement_at_the_maximum_release_timeout_keeps_the_old_buffer()
 }
 
 #[test]
+fn maintenance_called_at_max_instant_or_beyond_finds_saturated_instants_due() {
+    // §1: the clock stops short of MAX_INSTANT, so a saturated instant never
+    // comes due on its own. The maintenance calls that take an explicit
+    // instant compare it with the saturated instants as stored: called at
+    // MAX_INSTANT (a release, a cleanup) or beyond it (a sweep, strict `<`),
+    // they find them due. (Found by the model test, whose reference did not
+    // saturate these two instants.)
+    let discard = 1_000;
+    let cfg = MasterConfig {
+        put_start_discard_timeout_ms: discard,
+        put_start_release_timeout_ms: MAX_DURATION_MS,
+        max_kv_soft_pin_ttl_ms: MAX_DURATION_MS,
+        ..MasterConfig::deterministic(LAST - 2 * discard)
+    };
+    let m = mounted(cfg);
+    let key = Key::new("a");
+    let wc = write("a", 1, 0, SoftPinRequest::PRESERVE);
+    m.put_start(C1, key, 64, &wc).unwrap();
+    m.advance_time(discard + 1).unwrap();
+    // The replaced write's buffer: released at now + release timeout,
+    // saturated.
+    m.put_start(C2, key, 64, &wc).unwrap();
+    put_complete(&m, "b", SoftPinRequest::enable_for(MAX_DURATION_MS));
+    assert_eq!(
+        m.soft_pin_deadline(Key::new("b")).unwrap(),
+        Some(MAX_INSTANT)
+    );
+    assert_eq!(m.release_discarded_at(MAX_INSTANT - 1), 0);
+    assert_eq!(m.release_discarded_at(MAX_INSTANT), 1);
+    assert_eq!(m.metrics().discarded_staging_bytes, 0);
+    // C2's write, started at LAST - 999: its release instant saturates.
+    assert_eq!(m.sweep_stale_writes_at(MAX_INSTANT), 0);
+    assert_eq!(m.sweep_stale_writes_at(MAX_INSTANT + 1), 1);
+    assert_eq!(m.run_cleanup_at(MAX_INSTANT - 1).expired, 0);
+    assert_eq!(m.run_cleanup_at(MAX_INSTANT).expired, 1);
+    m.check_invariants().unwrap();
+    assert_restorable(&m).unwrap();
+}
+
+#[test]
 fn release_timeout_beyond_the_maximum_is_rejected() {
     // A timeout so large that `now + timeout` would wrap a u64 is refused
     // up front, naming the field.

@@ -455,7 +455,10 @@ impl Model {
         Ok(())
     }
 
+    /// Holds `reps`' buffers until `release_at`, saturated at `MAX_INSTANT`
+    /// as every instant the master computes is (docs/CONTRACT.md §1, §3.1).
     fn discard_reps(&mut self, reps: &[Rep], size: u64, release_at: u64) {
+        let release_at = release_at.min(MAX_INSTANT);
         for r in reps {
             if let Loc::Buf { seg, addr } = r.loc {
                 self.disc.push(Disc {

@@ -101,17 +101,21 @@ impl Model {
 
     // ----- time-driven maintenance ----------------------------------------
 
-    /// Stale-write sweep: writes with `put_start + release < at`.
+    /// Stale-write sweep: writes with `put_start + release < at`, the sum
+    /// saturated at `MAX_INSTANT` as every instant the master computes is
+    /// (docs/CONTRACT.md §1): a sweep at an instant beyond it takes a write
+    /// whose release instant saturated.
     pub fn sweep(&mut self, at: u64) -> Result<u64, String> {
+        let released = |o: &Obj| o.put_start.saturating_add(RELEASE).min(MAX_INSTANT);
         let stale: Vec<usize> = self
             .objs
             .iter()
-            .filter(|(_, o)| o.write_in_flight() && o.put_start.saturating_add(RELEASE) < at)
+            .filter(|(_, o)| o.write_in_flight() && released(o) < at)
             .map(|(k, _)| *k)
             .collect();
         for &k in &stale {
             let o = self.objs.get_mut(&k).unwrap();
-            let release_at = o.put_start.saturating_add(RELEASE);
+            let release_at = released(o);
             let (gone, kept): (Vec<Rep>, Vec<Rep>) = std::mem::take(&mut o.reps)
                 .into_iter()
                 .partition(Rep::write_processing);
