@@ -136,16 +136,19 @@ libraries: lib hooks-lib
 # The soak test runs once, in the hooks target dir, with parking_lot's
 # deadlock detection on, for SOAK_SECS seconds (60 here, in CI and for
 # users alike; a bare `cargo test` runs it for 10 s). The deterministic
-# restore-race, deadline-index race and journal append-order tests
-# (core/tests/restore_race.rs, core/tests/deadline_index.rs and
-# core/tests/journal_recording.rs, at_exact_points) need the hooks too and
-# run there after it.
+# restore-race, deadline-index race, journal append-order and eviction
+# race tests (core/tests/restore_race.rs, core/tests/deadline_index.rs,
+# core/tests/journal_recording.rs, at_exact_points, and
+# core/tests/eviction_windows.rs, with_hooks) need the hooks too and run
+# there after it.
 test-rust:
 	$(CARGO) test --release -- --skip soak_mixed_operations
 	SOAK_SECS=$(SOAK_SECS) $(CARGO) test -p mooncake-meta-core --release --features "test-hooks deadlock-detection" --target-dir $(HOOKS) \
 		--test core_maintenance_panic --test soak -- --nocapture
 	$(CARGO) test -p mooncake-meta-core --release --features "test-hooks deadlock-detection" --target-dir $(HOOKS) \
 		--test restore_race --test deadline_index --test journal_recording at_exact_points
+	$(CARGO) test -p mooncake-meta-core --release --features "test-hooks deadlock-detection" --target-dir $(HOOKS) \
+		--test eviction_windows with_hooks
 
 # The Rust tests of the C ABI (the lib's ffi:: unit tests, tests/ffi_legacy.rs,
 # tests/fuzz_c_abi.rs with MOONCAKE_META_CABI_CASES=$(VALGRIND_CABI_CASES))

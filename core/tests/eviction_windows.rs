@@ -107,18 +107,29 @@ fn windows_evict_what_taking_the_order_one_by_one_would() {
     // §5: first pass, second pass (unprotected, then protected), groups
     // whole, the goal exact, whatever the shard count (one shard: every
     // window in one lock; 1024: a lock per object).
-    for shards in [1, 4, 1024] {
+    // With few candidates kept by the reading (`keep`), the passes read the
+    // dropped ones again as they reach them, and evict the same.
+    for (shards, keep) in [
+        (1, None),
+        (4, None),
+        (1024, None),
+        (1, Some(1)),
+        (4, Some(7)),
+        (1024, Some(40)),
+    ] {
         for allow_pinned in [false, true] {
             for (target, lower) in [(0.1, 0.0), (0.3, 0.6), (0.5, 0.5), (0.05, 0.95), (1.0, 1.0)] {
                 let m = build(shards, allow_pinned);
+                m.debug_set_eviction_keep(keep);
                 let r = m.run_eviction(target, lower).unwrap();
                 let (target_n, lower_n) = (
                     (N as f64 * target).ceil() as u64,
                     (N as f64 * lower).ceil() as u64,
                 );
                 let want = reference(target_n, lower_n, allow_pinned, &[]);
-                let what =
-                    format!("shards {shards}, allow {allow_pinned}, {target}/{lower}: {r:?}");
+                let what = format!(
+                    "shards {shards}, keep {keep:?}, allow {allow_pinned}, {target}/{lower}: {r:?}"
+                );
                 assert_eq!(r.base, N as u64, "{what}");
                 assert_eq!(evicted_of(&m), want, "{what}");
                 assert_eq!(r.evicted, want.len() as u64, "{what}");
@@ -205,8 +216,15 @@ mod with_hooks {
         // collection and the evictions makes the object fail its check
         // under the window's locks; the run takes the next candidates in
         // order instead, and still evicts exactly its goal.
-        for shards in [1, 4, 1024] {
+        for (shards, keep) in [
+            (1, None),
+            (4, None),
+            (1024, None),
+            (1, Some(3)),
+            (1024, Some(10)),
+        ] {
             let m = build(shards, false);
+            m.debug_set_eviction_keep(keep);
             // Both singles of the first window (1, 2: object 3 starts a
             // group, which ends the window), a group member (4), and
             // singles of later windows.
@@ -229,9 +247,65 @@ mod with_hooks {
             let skipped: Vec<usize> = leased.iter().copied().chain([7]).collect();
             let want = reference(150, 0, false, &skipped);
             assert!(m.exist(k(&name(7))).unwrap(), "pinned after the collection");
-            assert_eq!(evicted_of(&m), want, "shards {shards}: {r:?}");
-            assert_eq!(r.evicted, want.len() as u64, "shards {shards}: {r:?}");
+            assert_eq!(
+                evicted_of(&m),
+                want,
+                "shards {shards}, keep {keep:?}: {r:?}"
+            );
+            assert_eq!(
+                r.evicted,
+                want.len() as u64,
+                "shards {shards}, keep {keep:?}: {r:?}"
+            );
             assert!(r.evicted >= 150, "{r:?}");
+            inv(&m);
+        }
+    }
+
+    #[test]
+    fn objects_created_after_the_collection_are_not_candidates_when_the_order_is_read_again() {
+        // §5: the candidates are what the collection read. A run whose
+        // reading kept few of them reads the dropped ones again when a pass
+        // reaches them; objects written in between (here after the whole
+        // collection, in every shard, with no lease: they would sort after
+        // every collected one) are not among them, so a run that evicts
+        // everything it can leaves them, as one that kept every candidate
+        // does.
+        for (shards, keep) in [
+            (1, None),
+            (4, None),
+            (1, Some(1)),
+            (4, Some(5)),
+            (1024, Some(2)),
+        ] {
+            let m = build(shards, true);
+            m.debug_set_eviction_keep(keep);
+            let fired = AtomicBool::new(false);
+            m.debug_set_race_hook(Some(Arc::new(move |core: &MasterCore, p: RacePoint| {
+                if p == RacePoint::EvictionCollected && !fired.swap(true, Ordering::Relaxed) {
+                    for i in 0..40 {
+                        let key = format!("late{i:02}");
+                        let w = core.put_start(C1, k(&key), 64, &preserve()).unwrap();
+                        core.put_end(C1, k(&key), ReplicaSelector::All, Some(w.token))
+                            .unwrap();
+                    }
+                }
+            })));
+            let r = m.run_eviction(1.0, 1.0).unwrap();
+            m.debug_set_race_hook(None);
+            let what = format!("shards {shards}, keep {keep:?}: {r:?}");
+            assert_eq!(
+                evicted_of(&m),
+                reference(N as u64, N as u64, true, &[]),
+                "{what}"
+            );
+            assert_eq!(r.evicted, N as u64, "{what}");
+            for i in 0..40 {
+                assert!(
+                    m.exist(k(&format!("late{i:02}"))).unwrap(),
+                    "late{i:02}: {what}"
+                );
+            }
             inv(&m);
         }
     }

@@ -10,7 +10,7 @@ use crate::object::NO_DEADLINE;
 use crate::retention::retention_active;
 use crate::soft_pin::state::is_active;
 use parking_lot::Mutex;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 /// Arena slots a collection visits under one shard read lock. A slot costs
 /// tens of nanoseconds at most (two cache lines of a sequential stream, and
@@ -83,51 +83,121 @@ impl Candidate {
 /// again on the new state, so no candidate of a replaced state is kept
 /// (base and candidate counts restart with it; deadlines already
 /// normalised stay counted, as they were cleared).
+///
+/// `list` holds every protected candidate and the unprotected ones up to
+/// `cut` in the order (all of them when `cut` is `None`): the ones after it
+/// were dropped, and [`MasterCore::read_rest`] reads them again if a pass
+/// gets that far.
 pub(super) struct Candidates {
     pub(super) list: Vec<Candidate>,
     pub(super) generation: u64,
     /// How many are protected (`PINNED`).
     pub(super) pinned: usize,
+    pub(super) cut: Option<Key>,
+    /// What reading the rest needs.
+    pub(super) rest: Rest,
 }
 
-/// What eviction keeps between runs: the candidate buffer, so a run writes
-/// its candidates into pages already faulted in (a fresh buffer costs a
-/// page fault per 170 candidates, as much as the scan of their records)
-/// and the longest shard read-lock hold of a collection slice.
+/// A candidate's place in the order, (lease, creation sequence).
+pub(super) type Key = (Instant, u64);
+
+/// What a run needs to read the unprotected candidates it dropped: how
+/// many to keep at a time, and the object sequence each slice of the
+/// first reading was read at (objects created since are not candidates of
+/// the run, and a later reading leaves them out).
+pub(super) struct Rest {
+    keep: usize,
+    generation: u64,
+    /// `(shard, slice start, next object sequence)` of every slice of the
+    /// first reading, in reading order.
+    bounds: Vec<(u32, u32, u64)>,
+}
+
+/// The unprotected candidates a reading keeps, at most `keep` of the
+/// order's first beyond any it was asked to skip: a reading holds at most
+/// twice `keep` plus a slice of them, however many objects it reads.
+struct Kept {
+    list: Vec<Candidate>,
+    keep: usize,
+    /// Unprotected candidates after this key were dropped.
+    cut: Option<Key>,
+}
+
+impl Kept {
+    /// Whether an unprotected candidate at `key` is still inside what is kept.
+    #[inline]
+    fn wants(&self, key: Key) -> bool {
+        self.cut.is_none_or(|c| key <= c)
+    }
+
+    /// Between two slices (no lock held): once the list holds twice
+    /// `keep`, only the first `keep` of the order stay, and the cut moves
+    /// to the last of them. Keys are unique, so exactly `keep` stay.
+    fn trim(&mut self) {
+        if self.list.len() < self.keep.saturating_mul(2) {
+            return;
+        }
+        let last = self.keep - 1;
+        self.list.select_nth_unstable_by_key(last, Candidate::key);
+        self.cut = Some(self.list[last].key());
+        self.list.truncate(self.keep);
+    }
+}
+
+/// What eviction keeps between runs: the candidate buffers (unprotected
+/// and protected), so a run writes its candidates into pages already
+/// faulted in (a fresh buffer costs a page fault per 170 candidates, as
+/// much as the scan of their records), the longest shard read-lock hold of
+/// a collection slice, and the split of the last run.
 ///
-/// The buffer is bounded: a run leaves it empty with room for at most its
+/// A buffer is bounded: a run leaves it empty with room for at most its
 /// own candidates plus a quarter plus [`KEEP_SLACK`] (24 bytes each), and
 /// never more than [`KEEP_MAX_BYTES`], shrinking it otherwise, so an idle
-/// master holds at most 16 MiB for it (a master whose runs see more
+/// master holds at most 32 MiB for them (a master whose runs see more
 /// candidates than that pays the page faults of the rest on each run,
-/// rather than holding 24-30 bytes per object between runs). Two runs at once (the maintenance thread and a caller) do
-/// not wait for each other: the second one to start uses a buffer of its
-/// own, and the larger of the two is kept.
+/// rather than holding 24-30 bytes per object between runs). Two runs at
+/// once (the maintenance thread and a caller) do not wait for each other:
+/// the second one to start uses buffers of its own, and the larger ones
+/// are kept.
 #[derive(Default)]
 pub(crate) struct EvictionScratch {
-    buffer: Mutex<Vec<Candidate>>,
+    buffers: [Mutex<Vec<Candidate>>; 2],
     pub(super) longest_hold: LongestHold,
     /// The wall time of the last run's collection, first sort and passes
     /// (ns), for the benchmark's split of a run.
     pub(super) last_phases_ns: [AtomicU64; 3],
+    /// Unprotected candidates a reading keeps, when a test sets it (0: by
+    /// the run's goal).
+    keep_override: AtomicUsize,
 }
+
+/// The scratch buffer the protected candidates are read into, and the
+/// unprotected ones kept appended at the end: the run's order.
+const ORDER: usize = 0;
+/// The scratch buffer unprotected candidates are read into (at most twice
+/// a reading's `keep` and a slice).
+const UNPROTECTED: usize = 1;
 
 /// Candidates' room a buffer may keep beyond its run's candidates and a
 /// quarter.
 const KEEP_SLACK: usize = 4096;
 
-/// The most the kept candidate buffer may hold between runs.
+/// The most a kept candidate buffer may hold between runs.
 const KEEP_MAX_BYTES: usize = 16 << 20;
 
+/// The fewest unprotected candidates a reading keeps: a master with fewer
+/// never drops one.
+pub(super) const MIN_KEEP: usize = 4096;
+
 impl EvictionScratch {
-    fn take(&self) -> Vec<Candidate> {
-        self.buffer
+    fn take(&self, which: usize) -> Vec<Candidate> {
+        self.buffers[which]
             .try_lock()
             .map(|mut b| std::mem::take(&mut *b))
             .unwrap_or_default()
     }
 
-    pub(super) fn give_back(&self, mut list: Vec<Candidate>) {
+    fn give_back_to(&self, which: usize, mut list: Vec<Candidate>) {
         let keep = list
             .len()
             .saturating_add(list.len() / 4)
@@ -137,11 +207,16 @@ impl EvictionScratch {
         if list.capacity() > keep {
             list.shrink_to(keep);
         }
-        if let Some(mut b) = self.buffer.try_lock() {
+        if let Some(mut b) = self.buffers[which].try_lock() {
             if list.capacity() > b.capacity() {
                 *b = list;
             }
         }
+    }
+
+    /// The run's order, for the next run.
+    pub(super) fn give_back(&self, list: Vec<Candidate>) {
+        self.give_back_to(ORDER, list);
     }
 
     pub(super) fn record_phases(&self, phases: [std::time::Duration; 3]) {
@@ -151,6 +226,29 @@ impl EvictionScratch {
                 Ordering::Relaxed,
             );
         }
+    }
+
+    /// How many unprotected candidates a reading keeps for a run that
+    /// evicts at most `need` objects: the first pass takes them in order
+    /// until `need` are evicted, so `need`, an eighth more for those that
+    /// fail their checks at eviction time, and a window.
+    pub(super) fn keep_for(&self, need: u64) -> usize {
+        match self.keep_override.load(Ordering::Relaxed) {
+            0 => usize::try_from(need)
+                .unwrap_or(usize::MAX)
+                .saturating_add(usize::try_from(need / 8).unwrap_or(usize::MAX))
+                .saturating_add(super::evict::WINDOW)
+                .max(MIN_KEEP),
+            n => n,
+        }
+    }
+
+    /// Makes every reading keep `n` unprotected candidates (`None`: by the
+    /// run's goal, at least [`MIN_KEEP`]), so tests reach the re-reading
+    /// with few objects.
+    pub(super) fn set_keep(&self, n: Option<usize>) {
+        self.keep_override
+            .store(n.map_or(0, |n| n.max(1)), Ordering::Relaxed);
     }
 }
 
@@ -175,19 +273,135 @@ fn fault_in(list: &mut Vec<Candidate>) {
     }
 }
 
+/// Which reading of a run: the first (which counts the base and the
+/// candidates, keeps the protected ones and records the slices' bounds)
+/// or a later one, of the unprotected candidates after `after` among the
+/// objects the first reading saw.
+enum Reading<'a> {
+    First {
+        bounds: &'a mut Vec<(u32, u32, u64)>,
+    },
+    Rest {
+        after: Key,
+        bounds: &'a [(u32, u32, u64)],
+        generation: u64,
+    },
+}
+
 impl MasterCore {
+    /// Objects stored, for sizing a run's kept candidates (each shard's
+    /// count read under its read lock; the total is not one instant's).
+    pub(super) fn stored_objects(&self) -> u64 {
+        self.shards
+            .iter()
+            .map(|s| s.state.read().len() as u64)
+            .sum()
+    }
+
     /// Counts the base and the candidates, normalises the expired deadlines
-    /// of the candidates and returns them, in arena order, walking each
-    /// shard [`SCAN_SLICE`] slots per read-lock hold.
+    /// of the candidates and returns them, walking each shard's arena in
+    /// slot order, [`SCAN_SLICE`] slots per read-lock hold. It keeps every
+    /// protected candidate and the first `keep` unprotected ones of the
+    /// order (at most twice that while reading).
     pub(super) fn collect_candidates(
         &self,
         now: Instant,
+        keep: usize,
         report: &mut EvictionReport,
     ) -> Candidates {
+        // Protected candidates go straight into the order's buffer; the
+        // unprotected ones kept, far fewer on a large master, are copied
+        // after them at the end.
+        let mut list = self.eviction.take(ORDER);
+        let mut kept = Kept {
+            list: self.eviction.take(UNPROTECTED),
+            keep,
+            cut: None,
+        };
+        let mut bounds = Vec::new();
+        let generation = self.read_candidates(
+            now,
+            Reading::First {
+                bounds: &mut bounds,
+            },
+            &mut kept,
+            &mut list,
+            report,
+        );
+        let pinned_count = list.len();
+        list.extend_from_slice(&kept.list);
+        self.eviction.give_back_to(UNPROTECTED, kept.list);
+        let cut = kept.cut;
+        Candidates {
+            list,
+            generation,
+            pinned: pinned_count,
+            cut,
+            rest: Rest {
+                keep,
+                generation,
+                bounds,
+            },
+        }
+    }
+
+    /// Reads again the unprotected candidates of the run's first reading
+    /// that it dropped, those after `after` in the order (at most
+    /// `rest.keep` of them; the new cut says where the ones kept end).
+    /// Objects created since the first reading read their slice, and
+    /// objects protected now, are left out; expired deadlines are
+    /// normalised as the first reading does. Nothing once a restore has
+    /// replaced the run's state.
+    pub(super) fn read_rest(
+        &self,
+        now: Instant,
+        after: Key,
+        rest: &Rest,
+        report: &mut EvictionReport,
+    ) -> (Vec<Candidate>, Option<Key>) {
+        let mut kept = Kept {
+            list: Vec::new(),
+            keep: rest.keep,
+            cut: None,
+        };
+        let mut unused = Vec::new();
+        let generation = self.read_candidates(
+            now,
+            Reading::Rest {
+                after,
+                bounds: &rest.bounds,
+                generation: rest.generation,
+            },
+            &mut kept,
+            &mut unused,
+            report,
+        );
+        if generation != rest.generation {
+            return (Vec::new(), None);
+        }
+        (kept.list, kept.cut)
+    }
+
+    /// One reading of every shard (see [`Self::collect_candidates`] and
+    /// [`Self::read_rest`]). Returns the state generation it read. A first
+    /// reading that sees the generation move starts again on the new
+    /// state; a later one stops there (it reads only the run's).
+    fn read_candidates(
+        &self,
+        now: Instant,
+        mut reading: Reading<'_>,
+        kept: &mut Kept,
+        pinned: &mut Vec<Candidate>,
+        report: &mut EvictionReport,
+    ) -> u64 {
+        let (first, only) = match reading {
+            Reading::First { .. } => (true, None),
+            Reading::Rest { generation, .. } => (false, Some(generation)),
+        };
         let any_retained = self.metrics.retained_groups.load(Ordering::Relaxed) > 0;
-        let mut list = self.eviction.take();
-        let mut pinned_count = 0usize;
         let mut seen: Option<u64> = None;
+        // Where the next slice's bound is among a later reading's bounds.
+        let mut bound_at = 0usize;
         'collect: loop {
             for (si, shard) in self.shards.iter().enumerate() {
                 debug_assert!(si as u32 <= SHARD_MASK);
@@ -196,35 +410,74 @@ impl MasterCore {
                     // Room for a whole slice, made before the lock is taken:
                     // growing a buffer of millions of candidates (a remap of
                     // its pages) would otherwise happen under the lock.
-                    list.reserve(SCAN_SLICE);
-                    fault_in(&mut list);
+                    kept.list.reserve(SCAN_SLICE);
+                    fault_in(&mut kept.list);
+                    if first {
+                        pinned.reserve(SCAN_SLICE);
+                        fault_in(pinned);
+                    }
                     let st = shard.state.read();
                     let held = HoldTimer::start();
                     let generation = self.generation();
+                    if only.is_some_and(|g| g != generation) {
+                        return generation;
+                    }
                     if seen.is_some_and(|g| g != generation) {
                         // A restore installed a new state since the last
                         // slice: what was collected names the old one.
                         drop(st);
-                        list.clear();
-                        pinned_count = 0;
+                        kept.list.clear();
+                        kept.cut = None;
+                        pinned.clear();
                         report.base = 0;
                         report.candidates = 0;
+                        if let Reading::First { bounds } = &mut reading {
+                            bounds.clear();
+                        }
                         seen = None;
                         continue 'collect;
                     }
                     seen = Some(generation);
+                    // Objects of this slice with a sequence from here on
+                    // were created after the first reading read it.
+                    let seq_bound = match &mut reading {
+                        Reading::First { bounds } => {
+                            bounds.push((si as u32, at, self.next_seq.load(Ordering::Acquire)));
+                            u64::MAX
+                        }
+                        Reading::Rest { bounds, .. } => {
+                            while bounds
+                                .get(bound_at)
+                                .is_some_and(|&(s, a, _)| (s, a) < (si as u32, at))
+                            {
+                                bound_at += 1;
+                            }
+                            match bounds.get(bound_at) {
+                                Some(&(s, a, b)) if (s, a) == (si as u32, at) => b,
+                                // Slots the first reading did not read.
+                                _ => 0,
+                            }
+                        }
+                    };
+                    let after = match reading {
+                        Reading::First { .. } => None,
+                        Reading::Rest { after, .. } => Some(after),
+                    };
                     // Lock order: the registry comes after the shards.
                     let retained = any_retained.then(|| self.retention.map.read());
                     from = st.scan_slots(at, SCAN_SLICE, |slot, obj| {
-                        if obj.hard_pin() || obj.evictable_memory().next().is_none() {
+                        if obj.seq >= seq_bound
+                            || obj.hard_pin()
+                            || obj.evictable_memory().next().is_none()
+                        {
                             return;
                         }
-                        report.base += 1;
+                        report.base += first as u64;
                         let lease = obj.effective_lease();
                         if now < lease {
                             return;
                         }
-                        report.candidates += 1;
+                        report.candidates += first as u64;
                         // Normalise an expired deadline (CAS: cleanup may race us).
                         let d = obj.soft_pin.load(Ordering::Acquire);
                         if d != NO_DEADLINE
@@ -244,27 +497,46 @@ impl MasterCore {
                             self.record_read_locked(&st, obj);
                         }
                         let group = obj.group();
-                        let pinned = is_active(obj.committed(), now)
+                        let protected = is_active(obj.committed(), now)
                             || group.is_some_and(|g| {
                                 retained
                                     .as_ref()
                                     .is_some_and(|r| retention_active(r, &g.id, now))
                             });
+                        let key = (lease, obj.seq);
+                        if protected {
+                            // Every protected candidate is kept by the
+                            // first reading; a later one reads only
+                            // unprotected ones.
+                            if first {
+                                let mut c = Candidate {
+                                    lease,
+                                    seq: obj.seq,
+                                    slot,
+                                    meta: si as u32 | PINNED,
+                                };
+                                c.set(GROUPED, group.is_some());
+                                pinned.push(c);
+                            }
+                            return;
+                        }
+                        if after.is_some_and(|a| key <= a) || !kept.wants(key) {
+                            return;
+                        }
                         let mut c = Candidate {
                             lease,
                             seq: obj.seq,
                             slot,
                             meta: si as u32,
                         };
-                        c.set(PINNED, pinned);
                         c.set(GROUPED, group.is_some());
-                        pinned_count += pinned as usize;
-                        list.push(c);
+                        kept.list.push(c);
                     });
                     drop(retained);
                     let held_ns = held.elapsed_ns();
                     drop(st);
                     self.eviction.longest_hold.record(held_ns);
+                    kept.trim();
                     #[cfg(feature = "test-hooks")]
                     if let Some(next) = from {
                         self.race_point(crate::quiesce::RacePoint::EvictionSlice {
@@ -274,12 +546,7 @@ impl MasterCore {
                     }
                 }
             }
-            let generation = seen.unwrap_or_else(|| self.generation());
-            return Candidates {
-                list,
-                generation,
-                pinned: pinned_count,
-            };
+            return seen.unwrap_or_else(|| self.generation());
         }
     }
 }
@@ -304,28 +571,28 @@ mod tests {
     fn the_kept_candidate_buffer_is_bounded_by_its_last_run() {
         let scratch = EvictionScratch::default();
         let run = |n: usize, room: usize| {
-            let mut v = scratch.take();
+            let mut v = scratch.take(ORDER);
             v.reserve(room);
             v.extend((0..n as u64).map(|s| cand(0, s)));
             scratch.give_back(v);
         };
         run(10_000, 100_000);
-        let kept = scratch.buffer.lock().capacity();
+        let kept = scratch.buffers[ORDER].lock().capacity();
         assert!(kept >= 10_000, "kept {kept}");
         assert!(kept <= 10_000 + 2_500 + KEEP_SLACK, "kept {kept}");
-        assert!(scratch.buffer.lock().is_empty());
+        assert!(scratch.buffers[ORDER].lock().is_empty());
         // A smaller run reuses it, then leaves only what it needed.
         run(100, 0);
-        assert!(scratch.buffer.lock().capacity() <= 100 + 25 + KEEP_SLACK);
+        assert!(scratch.buffers[ORDER].lock().capacity() <= 100 + 25 + KEEP_SLACK);
         // Taking leaves nothing behind: a run at the same time gets a
         // buffer of its own, and the larger one is kept.
-        let held = scratch.take();
-        assert_eq!(scratch.take().capacity(), 0);
+        let held = scratch.take(ORDER);
+        assert_eq!(scratch.take(ORDER).capacity(), 0);
         scratch.give_back(held);
         // However large a run, what stays between runs is capped.
         let cap = KEEP_MAX_BYTES / std::mem::size_of::<Candidate>();
         run(cap + 10_000, 0);
-        let kept = scratch.buffer.lock().capacity();
+        let kept = scratch.buffers[ORDER].lock().capacity();
         assert!(kept <= cap, "kept {kept} > cap {cap}");
     }
 }

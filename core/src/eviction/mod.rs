@@ -26,6 +26,14 @@
 //! the order is produced lazily by `Ordered`. All candidates of a run
 //! come from one state generation: a restore seen between two slices
 //! restarts the collection on the new state (see `Candidates`).
+//!
+//! The collection keeps every protected candidate but only as many
+//! unprotected ones as the run's goal can use (`EvictionScratch::keep_for`),
+//! the first of the order: a run's memory and its sort follow what it
+//! evicts, not the objects stored. A pass that reaches the last one kept
+//! reads the dropped ones again (`MasterCore::read_rest`, via
+//! `Ordered::ready` / `Ordered::resume`), among the objects the first
+//! reading saw.
 
 mod collect;
 mod evict;
@@ -38,9 +46,9 @@ use crate::object::Object;
 use crate::soft_pin::state::is_active;
 use crate::types::{Pool, ReplicaKind};
 pub(crate) use collect::EvictionScratch;
-use collect::{Candidate, Candidates, DONE, GROUPED, PINNED};
+use collect::{Candidate, Candidates, Rest, DONE, GROUPED, PINNED};
 use evict::{GroupsDone, WINDOW};
-use order::Ordered;
+use order::{Ordered, Ready};
 use smallvec::SmallVec;
 use std::sync::atomic::Ordering;
 use std::time::Instant as WallInstant;
@@ -128,11 +136,18 @@ impl MasterCore {
             discarded_released: self.release_discarded_at(now),
             ..Default::default()
         };
+        // The most the passes evict, from the objects stored: the first
+        // pass needs about that many unprotected candidates, so the reading
+        // keeps those (and every protected one), not one per object.
+        let most = ceil_count(self.stored_objects(), target.max(lowerbound));
+        let keep = self.eviction.keep_for(most);
         let Candidates {
             list,
             generation,
             pinned,
-        } = self.collect_candidates(now, &mut report);
+            cut,
+            rest,
+        } = self.collect_candidates(now, keep, &mut report);
         let collected = WallInstant::now();
         #[cfg(feature = "test-hooks")]
         self.race_point(crate::quiesce::RacePoint::EvictionCollected);
@@ -141,12 +156,12 @@ impl MasterCore {
         // The first pass skips protected candidates: to evict `need` it reads
         // about need / (share of unprotected candidates) of the order.
         let need = target_n.max(lower_n);
-        let unpinned = (list.len() - pinned) as u64;
+        let unpinned = report.candidates.saturating_sub(pinned as u64);
         let reads = match unpinned {
             0 => need,
-            u => (u128::from(need) * list.len() as u128 / u128::from(u)) as u64,
+            u => (u128::from(need) * u128::from(report.candidates) / u128::from(u)) as u64,
         };
-        let mut cands = Ordered::new(list, usize::try_from(reads).unwrap_or(usize::MAX));
+        let mut cands = Ordered::new(list, usize::try_from(reads).unwrap_or(usize::MAX), cut);
         if cands.len() > 0 {
             // The first chunk of the order, sorted here rather than by the
             // pass's first read, so the run's split can be timed.
@@ -157,6 +172,7 @@ impl MasterCore {
         let mut groups_done = GroupsDone::default();
         self.pass(
             &mut cands,
+            &rest,
             generation,
             &mut groups_done,
             Pass::First,
@@ -169,6 +185,7 @@ impl MasterCore {
             let goal = report.evicted + (lower_n - credited);
             self.pass(
                 &mut cands,
+                &rest,
                 generation,
                 &mut groups_done,
                 Pass::Second { take_pinned: false },
@@ -179,6 +196,7 @@ impl MasterCore {
             if self.config.allow_evict_soft_pinned_objects {
                 self.pass(
                     &mut cands,
+                    &rest,
                     generation,
                     &mut groups_done,
                     Pass::Second { take_pinned: true },
@@ -210,6 +228,7 @@ impl MasterCore {
     fn pass(
         &self,
         cands: &mut Ordered,
+        rest: &Rest,
         generation: u64,
         groups_done: &mut GroupsDone,
         pass: Pass,
@@ -225,8 +244,8 @@ impl MasterCore {
         let skipped = |c: &Candidate| c.has(DONE) || (c.has(PINNED) && !allow_pinned);
         let mut i = 0;
         let mut window: SmallVec<[usize; WINDOW]> = SmallVec::new();
-        while i < cands.len() {
-            if report.evicted >= goal {
+        loop {
+            if report.evicted >= goal || !self.reach(cands, i, rest, now, report) {
                 return;
             }
             let c = cands.at(i);
@@ -247,7 +266,7 @@ impl MasterCore {
                 .unwrap_or(usize::MAX)
                 .min(WINDOW);
             window.clear();
-            while i < cands.len() && window.len() < room {
+            while window.len() < room && self.reach(cands, i, rest, now, report) {
                 let c = cands.at(i);
                 if !skipped(c) {
                     if c.has(GROUPED) {
@@ -267,6 +286,30 @@ impl MasterCore {
 }
 
 impl MasterCore {
+    /// Whether position `i` of the order can be read, reading the
+    /// unprotected candidates the collection dropped first when the order
+    /// reaches them (as often as it takes: each reading keeps as many as
+    /// the collection did).
+    fn reach(
+        &self,
+        cands: &mut Ordered,
+        i: usize,
+        rest: &Rest,
+        now: Instant,
+        report: &mut EvictionReport,
+    ) -> bool {
+        loop {
+            match cands.ready(i) {
+                Ready::Yes => return true,
+                Ready::End => return false,
+                Ready::Behind(cut) => {
+                    let (more, cut) = self.read_rest(now, cut, rest, report);
+                    cands.resume(i, more, cut);
+                }
+            }
+        }
+    }
+
     /// Longest hold of shard locks by an eviction run (a collection slice's
     /// read lock, or the write locks of a window of evictions, held
     /// together) since the master started or the last
@@ -283,6 +326,15 @@ impl MasterCore {
     pub fn debug_eviction_phases_ns(&self) -> [u64; 3] {
         let p = &self.eviction.last_phases_ns;
         [0, 1, 2].map(|i| p[i].load(Ordering::Relaxed))
+    }
+
+    /// Makes every reading of an eviction run keep `n` unprotected
+    /// candidates (at least 1), reading the rest again when a pass gets
+    /// past them; `None` restores the default (the run's goal and a little
+    /// more, at least 4096). For tests of the re-reading.
+    #[doc(hidden)]
+    pub fn debug_set_eviction_keep(&self, n: Option<usize>) {
+        self.eviction.set_keep(n);
     }
 
     /// Resets [`debug_eviction_longest_hold_ns`](Self::debug_eviction_longest_hold_ns).

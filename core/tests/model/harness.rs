@@ -41,6 +41,7 @@ impl Harness {
             ..MasterConfig::deterministic(start)
         };
         let m = Master::new(cfg).map_err(|e| format!("Master::new: {e}"))?;
+        m.debug_set_eviction_keep(setup.eviction_keep);
         let mut h = Harness { m, model };
         for slot in 0..SLOTS.len() {
             h.step(&Op::Mount { slot, variant: 0 })?;

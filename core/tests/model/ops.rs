@@ -591,6 +591,10 @@ pub struct Setup {
     pub allow_evict_pinned: bool,
     pub eviction_ratio: f64,
     pub high_watermark: f64,
+    /// Unprotected candidates an eviction reading keeps
+    /// (`debug_set_eviction_keep`): the default, or so few that the passes
+    /// read the dropped ones again.
+    pub eviction_keep: Option<usize>,
 }
 
 pub fn setup() -> impl Strategy<Value = Setup> {
@@ -600,15 +604,24 @@ pub fn setup() -> impl Strategy<Value = Setup> {
         proptest::bool::weighted(0.6),
         prop_oneof![Just(0.0), Just(0.05), Just(0.5)],
         prop_oneof![Just(0.5), Just(0.9), Just(1.0)],
+        prop_oneof![2 => Just(None), 1 => Just(Some(1)), 1 => Just(Some(2)), 1 => Just(Some(3))],
     )
         .prop_map(
-            |(near_max, unbounded_max_ttl, allow_evict_pinned, eviction_ratio, high_watermark)| {
+            |(
+                near_max,
+                unbounded_max_ttl,
+                allow_evict_pinned,
+                eviction_ratio,
+                high_watermark,
+                eviction_keep,
+            )| {
                 Setup {
                     near_max,
                     unbounded_max_ttl,
                     allow_evict_pinned,
                     eviction_ratio,
                     high_watermark,
+                    eviction_keep,
                 }
             },
         )
