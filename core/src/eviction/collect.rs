@@ -84,27 +84,33 @@ impl Candidate {
 /// (base and candidate counts restart with it; deadlines already
 /// normalised stay counted, as they were cleared).
 ///
-/// `list` holds every protected candidate and the unprotected ones up to
-/// `cut` in the order (all of them when `cut` is `None`): the ones after it
-/// were dropped, and [`MasterCore::read_rest`] reads them again if a pass
-/// gets that far.
+/// `list` holds the protected candidates up to `cuts[PROTECTED]` in the
+/// order and the unprotected ones up to `cuts[UNPROTECTED]` (all of a side
+/// whose cut is `None`): the ones after a cut were dropped, and
+/// [`MasterCore::read_rest`] reads them again if a pass gets that far.
 pub(super) struct Candidates {
     pub(super) list: Vec<Candidate>,
     pub(super) generation: u64,
-    /// How many are protected (`PINNED`).
-    pub(super) pinned: usize,
-    pub(super) cut: Option<Key>,
+    /// How many of the candidates read are protected (`PINNED`), kept or not.
+    pub(super) pinned: u64,
+    pub(super) cuts: [Option<Key>; 2],
     /// What reading the rest needs.
     pub(super) rest: Rest,
 }
 
+/// The side of the order unprotected candidates are kept and dropped on
+/// (an index of [`Candidates::cuts`]).
+pub(super) const UNPROTECTED: usize = 0;
+/// The side of protected (`PINNED`) candidates.
+pub(super) const PROTECTED: usize = 1;
+
 /// A candidate's place in the order, (lease, creation sequence).
 pub(super) type Key = (Instant, u64);
 
-/// What a run needs to read the unprotected candidates it dropped: how
-/// many to keep at a time, and the object sequence each slice of the
-/// first reading was read at (objects created since are not candidates of
-/// the run, and a later reading leaves them out).
+/// What a run needs to read the candidates it dropped: how many to keep at
+/// a time, and the object sequence each slice of the first reading was
+/// read at (objects created since are not candidates of the run, and a
+/// later reading leaves them out).
 pub(super) struct Rest {
     keep: usize,
     generation: u64,
@@ -113,18 +119,26 @@ pub(super) struct Rest {
     bounds: Vec<(u32, u32, u64)>,
 }
 
-/// The unprotected candidates a reading keeps, at most `keep` of the
+/// The candidates of one side a reading keeps, at most `keep` of the
 /// order's first beyond any it was asked to skip: a reading holds at most
 /// twice `keep` plus a slice of them, however many objects it reads.
 struct Kept {
     list: Vec<Candidate>,
     keep: usize,
-    /// Unprotected candidates after this key were dropped.
+    /// Candidates of this side after this key were dropped.
     cut: Option<Key>,
 }
 
 impl Kept {
-    /// Whether an unprotected candidate at `key` is still inside what is kept.
+    fn new(list: Vec<Candidate>, keep: usize) -> Self {
+        Kept {
+            list,
+            keep,
+            cut: None,
+        }
+    }
+
+    /// Whether a candidate at `key` is still inside what is kept.
     #[inline]
     fn wants(&self, key: Key) -> bool {
         self.cut.is_none_or(|c| key <= c)
@@ -174,9 +188,8 @@ pub(crate) struct EvictionScratch {
 /// The scratch buffer the protected candidates are read into, and the
 /// unprotected ones kept appended at the end: the run's order.
 const ORDER: usize = 0;
-/// The scratch buffer unprotected candidates are read into (at most twice
-/// a reading's `keep` and a slice).
-const UNPROTECTED: usize = 1;
+/// The scratch buffer unprotected candidates are read into.
+const UNPROTECTED_BUFFER: usize = 1;
 
 /// Candidates' room a buffer may keep beyond its run's candidates and a
 /// quarter.
@@ -228,10 +241,10 @@ impl EvictionScratch {
         }
     }
 
-    /// How many unprotected candidates a reading keeps for a run that
-    /// evicts at most `need` objects: the first pass takes them in order
-    /// until `need` are evicted, so `need`, an eighth more for those that
-    /// fail their checks at eviction time, and a window.
+    /// How many candidates of each side a reading keeps for a run that
+    /// evicts at most `need` objects: a pass takes them in order until
+    /// `need` are evicted, so `need`, an eighth more for those that fail
+    /// their checks at eviction time, and a window.
     pub(super) fn keep_for(&self, need: u64) -> usize {
         match self.keep_override.load(Ordering::Relaxed) {
             0 => usize::try_from(need)
@@ -243,9 +256,9 @@ impl EvictionScratch {
         }
     }
 
-    /// Makes every reading keep `n` unprotected candidates (`None`: by the
-    /// run's goal, at least [`MIN_KEEP`]), so tests reach the re-reading
-    /// with few objects.
+    /// Makes every reading keep `n` candidates of each side (`None`: by
+    /// the run's goal, at least [`MIN_KEEP`]), so tests reach the
+    /// re-reading with few objects.
     pub(super) fn set_keep(&self, n: Option<usize>) {
         self.keep_override
             .store(n.map_or(0, |n| n.max(1)), Ordering::Relaxed);
@@ -274,14 +287,15 @@ fn fault_in(list: &mut Vec<Candidate>) {
 }
 
 /// Which reading of a run: the first (which counts the base and the
-/// candidates, keeps the protected ones and records the slices' bounds)
-/// or a later one, of the unprotected candidates after `after` among the
-/// objects the first reading saw.
+/// candidates and records the slices' bounds) or a later one, of the
+/// candidates of one side after `after` among the objects the first
+/// reading saw.
 enum Reading<'a> {
     First {
         bounds: &'a mut Vec<(u32, u32, u64)>,
     },
     Rest {
+        side: usize,
         after: Key,
         bounds: &'a [(u32, u32, u64)],
         generation: u64,
@@ -300,43 +314,40 @@ impl MasterCore {
 
     /// Counts the base and the candidates, normalises the expired deadlines
     /// of the candidates and returns them, walking each shard's arena in
-    /// slot order, [`SCAN_SLICE`] slots per read-lock hold. It keeps every
-    /// protected candidate and the first `keep` unprotected ones of the
-    /// order (at most twice that while reading).
+    /// slot order, [`SCAN_SLICE`] slots per read-lock hold. Of the
+    /// protected candidates and of the unprotected ones it keeps the first
+    /// `keep` of the order (at most twice that and a slice while reading).
     pub(super) fn collect_candidates(
         &self,
         now: Instant,
         keep: usize,
         report: &mut EvictionReport,
     ) -> Candidates {
-        // Protected candidates go straight into the order's buffer; the
-        // unprotected ones kept, far fewer on a large master, are copied
-        // after them at the end.
-        let mut list = self.eviction.take(ORDER);
-        let mut kept = Kept {
-            list: self.eviction.take(UNPROTECTED),
-            keep,
-            cut: None,
-        };
+        // The protected candidates kept are read into the order's buffer,
+        // the unprotected ones into their own and appended at the end.
+        let mut kept = [
+            Kept::new(self.eviction.take(UNPROTECTED_BUFFER), keep),
+            Kept::new(self.eviction.take(ORDER), keep),
+        ];
         let mut bounds = Vec::new();
-        let generation = self.read_candidates(
+        let (generation, pinned) = self.read_candidates(
             now,
             Reading::First {
                 bounds: &mut bounds,
             },
             &mut kept,
-            &mut list,
             report,
         );
-        let pinned_count = list.len();
-        list.extend_from_slice(&kept.list);
-        self.eviction.give_back_to(UNPROTECTED, kept.list);
-        let cut = kept.cut;
+        let [unprotected, protected] = kept;
+        let mut list = protected.list;
+        list.extend_from_slice(&unprotected.list);
+        self.eviction
+            .give_back_to(UNPROTECTED_BUFFER, unprotected.list);
         Candidates {
             list,
             generation,
-            pinned: pinned_count,
-            cut,
+            pinned,
+            cuts: [unprotected.cut, protected.cut],
             rest: Rest {
                 keep,
                 generation,
@@ -345,59 +356,71 @@ impl MasterCore {
         }
     }
 
-    /// Reads again the unprotected candidates of the run's first reading
-    /// that it dropped, those after `after` in the order (at most
-    /// `rest.keep` of them; the new cut says where the ones kept end).
-    /// Objects created since the first reading read their slice, and
-    /// objects protected now, are left out; expired deadlines are
-    /// normalised as the first reading does. Nothing once a restore has
-    /// replaced the run's state.
+    /// Reads again the candidates of `side` the run's first reading
+    /// dropped, those after `after` in the order (at most `rest.keep` of
+    /// them; the new cut says where the ones kept end). Objects created
+    /// since the first reading read their slice, and objects on the other
+    /// side now, are left out; expired deadlines are normalised as the
+    /// first reading does. Nothing once a restore has replaced the run's
+    /// state.
     pub(super) fn read_rest(
         &self,
         now: Instant,
+        side: usize,
         after: Key,
         rest: &Rest,
         report: &mut EvictionReport,
     ) -> (Vec<Candidate>, Option<Key>) {
-        let mut kept = Kept {
-            list: Vec::new(),
-            keep: rest.keep,
-            cut: None,
-        };
-        let mut unused = Vec::new();
-        let generation = self.read_candidates(
+        let mut kept = [
+            Kept::new(Vec::new(), rest.keep),
+            Kept::new(Vec::new(), rest.keep),
+        ];
+        let (generation, _) = self.read_candidates(
             now,
             Reading::Rest {
+                side,
                 after,
                 bounds: &rest.bounds,
                 generation: rest.generation,
             },
             &mut kept,
-            &mut unused,
             report,
         );
         if generation != rest.generation {
             return (Vec::new(), None);
         }
-        (kept.list, kept.cut)
+        let [unprotected, protected] = kept;
+        let read = if side == PROTECTED {
+            protected
+        } else {
+            unprotected
+        };
+        (read.list, read.cut)
     }
 
     /// One reading of every shard (see [`Self::collect_candidates`] and
-    /// [`Self::read_rest`]). Returns the state generation it read. A first
-    /// reading that sees the generation move starts again on the new
+    /// [`Self::read_rest`]) into `kept`, by side. Returns the state
+    /// generation it read and how many protected candidates it read. A
+    /// first reading that sees the generation move starts again on the new
     /// state; a later one stops there (it reads only the run's).
     fn read_candidates(
         &self,
         now: Instant,
         mut reading: Reading<'_>,
-        kept: &mut Kept,
-        pinned: &mut Vec<Candidate>,
+        kept: &mut [Kept; 2],
         report: &mut EvictionReport,
-    ) -> u64 {
-        let (first, only) = match reading {
-            Reading::First { .. } => (true, None),
-            Reading::Rest { generation, .. } => (false, Some(generation)),
+    ) -> (u64, u64) {
+        let (first, only, sides) = match reading {
+            Reading::First { .. } => (true, None, [true, true]),
+            Reading::Rest {
+                side, generation, ..
+            } => (
+                false,
+                Some(generation),
+                [side == UNPROTECTED, side == PROTECTED],
+            ),
         };
+        let mut pinned_seen = 0u64;
         let any_retained = self.metrics.retained_groups.load(Ordering::Relaxed) > 0;
         let mut seen: Option<u64> = None;
         // Where the next slice's bound is among a later reading's bounds.
@@ -410,25 +433,25 @@ impl MasterCore {
                     // Room for a whole slice, made before the lock is taken:
                     // growing a buffer of millions of candidates (a remap of
                     // its pages) would otherwise happen under the lock.
-                    kept.list.reserve(SCAN_SLICE);
-                    fault_in(&mut kept.list);
-                    if first {
-                        pinned.reserve(SCAN_SLICE);
-                        fault_in(pinned);
+                    for (k, _) in kept.iter_mut().zip(sides).filter(|(_, on)| *on) {
+                        k.list.reserve(SCAN_SLICE);
+                        fault_in(&mut k.list);
                     }
                     let st = shard.state.read();
                     let held = HoldTimer::start();
                     let generation = self.generation();
                     if only.is_some_and(|g| g != generation) {
-                        return generation;
+                        return (generation, 0);
                     }
                     if seen.is_some_and(|g| g != generation) {
                         // A restore installed a new state since the last
                         // slice: what was collected names the old one.
                         drop(st);
-                        kept.list.clear();
-                        kept.cut = None;
-                        pinned.clear();
+                        for k in kept.iter_mut() {
+                            k.list.clear();
+                            k.cut = None;
+                        }
+                        pinned_seen = 0;
                         report.base = 0;
                         report.candidates = 0;
                         if let Reading::First { bounds } = &mut reading {
@@ -503,24 +526,11 @@ impl MasterCore {
                                     .as_ref()
                                     .is_some_and(|r| retention_active(r, &g.id, now))
                             });
+                        pinned_seen += protected as u64;
+                        let side = if protected { PROTECTED } else { UNPROTECTED };
                         let key = (lease, obj.seq);
-                        if protected {
-                            // Every protected candidate is kept by the
-                            // first reading; a later one reads only
-                            // unprotected ones.
-                            if first {
-                                let mut c = Candidate {
-                                    lease,
-                                    seq: obj.seq,
-                                    slot,
-                                    meta: si as u32 | PINNED,
-                                };
-                                c.set(GROUPED, group.is_some());
-                                pinned.push(c);
-                            }
-                            return;
-                        }
-                        if after.is_some_and(|a| key <= a) || !kept.wants(key) {
+                        let k = &mut kept[side];
+                        if !sides[side] || after.is_some_and(|a| key <= a) || !k.wants(key) {
                             return;
                         }
                         let mut c = Candidate {
@@ -529,14 +539,17 @@ impl MasterCore {
                             slot,
                             meta: si as u32,
                         };
+                        c.set(PINNED, protected);
                         c.set(GROUPED, group.is_some());
-                        kept.list.push(c);
+                        k.list.push(c);
                     });
                     drop(retained);
                     let held_ns = held.elapsed_ns();
                     drop(st);
                     self.eviction.longest_hold.record(held_ns);
-                    kept.trim();
+                    for k in kept.iter_mut() {
+                        k.trim();
+                    }
                     #[cfg(feature = "test-hooks")]
                     if let Some(next) = from {
                         self.race_point(crate::quiesce::RacePoint::EvictionSlice {
@@ -546,7 +559,7 @@ impl MasterCore {
                     }
                 }
             }
-            return seen.unwrap_or_else(|| self.generation());
+            return (seen.unwrap_or_else(|| self.generation()), pinned_seen);
         }
     }
 }

@@ -27,13 +27,13 @@
 //! come from one state generation: a restore seen between two slices
 //! restarts the collection on the new state (see `Candidates`).
 //!
-//! The collection keeps every protected candidate but only as many
-//! unprotected ones as the run's goal can use (`EvictionScratch::keep_for`),
-//! the first of the order: a run's memory and its sort follow what it
-//! evicts, not the objects stored. A pass that reaches the last one kept
-//! reads the dropped ones again (`MasterCore::read_rest`, via
-//! `Ordered::ready` / `Ordered::resume`), among the objects the first
-//! reading saw.
+//! The collection keeps, of the protected candidates and of the
+//! unprotected ones apart, only as many as the run's goal can use
+//! (`EvictionScratch::keep_for`), the first of the order: a run's memory
+//! and its sort follow what it evicts, not the objects stored. A pass that
+//! reaches the last one kept of a side it takes reads that side's dropped
+//! ones again (`MasterCore::read_rest`, via `Ordered::ready` /
+//! `Ordered::resume`), among the objects the first reading saw.
 
 mod collect;
 mod evict;
@@ -136,16 +136,16 @@ impl MasterCore {
             discarded_released: self.release_discarded_at(now),
             ..Default::default()
         };
-        // The most the passes evict, from the objects stored: the first
-        // pass needs about that many unprotected candidates, so the reading
-        // keeps those (and every protected one), not one per object.
+        // The most the passes evict, from the objects stored: a pass needs
+        // about that many candidates of a side it takes, so the reading
+        // keeps those, not one per object.
         let most = ceil_count(self.stored_objects(), target.max(lowerbound));
         let keep = self.eviction.keep_for(most);
         let Candidates {
             list,
             generation,
             pinned,
-            cut,
+            cuts,
             rest,
         } = self.collect_candidates(now, keep, &mut report);
         let collected = WallInstant::now();
@@ -156,12 +156,12 @@ impl MasterCore {
         // The first pass skips protected candidates: to evict `need` it reads
         // about need / (share of unprotected candidates) of the order.
         let need = target_n.max(lower_n);
-        let unpinned = report.candidates.saturating_sub(pinned as u64);
+        let unpinned = report.candidates.saturating_sub(pinned);
         let reads = match unpinned {
             0 => need,
             u => (u128::from(need) * u128::from(report.candidates) / u128::from(u)) as u64,
         };
-        let mut cands = Ordered::new(list, usize::try_from(reads).unwrap_or(usize::MAX), cut);
+        let mut cands = Ordered::new(list, usize::try_from(reads).unwrap_or(usize::MAX), cuts);
         if cands.len() > 0 {
             // The first chunk of the order, sorted here rather than by the
             // pass's first read, so the run's split can be timed.
@@ -245,7 +245,7 @@ impl MasterCore {
         let mut i = 0;
         let mut window: SmallVec<[usize; WINDOW]> = SmallVec::new();
         loop {
-            if report.evicted >= goal || !self.reach(cands, i, rest, now, report) {
+            if report.evicted >= goal || !self.reach(cands, i, allow_pinned, rest, now, report) {
                 return;
             }
             let c = cands.at(i);
@@ -266,7 +266,7 @@ impl MasterCore {
                 .unwrap_or(usize::MAX)
                 .min(WINDOW);
             window.clear();
-            while window.len() < room && self.reach(cands, i, rest, now, report) {
+            while window.len() < room && self.reach(cands, i, allow_pinned, rest, now, report) {
                 let c = cands.at(i);
                 if !skipped(c) {
                     if c.has(GROUPED) {
@@ -286,25 +286,27 @@ impl MasterCore {
 }
 
 impl MasterCore {
-    /// Whether position `i` of the order can be read, reading the
-    /// unprotected candidates the collection dropped first when the order
-    /// reaches them (as often as it takes: each reading keeps as many as
-    /// the collection did).
+    /// Whether position `i` of the order can be read by a pass that takes
+    /// unprotected candidates only, or `protected` ones too, reading the
+    /// candidates the collection dropped first when the order reaches them
+    /// (as often as it takes: each reading keeps as many as the collection
+    /// did).
     fn reach(
         &self,
         cands: &mut Ordered,
         i: usize,
+        protected: bool,
         rest: &Rest,
         now: Instant,
         report: &mut EvictionReport,
     ) -> bool {
         loop {
-            match cands.ready(i) {
+            match cands.ready(i, protected) {
                 Ready::Yes => return true,
                 Ready::End => return false,
-                Ready::Behind(cut) => {
-                    let (more, cut) = self.read_rest(now, cut, rest, report);
-                    cands.resume(i, more, cut);
+                Ready::Behind { side, cut } => {
+                    let (more, cut) = self.read_rest(now, side, cut, rest, report);
+                    cands.resume(i, side, more, cut);
                 }
             }
         }

@@ -1,24 +1,27 @@
 //! The eviction order, (lease, creation sequence), produced lazily.
 
-use super::collect::{Candidate, Key};
+use super::collect::{Candidate, Key, PROTECTED, UNPROTECTED};
 
 /// Candidates in (lease, creation sequence) order, sorted only as far as a
 /// pass reads: a run usually stops after a few percent of them, so the rest
 /// is only partitioned (`select_nth_unstable`), never sorted. Sequences are
 /// unique, so the order is exactly that of a full sort.
 ///
-/// The order may be held only up to a cut: unprotected candidates after it
-/// were dropped by the reading. A position is then readable only while its
-/// candidate is not after the cut ([`Ordered::ready`]); past it the caller
-/// reads the dropped ones again and hands them over ([`Ordered::resume`]).
+/// The order may be held only up to a cut on each side: unprotected
+/// candidates after one, protected ones after the other, were dropped by
+/// the reading. A position is then readable only while its candidate is
+/// not after the cut of a side the reader takes ([`Ordered::ready`]); past
+/// it the caller reads the dropped ones again and hands them over
+/// ([`Ordered::resume`]).
 pub(super) struct Ordered {
     cands: Vec<Candidate>,
     /// `cands[..sorted]` is the sorted prefix of the total order.
     sorted: usize,
     /// Size of the first chunk to sort.
     first: usize,
-    /// Unprotected candidates after this key are not held.
-    cut: Option<Key>,
+    /// Candidates of a side ([`UNPROTECTED`], [`PROTECTED`]) after its key
+    /// are not held.
+    cuts: [Option<Key>; 2],
 }
 
 /// Whether a position of the order can be read.
@@ -28,15 +31,16 @@ pub(super) enum Ready {
     Yes,
     /// The order ends before it.
     End,
-    /// Candidates dropped at the cut come before it: read them first.
-    Behind(Key),
+    /// Candidates of a side dropped after its cut come before it: read
+    /// them first.
+    Behind { side: usize, cut: Key },
 }
 
 impl Ordered {
-    pub(super) fn new(cands: Vec<Candidate>, expected: usize, cut: Option<Key>) -> Self {
+    pub(super) fn new(cands: Vec<Candidate>, expected: usize, cuts: [Option<Key>; 2]) -> Self {
         Ordered {
             cands,
-            cut,
+            cuts,
             sorted: 0,
             // An eighth over the estimate: a run that reads a little
             // further than expected (a group that stays, a lease renewed)
@@ -54,36 +58,45 @@ impl Ordered {
         self.cands
     }
 
-    /// Whether position `i` can be read in order (the positions before it
-    /// were): sorts as far as `i`.
-    pub(super) fn ready(&mut self, i: usize) -> Ready {
-        let held = i < self.cands.len();
-        match self.cut {
-            None if held => Ready::Yes,
-            None => Ready::End,
-            Some(cut) => {
-                if held && self.at(i).key() <= cut {
-                    Ready::Yes
-                } else {
-                    Ready::Behind(cut)
+    /// Whether position `i` can be read in order by a reader that takes
+    /// unprotected candidates only, or `protected` ones too (the positions
+    /// before it were read by it): sorts as far as `i`. A reader of
+    /// unprotected candidates reads past the protected side's cut, whose
+    /// candidates it skips.
+    pub(super) fn ready(&mut self, i: usize, protected: bool) -> Ready {
+        let key = (i < self.cands.len()).then(|| self.at(i).key());
+        for side in [UNPROTECTED, PROTECTED] {
+            if side == PROTECTED && !protected {
+                break;
+            }
+            if let Some(cut) = self.cuts[side] {
+                if key.is_none_or(|k| k > cut) {
+                    return Ready::Behind { side, cut };
                 }
             }
         }
+        if key.is_some() {
+            Ready::Yes
+        } else {
+            Ready::End
+        }
     }
 
-    /// Hands over the candidates read again after [`Ready::Behind`] at
-    /// position `i` (every one of them after the old cut), with the new
-    /// cut. The positions before `i` hold the order up to the old cut and
-    /// stay as they are; every candidate from `i` on is after it, so the
-    /// order goes on from `i` over those and the new ones together.
-    pub(super) fn resume(&mut self, i: usize, more: Vec<Candidate>, cut: Option<Key>) {
+    /// Hands over the candidates of `side` read again after
+    /// [`Ready::Behind`] at position `i` (every one of them after the
+    /// side's old cut), with its new cut. The positions before `i` hold the
+    /// order up to the old cut and stay as they are; every candidate from
+    /// `i` on is after it, so the order goes on from `i` over those and the
+    /// new ones together.
+    pub(super) fn resume(&mut self, i: usize, side: usize, more: Vec<Candidate>, cut: Option<Key>) {
+        let old = self.cuts[side];
         debug_assert!(self.cands[..i.min(self.cands.len())]
             .iter()
-            .all(|c| self.cut.is_some_and(|k| c.key() <= k)));
-        debug_assert!(more.iter().all(|c| self.cut.is_some_and(|k| c.key() > k)));
+            .all(|c| old.is_some_and(|k| c.key() <= k)));
+        debug_assert!(more.iter().all(|c| old.is_some_and(|k| c.key() > k)));
         self.cands.extend_from_slice(&more);
         self.sorted = i.min(self.sorted);
-        self.cut = cut;
+        self.cuts[side] = cut;
     }
 
     /// The `i`-th candidate in order; sorts the next chunk (doubling) when
@@ -104,7 +117,7 @@ impl Ordered {
 
 #[cfg(test)]
 mod tests {
-    use super::super::collect::cand;
+    use super::super::collect::{cand, PINNED};
     use super::*;
     use crate::clock::Instant;
 
@@ -122,7 +135,7 @@ mod tests {
             let cands: Vec<Candidate> = (0..n as u64).map(|s| cand(next() % 50, s)).collect();
             let mut want: Vec<(Instant, u64)> = cands.iter().map(|c| (c.lease, c.seq)).collect();
             want.sort_unstable();
-            let mut lazy = Ordered::new(cands, expected, None);
+            let mut lazy = Ordered::new(cands, expected, [None, None]);
             let got: Vec<(Instant, u64)> = (0..lazy.len())
                 .map(|i| {
                     let c = lazy.at(i);
@@ -138,11 +151,12 @@ mod tests {
     }
 
     #[test]
-    fn an_order_held_up_to_a_cut_reads_the_full_sort_when_resumed_at_each_cut() {
-        // §5: a reading keeps the protected candidates and the first `keep`
-        // unprotected ones; reaching the cut, the caller reads the next
-        // `keep` after it. Read position by position, as a pass does, the
-        // order is the full sort's.
+    fn an_order_held_up_to_cuts_reads_the_full_sort_when_resumed_at_each_cut() {
+        // §5: a reading keeps the first `keep` candidates of each side;
+        // reaching a side's cut, the caller reads the next `keep` of that
+        // side after it. Read position by position, as a pass does, the
+        // order is the full sort's (a reader of unprotected candidates: the
+        // full sort of those, protected ones skipped wherever they are).
         let mut x = 0x2545_F491_4F6C_DD1Du64;
         let mut next = move || {
             x ^= x << 13;
@@ -150,62 +164,77 @@ mod tests {
             x ^= x << 17;
             x
         };
-        for (n, keep, pinned_every) in [
+        let cases = [
             (0, 1, 3),
             (1, 1, 2),
             (500, 1, 4),
             (5_000, 7, 3),
             (5_000, 300, 0),
             (3_000, 64, 1),
-        ] {
+            (4_000, 50, 10),
+        ];
+        for (n, keep, pinned_every) in cases {
             let all: Vec<Candidate> = (0..n as u64)
                 .map(|s| {
                     let mut c = cand(next() % 40, s);
-                    c.set(
-                        super::super::collect::PINNED,
-                        pinned_every > 0 && s % pinned_every == 0,
-                    );
+                    c.set(PINNED, pinned_every > 0 && s % pinned_every == 0);
                     c
                 })
                 .collect();
-            let is_pinned = |c: &Candidate| c.has(super::super::collect::PINNED);
-            let mut want: Vec<(Instant, u64)> = all.iter().map(|c| c.key()).collect();
-            want.sort_unstable();
-            // The unprotected ones after `after`, the first `keep` of them and the new cut.
-            let read = |after: Option<Key>| {
-                let mut u: Vec<Candidate> = all
+            let side_of = |c: &Candidate| {
+                if c.has(PINNED) {
+                    PROTECTED
+                } else {
+                    UNPROTECTED
+                }
+            };
+            // The candidates of `side` after `after`: the first `keep` and the new cut.
+            let read = |side: usize, after: Option<Key>| {
+                let mut v: Vec<Candidate> = all
                     .iter()
-                    .filter(|c| !is_pinned(c) && after.is_none_or(|a| c.key() > a))
+                    .filter(|c| side_of(c) == side && after.is_none_or(|a| c.key() > a))
                     .copied()
                     .collect();
-                u.sort_unstable_by_key(Candidate::key);
-                let cut = (u.len() > keep).then(|| u[keep - 1].key());
-                u.truncate(keep);
-                (u, cut)
+                v.sort_unstable_by_key(Candidate::key);
+                let cut = (v.len() > keep).then(|| v[keep - 1].key());
+                v.truncate(keep);
+                (v, cut)
             };
-            let (first, cut) = read(None);
-            let mut list: Vec<Candidate> = all.iter().filter(|c| is_pinned(c)).copied().collect();
-            list.extend(first);
-            let mut order = Ordered::new(list, 10, cut);
-            let mut got = Vec::new();
-            let mut i = 0;
-            loop {
-                match order.ready(i) {
-                    Ready::Yes => {
-                        got.push(order.at(i).key());
-                        i += 1;
-                    }
-                    Ready::End => break,
-                    Ready::Behind(after) => {
-                        let (more, cut) = read(Some(after));
-                        order.resume(i, more, cut);
+            for protected in [false, true] {
+                let mut want: Vec<Key> = all
+                    .iter()
+                    .filter(|c| protected || !c.has(PINNED))
+                    .map(Candidate::key)
+                    .collect();
+                want.sort_unstable();
+                let (mut list, cut_u) = read(UNPROTECTED, None);
+                let (pinned, cut_p) = read(PROTECTED, None);
+                list.extend(pinned);
+                let mut order = Ordered::new(list, 10, [cut_u, cut_p]);
+                let mut got = Vec::new();
+                let mut i = 0;
+                loop {
+                    match order.ready(i, protected) {
+                        Ready::Yes => {
+                            let c = *order.at(i);
+                            if protected || !c.has(PINNED) {
+                                got.push(c.key());
+                            }
+                            i += 1;
+                        }
+                        Ready::End => break,
+                        Ready::Behind { side, cut } => {
+                            assert!(protected || side == UNPROTECTED);
+                            let (more, cut) = read(side, Some(cut));
+                            order.resume(i, side, more, cut);
+                        }
                     }
                 }
+                assert_eq!(got, want, "n={n} keep={keep} protected={protected}");
+                // A later pass reads the same order from the front.
+                assert!((0..i).all(|j| order.ready(j, protected) == Ready::Yes));
+                assert_eq!(order.ready(i, protected), Ready::End);
             }
-            assert_eq!(got, want, "n={n} keep={keep}");
-            // A later pass reads the same order from the front, with nothing more to read.
-            assert!((0..n).all(|i| order.ready(i) == Ready::Yes));
-            assert_eq!(order.ready(n), Ready::End);
         }
     }
 }
