@@ -311,6 +311,55 @@ mod with_hooks {
     }
 
     #[test]
+    fn an_object_pinned_after_the_collection_is_evicted_once_when_read_again_as_protected() {
+        // §5: object 7 is kept unprotected by the first reading (5 kept a
+        // side), then pinned by an in-place Upsert (same sequence) before
+        // the passes. The unprotected passes skip it (pinned now); the
+        // protected half reads the protected side again past its cut and
+        // finds it there too. It is held once and evicted once, and the
+        // run evicts everything (target 1.0, pinned objects allowed).
+        let m = master_with(
+            MasterConfig {
+                shard_count: 1,
+                allow_evict_soft_pinned_objects: true,
+                ..config()
+            },
+            2,
+            0,
+            1 << 24,
+        );
+        for i in 0..40 {
+            let c = if !(5..30).contains(&i) {
+                enable(MAX_TTL)
+            } else {
+                preserve()
+            };
+            put(&m, &name(i), 64, &c);
+        }
+        m.debug_set_eviction_keep(Some(5));
+        let fired = AtomicBool::new(false);
+        m.debug_set_race_hook(Some(Arc::new(move |core: &MasterCore, p: RacePoint| {
+            if p == RacePoint::EvictionCollected && !fired.swap(true, Ordering::Relaxed) {
+                let w = core
+                    .upsert_start(C1, k(&name(7)), 64, &enable(MAX_TTL))
+                    .unwrap();
+                core.upsert_end(C1, k(&name(7)), ReplicaSelector::All, Some(w.token))
+                    .unwrap();
+            }
+        })));
+        let r = m.run_eviction(1.0, 1.0).unwrap();
+        m.debug_set_race_hook(None);
+        assert_eq!(evicted_of_first(&m, 40), 40, "{r:?}");
+        assert_eq!(r.evicted, 40, "{r:?}");
+        inv(&m);
+    }
+
+    /// How many of objects `0..n` are gone.
+    fn evicted_of_first(m: &Master, n: usize) -> usize {
+        (0..n).filter(|&i| !m.exist(k(&name(i))).unwrap()).count()
+    }
+
+    #[test]
     fn windows_meet_the_hook_between_them_with_no_lock_held() {
         // §5: each window takes its locks afresh; the hook runs between
         // windows, where another operation on any key may run (here a

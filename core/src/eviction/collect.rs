@@ -19,8 +19,8 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 /// shard; re-taking the lock costs nothing next to the slice.
 const SCAN_SLICE: usize = 4096;
 
-/// One candidate, 24 bytes: the collection writes one per candidate and
-/// the order partitions and sorts them, so its size is its cost.
+/// One candidate, 24 bytes: the collection writes one per candidate it
+/// keeps and the order partitions and sorts them, so its size is its cost.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) struct Candidate {
     /// The effective lease, read once at collection.
@@ -112,7 +112,11 @@ pub(super) type Key = (Instant, u64);
 /// read at (objects created since are not candidates of the run, and a
 /// later reading leaves them out).
 pub(super) struct Rest {
-    keep: usize,
+    /// How many candidates of each side the next reading of it keeps:
+    /// the collection's `keep`, doubled by each reading, so a run whose
+    /// candidates keep failing their checks reads the objects again a
+    /// number of times logarithmic in how far its passes go.
+    keep: [usize; 2],
     generation: u64,
     /// `(shard, slice start, next object sequence)` of every slice of the
     /// first reading, in reading order.
@@ -180,7 +184,7 @@ pub(crate) struct EvictionScratch {
     /// The wall time of the last run's collection, first sort and passes
     /// (ns), for the benchmark's split of a run.
     pub(super) last_phases_ns: [AtomicU64; 3],
-    /// Unprotected candidates a reading keeps, when a test sets it (0: by
+    /// Candidates of each side a reading keeps, when a test sets it (0: by
     /// the run's goal).
     keep_override: AtomicUsize,
 }
@@ -198,8 +202,8 @@ const KEEP_SLACK: usize = 4096;
 /// The most a kept candidate buffer may hold between runs.
 const KEEP_MAX_BYTES: usize = 16 << 20;
 
-/// The fewest unprotected candidates a reading keeps: a master with fewer
-/// never drops one.
+/// The fewest candidates of each side a reading keeps: a master with
+/// fewer never drops one.
 pub(super) const MIN_KEEP: usize = 4096;
 
 impl EvictionScratch {
@@ -349,7 +353,7 @@ impl MasterCore {
             pinned,
             cuts: [unprotected.cut, protected.cut],
             rest: Rest {
-                keep,
+                keep: [keep; 2],
                 generation,
                 bounds,
             },
@@ -357,8 +361,9 @@ impl MasterCore {
     }
 
     /// Reads again the candidates of `side` the run's first reading
-    /// dropped, those after `after` in the order (at most `rest.keep` of
-    /// them; the new cut says where the ones kept end). Objects created
+    /// dropped, those after `after` in the order (at most twice as many as
+    /// the last reading of the side kept; the new cut says where the ones
+    /// kept end). Objects created
     /// since the first reading read their slice, and objects on the other
     /// side now, are left out; expired deadlines are normalised as the
     /// first reading does. Nothing once a restore has replaced the run's
@@ -368,13 +373,12 @@ impl MasterCore {
         now: Instant,
         side: usize,
         after: Key,
-        rest: &Rest,
+        rest: &mut Rest,
         report: &mut EvictionReport,
     ) -> (Vec<Candidate>, Option<Key>) {
-        let mut kept = [
-            Kept::new(Vec::new(), rest.keep),
-            Kept::new(Vec::new(), rest.keep),
-        ];
+        let keep = rest.keep[side].saturating_mul(2);
+        rest.keep[side] = keep;
+        let mut kept = [Kept::new(Vec::new(), keep), Kept::new(Vec::new(), keep)];
         let (generation, _) = self.read_candidates(
             now,
             Reading::Rest {
@@ -436,6 +440,9 @@ impl MasterCore {
                     for (k, _) in kept.iter_mut().zip(sides).filter(|(_, on)| *on) {
                         k.list.reserve(SCAN_SLICE);
                         fault_in(&mut k.list);
+                    }
+                    if let Reading::First { bounds } = &mut reading {
+                        bounds.reserve(1);
                     }
                     let st = shard.state.read();
                     let held = HoldTimer::start();

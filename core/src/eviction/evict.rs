@@ -138,7 +138,15 @@ impl MasterCore {
             let c = cands.at(p);
             c.set(DONE, true);
             let st = &mut guards[g];
-            let obj = st.slot(c.slot).expect("checked under this hold");
+            // Checked above; checked again, as it costs nothing now, so that
+            // an object the order held twice (see `Ordered::resume`) is never
+            // evicted twice.
+            let Some(obj) = st
+                .slot(c.slot)
+                .filter(|o| o.seq == c.seq && evictable(o, now, allow_pinned))
+            else {
+                continue;
+            };
             let pinned = is_active(obj.committed(), now);
             let scoped = key::scoped(st.key_of(obj));
             let bytes = self.evict_object(st, c.shard(), c.slot, hash, key::split(&scoped));

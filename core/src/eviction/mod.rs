@@ -146,7 +146,7 @@ impl MasterCore {
             generation,
             pinned,
             cuts,
-            rest,
+            mut rest,
         } = self.collect_candidates(now, keep, &mut report);
         let collected = WallInstant::now();
         #[cfg(feature = "test-hooks")]
@@ -172,7 +172,7 @@ impl MasterCore {
         let mut groups_done = GroupsDone::default();
         self.pass(
             &mut cands,
-            &rest,
+            &mut rest,
             generation,
             &mut groups_done,
             Pass::First,
@@ -185,7 +185,7 @@ impl MasterCore {
             let goal = report.evicted + (lower_n - credited);
             self.pass(
                 &mut cands,
-                &rest,
+                &mut rest,
                 generation,
                 &mut groups_done,
                 Pass::Second { take_pinned: false },
@@ -196,7 +196,7 @@ impl MasterCore {
             if self.config.allow_evict_soft_pinned_objects {
                 self.pass(
                     &mut cands,
-                    &rest,
+                    &mut rest,
                     generation,
                     &mut groups_done,
                     Pass::Second { take_pinned: true },
@@ -228,7 +228,7 @@ impl MasterCore {
     fn pass(
         &self,
         cands: &mut Ordered,
-        rest: &Rest,
+        rest: &mut Rest,
         generation: u64,
         groups_done: &mut GroupsDone,
         pass: Pass,
@@ -296,7 +296,7 @@ impl MasterCore {
         cands: &mut Ordered,
         i: usize,
         protected: bool,
-        rest: &Rest,
+        rest: &mut Rest,
         now: Instant,
         report: &mut EvictionReport,
     ) -> bool {
@@ -330,10 +330,10 @@ impl MasterCore {
         [0, 1, 2].map(|i| p[i].load(Ordering::Relaxed))
     }
 
-    /// Makes every reading of an eviction run keep `n` unprotected
-    /// candidates (at least 1), reading the rest again when a pass gets
-    /// past them; `None` restores the default (the run's goal and a little
-    /// more, at least 4096). For tests of the re-reading.
+    /// Makes the collection of an eviction run keep `n` candidates of each
+    /// side, protected and unprotected (at least 1), reading the rest again
+    /// when a pass gets past them; `None` restores the default (the run's
+    /// goal and a little more, at least 4096). For tests of the re-reading.
     #[doc(hidden)]
     pub fn debug_set_eviction_keep(&self, n: Option<usize>) {
         self.eviction.set_keep(n);

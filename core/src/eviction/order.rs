@@ -88,12 +88,30 @@ impl Ordered {
     /// order up to the old cut and stay as they are; every candidate from
     /// `i` on is after it, so the order goes on from `i` over those and the
     /// new ones together.
-    pub(super) fn resume(&mut self, i: usize, side: usize, more: Vec<Candidate>, cut: Option<Key>) {
+    ///
+    /// An object that changed side after the first reading (pinned, or its
+    /// pin cleared, meanwhile) may already be held on the other side: a
+    /// candidate's sequence names its object, so one already held from `i`
+    /// on (where any such one is: its key is after the old cut) is not
+    /// added again.
+    pub(super) fn resume(
+        &mut self,
+        i: usize,
+        side: usize,
+        mut more: Vec<Candidate>,
+        cut: Option<Key>,
+    ) {
         let old = self.cuts[side];
-        debug_assert!(self.cands[..i.min(self.cands.len())]
+        let i = i.min(self.cands.len());
+        debug_assert!(self.cands[..i]
             .iter()
             .all(|c| old.is_some_and(|k| c.key() <= k)));
         debug_assert!(more.iter().all(|c| old.is_some_and(|k| c.key() > k)));
+        if i < self.cands.len() && !more.is_empty() {
+            let mut held: Vec<u64> = self.cands[i..].iter().map(|c| c.seq).collect();
+            held.sort_unstable();
+            more.retain(|c| held.binary_search(&c.seq).is_err());
+        }
         self.cands.extend_from_slice(&more);
         self.sorted = i.min(self.sorted);
         self.cuts[side] = cut;
@@ -236,5 +254,33 @@ mod tests {
                 assert_eq!(order.ready(i, protected), Ready::End);
             }
         }
+    }
+
+    #[test]
+    fn a_candidate_read_again_on_the_other_side_is_held_once() {
+        // An object kept unprotected (seq 7, key (0, 7)) and pinned since is
+        // read again by the protected side's reading: resume adds it once.
+        let mut p = cand(0, 3);
+        p.set(PINNED, true);
+        let list = vec![cand(0, 1), cand(0, 7), p];
+        let mut order = Ordered::new(list, 10, [None, Some((0, 3))]);
+        assert_eq!(order.ready(0, true), Ready::Yes);
+        assert_eq!(order.ready(1, true), Ready::Yes);
+        assert_eq!(
+            order.ready(2, true),
+            Ready::Behind {
+                side: PROTECTED,
+                cut: (0, 3)
+            }
+        );
+        let mut again = cand(0, 7);
+        again.set(PINNED, true);
+        let mut other = cand(0, 9);
+        other.set(PINNED, true);
+        order.resume(2, PROTECTED, vec![again, other], None);
+        let keys: Vec<(Instant, u64)> = (0..order.len()).map(|i| order.at(i).key()).collect();
+        assert_eq!(keys, vec![(0, 1), (0, 3), (0, 7), (0, 9)]);
+        assert!(!order.at(2).has(PINNED), "the one held first stays");
+        assert_eq!(order.ready(4, true), Ready::End);
     }
 }
