@@ -178,15 +178,15 @@ fn maximum_soft_pin_ttl_near_max_instant_saturates_and_never_expires() {
     assert_restorable(&m).unwrap();
 }
 
-#[test]
-fn stale_write_replacement_at_the_maximum_release_timeout_keeps_the_old_buffer() {
-    // The replaced write's buffer is released at now + release timeout,
-    // saturated: never at once, so its stale writer never writes into memory
-    // handed to someone else.
+/// A master whose release timeout (and soft-pin maximum) is the largest
+/// accepted, near the clock's end, where a stale write of "a" (by C1) was
+/// just replaced by C2's: the replaced buffer's release instant saturated.
+fn stale_write_replaced_at_the_maximum_release_timeout() -> Master {
     let discard = 1_000;
     let cfg = MasterConfig {
         put_start_discard_timeout_ms: discard,
         put_start_release_timeout_ms: MAX_DURATION_MS,
+        max_kv_soft_pin_ttl_ms: MAX_DURATION_MS,
         ..MasterConfig::deterministic(LAST - 2 * discard)
     };
     let m = mounted(cfg);
@@ -195,6 +195,15 @@ fn stale_write_replacement_at_the_maximum_release_timeout_keeps_the_old_buffer()
     m.put_start(C1, key, 64, &wc).unwrap();
     m.advance_time(discard + 1).unwrap();
     m.put_start(C2, key, 64, &wc).unwrap();
+    m
+}
+
+#[test]
+fn stale_write_replacement_at_the_maximum_release_timeout_keeps_the_old_buffer() {
+    // The replaced write's buffer is released at now + release timeout,
+    // saturated: never at once, so its stale writer never writes into memory
+    // handed to someone else.
+    let m = stale_write_replaced_at_the_maximum_release_timeout();
     let after = m.metrics();
     assert_eq!(after.discarded_staging_bytes, 64);
     assert_eq!(after.memory_allocated_bytes, 128);
@@ -213,21 +222,7 @@ fn maintenance_called_at_max_instant_or_beyond_finds_saturated_instants_due() {
     // MAX_INSTANT (a release, a cleanup) or beyond it (a sweep, strict `<`),
     // they find them due. (Found by the model test, whose reference did not
     // saturate these two instants.)
-    let discard = 1_000;
-    let cfg = MasterConfig {
-        put_start_discard_timeout_ms: discard,
-        put_start_release_timeout_ms: MAX_DURATION_MS,
-        max_kv_soft_pin_ttl_ms: MAX_DURATION_MS,
-        ..MasterConfig::deterministic(LAST - 2 * discard)
-    };
-    let m = mounted(cfg);
-    let key = Key::new("a");
-    let wc = write("a", 1, 0, SoftPinRequest::PRESERVE);
-    m.put_start(C1, key, 64, &wc).unwrap();
-    m.advance_time(discard + 1).unwrap();
-    // The replaced write's buffer: released at now + release timeout,
-    // saturated.
-    m.put_start(C2, key, 64, &wc).unwrap();
+    let m = stale_write_replaced_at_the_maximum_release_timeout();
     put_complete(&m, "b", SoftPinRequest::enable_for(MAX_DURATION_MS));
     assert_eq!(
         m.soft_pin_deadline(Key::new("b")).unwrap(),

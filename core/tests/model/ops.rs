@@ -597,32 +597,27 @@ pub struct Setup {
     pub eviction_keep: Option<usize>,
 }
 
-pub fn setup() -> impl Strategy<Value = Setup> {
-    (
-        proptest::bool::weighted(0.1),
-        proptest::bool::weighted(0.15),
-        proptest::bool::weighted(0.6),
-        prop_oneof![Just(0.0), Just(0.05), Just(0.5)],
-        prop_oneof![Just(0.5), Just(0.9), Just(1.0)],
-        prop_oneof![2 => Just(None), 1 => Just(Some(1)), 1 => Just(Some(2)), 1 => Just(Some(3))],
-    )
-        .prop_map(
-            |(
-                near_max,
-                unbounded_max_ttl,
-                allow_evict_pinned,
-                eviction_ratio,
-                high_watermark,
-                eviction_keep,
-            )| {
-                Setup {
-                    near_max,
-                    unbounded_max_ttl,
-                    allow_evict_pinned,
-                    eviction_ratio,
-                    high_watermark,
-                    eviction_keep,
-                }
-            },
-        )
+prop_compose! {
+    pub fn setup()(
+        near_max in proptest::bool::weighted(0.1),
+        unbounded_max_ttl in proptest::bool::weighted(0.15),
+        allow_evict_pinned in proptest::bool::weighted(0.6),
+        eviction_ratio in prop_oneof![Just(0.0), Just(0.05), Just(0.5)],
+        high_watermark in prop_oneof![Just(0.5), Just(0.9), Just(1.0)],
+        eviction_keep in prop_oneof![
+            2 => Just(None),
+            1 => Just(Some(1)),
+            1 => Just(Some(2)),
+            1 => Just(Some(3)),
+        ],
+    ) -> Setup {
+        Setup {
+            near_max,
+            unbounded_max_ttl,
+            allow_evict_pinned,
+            eviction_ratio,
+            high_watermark,
+            eviction_keep,
+        }
+    }
 }
