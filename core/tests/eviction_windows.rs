@@ -354,6 +354,100 @@ mod with_hooks {
         inv(&m);
     }
 
+    #[test]
+    fn an_object_pinned_after_the_collection_behind_the_protected_cut_is_still_taken() {
+        // §5: object 9 is unprotected when collected and dropped (past the
+        // unprotected cut), then pinned, its key now inside the part of the
+        // protected side the order holds whole. The unprotected side's
+        // reading takes it from there, so the protected half of the second
+        // pass evicts it as a run that kept every candidate does.
+        let run = |keep: Option<usize>| {
+            let m = master_with(
+                MasterConfig {
+                    shard_count: 1,
+                    allow_evict_soft_pinned_objects: true,
+                    ..config()
+                },
+                2,
+                0,
+                1 << 24,
+            );
+            for i in 0..40 {
+                let c = if i >= 20 { enable(MAX_TTL) } else { preserve() };
+                put(&m, &name(i), 64, &c);
+            }
+            m.debug_set_eviction_keep(keep);
+            let fired = AtomicBool::new(false);
+            m.debug_set_race_hook(Some(Arc::new(move |core: &MasterCore, p: RacePoint| {
+                if p == RacePoint::EvictionCollected && !fired.swap(true, Ordering::Relaxed) {
+                    let w = core
+                        .upsert_start(C1, k(&name(9)), 64, &enable(MAX_TTL))
+                        .unwrap();
+                    core.upsert_end(C1, k(&name(9)), ReplicaSelector::All, Some(w.token))
+                        .unwrap();
+                }
+            })));
+            let r = m.run_eviction(0.0, 0.6).unwrap();
+            m.debug_set_race_hook(None);
+            inv(&m);
+            let gone: Vec<usize> = (0..40)
+                .filter(|&i| !m.exist(k(&name(i))).unwrap())
+                .collect();
+            (r.evicted, gone)
+        };
+        let all = run(None);
+        assert!(all.1.contains(&9), "{all:?}");
+        for keep in [1, 3, 5] {
+            assert_eq!(run(Some(keep)), all, "keep {keep}");
+        }
+    }
+
+    #[test]
+    fn objects_created_in_slots_the_collection_never_read_are_not_read_again() {
+        // §5: one shard of exactly 4096 objects is one read-lock slice;
+        // objects written after the collection take slots past it, which
+        // no slice of the first reading covered: a later reading leaves
+        // them out too. Every other object is pinned (and may not be
+        // evicted), so the run reads its whole order without reaching its
+        // goal, and would take the new objects were they read.
+        let m = master_with(
+            MasterConfig {
+                shard_count: 1,
+                allow_evict_soft_pinned_objects: false,
+                ..config()
+            },
+            2,
+            0,
+            1 << 30,
+        );
+        for i in 0..4096 {
+            let c = if i % 2 == 0 { enable(MAX_TTL) } else { preserve() };
+            put(&m, &format!("o{i:04}"), 64, &c);
+        }
+        m.debug_set_eviction_keep(Some(2));
+        let fired = AtomicBool::new(false);
+        m.debug_set_race_hook(Some(Arc::new(move |core: &MasterCore, p: RacePoint| {
+            if p == RacePoint::EvictionCollected && !fired.swap(true, Ordering::Relaxed) {
+                for i in 0..10 {
+                    let key = format!("late{i:02}");
+                    let w = core.put_start(C1, k(&key), 64, &preserve()).unwrap();
+                    core.put_end(C1, k(&key), ReplicaSelector::All, Some(w.token))
+                        .unwrap();
+                }
+            }
+        })));
+        let r = m.run_eviction(1.0, 1.0).unwrap();
+        m.debug_set_race_hook(None);
+        assert_eq!(r.evicted, 2048, "{r:?}");
+        for i in 0..10 {
+            assert!(
+                m.exist(k(&format!("late{i:02}"))).unwrap(),
+                "late{i:02}: {r:?}"
+            );
+        }
+        inv(&m);
+    }
+
     /// How many of objects `0..n` are gone.
     fn evicted_of_first(m: &Master, n: usize) -> usize {
         (0..n).filter(|&i| !m.exist(k(&name(i))).unwrap()).count()

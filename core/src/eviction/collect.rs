@@ -117,6 +117,9 @@ pub(super) struct Rest {
     /// candidates keep failing their checks reads the objects again a
     /// number of times logarithmic in how far its passes go.
     keep: [usize; 2],
+    /// Whether the run keeps protected candidates at all (only a run that
+    /// may evict them does).
+    protected_kept: bool,
     generation: u64,
     /// `(shard, slice start, next object sequence)` of every slice of the
     /// first reading, in reading order.
@@ -297,10 +300,18 @@ fn fault_in(list: &mut Vec<Candidate>) {
 enum Reading<'a> {
     First {
         bounds: &'a mut Vec<(u32, u32, u64)>,
+        /// Whether protected candidates are kept (else only counted).
+        protected: bool,
     },
     Rest {
         side: usize,
         after: Key,
+        /// Also read: candidates on the other side now, after `after` and
+        /// up to this key (`Some(None)`: every one after `after`), the
+        /// part of the other side the order holds whole. An object that
+        /// crossed over since the first reading is found there (one that
+        /// did not is held already).
+        other_upto: Option<Option<Key>>,
         bounds: &'a [(u32, u32, u64)],
         generation: u64,
     },
@@ -319,12 +330,14 @@ impl MasterCore {
     /// Counts the base and the candidates, normalises the expired deadlines
     /// of the candidates and returns them, walking each shard's arena in
     /// slot order, [`SCAN_SLICE`] slots per read-lock hold. Of the
-    /// protected candidates and of the unprotected ones it keeps the first
-    /// `keep` of the order (at most twice that and a slice while reading).
+    /// unprotected candidates, and of the protected ones when `protected`
+    /// (a run that may evict them), it keeps the first `keep` of the order
+    /// (at most twice that and a slice while reading).
     pub(super) fn collect_candidates(
         &self,
         now: Instant,
         keep: usize,
+        protected: bool,
         report: &mut EvictionReport,
     ) -> Candidates {
         // The protected candidates kept are read into the order's buffer,
@@ -338,22 +351,24 @@ impl MasterCore {
             now,
             Reading::First {
                 bounds: &mut bounds,
+                protected,
             },
             &mut kept,
             report,
         );
-        let [unprotected, protected] = kept;
-        let mut list = protected.list;
-        list.extend_from_slice(&unprotected.list);
+        let [unprotected_kept, protected_kept] = kept;
+        let mut list = protected_kept.list;
+        list.extend_from_slice(&unprotected_kept.list);
         self.eviction
-            .give_back_to(UNPROTECTED_BUFFER, unprotected.list);
+            .give_back_to(UNPROTECTED_BUFFER, unprotected_kept.list);
         Candidates {
             list,
             generation,
             pinned,
-            cuts: [unprotected.cut, protected.cut],
+            cuts: [unprotected_kept.cut, protected_kept.cut],
             rest: Rest {
                 keep: [keep; 2],
+                protected_kept: protected,
                 generation,
                 bounds,
             },
@@ -363,27 +378,41 @@ impl MasterCore {
     /// Reads again the candidates of `side` the run's first reading
     /// dropped, those after `after` in the order (at most twice as many as
     /// the last reading of the side kept; the new cut says where the ones
-    /// kept end). Objects created
-    /// since the first reading read their slice, and objects on the other
-    /// side now, are left out; expired deadlines are normalised as the
-    /// first reading does. Nothing once a restore has replaced the run's
-    /// state.
+    /// kept end), with the candidates on the other side now between
+    /// `after` and `other_cut` (the other side's cut; `None`: all after
+    /// `after`) when the order holds that side, so that an object that
+    /// crossed sides since the first reading is not lost (the order keeps
+    /// one copy of each object, [`Ordered::resume`]). Objects created since
+    /// the first reading read their slice are left out; expired deadlines
+    /// are normalised as the first reading does. Nothing once a restore has
+    /// replaced the run's state.
+    ///
+    /// [`Ordered::resume`]: super::order::Ordered::resume
     pub(super) fn read_rest(
         &self,
         now: Instant,
         side: usize,
         after: Key,
+        other_cut: Option<Key>,
         rest: &mut Rest,
         report: &mut EvictionReport,
     ) -> (Vec<Candidate>, Option<Key>) {
         let keep = rest.keep[side].saturating_mul(2);
         rest.keep[side] = keep;
-        let mut kept = [Kept::new(Vec::new(), keep), Kept::new(Vec::new(), keep)];
+        // The other side's candidates read lie in the part of the order
+        // held whole: they are not cut back.
+        let mut kept = [
+            Kept::new(Vec::new(), usize::MAX),
+            Kept::new(Vec::new(), usize::MAX),
+        ];
+        kept[side].keep = keep;
+        let other_held = side == PROTECTED || rest.protected_kept;
         let (generation, _) = self.read_candidates(
             now,
             Reading::Rest {
                 side,
                 after,
+                other_upto: other_held.then_some(other_cut),
                 bounds: &rest.bounds,
                 generation: rest.generation,
             },
@@ -393,13 +422,10 @@ impl MasterCore {
         if generation != rest.generation {
             return (Vec::new(), None);
         }
-        let [unprotected, protected] = kept;
-        let read = if side == PROTECTED {
-            protected
-        } else {
-            unprotected
-        };
-        (read.list, read.cut)
+        let cut = kept[side].cut;
+        let [mut unprotected, protected] = kept;
+        unprotected.list.extend_from_slice(&protected.list);
+        (unprotected.list, cut)
     }
 
     /// One reading of every shard (see [`Self::collect_candidates`] and
@@ -415,13 +441,19 @@ impl MasterCore {
         report: &mut EvictionReport,
     ) -> (u64, u64) {
         let (first, only, sides) = match reading {
-            Reading::First { .. } => (true, None, [true, true]),
+            Reading::First { protected, .. } => (true, None, [true, protected]),
             Reading::Rest {
-                side, generation, ..
+                side,
+                generation,
+                other_upto,
+                ..
             } => (
                 false,
                 Some(generation),
-                [side == UNPROTECTED, side == PROTECTED],
+                [
+                    side == UNPROTECTED || other_upto.is_some(),
+                    side == PROTECTED || other_upto.is_some(),
+                ],
             ),
         };
         let mut pinned_seen = 0u64;
@@ -441,7 +473,7 @@ impl MasterCore {
                         k.list.reserve(SCAN_SLICE);
                         fault_in(&mut k.list);
                     }
-                    if let Reading::First { bounds } = &mut reading {
+                    if let Reading::First { bounds, .. } = &mut reading {
                         bounds.reserve(1);
                     }
                     let st = shard.state.read();
@@ -461,7 +493,7 @@ impl MasterCore {
                         pinned_seen = 0;
                         report.base = 0;
                         report.candidates = 0;
-                        if let Reading::First { bounds } = &mut reading {
+                        if let Reading::First { bounds, .. } = &mut reading {
                             bounds.clear();
                         }
                         seen = None;
@@ -471,7 +503,7 @@ impl MasterCore {
                     // Objects of this slice with a sequence from here on
                     // were created after the first reading read it.
                     let seq_bound = match &mut reading {
-                        Reading::First { bounds } => {
+                        Reading::First { bounds, .. } => {
                             bounds.push((si as u32, at, self.next_seq.load(Ordering::Acquire)));
                             u64::MAX
                         }
@@ -489,9 +521,16 @@ impl MasterCore {
                             }
                         }
                     };
-                    let after = match reading {
+                    // What a later reading takes: its side after `after`,
+                    // the other side after `after` up to `other_upto`.
+                    let rest = match reading {
                         Reading::First { .. } => None,
-                        Reading::Rest { after, .. } => Some(after),
+                        Reading::Rest {
+                            side,
+                            after,
+                            other_upto,
+                            ..
+                        } => Some((side, after, other_upto.flatten())),
                     };
                     // Lock order: the registry comes after the shards.
                     let retained = any_retained.then(|| self.retention.map.read());
@@ -537,7 +576,12 @@ impl MasterCore {
                         let side = if protected { PROTECTED } else { UNPROTECTED };
                         let key = (lease, obj.seq);
                         let k = &mut kept[side];
-                        if !sides[side] || after.is_some_and(|a| key <= a) || !k.wants(key) {
+                        let taken = sides[side]
+                            && k.wants(key)
+                            && rest.is_none_or(|(read, after, other_upto)| {
+                                key > after && (side == read || other_upto.is_none_or(|u| key <= u))
+                            });
+                        if !taken {
                             return;
                         }
                         let mut c = Candidate {

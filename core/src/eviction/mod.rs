@@ -46,7 +46,7 @@ use crate::object::Object;
 use crate::soft_pin::state::is_active;
 use crate::types::{Pool, ReplicaKind};
 pub(crate) use collect::EvictionScratch;
-use collect::{Candidate, Candidates, Rest, DONE, GROUPED, PINNED};
+use collect::{Candidate, Candidates, Rest, DONE, GROUPED, PINNED, PROTECTED, UNPROTECTED};
 use evict::{GroupsDone, WINDOW};
 use order::{Ordered, Ready};
 use smallvec::SmallVec;
@@ -147,7 +147,12 @@ impl MasterCore {
             pinned,
             cuts,
             mut rest,
-        } = self.collect_candidates(now, keep, &mut report);
+        } = self.collect_candidates(
+            now,
+            keep,
+            self.config.allow_evict_soft_pinned_objects,
+            &mut report,
+        );
         let collected = WallInstant::now();
         #[cfg(feature = "test-hooks")]
         self.race_point(crate::quiesce::RacePoint::EvictionCollected);
@@ -305,7 +310,12 @@ impl MasterCore {
                 Ready::Yes => return true,
                 Ready::End => return false,
                 Ready::Behind { side, cut } => {
-                    let (more, cut) = self.read_rest(now, side, cut, rest, report);
+                    let other = cands.cut(if side == PROTECTED {
+                        UNPROTECTED
+                    } else {
+                        PROTECTED
+                    });
+                    let (more, cut) = self.read_rest(now, side, cut, other, rest, report);
                     cands.resume(i, side, more, cut);
                 }
             }

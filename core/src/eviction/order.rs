@@ -1,6 +1,6 @@
 //! The eviction order, (lease, creation sequence), produced lazily.
 
-use super::collect::{Candidate, Key, PROTECTED, UNPROTECTED};
+use super::collect::{Candidate, Key, PINNED, PROTECTED, UNPROTECTED};
 
 /// Candidates in (lease, creation sequence) order, sorted only as far as a
 /// pass reads: a run usually stops after a few percent of them, so the rest
@@ -58,6 +58,11 @@ impl Ordered {
         self.cands
     }
 
+    /// The cut of `side`: its candidates after this key are not held.
+    pub(super) fn cut(&self, side: usize) -> Option<Key> {
+        self.cuts[side]
+    }
+
     /// Whether position `i` can be read in order by a reader that takes
     /// unprotected candidates only, or `protected` ones too (the positions
     /// before it were read by it): sorts as far as `i`. A reader of
@@ -89,11 +94,12 @@ impl Ordered {
     /// `i` on is after it, so the order goes on from `i` over those and the
     /// new ones together.
     ///
-    /// An object that changed side after the first reading (pinned, or its
-    /// pin cleared, meanwhile) may already be held on the other side: a
-    /// candidate's sequence names its object, so one already held from `i`
-    /// on (where any such one is: its key is after the old cut) is not
-    /// added again.
+    /// A reading also brings back candidates of the other side it may hold
+    /// already, and an object that changed side after the first reading
+    /// (pinned, or its pin cleared, meanwhile) may be held on its old side:
+    /// a candidate's sequence names its object, so one already held from
+    /// `i` on (where any such one is: its key is after the old cut) is not
+    /// added again; the held one takes the side it was read on now.
     pub(super) fn resume(
         &mut self,
         i: usize,
@@ -108,12 +114,25 @@ impl Ordered {
             .all(|c| old.is_some_and(|k| c.key() <= k)));
         debug_assert!(more.iter().all(|c| old.is_some_and(|k| c.key() > k)));
         if i < self.cands.len() && !more.is_empty() {
-            let mut held: Vec<u64> = self.cands[i..].iter().map(|c| c.seq).collect();
+            let mut held: Vec<(u64, usize)> = (i..self.cands.len())
+                .map(|p| (self.cands[p].seq, p))
+                .collect();
             held.sort_unstable();
-            more.retain(|c| held.binary_search(&c.seq).is_err());
+            more.retain(
+                |c| match held.binary_search_by_key(&c.seq, |&(seq, _)| seq) {
+                    Ok(at) => {
+                        let pinned = c.has(PINNED);
+                        self.cands[held[at].1].set(PINNED, pinned);
+                        false
+                    }
+                    Err(_) => true,
+                },
+            );
         }
-        self.cands.extend_from_slice(&more);
-        self.sorted = i.min(self.sorted);
+        if !more.is_empty() {
+            self.cands.extend_from_slice(&more);
+            self.sorted = i.min(self.sorted);
+        }
         self.cuts[side] = cut;
     }
 
@@ -259,7 +278,8 @@ mod tests {
     #[test]
     fn a_candidate_read_again_on_the_other_side_is_held_once() {
         // An object kept unprotected (seq 7, key (0, 7)) and pinned since is
-        // read again by the protected side's reading: resume adds it once.
+        // read again by the protected side's reading: resume holds it once,
+        // as protected.
         let mut p = cand(0, 3);
         p.set(PINNED, true);
         let list = vec![cand(0, 1), cand(0, 7), p];
@@ -280,7 +300,8 @@ mod tests {
         order.resume(2, PROTECTED, vec![again, other], None);
         let keys: Vec<(Instant, u64)> = (0..order.len()).map(|i| order.at(i).key()).collect();
         assert_eq!(keys, vec![(0, 1), (0, 3), (0, 7), (0, 9)]);
-        assert!(!order.at(2).has(PINNED), "the one held first stays");
+        // Held once, on the side it was read on last.
+        assert!(order.at(2).has(PINNED), "the held one takes its side now");
         assert_eq!(order.ready(4, true), Ready::End);
     }
 }

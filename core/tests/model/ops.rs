@@ -591,7 +591,7 @@ pub struct Setup {
     pub allow_evict_pinned: bool,
     pub eviction_ratio: f64,
     pub high_watermark: f64,
-    /// Unprotected candidates an eviction reading keeps
+    /// Candidates of each side an eviction reading keeps
     /// (`debug_set_eviction_keep`): the default, or so few that the passes
     /// read the dropped ones again.
     pub eviction_keep: Option<usize>,
