@@ -209,6 +209,70 @@ mod with_hooks {
     use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
     use std::sync::Arc;
 
+    /// One shard holding `n` objects named by `name_of`, those for which
+    /// `pinned` says so soft-pinned; `allow_pinned` as the master's setting.
+    fn one_shard(
+        n: usize,
+        name_of: impl Fn(usize) -> String,
+        pinned: impl Fn(usize) -> bool,
+        allow_pinned: bool,
+    ) -> Master {
+        let m = master_with(
+            MasterConfig {
+                shard_count: 1,
+                allow_evict_soft_pinned_objects: allow_pinned,
+                ..config()
+            },
+            2,
+            0,
+            1 << 30,
+        );
+        for i in 0..n {
+            let c = if pinned(i) {
+                enable(MAX_TTL)
+            } else {
+                preserve()
+            };
+            put(&m, &name_of(i), 64, &c);
+        }
+        m
+    }
+
+    /// Runs `f` once, when the next eviction run has collected its
+    /// candidates (before its passes).
+    fn after_collection(m: &Master, f: impl Fn(&MasterCore) + Send + Sync + 'static) {
+        let fired = AtomicBool::new(false);
+        m.debug_set_race_hook(Some(Arc::new(move |core: &MasterCore, p: RacePoint| {
+            if p == RacePoint::EvictionCollected && !fired.swap(true, Ordering::Relaxed) {
+                f(core);
+            }
+        })));
+    }
+
+    /// Writes objects "late00".."late{n-1}" (no pin, no lease).
+    fn write_late(core: &MasterCore, n: usize) {
+        for i in 0..n {
+            let key = format!("late{i:02}");
+            let w = core.put_start(C1, k(&key), 64, &preserve()).unwrap();
+            core.put_end(C1, k(&key), ReplicaSelector::All, Some(w.token))
+                .unwrap();
+        }
+    }
+
+    /// Pins object `i` by an in-place Upsert (its creation sequence stays).
+    fn pin_in_place(core: &MasterCore, i: usize) {
+        let w = core
+            .upsert_start(C1, k(&name(i)), 64, &enable(MAX_TTL))
+            .unwrap();
+        core.upsert_end(C1, k(&name(i)), ReplicaSelector::All, Some(w.token))
+            .unwrap();
+    }
+
+    /// Whether every one of "late00".."late{n-1}" is still there.
+    fn late_all_there(m: &Master, n: usize) -> bool {
+        (0..n).all(|i| m.exist(k(&format!("late{i:02}"))).unwrap())
+    }
+
     #[test]
     fn a_candidate_read_or_pinned_after_the_collection_is_replaced_by_the_next_in_order() {
         // §5 + §4.7: a lease granted, or a soft pin committed (object 7, an
@@ -280,17 +344,7 @@ mod with_hooks {
         ] {
             let m = build(shards, true);
             m.debug_set_eviction_keep(keep);
-            let fired = AtomicBool::new(false);
-            m.debug_set_race_hook(Some(Arc::new(move |core: &MasterCore, p: RacePoint| {
-                if p == RacePoint::EvictionCollected && !fired.swap(true, Ordering::Relaxed) {
-                    for i in 0..40 {
-                        let key = format!("late{i:02}");
-                        let w = core.put_start(C1, k(&key), 64, &preserve()).unwrap();
-                        core.put_end(C1, k(&key), ReplicaSelector::All, Some(w.token))
-                            .unwrap();
-                    }
-                }
-            })));
+            after_collection(&m, |core| write_late(core, 40));
             let r = m.run_eviction(1.0, 1.0).unwrap();
             m.debug_set_race_hook(None);
             let what = format!("shards {shards}, keep {keep:?}: {r:?}");
@@ -300,12 +354,7 @@ mod with_hooks {
                 "{what}"
             );
             assert_eq!(r.evicted, N as u64, "{what}");
-            for i in 0..40 {
-                assert!(
-                    m.exist(k(&format!("late{i:02}"))).unwrap(),
-                    "late{i:02}: {what}"
-                );
-            }
+            assert!(late_all_there(&m, 40), "{what}");
             inv(&m);
         }
     }
@@ -318,35 +367,9 @@ mod with_hooks {
         // protected half reads the protected side again past its cut and
         // finds it there too. It is held once and evicted once, and the
         // run evicts everything (target 1.0, pinned objects allowed).
-        let m = master_with(
-            MasterConfig {
-                shard_count: 1,
-                allow_evict_soft_pinned_objects: true,
-                ..config()
-            },
-            2,
-            0,
-            1 << 24,
-        );
-        for i in 0..40 {
-            let c = if !(5..30).contains(&i) {
-                enable(MAX_TTL)
-            } else {
-                preserve()
-            };
-            put(&m, &name(i), 64, &c);
-        }
+        let m = one_shard(40, name, |i| !(5..30).contains(&i), true);
         m.debug_set_eviction_keep(Some(5));
-        let fired = AtomicBool::new(false);
-        m.debug_set_race_hook(Some(Arc::new(move |core: &MasterCore, p: RacePoint| {
-            if p == RacePoint::EvictionCollected && !fired.swap(true, Ordering::Relaxed) {
-                let w = core
-                    .upsert_start(C1, k(&name(7)), 64, &enable(MAX_TTL))
-                    .unwrap();
-                core.upsert_end(C1, k(&name(7)), ReplicaSelector::All, Some(w.token))
-                    .unwrap();
-            }
-        })));
+        after_collection(&m, |core| pin_in_place(core, 7));
         let r = m.run_eviction(1.0, 1.0).unwrap();
         m.debug_set_race_hook(None);
         assert_eq!(evicted_of_first(&m, 40), 40, "{r:?}");
@@ -362,31 +385,9 @@ mod with_hooks {
         // reading takes it from there, so the protected half of the second
         // pass evicts it as a run that kept every candidate does.
         let run = |keep: Option<usize>| {
-            let m = master_with(
-                MasterConfig {
-                    shard_count: 1,
-                    allow_evict_soft_pinned_objects: true,
-                    ..config()
-                },
-                2,
-                0,
-                1 << 24,
-            );
-            for i in 0..40 {
-                let c = if i >= 20 { enable(MAX_TTL) } else { preserve() };
-                put(&m, &name(i), 64, &c);
-            }
+            let m = one_shard(40, name, |i| i >= 20, true);
             m.debug_set_eviction_keep(keep);
-            let fired = AtomicBool::new(false);
-            m.debug_set_race_hook(Some(Arc::new(move |core: &MasterCore, p: RacePoint| {
-                if p == RacePoint::EvictionCollected && !fired.swap(true, Ordering::Relaxed) {
-                    let w = core
-                        .upsert_start(C1, k(&name(9)), 64, &enable(MAX_TTL))
-                        .unwrap();
-                    core.upsert_end(C1, k(&name(9)), ReplicaSelector::All, Some(w.token))
-                        .unwrap();
-                }
-            })));
+            after_collection(&m, |core| pin_in_place(core, 9));
             let r = m.run_eviction(0.0, 0.6).unwrap();
             m.debug_set_race_hook(None);
             inv(&m);
@@ -410,41 +411,13 @@ mod with_hooks {
         // them out too. Every other object is pinned (and may not be
         // evicted), so the run reads its whole order without reaching its
         // goal, and would take the new objects were they read.
-        let m = master_with(
-            MasterConfig {
-                shard_count: 1,
-                allow_evict_soft_pinned_objects: false,
-                ..config()
-            },
-            2,
-            0,
-            1 << 30,
-        );
-        for i in 0..4096 {
-            let c = if i % 2 == 0 { enable(MAX_TTL) } else { preserve() };
-            put(&m, &format!("o{i:04}"), 64, &c);
-        }
+        let m = one_shard(4096, |i| format!("o{i:04}"), |i| i % 2 == 0, false);
         m.debug_set_eviction_keep(Some(2));
-        let fired = AtomicBool::new(false);
-        m.debug_set_race_hook(Some(Arc::new(move |core: &MasterCore, p: RacePoint| {
-            if p == RacePoint::EvictionCollected && !fired.swap(true, Ordering::Relaxed) {
-                for i in 0..10 {
-                    let key = format!("late{i:02}");
-                    let w = core.put_start(C1, k(&key), 64, &preserve()).unwrap();
-                    core.put_end(C1, k(&key), ReplicaSelector::All, Some(w.token))
-                        .unwrap();
-                }
-            }
-        })));
+        after_collection(&m, |core| write_late(core, 10));
         let r = m.run_eviction(1.0, 1.0).unwrap();
         m.debug_set_race_hook(None);
         assert_eq!(r.evicted, 2048, "{r:?}");
-        for i in 0..10 {
-            assert!(
-                m.exist(k(&format!("late{i:02}"))).unwrap(),
-                "late{i:02}: {r:?}"
-            );
-        }
+        assert!(late_all_there(&m, 10), "{r:?}");
         inv(&m);
     }
 
