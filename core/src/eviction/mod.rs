@@ -164,7 +164,8 @@ impl MasterCore {
         let unpinned = report.candidates.saturating_sub(pinned);
         let reads = match unpinned {
             0 => need,
-            u => (u128::from(need) * u128::from(report.candidates) / u128::from(u)) as u64,
+            u => u64::try_from(u128::from(need) * u128::from(report.candidates) / u128::from(u))
+                .unwrap_or(u64::MAX),
         };
         let mut cands = Ordered::new(list, usize::try_from(reads).unwrap_or(usize::MAX), cuts);
         if cands.len() > 0 {
