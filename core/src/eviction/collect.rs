@@ -318,15 +318,6 @@ enum Reading<'a> {
 }
 
 impl MasterCore {
-    /// Objects stored, for sizing a run's kept candidates (each shard's
-    /// count read under its read lock; the total is not one instant's).
-    pub(super) fn stored_objects(&self) -> u64 {
-        self.shards
-            .iter()
-            .map(|s| s.state.read().len() as u64)
-            .sum()
-    }
-
     /// Counts the base and the candidates, normalises the expired deadlines
     /// of the candidates and returns them, walking each shard's arena in
     /// slot order, [`SCAN_SLICE`] slots per read-lock hold. Of the
@@ -401,11 +392,8 @@ impl MasterCore {
         rest.keep[side] = keep;
         // The other side's candidates read lie in the part of the order
         // held whole: they are not cut back.
-        let mut kept = [
-            Kept::new(Vec::new(), usize::MAX),
-            Kept::new(Vec::new(), usize::MAX),
-        ];
-        kept[side].keep = keep;
+        let mut kept = [UNPROTECTED, PROTECTED]
+            .map(|s| Kept::new(Vec::new(), if s == side { keep } else { usize::MAX }));
         let other_held = side == PROTECTED || rest.protected_kept;
         let (generation, _) = self.read_candidates(
             now,

@@ -46,7 +46,7 @@ use crate::object::Object;
 use crate::soft_pin::state::is_active;
 use crate::types::{Pool, ReplicaKind};
 pub(crate) use collect::EvictionScratch;
-use collect::{Candidate, Candidates, Rest, DONE, GROUPED, PINNED, PROTECTED, UNPROTECTED};
+use collect::{Candidate, Candidates, Rest, DONE, GROUPED, PINNED};
 use evict::{GroupsDone, WINDOW};
 use order::{Ordered, Ready};
 use smallvec::SmallVec;
@@ -139,7 +139,8 @@ impl MasterCore {
         // The most the passes evict, from the objects stored: a pass needs
         // about that many candidates of a side it takes, so the reading
         // keeps those, not one per object.
-        let most = ceil_count(self.stored_objects(), target.max(lowerbound));
+        let stored = u64::try_from(self.shard_gauges().keys).unwrap_or(0);
+        let most = ceil_count(stored, target.max(lowerbound));
         let keep = self.eviction.keep_for(most);
         let Candidates {
             list,
@@ -310,13 +311,12 @@ impl MasterCore {
             match cands.ready(i, protected) {
                 Ready::Yes => return true,
                 Ready::End => return false,
-                Ready::Behind { side, cut } => {
-                    let other = cands.cut(if side == PROTECTED {
-                        UNPROTECTED
-                    } else {
-                        PROTECTED
-                    });
-                    let (more, cut) = self.read_rest(now, side, cut, other, rest, report);
+                Ready::Behind {
+                    side,
+                    cut,
+                    other_cut,
+                } => {
+                    let (more, cut) = self.read_rest(now, side, cut, other_cut, rest, report);
                     cands.resume(i, side, more, cut);
                 }
             }

@@ -32,8 +32,13 @@ pub(super) enum Ready {
     /// The order ends before it.
     End,
     /// Candidates of a side dropped after its cut come before it: read
-    /// them first.
-    Behind { side: usize, cut: Key },
+    /// them first (with the other side's cut, where the part of the order
+    /// held whole ends on that side).
+    Behind {
+        side: usize,
+        cut: Key,
+        other_cut: Option<Key>,
+    },
 }
 
 impl Ordered {
@@ -58,11 +63,6 @@ impl Ordered {
         self.cands
     }
 
-    /// The cut of `side`: its candidates after this key are not held.
-    pub(super) fn cut(&self, side: usize) -> Option<Key> {
-        self.cuts[side]
-    }
-
     /// Whether position `i` can be read in order by a reader that takes
     /// unprotected candidates only, or `protected` ones too (the positions
     /// before it were read by it): sorts as far as `i`. A reader of
@@ -76,7 +76,12 @@ impl Ordered {
             }
             if let Some(cut) = self.cuts[side] {
                 if key.is_none_or(|k| k > cut) {
-                    return Ready::Behind { side, cut };
+                    return Ready::Behind {
+                        side,
+                        cut,
+                        // The other side's (sides index a pair).
+                        other_cut: self.cuts[1 - side],
+                    };
                 }
             }
         }
@@ -260,7 +265,7 @@ mod tests {
                             i += 1;
                         }
                         Ready::End => break,
-                        Ready::Behind { side, cut } => {
+                        Ready::Behind { side, cut, .. } => {
                             assert!(protected || side == UNPROTECTED);
                             let (more, cut) = read(side, Some(cut));
                             order.resume(i, side, more, cut);
@@ -290,7 +295,8 @@ mod tests {
             order.ready(2, true),
             Ready::Behind {
                 side: PROTECTED,
-                cut: (0, 3)
+                cut: (0, 3),
+                other_cut: None,
             }
         );
         let mut again = cand(0, 7);

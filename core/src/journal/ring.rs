@@ -552,18 +552,16 @@ impl Ring {
     #[cold]
     #[inline(never)]
     fn start_chunk(&mut self, len: usize) {
-        {
-            let buf = if len <= CHUNK_BYTES {
-                self.reusable_spare()
-                    .unwrap_or_else(|| FillWriter::new(CHUNK_BYTES))
-            } else {
-                FillWriter::new(len)
-            };
-            self.chunks.push_back(Chunk {
-                buf,
-                pos: self.end_pos,
-            });
-        }
+        let buf = if len <= CHUNK_BYTES {
+            self.reusable_spare()
+                .unwrap_or_else(|| FillWriter::new(CHUNK_BYTES))
+        } else {
+            FillWriter::new(len)
+        };
+        self.chunks.push_back(Chunk {
+            buf,
+            pos: self.end_pos,
+        });
     }
 
     /// The most recently freed spare chunk no reader holds, emptied and
