@@ -23,20 +23,26 @@ pub(crate) const MAX_SLOTS: u32 = u32::MAX - 1;
 /// Bytes of a memory page (the smallest; a huge page is a multiple).
 const PAGE: usize = 4096;
 
+use crate::memory::{FixedVec, Region};
+use std::sync::Arc;
+
 struct Chunk<T> {
-    records: Vec<Option<T>>,
+    records: FixedVec<Option<T>>,
     /// Generation of each slot, bumped when its record is removed.
-    gens: Vec<u32>,
+    gens: FixedVec<u32>,
 }
 
 impl<T> Chunk<T> {
-    /// An empty chunk with room for `slots` records (and generations).
-    fn try_with_capacity(slots: usize) -> Result<Self, std::collections::TryReserveError> {
-        let mut records = Vec::new();
-        records.try_reserve_exact(slots)?;
-        let mut gens = Vec::new();
-        gens.try_reserve_exact(slots)?;
-        Ok(Chunk { records, gens })
+    /// An empty chunk with room for `slots` records (and generations),
+    /// carved from `region` while it has room, else on the heap.
+    fn try_in(
+        region: Option<&Arc<Region>>,
+        slots: usize,
+    ) -> Result<Self, std::collections::TryReserveError> {
+        Ok(Chunk {
+            records: FixedVec::try_in(region, slots)?,
+            gens: FixedVec::try_in(region, slots)?,
+        })
     }
 }
 
@@ -82,30 +88,77 @@ impl<T> Arena<T> {
         self.chunks.iter().map(|c| c.records.len()).sum()
     }
 
-    /// Makes room for `n` records in an empty arena (`expected_objects`
-    /// presizing): the chunk list, the first chunk at `n` slots rounded up
-    /// to a power of two (at most `CHUNK_SLOTS`) and every later chunk at
-    /// its full size, so that the first `n` inserts allocate nothing and
-    /// copy nothing; the chunks' pages cost memory only once written.
-    /// Fails if the memory cannot be had (what was made goes when the
-    /// arena does). Does nothing to an arena that has chunks already.
-    pub fn try_reserve(&mut self, n: usize) -> Result<(), std::collections::TryReserveError> {
-        let n = n.min(MAX_SLOTS as usize);
-        if !self.chunks.is_empty() || n == 0 {
-            return Ok(());
+    /// Bytes of the chunks (in use or spare) that lie in a region.
+    pub fn region_bytes(&self) -> usize {
+        fn bytes<V>(v: &FixedVec<V>) -> usize {
+            if v.in_region() {
+                v.capacity() * std::mem::size_of::<V>()
+            } else {
+                0
+            }
         }
-        let chunks = n.div_ceil(CHUNK_SLOTS);
-        self.chunks.try_reserve(chunks)?;
-        self.spare.try_reserve_exact(chunks - 1)?;
+        self.chunks
+            .iter()
+            .chain(&self.spare)
+            .map(|c| bytes(&c.records) + bytes(&c.gens))
+            .sum()
+    }
+
+    /// The slots of each chunk [`try_reserve`](Self::try_reserve) makes
+    /// for `n` records, the first chunk first.
+    fn reserved_chunks(n: usize) -> impl Iterator<Item = usize> {
+        let n = n.min(MAX_SLOTS as usize);
         // A power of two, as the first chunk's doublings would reach: a
         // shard that gets a few more than its share then starts its next
         // chunk instead of reallocating this one (which left the old
         // block behind: 222 B per object instead of 193 at 10^6).
-        self.chunks.push(Chunk::try_with_capacity(
-            n.next_power_of_two().min(CHUNK_SLOTS),
-        )?);
-        for _ in 1..chunks {
-            self.spare.push(Chunk::try_with_capacity(CHUNK_SLOTS)?);
+        let first = (n > 0).then(|| n.next_power_of_two().min(CHUNK_SLOTS));
+        let later = n.div_ceil(CHUNK_SLOTS).saturating_sub(1);
+        first
+            .into_iter()
+            .chain(std::iter::repeat_n(CHUNK_SLOTS, later))
+    }
+
+    /// Bytes [`try_reserve`](Self::try_reserve) carves from a region for
+    /// `n` records (a region is sized with it), each chunk's two arrays
+    /// rounded up to whole cache lines as a region carves them.
+    pub fn reserved_bytes(n: usize) -> usize {
+        let line = |b: usize| b.next_multiple_of(64);
+        Self::reserved_chunks(n)
+            .map(|slots| {
+                line(slots * std::mem::size_of::<Option<T>>())
+                    + line(slots * std::mem::size_of::<u32>())
+            })
+            .sum()
+    }
+
+    /// Makes room for `n` records in an empty arena (`expected_objects`
+    /// presizing): the chunk list, the first chunk at `n` slots rounded up
+    /// to a power of two (at most `CHUNK_SLOTS`) and every later chunk at
+    /// its full size, so that the first `n` inserts allocate nothing and
+    /// copy nothing. The chunks are carved from `region` while it has room
+    /// (memory resident already), else made on the heap, whose pages cost
+    /// memory only once written. Fails if the memory cannot be had (what
+    /// was made goes when the arena does). Does nothing to an arena that
+    /// has chunks already.
+    pub fn try_reserve(
+        &mut self,
+        n: usize,
+        region: Option<&Arc<Region>>,
+    ) -> Result<(), std::collections::TryReserveError> {
+        if !self.chunks.is_empty() || n == 0 {
+            return Ok(());
+        }
+        let chunks = n.min(MAX_SLOTS as usize).div_ceil(CHUNK_SLOTS);
+        self.chunks.try_reserve(chunks)?;
+        self.spare.try_reserve_exact(chunks - 1)?;
+        for (k, slots) in Self::reserved_chunks(n).enumerate() {
+            let chunk = Chunk::try_in(region, slots)?;
+            if k == 0 {
+                self.chunks.push(chunk);
+            } else {
+                self.spare.push(chunk);
+            }
         }
         // Started by `pop`: the chunks made first start first.
         self.spare.reverse();
@@ -161,23 +214,23 @@ impl<T> Arena<T> {
             let chunk = match self.spare.pop() {
                 Some(chunk) => chunk,
                 None if self.chunks.is_empty() => Chunk {
-                    records: Vec::new(),
-                    gens: Vec::new(),
+                    records: FixedVec::default(),
+                    gens: FixedVec::default(),
                 },
-                None => Chunk::try_with_capacity(CHUNK_SLOTS).expect("arena memory"),
+                None => Chunk::try_in(None, CHUNK_SLOTS).expect("arena memory"),
             };
             self.chunks.push(chunk);
         }
         let chunk = self.chunks.last_mut().expect("a chunk with room");
         if chunk.records.len() == chunk.records.capacity() {
             // Only the first chunk gets here: double it, never past one
-            // chunk (`reserve_exact` keeps it at CHUNK_SLOTS at most).
-            let want = (chunk.records.len() * 2).clamp(8, CHUNK_SLOTS) - chunk.records.len();
-            chunk.records.reserve_exact(want);
-            chunk.gens.reserve_exact(want);
+            // chunk (moved to the heap, if it was carved from a region).
+            let want = (chunk.records.len() * 2).clamp(8, CHUNK_SLOTS);
+            chunk.records.regrow(want).expect("arena memory");
+            chunk.gens.regrow(want).expect("arena memory");
         }
-        chunk.records.push(Some(value));
-        chunk.gens.push(0);
+        let pushed = chunk.records.push(Some(value)).is_ok() && chunk.gens.push(0).is_ok();
+        assert!(pushed, "the chunk has room (made so above)");
         self.len += 1;
         Some((next as u32, 0))
     }
@@ -323,7 +376,7 @@ impl<T> Arena<T> {
             chunk
                 .records
                 .iter()
-                .zip(&chunk.gens)
+                .zip(chunk.gens.iter())
                 .enumerate()
                 .filter_map(move |(i, (r, &g))| {
                     r.as_ref().map(|r| (((c << CHUNK_SHIFT) + i) as u32, g, r))
@@ -544,7 +597,7 @@ mod tests {
     #[test]
     fn a_presized_arena_fills_its_first_chunk_before_a_second() {
         let mut a: Arena<u64> = Arena::default();
-        a.try_reserve(3 * CHUNK_SLOTS).unwrap();
+        a.try_reserve(3 * CHUNK_SLOTS, None).unwrap();
         for i in 0..CHUNK_SLOTS as u64 + 1 {
             let (slot, _) = a.insert(i).unwrap();
             assert_eq!(slot as u64, i);
@@ -552,6 +605,37 @@ mod tests {
         assert_eq!(a.chunks.len(), 2);
         assert_eq!(a.chunks[0].records.capacity(), CHUNK_SLOTS);
         a.check().unwrap();
+    }
+
+    // A presized arena carves its chunks from the region, exactly the
+    // bytes `reserved_bytes` says; past its share it grows on the heap,
+    // and a small first chunk doubles onto the heap, its records intact.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_presized_arena_carves_its_chunks_from_the_region_then_uses_the_heap() {
+        for n in [100, 2 * CHUNK_SLOTS + 5] {
+            let bytes = Arena::<String>::reserved_bytes(n);
+            let region = Region::map_committed(bytes).unwrap();
+            let mut a: Arena<String> = Arena::default();
+            a.try_reserve(n, Some(&region)).unwrap();
+            assert_eq!(region.carved(), bytes, "n = {n}");
+            assert!(a
+                .chunks
+                .iter()
+                .chain(&a.spare)
+                .all(|c| c.records.in_region() && c.gens.in_region()));
+            let total = n + CHUNK_SLOTS + 3;
+            for i in 0..total {
+                assert_eq!(a.insert(i.to_string()).unwrap(), (i as u32, 0));
+            }
+            for i in 0..total {
+                assert_eq!(a.get(i as u32), Some(&i.to_string()));
+            }
+            assert_eq!(region.carved(), bytes, "nothing more is carved");
+            assert!(a.chunks.last().is_some_and(|c| !c.records.in_region()));
+            a.check().unwrap();
+        }
+        assert_eq!(Arena::<u64>::reserved_bytes(0), 0);
     }
 
     /// Prefaulting writes only past each chunk's length: the arena holds
@@ -562,7 +646,7 @@ mod tests {
         let mut a: Arena<String> = Arena::default();
         a.prefault();
         assert_eq!(a.slots(), 0);
-        a.try_reserve(2 * CHUNK_SLOTS + 5).unwrap();
+        a.try_reserve(2 * CHUNK_SLOTS + 5, None).unwrap();
         let (x, gx) = a.insert("x".to_string()).unwrap();
         a.prefault();
         assert_eq!((a.len(), a.slots()), (1, 1));
@@ -602,7 +686,7 @@ mod tests {
         a.check().unwrap();
 
         let mut p: Arena<u64> = Arena::default();
-        p.try_reserve(3 * CHUNK_SLOTS + 1).unwrap();
+        p.try_reserve(3 * CHUNK_SLOTS + 1, None).unwrap();
         assert_eq!(p.spare.len(), 3);
         let made: Vec<*const Option<u64>> = std::iter::once(p.chunks[0].records.as_ptr())
             .chain(p.spare.iter().rev().map(|c| c.records.as_ptr()))
@@ -615,7 +699,7 @@ mod tests {
         assert_eq!(used, made, "the presized chunks, in order");
         p.check().unwrap();
         // Reserving again does nothing to an arena with chunks.
-        p.try_reserve(100 * CHUNK_SLOTS).unwrap();
+        p.try_reserve(100 * CHUNK_SLOTS, None).unwrap();
         assert!(p.spare.is_empty());
     }
 }

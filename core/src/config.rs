@@ -60,6 +60,18 @@ pub struct MasterConfig {
     /// that many objects never rehashes a table. At most
     /// [`MAX_EXPECTED_OBJECTS`]; more objects than expected are fine.
     pub expected_objects: u64,
+    /// With `expected_objects`, allocate every shard's presized table (the
+    /// records' arena and the hash index) at creation, as one mapping
+    /// advised for transparent huge pages, and make all of it resident
+    /// then (docs/CONTRACT.md §9): the master holds that memory from the
+    /// start, a first write into it never waits on a page fault, and
+    /// lookups at scale miss the TLB less. Off (the default): presized
+    /// tables are on the heap and become resident as they are written. On
+    /// a system without huge pages or without the memory at creation, the
+    /// master falls back to the default silently. A restore stages its
+    /// shards the same way, so it maps a second such region while the
+    /// first is still held.
+    pub commit_presized: bool,
     /// Most bytes the change journal holds (docs/CONTRACT.md §12); 0 (the
     /// default) = no journal: nothing is recorded and reading or releasing
     /// is `UNAVAILABLE_IN_CURRENT_STATUS`. At most
@@ -91,6 +103,7 @@ impl Default for MasterConfig {
             sweep_interval_ms: 1_000,
             shard_count: 1024,
             expected_objects: 0,
+            commit_presized: false,
             journal_capacity_bytes: 0,
             clock: ClockSource::System,
             standby: false,

@@ -2,7 +2,8 @@
 //! deadline index replaces, implemented the cheapest honest way, so the
 //! harness can measure what the index saves; a reset of the index's
 //! longest-hold gauge so one cycle's hold can be read on its own; and the
-//! shards' object-table capacities, so `expected_objects` presizing can be
+//! shards' object-table capacities and the bytes of them in a committed
+//! region, so `expected_objects` presizing and `commit_presized` can be
 //! checked.
 
 use crate::clock::Instant;
@@ -56,6 +57,16 @@ impl MasterCore {
         self.shards
             .iter()
             .map(|s| s.state.read().capacity())
+            .collect()
+    }
+
+    /// Bytes of each shard's table (index and records) that lie in the
+    /// region `commit_presized` maps, in shard order (0 without one).
+    #[doc(hidden)]
+    pub fn debug_region_bytes(&self) -> Vec<usize> {
+        self.shards
+            .iter()
+            .map(|s| s.state.read().region_bytes())
             .collect()
     }
 

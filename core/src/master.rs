@@ -59,6 +59,7 @@ use crate::group::Groups;
 use crate::journal::Journal;
 use crate::key::{self, KeyHasher};
 use crate::maintenance::{Maintenance, Wakeup};
+use crate::memory::Region;
 use crate::metrics::Metrics;
 use crate::object::{Object, Replica, Replicas, Role};
 use crate::object_ref::ObjectRef;
@@ -150,9 +151,10 @@ impl MasterCore {
         let clock = Clock::new(config.clock.clone())?;
         let journal = config.journal_capacity()?.map(Journal::new).transpose()?;
         let hasher = KeyHasher::new();
-        let shards = (0..config.shard_count)
-            .map(|_| Ok(Shard::new(Self::empty_shard(&config, &hasher)?)))
-            .collect::<Result<_>>()?;
+        let shards = Self::empty_shards(&config, &hasher)?
+            .into_iter()
+            .map(Shard::new)
+            .collect();
         let seed = {
             use std::hash::{BuildHasher, Hasher};
             let mut h = std::collections::hash_map::RandomState::new().build_hasher();
@@ -183,22 +185,48 @@ impl MasterCore {
         })
     }
 
-    /// An empty shard state presized for the shard's share of
-    /// `expected_objects` (docs/CONTRACT.md §9), for a new master and for
-    /// each shard a restore stages. `INVALID_PARAMS` if the share is out of
-    /// bounds or its table cannot be allocated.
-    pub(crate) fn empty_shard(config: &MasterConfig, hasher: &KeyHasher) -> Result<ShardState> {
+    /// The empty shard states of a master presized for `expected_objects`
+    /// (docs/CONTRACT.md §9), for a new master and for a restore to stage.
+    /// With `commit_presized` every shard's presized table is carved from
+    /// one region mapped for them now, resident and advised for huge pages
+    /// (made on the heap instead if the system gives no such mapping).
+    /// `INVALID_PARAMS` if a shard's share is out of bounds or its table
+    /// cannot be allocated.
+    pub(crate) fn empty_shards(
+        config: &MasterConfig,
+        hasher: &KeyHasher,
+    ) -> Result<Vec<ShardState>> {
         let per_shard = config.objects_per_shard()?;
-        let mut st = ShardState::with_capacity(hasher.clone(), per_shard).map_err(|why| {
-            Error::invalid(format!(
-                "expected_objects {}: cannot presize a table of {per_shard} objects for each \
+        let region = (config.commit_presized && per_shard > 0)
+            .then(|| {
+                let bytes =
+                    ShardState::reserved_bytes(per_shard).checked_mul(config.shard_count)?;
+                Region::map_committed(bytes)
+            })
+            .flatten();
+        (0..config.shard_count)
+            .map(|_| Self::empty_shard(config, hasher, per_shard, region.as_ref()))
+            .collect()
+    }
+
+    fn empty_shard(
+        config: &MasterConfig,
+        hasher: &KeyHasher,
+        per_shard: usize,
+        region: Option<&Arc<Region>>,
+    ) -> Result<ShardState> {
+        let mut st =
+            ShardState::with_capacity(hasher.clone(), per_shard, region).map_err(|why| {
+                Error::invalid(format!(
+                    "expected_objects {}: cannot presize a table of {per_shard} objects for each \
                  of the {} shards: {why}",
-                config.expected_objects, config.shard_count
-            ))
-        })?;
+                    config.expected_objects, config.shard_count
+                ))
+            })?;
         // A standby commits its presized records at once, so applying
-        // never waits on a first touch (docs/CONTRACT.md §9).
-        if config.standby {
+        // never waits on a first touch (docs/CONTRACT.md §9); a region is
+        // resident already.
+        if config.standby && region.is_none() {
             st.prefault();
         }
         Ok(st)

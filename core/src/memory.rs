@@ -13,6 +13,10 @@
 //!   while readers on other threads copy out what is already filled,
 //!   without a lock between them (the change journal's chunks: a consumer
 //!   copies records out while the master appends the next ones).
+//! - **[`Region`] and [`FixedVec`]**: one huge-page-advised mapping,
+//!   committed when made, that a master's presized tables are carved from
+//!   (`commit_presized`), and the fixed-capacity vector those tables are
+//!   made of, on the heap or in a region.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -249,6 +253,408 @@ impl FillWriter {
     }
 }
 
+/// Bytes of a transparent huge page on the targets this crate is built
+/// for (x86_64 and aarch64 with 4 KiB base pages).
+pub(crate) const HUGE_PAGE: usize = 2 << 20;
+
+/// One anonymous mapping that a master's presized tables are carved from
+/// (`MasterConfig::commit_presized`, docs/CONTRACT.md §9): aligned to and
+/// a multiple of [`HUGE_PAGE`], advised for transparent huge pages (a
+/// kernel that declines backs it with base pages, and nothing else
+/// changes), and made resident when it is mapped. Carving hands out
+/// disjoint, never reused ranges front to back, so a carved range is
+/// zeroed memory; the mapping goes when the last [`FixedVec`] carved from
+/// it (each holds an `Arc` to it) does.
+#[cfg(target_os = "linux")]
+pub(crate) struct Region {
+    /// Start of the mapping (aligned to [`HUGE_PAGE`]).
+    base: std::ptr::NonNull<u8>,
+    len: usize,
+    /// Bytes carved so far (`..carved` is handed out).
+    carved: AtomicUsize,
+}
+
+#[cfg(target_os = "linux")]
+// SAFETY: the region owns its mapping (no thread-bound state), and the only
+// shared access, `carve`, hands each byte range out once (an atomic
+// compare-and-swap on `carved`), so threads never share a byte through it.
+unsafe impl Send for Region {}
+#[cfg(target_os = "linux")]
+// SAFETY: as for `Send`: `&Region` only carves, atomically.
+unsafe impl Sync for Region {}
+
+#[cfg(target_os = "linux")]
+impl Region {
+    /// Maps at least `len` bytes (rounded up to whole huge pages) of zeroed
+    /// memory, advised for huge pages, and makes every page of it resident
+    /// now. `None` when `len` is 0 or the system gives no such mapping (the
+    /// caller then uses the heap: huge pages are a hint).
+    pub fn map_committed(len: usize) -> Option<Arc<Region>> {
+        let len = len.checked_next_multiple_of(HUGE_PAGE)?;
+        if len == 0 {
+            return None;
+        }
+        let base = map_aligned(len)?;
+        let region = Region {
+            base,
+            len,
+            carved: AtomicUsize::new(0),
+        };
+        // Dropping a refused region unmaps it.
+        region.commit().then(|| Arc::new(region))
+    }
+
+    /// Bytes mapped.
+    #[cfg(test)]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Bytes handed out so far.
+    #[cfg(test)]
+    pub fn carved(&self) -> usize {
+        self.carved.load(Ordering::Relaxed)
+    }
+
+    /// The next `bytes` bytes aligned to `align` (a power of two), or
+    /// `None` when the region has no such range left.
+    fn carve(&self, bytes: usize, align: usize) -> Option<std::ptr::NonNull<u8>> {
+        debug_assert!(align.is_power_of_two());
+        let mut seen = self.carved.load(Ordering::Relaxed);
+        loop {
+            let start = seen.checked_next_multiple_of(align)?;
+            let end = start.checked_add(bytes)?;
+            if end > self.len {
+                return None;
+            }
+            match self
+                .carved
+                .compare_exchange_weak(seen, end, Ordering::Relaxed, Ordering::Relaxed)
+            {
+                // `start..end` lies within the mapping (checked above).
+                Ok(_) => return std::ptr::NonNull::new(self.base.as_ptr().wrapping_add(start)),
+                Err(now) => seen = now,
+            }
+        }
+    }
+
+    /// Faults every page in with one `MADV_POPULATE_WRITE` (Linux 5.14
+    /// on): `false` when the kernel has not the memory (the caller gives
+    /// the region up). A kernel without the advice leaves the pages to
+    /// fault in as they are first written (`true`: nothing is lost but the
+    /// head start).
+    fn commit(&self) -> bool {
+        // SAFETY: advice on this region's own mapping, whole; populating
+        // anonymous memory faults in zeroed pages, so no value changes, and
+        // the kernel checks the range.
+        let rc = unsafe {
+            libc::madvise(
+                self.base.as_ptr().cast(),
+                self.len,
+                libc::MADV_POPULATE_WRITE,
+            )
+        };
+        rc == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EINVAL)
+    }
+}
+
+#[cfg(target_os = "linux")]
+impl Drop for Region {
+    fn drop(&mut self) {
+        // SAFETY: `base`/`len` is this region's own mapping, unmapped once,
+        // here; every `FixedVec` carved from it holds an `Arc` to it, so
+        // none is left to use the memory.
+        unsafe {
+            libc::munmap(self.base.as_ptr().cast(), self.len);
+        }
+    }
+}
+
+/// A fresh private anonymous mapping of `len` bytes (a multiple of
+/// [`HUGE_PAGE`]) starting on a huge-page boundary, advised
+/// `MADV_HUGEPAGE`; `None` if the system refuses it.
+#[cfg(target_os = "linux")]
+fn map_aligned(len: usize) -> Option<std::ptr::NonNull<u8>> {
+    let span = len.checked_add(HUGE_PAGE)?;
+    // SAFETY: a new anonymous mapping at an address the kernel picks; it
+    // touches no existing memory.
+    let raw = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            span,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+            -1,
+            0,
+        )
+    };
+    if raw == libc::MAP_FAILED {
+        return None;
+    }
+    let raw = raw.cast::<u8>();
+    let head = raw.align_offset(HUGE_PAGE).min(HUGE_PAGE);
+    let tail = span - head - len;
+    // SAFETY: the head `raw..raw + head` and the tail past `raw + head +
+    // len` are parts of the mapping just made that nothing refers to;
+    // unmapping them leaves `len` bytes from an aligned start.
+    unsafe {
+        if head > 0 {
+            libc::munmap(raw.cast(), head);
+        }
+        if tail > 0 {
+            libc::munmap(raw.add(head + len).cast(), tail);
+        }
+    }
+    // SAFETY: `raw + head` lies within the mapping made above, which is
+    // not null.
+    let base = unsafe { raw.add(head) };
+    // SAFETY: advice on the mapping just made; a hint that changes no
+    // value. A kernel without transparent huge pages refuses it, which is
+    // fine: the region is then on base pages.
+    unsafe {
+        libc::madvise(base.cast(), len, libc::MADV_HUGEPAGE);
+    }
+    std::ptr::NonNull::new(base)
+}
+
+/// Elsewhere no region is ever made: presized tables live on the heap.
+#[cfg(not(target_os = "linux"))]
+pub(crate) enum Region {}
+
+#[cfg(not(target_os = "linux"))]
+impl Region {
+    pub fn map_committed(_len: usize) -> Option<Arc<Region>> {
+        None
+    }
+
+    #[cfg(test)]
+    pub fn len(&self) -> usize {
+        match *self {}
+    }
+
+    #[cfg(test)]
+    pub fn carved(&self) -> usize {
+        match *self {}
+    }
+
+    fn carve(&self, _bytes: usize, _align: usize) -> Option<std::ptr::NonNull<u8>> {
+        match *self {}
+    }
+}
+
+/// A vector whose capacity is fixed when it is made, on the heap or carved
+/// from a [`Region`]: what the arena's chunks and the index's bucket array
+/// are made of (`Vec` cannot hold memory that is not the global
+/// allocator's). Its elements are `..len`; [`push`](Self::push) refuses
+/// past the capacity instead of reallocating, and [`regrow`](Self::regrow)
+/// moves the elements to a larger heap vector.
+pub(crate) struct FixedVec<T> {
+    ptr: std::ptr::NonNull<T>,
+    len: usize,
+    cap: usize,
+    /// The region the memory was carved from (kept alive by this `Arc`);
+    /// `None`: `ptr`/`cap` are a `Vec<T>`'s allocation, given back in
+    /// `Drop`.
+    region: Option<Arc<Region>>,
+    _owns: std::marker::PhantomData<T>,
+}
+
+// SAFETY: the vector owns its elements (moving it moves them) and its
+// memory; the region it may hold is `Send + Sync`.
+unsafe impl<T: Send> Send for FixedVec<T> {}
+// SAFETY: `&FixedVec<T>` gives only `&[T]` and reads of `len`/`cap`.
+unsafe impl<T: Sync> Sync for FixedVec<T> {}
+
+impl<T> Default for FixedVec<T> {
+    fn default() -> Self {
+        FixedVec::from_vec(Vec::new())
+    }
+}
+
+impl<T> FixedVec<T> {
+    /// Takes over `v`'s allocation and elements.
+    fn from_vec(v: Vec<T>) -> Self {
+        let mut v = std::mem::ManuallyDrop::new(v);
+        FixedVec {
+            // A `Vec`'s pointer is never null (dangling when it holds no
+            // allocation).
+            ptr: std::ptr::NonNull::new(v.as_mut_ptr()).unwrap_or(std::ptr::NonNull::dangling()),
+            len: v.len(),
+            cap: v.capacity(),
+            region: None,
+            _owns: std::marker::PhantomData,
+        }
+    }
+
+    /// An empty vector with room for at least `cap` elements, on the heap.
+    pub fn try_with_capacity(cap: usize) -> Result<Self, std::collections::TryReserveError> {
+        let mut v = Vec::new();
+        v.try_reserve_exact(cap)?;
+        Ok(FixedVec::from_vec(v))
+    }
+
+    /// An empty vector with room for exactly `cap` elements carved from
+    /// `region`, or on the heap (as [`try_with_capacity`](Self::try_with_capacity))
+    /// when the region has no room left or is `None`.
+    pub fn try_in(
+        region: Option<&Arc<Region>>,
+        cap: usize,
+    ) -> Result<Self, std::collections::TryReserveError> {
+        match region.and_then(|r| Self::carved(r, cap)) {
+            Some(v) => Ok(v),
+            None => Self::try_with_capacity(cap),
+        }
+    }
+
+    fn carved(region: &Arc<Region>, cap: usize) -> Option<Self> {
+        let size = std::mem::size_of::<T>();
+        if size == 0 || cap == 0 {
+            return None;
+        }
+        let bytes = size.checked_mul(cap)?;
+        let ptr = region.carve(bytes, std::mem::align_of::<T>().max(LINE))?;
+        Some(FixedVec {
+            ptr: ptr.cast(),
+            len: 0,
+            cap,
+            region: Some(Arc::clone(region)),
+            _owns: std::marker::PhantomData,
+        })
+    }
+
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    #[inline]
+    pub fn capacity(&self) -> usize {
+        self.cap
+    }
+
+    /// Whether the memory was carved from a region.
+    pub fn in_region(&self) -> bool {
+        self.region.is_some()
+    }
+
+    #[inline]
+    pub fn as_ptr(&self) -> *const T {
+        self.ptr.as_ptr()
+    }
+
+    /// Appends `value`; gives it back when the vector is full.
+    #[inline]
+    pub fn push(&mut self, value: T) -> Result<(), T> {
+        if self.len == self.cap {
+            return Err(value);
+        }
+        // SAFETY: `len < cap`, so the slot is inside the memory owned, and
+        // it holds no element (only `..len` do): writing it drops nothing
+        // and aliases no reference handed out (those borrow `self`).
+        unsafe { self.ptr.as_ptr().add(self.len).write(value) };
+        self.len += 1;
+        Ok(())
+    }
+
+    /// The unused capacity, `len..cap`, as uninitialised slots (a value
+    /// written there is neither read nor dropped by the vector).
+    #[inline]
+    pub fn spare_capacity_mut(&mut self) -> &mut [std::mem::MaybeUninit<T>] {
+        // SAFETY: `len..cap` is inside the memory owned and holds no
+        // element; `MaybeUninit` makes no claim on its contents, and the
+        // slice borrows `self` mutably, so nothing else aliases it.
+        unsafe {
+            std::slice::from_raw_parts_mut(
+                self.ptr
+                    .as_ptr()
+                    .add(self.len)
+                    .cast::<std::mem::MaybeUninit<T>>(),
+                self.cap - self.len,
+            )
+        }
+    }
+
+    /// Moves the elements to a new heap vector with room for at least
+    /// `cap` of them (no-op when `cap` is not more than the capacity). The
+    /// old memory is given back (a region's stays carved until the region
+    /// goes). Unchanged on error.
+    pub fn regrow(&mut self, cap: usize) -> Result<(), std::collections::TryReserveError> {
+        if cap <= self.cap {
+            return Ok(());
+        }
+        let mut fresh = FixedVec::try_with_capacity(cap)?;
+        // SAFETY: the two allocations are distinct; `fresh` has room for
+        // `cap > len` elements and holds none; after the copy the elements
+        // belong to `fresh` alone, since `self.len` is set to 0 before
+        // `self` (now empty) is dropped by the assignment below.
+        unsafe {
+            std::ptr::copy_nonoverlapping(self.ptr.as_ptr(), fresh.ptr.as_ptr(), self.len);
+        }
+        fresh.len = self.len;
+        self.len = 0;
+        *self = fresh;
+        Ok(())
+    }
+}
+
+impl FixedVec<u64> {
+    /// `n` zeroes, carved from `region` (carved memory is zeroed: a
+    /// region's bytes are handed out once) or, when it has no room or is
+    /// `None`, on the heap as zeroed memory whose pages the system
+    /// provides as they are first written.
+    pub fn try_zeroed(
+        region: Option<&Arc<Region>>,
+        n: usize,
+    ) -> Result<Self, std::collections::TryReserveError> {
+        if let Some(mut v) = region.and_then(|r| Self::carved(r, n)) {
+            // A carved range was never written since the mapping zeroed
+            // it, and zero is a `u64`.
+            v.len = n;
+            return Ok(v);
+        }
+        // Whether the memory can be had, asked without aborting; then the
+        // zeroed allocation itself.
+        Vec::<u64>::new().try_reserve_exact(n)?;
+        Ok(FixedVec::from_vec(vec![0u64; n]))
+    }
+}
+
+impl<T> std::ops::Deref for FixedVec<T> {
+    type Target = [T];
+    #[inline]
+    fn deref(&self) -> &[T] {
+        // SAFETY: `..len` are initialised elements in memory owned by the
+        // vector (or a dangling, aligned pointer with `len` 0), borrowed
+        // shared for as long as `self` is.
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
+    }
+}
+
+impl<T> std::ops::DerefMut for FixedVec<T> {
+    #[inline]
+    fn deref_mut(&mut self) -> &mut [T] {
+        // SAFETY: as in `deref`, borrowed mutably for as long as `self` is.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
+    }
+}
+
+impl<T> Drop for FixedVec<T> {
+    fn drop(&mut self) {
+        let elements = std::ptr::slice_from_raw_parts_mut(self.ptr.as_ptr(), self.len);
+        self.len = 0;
+        // SAFETY: `..len` were initialised and owned by the vector; they
+        // are dropped once, here (`len` is cleared first, so no later use
+        // of the vector sees them).
+        unsafe { std::ptr::drop_in_place(elements) };
+        if self.region.is_none() {
+            // SAFETY: without a region, `ptr`/`cap` are the allocation of
+            // the `Vec` taken over in `from_vec`, given back once, here,
+            // with no element left in it.
+            drop(unsafe { Vec::from_raw_parts(self.ptr.as_ptr(), 0, self.cap) });
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -329,6 +735,71 @@ mod tests {
         for r in readers {
             r.join().unwrap();
         }
+    }
+
+    // A fixed vector refuses past its capacity, keeps its elements when it
+    // moves to a larger one, and drops each element once.
+    #[test]
+    fn a_fixed_vec_holds_what_it_was_given_and_drops_it_once() {
+        let token = std::rc::Rc::new(());
+        let mut v = FixedVec::try_with_capacity(3).unwrap();
+        assert!(!v.in_region());
+        for _ in 0..v.capacity() {
+            assert!(v.push(std::rc::Rc::clone(&token)).is_ok());
+        }
+        assert!(v.push(std::rc::Rc::clone(&token)).is_err(), "full: refused");
+        assert_eq!(std::rc::Rc::strong_count(&token), 1 + v.len());
+        let cap = v.capacity();
+        v.regrow(cap + 5).unwrap();
+        assert!(v.capacity() >= cap + 5);
+        assert_eq!(v.len(), cap);
+        assert!(v.iter().all(|t| std::rc::Rc::ptr_eq(t, &token)));
+        assert!(v.push(std::rc::Rc::clone(&token)).is_ok());
+        assert_eq!(std::rc::Rc::strong_count(&token), 1 + v.len());
+        v.spare_capacity_mut()[0].write(std::rc::Rc::clone(&token));
+        // A value written to the spare capacity is not the vector's: it
+        // leaks, and the count shows it is not dropped with the vector.
+        let leaked = 1;
+        drop(v);
+        assert_eq!(std::rc::Rc::strong_count(&token), 1 + leaked);
+        let empty: FixedVec<String> = FixedVec::default();
+        assert_eq!((empty.len(), empty.iter().count()), (0, 0));
+    }
+
+    // Vectors carved from a region take disjoint, zeroed, line-aligned
+    // ranges of it; once it is full they are made on the heap; the region
+    // outlives every vector carved from it, whoever drops first.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_region_hands_out_disjoint_zeroed_ranges_then_the_heap_takes_over() {
+        let region = Region::map_committed(1).expect("a 2 MiB mapping");
+        assert_eq!((region.len(), region.carved()), (HUGE_PAGE, 0));
+        let mut a = FixedVec::<u64>::try_zeroed(Some(&region), 1000).unwrap();
+        let b = FixedVec::<u64>::try_zeroed(Some(&region), 3).unwrap();
+        assert!(a.in_region() && b.in_region());
+        assert_eq!(region.carved(), 8000_usize.next_multiple_of(64) + 24);
+        assert!(a.iter().chain(b.iter()).all(|&x| x == 0));
+        assert_eq!(b.as_ptr() as usize % 64, 0);
+        a.iter_mut().for_each(|x| *x = u64::MAX);
+        assert!(
+            b.iter().all(|&x| x == 0),
+            "a write to one is not seen in the other"
+        );
+        let mut c = FixedVec::<String>::try_in(Some(&region), 4).unwrap();
+        assert!(c.in_region());
+        assert!(c.push("kept".to_string()).is_ok());
+        let rest = HUGE_PAGE - region.carved();
+        let heap = FixedVec::<u8>::try_in(Some(&region), rest + 1).unwrap();
+        assert!(!heap.in_region(), "no room left: the heap");
+        let last = FixedVec::<u8>::try_in(Some(&region), rest - 63).unwrap();
+        assert!(last.in_region(), "the rest still fits, aligned");
+        drop(region);
+        assert_eq!(c[0], "kept", "the vectors hold the mapping");
+        c.regrow(8).unwrap();
+        assert!(!c.in_region());
+        assert_eq!(c[0], "kept");
+        assert!(Region::map_committed(0).is_none());
+        assert!(Region::map_committed(usize::MAX).is_none());
     }
 
     // A prefetch changes nothing: values read after it are the values

@@ -9,6 +9,7 @@
 use crate::arena::Arena;
 use crate::clock::Instant;
 use crate::key::{self, KeyHasher};
+use crate::memory::Region;
 use crate::object::Object;
 use crate::object_ref::ObjectRef;
 use crate::segment::BlockId;
@@ -19,6 +20,7 @@ use crate::types::{Key, SegmentId};
 use hashbrown::HashMap;
 use parking_lot::RwLock;
 use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::Arc;
 
 /// A buffer no replica owns any more, held until `release_at` so a reader
 /// that still has its descriptor never sees it reused.
@@ -167,18 +169,29 @@ impl ShardState {
     /// whose index and arena hold `objects` objects before they grow (`expected_objects` presizing, docs/CONTRACT.md §9). The
     /// writes-in-flight map is not presized: it holds only the writes
     /// between a Start and their End, a small fraction of the objects.
-    /// Fails, allocating nothing that stays, if the memory cannot be had
-    /// (the message says which part and why).
-    pub fn with_capacity(hasher: KeyHasher, objects: usize) -> Result<Self, String> {
+    /// Both are carved from `region` while it has room (`commit_presized`),
+    /// else made on the heap. Fails, allocating nothing that stays, if the
+    /// memory cannot be had (the message says which part and why).
+    pub fn with_capacity(
+        hasher: KeyHasher,
+        objects: usize,
+        region: Option<&Arc<Region>>,
+    ) -> Result<Self, String> {
         let mut st = ShardState::new(hasher);
         if objects > 0 {
             // The table is empty: nothing is rehashed, the hasher is never called.
-            st.index.try_reserve(objects)?;
+            st.index.try_reserve(objects, region)?;
             st.objects
-                .try_reserve(objects)
+                .try_reserve(objects, region)
                 .map_err(|e| format!("arena: {e}"))?;
         }
         Ok(st)
+    }
+
+    /// Bytes [`with_capacity`](Self::with_capacity) of `objects` carves
+    /// from a region (the index and the arena).
+    pub fn reserved_bytes(objects: usize) -> usize {
+        SlotIndex::reserved_bytes(objects).saturating_add(Arena::<Object>::reserved_bytes(objects))
     }
 
     /// Makes the presized arena resident now (`Arena::prefault`): a
@@ -464,6 +477,12 @@ impl ShardState {
     /// How many objects the hash index holds before it must grow.
     pub fn capacity(&self) -> usize {
         self.index.capacity()
+    }
+
+    /// Bytes of the index and the arena that lie in a committed region
+    /// (`commit_presized`).
+    pub fn region_bytes(&self) -> usize {
+        self.index.region_bytes() + self.objects.region_bytes()
     }
 
     /// Objects stored.

@@ -22,13 +22,16 @@ const MIN_BUCKETS: usize = 8;
 /// bits a bucket keeps.
 const MAX_BUCKETS: usize = 1 << 32;
 
+use crate::memory::{FixedVec, Region};
+use std::sync::Arc;
+
 /// Slots under their keys' hashes (several slots may share a hash; the
 /// caller tells them apart by their records).
 #[derive(Default)]
 pub(crate) struct SlotIndex {
     /// `buckets.len()` is 0 or a power of two: hash bits (high half) and
     /// slot + 1 (low half); [`EMPTY`] where none is.
-    buckets: Vec<u64>,
+    buckets: FixedVec<u64>,
     len: usize,
 }
 
@@ -75,10 +78,11 @@ impl SlotIndex {
     }
 
     /// Makes room for `more` entries beyond those held, so that the next
-    /// `more` inserts do not grow the table. An error (the index is
-    /// unchanged) when that many cannot be indexed or the memory cannot
-    /// be had.
-    pub fn try_reserve(&mut self, more: usize) -> Result<(), String> {
+    /// `more` inserts do not grow the table; a new table is carved from
+    /// `region` while it has room, else made on the heap. An error (the
+    /// index is unchanged) when that many cannot be indexed or the memory
+    /// cannot be had.
+    pub fn try_reserve(&mut self, more: usize, region: Option<&Arc<Region>>) -> Result<(), String> {
         let want = self
             .len
             .checked_add(more)
@@ -87,7 +91,23 @@ impl SlotIndex {
             return Ok(());
         }
         let buckets = buckets_for(want)?;
-        self.rebuild(buckets)
+        self.rebuild(buckets, region)
+    }
+
+    /// Bytes [`try_reserve`](Self::try_reserve) of `n` entries carves from
+    /// a region for an empty index (a region is sized with it); 0 when
+    /// that many cannot be indexed.
+    pub fn reserved_bytes(n: usize) -> usize {
+        buckets_for(n).map_or(0, |b| (b * std::mem::size_of::<u64>()).next_multiple_of(64))
+    }
+
+    /// Bytes of the bucket array when it lies in a region, else 0.
+    pub fn region_bytes(&self) -> usize {
+        if self.buckets.in_region() {
+            self.buckets.len() * std::mem::size_of::<u64>()
+        } else {
+            0
+        }
     }
 
     /// The first slot stored under `hash` that `eq` accepts.
@@ -132,7 +152,7 @@ impl SlotIndex {
         if self.len >= self.capacity() {
             let buckets =
                 buckets_for(self.len + 1).expect("a shard indexes fewer than 3 * 2^30 records");
-            self.rebuild(buckets).expect("index memory");
+            self.rebuild(buckets, None).expect("index memory");
         }
         place(&mut self.buckets, entry(bits(hash), slot));
         self.len += 1;
@@ -175,18 +195,18 @@ impl SlotIndex {
         true
     }
 
-    /// A table of `buckets` buckets holding every entry.
-    fn rebuild(&mut self, buckets: usize) -> Result<(), String> {
-        // Whether the memory can be had, asked without aborting; then the
-        // table itself as zeroed memory (EMPTY is 0), whose pages the
-        // system provides as buckets are first written, not all at once.
-        Vec::<u64>::new().try_reserve_exact(buckets).map_err(|_| {
+    /// A table of `buckets` buckets holding every entry, carved from
+    /// `region` while it has room, else on the heap.
+    fn rebuild(&mut self, buckets: usize, region: Option<&Arc<Region>>) -> Result<(), String> {
+        // Zeroed memory (EMPTY is 0): a region's, resident already, or the
+        // heap's, whose pages the system provides as buckets are first
+        // written, not all at once.
+        let mut fresh = FixedVec::try_zeroed(region, buckets).map_err(|_| {
             format!(
                 "index: allocating {} bytes failed",
                 buckets.saturating_mul(std::mem::size_of::<u64>())
             )
         })?;
-        let mut fresh = vec![EMPTY; buckets];
         for &e in self.buckets.iter().filter(|&&e| e != EMPTY) {
             place(&mut fresh, e);
         }
@@ -304,15 +324,15 @@ mod tests {
     #[test]
     fn reserve_presizes_and_refuses_what_cannot_be_indexed() {
         let mut ix = SlotIndex::new();
-        ix.try_reserve(1000).unwrap();
+        ix.try_reserve(1000, None).unwrap();
         let cap = ix.capacity();
         assert!(cap >= 1000);
         for slot in 0..1000 {
             ix.insert(u64::from(slot).wrapping_mul(0x9E37_79B9_7F4A_7C15), slot);
         }
         assert_eq!(ix.capacity(), cap, "no growth within the reserve");
-        assert!(ix.try_reserve(usize::MAX).is_err());
-        assert!(ix.try_reserve(1 << 40).is_err());
+        assert!(ix.try_reserve(usize::MAX, None).is_err());
+        assert!(ix.try_reserve(1 << 40, None).is_err());
         assert_eq!(ix.len(), 1000, "a refused reserve changes nothing");
         for slot in 0..1000 {
             assert_eq!(

@@ -230,6 +230,67 @@ fn expected_objects_presizes_every_shard_for_its_share() {
 }
 
 #[test]
+fn commit_presized_carves_every_shard_from_a_committed_region() {
+    // §9: commit_presized allocates the presized tables at creation, in one
+    // region; the master behaves exactly as an uncommitted one, past its
+    // share, through a restore and as a standby
+    let plain = Master::new(MasterConfig {
+        shard_count: 16,
+        expected_objects: 1_000,
+        ..config()
+    })
+    .unwrap();
+    assert!(plain.debug_region_bytes().iter().all(|&b| b == 0));
+    let unpresized = Master::new(MasterConfig {
+        shard_count: 16,
+        commit_presized: true,
+        ..config()
+    })
+    .unwrap();
+    assert!(
+        unpresized.debug_region_bytes().iter().all(|&b| b == 0),
+        "nothing to commit without expected_objects"
+    );
+    let cfg = MasterConfig {
+        shard_count: 16,
+        expected_objects: 3_000,
+        commit_presized: true,
+        ..config()
+    };
+    let m = master_with(cfg.clone(), 1, 0, 1 << 24);
+    let region = m.debug_region_bytes();
+    assert!(region.iter().all(|&b| b > 0), "{region:?}");
+    assert!(m.debug_object_capacity().iter().all(|&c| c >= 188));
+    // Past the expected count (about 2 x the share a shard): the heap.
+    for i in 0..6_000 {
+        put(&m, &format!("k{i}"), 64, &enable(60_000));
+    }
+    assert_eq!((m.key_count(), gauge(&m)), (6_000, 6_000));
+    inv(&m);
+    for i in (0..6_000).filter(|i| i % 6 != 0) {
+        m.remove(k(&format!("k{i}")), false).unwrap();
+    }
+    assert_eq!(m.key_count(), 1_000);
+    inv(&m);
+    // The restore stages its shards in a region of their own; the objects
+    // fit their shares, so each shard stays in it.
+    let snap = m.snapshot().unwrap();
+    m.restore(&snap).unwrap();
+    assert_eq!(m.key_count(), 1_000);
+    assert_eq!(m.debug_region_bytes(), region);
+    assert!((0..6_000)
+        .step_by(6)
+        .all(|i| m.exist(k(&format!("k{i}"))).unwrap()));
+    inv(&m);
+    let standby = Master::new(MasterConfig {
+        standby: true,
+        ..cfg
+    })
+    .unwrap();
+    assert!(standby.debug_region_bytes().iter().all(|&b| b > 0));
+}
+
+#[test]
 fn expected_objects_above_the_bound_is_invalid_params() {
     // §9: expected_objects <= MAX_EXPECTED_OBJECTS (2^32), so it never sizes an allocation unchecked
     assert_eq!(MAX_EXPECTED_OBJECTS, 1 << 32);

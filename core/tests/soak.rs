@@ -111,7 +111,10 @@ fn config() -> MasterConfig {
         eviction_check_interval_ms: 5,
         sweep_interval_ms: 20,
         shard_count: 16,
-        expected_objects: 0,
+        // Presized and committed: the tables start in a huge-page region
+        // and the churn grows them out of it onto the heap.
+        expected_objects: 4_096,
+        commit_presized: true,
         // Recording on, and small enough to drop: every operation of the
         // soak also runs its journal hooks (deferred frees included, which
         // the invariants check).

@@ -254,9 +254,7 @@ impl MasterCore {
         }
         // Staged shards are presized like a new master's, so a restored
         // master keeps the capacity `expected_objects` asked for.
-        let mut shards: Vec<ShardState> = (0..self.shards.len())
-            .map(|_| Self::empty_shard(&self.config, &self.hasher))
-            .collect::<Result<_>>()?;
+        let mut shards: Vec<ShardState> = Self::empty_shards(&self.config, &self.hasher)?;
         let mut soft_pin_keys = vec![0i64; self.shards.len()];
         let mut registrations = Vec::new();
         let mut keys = 0i64;

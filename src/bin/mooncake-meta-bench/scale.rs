@@ -139,6 +139,18 @@ fn cases(mode: Mode) -> Vec<Params> {
             ("thp", if mode.scale { "1" } else { "0" }.into()),
         ]));
     }
+    // The largest N again on a master presized for N with its tables
+    // committed at creation (commit_presized).
+    let (per_pass, passes) = reads(top, mode);
+    v.push(Params::new(&[
+        ("n", top.to_string()),
+        ("kind", "committed".into()),
+        ("per_pass", per_pass.to_string()),
+        ("passes", passes.to_string()),
+        ("chase_mib", chase_mib(mode).to_string()),
+        ("chase_steps", chase_steps(mode).to_string()),
+        ("thp", "0".into()),
+    ]));
     for n in sysclock_sizes(mode) {
         let (per_pass, passes) = reads(n, mode);
         let chase = if n == top { chase_mib(mode) } else { 0 };
@@ -170,7 +182,7 @@ fn cases(mode: Mode) -> Vec<Params> {
 fn child(p: &Params) -> Sample {
     let n = p.usize("n");
     match p.str("kind") {
-        "main" => main_child(n, p),
+        "main" | "committed" => main_child(n, p),
         "sysclock" => sysclock_child(n, p),
         "cleanup" => cleanup_child(n),
         "footprint" => footprint_child(n),
@@ -198,11 +210,18 @@ fn segment_bytes(n: usize) -> u64 {
 /// `MOONCAKE_META_BENCH_EXPECTED_OBJECTS` objects when that is set (as
 /// [`util::master`](crate::util::master), through [`expected_objects`]).
 fn scale_master(clock: ClockSource, n: usize) -> Master {
+    scale_master_with(clock, n, expected_objects(), commit_presized())
+}
+
+/// [`scale_master`] presized for `expected` objects, its tables committed
+/// at creation when `commit` (`commit_presized`).
+fn scale_master_with(clock: ClockSource, n: usize, expected: u64, commit: bool) -> Master {
     let m = Master::new(MasterConfig {
         soft_pin_cleanup_interval_ms: 0,
         eviction_check_interval_ms: 0,
         sweep_interval_ms: 0,
-        expected_objects: expected_objects(),
+        expected_objects: expected,
+        commit_presized: commit,
         clock,
         ..MasterConfig::default()
     })
@@ -528,7 +547,20 @@ fn main_child(n: usize, p: &Params) -> Sample {
     let keys = keys(n);
     let (enable, preserve) = (cfg(SoftPinRequest::enable()), cfg(SoftPinRequest::PRESERVE));
     let pin10 = ten_pct(&enable, &preserve);
-    let m = scale_master(manual(), n);
+    let (rss_before, huge_before) = (vm_rss(), anon_huge_pages());
+    let created = Stopwatch::start();
+    let committed = p.str("kind") == "committed";
+    let m = if committed {
+        scale_master_with(manual(), n, n as u64, true)
+    } else {
+        scale_master(manual(), n)
+    };
+    s.set("create_ms", created.elapsed().as_secs_f64() * 1e3);
+    // What the master's creation got on huge pages (commit_presized).
+    s.set(
+        "create_huge_bytes",
+        anon_huge_pages().saturating_sub(huge_before) as f64,
+    );
     let (rss0, heap0) = (vm_rss(), heap_in_use());
     let took = match build(n, |i| put(&m, &keys[i], pin10(i))) {
         Ok(t) => t,
@@ -540,7 +572,14 @@ fn main_child(n: usize, p: &Params) -> Sample {
     };
     let (rss1, heap1) = (vm_rss(), heap_in_use());
     s.set("put_pairs_per_s", n as f64 / took.as_secs_f64());
-    s.set("rss_per_object", (rss1 as f64 - rss0 as f64) / n as f64);
+    // A committed master's memory is taken at its creation: count it.
+    let base = if committed { rss_before } else { rss0 };
+    s.set("rss_per_object", (rss1 as f64 - base as f64) / n as f64);
+    // With the master's creation: what presizing committed up front too.
+    s.set(
+        "rss_per_object_with_creation",
+        (rss1 as f64 - rss_before as f64) / n as f64,
+    );
     s.set("heap_per_object", (heap1 as f64 - heap0 as f64) / n as f64);
 
     all_reads(&m, &keys, p, true, &mut s);
@@ -837,14 +876,15 @@ fn dram_figures(
     want: &[(&str, &str)],
     n: usize,
     clock: &str,
+    committed: bool,
     mode: Mode,
 ) -> Vec<Figure> {
     let mib = chase_mib(mode).to_string();
-    let par = vec![
-        ("n", n.to_string()),
-        ("clock", clock.to_owned()),
-        ("buffer_mib", mib.clone()),
-    ];
+    let mut par = vec![("n", n.to_string())];
+    if committed {
+        par.push(("tables", "committed".to_owned()));
+    }
+    par.extend([("clock", clock.to_owned()), ("buffer_mib", mib.clone())]);
     let mut chase = Figure::new(
         "scale",
         "dram_access",
@@ -864,7 +904,7 @@ fn dram_figures(
         }),
     )
     .target(Target::AtMost(2.0));
-    if clock == "manual" {
+    if clock == "manual" && !committed {
         chase = chase.note(format!(
             "one dependent random load: a pointer chase through one random cycle (Sattolo) over the cache lines of a {mib} MiB Vec<u32> (4 KiB pages, as the master's tables), in the same process as the reads, after them{}",
             if mode.quick {
@@ -905,13 +945,21 @@ fn figures(r: &Results, mode: Mode) -> Vec<Figure> {
         None => f,
     };
 
-    for &n in &curve_sizes {
+    let main_runs = curve_sizes
+        .iter()
+        .map(|&n| (n, "main"))
+        .chain(std::iter::once((top, "committed")));
+    for (n, kind) in main_runs {
         let ns = n.to_string();
-        let want = [("n", ns.as_str()), ("kind", "main")];
+        let want = [("n", ns.as_str()), ("kind", kind)];
         let samples = r.samples(&want);
-        checks(r, &want, &mut bad, &format!("main n={n}"));
+        checks(r, &want, &mut bad, &format!("{kind} n={n}"));
+        let committed = kind == "committed";
         let par = |extra: &[(&'static str, &str)]| {
             let mut v = vec![("n", ns.clone())];
+            if committed {
+                v.push(("tables", "committed".to_owned()));
+            }
             v.extend(extra.iter().map(|(k, x)| (*k, (*x).to_owned())));
             v
         };
@@ -924,6 +972,11 @@ fn figures(r: &Results, mode: Mode) -> Vec<Figure> {
             r.values(&want, "put_pairs_per_s"),
         )
         .target(put_target(n));
+        let f = if committed {
+            f.note("a master presized for N (expected_objects) with commit_presized: its tables are allocated at its creation, resident, on huge pages where the kernel gives them; memory per object counts what the creation committed")
+        } else {
+            f
+        };
         out.push(note_missing(f, samples));
         let mut f = Figure::new(
             "scale",
@@ -988,9 +1041,9 @@ fn figures(r: &Results, mode: Mode) -> Vec<Figure> {
         }
         out.push(f);
         if n == top {
-            out.extend(dram_figures(r, &want, n, "manual", mode));
+            out.extend(dram_figures(r, &want, n, "manual", committed, mode));
         }
-        if n == top && mode.scale {
+        if n == top && mode.scale && !committed {
             let mib = chase_mib(mode).to_string();
             let huge = median(&r.values(&want, "chase_huge_bytes_thp")).unwrap_or(f64::NAN);
             out.push(
@@ -1043,7 +1096,7 @@ fn figures(r: &Results, mode: Mode) -> Vec<Figure> {
             out.push(f);
         }
         if n == top {
-            out.extend(dram_figures(r, &want, n, "system", mode));
+            out.extend(dram_figures(r, &want, n, "system", false, mode));
         }
         out.push(Figure::new(
             "scale",

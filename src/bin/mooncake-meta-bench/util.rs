@@ -30,11 +30,18 @@ pub fn expected_objects() -> u64 {
     })
 }
 
+/// Whether a presized benchmark master commits its tables at creation
+/// (`commit_presized`): `MOONCAKE_META_BENCH_COMMIT_PRESIZED=1`.
+pub fn commit_presized() -> bool {
+    std::env::var("MOONCAKE_META_BENCH_COMMIT_PRESIZED").is_ok_and(|v| v == "1")
+}
+
 /// The anchor's master: manual clock, background work off, 4 memory
 /// segments of 16 GiB with one owner client each.
 pub fn master() -> Master {
     let m = Master::new(MasterConfig {
         expected_objects: expected_objects(),
+        commit_presized: commit_presized(),
         ..MasterConfig::deterministic(T0)
     })
     .expect("master");
