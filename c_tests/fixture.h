@@ -35,6 +35,7 @@ typedef struct {
     double high_watermark;
     uint32_t shards; /* default 16 here, to keep tests light */
     uint64_t expected_objects; /* presizing; 0 = none (the default) */
+    int commit_presized;       /* 1: presized tables allocated and resident at creation */
     uint64_t journal_capacity_bytes; /* the change journal; 0 = none (the default) */
     int standby;                     /* 1: a standby master */
 } fx_options;
@@ -55,6 +56,7 @@ static inline mooncake_meta_master *fx_master(const fx_options *o) {
     CHECK_OK(mooncake_meta_config_set_shard_count(cfg, o->shards ? o->shards : 16, &err), err);
     if (o->expected_objects)
         CHECK_OK(mooncake_meta_config_set_expected_objects(cfg, o->expected_objects, &err), err);
+    if (o->commit_presized) CHECK_OK(mooncake_meta_config_set_commit_presized(cfg, 1, &err), err);
     if (o->journal_capacity_bytes)
         CHECK_OK(mooncake_meta_config_set_journal_capacity_bytes(cfg, o->journal_capacity_bytes, &err),
                  err);

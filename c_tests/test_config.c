@@ -39,6 +39,9 @@ static void every_setter_accepts_a_valid_value(void) {
     CHECK_OK(mooncake_meta_config_set_sweep_interval_ms(cfg, 0, &err), err);
     CHECK_OK(mooncake_meta_config_set_shard_count(cfg, 16, &err), err);
     CHECK_OK(mooncake_meta_config_set_expected_objects(cfg, 100000, &err), err);
+    CHECK_OK(mooncake_meta_config_set_commit_presized(cfg, 1, &err), err);
+    CHECK_OK(mooncake_meta_config_set_commit_presized(cfg, 0, &err), err);
+    CHECK_OK(mooncake_meta_config_set_commit_presized(cfg, 1, &err), err);
     CHECK_OK(mooncake_meta_config_set_manual_clock(cfg, 1700000000000ull, &err), err);
     CHECK_OK(mooncake_meta_config_validate(cfg, &err), err);
     CHECK_OK(mooncake_meta_config_set_system_clock(cfg, &err), err);
@@ -56,12 +59,32 @@ static void allow_evict_must_be_zero_or_one(void) {
     mooncake_meta_config_free(cfg);
 }
 
+/* commit_presized (section 9) is 0 or 1; anything else is rejected by the
+   setter, naming the field, and leaves the configuration as it was. */
+static void commit_presized_must_be_zero_or_one(void) {
+    mooncake_meta_error *err = NULL;
+    mooncake_meta_config *cfg = new_config();
+    CHECK_FAILS(mooncake_meta_config_set_commit_presized(cfg, 2, &err), MOONCAKE_META_INVALID_PARAMS,
+                err, "mooncake_meta_config_set_commit_presized: commit_presized must be 0 or 1, got 2");
+    CHECK_FAILS(mooncake_meta_config_set_commit_presized(cfg, -1, &err), MOONCAKE_META_INVALID_PARAMS,
+                err, "commit_presized must be 0 or 1, got -1");
+    CHECK_OK(mooncake_meta_config_validate(cfg, &err), err);
+    CHECK_OK(mooncake_meta_config_set_shard_count(cfg, 4, &err), err);
+    mooncake_meta_master *m = NULL;
+    CHECK_OK(mooncake_meta_master_new(cfg, &m, &err), err);
+    CHECK(m != NULL);
+    mooncake_meta_master_free(m);
+    mooncake_meta_config_free(cfg);
+}
+
 static void null_handle_is_a_null_argument(void) {
     mooncake_meta_error *err = NULL;
     CHECK_FAILS(mooncake_meta_config_set_eviction_ratio(NULL, 0.5, &err), MOONCAKE_META_NULL_ARGUMENT,
                 err, "mooncake_meta_config_set_eviction_ratio: cfg is NULL");
     CHECK_FAILS(mooncake_meta_config_validate(NULL, &err), MOONCAKE_META_NULL_ARGUMENT, err,
                 "cfg is NULL");
+    CHECK_FAILS(mooncake_meta_config_set_commit_presized(NULL, 1, &err), MOONCAKE_META_NULL_ARGUMENT,
+                err, "mooncake_meta_config_set_commit_presized: cfg is NULL");
     CHECK_FAILS(mooncake_meta_config_set_system_clock(NULL, &err), MOONCAKE_META_NULL_ARGUMENT, err,
                 NULL);
 }
@@ -187,6 +210,42 @@ static void a_presized_master_holds_more_than_expected(void) {
     mooncake_meta_master_free(m);
 }
 
+/* commit_presized with expected_objects: the presized tables are allocated
+   (and resident, on huge pages where the system gives them) at creation, or
+   the master falls back silently; either way it works as any other. */
+static void a_committed_presized_master_round_trips(void) {
+    mooncake_meta_error *err = NULL;
+    fx_options o;
+    memset(&o, 0, sizeof o);
+    o.shards = 4;
+    o.expected_objects = 10000;
+    o.commit_presized = 1;
+    mooncake_meta_master *m = fx_master(&o);
+    fx_mount(m, 1, "seg", 1 << 20);
+    mooncake_meta_write_config cfg = fx_enable(60000);
+    char key[16];
+    for (int i = 0; i < 200; i++) {
+        snprintf(key, sizeof key, "k%d", i);
+        fx_put(m, 1, key, 64, &cfg);
+    }
+    mooncake_meta_replica r[2];
+    size_t len = 0;
+    CHECK_OK(mooncake_meta_get_replica_list(m, FX_KEY("k7"), r, 2, &len, &err), err);
+    CHECK_EQ_INT(len, 1);
+    CHECK_EQ_INT(r[0].size, 64);
+    CHECK_FAILS(mooncake_meta_get_replica_list(m, FX_KEY("nope"), r, 2, &len, &err),
+                MOONCAKE_META_OBJECT_NOT_FOUND, err, NULL);
+    mooncake_meta_metrics_snapshot s = fx_metrics(m);
+    CHECK_EQ_INT(s.key_count, 200);
+    fx_check_invariants(m);
+    mooncake_meta_master_free(m);
+    /* Without expected_objects there is nothing to commit. */
+    o.expected_objects = 0;
+    m = fx_master(&o);
+    fx_check_invariants(m);
+    mooncake_meta_master_free(m);
+}
+
 static void fixing_the_field_makes_it_valid_again(void) {
     mooncake_meta_error *err = NULL;
     mooncake_meta_config *cfg = new_config();
@@ -204,11 +263,13 @@ int main(void) {
     RUN_TEST(new_config_is_valid_and_free_accepts_null);
     RUN_TEST(every_setter_accepts_a_valid_value);
     RUN_TEST(allow_evict_must_be_zero_or_one);
+    RUN_TEST(commit_presized_must_be_zero_or_one);
     RUN_TEST(null_handle_is_a_null_argument);
     RUN_TEST(rules_between_fields_are_checked_at_validation);
     RUN_TEST(durations_above_the_maximum_are_rejected_at_validation);
     RUN_TEST(expected_objects_is_bounded_at_validation);
     RUN_TEST(a_presized_master_holds_more_than_expected);
+    RUN_TEST(a_committed_presized_master_round_trips);
     RUN_TEST(fixing_the_field_makes_it_valid_again);
     return check_summary("test_config");
 }

@@ -197,6 +197,7 @@ void config_setters_and_validation() {
         .set_sweep_interval_ms(0)
         .set_shard_count(8)
         .set_expected_objects(1024)
+        .set_commit_presized(true)
         .set_manual_clock(START)
         .set_system_clock();
     cfg.validate();

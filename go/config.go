@@ -123,6 +123,17 @@ type Config struct {
 	// so filling it up to that many never rehashes a table; more objects
 	// than expected are fine. At most MaxExpectedObjects.
 	ExpectedObjects uint64
+	// CommitPresized, with ExpectedObjects > 0, makes New allocate every
+	// shard's presized table (the records' arena and the hash index) at
+	// once, in one mapping advised for transparent huge pages, and make all
+	// of it resident then: the master holds that memory from its creation
+	// and a first write into a presized table never waits on a page fault
+	// (docs/CONTRACT.md §9). Off (the default), presized tables become
+	// resident as they are written. Huge pages and residency are requests:
+	// a system without them, or without the memory at creation, leaves the
+	// master presized as without the setting, silently. A restore stages
+	// its state the same way.
+	CommitPresized bool
 	// JournalCapacityBytes is how many bytes the change journal may hold;
 	// 0 (the default) means no journal. With one, the master records every
 	// change to its state for a standby to apply (Master.JournalRead); when
@@ -274,6 +285,11 @@ func WithShardCount(n uint64) Option { return func(c *Config) { c.ShardCount = n
 // WithExpectedObjects sets Config.ExpectedObjects.
 func WithExpectedObjects(n uint64) Option { return func(c *Config) { c.ExpectedObjects = n } }
 
+// WithCommitPresized sets Config.CommitPresized.
+func WithCommitPresized(commit bool) Option {
+	return func(c *Config) { c.CommitPresized = commit }
+}
+
 // WithJournalCapacityBytes sets Config.JournalCapacityBytes.
 func WithJournalCapacityBytes(n uint64) Option {
 	return func(c *Config) { c.JournalCapacityBytes = n }
@@ -402,6 +418,9 @@ func (c Config) withHandle(f func(*C.mooncake_meta_config) error) error {
 		return err
 	}
 	if err := takeError(C.mooncake_meta_config_set_expected_objects(h, C.uint64_t(c.ExpectedObjects), &cerr), &cerr); err != nil {
+		return err
+	}
+	if err := takeError(C.mooncake_meta_config_set_commit_presized(h, cBool(c.CommitPresized), &cerr), &cerr); err != nil {
 		return err
 	}
 	if err := takeError(C.mooncake_meta_config_set_journal_capacity_bytes(h, C.uint64_t(c.JournalCapacityBytes), &cerr), &cerr); err != nil {

@@ -129,6 +129,37 @@ func TestExpectedObjects(t *testing.T) {
 	invariants(t, m)
 }
 
+// docs/CONTRACT.md §9: CommitPresized (off by default) allocates the presized
+// tables at creation and makes them resident, or falls back silently; a
+// master built with it works like any other, with or without presizing.
+func TestCommitPresized(t *testing.T) {
+	if mm.DefaultConfig().CommitPresized {
+		t.Fatal("DefaultConfig().CommitPresized = true, want false")
+	}
+	c := mm.DefaultConfig()
+	mm.WithCommitPresized(true)(&c)
+	if !c.CommitPresized {
+		t.Fatal("WithCommitPresized(true) did not set Config.CommitPresized")
+	}
+	c.ExpectedObjects = 10000
+	must(t, "Validate", c.Validate())
+	m := newMaster(t, mm.WithShardCount(4), mm.WithExpectedObjects(10000), mm.WithCommitPresized(true))
+	for i := 0; i < 200; i++ {
+		put(t, m.Keyspace, fmt.Sprintf("k%d", i), 64, mm.ReplicateConfig{WithSoftPin: true})
+	}
+	if n, err := m.KeyCount(); err != nil || n != 200 {
+		t.Fatalf("KeyCount = %d, %v; want 200", n, err)
+	}
+	rs, err := m.GetReplicaList("k7")
+	must(t, "GetReplicaList", err)
+	if len(rs) != 1 || rs[0].Size != 64 {
+		t.Fatalf("GetReplicaList(k7) = %+v, want one replica of 64 bytes", rs)
+	}
+	invariants(t, m)
+	// Without ExpectedObjects there is nothing to commit.
+	invariants(t, newMaster(t, mm.WithCommitPresized(true)))
+}
+
 // docs/CONTRACT.md §1: the manual clock only moves forward; a system-clock master
 // refuses manual-clock calls.
 func TestManualClock(t *testing.T) {

@@ -501,6 +501,12 @@ public:
     config &set_expected_objects(std::uint64_t expected_objects) {
         return set(mooncake_meta_config_set_expected_objects, expected_objects);
     }
+    /// With set_expected_objects, allocate the presized tables at creation,
+    /// resident and on huge pages where the system gives them (false, the
+    /// default: resident as they are written); falls back silently.
+    config &set_commit_presized(bool commit_presized) {
+        return set(mooncake_meta_config_set_commit_presized, commit_presized ? 1 : 0);
+    }
     /// Bytes the change journal may hold; 0 (the default) = no journal.
     config &set_journal_capacity_bytes(std::uint64_t journal_capacity_bytes) {
         return set(mooncake_meta_config_set_journal_capacity_bytes, journal_capacity_bytes);

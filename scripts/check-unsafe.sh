@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The core crate (core/src) keeps its unsafe code in one audited module,
 # core/src/memory.rs (prefetch hints, the cycle counter, the journal chunks'
-# fill buffer), and
+# fill buffer, the presized tables' huge-page region and fixed vectors), and
 # nowhere else:
 #
 #   - the crate root denies unsafe code (`#![deny(unsafe_code)]`);

@@ -589,6 +589,40 @@ pub unsafe extern "C" fn mooncake_meta_config_set_expected_objects(
     }
 }
 
+/// With `expected_objects` > 0, makes the master allocate every shard's
+/// presized table (the records' arena and the hash index) at creation, in
+/// one mapping advised for transparent huge pages, and make all of it
+/// resident then (`commit_presized` = 1), or leave presized tables on the
+/// heap, resident as they are written (0, the default). The master then
+/// holds that memory from its creation, and a first write into a presized
+/// table never waits on a page fault (docs/CONTRACT.md section 9). Huge
+/// pages and residency are requests: a system without them, or without
+/// the memory at creation, leaves the master presized as with 0, silently.
+/// A restore stages its state the same way, in a second mapping while the
+/// first is still held. Without `expected_objects` it does nothing. Any
+/// other value is `MOONCAKE_META_INVALID_PARAMS`.
+///
+/// Ownership: `cfg` stays owned by the caller.
+/// Thread safety: may run concurrently with any call on `cfg` but `_free`.
+///
+/// # Safety
+/// `cfg` must be NULL or a live configuration; `err` must be NULL or valid
+/// for writing one pointer.
+#[no_mangle]
+pub unsafe extern "C" fn mooncake_meta_config_set_commit_presized(
+    cfg: *mut mooncake_meta_config,
+    commit_presized: c_int,
+    err: *mut *mut mooncake_meta_error,
+) -> mooncake_meta_status {
+    // SAFETY: the caller upholds the documented contract.
+    unsafe {
+        update("mooncake_meta_config_set_commit_presized", cfg, err, |c| {
+            c.commit_presized = input::bool01(commit_presized, "commit_presized")?;
+            Ok(())
+        })
+    }
+}
+
 /// Sets how many bytes the change journal may hold (docs/CONTRACT.md
 /// section 12); 0 (the default) = no journal. With a journal the master
 /// records every change to its state, in commit order, for a standby to
@@ -785,6 +819,7 @@ mod tests {
             assert_eq!(mooncake_meta_config_set_sweep_interval_ms(cfg, 8, e), 0);
             assert_eq!(mooncake_meta_config_set_shard_count(cfg, 9, e), 0);
             assert_eq!(mooncake_meta_config_set_expected_objects(cfg, 13, e), 0);
+            assert_eq!(mooncake_meta_config_set_commit_presized(cfg, 1, e), 0);
             assert_eq!(
                 mooncake_meta_config_set_max_group_retention_ttl_ms(cfg, 11, e),
                 0
@@ -812,6 +847,7 @@ mod tests {
                 sweep_interval_ms: 8,
                 shard_count: 9,
                 expected_objects: 13,
+                commit_presized: true,
                 journal_capacity_bytes: 14,
                 clock: ClockSource::Manual { start_ms: 10 },
                 standby: true,
@@ -837,6 +873,32 @@ mod tests {
             );
             assert!(!read(cfg, "cfg").unwrap().standby);
             mooncake_meta_config_free(cfg);
+        }
+    }
+
+    #[test]
+    fn non_boolean_commit_presized_is_rejected_and_leaves_the_field() {
+        for (bad, set_first) in [(2, false), (-1, true)] {
+            let cfg = new_config();
+            let mut err = ptr::null_mut();
+            unsafe {
+                if set_first {
+                    assert_eq!(
+                        mooncake_meta_config_set_commit_presized(cfg, 1, ptr::null_mut()),
+                        MOONCAKE_META_OK
+                    );
+                }
+                let st = mooncake_meta_config_set_commit_presized(cfg, bad, &mut err);
+                assert_eq!(st, MOONCAKE_META_INVALID_PARAMS);
+                assert_eq!(
+                    take_message(err),
+                    format!(
+                        "mooncake_meta_config_set_commit_presized: commit_presized must be 0 or 1, got {bad}"
+                    )
+                );
+                assert_eq!(read(cfg, "cfg").unwrap().commit_presized, set_first);
+                mooncake_meta_config_free(cfg);
+            }
         }
     }
 
@@ -912,6 +974,12 @@ mod tests {
             assert_eq!(
                 take_message(err),
                 "mooncake_meta_config_set_eviction_ratio: cfg is NULL (expected a mooncake_meta_config)"
+            );
+            let st = mooncake_meta_config_set_commit_presized(ptr::null_mut(), 1, &mut err);
+            assert_eq!(st, MOONCAKE_META_NULL_ARGUMENT);
+            assert_eq!(
+                take_message(err),
+                "mooncake_meta_config_set_commit_presized: cfg is NULL (expected a mooncake_meta_config)"
             );
             assert_eq!(
                 mooncake_meta_config_new(ptr::null_mut(), ptr::null_mut()),

@@ -1162,6 +1162,31 @@ extern "C" {
         err: *mut *mut mooncake_meta_error,
     ) -> mooncake_meta_status;
 
+    /// With `expected_objects` > 0, makes the master allocate every shard's
+    /// presized table (the records' arena and the hash index) at creation, in
+    /// one mapping advised for transparent huge pages, and make all of it
+    /// resident then (`commit_presized` = 1), or leave presized tables on the
+    /// heap, resident as they are written (0, the default). The master then
+    /// holds that memory from its creation, and a first write into a presized
+    /// table never waits on a page fault (docs/CONTRACT.md section 9). Huge
+    /// pages and residency are requests: a system without them, or without
+    /// the memory at creation, leaves the master presized as with 0, silently.
+    /// A restore stages its state the same way, in a second mapping while the
+    /// first is still held. Without `expected_objects` it does nothing. Any
+    /// other value is `MOONCAKE_META_INVALID_PARAMS`.
+    ///
+    /// Ownership: `cfg` stays owned by the caller.
+    /// Thread safety: may run concurrently with any call on `cfg` but `_free`.
+    ///
+    /// # Safety
+    /// `cfg` must be NULL or a live configuration; `err` must be NULL or valid
+    /// for writing one pointer.
+    pub fn mooncake_meta_config_set_commit_presized(
+        cfg: *mut mooncake_meta_config,
+        commit_presized: c_int,
+        err: *mut *mut mooncake_meta_error,
+    ) -> mooncake_meta_status;
+
     /// Sets how many bytes the change journal may hold (docs/CONTRACT.md
     /// section 12); 0 (the default) = no journal. With a journal the master
     /// records every change to its state, in commit order, for a standby to

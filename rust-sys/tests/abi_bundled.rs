@@ -113,6 +113,7 @@ mod checks {
         pub use mooncake_meta::config::mooncake_meta_config_set_max_retained_groups;
         pub use mooncake_meta::config::mooncake_meta_config_set_shard_count;
         pub use mooncake_meta::config::mooncake_meta_config_set_expected_objects;
+        pub use mooncake_meta::config::mooncake_meta_config_set_commit_presized;
         pub use mooncake_meta::config::mooncake_meta_config_set_journal_capacity_bytes;
         pub use mooncake_meta::config::mooncake_meta_config_set_standby;
         pub use mooncake_meta::config::mooncake_meta_config_set_manual_clock;
@@ -733,6 +734,9 @@ mod checks {
         let s: unsafe extern "C" fn(*mut sys::mooncake_meta_config, u64, *mut *mut sys::mooncake_meta_error) -> sys::mooncake_meta_status = sys::mooncake_meta_config_set_expected_objects;
         let c: unsafe extern "C" fn(*mut core_ffi::mooncake_meta_config, u64, *mut *mut core_ffi::mooncake_meta_error) -> core_ffi::mooncake_meta_status = core_ffi::mooncake_meta_config_set_expected_objects;
         assert_eq!(s as usize, c as usize, "mooncake_meta_config_set_expected_objects");
+        let s: unsafe extern "C" fn(*mut sys::mooncake_meta_config, ::core::ffi::c_int, *mut *mut sys::mooncake_meta_error) -> sys::mooncake_meta_status = sys::mooncake_meta_config_set_commit_presized;
+        let c: unsafe extern "C" fn(*mut core_ffi::mooncake_meta_config, ::core::ffi::c_int, *mut *mut core_ffi::mooncake_meta_error) -> core_ffi::mooncake_meta_status = core_ffi::mooncake_meta_config_set_commit_presized;
+        assert_eq!(s as usize, c as usize, "mooncake_meta_config_set_commit_presized");
         let s: unsafe extern "C" fn(*mut sys::mooncake_meta_config, u64, *mut *mut sys::mooncake_meta_error) -> sys::mooncake_meta_status = sys::mooncake_meta_config_set_journal_capacity_bytes;
         let c: unsafe extern "C" fn(*mut core_ffi::mooncake_meta_config, u64, *mut *mut core_ffi::mooncake_meta_error) -> core_ffi::mooncake_meta_status = core_ffi::mooncake_meta_config_set_journal_capacity_bytes;
         assert_eq!(s as usize, c as usize, "mooncake_meta_config_set_journal_capacity_bytes");
@@ -988,6 +992,6 @@ mod checks {
         let s: unsafe extern "C" fn(*const sys::mooncake_meta_master, *mut ::core::ffi::c_int, *mut u64, *mut *mut sys::mooncake_meta_error) -> sys::mooncake_meta_status = sys::mooncake_meta_standby_state;
         let c: unsafe extern "C" fn(*const core_ffi::mooncake_meta_master, *mut ::core::ffi::c_int, *mut u64, *mut *mut core_ffi::mooncake_meta_error) -> core_ffi::mooncake_meta_status = core_ffi::mooncake_meta_standby_state;
         assert_eq!(s as usize, c as usize, "mooncake_meta_standby_state");
-        // 109 functions
+        // 110 functions
     }
 }

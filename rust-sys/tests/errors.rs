@@ -146,6 +146,36 @@ fn expected_objects_is_bounded_and_presizes_a_working_master() {
     m.check_invariants().unwrap();
 }
 
+// commit_presized (off by default) allocates the presized tables at creation
+// and makes them resident; where the system declines it falls back silently,
+// so a master built with it always works like any other.
+#[test]
+fn commit_presized_builds_a_working_master() {
+    assert!(!MasterConfig::default().commit_presized);
+    let cfg = MasterConfig {
+        shard_count: 4,
+        expected_objects: 10_000,
+        commit_presized: true,
+        ..MasterConfig::deterministic(T0)
+    };
+    cfg.validate().unwrap();
+    let m = master_from(cfg);
+    assert!(m.config().commit_presized);
+    for i in 0..200 {
+        put(&m, &format!("k{i}"), &enable(Some(60_000)));
+    }
+    assert_eq!(m.key_count(), 200);
+    assert!(!m.get_replica_list(Key::new("k7")).unwrap().is_empty());
+    m.check_invariants().unwrap();
+    // Without expected_objects there is nothing to commit.
+    master_from(MasterConfig {
+        commit_presized: true,
+        ..MasterConfig::deterministic(T0)
+    })
+    .check_invariants()
+    .unwrap();
+}
+
 // The manual clock never goes back; a system-clock master has no manual clock.
 #[test]
 fn clock_errors() {

@@ -43,6 +43,12 @@ pub struct MasterConfig {
     /// `ceil(expected_objects / shard_count)` objects. At most
     /// [`MAX_EXPECTED_OBJECTS`](super::MAX_EXPECTED_OBJECTS).
     pub expected_objects: u64,
+    /// With `expected_objects`, allocate every shard's presized table at
+    /// creation, in one mapping advised for transparent huge pages, and make
+    /// all of it resident then; false (the default): presized tables become
+    /// resident as they are written. Falls back to the default silently on
+    /// a system without huge pages or without the memory.
+    pub commit_presized: bool,
     /// Bytes the change journal may hold; 0 (the default) = no journal. At
     /// most [`MAX_JOURNAL_CAPACITY_BYTES`](super::MAX_JOURNAL_CAPACITY_BYTES).
     pub journal_capacity_bytes: u64,
@@ -71,6 +77,7 @@ impl Default for MasterConfig {
             sweep_interval_ms: 1_000,
             shard_count: 1024,
             expected_objects: 0,
+            commit_presized: false,
             journal_capacity_bytes: 0,
             clock: ClockSource::System,
             standby: false,
@@ -172,6 +179,9 @@ impl MasterConfig {
         call(|e| unsafe { mooncake_meta_config_set_shard_count(p, shards, e) })?;
         call(|e| unsafe {
             mooncake_meta_config_set_expected_objects(p, self.expected_objects, e)
+        })?;
+        call(|e| unsafe {
+            mooncake_meta_config_set_commit_presized(p, c_int::from(self.commit_presized), e)
         })?;
         call(|e| unsafe {
             mooncake_meta_config_set_journal_capacity_bytes(p, self.journal_capacity_bytes, e)

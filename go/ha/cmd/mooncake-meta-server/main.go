@@ -53,6 +53,7 @@ type options struct {
 	leaseTTL, defaultPin, maxPin  time.Duration
 	maxGroupTTL                   time.Duration
 	maxGroups, shards, expected   uint64
+	commitPresized                bool
 	tlsCert, tlsKey, tlsCA        string
 	etcdCert, etcdKey, etcdCA     string
 	maxRequestBytes               int64
@@ -86,6 +87,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.Uint64Var(&o.maxGroups, "max-retained-groups", def.MaxRetainedGroups, "groups retained at once, at most")
 	fs.Uint64Var(&o.shards, "shard-count", def.ShardCount, "metadata shards, in [1, 2^20]")
 	fs.Uint64Var(&o.expected, "expected-objects", def.ExpectedObjects, "objects to pre-size the tables for (0: no presizing)")
+	fs.BoolVar(&o.commitPresized, "commit-presized", def.CommitPresized, "with --expected-objects: allocate the presized tables at start, resident, on huge pages where the system gives them")
 	fs.StringVar(&o.tlsCert, "tls-cert", "", "server certificate (PEM) for HTTPS; with --tls-key")
 	fs.StringVar(&o.tlsKey, "tls-key", "", "server private key (PEM)")
 	fs.StringVar(&o.tlsCA, "tls-client-ca", "", "CA bundle (PEM): clients must present a certificate it signed")
@@ -156,6 +158,7 @@ func (o *options) masterConfig() (mm.Config, error) {
 	c.MaxRetainedGroups = o.maxGroups
 	c.ShardCount = o.shards
 	c.ExpectedObjects = o.expected
+	c.CommitPresized = o.commitPresized
 	c.JournalCapacityBytes = o.journalBytes
 	c.Standby = true
 	return c, c.Validate()

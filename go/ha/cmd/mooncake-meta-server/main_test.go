@@ -31,8 +31,13 @@ func TestFlagDefaults(t *testing.T) {
 		t.Fatalf("--data-dir: %+v, %v", o, err)
 	}
 	c, err := o.masterConfig()
-	if err != nil || !c.Standby || c.JournalCapacityBytes != DefaultJournalCapacityBytes {
+	if err != nil || !c.Standby || c.JournalCapacityBytes != DefaultJournalCapacityBytes || c.CommitPresized {
 		t.Fatalf("master config %+v, %v", c, err)
+	}
+	if o, err := parseFlags([]string{"--node-name", "n1", "--expected-objects", "10000", "--commit-presized"}, io.Discard); err != nil {
+		t.Fatalf("--commit-presized: %v", err)
+	} else if c, err := o.masterConfig(); err != nil || !c.CommitPresized || c.ExpectedObjects != 10000 {
+		t.Fatalf("--commit-presized: master config %+v, %v", c, err)
 	}
 	if o, err = parseFlags([]string{"--listen", "127.0.0.1:9000"}, io.Discard); err != nil || !strings.HasSuffix(o.name, ":9000") {
 		t.Fatalf("default node name %q, %v", o.name, err)
