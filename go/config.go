@@ -129,10 +129,11 @@ type Config struct {
 	// of it resident then: the master holds that memory from its creation
 	// and a first write into a presized table never waits on a page fault
 	// (docs/CONTRACT.md §9). Off (the default), presized tables become
-	// resident as they are written. Huge pages and residency are requests:
-	// a system without them, or without the memory at creation, leaves the
-	// master presized as without the setting, silently. A restore stages
-	// its state the same way.
+	// resident as they are written. Huge pages are a request: a kernel that
+	// declines them backs the mapping with base pages, still resident at
+	// creation; a system that cannot give the mapping, or refuses to
+	// populate it, leaves the master presized as without the setting,
+	// silently. A restore stages its state the same way.
 	CommitPresized bool
 	// JournalCapacityBytes is how many bytes the change journal may hold;
 	// 0 (the default) means no journal. With one, the master records every

@@ -123,6 +123,9 @@ impl<T> Arena<T> {
     /// `n` records (a region is sized with it), each chunk's two arrays
     /// rounded up to whole cache lines as a region carves them.
     pub fn reserved_bytes(n: usize) -> usize {
+        // A region carves each array at a 64-byte boundary; larger
+        // alignments would add padding this sum does not count.
+        const { assert!(std::mem::align_of::<Option<T>>() <= 64) };
         let line = |b: usize| b.next_multiple_of(64);
         Self::reserved_chunks(n)
             .map(|slots| {
@@ -173,15 +176,19 @@ impl<T> Arena<T> {
     pub fn prefault(&mut self) {
         // A value written past a vector's length is never read or dropped;
         // `None` and 0 own nothing, so nothing leaks either.
-        fn touch<V>(spare: &mut [std::mem::MaybeUninit<V>], value: impl Fn() -> V) {
+        // A region's memory is resident since the region was made.
+        fn touch<V>(v: &mut FixedVec<V>, value: impl Fn() -> V) {
+            if v.in_region() {
+                return;
+            }
             let step = (PAGE / std::mem::size_of::<V>().max(1)).max(1);
-            for m in spare.iter_mut().step_by(step) {
+            for m in v.spare_capacity_mut().iter_mut().step_by(step) {
                 m.write(value());
             }
         }
         for c in self.chunks.iter_mut().chain(self.spare.iter_mut()) {
-            touch(c.records.spare_capacity_mut(), || None);
-            touch(c.gens.spare_capacity_mut(), || 0);
+            touch(&mut c.records, || None);
+            touch(&mut c.gens, || 0);
         }
     }
 

@@ -66,9 +66,12 @@ pub struct MasterConfig {
     /// then (docs/CONTRACT.md §9): the master holds that memory from the
     /// start, a first write into it never waits on a page fault, and
     /// lookups at scale miss the TLB less. Off (the default): presized
-    /// tables are on the heap and become resident as they are written. On
-    /// a system without huge pages or without the memory at creation, the
-    /// master falls back to the default silently. A restore stages its
+    /// tables are on the heap and become resident as they are written. A
+    /// kernel that declines huge pages backs the mapping with base pages,
+    /// still resident at creation; a system that cannot give the mapping,
+    /// or refuses to populate it, leaves the master as with `false`,
+    /// silently. Tables that grow past their share move to the heap and
+    /// give their pages in the mapping back. A restore stages its
     /// shards the same way, so it maps a second such region while the
     /// first is still held.
     pub commit_presized: bool,

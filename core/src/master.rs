@@ -224,9 +224,9 @@ impl MasterCore {
                 ))
             })?;
         // A standby commits its presized records at once, so applying
-        // never waits on a first touch (docs/CONTRACT.md §9); a region is
-        // resident already.
-        if config.standby && region.is_none() {
+        // never waits on a first touch (docs/CONTRACT.md §9); what lies
+        // in a region is resident already.
+        if config.standby {
             st.prefault();
         }
         Ok(st)

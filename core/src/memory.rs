@@ -257,6 +257,10 @@ impl FillWriter {
 /// for (x86_64 and aarch64 with 4 KiB base pages).
 pub(crate) const HUGE_PAGE: usize = 2 << 20;
 
+/// Bytes of a base page (the smallest the system maps).
+#[cfg(target_os = "linux")]
+const BASE_PAGE: usize = 4096;
+
 /// One anonymous mapping that a master's presized tables are carved from
 /// (`MasterConfig::commit_presized`, docs/CONTRACT.md §9): aligned to and
 /// a multiple of [`HUGE_PAGE`], advised for transparent huge pages (a
@@ -317,9 +321,13 @@ impl Region {
     }
 
     /// The next `bytes` bytes aligned to `align` (a power of two), or
-    /// `None` when the region has no such range left.
+    /// `None` when the region has no such range left or `align` is more
+    /// than the base's own alignment ([`HUGE_PAGE`]), which an offset
+    /// alone cannot give.
     fn carve(&self, bytes: usize, align: usize) -> Option<std::ptr::NonNull<u8>> {
-        debug_assert!(align.is_power_of_two());
+        if !align.is_power_of_two() || align > HUGE_PAGE {
+            return None;
+        }
         let mut seen = self.carved.load(Ordering::Relaxed);
         loop {
             let start = seen.checked_next_multiple_of(align)?;
@@ -339,10 +347,10 @@ impl Region {
     }
 
     /// Faults every page in with one `MADV_POPULATE_WRITE` (Linux 5.14
-    /// on): `false` when the kernel has not the memory (the caller gives
-    /// the region up). A kernel without the advice leaves the pages to
-    /// fault in as they are first written (`true`: nothing is lost but the
-    /// head start).
+    /// on), or, on a kernel without that advice, by writing a zero to each
+    /// base page (the memory is zeroed already, so no value changes).
+    /// `false` when the kernel has not the memory (the caller gives the
+    /// region up).
     fn commit(&self) -> bool {
         // SAFETY: advice on this region's own mapping, whole; populating
         // anonymous memory faults in zeroed pages, so no value changes, and
@@ -354,7 +362,39 @@ impl Region {
                 libc::MADV_POPULATE_WRITE,
             )
         };
-        rc == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EINVAL)
+        if rc == 0 {
+            return true;
+        }
+        if std::io::Error::last_os_error().raw_os_error() != Some(libc::EINVAL) {
+            return false;
+        }
+        for off in (0..self.len).step_by(BASE_PAGE) {
+            // SAFETY: `off < len`, so the byte lies in the mapping, which
+            // is readable and writable; nothing is carved yet (the region
+            // is not shared before this returns), so no reference aliases
+            // it; it holds zero, and zero is written.
+            unsafe { self.base.as_ptr().add(off).write_volatile(0) };
+        }
+        true
+    }
+
+    /// Gives the whole base pages inside `start..start + bytes` (a range
+    /// carved from this region, no longer used) back to the system: they
+    /// read as zeroes again if touched, and no range is carved twice, so
+    /// nothing can see the difference.
+    fn release(&self, start: *const u8, bytes: usize) {
+        let from = (start as usize).next_multiple_of(BASE_PAGE);
+        let to = (start as usize).saturating_add(bytes) & !(BASE_PAGE - 1);
+        if to > from {
+            // SAFETY: `from..to` lies inside a range of this mapping that
+            // its owner gave up (the dropped vector); no other vector was
+            // carved from any byte of it, so no live reference points
+            // there. MADV_DONTNEED on private anonymous memory only makes
+            // those pages read as zeroes.
+            unsafe {
+                libc::madvise(from as *mut libc::c_void, to - from, libc::MADV_DONTNEED);
+            }
+        }
     }
 }
 
@@ -392,7 +432,8 @@ fn map_aligned(len: usize) -> Option<std::ptr::NonNull<u8>> {
         return None;
     }
     let raw = raw.cast::<u8>();
-    let head = raw.align_offset(HUGE_PAGE).min(HUGE_PAGE);
+    // Bytes from `raw` to the next huge-page boundary (0 when on one).
+    let head = (HUGE_PAGE - (raw as usize & (HUGE_PAGE - 1))) & (HUGE_PAGE - 1);
     let tail = span - head - len;
     // SAFETY: the head `raw..raw + head` and the tail past `raw + head +
     // len` are parts of the mapping just made that nothing refers to;
@@ -438,6 +479,10 @@ impl Region {
     }
 
     fn carve(&self, _bytes: usize, _align: usize) -> Option<std::ptr::NonNull<u8>> {
+        match *self {}
+    }
+
+    fn release(&self, _start: *const u8, _bytes: usize) {
         match *self {}
     }
 }
@@ -576,8 +621,8 @@ impl<T> FixedVec<T> {
 
     /// Moves the elements to a new heap vector with room for at least
     /// `cap` of them (no-op when `cap` is not more than the capacity). The
-    /// old memory is given back (a region's stays carved until the region
-    /// goes). Unchanged on error.
+    /// old memory is given back (a region's whole pages in it to the
+    /// system; the range is never carved again). Unchanged on error.
     pub fn regrow(&mut self, cap: usize) -> Result<(), std::collections::TryReserveError> {
         if cap <= self.cap {
             return Ok(());
@@ -640,17 +685,24 @@ impl<T> std::ops::DerefMut for FixedVec<T> {
 
 impl<T> Drop for FixedVec<T> {
     fn drop(&mut self) {
-        let elements = std::ptr::slice_from_raw_parts_mut(self.ptr.as_ptr(), self.len);
-        self.len = 0;
-        // SAFETY: `..len` were initialised and owned by the vector; they
-        // are dropped once, here (`len` is cleared first, so no later use
-        // of the vector sees them).
-        unsafe { std::ptr::drop_in_place(elements) };
-        if self.region.is_none() {
+        let len = std::mem::replace(&mut self.len, 0);
+        match &self.region {
             // SAFETY: without a region, `ptr`/`cap` are the allocation of
-            // the `Vec` taken over in `from_vec`, given back once, here,
-            // with no element left in it.
-            drop(unsafe { Vec::from_raw_parts(self.ptr.as_ptr(), 0, self.cap) });
+            // the `Vec` taken over in `from_vec` and `..len` its
+            // initialised elements, all owned here and given back once, as
+            // the `Vec` (which frees its memory even if an element's drop
+            // panics).
+            None => drop(unsafe { Vec::from_raw_parts(self.ptr.as_ptr(), len, self.cap) }),
+            Some(region) => {
+                let elements = std::ptr::slice_from_raw_parts_mut(self.ptr.as_ptr(), len);
+                // SAFETY: `..len` were initialised and owned by the vector;
+                // they are dropped once, here (`len` is already 0).
+                unsafe { std::ptr::drop_in_place(elements) };
+                region.release(
+                    self.ptr.as_ptr().cast(),
+                    self.cap * std::mem::size_of::<T>(),
+                );
+            }
         }
     }
 }
@@ -774,6 +826,17 @@ mod tests {
     fn a_region_hands_out_disjoint_zeroed_ranges_then_the_heap_takes_over() {
         let region = Region::map_committed(1).expect("a 2 MiB mapping");
         assert_eq!((region.len(), region.carved()), (HUGE_PAGE, 0));
+        assert_eq!(
+            region.base.as_ptr() as usize % HUGE_PAGE,
+            0,
+            "on a huge page"
+        );
+        assert!(
+            region.carve(8, 2 * HUGE_PAGE).is_none(),
+            "beyond the base's alignment"
+        );
+        assert!(region.carve(8, 3).is_none(), "not a power of two");
+        assert_eq!(region.carved(), 0);
         let mut a = FixedVec::<u64>::try_zeroed(Some(&region), 1000).unwrap();
         let b = FixedVec::<u64>::try_zeroed(Some(&region), 3).unwrap();
         assert!(a.in_region() && b.in_region());

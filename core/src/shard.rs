@@ -615,6 +615,33 @@ mod tests {
     use crate::key::{scoped, KeyHasher};
     use crate::object::{NewRecord, Replicas};
 
+    // `reserved_bytes` is exactly what presized shards carve from a region
+    // (so a region sized with it holds every shard's table whole), and
+    // every presized table lies in it.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn presized_shards_carve_exactly_their_reserved_bytes() {
+        let hasher = KeyHasher::new();
+        for n in [1, 7, 100, 1000, 1024, 1025, 4097, 30_000] {
+            let bytes = ShardState::reserved_bytes(n);
+            let region = Region::map_committed(3 * bytes).unwrap();
+            let shards: Vec<ShardState> = (0..3)
+                .map(|_| ShardState::with_capacity(hasher.clone(), n, Some(&region)).unwrap())
+                .collect();
+            // The last array's end is not rounded up to a line.
+            let carved = region.carved();
+            assert!(
+                carved <= 3 * bytes && carved > 3 * bytes - 64,
+                "n = {n}: {carved}"
+            );
+            for st in &shards {
+                assert!(st.capacity() >= n);
+                // Each array's bytes, before rounding to whole lines.
+                assert!(st.region_bytes() <= bytes && st.region_bytes() + 64 * 40 > bytes);
+            }
+        }
+    }
+
     fn object(k: Key<'_>, seq: u64) -> Object {
         Object::new(NewRecord {
             key: k.key,

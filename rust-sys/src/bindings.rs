@@ -1169,8 +1169,10 @@ extern "C" {
     /// heap, resident as they are written (0, the default). The master then
     /// holds that memory from its creation, and a first write into a presized
     /// table never waits on a page fault (docs/CONTRACT.md section 9). Huge
-    /// pages and residency are requests: a system without them, or without
-    /// the memory at creation, leaves the master presized as with 0, silently.
+    /// pages are a request: a kernel that declines them backs the mapping with
+    /// base pages, still resident at creation; a system that cannot give the
+    /// mapping, or refuses to populate it, leaves the master presized as with
+    /// 0, silently.
     /// A restore stages its state the same way, in a second mapping while the
     /// first is still held. Without `expected_objects` it does nothing. Any
     /// other value is `MOONCAKE_META_INVALID_PARAMS`.

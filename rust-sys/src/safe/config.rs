@@ -46,8 +46,10 @@ pub struct MasterConfig {
     /// With `expected_objects`, allocate every shard's presized table at
     /// creation, in one mapping advised for transparent huge pages, and make
     /// all of it resident then; false (the default): presized tables become
-    /// resident as they are written. Falls back to the default silently on
-    /// a system without huge pages or without the memory.
+    /// resident as they are written. A kernel that declines huge pages
+    /// backs the mapping with base pages, still resident at creation; a
+    /// system that cannot give the mapping, or refuses to populate it,
+    /// leaves the master as with false, silently (docs/CONTRACT.md §9).
     pub commit_presized: bool,
     /// Bytes the change journal may hold; 0 (the default) = no journal. At
     /// most [`MAX_JOURNAL_CAPACITY_BYTES`](super::MAX_JOURNAL_CAPACITY_BYTES).
