@@ -619,13 +619,29 @@ impl<T> FixedVec<T> {
         }
     }
 
-    /// Moves the elements to a new heap vector with room for at least
-    /// `cap` of them (no-op when `cap` is not more than the capacity). The
-    /// old memory is given back (a region's whole pages in it to the
-    /// system; the range is never carved again). Unchanged on error.
+    /// Makes room for at least `cap` elements (no-op when `cap` is not more
+    /// than the capacity): a heap vector grows as a `Vec` does (`realloc`,
+    /// in place when it can); a region's moves its elements to a new heap
+    /// vector and gives the whole pages it leaves back to the system (the
+    /// range is never carved again). Unchanged on error.
     pub fn regrow(&mut self, cap: usize) -> Result<(), std::collections::TryReserveError> {
         if cap <= self.cap {
             return Ok(());
+        }
+        if self.region.is_none() {
+            // SAFETY: without a region, `ptr`/`len`/`cap` are the `Vec`
+            // taken over in `from_vec` (kept in step since): rebuilt here
+            // only to grow it in place or by `realloc`, then taken over
+            // again; `ManuallyDrop` keeps it from freeing anything, on
+            // success or error.
+            let mut v = std::mem::ManuallyDrop::new(unsafe {
+                Vec::from_raw_parts(self.ptr.as_ptr(), self.len, self.cap)
+            });
+            let grown = v.try_reserve_exact(cap - self.len);
+            // Unchanged on error: `v` still holds the old allocation.
+            self.ptr = std::ptr::NonNull::new(v.as_mut_ptr()).unwrap_or(self.ptr);
+            self.cap = v.capacity();
+            return grown;
         }
         let mut fresh = FixedVec::try_with_capacity(cap)?;
         // SAFETY: the two allocations are distinct; `fresh` has room for
