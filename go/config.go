@@ -124,8 +124,9 @@ type Config struct {
 	// than expected are fine. At most MaxExpectedObjects.
 	ExpectedObjects uint64
 	// CommitPresized, with ExpectedObjects > 0, makes New allocate every
-	// shard's presized table (the records' arena and the hash index) at
-	// once, in one mapping advised for transparent huge pages, and make all
+	// shard's presized table (the records' arena and the hash index), and
+	// the segment allocators' bookkeeping for that many buffers, at once,
+	// in mappings advised for transparent huge pages, and make all
 	// of it resident then: the master holds that memory from its creation
 	// and a first write into a presized table never waits on a page fault
 	// (docs/CONTRACT.md §9). Off (the default), presized tables become

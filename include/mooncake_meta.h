@@ -1308,8 +1308,9 @@ mooncake_meta_status mooncake_meta_config_set_expected_objects(struct mooncake_m
 
 /**
  * With `expected_objects` > 0, makes the master allocate every shard's
- * presized table (the records' arena and the hash index) at creation, in
- * one mapping advised for transparent huge pages, and make all of it
+ * presized table (the records' arena and the hash index), and the segment
+ * allocators' bookkeeping for that many buffers, at creation, in mappings
+ * advised for transparent huge pages, and make all of it
  * resident then (`commit_presized` = 1), or leave presized tables on the
  * heap, resident as they are written (0, the default). The master then
  * holds that memory from its creation, and a first write into a presized

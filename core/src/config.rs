@@ -61,7 +61,8 @@ pub struct MasterConfig {
     /// [`MAX_EXPECTED_OBJECTS`]; more objects than expected are fine.
     pub expected_objects: u64,
     /// With `expected_objects`, allocate every shard's presized table (the
-    /// records' arena and the hash index) at creation, as one mapping
+    /// records' arena and the hash index), and the segment allocators'
+    /// block slots for that many buffers, at creation, as mappings
     /// advised for transparent huge pages, and make all of it resident
     /// then (docs/CONTRACT.md §9): the master holds that memory from the
     /// start, a first write into it never waits on a page fault, and

@@ -70,6 +70,17 @@ impl MasterCore {
             .collect()
     }
 
+    /// Bytes of the segments' block slots that lie in the region
+    /// `commit_presized` maps for them, in segment-id order.
+    #[doc(hidden)]
+    pub fn debug_block_region_bytes(&self) -> Vec<usize> {
+        self.segments
+            .read()
+            .iter()
+            .map(|s| s.region_bytes())
+            .collect()
+    }
+
     /// Resets the longest deadline-index mutex hold reported by
     /// [`CleanupStats::longest_index_hold_ns`](crate::CleanupStats), so the
     /// next cleanup reports the longest hold since this call.

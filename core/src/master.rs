@@ -155,6 +155,7 @@ impl MasterCore {
             .into_iter()
             .map(Shard::new)
             .collect();
+        let block_region = Self::block_region(&config);
         let seed = {
             use std::hash::{BuildHasher, Hasher};
             let mut h = std::collections::hash_map::RandomState::new().build_hasher();
@@ -168,7 +169,7 @@ impl MasterCore {
             clock,
             hasher,
             shards,
-            segments: RwLock::new(SegmentTable::new(seed)),
+            segments: RwLock::new(SegmentTable::new(seed).with_block_region(block_region)),
             index: DeadlineIndex::new(),
             retention: crate::retention::Retention::new(),
             metrics: Metrics::default(),
@@ -207,6 +208,17 @@ impl MasterCore {
         (0..config.shard_count)
             .map(|_| Self::empty_shard(config, hasher, per_shard, region.as_ref()))
             .collect()
+    }
+
+    /// With `commit_presized`, the region a master's (or a restore's)
+    /// segment table carves block slots from: one slot per expected object
+    /// (docs/CONTRACT.md §9).
+    pub(crate) fn block_region(config: &MasterConfig) -> Option<Arc<Region>> {
+        let expected = usize::try_from(config.expected_objects).ok()?;
+        if !config.commit_presized || expected == 0 {
+            return None;
+        }
+        SegmentTable::block_region(expected)
     }
 
     fn empty_shard(

@@ -399,6 +399,16 @@ impl Region {
 }
 
 #[cfg(target_os = "linux")]
+impl std::fmt::Debug for Region {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Region")
+            .field("len", &self.len)
+            .field("carved", &self.carved.load(Ordering::Relaxed))
+            .finish()
+    }
+}
+
+#[cfg(target_os = "linux")]
 impl Drop for Region {
     fn drop(&mut self) {
         // SAFETY: `base`/`len` is this region's own mapping, unmapped once,
@@ -460,6 +470,7 @@ fn map_aligned(len: usize) -> Option<std::ptr::NonNull<u8>> {
 
 /// Elsewhere no region is ever made: presized tables live on the heap.
 #[cfg(not(target_os = "linux"))]
+#[derive(Debug)]
 pub(crate) enum Region {}
 
 #[cfg(not(target_os = "linux"))]
@@ -536,6 +547,15 @@ impl<T> FixedVec<T> {
         let mut v = Vec::new();
         v.try_reserve_exact(cap)?;
         Ok(FixedVec::from_vec(v))
+    }
+
+    /// An empty vector with room for exactly `cap` elements carved from
+    /// `region` while it has room, else on the heap, where running out of
+    /// memory aborts as it does for a `Vec`.
+    pub fn with_capacity_in(region: Option<&Arc<Region>>, cap: usize) -> Self {
+        region
+            .and_then(|r| Self::carved(r, cap))
+            .unwrap_or_else(|| FixedVec::from_vec(Vec::with_capacity(cap)))
     }
 
     /// An empty vector with room for exactly `cap` elements carved from
@@ -677,6 +697,29 @@ impl FixedVec<u64> {
         // zeroed allocation itself.
         Vec::<u64>::new().try_reserve_exact(n)?;
         Ok(FixedVec::from_vec(vec![0u64; n]))
+    }
+}
+
+impl<T: Clone> Clone for FixedVec<T> {
+    /// A copy on the heap, with the same capacity.
+    fn clone(&self) -> Self {
+        let mut v = Vec::with_capacity(self.cap);
+        v.extend_from_slice(self);
+        FixedVec::from_vec(v)
+    }
+}
+
+impl<T: std::fmt::Debug> std::fmt::Debug for FixedVec<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
+impl<'a, T> IntoIterator for &'a FixedVec<T> {
+    type Item = &'a T;
+    type IntoIter = std::slice::Iter<'a, T>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
     }
 }
 

@@ -266,6 +266,12 @@ fn commit_presized_carves_every_shard_from_a_committed_region() {
         put(&m, &format!("k{i}"), 64, &enable(60_000));
     }
     assert_eq!((m.key_count(), gauge(&m)), (6_000, 6_000));
+    // The segment's block slots lie in the region made for them (sized
+    // for 3 000, rounded up to a huge page).
+    let slot_bytes = m.debug_block_region_bytes();
+    assert_eq!(slot_bytes.len(), 1);
+    assert!(slot_bytes[0] >= 3 * 1024 * 32, "{slot_bytes:?}");
+    assert!(plain.debug_block_region_bytes().is_empty(), "no segment");
     inv(&m);
     for i in (0..6_000).filter(|i| i % 6 != 0) {
         m.remove(k(&format!("k{i}")), false).unwrap();
@@ -281,6 +287,8 @@ fn commit_presized_carves_every_shard_from_a_committed_region() {
     assert!((0..6_000)
         .step_by(6)
         .all(|i| m.exist(k(&format!("k{i}"))).unwrap()));
+    // The restore's segment table carves from a region of its own.
+    assert!(m.debug_block_region_bytes()[0] > 0);
     inv(&m);
     let standby = Master::new(MasterConfig {
         standby: true,

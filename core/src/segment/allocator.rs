@@ -12,6 +12,8 @@ use super::adjacent::{Adjacent, Side};
 use super::blocks::Blocks;
 pub use super::blocks::{Block, BlockId};
 use super::holes::Holes;
+use crate::memory::Region;
+use std::sync::Arc;
 
 /// Why a call was refused. A refused call changes nothing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,6 +50,17 @@ impl<O: Copy> OffsetAllocator<O> {
         Self::with_blocks(capacity, Blocks::new())
     }
 
+    /// As [`new`](Self::new), its block slots carved from `region` while it
+    /// has room (`commit_presized`).
+    pub(crate) fn in_region(capacity: u64, region: Option<Arc<Region>>) -> Self {
+        Self::with_blocks(capacity, Blocks::in_region(region))
+    }
+
+    /// Bytes a region holds for the slots of `blocks` blocks.
+    pub fn reserved_bytes(blocks: usize) -> usize {
+        Blocks::<O>::reserved_bytes(blocks)
+    }
+
     /// As [`new`](Self::new), holding at most `limit` blocks at once (tests
     /// reach the limit with it).
     #[cfg(test)]
@@ -74,6 +87,11 @@ impl<O: Copy> OffsetAllocator<O> {
 
     pub fn allocated_bytes(&self) -> u64 {
         self.allocated
+    }
+
+    /// Bytes of the block slots that lie in a region.
+    pub fn region_bytes(&self) -> usize {
+        self.blocks.region_bytes()
     }
 
     pub fn free_bytes(&self) -> u64 {

@@ -6,6 +6,8 @@
 
 use super::adjacent::{Adjacent, MAX_INDEX};
 use super::chunked::Chunked;
+use crate::memory::Region;
+use std::sync::Arc;
 
 /// Names an allocated block of one allocator (an index into its slab). It is
 /// handed out by `allocate`/`reserve` and given back with the block's offset
@@ -74,6 +76,19 @@ impl<O: Copy> Blocks<O> {
         Self::with_limit(MAX_BLOCKS)
     }
 
+    /// A slab whose slots are carved from `region` while it has room.
+    pub(super) fn in_region(region: Option<Arc<Region>>) -> Self {
+        Blocks {
+            slots: Chunked::in_region(region),
+            ..Self::new()
+        }
+    }
+
+    /// Bytes a region holds for `n` blocks' slots.
+    pub(super) fn reserved_bytes(n: usize) -> usize {
+        Chunked::<Slot<O>>::reserved_bytes(n)
+    }
+
     pub(super) fn with_limit(limit: u32) -> Self {
         Blocks {
             slots: Chunked::new(),
@@ -81,6 +96,11 @@ impl<O: Copy> Blocks<O> {
             live: 0,
             limit: limit.min(MAX_BLOCKS),
         }
+    }
+
+    /// Bytes of the slots that lie in a region.
+    pub(super) fn region_bytes(&self) -> usize {
+        self.slots.region_bytes()
     }
 
     /// Occupied slots.

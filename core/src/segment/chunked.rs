@@ -4,21 +4,51 @@
 //! lock) and at most one chunk is partly used. The block and hole slabs of
 //! an allocator keep their entries in it.
 
+use crate::memory::{FixedVec, Region};
+use std::sync::Arc;
+
 /// Entries per chunk.
 pub(super) const CHUNK: usize = 1024;
 
 #[derive(Debug, Clone)]
 pub(super) struct Chunked<T> {
-    chunks: Vec<Vec<T>>,
+    chunks: Vec<FixedVec<T>>,
     len: usize,
+    /// Where new chunks are carved from while it has room (the master's
+    /// committed region for block slots, `commit_presized`); the heap
+    /// otherwise. A clone's copies of the chunks are on the heap.
+    region: Option<Arc<Region>>,
 }
 
 impl<T> Chunked<T> {
     pub(super) fn new() -> Self {
+        Self::in_region(None)
+    }
+
+    /// An empty list whose chunks are carved from `region` while it has
+    /// room.
+    pub(super) fn in_region(region: Option<Arc<Region>>) -> Self {
         Chunked {
             chunks: Vec::new(),
             len: 0,
+            region,
         }
+    }
+
+    /// Bytes a region holds for `n` entries' chunks (each chunk rounded
+    /// up to whole cache lines, as a region carves it).
+    pub(super) fn reserved_bytes(n: usize) -> usize {
+        n.div_ceil(CHUNK)
+            .saturating_mul((CHUNK * std::mem::size_of::<T>()).next_multiple_of(64))
+    }
+
+    /// Bytes of the chunks that lie in a region.
+    pub(super) fn region_bytes(&self) -> usize {
+        self.chunks
+            .iter()
+            .filter(|c| c.in_region())
+            .map(|c| c.capacity() * std::mem::size_of::<T>())
+            .sum()
     }
 
     /// Entries pushed so far.
@@ -31,9 +61,11 @@ impl<T> Chunked<T> {
     pub(super) fn push(&mut self, v: T) -> u32 {
         debug_assert!(self.len < u32::MAX as usize);
         if self.chunks.last().is_none_or(|c| c.len() == CHUNK) {
-            self.chunks.push(Vec::with_capacity(CHUNK));
+            let chunk = FixedVec::with_capacity_in(self.region.as_ref(), CHUNK);
+            self.chunks.push(chunk);
         }
-        self.chunks.last_mut().expect("just ensured").push(v);
+        let pushed = self.chunks.last_mut().expect("just ensured").push(v);
+        assert!(pushed.is_ok(), "a chunk holds CHUNK entries");
         self.len += 1;
         (self.len - 1) as u32
     }
@@ -73,6 +105,28 @@ impl<T> Chunked<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    // Chunks are carved from the region while it has room, then made on
+    // the heap; entries read back the same from both, and a clone copies
+    // them.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn chunks_come_from_the_region_while_it_has_room() {
+        let region = Region::map_committed(1).unwrap();
+        let per_region = crate::memory::HUGE_PAGE / (CHUNK * 8);
+        let mut c = Chunked::in_region(Some(region));
+        let n = (per_region + 2) * CHUNK;
+        for i in 0..n as u64 {
+            assert_eq!(c.push(i), i as u32);
+        }
+        assert_eq!(c.region_bytes(), per_region * CHUNK * 8);
+        assert_eq!(Chunked::<u64>::reserved_bytes(CHUNK + 1), 2 * CHUNK * 8);
+        let copy = c.clone();
+        assert_eq!(copy.region_bytes(), 0, "a clone's chunks are on the heap");
+        for i in 0..n as u32 {
+            assert_eq!((*c.at(i), *copy.at(i)), (u64::from(i), u64::from(i)));
+        }
+    }
 
     #[test]
     fn entries_stay_where_they_were_put_across_chunks() {

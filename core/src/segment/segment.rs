@@ -3,6 +3,7 @@
 //! the affected objects in O(buffers on the segment) without a separate
 //! address map.
 
+use crate::memory::Region;
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -73,7 +74,19 @@ impl Segment {
     /// A segment with all of its space free. `spec` is expected to be
     /// validated (`SegmentTable::mount` does); should `base + size` overflow
     /// anyway, the allocator is clamped so no address can wrap.
+    #[cfg(test)]
     pub fn new(id: SegmentId, owner: ClientId, spec: &SegmentSpec) -> Self {
+        Self::in_region(id, owner, spec, None)
+    }
+
+    /// As [`new`](Self::new), the allocator's block slots carved from
+    /// `region` while it has room (`commit_presized`).
+    pub(crate) fn in_region(
+        id: SegmentId,
+        owner: ClientId,
+        spec: &SegmentSpec,
+        region: Option<Arc<Region>>,
+    ) -> Self {
         let capacity = spec.size.min(u64::MAX - spec.base);
         Segment {
             id,
@@ -82,7 +95,7 @@ impl Segment {
             pool: spec.pool,
             base: spec.base,
             size: spec.size,
-            alloc: Mutex::new(OffsetAllocator::new(capacity)),
+            alloc: Mutex::new(OffsetAllocator::in_region(capacity, region)),
             allocated: AtomicU64::new(0),
         }
     }
@@ -147,6 +160,12 @@ impl Segment {
     /// Bytes currently allocated; lock-free.
     pub fn allocated_bytes(&self) -> u64 {
         self.allocated.load(Ordering::Relaxed)
+    }
+
+    /// Bytes of the allocator's block slots that lie in a region
+    /// (`commit_presized`).
+    pub fn region_bytes(&self) -> usize {
+        self.alloc.lock().region_bytes()
     }
 
     /// The largest allocation that would currently succeed.

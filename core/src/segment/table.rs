@@ -6,9 +6,10 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use super::allocator::BlockId;
+use super::allocator::{BlockId, OffsetAllocator};
 use super::segment::{BufferOwner, Segment};
 use crate::error::{Error, ErrorKind, Result};
+use crate::memory::Region;
 use crate::types::{validate_name, ClientId, Pool, SegmentId, SegmentSpec, MAX_MOUNTED_BYTES};
 
 /// The outcome of a successful mount.
@@ -58,6 +59,10 @@ pub struct SegmentTable {
     /// xorshift64 state for placement start positions; atomic because
     /// placement runs under the master's read lock.
     rng: AtomicU64,
+    /// Where the segments' allocators carve their block slots from while
+    /// it has room (`commit_presized`: a region for `expected_objects`
+    /// blocks, shared by the segments in the order they grow).
+    block_region: Option<Arc<Region>>,
 }
 
 impl SegmentTable {
@@ -76,7 +81,25 @@ impl SegmentTable {
             } else {
                 seed
             }),
+            block_region: None,
         }
+    }
+
+    /// This table, its segments' block slots carved from `region` while it
+    /// has room.
+    pub(crate) fn with_block_region(self, region: Option<Arc<Region>>) -> Self {
+        SegmentTable {
+            block_region: region,
+            ..self
+        }
+    }
+
+    /// A region for the block slots of `blocks` buffers, committed at
+    /// once (`commit_presized`); `None` for 0 or when the system gives
+    /// none.
+    pub(crate) fn block_region(blocks: usize) -> Option<Arc<Region>> {
+        let bytes = OffsetAllocator::<BufferOwner>::reserved_bytes(blocks);
+        (bytes > 0).then(|| Region::map_committed(bytes)).flatten()
     }
 
     /// Mounts `spec` for `owner`. An identical re-mount by the same owner is
@@ -126,7 +149,12 @@ impl SegmentTable {
                 format!("segment '{}': segment ids exhausted", spec.name),
             )
         })?;
-        let seg = Arc::new(Segment::new(id, owner, spec));
+        let seg = Arc::new(Segment::in_region(
+            id,
+            owner,
+            spec,
+            self.block_region.clone(),
+        ));
         self.by_name.insert(Arc::clone(&seg.name), Arc::clone(&seg));
         self.pools[spec.pool as usize].push(Arc::clone(&seg));
         self.capacity[spec.pool as usize] += spec.size;

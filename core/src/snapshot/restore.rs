@@ -219,7 +219,8 @@ impl MasterCore {
         }
         let now = self.clock.now();
         let mut report = RestoreReport::default();
-        let mut table = SegmentTable::starting_at(now | 1, first_segment_id);
+        let mut table = SegmentTable::starting_at(now | 1, first_segment_id)
+            .with_block_region(Self::block_region(&self.config));
         let mut seg_ids = HashMap::new();
         for s in &img.segments {
             let pool = Pool::from_raw(s.pool as u32)

@@ -43,8 +43,9 @@ pub struct MasterConfig {
     /// `ceil(expected_objects / shard_count)` objects. At most
     /// [`MAX_EXPECTED_OBJECTS`](super::MAX_EXPECTED_OBJECTS).
     pub expected_objects: u64,
-    /// With `expected_objects`, allocate every shard's presized table at
-    /// creation, in one mapping advised for transparent huge pages, and make
+    /// With `expected_objects`, allocate every shard's presized table (and
+    /// the allocators' bookkeeping for that many buffers) at creation, in
+    /// mappings advised for transparent huge pages, and make
     /// all of it resident then; false (the default): presized tables become
     /// resident as they are written. A kernel that declines huge pages
     /// backs the mapping with base pages, still resident at creation; a
