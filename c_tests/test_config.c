@@ -189,12 +189,15 @@ static void expected_objects_is_bounded_at_validation(void) {
     mooncake_meta_config_free(cfg);
 }
 
-/* A presized master behaves as any other, beyond its expected size too. */
-static void a_presized_master_holds_more_than_expected(void) {
+/* A master of 4 shards presized for `expected` objects (its tables
+   committed at creation when `commit`), holding 200 pinned objects of 64
+   bytes, k0 to k199, in one segment. */
+static mooncake_meta_master *presized_master_with_200(uint64_t expected, int commit) {
     fx_options o;
     memset(&o, 0, sizeof o);
     o.shards = 4;
-    o.expected_objects = 64;
+    o.expected_objects = expected;
+    o.commit_presized = commit;
     mooncake_meta_master *m = fx_master(&o);
     fx_mount(m, 1, "seg", 1 << 20);
     mooncake_meta_write_config cfg = fx_enable(60000);
@@ -203,6 +206,12 @@ static void a_presized_master_holds_more_than_expected(void) {
         snprintf(key, sizeof key, "k%d", i);
         fx_put(m, 1, key, 64, &cfg);
     }
+    return m;
+}
+
+/* A presized master behaves as any other, beyond its expected size too. */
+static void a_presized_master_holds_more_than_expected(void) {
+    mooncake_meta_master *m = presized_master_with_200(64, 0);
     mooncake_meta_metrics_snapshot s = fx_metrics(m);
     CHECK_EQ_INT(s.key_count, 200);
     CHECK_EQ_INT(s.soft_pin_key_count, 200);
@@ -215,19 +224,7 @@ static void a_presized_master_holds_more_than_expected(void) {
    the master falls back silently; either way it works as any other. */
 static void a_committed_presized_master_round_trips(void) {
     mooncake_meta_error *err = NULL;
-    fx_options o;
-    memset(&o, 0, sizeof o);
-    o.shards = 4;
-    o.expected_objects = 10000;
-    o.commit_presized = 1;
-    mooncake_meta_master *m = fx_master(&o);
-    fx_mount(m, 1, "seg", 1 << 20);
-    mooncake_meta_write_config cfg = fx_enable(60000);
-    char key[16];
-    for (int i = 0; i < 200; i++) {
-        snprintf(key, sizeof key, "k%d", i);
-        fx_put(m, 1, key, 64, &cfg);
-    }
+    mooncake_meta_master *m = presized_master_with_200(10000, 1);
     mooncake_meta_replica r[2];
     size_t len = 0;
     CHECK_OK(mooncake_meta_get_replica_list(m, FX_KEY("k7"), r, 2, &len, &err), err);
@@ -240,8 +237,8 @@ static void a_committed_presized_master_round_trips(void) {
     fx_check_invariants(m);
     mooncake_meta_master_free(m);
     /* Without expected_objects there is nothing to commit. */
-    o.expected_objects = 0;
-    m = fx_master(&o);
+    m = presized_master_with_200(0, 1);
+    CHECK_EQ_INT(fx_metrics(m).key_count, 200);
     fx_check_invariants(m);
     mooncake_meta_master_free(m);
 }
