@@ -867,6 +867,10 @@ mod tests {
         assert!(v.iter().all(|t| std::rc::Rc::ptr_eq(t, &token)));
         assert!(v.push(std::rc::Rc::clone(&token)).is_ok());
         assert_eq!(std::rc::Rc::strong_count(&token), 1 + v.len());
+        let (len, cap) = (v.len(), v.capacity());
+        assert!(v.regrow(usize::MAX).is_err(), "no such allocation");
+        assert_eq!((v.len(), v.capacity()), (len, cap), "unchanged on error");
+        assert_eq!(std::rc::Rc::strong_count(&token), 1 + v.len());
         assert_eq!(v.spare_capacity_mut().len(), v.capacity() - v.len());
         drop(v);
         assert_eq!(std::rc::Rc::strong_count(&token), 1, "each dropped once");

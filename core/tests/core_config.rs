@@ -271,7 +271,11 @@ fn commit_presized_carves_every_shard_from_a_committed_region() {
     let slot_bytes = m.debug_block_region_bytes();
     assert_eq!(slot_bytes.len(), 1);
     assert!(slot_bytes[0] >= 3 * 1024 * 32, "{slot_bytes:?}");
-    assert!(plain.debug_block_region_bytes().is_empty(), "no segment");
+    plain
+        .mount_segment(C1, &spec("mem0", 0, 1 << 24, Pool::Memory))
+        .unwrap();
+    put(&plain, "k", 64, &enable(60_000));
+    assert_eq!(plain.debug_block_region_bytes(), [0], "not committed");
     inv(&m);
     for i in (0..6_000).filter(|i| i % 6 != 0) {
         m.remove(k(&format!("k{i}")), false).unwrap();

@@ -10,14 +10,26 @@ use std::sync::Arc;
 /// Entries per chunk.
 pub(super) const CHUNK: usize = 1024;
 
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub(super) struct Chunked<T> {
     chunks: Vec<FixedVec<T>>,
     len: usize,
     /// Where new chunks are carved from while it has room (the master's
     /// committed region for block slots, `commit_presized`); the heap
-    /// otherwise. A clone's copies of the chunks are on the heap.
+    /// otherwise.
     region: Option<Arc<Region>>,
+}
+
+/// A copy on the heap: its chunks, and the chunks it makes later (it does
+/// not hold the region).
+impl<T: Clone> Clone for Chunked<T> {
+    fn clone(&self) -> Self {
+        Chunked {
+            chunks: self.chunks.clone(),
+            len: self.len,
+            region: None,
+        }
+    }
 }
 
 impl<T> Chunked<T> {
@@ -38,6 +50,9 @@ impl<T> Chunked<T> {
     /// Bytes a region holds for `n` entries' chunks (each chunk rounded
     /// up to whole cache lines, as a region carves it).
     pub(super) fn reserved_bytes(n: usize) -> usize {
+        // A region carves each chunk at a 64-byte boundary; larger
+        // alignments would add padding this sum does not count.
+        const { assert!(std::mem::align_of::<T>() <= 64) };
         n.div_ceil(CHUNK)
             .saturating_mul((CHUNK * std::mem::size_of::<T>()).next_multiple_of(64))
     }
