@@ -90,17 +90,10 @@ impl<T> Arena<T> {
 
     /// Bytes of the chunks (in use or spare) that lie in a region.
     pub fn region_bytes(&self) -> usize {
-        fn bytes<V>(v: &FixedVec<V>) -> usize {
-            if v.in_region() {
-                v.capacity() * std::mem::size_of::<V>()
-            } else {
-                0
-            }
-        }
         self.chunks
             .iter()
             .chain(&self.spare)
-            .map(|c| bytes(&c.records) + bytes(&c.gens))
+            .map(|c| c.records.region_bytes() + c.gens.region_bytes())
             .sum()
     }
 
@@ -120,17 +113,12 @@ impl<T> Arena<T> {
     }
 
     /// Bytes [`try_reserve`](Self::try_reserve) carves from a region for
-    /// `n` records (a region is sized with it), each chunk's two arrays
-    /// rounded up to whole cache lines as a region carves them.
+    /// `n` records (a region is sized with it).
     pub fn reserved_bytes(n: usize) -> usize {
-        // A region carves each array at a 64-byte boundary; larger
-        // alignments would add padding this sum does not count.
-        const { assert!(std::mem::align_of::<Option<T>>() <= 64) };
-        let line = |b: usize| b.next_multiple_of(64);
         Self::reserved_chunks(n)
             .map(|slots| {
-                line(slots * std::mem::size_of::<Option<T>>())
-                    + line(slots * std::mem::size_of::<u32>())
+                FixedVec::<Option<T>>::region_footprint(slots)
+                    + FixedVec::<u32>::region_footprint(slots)
             })
             .sum()
     }

@@ -602,6 +602,27 @@ impl<T> FixedVec<T> {
         self.region.is_some()
     }
 
+    /// Bytes a region gives a vector of `cap` elements: its own, rounded
+    /// up to the cache line every carved range starts on (what a caller
+    /// sums to size a region for the vectors it will carve).
+    pub fn region_footprint(cap: usize) -> usize {
+        // A carve aligns to `max(align, LINE)`: with `align <= LINE` this
+        // rounding is exactly the padding before the next vector.
+        const { assert!(std::mem::align_of::<T>() <= LINE) };
+        cap.saturating_mul(std::mem::size_of::<T>())
+            .next_multiple_of(LINE)
+    }
+
+    /// Bytes of this vector's capacity that lie in a region (0 on the
+    /// heap).
+    pub fn region_bytes(&self) -> usize {
+        if self.in_region() {
+            self.cap * std::mem::size_of::<T>()
+        } else {
+            0
+        }
+    }
+
     #[inline]
     pub fn as_ptr(&self) -> *const T {
         self.ptr.as_ptr()

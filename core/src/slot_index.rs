@@ -98,16 +98,12 @@ impl SlotIndex {
     /// a region for an empty index (a region is sized with it); 0 when
     /// that many cannot be indexed.
     pub fn reserved_bytes(n: usize) -> usize {
-        buckets_for(n).map_or(0, |b| (b * std::mem::size_of::<u64>()).next_multiple_of(64))
+        buckets_for(n).map_or(0, FixedVec::<u64>::region_footprint)
     }
 
     /// Bytes of the bucket array when it lies in a region, else 0.
     pub fn region_bytes(&self) -> usize {
-        if self.buckets.in_region() {
-            self.buckets.len() * std::mem::size_of::<u64>()
-        } else {
-            0
-        }
+        self.buckets.region_bytes()
     }
 
     /// The first slot stored under `hash` that `eq` accepts.

@@ -50,20 +50,13 @@ impl<T> Chunked<T> {
     /// Bytes a region holds for `n` entries' chunks (each chunk rounded
     /// up to whole cache lines, as a region carves it).
     pub(super) fn reserved_bytes(n: usize) -> usize {
-        // A region carves each chunk at a 64-byte boundary; larger
-        // alignments would add padding this sum does not count.
-        const { assert!(std::mem::align_of::<T>() <= 64) };
         n.div_ceil(CHUNK)
-            .saturating_mul((CHUNK * std::mem::size_of::<T>()).next_multiple_of(64))
+            .saturating_mul(FixedVec::<T>::region_footprint(CHUNK))
     }
 
     /// Bytes of the chunks that lie in a region.
     pub(super) fn region_bytes(&self) -> usize {
-        self.chunks
-            .iter()
-            .filter(|c| c.in_region())
-            .map(|c| c.capacity() * std::mem::size_of::<T>())
-            .sum()
+        self.chunks.iter().map(FixedVec::region_bytes).sum()
     }
 
     /// Entries pushed so far.
