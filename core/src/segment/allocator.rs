@@ -252,6 +252,38 @@ impl<O: Copy> OffsetAllocator<O> {
         Ok(id)
     }
 
+    /// Starts loading what freeing each of `blocks` reads and writes, in
+    /// three passes that each wait at most for the loads the one before
+    /// started: the blocks' slots; then their neighbours (a block's slot or
+    /// a hole's); then the neighbours in their lists of the holes the
+    /// frees grow. Frees that follow find those lines in the cache instead
+    /// of missing on them one after another. Changes nothing.
+    pub fn prefetch_frees(&self, blocks: &[BlockId]) {
+        for &b in blocks {
+            self.blocks.prefetch(b);
+        }
+        for &b in blocks {
+            let Some((_, left, right)) = self.blocks.with_sides(b) else {
+                continue;
+            };
+            for side in [left, right] {
+                match side.side() {
+                    Side::Block(n) => self.blocks.prefetch_index(n),
+                    Side::Hole(h) => self.holes.prefetch(h),
+                    Side::Edge => {}
+                }
+            }
+        }
+        for &b in blocks {
+            let Some((_, left, right)) = self.blocks.with_sides(b) else {
+                continue;
+            };
+            for h in [left, right].into_iter().filter_map(Adjacent::as_hole) {
+                self.holes.prefetch_links(h);
+            }
+        }
+    }
+
     /// The block `id`, if it is allocated and starts at `offset`.
     pub fn block(&self, id: BlockId, offset: u64) -> Result<Block<O>, AllocError> {
         self.blocks
@@ -410,6 +442,38 @@ mod tests {
         assert_eq!(a.allocated_bytes(), 0);
         assert_eq!(a.largest_free(), N * BUF);
         assert_eq!(a.block_count(), 0);
+    }
+
+    /// Warming the frees of any blocks (allocated, freed since, never
+    /// handed out, beside holes, blocks and the segment's edges) changes
+    /// nothing; the frees that follow coalesce as without it.
+    #[test]
+    fn prefetching_frees_changes_nothing() {
+        const BUF: u64 = 64;
+        let mut a = Alloc::new(64 * BUF);
+        let placed: Vec<(u64, BlockId)> = (0..64).map(|i| alloc(&mut a, BUF, i)).collect();
+        for &(o, id) in placed.iter().step_by(3) {
+            a.free(id, o, BUF).unwrap();
+        }
+        let (before, held) = (ranges(&a), blocks(&a));
+        let mut ids: Vec<BlockId> = placed.iter().map(|p| p.1).collect();
+        ids.push(BlockId::NONE);
+        // An id past every slot this allocator has handed out.
+        let mut other = Alloc::new(100 * BUF);
+        ids.push(
+            (0..100)
+                .map(|i| alloc(&mut other, BUF, i).1)
+                .last()
+                .unwrap(),
+        );
+        a.prefetch_frees(&ids);
+        assert_eq!((ranges(&a), blocks(&a)), (before, held));
+        for (i, &(o, id)) in placed.iter().enumerate().filter(|(i, _)| i % 3 != 0) {
+            a.prefetch_frees(&[id]);
+            assert_eq!(a.free(id, o, BUF), Ok(i as u64));
+        }
+        assert_eq!(ranges(&a), vec![(0, 64 * BUF)]);
+        assert!(blocks(&a).is_empty());
     }
 
     #[test]

@@ -158,6 +158,16 @@ impl<O: Copy> Blocks<O> {
         })
     }
 
+    /// Starts loading block `id`'s slot (what a free reads first).
+    pub(super) fn prefetch(&self, id: BlockId) {
+        self.slots.prefetch(id.0);
+    }
+
+    /// Starts loading the slot at `index` (a neighbour a free re-points).
+    pub(super) fn prefetch_index(&self, index: u32) {
+        self.slots.prefetch(index);
+    }
+
     /// The sides `(left, right)` of the occupied block `id` (the
     /// allocator's invariant check and tests).
     #[cfg(test)]

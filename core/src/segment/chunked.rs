@@ -88,6 +88,14 @@ impl<T> Chunked<T> {
             .get_mut(i as usize % CHUNK)
     }
 
+    /// Starts loading entry `i`'s line, if the entry exists, without
+    /// waiting for it ([`crate::memory::prefetch`]).
+    pub(super) fn prefetch(&self, i: u32) {
+        if let Some(v) = self.get(i) {
+            crate::memory::prefetch(v);
+        }
+    }
+
     /// An entry the caller knows exists (an index this list handed out,
     /// kept in a link of the slab that owns it).
     pub(super) fn at(&self, i: u32) -> &T {

@@ -99,6 +99,20 @@ impl Holes {
         *self.slots.at(h)
     }
 
+    /// Starts loading hole `h`'s slot, if there is one.
+    pub(super) fn prefetch(&self, h: u32) {
+        self.slots.prefetch(h);
+    }
+
+    /// Starts loading the slots of hole `h`'s neighbours in its list of
+    /// equal lengths (what taking it out of the list writes), if it has any.
+    pub(super) fn prefetch_links(&self, h: u32) {
+        if let Some(hole) = self.slots.get(h).filter(|h| h.len != 0) {
+            self.slots.prefetch(hole.prev);
+            self.slots.prefetch(hole.next);
+        }
+    }
+
     /// One of the shortest holes of at least `len` bytes, if any: a listed
     /// one (no longer than `top`), else `top`.
     pub(super) fn best_fit(&self, len: u64) -> Option<u32> {

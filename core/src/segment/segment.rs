@@ -124,6 +124,14 @@ impl Segment {
         Ok(())
     }
 
+    /// Starts loading what freeing each of `blocks` reads and writes
+    /// ([`OffsetAllocator::prefetch_frees`]), under one hold of the
+    /// allocator's lock: a caller about to free several buffers of this
+    /// segment has their misses overlap.
+    pub fn prefetch_frees(&self, blocks: &[BlockId]) {
+        self.alloc.lock().prefetch_frees(blocks);
+    }
+
     /// Marks exactly `address..address+len` allocated for `owner` (snapshot
     /// restore) and returns its block id. The range must be entirely free,
     /// else `Overlap`.

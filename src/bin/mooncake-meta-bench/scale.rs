@@ -89,9 +89,16 @@ fn reads(n: usize, mode: Mode) -> (usize, usize) {
 }
 
 /// Removes timed per process: every key up to 10^6, then the first 10^6 of
-/// a random order (the table still holds N - 10^6 when the last one goes).
+/// a random order (the table still holds N - 10^6 when the last one goes):
+/// the first half one call each, the second half in batches.
 fn removes(n: usize) -> usize {
     n.min(M)
+}
+
+/// Of [`removes`], the ones made one call each (the first half of the
+/// order); the rest go through `batch_remove`, [`BATCH`] keys a call.
+fn single_removes(n: usize) -> usize {
+    removes(n) / 2
 }
 
 /// Pointer-chase buffer, MiB: >= 1 GiB in a full run; quick mode uses a
@@ -594,12 +601,34 @@ fn main_child(n: usize, p: &Params) -> Sample {
     order.truncate(removes(n));
     let ord = Ordered::new(&keys, &order);
     drop(order);
+    let single = single_removes(n);
     let t = Stopwatch::start();
     let mut failures = 0u64;
-    for j in 0..ord.len() {
+    for j in 0..single {
         failures += u64::from(m.remove(ord.key(j), false).is_err());
     }
-    s.set("remove_per_s", ord.len() as f64 / t.elapsed().as_secs_f64());
+    s.set("remove_per_s", single as f64 / t.elapsed().as_secs_f64());
+    // The rest of the order, BATCH keys a call.
+    let batches: Vec<Vec<Key<'_>>> = (single..ord.len())
+        .step_by(BATCH)
+        .map(|a| {
+            (a..(a + BATCH).min(ord.len()))
+                .map(|j| ord.key(j))
+                .collect()
+        })
+        .collect();
+    let t = Stopwatch::start();
+    for b in &batches {
+        failures += m
+            .batch_remove(b, false)
+            .iter()
+            .filter(|r| r.is_err())
+            .count() as u64;
+    }
+    s.set(
+        "batch_remove_64",
+        (ord.len() - single) as f64 / t.elapsed().as_secs_f64(),
+    );
     s.set("remove_failures", failures as f64);
     // The process is thrown away: dropping a big master is not measured.
     std::mem::forget(m);
@@ -1028,7 +1057,10 @@ fn figures(r: &Results, mode: Mode) -> Vec<Figure> {
         let mut f = Figure::new(
             "scale",
             "remove_not_forced",
-            &par(&[("pinned_pct", "10"), ("removes", &removes(n).to_string())]),
+            &par(&[
+                ("pinned_pct", "10"),
+                ("removes", &single_removes(n).to_string()),
+            ]),
             "ops/s",
             Better::Higher,
             r.values(&want, "remove_per_s"),
@@ -1036,8 +1068,23 @@ fn figures(r: &Results, mode: Mode) -> Vec<Figure> {
         .target(Target::AtLeast(2e6));
         if n == curve_sizes[0] {
             f = f.note(
-                "min(N, 10^6) keys in a random order (fixed-seed shuffle drawn before timing)",
+                "the first half of min(N, 10^6) keys in a random order (fixed-seed shuffle drawn before timing), one call each",
             );
+        }
+        out.push(f);
+        let mut f = Figure::new(
+            "scale",
+            "batch_remove_64",
+            &par(&[
+                ("pinned_pct", "10"),
+                ("removes", &(removes(n) - single_removes(n)).to_string()),
+            ]),
+            "keys/s",
+            Better::Higher,
+            r.values(&want, "batch_remove_64"),
+        );
+        if n == curve_sizes[0] {
+            f = f.note("the second half of that order, batch_remove of 64 consecutive keys a call");
         }
         out.push(f);
         if n == top {
