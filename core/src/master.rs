@@ -70,7 +70,6 @@ use crate::soft_pin::index::{DeadlineIndex, Entry, PinTarget};
 use crate::soft_pin::state::{Delta, IndexOp};
 use crate::types::{ClientId, Key, Pool, ReplicaStatus, SegmentId, WriteConfig};
 use parking_lot::{Mutex, RwLock};
-use smallvec::SmallVec;
 use std::ops::Deref;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -591,25 +590,6 @@ impl MasterCore {
         }
     }
 
-    /// Starts loading what freeing each buffer of `buffers` (segment,
-    /// block) reads first: each segment's under one hold of its
-    /// allocator's lock, all under one of the segment table's. Frees that
-    /// follow then find their blocks in the cache instead of missing one
-    /// after another. Sorts `buffers` by segment.
-    pub(crate) fn prefetch_frees(&self, buffers: &mut [(SegmentId, BlockId)]) {
-        if buffers.is_empty() {
-            return;
-        }
-        buffers.sort_unstable_by_key(|b| b.0);
-        let table = self.segments.read();
-        for run in buffers.chunk_by(|a, b| a.0 == b.0) {
-            if let Some(seg) = table.get(run[0].0) {
-                let blocks: SmallVec<[BlockId; 64]> = run.iter().map(|b| b.1).collect();
-                seg.prefetch_frees(&blocks);
-            }
-        }
-    }
-
     /// Sends buffers to the shard's discarded list until `release_at`.
     pub(crate) fn discard<'a>(
         &self,
@@ -734,7 +714,7 @@ pub(crate) fn free_block(
     len: u64,
 ) {
     if let Some(seg) = table.get(segment) {
-        let freed = seg.free(block, addr, len);
+        let freed = seg.free_later(block, addr, len);
         debug_assert!(
             freed.is_ok(),
             "freeing {addr:#x}+{len} (block {}) on segment {segment}: {freed:?}",

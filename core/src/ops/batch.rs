@@ -18,11 +18,8 @@ use super::read::Bounded;
 use crate::error::{Error, Result};
 use crate::master::MasterCore;
 use crate::object::Object;
-use crate::segment::BlockId;
 use crate::shard::ShardState;
-use crate::types::{
-    ClientId, Key, ReplicaDescriptor, ReplicaSelector, SegmentId, StartedWrite, WriteConfig,
-};
+use crate::types::{ClientId, Key, ReplicaDescriptor, ReplicaSelector, StartedWrite, WriteConfig};
 use smallvec::SmallVec;
 
 /// Keys a batch locks and resolves at once. Bounds how long a batch holds
@@ -313,7 +310,7 @@ impl MasterCore {
             {
                 let states: SmallVec<[&ShardState; CHUNK]> = guards.iter().map(|g| &**g).collect();
                 warm(&plan, &states);
-                self.warm_removals(&plan, chunk, &states);
+                Self::warm_removals(&plan, chunk, &states);
             }
             for (j, k) in chunk.iter().enumerate() {
                 if let Some(e) = plan.invalid_at(j) {
@@ -333,30 +330,18 @@ impl MasterCore {
     }
 
     /// The third warming pass of a batch Remove, after [`warm`]: each key's
-    /// record found (its lines are in the cache or on their way), the
-    /// arena line its removal writes and, without the journal (whose frees
-    /// wait for the record), the block slots its frees read start loading.
-    fn warm_removals(&self, plan: &Plan, chunk: &[Key<'_>], states: &[&ShardState]) {
-        let frees_now = self.journal.is_none();
-        let mut buffers: SmallVec<[(SegmentId, BlockId); CHUNK]> = SmallVec::new();
+    /// record found (its lines are in the cache or on their way) and the
+    /// arena line its removal writes started loading. (The buffers' frees
+    /// are merged in groups by their allocators, which load what those
+    /// touch together: `OffsetAllocator::free_later`.)
+    fn warm_removals(plan: &Plan, chunk: &[Key<'_>], states: &[&ShardState]) {
         for &j in &plan.live {
             let j = usize::from(j);
             let st = states[usize::from(plan.slot[j])];
-            let Some(slot) = st.slot_of_key(plan.hash[j], chunk[j]) else {
-                continue;
-            };
-            st.prefetch_removal(slot);
-            if frees_now {
-                let obj = st.slot(slot).expect("an indexed slot holds a record");
-                buffers.extend(
-                    obj.replicas
-                        .iter()
-                        .filter(|r| r.has_buffer())
-                        .map(|r| (r.segment, r.block)),
-                );
+            if let Some(slot) = st.slot_of_key(plan.hash[j], chunk[j]) {
+                st.prefetch_removal(slot);
             }
         }
-        self.prefetch_frees(&mut buffers);
     }
 
     /// Hashes a chunk of at most [`CHUNK`] keys and sorts them by shard.

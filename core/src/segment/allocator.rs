@@ -7,13 +7,27 @@
 //! search by address, and a placement takes the front of the shortest hole
 //! that fits, found among the lengths holes have. Only `reserve` finds
 //! holes by address, through an index that lives while reserves are made.
+//!
+//! A free's merge touches lines nothing else has loaded (the block's slot,
+//! its neighbours', the lists of the holes it grows), each found through
+//! the one before. `free_later` takes a free's bytes off at once and
+//! merges it later with up to `DEFERRED` others, those lines loaded for
+//! all of them together first; every other call merges what is waiting
+//! before it reads or changes anything, so no caller can tell a deferred
+//! free from one made at once.
 
 use super::adjacent::{Adjacent, Side};
 use super::blocks::Blocks;
 pub use super::blocks::{Block, BlockId};
 use super::holes::Holes;
 use crate::memory::Region;
+use smallvec::SmallVec;
 use std::sync::Arc;
+
+/// Frees [`free_later`](OffsetAllocator::free_later) accepted and has not
+/// merged into the holes yet, at most: they are merged together when the
+/// list is full, and before anything reads or changes the blocks or holes.
+const DEFERRED: usize = 32;
 
 /// Why a call was refused. A refused call changes nothing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,9 +53,14 @@ pub enum AllocError {
 #[derive(Debug, Clone)]
 pub struct OffsetAllocator<O> {
     capacity: u64,
+    /// Bytes allocated, the deferred frees' already taken off.
     allocated: u64,
     blocks: Blocks<O>,
     holes: Holes,
+    /// Frees accepted by `free_later` and not merged yet: (block, offset,
+    /// length). Their blocks are still in `blocks`, their bytes no longer in
+    /// `allocated`.
+    deferred: SmallVec<[(BlockId, u64, u64); DEFERRED]>,
 }
 
 impl<O: Copy> OffsetAllocator<O> {
@@ -78,6 +97,7 @@ impl<O: Copy> OffsetAllocator<O> {
             allocated: 0,
             blocks,
             holes,
+            deferred: SmallVec::new(),
         }
     }
 
@@ -100,17 +120,20 @@ impl<O: Copy> OffsetAllocator<O> {
 
     /// Length of the largest free range (0 when full): the biggest `allocate`
     /// that can succeed.
-    pub fn largest_free(&self) -> u64 {
+    pub fn largest_free(&mut self) -> u64 {
+        self.settle();
         self.holes.largest()
     }
 
     /// Number of free ranges; a fragmentation measure.
-    pub fn free_range_count(&self) -> usize {
+    pub fn free_range_count(&mut self) -> usize {
+        self.settle();
         self.holes.count()
     }
 
     /// Number of allocated blocks.
-    pub fn block_count(&self) -> usize {
+    pub fn block_count(&mut self) -> usize {
+        self.settle();
         self.blocks.len()
     }
 
@@ -121,6 +144,7 @@ impl<O: Copy> OffsetAllocator<O> {
     /// most blocks it can name. Best fit keeps large holes intact for large
     /// objects.
     pub fn allocate(&mut self, len: u64, owner: O) -> Option<(u64, BlockId)> {
+        self.settle();
         if len == 0 || !self.blocks.has_room() {
             return None;
         }
@@ -159,7 +183,64 @@ impl<O: Copy> OffsetAllocator<O> {
     /// `id` names no block with that range (`UnknownBlock`: a double free,
     /// a wrong length, an offset inside or outside the block).
     pub fn free(&mut self, id: BlockId, offset: u64, len: u64) -> Result<O, AllocError> {
+        self.settle();
         self.check_range(offset, len)?;
+        let owner = self.merge(id, offset, len)?;
+        self.allocated -= len;
+        Ok(owner)
+    }
+
+    /// Frees the block `id` at `offset..offset+len` as [`free`](Self::free)
+    /// does, later: the bytes leave `allocated_bytes` now, and the block
+    /// merges into the holes with the other deferred frees when
+    /// [`DEFERRED`] are waiting or before the next call that reads or
+    /// changes blocks or holes, the misses of all of them overlapped
+    /// ([`prefetch_frees`](Self::prefetch_frees)). What every other call
+    /// sees is what freeing at once would have left. The range is checked
+    /// now (`ZeroLength`, `OutOfRange`, and `UnknownBlock` for more bytes
+    /// than are allocated); that the block is there with exactly this
+    /// range is checked when it merges, where a free that names no such
+    /// block gives its bytes back to `allocated_bytes` and changes nothing
+    /// else (a caller's bug: debug builds panic).
+    pub fn free_later(&mut self, id: BlockId, offset: u64, len: u64) -> Result<(), AllocError> {
+        self.check_range(offset, len)?;
+        self.allocated = self
+            .allocated
+            .checked_sub(len)
+            .ok_or(AllocError::UnknownBlock)?;
+        self.deferred.push((id, offset, len));
+        if self.deferred.len() == DEFERRED {
+            self.settle();
+        }
+        Ok(())
+    }
+
+    /// Merges the deferred frees (see [`free_later`](Self::free_later)),
+    /// their blocks' lines loaded together first.
+    fn settle(&mut self) {
+        if self.deferred.is_empty() {
+            return;
+        }
+        let frees = std::mem::take(&mut self.deferred);
+        let ids: SmallVec<[BlockId; DEFERRED]> = frees.iter().map(|f| f.0).collect();
+        self.prefetch_frees(&ids);
+        for (id, offset, len) in frees {
+            let merged = self.merge(id, offset, len).map(|_| ());
+            if merged.is_err() {
+                self.allocated += len;
+            }
+            debug_assert!(
+                merged.is_ok(),
+                "a deferred free of {offset:#x}+{len} (block {}): {merged:?}",
+                id.index()
+            );
+        }
+    }
+
+    /// The structural half of a free: the block `id`, which must be at
+    /// exactly `offset..offset+len`, leaves the slab and its range merges
+    /// with the holes beside it. `allocated` is the caller's.
+    fn merge(&mut self, id: BlockId, offset: u64, len: u64) -> Result<O, AllocError> {
         let (block, left, right) = self
             .blocks
             .with_sides(id)
@@ -193,7 +274,6 @@ impl<O: Copy> OffsetAllocator<O> {
                 self.point_right(lh.left, Adjacent::hole(r));
             }
         }
-        self.allocated -= len;
         self.blocks.remove(id);
         Ok(block.owner)
     }
@@ -204,6 +284,7 @@ impl<O: Copy> OffsetAllocator<O> {
     /// range must lie inside one free range, else `Overlap`; nothing
     /// changes on error.
     pub fn reserve(&mut self, offset: u64, len: u64, owner: O) -> Result<BlockId, AllocError> {
+        self.settle();
         let end = self.check_range(offset, len)?;
         let h = self
             .holes
@@ -285,7 +366,8 @@ impl<O: Copy> OffsetAllocator<O> {
     }
 
     /// The block `id`, if it is allocated and starts at `offset`.
-    pub fn block(&self, id: BlockId, offset: u64) -> Result<Block<O>, AllocError> {
+    pub fn block(&mut self, id: BlockId, offset: u64) -> Result<Block<O>, AllocError> {
+        self.settle();
         self.blocks
             .get(id)
             .filter(|b| b.offset == offset)
@@ -302,13 +384,15 @@ impl<O: Copy> OffsetAllocator<O> {
 
     /// Every allocated block with its id, in no particular order. O(the
     /// most blocks held at once).
-    pub fn blocks(&self) -> impl Iterator<Item = (BlockId, Block<O>)> + '_ {
+    pub fn blocks(&mut self) -> impl Iterator<Item = (BlockId, Block<O>)> + '_ {
+        self.settle();
         self.blocks.iter()
     }
 
     /// Free ranges as `(offset, len)`, ascending by offset. O(F log F) for
     /// F free ranges: for snapshots, checks and tests, not a per-key path.
-    pub fn free_ranges(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
+    pub fn free_ranges(&mut self) -> impl Iterator<Item = (u64, u64)> + '_ {
+        self.settle();
         let mut v: Vec<(u64, u64)> = self.holes.iter().collect();
         v.sort_unstable();
         v.into_iter()
@@ -329,7 +413,8 @@ impl<O: Copy> OffsetAllocator<O> {
     /// their sides say, no two holes are neighbours, and the holes' own
     /// lists and index agree with them.
     #[cfg(test)]
-    pub(crate) fn check(&self) {
+    pub(crate) fn check(&mut self) {
+        self.settle();
         self.holes.check();
         // (offset, len, this range as a side, its left side, its right side)
         let mut ranges: Vec<(u64, u64, Adjacent, Adjacent, Adjacent)> = self
@@ -391,13 +476,13 @@ mod tests {
     type Alloc = OffsetAllocator<u64>;
 
     /// The free ranges, after checking the allocator's structure.
-    fn ranges(a: &Alloc) -> Vec<(u64, u64)> {
+    fn ranges(a: &mut Alloc) -> Vec<(u64, u64)> {
         a.check();
         a.free_ranges().collect()
     }
 
     /// Allocated blocks as `(offset, len, owner)`, ascending by offset.
-    fn blocks(a: &Alloc) -> Vec<(u64, u64, u64)> {
+    fn blocks(a: &mut Alloc) -> Vec<(u64, u64, u64)> {
         let mut v: Vec<_> = a
             .blocks()
             .map(|(_, b)| (b.offset, b.len, b.owner))
@@ -438,7 +523,7 @@ mod tests {
         for &(o, id) in placed.iter().skip(1).step_by(2) {
             a.free(id, o, BUF).unwrap();
         }
-        assert_eq!(ranges(&a), vec![(0, N * BUF)]);
+        assert_eq!(ranges(&mut a), vec![(0, N * BUF)]);
         assert_eq!(a.allocated_bytes(), 0);
         assert_eq!(a.largest_free(), N * BUF);
         assert_eq!(a.block_count(), 0);
@@ -455,7 +540,7 @@ mod tests {
         for &(o, id) in placed.iter().step_by(3) {
             a.free(id, o, BUF).unwrap();
         }
-        let (before, held) = (ranges(&a), blocks(&a));
+        let (before, held) = (ranges(&mut a), blocks(&mut a));
         let mut ids: Vec<BlockId> = placed.iter().map(|p| p.1).collect();
         ids.push(BlockId::NONE);
         // An id past every slot this allocator has handed out.
@@ -467,13 +552,13 @@ mod tests {
                 .unwrap(),
         );
         a.prefetch_frees(&ids);
-        assert_eq!((ranges(&a), blocks(&a)), (before, held));
+        assert_eq!((ranges(&mut a), blocks(&mut a)), (before, held));
         for (i, &(o, id)) in placed.iter().enumerate().filter(|(i, _)| i % 3 != 0) {
             a.prefetch_frees(&[id]);
             assert_eq!(a.free(id, o, BUF), Ok(i as u64));
         }
-        assert_eq!(ranges(&a), vec![(0, 64 * BUF)]);
-        assert!(blocks(&a).is_empty());
+        assert_eq!(ranges(&mut a), vec![(0, 64 * BUF)]);
+        assert!(blocks(&mut a).is_empty());
     }
 
     #[test]
@@ -484,8 +569,8 @@ mod tests {
         let _z = alloc(&mut a, 100, 3);
         a.free(x.1, x.0, 100).unwrap();
         a.free(y.1, y.0, 100).unwrap();
-        assert_eq!(ranges(&a), vec![(0, 200)]);
-        assert_eq!(blocks(&a), vec![(200, 100, 3)]);
+        assert_eq!(ranges(&mut a), vec![(0, 200)]);
+        assert_eq!(blocks(&mut a), vec![(200, 100, 3)]);
     }
 
     #[test]
@@ -496,8 +581,8 @@ mod tests {
         let z = alloc(&mut a, 100, 3);
         a.free(z.1, z.0, 100).unwrap();
         a.free(y.1, y.0, 100).unwrap();
-        assert_eq!(ranges(&a), vec![(100, 200)]);
-        assert_eq!(blocks(&a), vec![(0, 100, 1)]);
+        assert_eq!(ranges(&mut a), vec![(100, 200)]);
+        assert_eq!(blocks(&mut a), vec![(0, 100, 1)]);
     }
 
     #[test]
@@ -509,11 +594,11 @@ mod tests {
         a.free(x.1, x.0, 100).unwrap();
         a.free(z.1, z.0, 100).unwrap();
         assert_eq!(a.free_range_count(), 2);
-        assert_eq!(blocks(&a), vec![(100, 100, 2)]);
+        assert_eq!(blocks(&mut a), vec![(100, 100, 2)]);
         assert_eq!(a.free(y.1, y.0, 100), Ok(2));
-        assert_eq!(ranges(&a), vec![(0, 300)]);
+        assert_eq!(ranges(&mut a), vec![(0, 300)]);
         assert_eq!(a.largest_free(), 300);
-        assert!(blocks(&a).is_empty());
+        assert!(blocks(&mut a).is_empty());
     }
 
     #[test]
@@ -523,8 +608,8 @@ mod tests {
         let y = alloc(&mut a, 100, 2);
         let _z = alloc(&mut a, 100, 3);
         a.free(y.1, y.0, 100).unwrap();
-        assert_eq!(ranges(&a), vec![(100, 100)]);
-        assert_eq!(blocks(&a), vec![(0, 100, 1), (200, 100, 3)]);
+        assert_eq!(ranges(&mut a), vec![(100, 100)]);
+        assert_eq!(blocks(&mut a), vec![(0, 100, 1), (200, 100, 3)]);
     }
 
     /// The owner-in-block rule: a free checks the id, the offset and the
@@ -535,7 +620,7 @@ mod tests {
         let x = alloc(&mut a, 100, 1);
         let y = alloc(&mut a, 100, 2);
         a.free(x.1, x.0, 100).unwrap();
-        let before = (ranges(&a), a.allocated_bytes(), blocks(&a));
+        let before = (ranges(&mut a), a.allocated_bytes(), blocks(&mut a));
         assert_eq!(a.free(x.1, x.0, 100), Err(AllocError::UnknownBlock)); // double free
         assert_eq!(a.free(y.1, y.0, 50), Err(AllocError::UnknownBlock)); // too short
         assert_eq!(a.free(y.1, y.0, 200), Err(AllocError::UnknownBlock)); // too long
@@ -550,9 +635,12 @@ mod tests {
         assert_eq!(a.free(y.1, u64::MAX, 2), Err(AllocError::OutOfRange));
         assert_eq!(a.set_owner(x.1, x.0, 9), Err(AllocError::UnknownBlock));
         assert_eq!(a.set_owner(y.1, y.0 + 1, 9), Err(AllocError::UnknownBlock));
-        assert_eq!((ranges(&a), a.allocated_bytes(), blocks(&a)), before);
+        assert_eq!(
+            (ranges(&mut a), a.allocated_bytes(), blocks(&mut a)),
+            before
+        );
         assert_eq!(a.free(y.1, y.0, 100), Ok(2));
-        assert_eq!(ranges(&a), vec![(0, 1000)]);
+        assert_eq!(ranges(&mut a), vec![(0, 1000)]);
     }
 
     /// A freed slot is reused by the next block; the stale id then names
@@ -569,38 +657,163 @@ mod tests {
         assert_eq!(z.0, 0);
         assert_eq!(a.free(x.1, x.0, 100), Err(AllocError::UnknownBlock));
         assert_eq!(a.block(z.1, 0).unwrap().owner, 30);
-        assert_eq!(blocks(&a), vec![(0, 50, 30), (100, 100, 20)]);
+        assert_eq!(blocks(&mut a), vec![(0, 50, 30), (100, 100, 20)]);
         a.set_owner(y.1, y.0, 21).unwrap();
         assert_eq!(a.free(y.1, y.0, 100), Ok(21)); // merges with [50,100) and the tail
-        assert_eq!(ranges(&a), vec![(50, 950)]);
+        assert_eq!(ranges(&mut a), vec![(50, 950)]);
         assert_eq!(a.free(z.1, 0, 50), Ok(30));
-        assert_eq!(ranges(&a), vec![(0, 1000)]);
+        assert_eq!(ranges(&mut a), vec![(0, 1000)]);
         assert_eq!(a.block_count(), 0);
+    }
+
+    /// Deferred frees leave every observer seeing what frees made at once
+    /// leave: two allocators run the same random allocations, reserves and
+    /// frees (one freeing at once, the other with `free_later`, its merges
+    /// waiting), and agree on every placement, every free range, every
+    /// block and the bytes allocated at each step.
+    #[test]
+    fn deferred_frees_are_seen_as_frees_made_at_once() {
+        use crate::test_rng::XorShift;
+        const CAP: u64 = 1 << 16;
+        for seed in 1..=20u64 {
+            let mut rng = XorShift(seed);
+            let (mut now, mut later) = (Alloc::new(CAP), Alloc::new(CAP));
+            // (offset, length, owner, the two allocators' ids)
+            let mut held: Vec<(u64, u64, u64, BlockId, BlockId)> = Vec::new();
+            for step in 0..2_000u64 {
+                match rng.below(8) {
+                    0..=3 => {
+                        let len = 16 * (1 + rng.below(8));
+                        let a = now.allocate(len, step);
+                        let b = later.allocate(len, step);
+                        assert_eq!(a.map(|p| p.0), b.map(|p| p.0), "seed {seed} step {step}");
+                        if let (Some((o, x)), Some((_, y))) = (a, b) {
+                            held.push((o, len, step, x, y));
+                        }
+                    }
+                    4 => {
+                        let (o, len) = (16 * rng.below(CAP / 16), 16);
+                        let a = now.reserve(o, len, step);
+                        let b = later.reserve(o, len, step);
+                        assert_eq!(a.is_ok(), b.is_ok(), "seed {seed} step {step}");
+                        if let (Ok(x), Ok(y)) = (a, b) {
+                            held.push((o, len, step, x, y));
+                        }
+                    }
+                    _ if !held.is_empty() => {
+                        let i = rng.below(held.len() as u64) as usize;
+                        let (o, len, owner, x, y) = held.swap_remove(i);
+                        assert_eq!(now.free(x, o, len), Ok(owner));
+                        assert_eq!(later.free_later(y, o, len), Ok(()));
+                    }
+                    _ => {}
+                }
+                assert_eq!(now.allocated_bytes(), later.allocated_bytes());
+                if rng.below(16) == 0 {
+                    assert_eq!(
+                        ranges(&mut now),
+                        ranges(&mut later),
+                        "seed {seed} step {step}"
+                    );
+                    assert_eq!(
+                        blocks(&mut now),
+                        blocks(&mut later),
+                        "seed {seed} step {step}"
+                    );
+                    assert_eq!(now.largest_free(), later.largest_free());
+                    assert_eq!(now.free_range_count(), later.free_range_count());
+                }
+            }
+            assert_eq!(ranges(&mut now), ranges(&mut later), "seed {seed}");
+        }
+    }
+
+    /// A deferred free is refused at once, changing nothing, when its range
+    /// is empty or outside the segment or has more bytes than are
+    /// allocated; accepted ones count as free at once and merge when
+    /// `DEFERRED` are waiting.
+    #[test]
+    fn deferred_frees_check_their_range_and_merge_in_groups() {
+        const BUF: u64 = 64;
+        let n = 2 * DEFERRED as u64;
+        let mut a = Alloc::new(n * BUF);
+        let placed: Vec<(u64, BlockId)> = (0..n).map(|i| alloc(&mut a, BUF, i)).collect();
+        let (o, id) = placed[0];
+        assert_eq!(a.free_later(id, o, 0), Err(AllocError::ZeroLength));
+        assert_eq!(a.free_later(id, n * BUF, BUF), Err(AllocError::OutOfRange));
+        assert_eq!(a.free_later(id, u64::MAX, BUF), Err(AllocError::OutOfRange));
+        assert_eq!(
+            a.free_later(id, 0, n * BUF + 1),
+            Err(AllocError::OutOfRange)
+        );
+        assert_eq!(a.allocated_bytes(), n * BUF);
+        assert!(a.deferred.is_empty());
+        for (i, &(o, id)) in placed.iter().enumerate().step_by(2) {
+            a.free_later(id, o, BUF).unwrap();
+            assert_eq!(a.allocated_bytes(), n * BUF - (i as u64 / 2 + 1) * BUF);
+        }
+        // n / 2 = DEFERRED frees: merged when the list filled.
+        assert!(a.deferred.is_empty());
+        assert_eq!(a.free_range_count(), DEFERRED);
+        a.free_later(placed[1].1, placed[1].0, BUF).unwrap();
+        assert_eq!(a.deferred.len(), 1);
+        // Any reader merges first.
+        assert_eq!(a.free_range_count(), DEFERRED - 1);
+        assert!(a.deferred.is_empty());
+        assert_eq!(a.block_count(), n as usize / 2 - 1);
+        // More bytes than are allocated cannot be a block of this allocator.
+        let left = a.allocated_bytes();
+        assert_eq!(
+            a.free_later(placed[3].1, placed[3].0, left + BUF),
+            Err(AllocError::UnknownBlock)
+        );
+        assert_eq!(a.allocated_bytes(), left);
+        ranges(&mut a);
+    }
+
+    /// In a release build, a deferred free that names no block (a caller's
+    /// bug; debug builds panic) gives its bytes back when it merges and
+    /// changes nothing else.
+    #[cfg(not(debug_assertions))]
+    #[test]
+    fn a_deferred_free_of_no_block_changes_nothing_when_it_merges() {
+        let mut a = Alloc::new(1000);
+        let (o, id) = alloc(&mut a, 100, 1);
+        let _ = alloc(&mut a, 100, 2);
+        a.free_later(id, o, 100).unwrap();
+        a.free_later(id, o, 100).unwrap(); // the same block twice
+        assert_eq!(a.allocated_bytes(), 0);
+        assert_eq!(ranges(&mut a), vec![(0, 100), (200, 800)]);
+        assert_eq!(a.allocated_bytes(), 100);
+        assert_eq!(blocks(&mut a), vec![(100, 100, 2)]);
     }
 
     #[test]
     fn reserve_carves_exact_ranges() {
         let mut a = Alloc::new(1000);
         let r = a.reserve(100, 50, 1).unwrap();
-        assert_eq!(ranges(&a), vec![(0, 100), (150, 850)]);
+        assert_eq!(ranges(&mut a), vec![(0, 100), (150, 850)]);
         a.reserve(0, 100, 2).unwrap(); // front of a range
         a.reserve(900, 100, 3).unwrap(); // back of a range
-        assert_eq!(ranges(&a), vec![(150, 750)]);
+        assert_eq!(ranges(&mut a), vec![(150, 750)]);
         assert_eq!(a.allocated_bytes(), 250);
-        assert_eq!(blocks(&a), vec![(0, 100, 2), (100, 50, 1), (900, 100, 3)]);
+        assert_eq!(
+            blocks(&mut a),
+            vec![(0, 100, 2), (100, 50, 1), (900, 100, 3)]
+        );
 
-        let before = (ranges(&a), blocks(&a));
+        let before = (ranges(&mut a), blocks(&mut a));
         assert_eq!(a.reserve(120, 40, 4), Err(AllocError::Overlap)); // starts inside allocated
         assert_eq!(a.reserve(850, 100, 4), Err(AllocError::Overlap)); // ends inside allocated
         assert_eq!(a.reserve(100, 50, 4), Err(AllocError::Overlap)); // already reserved
         assert_eq!(a.reserve(500, 0, 4), Err(AllocError::ZeroLength));
         assert_eq!(a.reserve(999, 2, 4), Err(AllocError::OutOfRange));
-        assert_eq!((ranges(&a), blocks(&a)), before);
+        assert_eq!((ranges(&mut a), blocks(&mut a)), before);
         a.reserve(150, 750, 5).unwrap(); // a whole range
         assert_eq!(a.free_range_count(), 0);
         assert_eq!(a.free_bytes(), 0);
         assert_eq!(a.free(r, 100, 50), Ok(1));
-        assert_eq!(ranges(&a), vec![(100, 50)]);
+        assert_eq!(ranges(&mut a), vec![(100, 50)]);
     }
 
     #[test]
@@ -610,7 +823,7 @@ mod tests {
         let mut a = Alloc::new(1000);
         for i in 0..10 {
             a.reserve(i * 100, 60, i).unwrap();
-            assert_eq!(ranges(&a), vec![(i * 100 + 60, 1000 - i * 100 - 60)]);
+            assert_eq!(ranges(&mut a), vec![(i * 100 + 60, 1000 - i * 100 - 60)]);
             assert_eq!(a.largest_free(), 1000 - i * 100 - 60);
             if i < 9 {
                 // Then the gap behind it: the front piece of the range.
@@ -619,11 +832,11 @@ mod tests {
             }
         }
         assert_eq!(a.free_bytes(), 40);
-        assert_eq!(ranges(&a), vec![(960, 40)]);
+        assert_eq!(ranges(&mut a), vec![(960, 40)]);
 
         // Carving the middle of the last range leaves its front and back.
         a.reserve(970, 10, 7).unwrap();
-        assert_eq!(ranges(&a), vec![(960, 10), (980, 20)]);
+        assert_eq!(ranges(&mut a), vec![(960, 10), (980, 20)]);
         assert_eq!(a.largest_free(), 20);
         assert_eq!(a.allocate(15, 8).map(|(o, _)| o), Some(980));
     }
@@ -633,10 +846,13 @@ mod tests {
         let mut a = Alloc::with_block_limit(1000, 2);
         let x = alloc(&mut a, 10, 1);
         a.reserve(500, 10, 2).unwrap();
-        let before = (ranges(&a), blocks(&a), a.allocated_bytes());
+        let before = (ranges(&mut a), blocks(&mut a), a.allocated_bytes());
         assert_eq!(a.allocate(10, 3), None);
         assert_eq!(a.reserve(600, 10, 3), Err(AllocError::TooManyBlocks));
-        assert_eq!((ranges(&a), blocks(&a), a.allocated_bytes()), before);
+        assert_eq!(
+            (ranges(&mut a), blocks(&mut a), a.allocated_bytes()),
+            before
+        );
         a.free(x.1, x.0, 10).unwrap();
         // Room again, in x's slot; best fit picks the 490-byte hole at 510.
         assert_eq!(a.allocate(10, 3), Some((510, x.1)));
@@ -676,20 +892,20 @@ mod tests {
         for &i in &[2usize, 6, 4] {
             a.free(placed[i].1, placed[i].0, 100).unwrap();
         }
-        assert_eq!(ranges(&a), vec![(200, 100), (400, 100), (600, 100)]);
+        assert_eq!(ranges(&mut a), vec![(200, 100), (400, 100), (600, 100)]);
         let (o, id) = a.allocate(100, 20).unwrap();
         assert!([200, 400, 600].contains(&o), "{o}");
         a.free(id, o, 100).unwrap();
         // Take [400, 500) for the rest of the test.
         assert_eq!(a.reserve(400, 100, 20).map(|_| ()), Ok(()));
         a.free(placed[3].1, 300, 100).unwrap(); // merges left only
-        assert_eq!(ranges(&a), vec![(200, 200), (600, 100)]);
+        assert_eq!(ranges(&mut a), vec![(200, 200), (600, 100)]);
         a.free(placed[5].1, 500, 100).unwrap(); // merges right only
-        assert_eq!(ranges(&a), vec![(200, 200), (500, 200)]);
+        assert_eq!(ranges(&mut a), vec![(200, 200), (500, 200)]);
         for &i in &[0usize, 1, 7, 8, 9] {
             a.free(placed[i].1, placed[i].0, 100).unwrap();
         }
-        assert_eq!(ranges(&a), vec![(0, 400), (500, 500)]);
+        assert_eq!(ranges(&mut a), vec![(0, 400), (500, 500)]);
         assert_eq!(a.free_range_count(), 2);
         assert_eq!(a.largest_free(), 500);
     }
@@ -704,13 +920,13 @@ mod tests {
             .iter()
             .map(|&i| a.reserve(i * 100, 100, i).unwrap())
             .collect();
-        assert_eq!(ranges(&a), vec![(600, 400)]);
+        assert_eq!(ranges(&mut a), vec![(600, 400)]);
         assert!(a.holes.has_address_index(), "out-of-order reserves use it");
         a.free(ids[1], 100, 100).unwrap();
         a.free(ids[3], 200, 100).unwrap();
-        assert_eq!(ranges(&a), vec![(100, 200), (600, 400)]);
+        assert_eq!(ranges(&mut a), vec![(100, 200), (600, 400)]);
         assert_eq!(a.reserve(150, 100, 9).map(|_| ()), Ok(()));
-        assert_eq!(ranges(&a), vec![(100, 50), (250, 50), (600, 400)]);
+        assert_eq!(ranges(&mut a), vec![(100, 50), (250, 50), (600, 400)]);
         assert_eq!(a.allocate(50, 10).map(|p| p.0), Some(250));
         assert!(
             !a.holes.has_address_index(),
@@ -720,7 +936,7 @@ mod tests {
         // The index is rebuilt for the next reserve.
         assert_eq!(a.reserve(950, 50, 12).map(|_| ()), Ok(()));
         assert_eq!(a.reserve(940, 20, 13), Err(AllocError::Overlap));
-        assert_eq!(ranges(&a), vec![(600, 350)]);
+        assert_eq!(ranges(&mut a), vec![(600, 350)]);
     }
 
     #[test]
@@ -737,7 +953,7 @@ mod tests {
         assert_eq!(a.free(id, 0, u64::MAX), Ok(7));
         assert_eq!(a.largest_free(), u64::MAX);
         assert_eq!(alloc(&mut a, u64::MAX - 1, 8).0, 0);
-        assert_eq!(ranges(&a), vec![(u64::MAX - 1, 1)]);
+        assert_eq!(ranges(&mut a), vec![(u64::MAX - 1, 1)]);
     }
 
     /// xorshift64: deterministic and dependency-free.
@@ -894,7 +1110,7 @@ mod tests {
                     }
                 }
                 let model = model_ranges(&bytes);
-                assert_eq!(ranges(&a), model, "{ctx}");
+                assert_eq!(ranges(&mut a), model, "{ctx}");
                 a.check();
                 let used = bytes.iter().filter(|b| b.is_some()).count() as u64;
                 assert_eq!(a.allocated_bytes(), used, "{ctx}");
@@ -1014,7 +1230,7 @@ mod tests {
     }
 
     /// Everything observable, checked after every step.
-    fn agree(a: &Alloc, m: &Model, ctx: &str) {
+    fn agree(a: &mut Alloc, m: &Model, ctx: &str) {
         a.check();
         let want: Vec<(u64, u64)> = m.holes.iter().map(|(&o, &(l, _))| (o, l)).collect();
         let got: Vec<(u64, u64)> = a.free_ranges().collect();
@@ -1165,7 +1381,7 @@ mod tests {
                     };
                     assert!(bad.is_err(), "{ctx}: near-miss free {bad:?}");
                     assert_eq!(m, before);
-                    agree(&a, &m, &ctx);
+                    agree(&mut a, &m, &ctx);
                     assert_eq!(a.free(id, o, len), Ok(w), "{ctx}: free {o}+{len}");
                     assert_eq!(m.free(o), w);
                 } else if !m.blocks.is_empty() {
@@ -1174,7 +1390,7 @@ mod tests {
                     a.set_owner(id, o, owner).unwrap();
                     m.blocks.insert(o, (len, owner, id));
                 }
-                agree(&a, &m, &ctx);
+                agree(&mut a, &m, &ctx);
             }
             // Free everything, in a random order: one hole again.
             while !m.blocks.is_empty() {
@@ -1182,7 +1398,7 @@ mod tests {
                 let (&o, &(len, w, id)) = m.blocks.iter().nth(k).unwrap();
                 assert_eq!(a.free(id, o, len), Ok(w));
                 m.free(o);
-                agree(&a, &m, &format!("cap {cap} seed {seed} drain"));
+                agree(&mut a, &m, &format!("cap {cap} seed {seed} drain"));
             }
             let whole: Vec<(u64, u64)> = if cap > 0 { vec![(0, cap)] } else { vec![] };
             assert_eq!(a.free_ranges().collect::<Vec<_>>(), whole);
@@ -1225,15 +1441,18 @@ mod tests {
         assert!(!a.holes.has_address_index());
         a.reserve(500, 10, 3).unwrap(); // builds the index (not the hint)
         assert!(a.holes.has_address_index());
-        let before = (ranges(&a), blocks(&a), a.allocated_bytes());
+        let before = (ranges(&mut a), blocks(&mut a), a.allocated_bytes());
         assert_eq!(a.reserve(0, 10, 4), Err(AllocError::TooManyBlocks));
         assert_eq!(a.reserve(700, 10, 4), Err(AllocError::TooManyBlocks));
-        assert_eq!((ranges(&a), blocks(&a), a.allocated_bytes()), before);
+        assert_eq!(
+            (ranges(&mut a), blocks(&mut a), a.allocated_bytes()),
+            before
+        );
         a.free(y.1, y.0, 100).unwrap(); // merges [0,100) + [100,200) + [200,500)
         a.check();
-        assert_eq!(ranges(&a), vec![(0, 500), (510, 490)]);
+        assert_eq!(ranges(&mut a), vec![(0, 500), (510, 490)]);
         assert_eq!(a.reserve(450, 50, 5).map(|_| ()), Ok(()));
-        assert_eq!(ranges(&a), vec![(0, 450), (510, 490)]);
+        assert_eq!(ranges(&mut a), vec![(0, 450), (510, 490)]);
     }
 
     /// The `last` hint names a slot whose hole was merged away and whose
@@ -1244,22 +1463,22 @@ mod tests {
         let mut a = Alloc::new(1000);
         let b1 = a.reserve(100, 100, 1).unwrap(); // hint: hole [200,1000)
         let b2 = a.reserve(0, 50, 2).unwrap(); // via index: hole [50,100); hint = it
-        assert_eq!(ranges(&a), vec![(50, 50), (200, 800)]);
+        assert_eq!(ranges(&mut a), vec![(50, 50), (200, 800)]);
         // The hinted hole [50,100) merges into [50,1000) (kept in the
         // right hole's slot); its own slot becomes vacant.
         a.free(b1, 100, 100).unwrap();
-        assert_eq!(ranges(&a), vec![(50, 950)]);
+        assert_eq!(ranges(&mut a), vec![(50, 950)]);
         // A best fit drops the index; the vacant slot is reused by the
         // next new hole.
         let (o, c) = a.allocate(950, 3).unwrap();
         assert_eq!(o, 50);
         a.free(b2, 0, 50).unwrap(); // a new hole [0,50) in the vacated slot
-        assert_eq!(ranges(&a), vec![(0, 50)]);
+        assert_eq!(ranges(&mut a), vec![(0, 50)]);
         a.check();
         assert_eq!(a.reserve(60, 10, 4), Err(AllocError::Overlap));
         assert_eq!(a.reserve(10, 10, 5).map(|_| ()), Ok(()));
         a.free(c, 50, 950).unwrap();
-        assert_eq!(ranges(&a), vec![(0, 10), (20, 980)]);
+        assert_eq!(ranges(&mut a), vec![(0, 10), (20, 980)]);
         a.check();
     }
 
@@ -1270,7 +1489,7 @@ mod tests {
         let mut a = Alloc::new(u64::MAX);
         let top = a.reserve(u64::MAX - 1, 1, 1).unwrap(); // last byte
         let low = a.reserve(0, 1, 2).unwrap();
-        assert_eq!(ranges(&a), vec![(1, u64::MAX - 2)]);
+        assert_eq!(ranges(&mut a), vec![(1, u64::MAX - 2)]);
         assert_eq!(a.reserve(u64::MAX - 1, 1, 3), Err(AllocError::Overlap));
         assert_eq!(a.reserve(u64::MAX - 2, 2, 3), Err(AllocError::Overlap));
         assert_eq!(a.reserve(u64::MAX, 1, 3), Err(AllocError::OutOfRange));
@@ -1278,7 +1497,7 @@ mod tests {
         let (o, big) = a.allocate((1 << 63) - 1, 4).unwrap();
         assert_eq!(o, 1);
         assert_eq!(
-            ranges(&a),
+            ranges(&mut a),
             vec![(
                 (1 << 63) + (1 << 62),
                 u64::MAX - 1 - ((1 << 63) + (1 << 62))
@@ -1295,12 +1514,12 @@ mod tests {
         a.free(low, 0, 1).unwrap();
         a.free(tail, o2, rest).unwrap();
         assert_eq!(
-            ranges(&a),
+            ranges(&mut a),
             vec![(0, 1), ((1 << 63) - 1 + 1, u64::MAX - (1 << 63))]
         );
         a.reserve(u64::MAX - 5, 5, 7).unwrap(); // through the index
         a.free(big, 1, (1 << 63) - 1).unwrap();
-        assert_eq!(ranges(&a), vec![(0, u64::MAX - 5)]);
+        assert_eq!(ranges(&mut a), vec![(0, u64::MAX - 5)]);
         a.check();
     }
 

@@ -124,12 +124,19 @@ impl Segment {
         Ok(())
     }
 
-    /// Starts loading what freeing each of `blocks` reads and writes
-    /// ([`OffsetAllocator::prefetch_frees`]), under one hold of the
-    /// allocator's lock: a caller about to free several buffers of this
-    /// segment has their misses overlap.
-    pub fn prefetch_frees(&self, blocks: &[BlockId]) {
-        self.alloc.lock().prefetch_frees(blocks);
+    /// Frees the buffer `block` at `address` of `len` bytes as
+    /// [`free`](Self::free) does, its merge into the free ranges deferred
+    /// and done with others ([`OffsetAllocator::free_later`]): the bytes
+    /// count as free at once, and every later call sees what freeing now
+    /// would have left. Checks the range now (`OutOfRange`, `ZeroLength`);
+    /// a block that is not there with exactly this range is a caller's bug,
+    /// found when it merges.
+    pub fn free_later(&self, block: BlockId, address: u64, len: u64) -> Result<(), AllocError> {
+        let offset = self.offset_of(address, len)?;
+        let mut alloc = self.alloc.lock();
+        alloc.free_later(block, offset, len)?;
+        self.publish(&alloc);
+        Ok(())
     }
 
     /// Marks exactly `address..address+len` allocated for `owner` (snapshot
@@ -184,7 +191,7 @@ impl Segment {
     /// Every live buffer, sorted by address.
     pub fn live_buffers(&self) -> Vec<LiveBuffer> {
         let mut out: Vec<LiveBuffer> = {
-            let alloc = self.alloc.lock();
+            let mut alloc = self.alloc.lock();
             alloc
                 .blocks()
                 .map(|(block, b)| LiveBuffer {
@@ -203,7 +210,7 @@ impl Segment {
     /// The owner of every live buffer, in no particular order: what an
     /// unmount needs, in one walk over the blocks.
     pub fn owners(&self) -> Vec<BufferOwner> {
-        let alloc = self.alloc.lock();
+        let mut alloc = self.alloc.lock();
         let mut out = Vec::with_capacity(alloc.block_count());
         out.extend(alloc.blocks().map(|(_, b)| b.owner));
         out
