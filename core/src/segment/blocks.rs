@@ -11,9 +11,9 @@ use std::sync::Arc;
 
 /// Names an allocated block of one allocator (an index into its slab). It is
 /// handed out by `allocate`/`reserve` and given back with the block's offset
-/// and length to `free`, which checks all three: a slot is reused after its
-/// block is freed, so a stale id only ever matches a block with exactly the
-/// same range.
+/// and length to `free` (or `free_later`, when its free merges), which
+/// checks all three: a slot is reused after its block is freed, so a stale
+/// id only ever matches a block with exactly the same range.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct BlockId(u32);
 

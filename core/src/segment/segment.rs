@@ -8,7 +8,7 @@ use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use parking_lot::Mutex;
+use parking_lot::{Mutex, MutexGuard};
 
 use super::allocator::{AllocError, BlockId, OffsetAllocator};
 use crate::types::{ClientId, Pool, SegmentId, SegmentSpec};
@@ -49,12 +49,14 @@ pub struct LiveBuffer {
     pub address: u64,
     pub len: u64,
     pub owner: BufferOwner,
-    /// What [`Segment::free`] needs besides the address and length.
+    /// What [`Segment::free`] (or `free_later`) needs besides the address
+    /// and length.
     pub block: BlockId,
 }
 
 /// A mounted segment. Identity fields are immutable; allocation state sits
-/// behind a mutex held only for the duration of one allocator call.
+/// behind a mutex held only for the duration of one allocator call (which
+/// may merge up to `DEFERRED` waiting frees first: `free_later`).
 pub struct Segment {
     pub id: SegmentId,
     pub name: Arc<str>,
@@ -65,8 +67,10 @@ pub struct Segment {
     pub size: u64,
     /// Free space and every allocated buffer with its owner.
     alloc: Mutex<OffsetAllocator<BufferOwner>>,
-    /// Mirror of `alloc.allocated_bytes()`, written under the lock, so
-    /// metrics and watermark checks read it without contending with writers.
+    /// Mirror of `alloc.allocated_bytes()`, written under the lock after
+    /// every call that can change it (a merge of waiting frees included:
+    /// [`settled`](Self::settled)), so metrics and watermark checks read it
+    /// without contending with writers.
     allocated: AtomicU64,
 }
 
@@ -128,9 +132,10 @@ impl Segment {
     /// [`free`](Self::free) does, its merge into the free ranges deferred
     /// and done with others ([`OffsetAllocator::free_later`]): the bytes
     /// count as free at once, and every later call sees what freeing now
-    /// would have left. Checks the range now (`OutOfRange`, `ZeroLength`);
-    /// a block that is not there with exactly this range is a caller's bug,
-    /// found when it merges.
+    /// would have left. Checks the range now (`OutOfRange`, `ZeroLength`,
+    /// and `UnknownBlock` for more bytes than are allocated); a block that
+    /// is not there with exactly this range is a caller's bug, refused now
+    /// by a debug build and when it merges by a release build.
     pub fn free_later(&self, block: BlockId, address: u64, len: u64) -> Result<(), AllocError> {
         let offset = self.offset_of(address, len)?;
         let mut alloc = self.alloc.lock();
@@ -162,13 +167,13 @@ impl Segment {
         let Some(offset) = address.checked_sub(self.base) else {
             return false;
         };
-        self.alloc.lock().set_owner(block, offset, owner).is_ok()
+        self.settled().set_owner(block, offset, owner).is_ok()
     }
 
     /// The length and owner of the buffer `block` at `address`, if it exists.
     pub fn buffer(&self, block: BlockId, address: u64) -> Option<(u64, BufferOwner)> {
         let offset = address.checked_sub(self.base)?;
-        let b = self.alloc.lock().block(block, offset).ok()?;
+        let b = self.settled().block(block, offset).ok()?;
         Some((b.len, b.owner))
     }
 
@@ -185,13 +190,13 @@ impl Segment {
 
     /// The largest allocation that would currently succeed.
     pub fn largest_free(&self) -> u64 {
-        self.alloc.lock().largest_free()
+        self.settled().largest_free()
     }
 
     /// Every live buffer, sorted by address.
     pub fn live_buffers(&self) -> Vec<LiveBuffer> {
         let mut out: Vec<LiveBuffer> = {
-            let mut alloc = self.alloc.lock();
+            let mut alloc = self.settled();
             alloc
                 .blocks()
                 .map(|(block, b)| LiveBuffer {
@@ -210,14 +215,14 @@ impl Segment {
     /// The owner of every live buffer, in no particular order: what an
     /// unmount needs, in one walk over the blocks.
     pub fn owners(&self) -> Vec<BufferOwner> {
-        let mut alloc = self.alloc.lock();
+        let mut alloc = self.settled();
         let mut out = Vec::with_capacity(alloc.block_count());
         out.extend(alloc.blocks().map(|(_, b)| b.owner));
         out
     }
 
     pub fn live_count(&self) -> usize {
-        self.alloc.lock().block_count()
+        self.settled().block_count()
     }
 
     /// Whether `owner` mounting `spec` is the same mount as this segment (an
@@ -243,6 +248,17 @@ impl Segment {
             Some(end) if end <= self.size => Ok(offset),
             _ => Err(AllocError::OutOfRange),
         }
+    }
+
+    /// The allocator under its lock, its waiting frees merged and the
+    /// mirror of its allocated bytes brought up to date (a merge that
+    /// refuses a bad free gives its bytes back): for the calls that only
+    /// read it.
+    fn settled(&self) -> MutexGuard<'_, OffsetAllocator<BufferOwner>> {
+        let mut alloc = self.alloc.lock();
+        alloc.settle();
+        self.publish(&alloc);
+        alloc
     }
 
     fn publish(&self, alloc: &OffsetAllocator<BufferOwner>) {
@@ -316,6 +332,31 @@ mod tests {
         let mut owners = s.owners();
         owners.sort_unstable_by_key(|o| o.replica_id());
         assert_eq!(owners, [owner(1), owner(2)]);
+    }
+
+    /// A deferred free counts at once in the lock-free allocated bytes, and
+    /// every reader sees the buffer gone; its range is checked at the call.
+    #[test]
+    fn a_deferred_free_is_seen_at_once() {
+        let s = seg(1000);
+        let (a, ba) = s.allocate(100, owner(1)).unwrap();
+        let (b, bb) = s.allocate(200, owner(2)).unwrap();
+        assert_eq!(s.free_later(ba, a, 0), Err(AllocError::ZeroLength));
+        assert_eq!(s.free_later(ba, BASE - 1, 10), Err(AllocError::OutOfRange));
+        assert_eq!(s.free_later(ba, a, 400), Err(AllocError::UnknownBlock));
+        assert_eq!(s.allocated_bytes(), 300);
+        s.free_later(ba, a, 100).unwrap();
+        assert_eq!(s.allocated_bytes(), 200);
+        assert_eq!(s.buffer(ba, a), None);
+        assert!(!s.set_owner(ba, a, owner(3)));
+        assert_eq!(bufs(&s), vec![(b, 200, owner(2))]);
+        assert_eq!(s.live_count(), 1);
+        assert_eq!(s.owners(), [owner(2)]);
+        assert_eq!(s.largest_free(), 700);
+        s.free_later(bb, b, 200).unwrap();
+        assert_eq!(s.allocated_bytes(), 0);
+        assert_eq!(s.largest_free(), 1000);
+        assert_eq!(s.allocate(1000, owner(4)).map(|p| p.0), Some(BASE));
     }
 
     #[test]

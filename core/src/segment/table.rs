@@ -38,7 +38,8 @@ impl Mounted {
 pub struct Placed {
     pub segment: SegmentId,
     pub address: u64,
-    /// Given back with the address to [`Segment::free`].
+    /// Given back with the address to [`Segment::free`] (or
+    /// [`Segment::free_later`]).
     pub block: BlockId,
 }
 
