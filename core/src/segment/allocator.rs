@@ -197,9 +197,9 @@ impl<O: Copy> OffsetAllocator<O> {
     /// Frees the block `id` at `offset..offset+len` as [`free`](Self::free)
     /// does, later: the bytes leave `allocated_bytes` now, and the block
     /// merges into the holes with the other deferred frees when
-    /// [`DEFERRED`] are waiting or before the next call that reads or
-    /// changes blocks or holes, the misses of all of them overlapped
-    /// ([`prefetch_frees`](Self::prefetch_frees)). What every other call
+    /// `DEFERRED` (32) are waiting or before the next call that reads or
+    /// changes blocks or holes, the misses of all of them overlapped (their
+    /// lines are loaded together first). What every other call
     /// sees is what freeing at once would have left. The range is checked
     /// now (`ZeroLength`, `OutOfRange`, and `UnknownBlock` for more bytes
     /// than are allocated). That the block is there with exactly this
