@@ -567,17 +567,6 @@ impl MasterCore {
                 );
             return;
         }
-        self.free_buffers(replicas, size);
-    }
-
-    /// Frees the buffers of `replicas` (`size` bytes each) at once, whether
-    /// or not the journal is on: [`free_now`](Self::free_now) without the
-    /// journal, or its deferred frees once their record is appended.
-    pub(crate) fn free_buffers<'a>(
-        &self,
-        replicas: impl IntoIterator<Item = &'a Replica>,
-        size: u64,
-    ) {
         let mut buffers = replicas.into_iter().filter(|r| r.has_buffer()).peekable();
         // Nothing to free (an object whose last replica was just evicted):
         // no segment-table lock.
@@ -657,14 +646,6 @@ impl MasterCore {
             None => self.free_now(st, &obj.replicas, obj.size),
             Some(at) => self.discard(st, &obj.replicas, obj.size, at),
         }
-        self.forget(st, shard, obj, k);
-    }
-
-    /// What [`retire`](Self::retire) does besides freeing or discarding
-    /// the buffers, for a caller that freed them itself: the committed
-    /// deadline dropped, the write in flight and the group membership
-    /// ended, the key count −1.
-    pub(crate) fn forget(&self, st: &mut ShardState, shard: usize, obj: &Object, k: Key<'_>) {
         debug_assert_eq!(self.shard_index_of(self.hasher.hash(k)), shard);
         self.drop_committed(obj, shard);
         st.in_flight.end(obj.write_token);

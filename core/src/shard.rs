@@ -459,19 +459,19 @@ impl ShardState {
         self.take_slot(hash, slot)
     }
 
-    /// The arena slot of the object stored under `k` if `pred` accepts it;
+    /// Removes and returns the object stored under `k` if `pred` accepts it;
     /// `Err` carries `pred`'s refusal, `Ok(None)` means no such object.
-    pub fn slot_if<E>(
-        &self,
+    pub fn take_if<E>(
+        &mut self,
         hash: u64,
         k: Key<'_>,
         pred: impl FnOnce(&Object) -> Result<(), E>,
-    ) -> Result<Option<u32>, E> {
+    ) -> Result<Option<Object>, E> {
         let Some(slot) = self.slot_of(hash, k) else {
             return Ok(None);
         };
         pred(self.objects.get(slot).expect("indexed slot holds a record"))?;
-        Ok(Some(slot))
+        Ok(self.take_slot(hash, slot))
     }
 
     /// How many objects the hash index holds before it must grow.
@@ -715,24 +715,26 @@ mod tests {
     }
 
     #[test]
-    fn slot_if_names_only_an_accepted_object() {
+    fn take_if_leaves_a_refused_object_in_place() {
         let h = KeyHasher::new();
         let mut st = ShardState::new(h.clone());
         let k = Key::new("k");
         put(&mut st, &h, k, 1);
         let hash = h.hash(k);
-        assert_eq!(st.slot_if(hash, k, |_| Err("busy")).err(), Some("busy"));
+        assert_eq!(st.take_if(hash, k, |_| Err("busy")).err(), Some("busy"));
         assert!(st.find(hash, k).is_some());
         let missing = Key::new("nope");
         assert!(st
-            .slot_if(h.hash(missing), missing, |_| Err::<(), _>("never asked"))
+            .take_if(h.hash(missing), missing, |_| Err::<(), _>("never asked"))
             .unwrap()
             .is_none());
-        let slot = st
-            .slot_if(hash, k, |o| if o.seq == 1 { Ok(()) } else { Err(()) })
-            .unwrap()
-            .unwrap();
-        assert_eq!(st.take_at(hash, slot).unwrap().seq, 1);
+        assert_eq!(
+            st.take_if(hash, k, |_| Ok::<(), ()>(()))
+                .unwrap()
+                .unwrap()
+                .seq,
+            1
+        );
         assert_eq!(st.len(), 0);
         st.check_index().unwrap();
     }
@@ -859,8 +861,10 @@ mod key_tests {
         st.take(h.hash(a1), a1).unwrap();
         st.check_index().unwrap();
         assert_eq!(st.tenants.lookup("ta"), Some(id));
-        let slot = st.slot_of_key(h.hash(a2), a2).unwrap();
-        assert!(st.take_at(h.hash(a2), slot).is_some());
+        assert!(st
+            .take_if(h.hash(a2), a2, |_| Ok::<(), ()>(()))
+            .unwrap()
+            .is_some());
         assert_eq!(st.tenants.lookup("ta"), None);
         assert!(st.find(h.hash(a2), a2).is_none());
         // The freed id goes to the next tenant; the old tenant's keys stay absent.

@@ -68,26 +68,10 @@ impl MasterCore {
         now: Instant,
         force: bool,
     ) -> Result<Object> {
-        let slot = st
-            .slot_if(hash, k, |o| removable(o, now, force))?
+        let obj = st
+            .take_if(hash, k, |o| removable(o, now, force))?
             .ok_or_else(Error::not_found)?;
-        let obj = if self.journal.is_some() {
-            // The frees wait for the record (append before free).
-            let obj = st.take_at(hash, slot).expect("found above");
-            self.retire(st, si, &obj, k, None);
-            obj
-        } else {
-            // The slot's generation (which the removal writes) starts
-            // loading, then the buffers are freed: the allocator's miss on
-            // the buffer's block and this one overlap instead of following
-            // each other.
-            st.prefetch_removal(slot);
-            let found = st.slot(slot).expect("found above");
-            self.free_buffers(&found.replicas, found.size);
-            let obj = st.take_at(hash, slot).expect("found above");
-            self.forget(st, si, &obj, k);
-            obj
-        };
+        self.retire(st, si, &obj, k, None);
         let mark = st.discarded.len();
         self.record_key(st, hash, k, mark);
         Ok(obj)

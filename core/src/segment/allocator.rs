@@ -241,8 +241,7 @@ impl<O: Copy> OffsetAllocator<O> {
             return;
         }
         let frees = std::mem::take(&mut self.deferred);
-        let ids: SmallVec<[BlockId; DEFERRED]> = frees.iter().map(|f| f.0).collect();
-        self.prefetch_frees(&ids);
+        self.prefetch_frees(frees.iter().map(|f| f.0));
         let mut refused = 0usize;
         for (id, offset, len) in frees {
             if self.merge(id, offset, len).is_err() {
@@ -357,23 +356,23 @@ impl<O: Copy> OffsetAllocator<O> {
     /// a hole's); then the neighbours in their lists of the holes the
     /// frees grow. Frees that follow find those lines in the cache instead
     /// of missing on them one after another. Changes nothing.
-    fn prefetch_frees(&self, blocks: &[BlockId]) {
-        for &b in blocks {
-            self.blocks.prefetch(b);
+    fn prefetch_frees(&self, blocks: impl Iterator<Item = BlockId> + Clone) {
+        for b in blocks.clone() {
+            self.blocks.prefetch(b.index());
         }
-        for &b in blocks {
+        for b in blocks.clone() {
             let Some((_, left, right)) = self.blocks.with_sides(b) else {
                 continue;
             };
             for side in [left, right] {
                 match side.side() {
-                    Side::Block(n) => self.blocks.prefetch_index(n),
+                    Side::Block(n) => self.blocks.prefetch(n),
                     Side::Hole(h) => self.holes.prefetch(h),
                     Side::Edge => {}
                 }
             }
         }
-        for &b in blocks {
+        for b in blocks {
             let Some((_, left, right)) = self.blocks.with_sides(b) else {
                 continue;
             };
@@ -569,10 +568,10 @@ mod tests {
                 .last()
                 .unwrap(),
         );
-        a.prefetch_frees(&ids);
+        a.prefetch_frees(ids.iter().copied());
         assert_eq!((ranges(&mut a), blocks(&mut a)), (before, held));
         for (i, &(o, id)) in placed.iter().enumerate().filter(|(i, _)| i % 3 != 0) {
-            a.prefetch_frees(&[id]);
+            a.prefetch_frees([id].into_iter());
             assert_eq!(a.free(id, o, BUF), Ok(i as u64));
         }
         assert_eq!(ranges(&mut a), vec![(0, 64 * BUF)]);

@@ -158,13 +158,9 @@ impl<O: Copy> Blocks<O> {
         })
     }
 
-    /// Starts loading block `id`'s slot (what a free reads first).
-    pub(super) fn prefetch(&self, id: BlockId) {
-        self.slots.prefetch(id.0);
-    }
-
-    /// Starts loading the slot at `index` (a neighbour a free re-points).
-    pub(super) fn prefetch_index(&self, index: u32) {
+    /// Starts loading the slot at `index` (a block's id, or a neighbour a
+    /// free re-points).
+    pub(super) fn prefetch(&self, index: u32) {
         self.slots.prefetch(index);
     }
 
