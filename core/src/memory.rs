@@ -9,6 +9,10 @@
 //! - **The cycle counter** ([`cycle_counter`]): reads the CPU's
 //!   time-stamp counter, which changes no memory (lock holds are timed
 //!   with it: `hold_timer.rs`).
+//! - **[`fault_in_spare`]**: a vector's spare room faulted in with one
+//!   `MADV_POPULATE_WRITE` instead of a page fault per page (the deadline
+//!   index's heap chunks, made outside its lock); the advice changes no
+//!   value.
 //! - **[`FillBuf`]**: a byte buffer that one writer fills front to back
 //!   while readers on other threads copy out what is already filled,
 //!   without a lock between them (the change journal's chunks: a consumer
@@ -84,6 +88,64 @@ pub(crate) fn cycle_counter() -> Option<u64> {
     return Some(unsafe { std::arch::x86_64::_rdtsc() });
     #[cfg(not(target_arch = "x86_64"))]
     None
+}
+
+/// Faults in every page of `spare` (a vector's spare capacity, about to be
+/// written under a lock), so the writes that fill it later take no page
+/// fault. The first and last entries are written with `blank` (which
+/// faults their pages, possibly shared with a neighbouring allocation);
+/// the whole pages between them are populated with one
+/// `MADV_POPULATE_WRITE` (Linux 5.14 on) instead of a fault each, or, where
+/// the kernel refuses, by writing `blank` into one entry of each page.
+/// Entries stay uninitialised as far as the vector is concerned.
+pub(crate) fn fault_in_spare<T: Copy>(spare: &mut [std::mem::MaybeUninit<T>], blank: T) {
+    let n = spare.len();
+    if n == 0 {
+        return;
+    }
+    spare[0].write(blank);
+    spare[n - 1].write(blank);
+    if populate_pages(
+        spare.as_mut_ptr().cast::<u8>(),
+        std::mem::size_of_val(spare),
+    ) {
+        return;
+    }
+    let per_page = (BASE_PAGE / std::mem::size_of::<T>().max(1)).max(1);
+    for e in spare.iter_mut().step_by(per_page) {
+        e.write(blank);
+    }
+}
+
+/// `MADV_POPULATE_WRITE` of the whole base pages inside `start..start +
+/// bytes`, memory the caller holds exclusively; `true` when the kernel did
+/// it (or there is no whole page), `false` where it refuses or there is no
+/// such advice.
+#[cfg(target_os = "linux")]
+fn populate_pages(start: *mut u8, bytes: usize) -> bool {
+    let from = (start as usize).next_multiple_of(BASE_PAGE);
+    let to = (start as usize).saturating_add(bytes) & !(BASE_PAGE - 1);
+    if to <= from {
+        return true;
+    }
+    // SAFETY: `from..to` lies inside the caller's exclusive allocation
+    // (whole pages of it, so no other allocation's bytes); populating
+    // faults pages in (zeroed if new) and changes no byte of a page
+    // already present, so no value the program holds changes, and the
+    // kernel checks the range.
+    let rc = unsafe {
+        libc::madvise(
+            from as *mut libc::c_void,
+            to - from,
+            libc::MADV_POPULATE_WRITE,
+        )
+    };
+    rc == 0
+}
+
+#[cfg(not(target_os = "linux"))]
+fn populate_pages(_start: *mut u8, _bytes: usize) -> bool {
+    false
 }
 
 /// A fixed-length byte buffer filled front to back by one writer, its
@@ -258,7 +320,6 @@ impl FillWriter {
 pub(crate) const HUGE_PAGE: usize = 2 << 20;
 
 /// Bytes of a base page (the smallest the system maps).
-#[cfg(target_os = "linux")]
 const BASE_PAGE: usize = 4096;
 
 /// One anonymous mapping that a master's presized tables are carved from
@@ -963,5 +1024,43 @@ mod tests {
         assert!(big.iter().all(|&b| b == 7));
         assert_eq!(bytes, [1, 2, 3]);
         assert!(v.iter().enumerate().all(|(i, &x)| x == i as u64));
+    }
+
+    /// Pages of `bytes` bytes at `start` that are not resident.
+    #[cfg(target_os = "linux")]
+    fn pages_not_resident(start: *const u8, bytes: usize) -> usize {
+        let from = (start as usize) & !(BASE_PAGE - 1);
+        let to = (start as usize + bytes).next_multiple_of(BASE_PAGE);
+        let mut resident = vec![0u8; (to - from) / BASE_PAGE];
+        // SAFETY: mincore only reads the process's page tables for the
+        // range and writes one byte per page into `resident`, which has
+        // exactly that many.
+        let rc =
+            unsafe { libc::mincore(from as *mut libc::c_void, to - from, resident.as_mut_ptr()) };
+        assert_eq!(rc, 0, "mincore: {}", std::io::Error::last_os_error());
+        resident.iter().filter(|&&r| r & 1 == 0).count()
+    }
+
+    // Faulting in a vector's spare room makes every page of it resident
+    // and leaves the vector as it was: its length, the values it holds.
+    #[test]
+    fn fault_in_spare_makes_the_room_resident_and_changes_nothing() {
+        // Large enough for the allocator to map it fresh (untouched pages).
+        for (held, cap) in [(0usize, 1usize << 20), (3, 300_001), (5, 5), (0, 0)] {
+            let mut v: Vec<u64> = (0..held as u64).collect();
+            v.reserve_exact(cap - held);
+            let spare = v.spare_capacity_mut();
+            let (start, bytes) = (spare.as_ptr().cast::<u8>(), std::mem::size_of_val(spare));
+            fault_in_spare(spare, u64::MAX);
+            assert_eq!(v.len(), held);
+            assert!(v.iter().enumerate().all(|(i, &x)| x == i as u64));
+            #[cfg(target_os = "linux")]
+            if bytes > 0 {
+                assert_eq!(pages_not_resident(start, bytes), 0, "cap {cap}");
+            }
+            let _ = (start, bytes);
+            v.extend(held as u64..cap as u64);
+            assert!(v.iter().enumerate().all(|(i, &x)| x == i as u64));
+        }
     }
 }

@@ -147,19 +147,16 @@ struct Heap<T> {
 /// Spare chunks kept at most: one absorbs a push/pop cycle at a chunk boundary.
 const MAX_SPARE: usize = 1;
 
-/// An empty chunk whose pages are already faulted in (written once), so filling it under the
-/// lock costs no page faults. Made outside the lock.
+/// An empty chunk whose pages are already faulted in (in one system call where the kernel
+/// can), so filling it under the lock costs no page faults. Made outside the lock.
 fn new_chunk<T: Copy + Default>() -> Vec<Entry<T>> {
     let mut chunk = Vec::with_capacity(CHUNK);
-    chunk.resize(
-        CHUNK,
-        Entry {
-            deadline: 0,
-            target: T::default(),
-            version: 0,
-        },
-    );
-    chunk.clear();
+    let blank = Entry {
+        deadline: 0,
+        target: T::default(),
+        version: 0,
+    };
+    crate::memory::fault_in_spare(chunk.spare_capacity_mut(), blank);
     chunk
 }
 
