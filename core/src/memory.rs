@@ -90,30 +90,30 @@ pub(crate) fn cycle_counter() -> Option<u64> {
     None
 }
 
-/// Faults in every page of `spare` (a vector's spare capacity, about to be
+/// Faults in every page of `spare` (a vector's spare room, about to be
 /// written under a lock), so the writes that fill it later take no page
-/// fault. The first and last entries are written with `blank` (which
-/// faults their pages, possibly shared with a neighbouring allocation);
-/// the whole pages between them are populated with one
-/// `MADV_POPULATE_WRITE` (Linux 5.14 on) instead of a fault each, or, where
-/// the kernel refuses, by writing `blank` into one entry of each page.
-/// Entries stay uninitialised as far as the vector is concerned.
-pub(crate) fn fault_in_spare<T: Copy>(spare: &mut [std::mem::MaybeUninit<T>], blank: T) {
-    let n = spare.len();
-    if n == 0 {
+/// fault: the whole pages inside it with one `MADV_POPULATE_WRITE` (Linux
+/// 5.14 on) instead of a fault each, the partial pages at its ends (which
+/// may be shared with a neighbouring allocation) by writing a byte of the
+/// room in each, and, where the kernel refuses the advice, a byte in every
+/// page. The room stays uninitialised as far as its vector is concerned.
+pub(crate) fn fault_in_spare<T>(spare: &mut [std::mem::MaybeUninit<T>]) {
+    let bytes = std::mem::size_of_val(spare);
+    if bytes == 0 {
         return;
     }
-    spare[0].write(blank);
-    spare[n - 1].write(blank);
-    if populate_pages(
-        spare.as_mut_ptr().cast::<u8>(),
-        std::mem::size_of_val(spare),
-    ) {
+    // SAFETY: the bytes of `MaybeUninit` values may hold anything, so
+    // viewing the same memory, exclusively borrowed for as long as the
+    // view lives, as `bytes` uninitialised bytes (alignment 1) is sound.
+    let raw: &mut [std::mem::MaybeUninit<u8>] =
+        unsafe { std::slice::from_raw_parts_mut(spare.as_mut_ptr().cast(), bytes) };
+    raw[0].write(0);
+    raw[bytes - 1].write(0);
+    if populate_pages(raw.as_mut_ptr().cast(), bytes) {
         return;
     }
-    let per_page = (BASE_PAGE / std::mem::size_of::<T>().max(1)).max(1);
-    for e in spare.iter_mut().step_by(per_page) {
-        e.write(blank);
+    for b in raw.iter_mut().step_by(BASE_PAGE) {
+        b.write(0);
     }
 }
 
@@ -1051,7 +1051,7 @@ mod tests {
             v.reserve_exact(cap - held);
             let spare = v.spare_capacity_mut();
             let (start, bytes) = (spare.as_ptr().cast::<u8>(), std::mem::size_of_val(spare));
-            fault_in_spare(spare, u64::MAX);
+            fault_in_spare(spare);
             assert_eq!(v.len(), held);
             assert!(v.iter().enumerate().all(|(i, &x)| x == i as u64));
             #[cfg(target_os = "linux")]

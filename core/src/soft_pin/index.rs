@@ -149,14 +149,9 @@ const MAX_SPARE: usize = 1;
 
 /// An empty chunk whose pages are already faulted in (in one system call where the kernel
 /// can), so filling it under the lock costs no page faults. Made outside the lock.
-fn new_chunk<T: Copy + Default>() -> Vec<Entry<T>> {
+fn new_chunk<T>() -> Vec<Entry<T>> {
     let mut chunk = Vec::with_capacity(CHUNK);
-    let blank = Entry {
-        deadline: 0,
-        target: T::default(),
-        version: 0,
-    };
-    crate::memory::fault_in_spare(chunk.spare_capacity_mut(), blank);
+    crate::memory::fault_in_spare(chunk.spare_capacity_mut());
     chunk
 }
 
