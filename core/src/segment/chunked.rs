@@ -10,6 +10,10 @@ use std::sync::Arc;
 /// Entries per chunk.
 pub(super) const CHUNK: usize = 1024;
 
+/// Entries past the end whose line a push starts loading (a few lines
+/// ahead).
+const PUSH_AHEAD: usize = 6;
+
 #[derive(Debug)]
 pub(super) struct Chunked<T> {
     chunks: Vec<FixedVec<T>>,
@@ -72,8 +76,12 @@ impl<T> Chunked<T> {
             let chunk = FixedVec::with_capacity_in(self.region.as_ref(), CHUNK);
             self.chunks.push(chunk);
         }
-        let pushed = self.chunks.last_mut().expect("just ensured").push(v);
+        let last = self.chunks.last_mut().expect("just ensured");
+        let pushed = last.push(v);
         assert!(pushed.is_ok(), "a chunk holds CHUNK entries");
+        // The pushes to come write the next lines: on their way now (an
+        // address past the chunk's room is never dereferenced either).
+        crate::memory::prefetch_ptr(last.as_ptr().wrapping_add(last.len() + PUSH_AHEAD));
         self.len += 1;
         (self.len - 1) as u32
     }
