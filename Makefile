@@ -168,6 +168,7 @@ test-checks:
 	scripts/check-allocator.sh --self-test
 	scripts/check-unsafe.sh
 	scripts/check-unsafe.sh --self-test
+	python3 scripts/ab.py --self-test
 
 test-c:
 	$(MAKE) -C c_tests all
