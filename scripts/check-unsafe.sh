@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The core crate (core/src) keeps its unsafe code in one audited module,
 # core/src/memory.rs (prefetch hints, the cycle counter, the journal chunks'
-# fill buffer, the presized tables' huge-page region and fixed vectors), and
-# nowhere else:
+# fill buffer, the presized tables' huge-page region and fixed vectors, the
+# faulting in of a vector's spare room), and nowhere else:
 #
 #   - the crate root denies unsafe code (`#![deny(unsafe_code)]`);
 #   - exactly one `allow(unsafe_code)` exists, in core/src/lib.rs, on

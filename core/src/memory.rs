@@ -109,22 +109,55 @@ pub(crate) fn fault_in_spare<T>(spare: &mut [std::mem::MaybeUninit<T>]) {
         unsafe { std::slice::from_raw_parts_mut(spare.as_mut_ptr().cast(), bytes) };
     raw[0].write(0);
     raw[bytes - 1].write(0);
-    if populate_pages(raw.as_mut_ptr().cast(), bytes) {
-        return;
-    }
-    for b in raw.iter_mut().step_by(BASE_PAGE) {
-        b.write(0);
+    if !populate_pages(raw.as_mut_ptr().cast(), bytes) {
+        touch_pages(raw);
     }
 }
 
-/// `MADV_POPULATE_WRITE` of the whole base pages inside `start..start +
+/// Writes a zero into the first byte and into one byte of every page of
+/// `raw` (uninitialised memory the caller holds exclusively), faulting
+/// each of its pages in: `fault_in_spare`'s way where the kernel refuses
+/// the advice.
+fn touch_pages(raw: &mut [std::mem::MaybeUninit<u8>]) {
+    for b in raw.iter_mut().step_by(page_size()) {
+        b.write(0);
+    }
+    if let Some(last) = raw.last_mut() {
+        last.write(0);
+    }
+}
+
+/// The system's page size (4096 where it cannot be read): what advice
+/// ranges are rounded to, so that rounding never reaches past a range on
+/// a kernel with larger pages (the kernel rounds a length up to its own
+/// page size).
+fn page_size() -> usize {
+    static SIZE: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *SIZE.get_or_init(|| {
+        #[cfg(unix)]
+        {
+            // SAFETY: sysconf reads a system constant; it takes no pointer
+            // and changes no memory of the program.
+            let n = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+            match usize::try_from(n) {
+                Ok(n) if n.is_power_of_two() && n >= BASE_PAGE => n,
+                _ => BASE_PAGE,
+            }
+        }
+        #[cfg(not(unix))]
+        BASE_PAGE
+    })
+}
+
+/// `MADV_POPULATE_WRITE` of the whole pages inside `start..start +
 /// bytes`, memory the caller holds exclusively; `true` when the kernel did
 /// it (or there is no whole page), `false` where it refuses or there is no
 /// such advice.
 #[cfg(target_os = "linux")]
 fn populate_pages(start: *mut u8, bytes: usize) -> bool {
-    let from = (start as usize).next_multiple_of(BASE_PAGE);
-    let to = (start as usize).saturating_add(bytes) & !(BASE_PAGE - 1);
+    let page = page_size();
+    let from = (start as usize).next_multiple_of(page);
+    let to = (start as usize).saturating_add(bytes) & !(page - 1);
     if to <= from {
         return true;
     }
@@ -319,7 +352,8 @@ impl FillWriter {
 /// for (x86_64 and aarch64 with 4 KiB base pages).
 pub(crate) const HUGE_PAGE: usize = 2 << 20;
 
-/// Bytes of a base page (the smallest the system maps).
+/// Bytes of the smallest page of the targets this crate is built for (a
+/// kernel may use larger ones: [`page_size`] is the system's).
 const BASE_PAGE: usize = 4096;
 
 /// One anonymous mapping that a master's presized tables are carved from
@@ -439,13 +473,17 @@ impl Region {
         true
     }
 
-    /// Gives the whole base pages inside `start..start + bytes` (a range
+    /// Gives the whole pages inside `start..start + bytes` (a range
     /// carved from this region, no longer used) back to the system: they
     /// read as zeroes again if touched, and no range is carved twice, so
     /// nothing can see the difference.
     fn release(&self, start: *const u8, bytes: usize) {
-        let from = (start as usize).next_multiple_of(BASE_PAGE);
-        let to = (start as usize).saturating_add(bytes) & !(BASE_PAGE - 1);
+        // The system's page size, not BASE_PAGE: on a kernel with larger
+        // pages, advice on a range rounded to 4 KiB would be rounded up
+        // past it by the kernel, onto bytes still carved and in use.
+        let page = page_size();
+        let from = (start as usize).next_multiple_of(page);
+        let to = (start as usize).saturating_add(bytes) & !(page - 1);
         if to > from {
             // SAFETY: `from..to` lies inside a range of this mapping that
             // its owner gave up (the dropped vector); no other vector was
@@ -1039,6 +1077,102 @@ mod tests {
             unsafe { libc::mincore(from as *mut libc::c_void, to - from, resident.as_mut_ptr()) };
         assert_eq!(rc, 0, "mincore: {}", std::io::Error::last_os_error());
         resident.iter().filter(|&&r| r & 1 == 0).count()
+    }
+
+    /// A fresh private anonymous mapping of `pages` system pages, none of
+    /// them resident yet, unmapped on drop.
+    #[cfg(target_os = "linux")]
+    struct Fresh {
+        base: *mut u8,
+        len: usize,
+    }
+
+    #[cfg(target_os = "linux")]
+    impl Fresh {
+        fn new(pages: usize) -> Fresh {
+            let len = pages * page_size();
+            // SAFETY: asks for a new mapping; no memory of the program is
+            // read or written, and the result is checked before use.
+            let base = unsafe {
+                libc::mmap(
+                    std::ptr::null_mut(),
+                    len,
+                    libc::PROT_READ | libc::PROT_WRITE,
+                    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                    -1,
+                    0,
+                )
+            };
+            assert_ne!(base, libc::MAP_FAILED, "mmap");
+            Fresh {
+                base: base.cast(),
+                len,
+            }
+        }
+
+        /// Whether each page of the mapping is resident.
+        fn resident(&self) -> Vec<bool> {
+            let mut r = vec![0u8; self.len / page_size()];
+            // SAFETY: mincore reads the page tables of this mapping and
+            // writes one byte per page into `r`, which has that many.
+            let rc = unsafe { libc::mincore(self.base.cast(), self.len, r.as_mut_ptr()) };
+            assert_eq!(rc, 0, "mincore: {}", std::io::Error::last_os_error());
+            r.iter().map(|&b| b & 1 == 1).collect()
+        }
+
+        /// `count` uninitialised `T`s from byte `from` of the mapping.
+        fn room<T>(&mut self, from: usize, count: usize) -> &mut [std::mem::MaybeUninit<T>] {
+            assert_eq!(from % std::mem::align_of::<T>(), 0);
+            assert!(from + count * std::mem::size_of::<T>() <= self.len);
+            // SAFETY: the range lies inside the mapping (checked above),
+            // aligned for T, readable and writable; it is borrowed through
+            // `&mut self`, so nothing else aliases it; `MaybeUninit` makes
+            // no claim on its bytes.
+            unsafe { std::slice::from_raw_parts_mut(self.base.add(from).cast(), count) }
+        }
+    }
+
+    #[cfg(target_os = "linux")]
+    impl Drop for Fresh {
+        fn drop(&mut self) {
+            // SAFETY: unmaps the mapping `new` made; every view of it
+            // borrowed `self`, so none outlives it.
+            unsafe { libc::munmap(self.base.cast(), self.len) };
+        }
+    }
+
+    // Faulting in a room faults in exactly its pages: the whole ones by
+    // the advice, the partial ones at its ends by a byte each, the same
+    // pages by the fallback that writes a byte per page, and no page
+    // outside the room (which may belong to another allocation).
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn fault_in_spare_faults_in_exactly_the_pages_of_the_room() {
+        let page = page_size();
+        // From 40 bytes into page 1 to 100 bytes into page 13, in 24-byte
+        // entries (their end falls short of page 13's 100th byte).
+        let (from, end) = (page + 40, 13 * page + 100);
+        let want: Vec<bool> = (0..16).map(|p| (1..=13).contains(&p)).collect();
+        for fallback in [false, true] {
+            let mut m = Fresh::new(16);
+            assert!(m.resident().iter().all(|&r| !r), "a fresh mapping");
+            if fallback {
+                touch_pages(m.room::<u8>(from, (end - from) / 24 * 24));
+            } else {
+                fault_in_spare(m.room::<[u8; 24]>(from, (end - from) / 24));
+            }
+            assert_eq!(m.resident(), want, "fallback: {fallback}");
+        }
+        // A room that ends where a page starts leaves that page alone.
+        let mut m = Fresh::new(16);
+        fault_in_spare(m.room::<u8>(page + 40, 12 * page - 40));
+        let want: Vec<bool> = (0..16).map(|p| (1..=12).contains(&p)).collect();
+        assert_eq!(m.resident(), want, "a room ending at a page boundary");
+        // A room within one page, and an empty one.
+        let mut m = Fresh::new(4);
+        fault_in_spare(m.room::<u64>(2 * page + 8, 3));
+        fault_in_spare(m.room::<u64>(page, 0));
+        assert_eq!(m.resident(), [false, false, true, false]);
     }
 
     // Faulting in a vector's spare room makes every page of it resident
