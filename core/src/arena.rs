@@ -20,9 +20,6 @@ const CHUNK_MASK: u32 = CHUNK_SLOTS as u32 - 1;
 /// `u32::MAX` stays free as a sentinel for callers.
 pub(crate) const MAX_SLOTS: u32 = u32::MAX - 1;
 
-/// Bytes of a memory page (the smallest; a huge page is a multiple).
-const PAGE: usize = 4096;
-
 use crate::memory::{FixedVec, Region};
 use std::sync::Arc;
 
@@ -156,27 +153,20 @@ impl<T> Arena<T> {
         Ok(())
     }
 
-    /// Writes every page of the chunks made ahead of need (one slot per
-    /// page, with a value no one reads: the slots stay empty), so inserts
-    /// into them later do not fault their pages in (a standby presized
-    /// with `expected_objects`, docs/CONTRACT.md §9). The pages become
-    /// resident now; nothing observable changes.
+    /// Faults in every page of the chunks made ahead of need
+    /// ([`crate::memory::fault_in_spare`]: the slots stay empty), so
+    /// inserts into them later do not fault their pages in (a standby
+    /// presized with `expected_objects`, docs/CONTRACT.md §9). The pages
+    /// become resident now; nothing observable changes. A region's memory
+    /// is resident since the region was made.
     pub fn prefault(&mut self) {
-        // A value written past a vector's length is never read or dropped;
-        // `None` and 0 own nothing, so nothing leaks either.
-        // A region's memory is resident since the region was made.
-        fn touch<V>(v: &mut FixedVec<V>, value: impl Fn() -> V) {
-            if v.in_region() {
-                return;
-            }
-            let step = (PAGE / std::mem::size_of::<V>().max(1)).max(1);
-            for m in v.spare_capacity_mut().iter_mut().step_by(step) {
-                m.write(value());
-            }
-        }
         for c in self.chunks.iter_mut().chain(self.spare.iter_mut()) {
-            touch(&mut c.records, || None);
-            touch(&mut c.gens, || 0);
+            if !c.records.in_region() {
+                crate::memory::fault_in_spare(c.records.spare_capacity_mut());
+            }
+            if !c.gens.in_region() {
+                crate::memory::fault_in_spare(c.gens.spare_capacity_mut());
+            }
         }
     }
 

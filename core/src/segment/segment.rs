@@ -121,11 +121,9 @@ impl Segment {
     /// address inside a buffer: each would free someone else's bytes or
     /// nothing). Nothing changes on error.
     pub fn free(&self, block: BlockId, address: u64, len: u64) -> Result<(), AllocError> {
-        let offset = self.offset_of(address, len)?;
-        let mut alloc = self.alloc.lock();
-        alloc.free(block, offset, len)?;
-        self.publish(&alloc);
-        Ok(())
+        self.freeing(address, len, |alloc, offset| {
+            alloc.free(block, offset, len).map(drop)
+        })
     }
 
     /// Frees the buffer `block` at `address` of `len` bytes as
@@ -137,9 +135,23 @@ impl Segment {
     /// is not there with exactly this range is a caller's bug, refused now
     /// by a debug build and when it merges by a release build.
     pub fn free_later(&self, block: BlockId, address: u64, len: u64) -> Result<(), AllocError> {
+        self.freeing(address, len, |alloc, offset| {
+            alloc.free_later(block, offset, len)
+        })
+    }
+
+    /// What both frees share: the range checked and turned into an offset,
+    /// `free` run on the allocator under its lock, the allocated-bytes
+    /// mirror published after it (nothing changes on error).
+    fn freeing(
+        &self,
+        address: u64,
+        len: u64,
+        free: impl FnOnce(&mut OffsetAllocator<BufferOwner>, u64) -> Result<(), AllocError>,
+    ) -> Result<(), AllocError> {
         let offset = self.offset_of(address, len)?;
         let mut alloc = self.alloc.lock();
-        alloc.free_later(block, offset, len)?;
+        free(&mut alloc, offset)?;
         self.publish(&alloc);
         Ok(())
     }
