@@ -33,7 +33,9 @@ pub struct StateDump {
     /// buffer.
     pub discarded: Vec<(String, u64, u64, u64)>,
     /// `(segment name, address, len, owning replica id)` of every allocated
-    /// block (a discarded buffer keeps the id of the replica it was).
+    /// block (a discarded buffer keeps the id of the replica it was;
+    /// `u64::MAX` for a block that neither a replica nor a discarded buffer
+    /// names, which no quiet master has).
     pub blocks: Vec<(String, u64, u64, u64)>,
     /// Objects (per-shard counts summed), committed soft pins (gauge),
     /// discarded bytes (gauge), live index registrations, writes in flight.
@@ -48,6 +50,9 @@ impl MasterCore {
     #[doc(hidden)]
     pub fn debug_dump(&self) -> StateDump {
         let mut d = StateDump::default();
+        // Which replica each block is, by (segment, block): a block records
+        // only its object.
+        let mut replica_of = hashbrown::HashMap::new();
         for shard in self.shards.iter() {
             let st = shard.state.read();
             let table = self.segments.read();
@@ -67,6 +72,9 @@ impl MasterCore {
                     Task::Move { source, target } => format!("move {source} -> {target}"),
                     Task::Promotion { target } => format!("promotion -> {target}"),
                 });
+                for r in obj.replicas.iter().filter(|r| r.has_buffer()) {
+                    replica_of.insert((r.segment, r.block), r.id);
+                }
                 let mut roles: Vec<(u64, bool)> = obj
                     .replicas
                     .iter()
@@ -82,6 +90,7 @@ impl MasterCore {
                 });
             }
             for x in &st.discarded {
+                replica_of.insert((x.segment, x.block), x.replica);
                 d.discarded
                     .push((name(x.segment), x.addr, x.len, x.release_at));
             }
@@ -93,8 +102,13 @@ impl MasterCore {
         let table = self.segments.read();
         for seg in table.iter() {
             for b in seg.live_buffers() {
-                d.blocks
-                    .push((seg.name.to_string(), b.address, b.len, b.owner.replica_id()));
+                let id = replica_of.get(&(seg.id, b.block)).copied();
+                d.blocks.push((
+                    seg.name.to_string(),
+                    b.address,
+                    b.len,
+                    id.unwrap_or(u64::MAX),
+                ));
             }
         }
         d.gauges[3] = self.index.live() as i64;

@@ -87,7 +87,7 @@ impl MasterCore {
                         let held = Held {
                             len: obj.size,
                             block: r.block,
-                            by: Holder::Replica(BufferOwner::replica(hash, r.id)),
+                            by: Holder::Replica(BufferOwner::object(hash)),
                         };
                         if buffers.insert((r.segment, r.addr), held).is_some() {
                             return Err(format!(

@@ -469,9 +469,8 @@ impl MasterCore {
             if count == 0 {
                 continue;
             }
-            let got = table.place(pool, count, size, &cfg.preferred_segments, exclude, |i| {
-                BufferOwner::replica(hash, first + (offset + i) as u64)
-            });
+            let owner = BufferOwner::object(hash);
+            let got = table.place(pool, count, size, &cfg.preferred_segments, exclude, owner);
             for (i, p) in got.into_iter().enumerate() {
                 placed.push(Replica {
                     id: first + (offset + i) as u64,
@@ -595,6 +594,7 @@ impl MasterCore {
                     block: r.block,
                     len: size,
                     release_at,
+                    replica: r.id,
                 });
                 st.discarded_bytes += size as i64;
             }

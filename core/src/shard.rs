@@ -31,6 +31,8 @@ pub(crate) struct Discarded {
     pub block: BlockId,
     pub len: u64,
     pub release_at: Instant,
+    /// The id of the replica the buffer was (a snapshot lists it).
+    pub replica: u64,
 }
 
 /// A buffer an operation freed while the journal is on, held allocated
@@ -360,16 +362,16 @@ impl ShardState {
 
     /// The object holding replica `replica_id` on `segment`, among those
     /// hashing to `hash`.
-    pub fn find_by_replica_mut(
+    pub fn find_by_block_mut(
         &mut self,
         hash: u64,
         segment: SegmentId,
-        replica_id: u64,
+        block: BlockId,
     ) -> Option<&mut Object> {
         self.find_where_mut(hash, |o| {
             o.replicas
                 .iter()
-                .any(|r| r.id == replica_id && r.segment == segment)
+                .any(|r| r.segment == segment && r.block == block)
         })
     }
 

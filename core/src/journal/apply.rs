@@ -84,9 +84,6 @@ fn misfit(msg: impl Into<String>) -> Error {
     Error::new(ErrorKind::InvalidParams, msg.into())
 }
 
-/// A kept buffer whose replica id changed: segment, address, block, new id.
-type Reowned<'t> = (&'t Segment, u64, BlockId, u64);
-
 /// The write in flight an ObjectSet installs (its token, the record's slot,
 /// its pending intent), left unstarted when the next record of the run is
 /// the End that ends that write (a put pair): starting it and ending it
@@ -620,7 +617,6 @@ impl MasterCore {
         // Borrowed from the table, which outlives them: no reference count
         // moves per replica.
         let mut reserved: SmallVec<[(&Segment, u64, BlockId); 4]> = SmallVec::new();
-        let mut reowned: SmallVec<[Reowned; 2]> = SmallVec::new();
         let mut replicas = Replicas::new();
         let placed = (|| -> Result<()> {
             for r in &img.replicas {
@@ -655,10 +651,9 @@ impl MasterCore {
                             .position(|b| b.segment == seg.id && b.addr == address);
                         let block = match i {
                             Some(i) if !kept[i] && old_size == img.size => {
+                                // Its block names the object, not the
+                                // replica: a new replica id changes nothing.
                                 kept[i] = true;
-                                if old_bufs[i].replica != r.id {
-                                    reowned.push((seg, address, old_bufs[i].block, r.id));
-                                }
                                 old_bufs[i].block
                             }
                             Some(_) => {
@@ -670,7 +665,7 @@ impl MasterCore {
                             }
                             None => {
                                 let block = seg
-                                    .reserve(address, img.size, BufferOwner::replica(hash, r.id))
+                                    .reserve(address, img.size, BufferOwner::object(hash))
                                     .map_err(|e| {
                                         misfit(format!(
                                             "replica {} buffer {address:#x}+{} on {segment:?} \
@@ -721,9 +716,6 @@ impl MasterCore {
         };
         drop(reserved);
         // Checked: from here on nothing fails.
-        for (seg, addr, block, id) in reowned {
-            seg.set_owner(block, addr, BufferOwner::replica(hash, id));
-        }
         drop_buffers(
             &self.role.discard_home,
             si,
@@ -1006,21 +998,24 @@ impl MasterCore {
         let owners = seg.owners();
         let mut shards: Vec<usize> = owners
             .iter()
-            .map(|o| self.shard_index_of(o.object_hash()))
+            .map(|(o, _)| self.shard_index_of(o.object_hash()))
             .collect();
         shards.sort_unstable();
         shards.dedup();
         for &si in &shards {
             let mut st = self.shards[si].state.write();
-            for o in &owners {
-                if self.shard_index_of(o.object_hash()) == si
-                    && st
-                        .find_by_replica_mut(o.object_hash(), seg.id, o.replica_id())
-                        .is_some()
-                {
+            for &(o, block) in &owners {
+                if self.shard_index_of(o.object_hash()) != si {
+                    continue;
+                }
+                if let Some(obj) = st.find_by_block_mut(o.object_hash(), seg.id, block) {
+                    let id = obj
+                        .replicas
+                        .iter()
+                        .find(|r| r.segment == seg.id && r.block == block)
+                        .map_or(0, |r| r.id);
                     return Err(misfit(format!(
-                        "replica {} still lives on segment {name:?} here",
-                        o.replica_id()
+                        "replica {id} still lives on segment {name:?} here"
                     )));
                 }
             }
@@ -1210,6 +1205,7 @@ fn drop_buffers(
                     block: b.block,
                     len: size,
                     release_at,
+                    replica: b.replica,
                 });
                 st.discarded_bytes += size as i64;
                 homes.lock().insert((b.segment, b.addr), si);

@@ -37,12 +37,14 @@ impl MasterCore {
             ));
         }
         let id = self.replica_ids(1);
-        let placed = self
-            .segments
-            .read()
-            .place(Pool::Memory, 1, obj.size, preferred, &[], |_| {
-                BufferOwner::replica(hash, id)
-            });
+        let placed = self.segments.read().place(
+            Pool::Memory,
+            1,
+            obj.size,
+            preferred,
+            &[],
+            BufferOwner::object(hash),
+        );
         let Some(&p) = placed.first() else {
             self.return_replica_ids(id, 1);
             self.wakeup.request_eviction();

@@ -60,7 +60,7 @@ impl MasterCore {
         let mut out: Vec<Replica> = Vec::with_capacity(segs.len());
         for (i, seg) in segs.iter().enumerate() {
             let id = first + i as u64;
-            let owner = BufferOwner::replica(hash, id);
+            let owner = BufferOwner::object(hash);
             match seg.allocate(obj.size, owner) {
                 Some((addr, block)) => out.push(Replica {
                     id,

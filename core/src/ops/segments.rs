@@ -5,7 +5,7 @@
 use crate::error::Result;
 use crate::journal::Record;
 use crate::master::MasterCore;
-use crate::segment::{BufferOwner, Mounted, Segment};
+use crate::segment::{BlockId, BufferOwner, Mounted, Segment};
 use crate::types::{ClientId, SegmentId, SegmentSpec};
 use std::sync::Arc;
 
@@ -108,8 +108,8 @@ impl MasterCore {
     }
 
     /// Drops what an unmounted segment held, in one walk over its buffers'
-    /// owners (the blocks record them), grouped by shard so each shard lock
-    /// is taken once, in ascending order.
+    /// owners and block ids (the blocks record them), grouped by shard so
+    /// each shard lock is taken once, in ascending order.
     fn drop_segment_replicas(&self, seg: &Segment) -> UnmountReport {
         let (owners, bounds) = self.group_by_shard(seg.owners());
         let mut report = UnmountReport::default();
@@ -120,19 +120,20 @@ impl MasterCore {
             }
             let mut st = self.shards[si].state.write();
             let mut unowned = false;
-            for owner in group {
+            for &(owner, block) in group {
                 let mark = st.discarded.len();
-                let (hash, replica_id) = (owner.object_hash(), owner.replica_id());
-                // Matched by segment too: a restore installed meanwhile may
-                // hold a replica with this id on one of its own segments,
+                let hash = owner.object_hash();
+                // The replica naming this segment and block: while the block
+                // is allocated no other buffer has its id here, and a restore
+                // installed meanwhile holds replicas on segments of its own,
                 // whose ids are never this one's (SegmentTable::reserve_ids).
-                let Some(obj) = st.find_by_replica_mut(hash, seg.id, replica_id) else {
+                let Some(obj) = st.find_by_block_mut(hash, seg.id, block) else {
                     // A discarded buffer: no replica owns it any more.
                     unowned = true;
                     continue;
                 };
                 obj.replicas
-                    .retain(|r| !(r.id == replica_id && r.segment == seg.id));
+                    .retain(|r| !(r.segment == seg.id && r.block == block));
                 report.replicas_dropped += 1;
                 // The write ends (with its pending intent, §4.4) once no
                 // replica of it is PROCESSING.
@@ -176,11 +177,14 @@ impl MasterCore {
         report
     }
 
-    /// Sorts `owners` by shard index in O(owners + shards) (a counting
-    /// sort) and returns them with the bounds of each shard's run: shard
+    /// Sorts `owners` (each with its block) by shard index in O(owners +
+    /// shards) (a counting sort) and returns them with the bounds of each shard's run: shard
     /// `i`'s owners are `owners[bounds[i]..bounds[i + 1]]`.
-    fn group_by_shard(&self, owners: Vec<BufferOwner>) -> (Vec<BufferOwner>, Vec<usize>) {
-        let shard = |o: &BufferOwner| self.shard_index_of(o.object_hash());
+    fn group_by_shard(
+        &self,
+        owners: Vec<(BufferOwner, BlockId)>,
+    ) -> (Vec<(BufferOwner, BlockId)>, Vec<usize>) {
+        let shard = |o: &(BufferOwner, BlockId)| self.shard_index_of(o.0.object_hash());
         let mut bounds = vec![0usize; self.shards.len() + 1];
         for o in &owners {
             bounds[shard(o) + 1] += 1;

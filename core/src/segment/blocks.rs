@@ -268,10 +268,13 @@ mod tests {
     }
 
     /// The per-buffer cost of owner and neighbour tracking: one slot, no
-    /// map entry (the two sides are what makes a free O(1)).
+    /// map entry (the two sides are what makes a free O(1)). A segment's
+    /// blocks record a one-word owner (`BufferOwner`, the object's key
+    /// hash): 32 bytes, two slots to a cache line.
     #[test]
-    fn a_slot_with_a_two_word_owner_is_40_bytes() {
-        assert_eq!(std::mem::size_of::<Slot<[u64; 2]>>(), 40);
+    fn a_slot_with_a_one_word_owner_is_32_bytes() {
+        assert_eq!(std::mem::size_of::<Slot<u64>>(), 32);
+        assert_eq!(std::mem::size_of::<Slot<crate::segment::BufferOwner>>(), 32);
     }
 
     #[test]

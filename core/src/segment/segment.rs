@@ -13,33 +13,32 @@ use parking_lot::{Mutex, MutexGuard};
 use super::allocator::{AllocError, BlockId, OffsetAllocator};
 use crate::types::{ClientId, Pool, SegmentId, SegmentSpec};
 
-/// The replica a buffer belongs to, as its block records it. Opaque: made
-/// and read only through these methods, so what it holds can change (it is
-/// the object's key hash, which picks the shard, and the replica id today)
-/// without touching its users.
+/// The object a buffer belongs to, as its block records it: the hash of
+/// the object's key, which picks its shard and finds it in the shard's
+/// index. Which of the object's replicas holds the buffer is not recorded:
+/// the replica names its block (segment and [`BlockId`]), and while a block
+/// is allocated no other buffer of its segment has its id, so a holder
+/// finds it by those. Eight bytes, so a block's slot in the allocator's
+/// slab is 32 (two to a cache line). Opaque: made and read only through
+/// these methods.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BufferOwner {
     object_hash: u64,
-    replica_id: u64,
 }
 
+const _: () = assert!(std::mem::size_of::<BufferOwner>() == 8);
+
 impl BufferOwner {
-    /// The replica `replica_id` of the object whose key hashes to `object_hash`.
-    pub fn replica(object_hash: u64, replica_id: u64) -> Self {
-        BufferOwner {
-            object_hash,
-            replica_id,
-        }
+    /// A buffer of the object whose key hashes to `object_hash` (a
+    /// discarded buffer restored from a snapshot: the hash that picked the
+    /// shard it waits in).
+    pub fn object(object_hash: u64) -> Self {
+        BufferOwner { object_hash }
     }
 
     /// The owning object's key hash (it picks the shard).
     pub fn object_hash(self) -> u64 {
         self.object_hash
-    }
-
-    /// The owning replica's id within its object.
-    pub fn replica_id(self) -> u64 {
-        self.replica_id
     }
 }
 
@@ -172,9 +171,9 @@ impl Segment {
         Ok(block)
     }
 
-    /// Re-points the buffer `block` at `address` to a new owner (e.g. a
-    /// replica that moved to another record). `false`, and no change, if no
-    /// such buffer exists.
+    /// Re-points the buffer `block` at `address` to a new owner (a buffer
+    /// handed to another object). `false`, and no change, if no such buffer
+    /// exists.
     pub fn set_owner(&self, block: BlockId, address: u64, owner: BufferOwner) -> bool {
         let Some(offset) = address.checked_sub(self.base) else {
             return false;
@@ -224,12 +223,12 @@ impl Segment {
         out
     }
 
-    /// The owner of every live buffer, in no particular order: what an
-    /// unmount needs, in one walk over the blocks.
-    pub fn owners(&self) -> Vec<BufferOwner> {
+    /// The owner and block of every live buffer, in no particular order:
+    /// what an unmount needs, in one walk over the blocks.
+    pub fn owners(&self) -> Vec<(BufferOwner, BlockId)> {
         let mut alloc = self.settled();
         let mut out = Vec::with_capacity(alloc.block_count());
-        out.extend(alloc.blocks().map(|(_, b)| b.owner));
+        out.extend(alloc.blocks().map(|(id, b)| (b.owner, id)));
         out
     }
 
@@ -312,8 +311,8 @@ mod tests {
         )
     }
 
-    fn owner(replica_id: u64) -> BufferOwner {
-        BufferOwner::replica(0xABCD, replica_id)
+    fn owner(object_hash: u64) -> BufferOwner {
+        BufferOwner::object(object_hash)
     }
 
     /// `(address, len, owner)` of every live buffer, by address.
@@ -342,8 +341,8 @@ mod tests {
         assert_eq!(s.allocate(0, owner(3)), None);
         assert_eq!(s.live_count(), 2);
         let mut owners = s.owners();
-        owners.sort_unstable_by_key(|o| o.replica_id());
-        assert_eq!(owners, [owner(1), owner(2)]);
+        owners.sort_unstable_by_key(|o| o.0.object_hash());
+        assert_eq!(owners, [(owner(1), ba), (owner(2), bb)]);
     }
 
     /// A deferred free counts at once in the lock-free allocated bytes, and
@@ -363,7 +362,7 @@ mod tests {
         assert!(!s.set_owner(ba, a, owner(3)));
         assert_eq!(bufs(&s), vec![(b, 200, owner(2))]);
         assert_eq!(s.live_count(), 1);
-        assert_eq!(s.owners(), [owner(2)]);
+        assert_eq!(s.owners(), [(owner(2), bb)]);
         assert_eq!(s.largest_free(), 700);
         s.free_later(bb, b, 200).unwrap();
         assert_eq!(s.allocated_bytes(), 0);

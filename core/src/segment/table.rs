@@ -285,9 +285,7 @@ impl SegmentTable {
     /// fewer than `count`; the caller decides whether that is enough and
     /// frees the buffers otherwise.
     ///
-    /// `owner_of(i)` names the owner of the `i`-th placed buffer. It is called
-    /// at most once per `i`, in increasing order, before the buffer is placed,
-    /// so it may be called for an `i` that ends up not placed.
+    /// Every buffer placed is `owner`'s (the object the call places for).
     pub fn place(
         &self,
         pool: Pool,
@@ -295,7 +293,7 @@ impl SegmentTable {
         len: u64,
         preferred: &[String],
         exclude: &[SegmentId],
-        mut owner_of: impl FnMut(usize) -> BufferOwner,
+        owner: BufferOwner,
     ) -> Vec<Placed> {
         // One buffer per segment: never more than the pool's segments.
         let mut placed: Vec<Placed> =
@@ -303,21 +301,18 @@ impl SegmentTable {
         if count == 0 || len == 0 {
             return placed;
         }
-        let mut next_owner: Option<BufferOwner> = None;
-        let mut try_segment = |seg: &Segment, placed: &mut Vec<Placed>| {
+        let try_segment = |seg: &Segment, placed: &mut Vec<Placed>| {
             // Cheap lock-free pre-check: a segment whose free bytes are too
             // few cannot have a hole large enough.
             if seg.size - seg.allocated_bytes() < len {
                 return;
             }
-            let owner = *next_owner.get_or_insert_with(|| owner_of(placed.len()));
             if let Some((address, block)) = seg.allocate(len, owner) {
                 placed.push(Placed {
                     segment: seg.id,
                     address,
                     block,
                 });
-                next_owner = None;
             }
         };
 
@@ -391,8 +386,8 @@ mod tests {
         spec(name, 0x10_0000, size, Pool::Memory)
     }
 
-    fn own(i: usize) -> BufferOwner {
-        BufferOwner::replica(1, i as u64)
+    fn own(i: u64) -> BufferOwner {
+        BufferOwner::object(i)
     }
 
     fn table_with(n: usize, size: u64) -> SegmentTable {
@@ -487,7 +482,7 @@ mod tests {
             ErrorKind::SegmentNotFound
         );
         // Placement no longer sees it.
-        assert!(t.place(Pool::Memory, 1, 1, &[], &[], own).is_empty());
+        assert!(t.place(Pool::Memory, 1, 1, &[], &[], own(1)).is_empty());
     }
 
     #[test]
@@ -527,8 +522,8 @@ mod tests {
         let mut t = SegmentTable::new(1);
         t.mount(1, &mem("m", 1000)).unwrap();
         t.mount(1, &spec("n", 0, 1000, Pool::NofSsd)).unwrap();
-        t.place(Pool::Memory, 1, 300, &[], &[], own);
-        t.place(Pool::NofSsd, 1, 70, &[], &[], own);
+        t.place(Pool::Memory, 1, 300, &[], &[], own(1));
+        t.place(Pool::NofSsd, 1, 70, &[], &[], own(1));
         assert_eq!(t.allocated(Pool::Memory), 300);
         assert_eq!(t.allocated(Pool::NofSsd), 70);
     }
@@ -539,7 +534,7 @@ mod tests {
         let t = table_with(4, 1 << 20);
         let mut hits: HashMap<SegmentId, usize> = HashMap::new();
         for _ in 0..200 {
-            let placed = t.place(Pool::Memory, 1, 64, &[], &[], own);
+            let placed = t.place(Pool::Memory, 1, 64, &[], &[], own(1));
             assert_eq!(placed.len(), 1);
             *hits.entry(placed[0].segment).or_default() += 1;
         }
@@ -552,7 +547,7 @@ mod tests {
     fn one_call_uses_distinct_segments() {
         let t = table_with(4, 1 << 20);
         for _ in 0..50 {
-            let placed = t.place(Pool::Memory, 3, 64, &[], &[], own);
+            let placed = t.place(Pool::Memory, 3, 64, &[], &[], own(1));
             assert_eq!(placed.len(), 3);
             let mut ids: Vec<_> = placed.iter().map(|p| p.segment).collect();
             ids.sort_unstable();
@@ -560,7 +555,7 @@ mod tests {
             assert_eq!(ids.len(), 3);
         }
         // Asking for more than there are segments places one per segment.
-        let placed = t.place(Pool::Memory, 6, 64, &[], &[], own);
+        let placed = t.place(Pool::Memory, 6, 64, &[], &[], own(1));
         assert_eq!(placed.len(), 4);
     }
 
@@ -575,7 +570,7 @@ mod tests {
             "s0".to_string(),
         ];
         for _ in 0..20 {
-            let placed = t.place(Pool::Memory, 3, 64, &pref, &[], own);
+            let placed = t.place(Pool::Memory, 3, 64, &pref, &[], own(1));
             let n = names(&t, &placed);
             assert_eq!(n.len(), 3);
             assert_eq!(&n[..2], ["s2", "s0"]);
@@ -584,7 +579,7 @@ mod tests {
         // A preferred segment of the wrong pool is skipped.
         let mut t = table_with(1, 1 << 20);
         t.mount(1, &spec("ssd", 0, 1 << 20, Pool::NofSsd)).unwrap();
-        let placed = t.place(Pool::Memory, 1, 64, &["ssd".to_string()], &[], own);
+        let placed = t.place(Pool::Memory, 1, 64, &["ssd".to_string()], &[], own(1));
         assert_eq!(names(&t, &placed), ["s0"]);
     }
 
@@ -598,7 +593,7 @@ mod tests {
         s3.reserve(s3.base + 500, 500, own(0)).unwrap(); // 500 left, too small
         let pref = vec!["s1".to_string()];
         for _ in 0..20 {
-            let placed = t.place(Pool::Memory, 4, 600, &pref, &[], own);
+            let placed = t.place(Pool::Memory, 4, 600, &pref, &[], own(1));
             let mut n = names(&t, &placed);
             n.sort();
             assert_eq!(n, ["s0", "s2"]);
@@ -618,35 +613,30 @@ mod tests {
         let s2 = t.by_name("s2").unwrap().id;
         let pref = vec!["s0".to_string()];
         for _ in 0..50 {
-            let placed = t.place(Pool::Memory, 4, 64, &pref, &[s0, s2], own);
+            let placed = t.place(Pool::Memory, 4, 64, &pref, &[s0, s2], own(1));
             assert_eq!(placed.len(), 2);
             assert!(placed.iter().all(|p| p.segment != s0 && p.segment != s2));
         }
     }
 
     #[test]
-    fn owners_are_requested_once_per_index_and_recorded() {
+    fn every_placed_buffer_records_the_owner() {
         let t = table_with(3, 1000);
         // s1 has 100 free bytes in two 50-byte holes: it passes the free-bytes
         // pre-check but cannot hold a buffer. Preference makes it come last.
         let s1 = t.by_name("s1").unwrap();
         s1.reserve(s1.base + 50, 900, own(99)).unwrap();
         let pref = ["s0", "s2", "s1"].map(String::from);
-        let mut calls = Vec::new();
-        let placed = t.place(Pool::Memory, 3, 100, &pref, &[], |i| {
-            calls.push(i);
-            BufferOwner::replica(5, 10 + i as u64)
-        });
+        let placed = t.place(Pool::Memory, 3, 100, &pref, &[], own(5));
         assert_eq!(placed.len(), 2);
-        assert_eq!(calls, [0, 1, 2]); // 2 was asked for but never placed
-        for (i, p) in placed.iter().enumerate() {
+        for p in &placed {
             let bufs = t.get(p.segment).unwrap().live_buffers();
             assert_eq!(
                 bufs,
                 vec![crate::segment::LiveBuffer {
                     address: p.address,
                     len: 100,
-                    owner: BufferOwner::replica(5, 10 + i as u64),
+                    owner: own(5),
                     block: p.block,
                 }]
             );
@@ -656,9 +646,9 @@ mod tests {
     #[test]
     fn nothing_is_placed_for_zero_count_or_len_or_empty_pool() {
         let t = table_with(2, 1000);
-        assert!(t.place(Pool::Memory, 0, 10, &[], &[], own).is_empty());
-        assert!(t.place(Pool::Memory, 1, 0, &[], &[], own).is_empty());
-        assert!(t.place(Pool::NofSsd, 1, 10, &[], &[], own).is_empty());
+        assert!(t.place(Pool::Memory, 0, 10, &[], &[], own(1)).is_empty());
+        assert!(t.place(Pool::Memory, 1, 0, &[], &[], own(1)).is_empty());
+        assert!(t.place(Pool::NofSsd, 1, 10, &[], &[], own(1)).is_empty());
         assert_eq!(t.allocated(Pool::Memory), 0);
     }
 }

@@ -85,15 +85,12 @@ impl MasterCore {
                 let Some(seg) = table.get(d.segment) else {
                     continue;
                 };
-                let replica = seg
-                    .buffer(d.block, d.addr)
-                    .map_or(0, |(_, owner)| owner.replica_id());
                 discarded.push(DiscardedRecord {
                     segment: seg.name.to_string(),
                     address: d.addr,
                     len: d.len,
                     release_at: d.release_at,
-                    replica,
+                    replica: d.replica,
                 });
             }
             for obj in st.iter() {

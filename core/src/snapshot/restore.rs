@@ -347,7 +347,7 @@ impl MasterCore {
                         })?;
                         let seg = table.get(id).expect("staged segment");
                         let block = seg
-                            .reserve(*address, *len, BufferOwner::replica(hash, r.id))
+                            .reserve(*address, *len, BufferOwner::object(hash))
                             .map_err(|e| {
                                 Error::new(
                                     ErrorKind::DeserializeFail,
@@ -432,7 +432,7 @@ impl MasterCore {
             let si = self.shard_index_of(hash);
             let seg = table.get(id).expect("staged segment");
             let block = seg
-                .reserve(d.address, d.len, BufferOwner::replica(hash, d.replica))
+                .reserve(d.address, d.len, BufferOwner::object(hash))
                 .map_err(|e| {
                     Error::new(
                         ErrorKind::DeserializeFail,
@@ -448,6 +448,7 @@ impl MasterCore {
                 block,
                 len: d.len,
                 release_at: d.release_at,
+                replica: d.replica,
             });
             shards[si].discarded_bytes += d.len as i64;
             discard_homes.push(((id, d.address), si));
