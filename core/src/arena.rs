@@ -1,10 +1,14 @@
 //! A slab of records addressed by slot number: records live in chunks of
 //! [`CHUNK_SLOTS`], densely, so a scan walks memory in order; a freed slot
-//! goes on a free list and its generation moves on, so a stale handle to it
-//! never finds the record that reuses it. A slot whose generation would
-//! wrap is retired instead of reused: no generation of a slot is handed out
-//! twice, so a handle may be held for as long as the holder likes (the
-//! deadline index keeps one per registered pin until its deadline).
+//! goes on a free list and is reused. Each record carries a version
+//! ([`Versioned`]) that a free slot keeps, moved on by one, in the record's
+//! place, and hands to the next record stored there: versions of one slot
+//! keep counting across the records it holds, so a holder that names a
+//! record by slot and version (the deadline index, one entry per
+//! registered pin) never matches a later record of the slot by accident,
+//! short of 2^32 version changes in the slot. The version costs no memory
+//! of its own: it lives in the record while there is one and in the free
+//! slot's otherwise empty bytes after.
 
 /// Slots per chunk. The first chunk grows by doubling until it holds this
 /// many (so a shard with a few records reserves little); every later chunk
@@ -23,22 +27,59 @@ pub(crate) const MAX_SLOTS: u32 = u32::MAX - 1;
 use crate::memory::{FixedVec, Region};
 use std::sync::Arc;
 
+/// A record's version, which the arena carries from one record of a slot
+/// to the next (see the module docs).
+pub(crate) trait Versioned {
+    fn version(&self) -> u32;
+    fn set_version(&mut self, version: u32);
+}
+
+/// One slot: its record, or the version the next record stored in it
+/// starts from. No larger than the record: the version sits in bytes the
+/// record's layout leaves free of its own niche (checked for the object
+/// record where it is defined).
+enum Slot<T> {
+    Full(T),
+    Free(u32),
+}
+
+impl<T> Slot<T> {
+    #[inline]
+    fn get(&self) -> Option<&T> {
+        match self {
+            Slot::Full(t) => Some(t),
+            Slot::Free(_) => None,
+        }
+    }
+
+    #[inline]
+    fn get_mut(&mut self) -> Option<&mut T> {
+        match self {
+            Slot::Full(t) => Some(t),
+            Slot::Free(_) => None,
+        }
+    }
+}
+
+/// A slot's bytes cost what its record's do (the free variant's version
+/// fits beside the record's niche).
+pub(crate) const fn slot_bytes<T>() -> usize {
+    std::mem::size_of::<Slot<T>>()
+}
+
 struct Chunk<T> {
-    records: FixedVec<Option<T>>,
-    /// Generation of each slot, bumped when its record is removed.
-    gens: FixedVec<u32>,
+    records: FixedVec<Slot<T>>,
 }
 
 impl<T> Chunk<T> {
-    /// An empty chunk with room for `slots` records (and generations),
-    /// carved from `region` while it has room, else on the heap.
+    /// An empty chunk with room for `slots` records, carved from `region`
+    /// while it has room, else on the heap.
     fn try_in(
         region: Option<&Arc<Region>>,
         slots: usize,
     ) -> Result<Self, std::collections::TryReserveError> {
         Ok(Chunk {
             records: FixedVec::try_in(region, slots)?,
-            gens: FixedVec::try_in(region, slots)?,
         })
     }
 }
@@ -49,8 +90,6 @@ pub(crate) struct Arena<T> {
     /// likely warm).
     free: Vec<u32>,
     len: usize,
-    /// Slots retired at their last generation (never reused).
-    retired: usize,
     /// Full-size empty chunks made ahead of need (`expected_objects`
     /// presizing), the next one to start last.
     spare: Vec<Chunk<T>>,
@@ -62,7 +101,6 @@ impl<T> Default for Arena<T> {
             chunks: Vec::new(),
             free: Vec::new(),
             len: 0,
-            retired: 0,
             spare: Vec::new(),
         }
     }
@@ -73,7 +111,7 @@ fn split(slot: u32) -> (usize, usize) {
     ((slot >> CHUNK_SHIFT) as usize, (slot & CHUNK_MASK) as usize)
 }
 
-impl<T> Arena<T> {
+impl<T: Versioned> Arena<T> {
     /// Records stored.
     #[inline]
     pub fn len(&self) -> usize {
@@ -90,7 +128,7 @@ impl<T> Arena<T> {
         self.chunks
             .iter()
             .chain(&self.spare)
-            .map(|c| c.records.region_bytes() + c.gens.region_bytes())
+            .map(|c| c.records.region_bytes())
             .sum()
     }
 
@@ -113,10 +151,7 @@ impl<T> Arena<T> {
     /// `n` records (a region is sized with it).
     pub fn reserved_bytes(n: usize) -> usize {
         Self::reserved_chunks(n)
-            .map(|slots| {
-                FixedVec::<Option<T>>::region_footprint(slots)
-                    + FixedVec::<u32>::region_footprint(slots)
-            })
+            .map(FixedVec::<Slot<T>>::region_footprint)
             .sum()
     }
 
@@ -164,22 +199,24 @@ impl<T> Arena<T> {
             if !c.records.in_region() {
                 crate::memory::fault_in_spare(c.records.spare_capacity_mut());
             }
-            if !c.gens.in_region() {
-                crate::memory::fault_in_spare(c.gens.spare_capacity_mut());
-            }
         }
     }
 
-    /// Stores `value`; returns its slot and the slot's generation. `None`
-    /// when every slot number is in use ([`MAX_SLOTS`]).
-    pub fn insert(&mut self, value: T) -> Option<(u32, u32)> {
+    /// Stores `value`; returns its slot. In a slot used before, the record
+    /// takes the version the slot's last record left (one past its own);
+    /// in a new slot, it keeps the version it has. `None` when every slot
+    /// number is in use ([`MAX_SLOTS`]).
+    pub fn insert(&mut self, mut value: T) -> Option<u32> {
         if let Some(slot) = self.free.pop() {
             let (c, i) = split(slot);
-            let chunk = &mut self.chunks[c];
-            debug_assert!(chunk.records[i].is_none());
-            chunk.records[i] = Some(value);
+            let record = &mut self.chunks[c].records[i];
+            let Slot::Free(version) = *record else {
+                unreachable!("a free-listed slot holds no record")
+            };
+            value.set_version(version);
+            *record = Slot::Full(value);
             self.len += 1;
-            return Some((slot, chunk.gens[i]));
+            return Some(slot);
         }
         // A new chunk only when the last one is full (a presized first
         // chunk is there, empty, before the first insert).
@@ -200,7 +237,6 @@ impl<T> Arena<T> {
                 Some(chunk) => chunk,
                 None if self.chunks.is_empty() => Chunk {
                     records: FixedVec::default(),
-                    gens: FixedVec::default(),
                 },
                 None => Chunk::try_in(None, CHUNK_SLOTS).expect("arena memory"),
             };
@@ -212,19 +248,18 @@ impl<T> Arena<T> {
             // chunk (moved to the heap, if it was carved from a region).
             let want = (chunk.records.len() * 2).clamp(8, CHUNK_SLOTS);
             chunk.records.regrow(want).expect("arena memory");
-            chunk.gens.regrow(want).expect("arena memory");
         }
-        let pushed = chunk.records.push(Some(value)).is_ok() && chunk.gens.push(0).is_ok();
+        let pushed = chunk.records.push(Slot::Full(value)).is_ok();
         assert!(pushed, "the chunk has room (made so above)");
         self.len += 1;
-        Some((next as u32, 0))
+        Some(next as u32)
     }
 
     /// Touches the memory the next [`insert`](Self::insert) writes, with no
     /// effect on what the arena holds: the slot it will fill (a free one is
     /// read; an unused one at the end of the last chunk, already allocated,
     /// gets a placeholder written into its spare capacity, which the insert
-    /// overwrites) and that slot's generation. A caller about to insert
+    /// overwrites). A caller about to insert
     /// into several arenas warms them all first, so the cache misses of
     /// those writes are in flight together instead of one after another.
     /// Returns a value made from what it read, for the caller to fold into
@@ -236,19 +271,18 @@ impl<T> Arena<T> {
             let Some(chunk) = self.chunks.get(c) else {
                 return 0;
             };
-            let gen = chunk.gens.get(i).copied().unwrap_or(0);
-            let held = chunk.records.get(i).is_some_and(Option::is_some);
-            return u64::from(gen) ^ u64::from(held);
+            return match chunk.records.get(i) {
+                Some(Slot::Free(version)) => u64::from(*version),
+                Some(Slot::Full(_)) => 1,
+                None => 0,
+            };
         }
         let Some(last) = self.chunks.last_mut() else {
             return 0;
         };
         let len = last.records.len() as u64;
         if let Some(slot) = last.records.spare_capacity_mut().first_mut() {
-            slot.write(None);
-        }
-        if let Some(gen) = last.gens.spare_capacity_mut().first_mut() {
-            gen.write(0);
+            slot.write(Slot::Free(0));
         }
         len
     }
@@ -272,7 +306,7 @@ impl<T> Arena<T> {
     #[inline]
     pub fn get(&self, slot: u32) -> Option<&T> {
         let (c, i) = split(slot);
-        self.chunks.get(c)?.records.get(i)?.as_ref()
+        self.chunks.get(c)?.records.get(i)?.get()
     }
 
     /// Starts loading every cache line of `slot`'s record, without
@@ -286,86 +320,43 @@ impl<T> Arena<T> {
         }
     }
 
-    /// Starts loading, without waiting, what [`remove`](Self::remove) of
-    /// `slot` writes besides the record: the slot's generation and the end
-    /// of the free list. Nothing for a slot never handed out.
+    /// Starts loading, without waiting, what [`remove`](Self::remove)
+    /// writes besides the record: the end of the free list.
     #[inline]
-    pub fn prefetch_removal(&self, slot: u32) {
-        let (c, i) = split(slot);
-        if let Some(g) = self.chunks.get(c).and_then(|c| c.gens.get(i)) {
-            crate::memory::prefetch(g);
-        }
+    pub fn prefetch_removal(&self) {
         crate::memory::prefetch_ptr(self.free.as_ptr().wrapping_add(self.free.len()));
     }
 
     #[inline]
     pub fn get_mut(&mut self, slot: u32) -> Option<&mut T> {
         let (c, i) = split(slot);
-        self.chunks.get_mut(c)?.records.get_mut(i)?.as_mut()
+        self.chunks.get_mut(c)?.records.get_mut(i)?.get_mut()
     }
 
-    /// The generation of `slot` (`None` for a slot never handed out).
-    #[inline]
-    pub fn generation(&self, slot: u32) -> Option<u32> {
-        let (c, i) = split(slot);
-        self.chunks.get(c)?.gens.get(i).copied()
-    }
-
-    /// The record in `slot` if the slot is still at generation `gen`.
-    #[allow(dead_code)]
-    #[inline]
-    pub fn get_checked(&self, slot: u32, gen: u32) -> Option<&T> {
-        let (c, i) = split(slot);
-        let chunk = self.chunks.get(c)?;
-        if *chunk.gens.get(i)? != gen {
-            return None;
-        }
-        chunk.records[i].as_ref()
-    }
-
-    #[allow(dead_code)]
-    #[inline]
-    pub fn get_checked_mut(&mut self, slot: u32, gen: u32) -> Option<&mut T> {
-        let (c, i) = split(slot);
-        let chunk = self.chunks.get_mut(c)?;
-        if *chunk.gens.get(i)? != gen {
-            return None;
-        }
-        chunk.records[i].as_mut()
-    }
-
-    /// Takes the record out of `slot`; the slot's generation moves on (a
-    /// handle to the old record no longer resolves) and the slot is reused,
-    /// unless that was its last generation: then it is retired for good
-    /// (one slot per 2^32 records stored in it), so no handle, however
-    /// old, ever resolves to a later record.
+    /// Takes the record out of `slot`, which keeps the record's version
+    /// moved on by one (wrapping) for the next record stored there, and
+    /// goes on the free list.
     pub fn remove(&mut self, slot: u32) -> Option<T> {
         let (c, i) = split(slot);
-        let chunk = self.chunks.get_mut(c)?;
-        let value = chunk.records.get_mut(i)?.take()?;
-        match chunk.gens[i].checked_add(1) {
-            Some(next) => {
-                chunk.gens[i] = next;
-                self.free.push(slot);
-            }
-            None => self.retired += 1,
-        }
+        let record = self.chunks.get_mut(c)?.records.get_mut(i)?;
+        let next = record.get()?.version().wrapping_add(1);
+        let Slot::Full(value) = std::mem::replace(record, Slot::Free(next)) else {
+            unreachable!("checked full above")
+        };
+        self.free.push(slot);
         self.len -= 1;
         Some(value)
     }
 
-    /// Every stored record with its slot and generation, in slot order
-    /// (chunk by chunk, front to back).
-    pub fn iter(&self) -> impl Iterator<Item = (u32, u32, &T)> + '_ {
+    /// Every stored record with its slot, in slot order (chunk by chunk,
+    /// front to back).
+    pub fn iter(&self) -> impl Iterator<Item = (u32, &T)> + '_ {
         self.chunks.iter().enumerate().flat_map(|(c, chunk)| {
             chunk
                 .records
                 .iter()
-                .zip(chunk.gens.iter())
                 .enumerate()
-                .filter_map(move |(i, (r, &g))| {
-                    r.as_ref().map(|r| (((c << CHUNK_SHIFT) + i) as u32, g, r))
-                })
+                .filter_map(move |(i, r)| r.get().map(|r| (((c << CHUNK_SHIFT) + i) as u32, r)))
         })
     }
 
@@ -387,7 +378,7 @@ impl<T> Arena<T> {
             }
             let stop = len.min(i + (end - slot));
             for (k, r) in chunk.records[i..stop].iter().enumerate() {
-                if let Some(r) = r {
+                if let Slot::Full(r) = r {
                     f((slot + k) as u32, r);
                 }
             }
@@ -406,16 +397,15 @@ impl<T> Arena<T> {
         let stored = self
             .chunks
             .iter()
-            .map(|c| c.records.iter().filter(|r| r.is_some()).count())
+            .map(|c| c.records.iter().filter(|r| r.get().is_some()).count())
             .sum::<usize>();
         if stored != self.len {
             return Err(format!("arena counts {} records, holds {stored}", self.len));
         }
-        if stored + self.free.len() + self.retired != self.slots() {
+        if stored + self.free.len() != self.slots() {
             return Err(format!(
-                "arena: {stored} records + {} free + {} retired slots != {} slots",
+                "arena: {stored} records + {} free slots != {} slots",
                 self.free.len(),
-                self.retired,
                 self.slots()
             ));
         }
@@ -441,24 +431,64 @@ impl<T> Arena<T> {
 mod tests {
     use super::*;
 
+    /// Records without a version of their own (the tests of layout and
+    /// growth): every one is at version 0.
+    macro_rules! unversioned {
+        ($($t:ty),*) => {$(
+            impl Versioned for $t {
+                fn version(&self) -> u32 {
+                    0
+                }
+                fn set_version(&mut self, _: u32) {}
+            }
+        )*};
+    }
+    unversioned!(u8, u64, usize, String);
+
+    /// A record with a version.
+    #[derive(Debug, PartialEq)]
+    struct V(&'static str, u32);
+
+    impl Versioned for V {
+        fn version(&self) -> u32 {
+            self.1
+        }
+        fn set_version(&mut self, version: u32) {
+            self.1 = version;
+        }
+    }
+
     #[test]
-    fn slots_are_reused_with_a_new_generation() {
+    fn a_reused_slot_carries_the_version_on() {
         let mut a = Arena::default();
-        let (s0, g0) = a.insert("a").unwrap();
-        let (s1, _) = a.insert("b").unwrap();
+        let s0 = a.insert(V("a", 7)).unwrap();
+        let s1 = a.insert(V("b", 3)).unwrap();
         assert_ne!(s0, s1);
-        assert_eq!(a.get_checked(s0, g0), Some(&"a"));
-        assert_eq!(a.remove(s0), Some("a"));
+        assert_eq!(
+            a.get(s0),
+            Some(&V("a", 7)),
+            "a new slot keeps the record's version"
+        );
+        a.get_mut(s0).unwrap().1 = 9; // a registration moved it on
+        assert_eq!(a.remove(s0), Some(V("a", 9)));
         assert_eq!(a.remove(s0), None);
         assert_eq!(a.get(s0), None);
-        assert_eq!(a.get_checked(s0, g0), None);
-        let (s2, g2) = a.insert("c").unwrap();
+        let s2 = a.insert(V("c", 0)).unwrap();
         assert_eq!(s2, s0, "a freed slot is reused");
-        assert_ne!(g2, g0, "with a new generation");
-        assert_eq!(a.get_checked(s2, g0), None, "the old handle stays stale");
-        assert_eq!(a.get_checked(s2, g2), Some(&"c"));
+        assert_eq!(a.get(s2), Some(&V("c", 10)), "one past the last record's");
+        // At the last version the count wraps: the slot is reused still.
+        a.get_mut(s2).unwrap().1 = u32::MAX;
+        a.remove(s2).unwrap();
+        assert_eq!(a.insert(V("d", 5)).unwrap(), s0);
+        assert_eq!(a.get(s0), Some(&V("d", 0)));
         assert_eq!(a.len(), 2);
         a.check().unwrap();
+    }
+
+    #[test]
+    fn a_slot_costs_what_its_record_does() {
+        assert_eq!(slot_bytes::<V>(), std::mem::size_of::<V>());
+        assert_eq!(slot_bytes::<String>(), std::mem::size_of::<String>());
     }
 
     #[test]
@@ -466,14 +496,14 @@ mod tests {
         let mut a = Arena::default();
         let n = CHUNK_SLOTS * 2 + 3;
         for i in 0..n {
-            assert_eq!(a.insert(i).unwrap(), (i as u32, 0));
+            assert_eq!(a.insert(i).unwrap(), i as u32);
         }
         a.check().unwrap();
         assert_eq!(a.chunks.len(), 3);
         assert!(a.chunks.iter().all(|c| c.records.capacity() <= CHUNK_SLOTS));
         let seen: Vec<usize> = a
             .iter()
-            .map(|(s, _, &v)| {
+            .map(|(s, &v)| {
                 assert_eq!(s as usize, v);
                 v
             })
@@ -486,34 +516,12 @@ mod tests {
         assert_eq!(a.iter().count(), n - 3);
         a.check().unwrap();
         for _ in 0..3 {
-            let (s, g) = a.insert(0).unwrap();
+            let s = a.insert(0).unwrap();
             assert!([5, CHUNK_SLOTS as u32, n as u32 - 1].contains(&s));
-            assert_eq!(g, 1);
         }
         assert_eq!(a.chunks.len(), 3);
         assert_eq!(a.get_mut(5).map(|v| std::mem::replace(v, 9)), Some(0));
         assert_eq!(a.get(5), Some(&9));
-        a.check().unwrap();
-    }
-
-    #[test]
-    fn a_slot_at_its_last_generation_is_retired_not_reused() {
-        let mut a = Arena::default();
-        let (s0, _) = a.insert(1u8).unwrap();
-        a.chunks[0].gens[0] = u32::MAX - 1;
-        a.remove(s0).unwrap();
-        let (s1, g1) = a.insert(2).unwrap();
-        assert_eq!((s1, g1), (s0, u32::MAX), "reused at its last generation");
-        a.remove(s1).unwrap();
-        assert_eq!(a.generation(s0), Some(u32::MAX));
-        assert_eq!(a.get_checked(s0, u32::MAX), None);
-        let (s2, g2) = a.insert(3).unwrap();
-        assert_ne!(s2, s0, "a retired slot is never handed out again");
-        assert_eq!(g2, 0);
-        for g in [0, u32::MAX - 1, u32::MAX] {
-            assert_eq!(a.get_checked(s0, g), None);
-        }
-        assert_eq!(a.len(), 1);
         a.check().unwrap();
     }
 
@@ -536,7 +544,7 @@ mod tests {
             for s in (0..n as u32).step_by(5) {
                 a.remove(s).unwrap();
             }
-            let want: Vec<(u32, usize)> = a.iter().map(|(s, _, &v)| (s, v)).collect();
+            let want: Vec<(u32, usize)> = a.iter().map(|(s, &v)| (s, v)).collect();
             for slice in [
                 1usize,
                 3,
@@ -570,13 +578,12 @@ mod tests {
         let mut a: Arena<u8> = Arena::default();
         assert_eq!(a.get(0), None);
         assert_eq!(a.get(u32::MAX), None);
-        assert_eq!(a.get_checked(u32::MAX, 0), None);
-        assert_eq!(a.get_checked_mut(7, 0), None);
+        assert_eq!(a.get_mut(7), None);
         assert_eq!(a.remove(u32::MAX), None);
-        assert_eq!(a.generation(0), None);
         a.insert(1).unwrap();
-        assert_eq!(a.generation(0), Some(0));
-        assert_eq!(a.generation(1), None);
+        assert_eq!(a.get(0), Some(&1));
+        assert_eq!(a.get(1), None);
+        assert_eq!(a.remove(1), None);
     }
 
     #[test]
@@ -584,7 +591,7 @@ mod tests {
         let mut a: Arena<u64> = Arena::default();
         a.try_reserve(3 * CHUNK_SLOTS, None).unwrap();
         for i in 0..CHUNK_SLOTS as u64 + 1 {
-            let (slot, _) = a.insert(i).unwrap();
+            let slot = a.insert(i).unwrap();
             assert_eq!(slot as u64, i);
         }
         assert_eq!(a.chunks.len(), 2);
@@ -608,10 +615,10 @@ mod tests {
                 .chunks
                 .iter()
                 .chain(&a.spare)
-                .all(|c| c.records.in_region() && c.gens.in_region()));
+                .all(|c| c.records.in_region()));
             let total = n + CHUNK_SLOTS + 3;
             for i in 0..total {
-                assert_eq!(a.insert(i.to_string()).unwrap(), (i as u32, 0));
+                assert_eq!(a.insert(i.to_string()).unwrap(), i as u32);
             }
             for i in 0..total {
                 assert_eq!(a.get(i as u32), Some(&i.to_string()));
@@ -632,13 +639,13 @@ mod tests {
         a.prefault();
         assert_eq!(a.slots(), 0);
         a.try_reserve(2 * CHUNK_SLOTS + 5, None).unwrap();
-        let (x, gx) = a.insert("x".to_string()).unwrap();
+        let x = a.insert("x".to_string()).unwrap();
         a.prefault();
         assert_eq!((a.len(), a.slots()), (1, 1));
         assert_eq!(a.get(x).map(String::as_str), Some("x"));
         for i in 0..2 * CHUNK_SLOTS + 4 {
-            let (slot, generation) = a.insert(i.to_string()).unwrap();
-            assert_eq!((slot as usize, generation), (i + 1, gx));
+            let slot = a.insert(i.to_string()).unwrap();
+            assert_eq!(slot as usize, i + 1);
             assert_eq!(a.get(slot), Some(&i.to_string()));
         }
         assert!(a.spare.is_empty());
@@ -667,20 +674,20 @@ mod tests {
         );
         assert!(a.chunks[1..]
             .iter()
-            .all(|c| c.records.capacity() == CHUNK_SLOTS && c.gens.capacity() == CHUNK_SLOTS));
+            .all(|c| c.records.capacity() == CHUNK_SLOTS));
         a.check().unwrap();
 
         let mut p: Arena<u64> = Arena::default();
         p.try_reserve(3 * CHUNK_SLOTS + 1, None).unwrap();
         assert_eq!(p.spare.len(), 3);
-        let made: Vec<*const Option<u64>> = std::iter::once(p.chunks[0].records.as_ptr())
+        let made: Vec<*const Slot<u64>> = std::iter::once(p.chunks[0].records.as_ptr())
             .chain(p.spare.iter().rev().map(|c| c.records.as_ptr()))
             .collect();
         for i in 0..3 * CHUNK_SLOTS as u64 + 1 {
             p.insert(i).unwrap();
         }
         assert!(p.spare.is_empty());
-        let used: Vec<*const Option<u64>> = p.chunks.iter().map(|c| c.records.as_ptr()).collect();
+        let used: Vec<*const Slot<u64>> = p.chunks.iter().map(|c| c.records.as_ptr()).collect();
         assert_eq!(used, made, "the presized chunks, in order");
         p.check().unwrap();
         // Reserving again does nothing to an arena with chunks.

@@ -1,8 +1,9 @@
 //! Soft-pin expiration cleanup (docs/CONTRACT.md §4.8): pop due index entries in
 //! bounded batches, group each batch by shard, take each affected shard's
-//! read lock once, reach each entry's record by its handle (arena slot and
-//! generation: no hash probe, no key) and clear the committed deadline only if the
-//! entry is the object's latest registration (same `pin_version`) and the
+//! read lock once, reach each entry's record by its arena slot (no hash
+//! probe, no key) and clear the committed deadline only if the entry is the
+//! record's latest registration (same `pin_version`, which a slot carries
+//! on from one record to the next) and the
 //! deadline still equals the popped one (compare-and-swap). Entries failing
 //! either check are stale and dropped. Cost O(due · log heap); nothing due →
 //! no shard touched.
@@ -127,12 +128,14 @@ impl MasterCore {
             seen += group.len();
             let mut cleared = 0usize;
             for e in group {
-                let Some(obj) = st.get(e.target.object_ref()) else {
-                    continue; // the object is gone (its slot freed, maybe reused)
+                let Some(obj) = st.slot(e.target.slot()) else {
+                    continue; // the object is gone (its slot freed)
                 };
                 // The version tells the latest registration from an earlier
                 // one with the same deadline (re-enabled in the same
-                // instant); the exact-deadline CAS keeps an entry from
+                // instant), and from one of an erased record whose slot was
+                // reused (the slot carries its versions on); the
+                // exact-deadline CAS keeps an entry from
                 // clearing a pin dropped or re-enabled since, and settles a
                 // race with eviction's normalisation (one of the two wins).
                 // `pin_version` only changes under the write lock.
@@ -202,10 +205,10 @@ mod tests {
 
     #[test]
     fn an_entry_of_a_freed_slot_never_clears_the_pin_of_the_record_reusing_it() {
-        // §4.8: an entry names a record by (shard, slot, generation). The record is removed and
+        // §4.8: an entry names a record by (shard, slot) and version. The record is removed and
         // the key written again with the same TTL at the same instant: the new record reuses the
-        // slot (most recently freed first) with the same pin version and the same deadline, so
-        // only the generation tells the old entry from the new registration.
+        // slot (most recently freed first) with the same deadline, and only its version tells the
+        // old entry from the new registration: the slot carried the old record's version on.
         let m = master();
         put(&m, "k", SoftPinRequest::enable_for(1_000));
         let d = 2_000;
@@ -218,15 +221,15 @@ mod tests {
             (old.shard, old.slot),
             "the slot is reused"
         );
-        assert_ne!(new.gen, old.gen, "with a new generation");
         assert_eq!(
             (new_version, m.soft_pin_deadline(Key::new("k")).unwrap()),
-            (version, Some(d))
+            (version.wrapping_add(2), Some(d)),
+            "the removal and the new registration each moved the version on"
         );
         // The old entry alone, as a pop would hand it to cleanup.
         let mut batch = [Entry {
             deadline: d,
-            target: PinTarget::from(old),
+            target: PinTarget::new(old.shard, old.slot),
             version,
         }];
         let mut stats = CleanupStats::default();

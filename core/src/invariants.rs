@@ -40,7 +40,7 @@ impl MasterCore {
                 ));
             }
             let mut pinned = 0i64;
-            for (slot, gen, obj) in st.iter_slots() {
+            for (slot, obj) in st.iter_slots() {
                 let key = crate::key::scoped(st.key_of(obj));
                 let hash = self.hasher.hash_scoped(&key);
                 if self.shard_index_of(hash) != si {
@@ -51,7 +51,7 @@ impl MasterCore {
                 }
                 if obj.committed().is_some() {
                     pinned += 1;
-                    let at = PinTarget::new(si as u32, slot, gen);
+                    let at = PinTarget::new(si as u32, slot);
                     committed.push((at, key.to_string()));
                 }
                 // A pending intent lives in the write's in-flight entry, so

@@ -381,8 +381,12 @@ impl MasterCore {
         fresh: bool,
     ) {
         obj.pin_version = obj.pin_version.wrapping_add(1);
-        self.index
-            .register(PinTarget::from(at), obj.pin_version, deadline, fresh);
+        self.index.register(
+            PinTarget::new(at.shard, at.slot),
+            obj.pin_version,
+            deadline,
+            fresh,
+        );
     }
 
     /// A committed deadline disappeared (cleared by a compare-and-swap
@@ -705,11 +709,10 @@ pub(crate) fn free_block(
 }
 
 /// Whether index entry `e` is the latest registration of an object in `st`
-/// (the shard its handle names): the handle's slot still holds the record
-/// it named (same generation), which carries the entry's version and still
-/// has the entry's deadline committed.
+/// (the shard it names): the slot it names holds a record that carries the
+/// entry's version and still has the entry's deadline committed.
 #[inline]
 pub(crate) fn entry_is_valid(st: &ShardState, e: &Entry) -> bool {
-    st.get(e.target.object_ref())
+    st.slot(e.target.slot())
         .is_some_and(|o| o.pin_version == e.version && o.committed() == Some(e.deadline))
 }

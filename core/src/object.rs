@@ -155,9 +155,12 @@ pub(crate) struct Object {
     /// [`OTHER_TENANT`] in `flags` says whether it is not the default).
     tenant: TenantId,
     /// Version of the latest deadline-index registration, bumped (wrapping)
-    /// by each one (docs/CONTRACT.md §4.8): an index entry is valid only
-    /// while it carries this version and `soft_pin` still holds its
-    /// deadline. Changed under the write lock only.
+    /// by each one (docs/CONTRACT.md §4.8): an index entry, which names the
+    /// record by shard and slot, is valid only while the slot's record
+    /// carries this version and `soft_pin` still holds the entry's
+    /// deadline. The arena carries it from one record of a slot to the next
+    /// (moved on by one), so the entries of an erased record match no later
+    /// one. Changed under the write lock only.
     pub pin_version: u32,
     /// Committed soft-pin deadline or [`NO_DEADLINE`].
     pub soft_pin: AtomicU64,
@@ -175,6 +178,21 @@ pub(crate) struct Object {
 // line: size (8), tenant id and pin version (4 each), committed deadline,
 // rare-part pointer, sequence, token, writer, put_start (8 each).
 const _: () = assert!(std::mem::size_of::<Object>() == 128);
+// An arena slot costs no more than its record: a free slot keeps its next
+// version in bytes beside the record's niche.
+const _: () = assert!(crate::arena::slot_bytes::<Object>() == 128);
+
+impl crate::arena::Versioned for Object {
+    #[inline]
+    fn version(&self) -> u32 {
+        self.pin_version
+    }
+
+    #[inline]
+    fn set_version(&mut self, version: u32) {
+        self.pin_version = version;
+    }
+}
 const _: () = assert!(std::mem::align_of::<Object>() == 64);
 const _: () = assert!(std::mem::offset_of!(Object, lease) == 56);
 const _: () = assert!(std::mem::offset_of!(Object, size) == 64);

@@ -223,15 +223,15 @@ impl ShardState {
         shard: u32,
     ) -> Option<(ObjectRef, &mut Object, &mut InFlight)> {
         let slot = self.slot_of(hash, k)?;
-        let gen = self.objects.generation(slot)?;
         let obj = self.objects.get_mut(slot)?;
-        Some((ObjectRef { shard, slot, gen }, obj, &mut self.in_flight))
+        let seq = obj.seq;
+        Some((ObjectRef { shard, slot, seq }, obj, &mut self.in_flight))
     }
 
     /// As [`find_write_mut`](Self::find_write_mut), for the record `r`
     /// names (a handle taken under this lock hold): no lookup.
     pub fn write_at(&mut self, r: ObjectRef) -> Option<(ObjectRef, &mut Object, &mut InFlight)> {
-        let obj = self.objects.get_checked_mut(r.slot, r.gen)?;
+        let obj = self.objects.get_mut(r.slot).filter(|o| o.seq == r.seq)?;
         Some((r, obj, &mut self.in_flight))
     }
 
@@ -254,12 +254,12 @@ impl ShardState {
     }
 
     /// Starts loading, without waiting, what removing the record in `slot`
-    /// touches in the arena: the record (both lines), the slot's
-    /// generation and the end of the free list the slot goes on.
+    /// touches in the arena: the record (both lines) and the end of the
+    /// free list the slot goes on.
     #[inline]
     pub fn prefetch_removal(&self, slot: u32) {
         self.objects.prefetch(slot);
-        self.objects.prefetch_removal(slot);
+        self.objects.prefetch_removal();
     }
 
     /// Starts loading, without waiting, what a Start of a new key under
@@ -379,12 +379,8 @@ impl ShardState {
     /// if one is stored there.
     #[inline]
     pub fn object_ref(&self, shard: u32, slot: u32) -> Option<ObjectRef> {
-        self.objects.get(slot)?;
-        Some(ObjectRef {
-            shard,
-            slot,
-            gen: self.objects.generation(slot)?,
-        })
+        let seq = self.objects.get(slot)?.seq;
+        Some(ObjectRef { shard, slot, seq })
     }
 
     /// A handle to the object stored under `k`, for a holder that will
@@ -392,35 +388,33 @@ impl ShardState {
     #[allow(dead_code)]
     pub fn locate(&self, hash: u64, k: Key<'_>, shard: u32) -> Option<ObjectRef> {
         let slot = self.slot_of(hash, k)?;
-        Some(ObjectRef {
-            shard,
-            slot,
-            gen: self.objects.generation(slot)?,
-        })
+        self.object_ref(shard, slot)
     }
 
-    /// The object `r` names, if it is still stored (its slot has not been
-    /// freed since the handle was taken). `r.shard` is the caller's to
-    /// match with this shard.
+    /// The object `r` names, if it is still stored (its slot holds the
+    /// object of its creation sequence). `r.shard` is the caller's to match
+    /// with this shard.
     #[allow(dead_code)]
     #[inline]
     pub fn get(&self, r: ObjectRef) -> Option<&Object> {
-        self.objects.get_checked(r.slot, r.gen)
+        self.objects.get(r.slot).filter(|o| o.seq == r.seq)
     }
 
     #[allow(dead_code)]
     #[inline]
     pub fn get_mut(&mut self, r: ObjectRef) -> Option<&mut Object> {
-        self.objects.get_checked_mut(r.slot, r.gen)
+        self.objects.get_mut(r.slot).filter(|o| o.seq == r.seq)
     }
 
     /// Stores a new object of `tenant` whose key hashes to `hash`; returns
-    /// its slot. The caller has checked that its key is absent. Panics only
-    /// if the shard holds 2^32 − 1 objects (no slot number is left), which
-    /// no master's memory reaches.
+    /// its slot. The caller has checked that its key is absent. In a slot
+    /// used before, the object's `pin_version` goes on from the slot's last
+    /// object's (the arena carries it). Panics only if the shard holds
+    /// 2^32 − 1 objects (no slot number is left), which no master's memory
+    /// reaches.
     pub fn insert(&mut self, tenant: &str, hash: u64, mut obj: Object) -> u32 {
         obj.set_tenant(self.tenants.acquire(tenant));
-        let (slot, _) = self
+        let slot = self
             .objects
             .insert(obj)
             .expect("a shard holds fewer than 2^32 - 1 objects");
@@ -495,12 +489,11 @@ impl ShardState {
 
     /// Every object, in arena order (sequential in memory, not hash order).
     pub fn iter(&self) -> impl Iterator<Item = &Object> + '_ {
-        self.objects.iter().map(|(_, _, o)| o)
+        self.objects.iter().map(|(_, o)| o)
     }
 
-    /// Every object with its slot and the slot's generation (the parts of
-    /// its [`ObjectRef`]), in arena order.
-    pub fn iter_slots(&self) -> impl Iterator<Item = (u32, u32, &Object)> + '_ {
+    /// Every object with its slot, in arena order.
+    pub fn iter_slots(&self) -> impl Iterator<Item = (u32, &Object)> + '_ {
         self.objects.iter()
     }
 
@@ -533,7 +526,7 @@ impl ShardState {
             ));
         }
         let mut users: HashMap<u32, u64> = HashMap::new();
-        for (slot, _, o) in self.objects.iter() {
+        for (slot, o) in self.objects.iter() {
             if self.index.find(self.hash_of(o), |s| s == slot).is_none() {
                 return Err(format!("{:?} (slot {slot}) is not indexed", o.key_str()));
             }
@@ -709,7 +702,7 @@ mod tests {
         put(&mut st, &h, b, 2);
         let rb = st.locate(h.hash(b), b, 3).unwrap();
         assert_eq!(rb.slot, ra.slot);
-        assert_ne!(rb.gen, ra.gen);
+        assert_ne!(rb.seq, ra.seq);
         assert!(st.get(ra).is_none());
         assert!(st.get_mut(ra).is_none());
         assert_eq!(st.get(rb).unwrap().seq, 2);

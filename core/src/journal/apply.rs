@@ -797,7 +797,8 @@ impl MasterCore {
                 let held = st.get_mut(r).expect("found above");
                 obj.set_tenant(held.tenant());
                 *held = obj;
-                r
+                // A replacing write's record has a sequence of its own.
+                ObjectRef { seq: held.seq, ..r }
             }
             None => {
                 let slot = st.insert(k.tenant, hash, obj);

@@ -956,8 +956,8 @@ mod tests {
             let mut st = shard.state.write();
             let Some(slot) = st
                 .iter_slots()
-                .find(|(_, _, o)| o.replicas.len() == 3)
-                .map(|(slot, _, _)| slot)
+                .find(|(_, o)| o.replicas.len() == 3)
+                .map(|(slot, _)| slot)
             else {
                 continue;
             };

@@ -226,8 +226,8 @@ impl MasterCore {
                 obj.write_token = token;
                 obj.seq = self.new_seq();
                 // A carried deadline stays registered as it is: its entry
-                // names the record by its handle, which the replacement
-                // keeps (same slot, same generation, same version).
+                // names the record by slot and version, which the
+                // replacement keeps.
                 let descriptors = obj.replicas.iter().map(|r| r.descriptor(size)).collect();
                 writes.end(old_token);
                 writes.start(token, at.slot, Some(intent));

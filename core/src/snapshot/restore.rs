@@ -401,14 +401,16 @@ impl MasterCore {
                 shards[si].in_flight.start(o.write_token, slot, pending);
             }
             if let Some(d) = committed {
-                // The entry names the record by the handle of its new slot.
-                let at = shards[si]
-                    .object_ref(si as u32, slot)
-                    .expect("the record was just stored");
+                // The entry names the record by its new slot, at the
+                // version the record has there.
+                let version = shards[si]
+                    .slot(slot)
+                    .expect("the record was just stored")
+                    .pin_version;
                 registrations.push(Entry {
                     deadline: d,
-                    target: PinTarget::from(at),
-                    version: 0,
+                    target: PinTarget::new(si as u32, slot),
+                    version,
                 });
                 soft_pin_keys[si] += 1;
             }

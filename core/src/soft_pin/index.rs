@@ -1,15 +1,17 @@
 //! Master-level deadline index of the objects' soft pins (docs/CONTRACT.md §4.8): a min-heap of
 //! small self-contained entries `(deadline, target, version)` (24 bytes with the master's
-//! [`PinTarget`], a record handle), no key and no shared allocation.
+//! [`PinTarget`], a record's shard and arena slot), no key and no shared allocation.
 //! The latest registration lives in the object record (its committed deadline and
-//! `pin_version`); an entry is valid iff the object it names exists, its `pin_version` equals the
-//! entry's version and its committed deadline equals the entry's deadline. Only the owner of the
+//! `pin_version`, which the slot carries on to its next record); an entry is valid iff the slot
+//! it names holds a record whose `pin_version` equals the entry's version and whose committed
+//! deadline equals the entry's deadline. Only the owner of the
 //! records can decide that, so validity is checked by the caller: at pop time by cleanup under
 //! the shard lock, and during a rebuild by the `validate` callback, which the index calls with its
 //! own mutex released.
 //!
 //! Invariants: each live registration has exactly one valid entry, a stale entry never turns
-//! valid again (versions only move forward), and once a wanted rebuild has run,
+//! valid again (versions only move forward, short of 2^32 changes of one slot's version:
+//! docs/CONTRACT.md §4.8), and once a wanted rebuild has run,
 //! heap_len <= max(4096, 2 * live). `live` is a counter the caller keeps in step with its
 //! registrations ([`DeadlineIndex::register`] with `fresh`, [`DeadlineIndex::unregister`]).
 //! Lock rule: this mutex is LAST in the master's lock order; nothing here calls out under it.

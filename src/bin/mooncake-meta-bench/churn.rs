@@ -97,7 +97,7 @@ fn child(p: &Params) -> Sample {
         // Key j's object is target j; `versions[j]` is its latest registration.
         let idx = DeadlineIndex::<PinTarget>::new();
         // As a master's handles: spread over 1024 shards, dense slots.
-        let target = |j: usize| PinTarget::new((j % 1024) as u32, (j / 1024) as u32, 0);
+        let target = |j: usize| PinTarget::new((j % 1024) as u32, (j / 1024) as u32);
         let key_of = |t: PinTarget| t.slot() as usize * 1024 + t.shard() as usize;
         let mut versions = vec![1u32; live];
         for j in 0..live {

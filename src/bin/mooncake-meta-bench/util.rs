@@ -547,7 +547,7 @@ pub fn bare_index_pop_ns(keys: &[&str], distinct: bool) -> f64 {
     let idx = DeadlineIndex::<PinTarget>::new();
     for i in 0..keys.len() as u64 {
         // As a master's handles: spread over 1024 shards, dense slots.
-        let target = PinTarget::new((i % 1024) as u32, (i / 1024) as u32, 0);
+        let target = PinTarget::new((i % 1024) as u32, (i / 1024) as u32);
         let deadline = T0 + 30 * MIN + if distinct { i } else { 0 };
         idx.register(target, 1, deadline, true);
     }
