@@ -457,8 +457,19 @@ impl<T: Versioned> Arena<T> {
                 self.slots()
             ));
         }
-        if let Some(s) = self.free.iter().find(|&&s| self.get(s).is_some()) {
-            return Err(format!("arena: free slot {s} holds a record"));
+        // Every free-listed slot is a free slot handed out before, listed
+        // once (an insert reuses it as such).
+        let mut listed = std::collections::HashSet::with_capacity(self.free.len());
+        for &s in &self.free {
+            let (c, i) = split(s);
+            match self.chunks.get(c).and_then(|c| c.records.get(i)) {
+                Some(Slot::Free(_)) => {}
+                Some(Slot::Full(_)) => return Err(format!("arena: free slot {s} holds a record")),
+                None => return Err(format!("arena: free slot {s} was never handed out")),
+            }
+            if !listed.insert(s) {
+                return Err(format!("arena: slot {s} is listed free twice"));
+            }
         }
         for (c, chunk) in self.chunks.iter().enumerate() {
             if chunk.records.capacity() > CHUNK_SLOTS {
@@ -535,6 +546,31 @@ mod tests {
         assert_eq!(a.get(s0), Some(&V("d", 0)));
         assert_eq!(a.len(), 2);
         a.check().unwrap();
+    }
+
+    /// The debug check refuses a free list an insert could not trust.
+    #[test]
+    fn the_check_refuses_a_corrupt_free_list() {
+        let mut a = Arena::default();
+        let s0 = a.insert(V("a", 0)).unwrap();
+        let s1 = a.insert(V("b", 0)).unwrap();
+        a.remove(s0).unwrap();
+        a.check().unwrap();
+        for bad in [s0, s1, 5_000] {
+            let mut b = Arena::default();
+            std::mem::swap(&mut a, &mut b);
+            b.free.push(bad);
+            if bad != s0 {
+                b.free.remove(0); // keep the counts equal: only the entry is wrong
+            }
+            assert!(b.check().is_err(), "free list {:?}", b.free);
+            b.free.pop();
+            if bad != s0 {
+                b.free.insert(0, s0);
+            }
+            b.check().unwrap();
+            std::mem::swap(&mut a, &mut b);
+        }
     }
 
     #[test]

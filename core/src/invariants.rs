@@ -139,8 +139,10 @@ impl MasterCore {
             }
         }
         // Deadline index: each committed deadline has exactly one valid
-        // entry (the record's handle, version and deadline), and `live`
-        // counts them.
+        // entry (the record's shard and slot, version and deadline), and
+        // `live` counts them. (After 2^32 version changes of one slot a
+        // stale entry of that slot could match again, docs/CONTRACT.md
+        // §4.8: harmless for cleanup, reported here.)
         if entries.len() != idx.heap_len {
             return Err(format!(
                 "index rebuild running: {} of {} heap entries detached",
@@ -184,7 +186,7 @@ impl MasterCore {
         // Allocator: allocated bytes == live replica buffers + unreleased
         // discarded buffers, and the blocks agree with them one for one:
         // same address, length and block id, a replica's block owned by
-        // that replica, a discarded buffer's by an object of the shard that
+        // its object, a discarded buffer's by an object of the shard that
         // lists it (unmount looks for it there).
         for seg in table.iter() {
             let mine: Vec<(u64, Held)> = buffers

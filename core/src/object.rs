@@ -55,6 +55,12 @@ impl Replica {
         self.status == ReplicaStatus::Processing && self.role == Role::Write
     }
 
+    /// Whether this replica's buffer is block `block` of `segment`.
+    #[inline]
+    pub fn is_in(&self, segment: SegmentId, block: BlockId) -> bool {
+        self.segment == segment && self.block == block
+    }
+
     #[inline]
     pub fn has_buffer(&self) -> bool {
         self.kind != ReplicaKind::LocalDisk
@@ -402,6 +408,11 @@ impl Object {
     }
 
     /// COMPLETE, non-busy MEMORY replicas: what eviction may free.
+    /// The replica whose buffer is block `block` of `segment`, if any.
+    pub fn replica_in(&self, segment: SegmentId, block: BlockId) -> Option<&Replica> {
+        self.replicas.iter().find(|r| r.is_in(segment, block))
+    }
+
     pub fn evictable_memory(&self) -> impl Iterator<Item = &Replica> + '_ {
         self.replicas.iter().filter(move |r| {
             r.kind == ReplicaKind::Memory && r.is_complete() && !self.is_busy(r.id)

@@ -360,19 +360,16 @@ impl ShardState {
         self.objects.get_mut(slot)
     }
 
-    /// The object holding replica `replica_id` on `segment`, among those
-    /// hashing to `hash`.
+    /// The object with a replica in block `block` of `segment`, among those
+    /// hashing to `hash` (while a block is allocated no other buffer of its
+    /// segment has its id).
     pub fn find_by_block_mut(
         &mut self,
         hash: u64,
         segment: SegmentId,
         block: BlockId,
     ) -> Option<&mut Object> {
-        self.find_where_mut(hash, |o| {
-            o.replicas
-                .iter()
-                .any(|r| r.segment == segment && r.block == block)
-        })
+        self.find_where_mut(hash, |o| o.replica_in(segment, block).is_some())
     }
 
     /// The handle of the record in `slot` (`shard` is this shard's index),
@@ -383,8 +380,10 @@ impl ShardState {
         Some(ObjectRef { shard, slot, seq })
     }
 
-    /// A handle to the object stored under `k`, for a holder that will
-    /// come back to it under a later lock.
+    /// A handle to the object stored under `k`, for a holder that comes
+    /// back to it later in the same state (one operation, or one run of a
+    /// standby's apply); it resolves to nothing once the object is erased
+    /// or replaced by a write with a sequence of its own.
     #[allow(dead_code)]
     pub fn locate(&self, hash: u64, k: Key<'_>, shard: u32) -> Option<ObjectRef> {
         let slot = self.slot_of(hash, k)?;

@@ -7,7 +7,7 @@
 //! object's checks read only its own record), so the window checks them
 //! all first and then evicts the ones that pass, in order: exactly what
 //! taking them one by one would evict, with every miss of the window
-//! (records, index buckets, slot generations, shard headers) started by a
+//! (records, index buckets, shard headers) started by a
 //! prefetch before anything waits for one of them.
 
 use super::collect::{Candidate, DONE};

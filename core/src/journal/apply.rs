@@ -784,14 +784,16 @@ impl MasterCore {
                 if c.is_some() {
                     self.pin_dropped(si);
                 }
-                (None, *v)
+                // As a removal and an insert into the slot would.
+                (None, v.wrapping_add(1))
             }
             None => (None, 0),
         };
         obj.pin_version = version;
         obj.set_committed(img.committed);
         // An existing object is replaced in its slot (its key, tenant and
-        // handle stay); a new one is inserted.
+        // slot stay; a new creation sequence makes a new handle); a new one
+        // is inserted.
         let handle = match at {
             Some(r) => {
                 let held = st.get_mut(r).expect("found above");
@@ -1009,12 +1011,11 @@ impl MasterCore {
                 if self.shard_index_of(o.object_hash()) != si {
                     continue;
                 }
-                if let Some(obj) = st.find_by_block_mut(o.object_hash(), seg.id, block) {
-                    let id = obj
-                        .replicas
-                        .iter()
-                        .find(|r| r.segment == seg.id && r.block == block)
-                        .map_or(0, |r| r.id);
+                let held = st
+                    .find_by_block_mut(o.object_hash(), seg.id, block)
+                    .and_then(|obj| obj.replica_in(seg.id, block))
+                    .map(|r| r.id);
+                if let Some(id) = held {
                     return Err(misfit(format!(
                         "replica {id} still lives on segment {name:?} here"
                     )));

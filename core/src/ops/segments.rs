@@ -132,8 +132,7 @@ impl MasterCore {
                     unowned = true;
                     continue;
                 };
-                obj.replicas
-                    .retain(|r| !(r.segment == seg.id && r.block == block));
+                obj.replicas.retain(|r| !r.is_in(seg.id, block));
                 report.replicas_dropped += 1;
                 // The write ends (with its pending intent, §4.4) once no
                 // replica of it is PROCESSING.

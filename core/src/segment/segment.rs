@@ -1,7 +1,7 @@
 //! One mounted segment: its identity and its offset allocator, whose
-//! allocated blocks record the replica that owns them, so an unmount finds
-//! the affected objects in O(buffers on the segment) without a separate
-//! address map.
+//! allocated blocks record the object that owns them (its key hash), so an
+//! unmount finds the affected objects, and each one's replica by segment
+//! and block, in O(buffers on the segment) without a separate address map.
 
 use crate::memory::Region;
 use std::fmt;
@@ -169,16 +169,6 @@ impl Segment {
         let block = alloc.reserve(offset, len, owner)?;
         self.publish(&alloc);
         Ok(block)
-    }
-
-    /// Re-points the buffer `block` at `address` to a new owner (a buffer
-    /// handed to another object). `false`, and no change, if no such buffer
-    /// exists.
-    pub fn set_owner(&self, block: BlockId, address: u64, owner: BufferOwner) -> bool {
-        let Some(offset) = address.checked_sub(self.base) else {
-            return false;
-        };
-        self.settled().set_owner(block, offset, owner).is_ok()
     }
 
     /// The length and owner of the buffer `block` at `address`, if it exists.
@@ -359,7 +349,6 @@ mod tests {
         s.free_later(ba, a, 100).unwrap();
         assert_eq!(s.allocated_bytes(), 200);
         assert_eq!(s.buffer(ba, a), None);
-        assert!(!s.set_owner(ba, a, owner(3)));
         assert_eq!(bufs(&s), vec![(b, 200, owner(2))]);
         assert_eq!(s.live_count(), 1);
         assert_eq!(s.owners(), [(owner(2), bb)]);
@@ -415,20 +404,6 @@ mod tests {
         assert_eq!(s.allocate(400, owner(11)).map(|p| p.0), Some(BASE + 600));
         s.free(r, BASE + 500, 100).unwrap();
         assert_eq!(s.allocated_bytes(), 400);
-    }
-
-    #[test]
-    fn set_owner_repoints_only_live_buffers() {
-        let s = seg(1000);
-        let (a, ba) = s.allocate(100, owner(1)).unwrap();
-        assert!(s.set_owner(ba, a, owner(5)));
-        assert!(!s.set_owner(ba, a + 1, owner(6)));
-        assert!(!s.set_owner(ba, BASE - 1, owner(6)));
-        assert!(!s.set_owner(BlockId::NONE, a, owner(6)));
-        assert_eq!(bufs(&s), vec![(a, 100, owner(5))]);
-        s.free(ba, a, 100).unwrap();
-        assert!(!s.set_owner(ba, a, owner(7)));
-        assert_eq!(s.buffer(ba, a), None);
     }
 
     /// Owners stay with their buffers while frees coalesce holes and later

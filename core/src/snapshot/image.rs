@@ -86,8 +86,8 @@ pub struct DiscardedRecord {
     pub address: u64,
     pub len: u64,
     pub release_at: u64,
-    /// The id of the replica the buffer was (its allocator block still
-    /// records it).
+    /// The id of the replica the buffer was (its discarded entry keeps
+    /// it).
     pub replica: u64,
 }
 
