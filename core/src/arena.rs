@@ -1,5 +1,7 @@
 //! A slab of records addressed by slot number: records live in chunks of
-//! [`CHUNK_SLOTS`], densely, so a scan walks memory in order; a freed slot
+//! up to [`CHUNK_SLOTS`], packed, so a scan walks memory in order (slot
+//! numbers follow the chunks: a chunk a presizing made short leaves the rest
+//! of its numbers unused); a freed slot
 //! goes on a free list and is reused. Each record carries a version
 //! ([`Versioned`]) that a free slot keeps, moved on by one, in the record's
 //! place, and hands to the next record stored there: versions of one slot
@@ -29,8 +31,9 @@ const CHUNK_MASK: u32 = CHUNK_SLOTS as u32 - 1;
 /// page of 128-byte object records.
 const PRESIZE_STEP: usize = 32;
 
-/// The most slots an arena hands out: slot numbers are `u32`, and
-/// `u32::MAX` stays free as a sentinel for callers.
+/// The highest slot number an arena hands out, plus one: slot numbers are
+/// `u32`, and `u32::MAX` stays free as a sentinel for callers (an arena
+/// with a short presized chunk leaves some numbers below it unused).
 pub(crate) const MAX_SLOTS: u32 = u32::MAX - 1;
 
 use crate::memory::{FixedVec, Region};
@@ -99,8 +102,8 @@ pub(crate) struct Arena<T> {
     /// likely warm).
     free: Vec<u32>,
     len: usize,
-    /// Full-size empty chunks made ahead of need (`expected_objects`
-    /// presizing), the next one to start last.
+    /// Empty chunks made ahead of need (`expected_objects` presizing), the
+    /// next one to start last: full-size ones and maybe a short last one.
     spare: Vec<Chunk<T>>,
 }
 
@@ -270,7 +273,8 @@ impl<T: Versioned> Arena<T> {
         }
         if new_chunk {
             // The first chunk starts empty and doubles below; a later one
-            // is made at its full size, so its records never move.
+            // is made at its full size (or was made short by a presizing),
+            // so its records never move.
             let chunk = match self.spare.pop() {
                 Some(chunk) => chunk,
                 None if self.chunks.is_empty() => Chunk {
@@ -399,7 +403,8 @@ impl<T: Versioned> Arena<T> {
     }
 
     /// Calls `f` with the slot and record of every stored record among the
-    /// `max_slots` slots from `from` on (free ones included in the count),
+    /// `max_slots` slot numbers from `from` on (free slots, and the numbers
+    /// a short chunk leaves unused, included in the count),
     /// in slot order, reading each chunk's records as one slice. Returns the
     /// first slot not visited, or `None` when no slot is left past the
     /// visited ones: a caller can scan in bounded slices (letting go of a
@@ -471,17 +476,26 @@ impl<T: Versioned> Arena<T> {
                 return Err(format!("arena: slot {s} is listed free twice"));
             }
         }
+        // Every chunk but the first is made at its full size, except at
+        // most one a presizing made short (in whole steps); the first
+        // doubles to full size before a second starts; every chunk but the
+        // last is full.
+        let mut short = 0;
         for (c, chunk) in self.chunks.iter().enumerate() {
-            if chunk.records.capacity() > CHUNK_SLOTS {
+            let (len, cap) = (chunk.records.len(), chunk.records.capacity());
+            if cap > CHUNK_SLOTS {
                 return Err(format!("arena chunk {c} grew past {CHUNK_SLOTS} slots"));
             }
-            if c + 1 < self.chunks.len() && chunk.records.len() != chunk.records.capacity() {
+            let last = c + 1 == self.chunks.len();
+            if !last && len != cap {
                 return Err(format!("arena chunk {c} is not full but is not the last"));
             }
-            if c + 1 < self.chunks.len() && c > 0 && c + 2 < self.chunks.len() {
-                // Between the first and the last two, every chunk is made
-                // at its full size (only a presizing's last may be short).
-                if chunk.records.capacity() != CHUNK_SLOTS {
+            if c == 0 && !last && cap != CHUNK_SLOTS {
+                return Err("arena: a second chunk started before the first was full size".into());
+            }
+            if c > 0 && cap != CHUNK_SLOTS {
+                short += 1;
+                if short > 1 || cap % PRESIZE_STEP != 0 {
                     return Err(format!("arena chunk {c} was not made at its full size"));
                 }
             }
@@ -548,29 +562,30 @@ mod tests {
         a.check().unwrap();
     }
 
-    /// The debug check refuses a free list an insert could not trust.
+    /// The debug check refuses a free list an insert could not trust: a
+    /// slot listed twice, one holding a record, one never handed out (each
+    /// with the counts still adding up, so only the entry is wrong).
     #[test]
     fn the_check_refuses_a_corrupt_free_list() {
         let mut a = Arena::default();
         let s0 = a.insert(V("a", 0)).unwrap();
         let s1 = a.insert(V("b", 0)).unwrap();
+        let s2 = a.insert(V("c", 0)).unwrap();
         a.remove(s0).unwrap();
+        a.remove(s2).unwrap();
         a.check().unwrap();
-        for bad in [s0, s1, 5_000] {
-            let mut b = Arena::default();
-            std::mem::swap(&mut a, &mut b);
-            b.free.push(bad);
-            if bad != s0 {
-                b.free.remove(0); // keep the counts equal: only the entry is wrong
-            }
-            assert!(b.check().is_err(), "free list {:?}", b.free);
-            b.free.pop();
-            if bad != s0 {
-                b.free.insert(0, s0);
-            }
-            b.check().unwrap();
-            std::mem::swap(&mut a, &mut b);
+        let good = a.free.clone();
+        for (bad, why) in [
+            ([s0, s0], "listed free twice"),
+            ([s0, s1], "holds a record"),
+            ([s0, 5_000], "was never handed out"),
+        ] {
+            a.free = bad.to_vec();
+            let err = a.check().unwrap_err();
+            assert!(err.contains(why), "{bad:?}: {err}");
         }
+        a.free = good;
+        a.check().unwrap();
     }
 
     #[test]
@@ -772,6 +787,58 @@ mod tests {
             a.check().unwrap();
         }
         assert_eq!(Arena::<u64>::reserved_bytes(0), 0);
+    }
+
+    /// A presized arena with a short last chunk, filled far past it (two
+    /// more chunks), with records removed: every record is scanned once in
+    /// slot order, in slices of any size and from any slot (inside the
+    /// unused numbers too), and the check holds.
+    #[test]
+    fn a_presized_arena_with_a_short_chunk_scans_and_checks_past_it() {
+        let mut a: Arena<usize> = Arena::default();
+        a.try_reserve(CHUNK_SLOTS + 5, None).unwrap();
+        let room: usize = Arena::<usize>::reserved_chunks(CHUNK_SLOTS + 5).sum();
+        assert_eq!(room, CHUNK_SLOTS + PRESIZE_STEP);
+        let total = room + 2 * CHUNK_SLOTS + 1;
+        let slots: Vec<u32> = (0..total).map(|i| a.insert(i).unwrap()).collect();
+        // Two full chunks and one record past the short one (a shard far
+        // past its share): the check holds.
+        a.check().unwrap();
+        assert_eq!(a.chunks.len(), 5);
+        assert_eq!(
+            slots[room] as usize,
+            2 * CHUNK_SLOTS,
+            "the next chunk's first number"
+        );
+        for &s in slots.iter().step_by(7) {
+            a.remove(s).unwrap();
+        }
+        a.check().unwrap();
+        let want: Vec<(u32, usize)> = a.iter().map(|(s, &v)| (s, v)).collect();
+        for slice in [1usize, 31, 100, CHUNK_SLOTS, 3 * CHUNK_SLOTS] {
+            let mut got = Vec::new();
+            let mut from = Some(0u32);
+            while let Some(at) = from {
+                from = a.scan(at, slice, |s, &v| got.push((s, v)));
+                if let Some(next) = from {
+                    assert!(next > at, "slice {slice}: the scan moves on");
+                }
+            }
+            assert_eq!(got, want, "slice {slice}");
+        }
+        // From inside the unused numbers: the records of the next chunk on.
+        let mut got = Vec::new();
+        let mut from = Some((CHUNK_SLOTS + PRESIZE_STEP + 3) as u32);
+        while let Some(at) = from {
+            from = a.scan(at, 50, |s, &v| got.push((s, v)));
+        }
+        let after: Vec<(u32, usize)> = want
+            .iter()
+            .copied()
+            .filter(|&(s, _)| s as usize >= 2 * CHUNK_SLOTS)
+            .collect();
+        assert_eq!(got, after);
+        assert_eq!(a.chunks[1].records.capacity(), PRESIZE_STEP);
     }
 
     /// Prefaulting writes only past each chunk's length: the arena holds

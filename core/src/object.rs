@@ -407,12 +407,12 @@ impl Object {
         self.task().is_some_and(|t| t.uses(replica))
     }
 
-    /// COMPLETE, non-busy MEMORY replicas: what eviction may free.
     /// The replica whose buffer is block `block` of `segment`, if any.
     pub fn replica_in(&self, segment: SegmentId, block: BlockId) -> Option<&Replica> {
         self.replicas.iter().find(|r| r.is_in(segment, block))
     }
 
+    /// COMPLETE, non-busy MEMORY replicas: what eviction may free.
     pub fn evictable_memory(&self) -> impl Iterator<Item = &Replica> + '_ {
         self.replicas.iter().filter(move |r| {
             r.kind == ReplicaKind::Memory && r.is_complete() && !self.is_busy(r.id)

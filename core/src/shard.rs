@@ -3,7 +3,7 @@
 //! a write in flight needs stays out of the records), the discarded
 //! buffers waiting for their release instant, and the shard's share of the
 //! per-key gauges (summed over shards when read). Objects live in an
-//! [`Arena`] (dense, addressed by slot); the hash index
+//! [`Arena`] (packed in chunks, addressed by slot); the hash index
 //! (`slot_index.rs`) holds only slots and 32 bits of their keys' hashes.
 
 use crate::arena::Arena;

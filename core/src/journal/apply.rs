@@ -775,9 +775,10 @@ impl MasterCore {
         }));
         // Committed deadline through the registration path (index + gauge),
         // once the record has its handle (below). A record of another
-        // creation replacing this one in its slot goes on from the old
-        // record's version, so no entry of the old one (which names the
-        // same slot) can match a registration of the new one.
+        // creation replacing this one in its slot starts one past the old
+        // record's version (as a removal and an insert would), so no entry
+        // of the old one (which names the same slot) can match a
+        // registration of the new one.
         let (old_committed, version) = match &old_obj {
             Some((c, _, v)) if same_seq => (*c, *v),
             Some((c, _, v)) => {
