@@ -164,14 +164,13 @@ impl<T: Versioned> Arena<T> {
         // region). Growing the short chunk instead would move its records
         // to the heap and give its region pages back, splitting the huge
         // pages around them (reads x0.87 at 10^7).
-        let page = PRESIZE_STEP;
         let rest = n - full * CHUNK_SLOTS;
         let (middle, last) = if full == 0 {
             (0, None)
         } else {
             (
                 full - 1,
-                Some(rest.div_ceil(page).saturating_mul(page).min(CHUNK_SLOTS)),
+                Some(rest.next_multiple_of(PRESIZE_STEP).min(CHUNK_SLOTS)),
             )
         };
         first

@@ -15,3 +15,11 @@ pub(crate) struct ObjectRef {
     pub slot: u32,
     pub seq: u64,
 }
+
+impl ObjectRef {
+    /// Whether `obj`, found in this handle's slot, is the object it names.
+    #[inline]
+    pub fn names(&self, obj: &crate::object::Object) -> bool {
+        obj.seq == self.seq
+    }
+}

@@ -231,7 +231,7 @@ impl ShardState {
     /// As [`find_write_mut`](Self::find_write_mut), for the record `r`
     /// names (a handle taken under this lock hold): no lookup.
     pub fn write_at(&mut self, r: ObjectRef) -> Option<(ObjectRef, &mut Object, &mut InFlight)> {
-        let obj = self.objects.get_mut(r.slot).filter(|o| o.seq == r.seq)?;
+        let obj = self.objects.get_mut(r.slot).filter(|o| r.names(o))?;
         Some((r, obj, &mut self.in_flight))
     }
 
@@ -396,13 +396,13 @@ impl ShardState {
     #[allow(dead_code)]
     #[inline]
     pub fn get(&self, r: ObjectRef) -> Option<&Object> {
-        self.objects.get(r.slot).filter(|o| o.seq == r.seq)
+        self.objects.get(r.slot).filter(|o| r.names(o))
     }
 
     #[allow(dead_code)]
     #[inline]
     pub fn get_mut(&mut self, r: ObjectRef) -> Option<&mut Object> {
-        self.objects.get_mut(r.slot).filter(|o| o.seq == r.seq)
+        self.objects.get_mut(r.slot).filter(|o| r.names(o))
     }
 
     /// Stores a new object of `tenant` whose key hashes to `hash`; returns

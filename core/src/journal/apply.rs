@@ -999,19 +999,15 @@ impl MasterCore {
             }
             seg.clone()
         };
-        let owners = seg.owners();
-        let mut shards: Vec<usize> = owners
-            .iter()
-            .map(|(o, _)| self.shard_index_of(o.object_hash()))
+        // Grouped by shard as an unmount on a primary groups them: each
+        // shard's owners in one run, each lock taken once, ascending.
+        let (owners, bounds) = self.group_by_shard(seg.owners());
+        let shards: Vec<usize> = (0..self.shards.len())
+            .filter(|&si| bounds[si] < bounds[si + 1])
             .collect();
-        shards.sort_unstable();
-        shards.dedup();
         for &si in &shards {
             let mut st = self.shards[si].state.write();
-            for &(o, block) in &owners {
-                if self.shard_index_of(o.object_hash()) != si {
-                    continue;
-                }
+            for &(o, block) in &owners[bounds[si]..bounds[si + 1]] {
                 let held = st
                     .find_by_block_mut(o.object_hash(), seg.id, block)
                     .and_then(|obj| obj.replica_in(seg.id, block))

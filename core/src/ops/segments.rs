@@ -179,7 +179,7 @@ impl MasterCore {
     /// Sorts `owners` (each with its block) by shard index in O(owners +
     /// shards) (a counting sort) and returns them with the bounds of each shard's run: shard
     /// `i`'s owners are `owners[bounds[i]..bounds[i + 1]]`.
-    fn group_by_shard(
+    pub(crate) fn group_by_shard(
         &self,
         owners: Vec<(BufferOwner, BlockId)>,
     ) -> (Vec<(BufferOwner, BlockId)>, Vec<usize>) {
