@@ -646,16 +646,40 @@ impl MasterCore {
         k: Key<'_>,
         release_at: Option<Instant>,
     ) {
+        debug_assert_eq!(self.shard_index_of(self.hasher.hash(k)), shard);
+        self.retire_record(st, shard, obj, release_at);
+        if let Some(g) = obj.group() {
+            self.groups.leave(&self.hasher, g, &key::scoped(k));
+        }
+    }
+
+    /// [`retire`](Self::retire) of an object of no group, whose key is
+    /// therefore not needed (an eviction that copied none).
+    pub(crate) fn retire_ungrouped(
+        &self,
+        st: &mut ShardState,
+        shard: usize,
+        obj: &Object,
+        release_at: Option<Instant>,
+    ) {
+        debug_assert!(obj.group().is_none(), "a group member needs its key to leave");
+        self.retire_record(st, shard, obj, release_at);
+    }
+
+    /// What retiring does apart from leaving the object's group.
+    fn retire_record(
+        &self,
+        st: &mut ShardState,
+        shard: usize,
+        obj: &Object,
+        release_at: Option<Instant>,
+    ) {
         match release_at {
             None => self.free_now(st, &obj.replicas, obj.size),
             Some(at) => self.discard(st, &obj.replicas, obj.size, at),
         }
-        debug_assert_eq!(self.shard_index_of(self.hasher.hash(k)), shard);
         self.drop_committed(obj, shard);
         st.in_flight.end(obj.write_token);
-        if let Some(g) = obj.group() {
-            self.groups.leave(&self.hasher, g, &key::scoped(k));
-        }
         st.keys -= 1;
     }
 

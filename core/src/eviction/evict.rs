@@ -148,8 +148,7 @@ impl MasterCore {
                 continue;
             };
             let pinned = is_active(obj.committed(), now);
-            let scoped = key::scoped(st.key_of(obj));
-            let bytes = self.evict_object(st, c.shard(), c.slot, hash, key::split(&scoped));
+            let bytes = self.evict_object(st, c.shard(), c.slot, hash, None);
             report.evicted += 1;
             report.evicted_bytes += bytes;
             report.evicted_pinned += pinned as u64;
@@ -210,16 +209,30 @@ impl MasterCore {
 
     /// Frees an object's evictable memory replicas; erases it if nothing is
     /// left. Returns the bytes freed. The object is the one in arena `slot`
-    /// of the locked shard `st` (stored under `k`, hashing to `hash`): the
-    /// caller found it there, so nothing looks it up by key again.
+    /// of the locked shard `st` (hashing to `hash`): the caller found it
+    /// there, so nothing looks it up by key again. `k` is its key when the
+    /// caller has it; otherwise the key is copied out of the record only if
+    /// something needs it after the record may be gone — the journal's
+    /// record of the eviction, or the group's member list — so evicting an
+    /// object of no group with the journal off copies and allocates
+    /// nothing.
     pub(super) fn evict_object(
         &self,
         st: &mut ShardState,
         si: usize,
         slot: u32,
         hash: u64,
-        k: Key<'_>,
+        k: Option<Key<'_>>,
     ) -> u64 {
+        let copied = match k {
+            Some(_) => None,
+            None => {
+                let obj = st.slot(slot).expect("object is locked");
+                (self.journal.is_some() || obj.group().is_some())
+                    .then(|| key::scoped(st.key_of(obj)))
+            }
+        };
+        let k = k.or_else(|| copied.as_deref().map(key::split));
         let obj = st.slot_mut(slot).expect("object is locked");
         // Inline for one replica: no allocation in the usual case.
         let victims: crate::object::Replicas = obj.evictable_memory().copied().collect();
@@ -239,10 +252,15 @@ impl MasterCore {
         if empty {
             // What `erase` does, from the slot (one index probe, by slot).
             let gone = st.take_at(hash, slot).expect("object is locked");
-            self.retire(st, si, &gone, k, None);
+            match k {
+                Some(k) => self.retire(st, si, &gone, k, None),
+                None => self.retire_ungrouped(st, si, &gone, None),
+            }
         }
-        let mark = st.discarded.len();
-        self.record_key(st, hash, k, mark);
+        if let Some(k) = k {
+            let mark = st.discarded.len();
+            self.record_key(st, hash, k, mark);
+        }
         size * freed.len() as u64
     }
 
@@ -318,7 +336,7 @@ impl MasterCore {
                     continue;
                 }
                 pinned += (retained || is_active(obj.committed(), now)) as u64;
-                bytes += self.evict_object(st, *s, slot, *h, key::split(k));
+                bytes += self.evict_object(st, *s, slot, *h, Some(key::split(k)));
                 n += 1;
             }
             return GroupOutcome::Evicted(n, bytes, pinned);
