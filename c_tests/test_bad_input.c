@@ -307,6 +307,51 @@ static void buffer_too_small(void) {
     teardown(&s);
 }
 
+/* No buffer is larger than PTRDIFF_MAX: a capacity beyond it is a
+ * caller's bug, refused before anything is read or written. */
+static void capacity_beyond_ptrdiff_max(void) {
+    mooncake_meta_error *err = NULL;
+    state s = setup();
+    fingerprint before = take(s.m);
+    unsigned char buf[64];
+    memset(buf, SENT_BYTE, sizeof buf);
+    size_t n = SENT64;
+    uint64_t next = SENT64;
+    CHECK_FAILS(mooncake_meta_snapshot_into(s.m, buf, SIZE_MAX, &n, &err),
+                MOONCAKE_META_INVALID_PARAMS, err, "capacity");
+    CHECK_FAILS(mooncake_meta_metrics_prometheus_into(s.m, (char *)buf, SIZE_MAX, &n, &err),
+                MOONCAKE_META_INVALID_PARAMS, err, "capacity");
+    CHECK_FAILS(mooncake_meta_segment_name(s.m, 1, (char *)buf, SIZE_MAX, &n, &err),
+                MOONCAKE_META_INVALID_PARAMS, err, "capacity");
+    CHECK_FAILS(mooncake_meta_journal_read(s.m, 1, buf, SIZE_MAX, &n, &next, &err),
+                MOONCAKE_META_INVALID_PARAMS, err, "capacity");
+    CHECK_EQ_INT(n, SENT64);
+    CHECK_EQ_INT(next, SENT64);
+    CHECK_EQ_INT(buf[0], SENT_BYTE);
+    CHECK_EQ_INT(buf[sizeof buf - 1], SENT_BYTE);
+    CHECK_UNCHANGED(s.m, before);
+    teardown(&s);
+}
+
+/* An unmount report whose struct_size is garbage refuses the unmount: the
+ * segment stays mounted. */
+static void unmount_report_struct_size_too_large(void) {
+    mooncake_meta_error *err = NULL;
+    state s = setup();
+    fingerprint before = take(s.m);
+    mooncake_meta_unmount_report rep;
+    memset(&rep, SENT_BYTE, sizeof rep);
+    rep.struct_size = 1u << 20;
+    CHECK_FAILS(mooncake_meta_unmount_segment(s.m, 1, "seg-a", strlen("seg-a"), &rep, &err),
+                MOONCAKE_META_STRUCT_SIZE_UNSUPPORTED, err, "exceeds");
+    CHECK_FAILS(mooncake_meta_unmount_client(s.m, 2, &rep, &err),
+                MOONCAKE_META_STRUCT_SIZE_UNSUPPORTED, err, "exceeds");
+    CHECK_EQ_INT(rep.struct_size, 1u << 20);
+    CHECK_EQ_INT(rep.replicas_dropped, 0xa5a5a5a5a5a5a5a5ull);
+    CHECK_UNCHANGED(s.m, before);
+    teardown(&s);
+}
+
 static void corrupt_snapshot(void) {
     mooncake_meta_error *err = NULL;
     state s = setup();
@@ -400,7 +445,8 @@ static void maintenance_arguments(void) {
                 MOONCAKE_META_INVALID_PARAMS, err, "target must be in [0, 1]");
     CHECK_FAILS(mooncake_meta_run_cleanup_at(s.m, UINT64_MAX, &cs, &err), MOONCAKE_META_INVALID_PARAMS,
                 err, "beyond MAX_INSTANT");
-    CHECK_FAILS(mooncake_meta_sweep_stale_writes_at(s.m, UINT64_MAX, &n, &err),
+    /* (The stale-write sweep takes any instant: test_soft_pin.c.) */
+    CHECK_FAILS(mooncake_meta_release_discarded_at(s.m, UINT64_MAX, &n, &err),
                 MOONCAKE_META_INVALID_PARAMS, err, "beyond MAX_INSTANT");
     CHECK_FAILS(mooncake_meta_evict_if_needed(s.m, -1, &ran, NULL, &err), MOONCAKE_META_INVALID_PARAMS,
                 err, "force must be 0 or 1");
@@ -423,6 +469,8 @@ int main(void) {
     RUN_TEST(struct_size_too_large_with_a_non_zero_tail);
     RUN_TEST(unknown_flag_bit);
     RUN_TEST(buffer_too_small);
+    RUN_TEST(capacity_beyond_ptrdiff_max);
+    RUN_TEST(unmount_report_struct_size_too_large);
     RUN_TEST(corrupt_snapshot);
     RUN_TEST(wrong_client);
     RUN_TEST(stale_token);

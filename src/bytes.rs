@@ -79,7 +79,10 @@ pub(crate) unsafe fn copy_out(
 
 /// Checks the arguments of the caller-buffer convention before any work,
 /// so a call that would fail for a NULL pointer has no side effect:
-/// `out_len` must not be NULL, and `buf` not NULL unless `cap == 0`.
+/// `out_len` must not be NULL, `buf` not NULL unless `cap == 0`, and `cap`
+/// at most `PTRDIFF_MAX` (no buffer is larger: a larger capacity is a
+/// caller's bug, `INVALID_PARAMS` as for every C array, docs/CONTRACT.md
+/// section 9).
 pub(crate) fn check_buffer_args(
     buf: *mut u8,
     cap: usize,
@@ -94,6 +97,12 @@ pub(crate) fn check_buffer_args(
             ErrorKind::NullArgument,
             format!("{buf_arg} is NULL but its capacity is {cap}"),
         ));
+    }
+    if cap > isize::MAX as usize {
+        return Err(Error::invalid(format!(
+            "{buf_arg}: capacity {cap} is larger than any buffer (PTRDIFF_MAX {})",
+            isize::MAX
+        )));
     }
     Ok(())
 }
@@ -223,5 +232,13 @@ mod tests {
             ErrorKind::NullArgument
         );
         check_buffer_args(ptr::null_mut(), 0, &len, "buf").unwrap();
+        // No buffer is larger than PTRDIFF_MAX: a larger capacity is refused
+        // before anything is read or written.
+        let mut one = [0u8];
+        let e = check_buffer_args(one.as_mut_ptr(), isize::MAX as usize + 1, &len, "buf")
+            .unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidParams);
+        assert!(e.message().contains("capacity"), "{}", e.message());
+        check_buffer_args(one.as_mut_ptr(), isize::MAX as usize, &len, "buf").unwrap();
     }
 }

@@ -104,8 +104,10 @@ impl From<EvictionReport> for mooncake_meta_eviction_report {
     }
 }
 
-/// An instant argument: at most `MAX_INSTANT` (docs/CONTRACT.md section 1), so a
-/// saturated deadline can never be treated as due.
+/// An instant argument of cleanup or a release pass: at most `MAX_INSTANT`
+/// (docs/CONTRACT.md section 1), where a saturated deadline or release
+/// instant is due. (The stale-write sweep takes any instant: its
+/// comparison is strict.)
 fn instant(at: u64, arg: &str) -> Result<Instant> {
     if at > MAX_INSTANT {
         return Err(Error::invalid(format!(
@@ -286,8 +288,11 @@ pub unsafe extern "C" fn mooncake_meta_run_maintenance_tick(
 /// put_start_release_timeout < at_ms`): their PROCESSING replicas are
 /// discarded, their pending intent cleared, and an object left without
 /// replicas is erased. The number of writes swept goes to `*out_swept`
-/// unless it is NULL. `at_ms` above `MAX_INSTANT` is
-/// `MOONCAKE_META_INVALID_PARAMS`. The clock does not move.
+/// unless it is NULL. Any `at_ms` is accepted: the comparison is strict,
+/// so a write whose release instant saturated at `MAX_INSTANT` is swept
+/// only beyond it (docs/CONTRACT.md section 1); the buffers it discards
+/// are released at their own (saturated) release instant. The clock does
+/// not move.
 ///
 /// Ownership: nothing is transferred.
 /// Thread safety: may be called concurrently with any call but `_free`.
@@ -305,8 +310,7 @@ pub unsafe extern "C" fn mooncake_meta_sweep_stale_writes_at(
     // SAFETY: the caller upholds the documented contract.
     unsafe {
         with_master("mooncake_meta_sweep_stale_writes_at", m, err, |master| {
-            let at = instant(at_ms, "at_ms")?;
-            let swept = master.sweep_stale_writes_at(at);
+            let swept = master.sweep_stale_writes_at(at_ms);
             if !out_swept.is_null() {
                 out_swept.write(swept);
             }

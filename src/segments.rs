@@ -34,7 +34,8 @@ const _: () = {
 /// `struct_size = sizeof(mooncake_meta_unmount_report)` before the call;
 /// the library writes `min(struct_size, its own size)` bytes (fields a newer
 /// header adds are left untouched by an older library) and never changes
-/// `struct_size`. A `struct_size` below the first version's (24) is
+/// `struct_size`. A `struct_size` below the first version's (24), or above
+/// 4096 (taken for an uninitialised field, not a future version), is
 /// `MOONCAKE_META_STRUCT_SIZE_UNSUPPORTED`, checked before anything is
 /// unmounted.
 ///
@@ -67,7 +68,9 @@ pub(crate) struct SizedOut<'a, T> {
 
 impl<T> SizedOut<'_, T> {
     /// NULL -> an output nobody wants; else the caller's `struct_size` (the
-    /// first `u32`) must be at least `v1`.
+    /// first `u32`) must be at least `v1` and at most
+    /// [`MAX_STRUCT_SIZE`](crate::sized_out::MAX_STRUCT_SIZE), as every
+    /// size-versioned struct's.
     ///
     /// # Safety
     /// A non-NULL `ptr` must be valid for reading a `u32` and for writing
@@ -88,6 +91,16 @@ impl<T> SizedOut<'_, T> {
                 format!(
                     "{} is {size}, below the smallest supported size {v1}",
                     Field(arg, "struct_size")
+                ),
+            ));
+        }
+        if size > crate::sized_out::MAX_STRUCT_SIZE {
+            return Err(Error::new(
+                ErrorKind::StructSizeUnsupported,
+                format!(
+                    "{} {size} exceeds {}: not a sizeof (uninitialised?)",
+                    Field(arg, "struct_size"),
+                    crate::sized_out::MAX_STRUCT_SIZE
                 ),
             ));
         }
@@ -264,12 +277,7 @@ pub unsafe extern "C" fn mooncake_meta_segment_name(
     // SAFETY: the caller upholds the documented contract.
     unsafe {
         with_master("mooncake_meta_segment_name", m, err, |master| {
-            if buf.is_null() && cap > 0 {
-                return Err(Error::new(
-                    ErrorKind::NullArgument,
-                    format!("buf is NULL but its capacity is {cap}"),
-                ));
-            }
+            crate::bytes::check_buffer_args(buf.cast(), cap, out_len, "buf")?;
             let out_len = Out::new(out_len, "out_len")?;
             let name = master.segment_name(segment_id).ok_or_else(|| {
                 Error::new(

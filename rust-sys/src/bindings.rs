@@ -262,7 +262,8 @@ impl Default for mooncake_meta_replicate_config {
 /// `struct_size = sizeof(mooncake_meta_unmount_report)` before the call;
 /// the library writes `min(struct_size, its own size)` bytes (fields a newer
 /// header adds are left untouched by an older library) and never changes
-/// `struct_size`. A `struct_size` below the first version's (24) is
+/// `struct_size`. A `struct_size` below the first version's (24), or above
+/// 4096 (taken for an uninitialised field, not a future version), is
 /// `MOONCAKE_META_STRUCT_SIZE_UNSUPPORTED`, checked before anything is
 /// unmounted.
 ///
@@ -2692,8 +2693,11 @@ extern "C" {
     /// put_start_release_timeout < at_ms`): their PROCESSING replicas are
     /// discarded, their pending intent cleared, and an object left without
     /// replicas is erased. The number of writes swept goes to `*out_swept`
-    /// unless it is NULL. `at_ms` above `MAX_INSTANT` is
-    /// `MOONCAKE_META_INVALID_PARAMS`. The clock does not move.
+    /// unless it is NULL. Any `at_ms` is accepted: the comparison is strict,
+    /// so a write whose release instant saturated at `MAX_INSTANT` is swept
+    /// only beyond it (docs/CONTRACT.md section 1); the buffers it discards
+    /// are released at their own (saturated) release instant. The clock does
+    /// not move.
     ///
     /// Ownership: nothing is transferred.
     /// Thread safety: may be called concurrently with any call but `_free`.

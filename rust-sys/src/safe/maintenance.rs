@@ -284,12 +284,14 @@ impl Master {
     }
 
     /// Sweeps writes whose `put_start + put_start_release_timeout < at`;
-    /// returns how many.
+    /// returns how many. Any instant: the comparison is strict, so a write
+    /// whose release instant saturated at `MAX_INSTANT` is swept only
+    /// beyond it.
     pub fn sweep_stale_writes_at(&self, at: Instant) -> u64 {
         let mut n = 0;
         // SAFETY: live master, writable output.
         let r = call(|err| unsafe {
-            mooncake_meta_sweep_stale_writes_at(self.raw.as_ptr(), clamp_instant(at), &mut n, err)
+            mooncake_meta_sweep_stale_writes_at(self.raw.as_ptr(), at, &mut n, err)
         });
         infallible("mooncake_meta_sweep_stale_writes_at", r);
         n
