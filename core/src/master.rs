@@ -662,7 +662,10 @@ impl MasterCore {
         obj: &Object,
         release_at: Option<Instant>,
     ) {
-        debug_assert!(obj.group().is_none(), "a group member needs its key to leave");
+        debug_assert!(
+            obj.group().is_none(),
+            "a group member needs its key to leave"
+        );
         self.retire_record(st, shard, obj, release_at);
     }
 

@@ -162,11 +162,16 @@ impl MasterCore {
                 "promote: this master is already a primary",
             ));
         }
-        let until = saturating_deadline(self.clock.now(), self.config.default_kv_lease_ttl_ms);
         let mut report = PromoteReport {
             applied_seq: self.role.applied_seq(),
             ..PromoteReport::default()
         };
+        // The numbering goes on after the last record applied. First, as
+        // the one step that can fail: a refused promote changes nothing.
+        if let Some(j) = &self.journal {
+            j.continue_at(report.applied_seq.saturating_add(1))?;
+        }
+        let until = saturating_deadline(self.clock.now(), self.config.default_kv_lease_ttl_ms);
         for shard in self.shards.iter() {
             let st = shard.state.read();
             report.writes_in_flight += st.in_flight.len() as u64;
@@ -176,10 +181,6 @@ impl MasterCore {
                     report.objects_leased += 1;
                 }
             }
-        }
-        // The numbering goes on after the last record applied.
-        if let Some(j) = &self.journal {
-            j.continue_at(report.applied_seq.saturating_add(1))?;
         }
         // Only apply uses the discarded buffers' homes.
         *self.role.discard_home.lock() = HashMap::new();

@@ -108,6 +108,39 @@ rejects!(
     |img| img.groups[0].lease = MAX_INSTANT + 1,
     "group 0 (tenant \"default\", name \"g1\"): lease"
 );
+// A committed deadline is never 0: a record spells 0 as none.
+rejects!(
+    soft_pin_deadline_zero,
+    |img| plain(&mut img).soft_pin_deadline = Some(0),
+    "soft_pin_deadline is 0"
+);
+// A standby resumes after journal_seq: the last sequence a journal can
+// number is the largest (u64::MAX names no record).
+rejects!(
+    journal_seq_beyond_the_last_sequence,
+    |img| img.journal_seq = u64::MAX,
+    "journal_seq 18446744073709551615 is beyond the last journal sequence"
+);
+accepts!(journal_seq_at_the_last_sequence, |img| img.journal_seq =
+    u64::MAX - 1);
+
+// Two writes in flight never share a token (an End names its write by it).
+#[test]
+fn writes_in_flight_sharing_a_token_are_rejected() {
+    let mut img = representative_live();
+    validate(&img).expect("the live image is valid");
+    let token = |img: &SnapshotImage, t: &str, k: &str| {
+        img.objects
+            .iter()
+            .position(|o| o.tenant == t && o.key == k)
+            .unwrap()
+    };
+    let a = token(&img, "default", "writing-disable");
+    let b = token(&img, "tenant-b", "writing-preserve");
+    img.objects[b].write_token = img.objects[a].write_token;
+    assert_rejected(&img, "both writes in flight have write token");
+}
+
 accepts!(timestamps_at_max_instant_are_valid, |img| {
     img.created_at = MAX_INSTANT;
     img.groups[0].lease = MAX_INSTANT;

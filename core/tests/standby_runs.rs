@@ -229,7 +229,9 @@ fn an_end_of_its_own_write_that_does_not_fit_leaves_its_start_in_flight() {
                     key,
                     write_token,
                     at,
-                    completed: vec![u64::MAX - 1],
+                    // An id no replica has (ids at or above MAX_INSTANT
+                    // are refused before anything applies).
+                    completed: vec![1 << 40],
                     commit,
                     write_over,
                 }

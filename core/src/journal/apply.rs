@@ -84,6 +84,73 @@ fn misfit(msg: impl Into<String>) -> Error {
     Error::new(ErrorKind::InvalidParams, msg.into())
 }
 
+/// Checks what a record names that decoding alone does not: its replica
+/// ids, write token and creation sequence are below `MAX_INSTANT`, and the
+/// counters it sets at most that, as a snapshot's counters must be (a
+/// restore refuses more: counters that carry on with plain increments
+/// would wrap, handing out ids and tokens again); a Reset's snapshot
+/// decodes (and so passes the snapshot's structural checks) and carries
+/// such counters. Nothing is changed.
+fn check_before_apply(rec: &RecordView<'_>) -> Result<()> {
+    fn below(what: &str, v: u64) -> Result<()> {
+        if v >= MAX_INSTANT {
+            return Err(Error::new(
+                ErrorKind::DeserializeFail,
+                format!("{what} {v} is not below {MAX_INSTANT}: a master could not carry on"),
+            ));
+        }
+        Ok(())
+    }
+    fn counters(replica: u64, token: u64, seq: u64) -> Result<()> {
+        for (what, v) in [
+            ("next_replica_id", replica),
+            ("next_write_token", token),
+            ("next_object_seq", seq),
+        ] {
+            if v > MAX_INSTANT {
+                return Err(Error::new(
+                    ErrorKind::DeserializeFail,
+                    format!("{what} {v} is above {MAX_INSTANT}: a master could not carry on"),
+                ));
+            }
+        }
+        Ok(())
+    }
+    match &rec.kind {
+        KindView::ObjectSet { image, .. } | KindView::ObjectStarted { image } => {
+            below("creation sequence", image.seq)?;
+            below("write token", image.write_token)?;
+            image
+                .replicas
+                .iter()
+                .try_for_each(|r| below("replica id", r.id))
+        }
+        KindView::ObjectEnded {
+            write_token,
+            completed,
+            ..
+        } => {
+            below("write token", *write_token)?;
+            completed.iter().try_for_each(|&id| below("replica id", id))
+        }
+        KindView::ObjectErased { .. } => Ok(()),
+        KindView::Other(Record::Counters {
+            next_replica_id,
+            next_write_token,
+            next_object_seq,
+        }) => counters(*next_replica_id, *next_write_token, *next_object_seq),
+        KindView::Other(Record::Reset { image }) => {
+            let img = crate::snapshot::codec::decode(image)?;
+            counters(
+                img.next_replica_id,
+                img.next_write_token,
+                img.next_object_seq,
+            )
+        }
+        KindView::Other(_) => Ok(()),
+    }
+}
+
 /// The write in flight an ObjectSet installs (its token, the record's slot,
 /// its pending intent), left unstarted when the next record of the run is
 /// the End that ends that write (a put pair): starting it and ending it
@@ -175,6 +242,20 @@ impl MasterCore {
             rest = &rest[used..];
             offset += used;
             batch_no += 1;
+        }
+        // What a record names is checked for all of them before any is
+        // applied, as the framing is: a batch refused for it applies nothing.
+        for (seq, rec) in todo.iter() {
+            check_before_apply(rec).map_err(|e| {
+                Error::new(
+                    ErrorKind::DeserializeFail,
+                    format!(
+                        "journal record {seq} ({}): {}; nothing applied",
+                        rec.name(),
+                        e.message()
+                    ),
+                )
+            })?;
         }
         // Object records go in runs of up to RUN consecutive ones (see
         // `apply_run`); any other record alone.

@@ -702,7 +702,10 @@ pub(super) fn decode_prefix_with<'a, T>(
             payload.len()
         )));
     }
-    let mut records = Vec::with_capacity(count);
+    // Reserved for at most 1024 up front and grown as records parse: a
+    // record's decoded value is many times its smallest encoding, so a
+    // crafted count must not reserve memory the records never fill.
+    let mut records = Vec::with_capacity(count.min(1024));
     let last = last_tag(h.version);
     for i in 0..count {
         let seq = h.first_seq + i as u64;

@@ -317,15 +317,27 @@ impl MasterCore {
                         .map(|i| &img.tasks[i].task)
                 })
                 .flatten();
+            let targets = task.map_or(&[][..], super::validate::task_targets);
+            // An image of format 1 to 4 lists no writes in flight: a
+            // standby takes an object with a PROCESSING replica of a write
+            // as writing, with no pending intent (the lenient install of
+            // docs/CONTRACT.md section 12.3), so its End, Revoke and the
+            // stale-write sweep find the write as on any master.
+            let writing = || {
+                !img.has_live_state()
+                    && o.replicas
+                        .iter()
+                        .any(|r| r.status == 0 && !targets.contains(&r.id))
+            };
             let write = verbatim
                 .then(|| {
                     img.in_flight
                         .binary_search_by(|f| by_key(&f.tenant, &f.key))
                         .ok()
                         .map(|i| img.in_flight[i].pending)
+                        .or_else(|| writing().then_some(None))
                 })
                 .flatten();
-            let targets = task.map_or(&[][..], super::validate::task_targets);
             let mut replicas = crate::object::Replicas::new();
             for r in complete {
                 let kind = ReplicaKind::from_raw(r.kind as u32)

@@ -22,6 +22,15 @@ pub fn validate(image: &SnapshotImage) -> Result<()> {
     if let Some(wall) = image.wall_at_capture {
         check_instant("snapshot wall_at_capture", wall)?;
     }
+    // A standby restored from the image resumes at the record after it,
+    // and a sequence past the last one a journal can number names none.
+    if image.journal_seq > crate::journal::codec::MAX_SEQ {
+        return Err(fail(format!(
+            "snapshot journal_seq {} is beyond the last journal sequence {}",
+            image.journal_seq,
+            crate::journal::codec::MAX_SEQ
+        )));
+    }
     validate_segments(&image.segments)?;
     validate_groups(image)?;
     validate_retention(image)?;
@@ -224,6 +233,11 @@ fn validate_objects(image: &SnapshotImage) -> Result<()> {
         check_instant(format_args!("{who}: lease"), o.lease)?;
         if let Some(d) = o.soft_pin_deadline {
             check_instant(format_args!("{who}: soft_pin_deadline"), d)?;
+            // A committed deadline is an End's instant plus a TTL of at
+            // least 1 ms: never 0, which a record spells as none.
+            if d == 0 {
+                return Err(fail(format!("{who}: soft_pin_deadline is 0")));
+            }
         }
         if o.seq >= image.next_object_seq {
             return Err(fail(format!(
@@ -529,6 +543,21 @@ fn validate_live_state(image: &SnapshotImage) -> Result<()> {
             )));
         }
         listed[o] = true;
+    }
+    // A write in flight is known by its token (an End names it): two
+    // listed writes never share one, as every Start gets a new token.
+    let mut tokens: Vec<(u64, usize)> = (0..image.objects.len())
+        .filter(|&o| listed[o])
+        .map(|o| (image.objects[o].write_token, o))
+        .collect();
+    tokens.sort_unstable();
+    if let Some(w) = tokens.windows(2).find(|w| w[0].0 == w[1].0) {
+        return Err(fail(format!(
+            "{} and {}: both writes in flight have write token {}",
+            Obj(w[0].1, &image.objects[w[0].1]),
+            Obj(w[1].1, &image.objects[w[1].1]),
+            w[0].0
+        )));
     }
     if image.has_live_state() {
         if let Some(o) = (0..image.objects.len()).find(|&o| !listed[o] && writing(o)) {

@@ -175,7 +175,7 @@ pub fn representative() -> SnapshotImage {
     objects[4].group = Some("g1".into());
     objects[7].group = Some("g1".into());
     objects[5].hard_pin = true;
-    objects[5].soft_pin_deadline = Some(0);
+    objects[5].soft_pin_deadline = Some(1); // the smallest a record can commit
     canonical(SnapshotImage {
         created_at: 1_700_000_123_456,
         wall_at_capture: None,
