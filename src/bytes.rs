@@ -235,8 +235,8 @@ mod tests {
         // No buffer is larger than PTRDIFF_MAX: a larger capacity is refused
         // before anything is read or written.
         let mut one = [0u8];
-        let e = check_buffer_args(one.as_mut_ptr(), isize::MAX as usize + 1, &len, "buf")
-            .unwrap_err();
+        let e =
+            check_buffer_args(one.as_mut_ptr(), isize::MAX as usize + 1, &len, "buf").unwrap_err();
         assert_eq!(e.kind(), ErrorKind::InvalidParams);
         assert!(e.message().contains("capacity"), "{}", e.message());
         check_buffer_args(one.as_mut_ptr(), isize::MAX as usize, &len, "buf").unwrap();
