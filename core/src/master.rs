@@ -10,7 +10,7 @@
 //!    a test holding a guard) — held with no other lock;
 //!    then the role's apply mutex (`standby.rs`: a journal apply, a
 //!    restore, a promote, a standby's capture), then, with the journal on,
-//!    `segment_changes` (a mount, an unmount, a restore);
+//!    `segment_changes` (a mount, an unmount, a restore, a capture);
 //! 1. metadata shard locks, several only in ascending index order;
 //! 2. the group domain (a group-shard mutex, then a group's member list),
 //!    then the group-retention registry (`retention.rs`);

@@ -1051,8 +1051,14 @@ fn a_standby_restored_from_an_older_image_knows_its_writes_in_flight() {
     use mooncake_meta_core::snapshot::codec::{decode, encode};
     let mut img = snapshot_support::representative();
     assert!(img.in_flight.is_empty());
-    // (An object left with no replica, as a capture during an unmount
-    // shows one, is another matter: see the closing note of issue 24.)
+    // An object with no replica is no master's state: a standby refuses
+    // the image (a master's capture never cuts an unmount in two).
+    let s = standby();
+    let before = state(&s);
+    let e = s.restore(&encode(&img)).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::DeserializeFail);
+    assert!(e.message().contains("has no replica"), "{}", e.message());
+    assert_eq!(state(&s), before);
     img.objects.retain(|o| !o.replicas.is_empty());
     let s = standby();
     s.restore(&encode(&img)).unwrap();
