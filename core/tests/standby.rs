@@ -1094,3 +1094,38 @@ fn a_refused_promote_changes_nothing() {
     assert_eq!(state(&s), before);
     assert!(s.is_standby());
 }
+
+/// A standby that keeps a journal numbers its records as its primary's, so
+/// it restores only a snapshot carrying a journal sequence: from one
+/// without (format 3 or older, or a master without a journal) its reset
+/// would take a number the primary's next record takes too, and a standby
+/// of it that read the reset would miss that record unawares. A standby
+/// without a journal restores such a snapshot.
+#[test]
+fn a_journaling_standby_needs_a_snapshot_with_a_journal_sequence() {
+    use mooncake_meta_core::snapshot::codec::{decode, encode};
+    let p = master_with(journaling(false), 1, 0, 1 << 20);
+    put(&p, "k", 64, &WriteConfig::default());
+    let mut img = decode(&p.snapshot().unwrap()).unwrap();
+    assert!(img.journal_seq > 0);
+    img.journal_seq = 0;
+    let without = encode(&img);
+    let s = Master::new(journaling(true)).unwrap();
+    let before = state(&s);
+    let e = s.restore(&without).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::DeserializeFail);
+    assert!(
+        e.message().contains("carries no journal sequence"),
+        "{}",
+        e.message()
+    );
+    assert_eq!(state(&s), before);
+    assert_eq!(s.journal_stats().last_seq, 0, "no reset was numbered");
+    // With the sequence it restores, and without a journal it restores too.
+    s.restore(&p.snapshot().unwrap()).unwrap();
+    s.check_invariants().unwrap();
+    let plain = standby();
+    plain.restore(&without).unwrap();
+    assert_eq!(plain.applied_seq(), 0);
+    plain.check_invariants().unwrap();
+}

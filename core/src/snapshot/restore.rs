@@ -138,6 +138,19 @@ impl MasterCore {
                 // records that only the missing state explains. A format-5
                 // image is exact (docs/CONTRACT.md section 12.3).
                 lenient = !img.has_live_state();
+                // A standby's own journal numbers records as its primary's:
+                // an image without a journal sequence leaves its reset no
+                // number a later record of the primary would not take too
+                // (a standby of this one that read the reset would then
+                // miss that record, unawares).
+                if standby && self.journal.is_some() && img.journal_seq == 0 {
+                    return Err(Error::new(
+                        ErrorKind::DeserializeFail,
+                        "the snapshot carries no journal sequence (format 3 or older, or a \
+                         master without a journal): a standby that keeps a journal numbers \
+                         its records as its primary's and needs one",
+                    ));
+                }
                 if standby {
                     return self.stage(&img, StageMode::Verbatim);
                 }
