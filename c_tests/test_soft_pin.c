@@ -285,7 +285,7 @@ static void cleanup_statistics_are_size_versioned(void) {
     mooncake_meta_master_free(m);
 }
 
-static void instants_beyond_max_are_invalid(void) {
+static void instants_beyond_max(void) {
     mooncake_meta_error *err = NULL;
     mooncake_meta_master *m = pin_master();
     uint64_t n = 9;
@@ -294,14 +294,30 @@ static void instants_beyond_max_are_invalid(void) {
     CHECK_FAILS(mooncake_meta_release_discarded_at(m, UINT64_MAX, &n, &err),
                 MOONCAKE_META_INVALID_PARAMS, err, "at_ms");
     CHECK_EQ_INT(n, 9);
-    /* The sweep's comparison is strict, so beyond MAX_INSTANT it sweeps a
-     * write whose release instant saturated there (docs/CONTRACT.md
-     * section 1): any instant is a sweep's. Every write is stale then. */
+    fx_check_invariants(m);
+    mooncake_meta_master_free(m);
+
+    /* The sweep takes any instant: its comparison is strict, so beyond
+     * MAX_INSTANT it sweeps a write whose release instant saturated there
+     * (docs/CONTRACT.md section 1). With the longest release timeout every
+     * write's does. */
+    mooncake_meta_config *cfg = NULL;
+    CHECK_OK(mooncake_meta_config_new(&cfg, &err), err);
+    CHECK_OK(mooncake_meta_config_set_manual_clock(cfg, FX_START_MS, &err), err);
+    CHECK_OK(mooncake_meta_config_set_sweep_interval_ms(cfg, 0, &err), err);
+    CHECK_OK(mooncake_meta_config_set_put_start_release_timeout_ms(cfg, MOONCAKE_META_MAX_DURATION_MS,
+                                                                   &err),
+             err);
+    CHECK_OK(mooncake_meta_master_new(cfg, &m, &err), err);
+    mooncake_meta_config_free(cfg);
+    fx_mount(m, 1, "seg-a", 1 << 20);
     uint64_t token = 0;
-    CHECK_OK(fx_put_start(m, 1, "in-flight", 4096, NULL, &token), err);
+    CHECK_OK(fx_put_start(m, 1, "saturated", 4096, NULL, &token), err);
     CHECK_OK(mooncake_meta_sweep_stale_writes_at(m, (uint64_t)INT64_MAX, &n, &err), err);
+    CHECK_EQ_INT(n, 0);
+    CHECK_OK(mooncake_meta_sweep_stale_writes_at(m, (uint64_t)INT64_MAX + 1, &n, &err), err);
     CHECK_EQ_INT(n, 1);
-    CHECK_OK(fx_put_start(m, 1, "in-flight-2", 4096, NULL, &token), err);
+    CHECK_OK(fx_put_start(m, 1, "saturated-2", 4096, NULL, &token), err);
     CHECK_OK(mooncake_meta_sweep_stale_writes_at(m, UINT64_MAX, &n, &err), err);
     CHECK_EQ_INT(n, 1);
     fx_check_invariants(m);
@@ -521,7 +537,7 @@ int main(void) {
     RUN_TEST(introspection_of_a_missing_key_is_object_not_found);
     RUN_TEST(cleanup_expires_due_pins_with_statistics);
     RUN_TEST(cleanup_statistics_are_size_versioned);
-    RUN_TEST(instants_beyond_max_are_invalid);
+    RUN_TEST(instants_beyond_max);
     RUN_TEST(eviction_takes_ordinary_objects_before_pinned_ones);
     RUN_TEST(pins_survive_when_forbidden_until_they_expire);
     RUN_TEST(eviction_ratios_are_validated);

@@ -267,3 +267,55 @@ fn a_misfit_past_the_first_run_keeps_the_earlier_runs() {
         with_token(r, 12_345)
     });
 }
+
+/// Ids, tokens and creation sequences at or above MAX_INSTANT, in an End or
+/// a Start anywhere in the input, refuse the whole input before anything
+/// applies (a master holding them could not carry on: its counters would
+/// wrap); the good journal applies afterwards.
+#[test]
+fn numbers_a_master_could_not_carry_on_from_apply_nothing() {
+    let (_p, good) = primary_journal(10);
+    let (first, recs) = records_of(&good);
+    type Edit = fn(&mut Record);
+    let edits: [(usize, &str, Edit); 4] = [
+        (end_of(6), "write token", |r| {
+            *r = with_token(r, MAX_INSTANT)
+        }),
+        (end_of(6), "replica id", |r| {
+            if let Record::ObjectEnded { completed, .. } = r {
+                *completed = vec![MAX_INSTANT];
+            }
+        }),
+        (start_of(3), "creation sequence", |r| {
+            if let Record::ObjectStarted { seq, .. } = r {
+                *seq = u64::MAX;
+            }
+        }),
+        (start_of(3), "replica id", |r| {
+            if let Record::ObjectStarted { replicas, .. } = r {
+                replicas[0].id = MAX_INSTANT;
+            }
+        }),
+    ];
+    for (at, what, edit) in edits {
+        let mut changed = recs.clone();
+        edit(&mut changed[at]);
+        assert_ne!(changed[at], recs[at], "the edit changed the record");
+        let s = standby();
+        let before = state(&s);
+        let e = s
+            .apply_journal(&encode_batch(first, &changed).unwrap())
+            .unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::DeserializeFail, "{e}");
+        let msg = e.message();
+        assert!(
+            msg.contains(&format!("journal record {} (", first + at as u64))
+                && msg.contains(what)
+                && msg.contains("nothing applied"),
+            "{msg}"
+        );
+        assert_eq!(state(&s), before, "nothing applied, not even the mount");
+        s.apply_journal(&good).unwrap();
+        s.check_invariants().unwrap();
+    }
+}

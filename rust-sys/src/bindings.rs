@@ -2793,7 +2793,8 @@ extern "C" {
     /// Ownership: on success `*out` is a new buffer owned by the caller, to be
     /// released with `mooncake_meta_bytes_free`; on failure it is not written.
     /// Thread safety: may be called concurrently with any call but `_free`;
-    /// writers wait while the cut is taken, reads go on.
+    /// writers wait while the cut is taken, reads go on. With the journal on,
+    /// the cut waits for a mount, an unmount or a restore in progress.
     ///
     /// # Safety
     /// `m` NULL or a live master; `out` valid for writing one pointer; `err`

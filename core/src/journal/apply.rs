@@ -992,7 +992,7 @@ impl MasterCore {
         *lease = (*lease).max(at.min(MAX_INSTANT));
         if let Some(after) = commit {
             // The commit consumed the pending intent (a standby restored
-            // from a format 1-4 snapshot may hold no write in flight:
+            // from a format 1-4 snapshot holds that write with none:
             // nothing to take).
             if !unstarted {
                 writes.take_pending(token);

@@ -36,11 +36,9 @@ impl MasterCore {
         // (standby.rs), which a record's whole apply holds.
         let apply = self.is_standby().then(|| self.role.apply.lock());
         // With the journal on, mounts and unmounts are serialised with
-        // one another and now with captures too: an unmount takes its
-        // segment out of the table before it drops the segment's replicas
-        // shard by shard, and an image cut in between would hold objects
-        // left with no replica, which no master holds (a standby restored
-        // from it would).
+        // one another and with captures too: an unmount takes its segment
+        // out of the table before it drops the segment's replicas shard by
+        // shard, and an image is never cut in between.
         let _serial = self.journal.as_ref().map(|_| self.segment_changes.lock());
         let guards: Vec<_> = self.shards.iter().map(|s| s.state.read()).collect();
         let states: Vec<&ShardState> = guards.iter().map(|g| &**g).collect();

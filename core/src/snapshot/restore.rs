@@ -297,19 +297,6 @@ impl MasterCore {
                 }
                 None => None,
             };
-            // A standby installs only a state a master holds: every object
-            // has a replica (a master's capture never cuts an unmount in
-            // two, capture.rs).
-            if verbatim && o.replicas.is_empty() {
-                return Err(Error::new(
-                    ErrorKind::DeserializeFail,
-                    format!(
-                        "object (tenant {:?}, key {:?}) has no replica: a standby installs \
-                         only states a master holds",
-                        o.tenant, o.key
-                    ),
-                ));
-            }
             // (2) PROCESSING replicas are dropped, COMPLETE ones kept.
             let complete: Vec<&ReplicaRecord> = o
                 .replicas

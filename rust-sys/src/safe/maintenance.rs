@@ -177,9 +177,10 @@ impl RestoreReport {
     }
 }
 
-/// An instant for the C ABI, which refuses instants above `MAX_INSTANT`
-/// (the core takes any `u64`). No deadline, lease or clock reading exceeds
-/// `MAX_INSTANT`, so a later instant acts as `MAX_INSTANT` does.
+/// An instant for the C ABI's cleanup and release calls, which refuse
+/// instants above `MAX_INSTANT` (the core takes any `u64`). No deadline or
+/// release instant exceeds `MAX_INSTANT`, so a later instant acts as
+/// `MAX_INSTANT` does. (The sweep takes any instant.)
 fn clamp_instant(at: Instant) -> Instant {
     at.min(MAX_INSTANT)
 }
