@@ -339,8 +339,8 @@ impl MasterCore {
     }
 
     /// Checks the retention invariants: gauge == committed deadlines,
-    /// registrations ⇔ committed, active ≤ `max_retained_groups`, the
-    /// index heap bounded.
+    /// registrations ⇔ committed, active ≤ `max_retained_groups` on a
+    /// master created as a primary, the index heap bounded.
     pub(crate) fn check_retention_invariants(&self) -> std::result::Result<(), String> {
         let map = self.retention.map.read();
         let regs = self.retention.index.registrations();
@@ -367,9 +367,12 @@ impl MasterCore {
                 ));
             }
         }
+        // The limit is on what a master admits: a standby installs its
+        // primary's retentions (journal, verbatim restore) whatever its own
+        // limit, and keeps them once promoted.
         let now = self.clock.now();
         let active = active_count(&map, now);
-        if active > self.config.max_retained_groups {
+        if !self.config.standby && active > self.config.max_retained_groups {
             return Err(format!(
                 "{active} actively retained groups exceed max_retained_groups ({})",
                 self.config.max_retained_groups

@@ -1123,3 +1123,38 @@ fn a_journaling_standby_needs_a_snapshot_with_a_journal_sequence() {
     assert_eq!(plain.applied_seq(), 0);
     plain.check_invariants().unwrap();
 }
+
+/// `max_retained_groups` limits what a master admits: a standby holds its
+/// primary's retentions whatever its own limit (its invariants hold), and
+/// once promoted it admits no new group until fewer than its limit are
+/// retained, while the groups it holds may still extend.
+#[test]
+fn a_standby_holds_its_primarys_retentions_whatever_its_own_limit() {
+    const TTL: u64 = 60_000;
+    let p = master_with(journaling(false), 1, 0, 1 << 20);
+    let rs = p.retain_groups("default", &["a", "b", "c"], TTL).unwrap();
+    assert!(rs.iter().all(|r| r.is_ok()), "{rs:?}");
+    let s = Master::new(MasterConfig {
+        max_retained_groups: 1,
+        ..journaling(true)
+    })
+    .unwrap();
+    s.apply_journal(&p.journal_read_to_vec(1).unwrap()).unwrap();
+    assert_eq!(s.metrics().retained_group_count, 3);
+    s.check_invariants().unwrap();
+    // A restore of the primary's snapshot installs them too.
+    let r = Master::new(MasterConfig {
+        max_retained_groups: 1,
+        ..journaling(true)
+    })
+    .unwrap();
+    r.restore(&p.snapshot().unwrap()).unwrap();
+    assert_eq!(r.metrics().retained_group_count, 3);
+    r.check_invariants().unwrap();
+    s.promote().unwrap();
+    s.check_invariants().unwrap();
+    let rs = s.retain_groups("default", &["d", "a"], TTL).unwrap();
+    assert_eq!(rs[0].as_ref().unwrap_err().kind(), ErrorKind::GroupRetentionFull);
+    assert!(rs[1].is_ok(), "{rs:?}");
+    s.check_invariants().unwrap();
+}
