@@ -71,6 +71,10 @@ pub enum RacePoint {
     /// single objects, the run having evicted `evicted` objects so far. No
     /// lock is held.
     EvictionWindow { evicted: u64 },
+    /// A retention cleanup popped a batch of due retentions (their index
+    /// registrations consumed) and is about to take the registry's lock to
+    /// clear them. No lock is held.
+    RetentionPopped,
 }
 
 /// The hook a test installs (see [`MasterCore::debug_set_race_hook`]).

@@ -267,6 +267,13 @@ impl MasterCore {
     pub(crate) fn cleanup_retention_at(&self, at: Instant) -> RetentionCleanup {
         let mut stats = RetentionCleanup::default();
         let mut batch: Vec<KeyedDue> = Vec::new();
+        // A cycle at the clock's now or before it clears only what no
+        // retain since the pop can have committed again: a retain after it
+        // reads a later now, so its deadline is past every popped one. Ahead
+        // of the clock, a group released and retained again with the very
+        // deadline popped keeps its new retention until its own
+        // registration is popped, as a re-enabled soft pin does (§4.8).
+        let ahead = at > self.clock.now();
         loop {
             batch.clear();
             let out = self.retention.index.pop_due(at, CLEANUP_BATCH, &mut batch);
@@ -276,13 +283,15 @@ impl MasterCore {
                 stats.batches += 1;
             }
             if !batch.is_empty() {
+                #[cfg(feature = "test-hooks")]
+                self.race_point(crate::quiesce::RacePoint::RetentionPopped);
                 let mut map = self.retention.map.write();
                 // A restore replaces the index under this lock: entries of
                 // the replaced index name deadlines of the replaced state.
                 if self.retention.index.epoch() != out.epoch {
                     stats.stale += batch.len() as u64;
                 } else {
-                    stats.expired += self.clear_due_locked(&mut map, &batch);
+                    stats.expired += self.clear_due_locked(&mut map, &batch, ahead);
                 }
             }
             if !out.more_due {
@@ -306,7 +315,7 @@ impl MasterCore {
             let out = self.retention.index.pop_due(now, CLEANUP_BATCH, &mut batch);
             stats.popped += (out.popped + out.stale) as u64;
             stats.stale += out.stale as u64;
-            stats.expired += self.clear_due_locked(map, &batch);
+            stats.expired += self.clear_due_locked(map, &batch, false);
             if !out.more_due {
                 break;
             }
@@ -314,10 +323,19 @@ impl MasterCore {
     }
 
     /// Exact-deadline compare-and-clear of popped entries; gauge −1 each.
-    fn clear_due_locked(&self, map: &mut HashMap<ScopedKey, Instant>, batch: &[KeyedDue]) -> u64 {
+    fn clear_due_locked(
+        &self,
+        map: &mut HashMap<ScopedKey, Instant>,
+        batch: &[KeyedDue],
+        ahead: bool,
+    ) -> u64 {
         let mut cleared: i64 = 0;
         for e in batch {
-            if map.get(&*e.key) == Some(&e.deadline) {
+            // Ahead of the clock, a deadline equal to the popped one may be
+            // a retain's since the pop, with a registration of its own: it
+            // stays, and that registration's pop clears it.
+            let retained_again = ahead && self.retention.index.registration(&e.key).is_some();
+            if map.get(&*e.key) == Some(&e.deadline) && !retained_again {
                 map.remove(&*e.key);
                 cleared += 1;
                 if self.journal.is_some() {

@@ -286,6 +286,47 @@ mod at_exact_points {
     use super::*;
 
     #[test]
+    fn retaining_a_group_again_with_the_popped_deadline_keeps_the_new_retention() {
+        // As for soft pins (§4.8): cleanup ahead of the clock pops a group's
+        // retention; before it takes the registry's lock the group is
+        // released and retained again with the very deadline popped. The
+        // new retention stays committed and registered, and the next cycle
+        // expires it through its own registration.
+        let m = master();
+        let ttl = 1_000;
+        m.retain_groups(DEFAULT_TENANT, &["g"], ttl).unwrap()[0]
+            .as_ref()
+            .unwrap();
+        let d = T0 + ttl;
+        let fired = Arc::new(AtomicBool::new(false));
+        let once = Arc::clone(&fired);
+        m.debug_set_race_hook(Some(Arc::new(move |core: &MasterCore, p: RacePoint| {
+            if p == RacePoint::RetentionPopped && !once.swap(true, Ordering::Relaxed) {
+                core.release_groups(DEFAULT_TENANT, &["g"]).unwrap();
+                // The clock is still at T0: the same TTL commits the same deadline.
+                let again = core.retain_groups(DEFAULT_TENANT, &["g"], ttl).unwrap();
+                assert_eq!(again[0], Ok(d));
+            }
+        })));
+        m.run_cleanup_at(d);
+        m.debug_set_race_hook(None);
+        assert!(fired.load(Ordering::Relaxed));
+        assert_eq!(
+            m.group_retention_deadline(DEFAULT_TENANT, "g").unwrap(),
+            Some(d)
+        );
+        assert_eq!(m.metrics().retained_group_count, 1);
+        inv(&m);
+        m.run_cleanup_at(d);
+        assert_eq!(
+            m.group_retention_deadline(DEFAULT_TENANT, "g").unwrap(),
+            None
+        );
+        assert_eq!(m.metrics().retained_group_count, 0);
+        inv(&m);
+    }
+
+    #[test]
     fn recommitting_the_same_deadline_after_the_pop_keeps_the_new_pin_registered() {
         // §4.8: a writer re-enables the key with the very deadline cleanup has just popped,
         // between the pop and cleanup's shard lock. The popped entry names the earlier

@@ -1154,7 +1154,10 @@ fn a_standby_holds_its_primarys_retentions_whatever_its_own_limit() {
     s.promote().unwrap();
     s.check_invariants().unwrap();
     let rs = s.retain_groups("default", &["d", "a"], TTL).unwrap();
-    assert_eq!(rs[0].as_ref().unwrap_err().kind(), ErrorKind::GroupRetentionFull);
+    assert_eq!(
+        rs[0].as_ref().unwrap_err().kind(),
+        ErrorKind::GroupRetentionFull
+    );
     assert!(rs[1].is_ok(), "{rs:?}");
     s.check_invariants().unwrap();
 }
