@@ -16,7 +16,8 @@
 //! index's contract:
 //! registered when a deadline is committed, unregistered on release, popped
 //! in bounded batches by the same cleanup cycle, a pop clearing a deadline
-//! only if it still equals the popped one.
+//! only if it still equals the popped one and (a cycle ahead of the clock)
+//! no retain since registered it again.
 //!
 //! Lock order: the registry lock comes after the metadata shards and the
 //! group domain and before the segment table; the retention index mutex is
@@ -33,7 +34,7 @@ use crate::soft_pin::keyed::{KeyedDeadlineIndex, KeyedDue};
 use crate::types::{validate_name, Key};
 use hashbrown::HashMap;
 use parking_lot::RwLock;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Every retention index entry carries this shard: the registry is one map.
 pub(crate) const REGISTRY_SHARD: u32 = 0;
@@ -44,6 +45,12 @@ pub(crate) struct Retention {
     /// normalised by cleanup, a retain or a release).
     pub map: RwLock<HashMap<ScopedKey, Instant>>,
     pub index: KeyedDeadlineIndex,
+    /// The groups actively retained when this master, a standby until
+    /// then, was promoted (0 for a master created as a primary): a standby
+    /// holds its primary's retentions whatever its own limit, and admission
+    /// keeps the active count at or below the larger of the two from then
+    /// on.
+    pub held_at_promote: AtomicUsize,
 }
 
 impl Retention {
@@ -51,6 +58,7 @@ impl Retention {
         Retention {
             map: RwLock::new(HashMap::new()),
             index: KeyedDeadlineIndex::new(),
+            held_at_promote: AtomicUsize::new(0),
         }
     }
 }
@@ -62,7 +70,7 @@ pub(crate) fn retention_active(map: &HashMap<ScopedKey, Instant>, id: &str, now:
 }
 
 /// Groups whose committed deadline protects at `now`.
-fn active_count(map: &HashMap<ScopedKey, Instant>, now: Instant) -> usize {
+pub(crate) fn active_count(map: &HashMap<ScopedKey, Instant>, now: Instant) -> usize {
     map.values().filter(|&&d| now < d).count()
 }
 
@@ -110,10 +118,14 @@ impl MasterCore {
         self.ensure_primary()?;
         validate_name("tenant", tenant)?;
         self.validate_ttl(ttl_ms)?;
-        let now = self.clock.now();
-        let target = saturating_deadline(now, ttl_ms);
         let limit = self.config.max_retained_groups;
         let mut map = self.retention.map.write();
+        // Read under the registry's lock: a cleanup cycle that popped a
+        // deadline before this lock was taken popped one at or before this
+        // now, so a retain never commits a deadline that cycle is about to
+        // clear (the cycle's compare would take it for the popped one).
+        let now = self.clock.now();
+        let target = saturating_deadline(now, ttl_ms);
         let mut out = Vec::with_capacity(groups.len());
         // The call's GroupRetained records, appended together (a reader of
         // the journal sees all of them or none: one call's change is one
@@ -263,13 +275,15 @@ impl MasterCore {
 
     /// The retention part of a cleanup cycle at `at`: pops due entries in
     /// bounded batches and clears each deadline still equal to the popped
-    /// one, under the registry's write lock.
+    /// one (and, ahead of the clock, not registered again since), under the
+    /// registry's write lock.
     pub(crate) fn cleanup_retention_at(&self, at: Instant) -> RetentionCleanup {
         let mut stats = RetentionCleanup::default();
         let mut batch: Vec<KeyedDue> = Vec::new();
         // A cycle at the clock's now or before it clears only what no
-        // retain since the pop can have committed again: a retain after it
-        // reads a later now, so its deadline is past every popped one. Ahead
+        // retain since the pop can have committed again: a retain reads its
+        // now under the registry's lock, after the pop, so its deadline is
+        // past every popped one. Ahead
         // of the clock, a group released and retained again with the very
         // deadline popped keeps its new retention until its own
         // registration is popped, as a re-enabled soft pin does (§4.8).
@@ -322,7 +336,8 @@ impl MasterCore {
         }
     }
 
-    /// Exact-deadline compare-and-clear of popped entries; gauge −1 each.
+    /// Exact-deadline compare-and-clear of popped entries (ahead of the
+    /// clock, only of those no retain registered again); gauge −1 each.
     fn clear_due_locked(
         &self,
         map: &mut HashMap<ScopedKey, Instant>,
@@ -334,8 +349,8 @@ impl MasterCore {
             // Ahead of the clock, a deadline equal to the popped one may be
             // a retain's since the pop, with a registration of its own: it
             // stays, and that registration's pop clears it.
-            let retained_again = ahead && self.retention.index.registration(&e.key).is_some();
-            if map.get(&*e.key) == Some(&e.deadline) && !retained_again {
+            let retained_again = || ahead && self.retention.index.registration(&e.key).is_some();
+            if map.get(&*e.key) == Some(&e.deadline) && !retained_again() {
                 map.remove(&*e.key);
                 cleared += 1;
                 if self.journal.is_some() {
@@ -358,7 +373,8 @@ impl MasterCore {
 
     /// Checks the retention invariants: gauge == committed deadlines,
     /// registrations ⇔ committed, active ≤ `max_retained_groups` on a
-    /// master created as a primary, the index heap bounded.
+    /// primary (or what it held when promoted, if more), the index heap
+    /// bounded.
     pub(crate) fn check_retention_invariants(&self) -> std::result::Result<(), String> {
         let map = self.retention.map.read();
         let regs = self.retention.index.registrations();
@@ -387,13 +403,20 @@ impl MasterCore {
         }
         // The limit is on what a master admits: a standby installs its
         // primary's retentions (journal, verbatim restore) whatever its own
-        // limit, and keeps them once promoted.
+        // limit, and admission keeps a promoted one at or below the larger
+        // of its limit and what it held when promoted.
         let now = self.clock.now();
         let active = active_count(&map, now);
-        if !self.config.standby && active > self.config.max_retained_groups {
+        let bound = self
+            .config
+            .max_retained_groups
+            .max(self.retention.held_at_promote.load(Ordering::Relaxed));
+        if !self.is_standby() && active > bound {
             return Err(format!(
-                "{active} actively retained groups exceed max_retained_groups ({})",
-                self.config.max_retained_groups
+                "{active} actively retained groups exceed max_retained_groups ({}, or the \
+                 {} held when promoted)",
+                self.config.max_retained_groups,
+                self.retention.held_at_promote.load(Ordering::Relaxed)
             ));
         }
         if idx.heap_len > 4096.max(2 * idx.live) {

@@ -182,6 +182,15 @@ impl MasterCore {
                 }
             }
         }
+        // Admission keeps the retentions at or below the larger of this
+        // master's limit and what it holds now (its primary's, §11).
+        {
+            let map = self.retention.map.read();
+            let held = crate::retention::active_count(&map, self.clock.now());
+            self.retention
+                .held_at_promote
+                .store(held, Ordering::Relaxed);
+        }
         // Only apply uses the discarded buffers' homes.
         *self.role.discard_home.lock() = HashMap::new();
         self.role.standby.store(false, Ordering::Release);
