@@ -152,7 +152,8 @@ impl MasterCore {
     /// (a recovery lease: reads were not journaled), the maintenance thread
     /// starts working at its next tick, and writes in flight continue
     /// (their End and Revoke calls succeed on the promoted master, and their
-    /// pending soft-pin intents commit by the usual rule).
+    /// pending soft-pin intents commit by the usual rule). An object left
+    /// with no replica (mid-unmount) is erased, as the unmount would have.
     /// `UNAVAILABLE_IN_CURRENT_STATUS` on a primary.
     pub fn promote(&self) -> Result<PromoteReport> {
         let _apply = self.role.apply.lock();
@@ -170,6 +171,29 @@ impl MasterCore {
         // the one step that can fail: a refused promote changes nothing.
         if let Some(j) = &self.journal {
             j.continue_at(report.applied_seq.saturating_add(1))?;
+        }
+        // An object with no replica: a standby holds one between two records
+        // of an unmount that drops a client's segments one by one (the
+        // primary records the object after one segment's pass and erases it
+        // at the last). Promoted there, this master erases it as that pass
+        // would have, recording the erasure under its own numbering.
+        for (si, shard) in self.shards.iter().enumerate() {
+            let mut st = shard.state.write();
+            let bare: Vec<(u64, u64)> = st
+                .iter()
+                .filter(|o| o.replicas.is_empty())
+                .map(|o| (st.hash_of(o), o.seq))
+                .collect();
+            for (hash, seq) in bare {
+                let mark = st.discarded.len();
+                let scoped = self.journal.is_some().then(|| {
+                    crate::key::scoped(st.key_of(st.find_by_seq(hash, seq).expect("listed above")))
+                });
+                self.erase_seq(&mut st, si, hash, seq, None);
+                if let Some(scoped) = &scoped {
+                    self.record_key(&mut st, hash, crate::key::split(scoped), mark);
+                }
+            }
         }
         let until = saturating_deadline(self.clock.now(), self.config.default_kv_lease_ttl_ms);
         for shard in self.shards.iter() {

@@ -1161,3 +1161,52 @@ fn a_standby_holds_its_primarys_retentions_whatever_its_own_limit() {
     assert!(rs[1].is_ok(), "{rs:?}");
     s.check_invariants().unwrap();
 }
+
+/// An unmount of a client's segments drops them one by one: between two of
+/// its records a standby holds an object whose replicas were all on those
+/// segments with no replica at all (the primary records it after the first
+/// segment's pass and erases it at the last). Promoted at that point, the
+/// standby erases such objects, as that last pass would have, so no record
+/// without a replica outlives the promote.
+#[test]
+fn a_promote_in_the_middle_of_an_unmount_erases_what_the_unmount_would_have() {
+    use mooncake_meta_core::journal::{decode_batch, encode_batch};
+    let p = master_with(journaling(false), 2, 0, 1 << 20);
+    let two = WriteConfig {
+        memory_replicas: 2,
+        ..WriteConfig::default()
+    };
+    put(&p, "x", 64, &two);
+    put(&p, "y", 64, &WriteConfig::default());
+    let before_unmount = p.journal_stats().last_seq;
+    p.unmount_client(C1).unwrap();
+    let b = decode_batch(&p.journal_read_to_vec(1).unwrap()).unwrap();
+    // Up to and including the first segment's SegmentUnmounted.
+    let cut = b
+        .records
+        .iter()
+        .enumerate()
+        .position(|(i, r)| {
+            b.first_seq + i as u64 > before_unmount
+                && matches!(
+                    r,
+                    mooncake_meta_core::journal::Record::SegmentUnmounted { .. }
+                )
+        })
+        .expect("the unmount's records");
+    let s = Master::new(journaling(true)).unwrap();
+    s.apply_journal(&encode_batch(b.first_seq, &b.records[..=cut]).unwrap())
+        .unwrap();
+    let keys = s.key_count();
+    assert!(keys >= 1, "x is there, with no replica");
+    s.promote().unwrap();
+    s.check_invariants().unwrap();
+    assert!(!s.exist(k("x")).unwrap(), "x had no replica left");
+    assert_eq!(s.key_count(), keys - 1, "only x was erased");
+    // The erasure is the promoted master's first record.
+    let own = decode_batch(&s.journal_read_to_vec(s.journal_stats().first_seq).unwrap()).unwrap();
+    assert!(own
+        .records
+        .iter()
+        .any(|r| matches!(r, mooncake_meta_core::journal::Record::ObjectErased { .. })));
+}
