@@ -172,18 +172,25 @@ impl MasterCore {
         if let Some(j) = &self.journal {
             j.continue_at(report.applied_seq.saturating_add(1))?;
         }
-        // An object with no replica: a standby holds one between two records
-        // of an unmount that drops a client's segments one by one (the
-        // primary records the object after one segment's pass and erases it
-        // at the last). Promoted there, this master erases it as that pass
-        // would have, recording the erasure under its own numbering.
+        // One pass over the objects, shard by shard: every readable one
+        // gets the recovery lease, and an object with no replica is erased.
+        // A standby holds one between two records of an unmount that drops a
+        // client's segments one by one (the primary records the object after
+        // one segment's pass and erases it at the last); promoted there, this
+        // master erases it as that pass would have, recording the erasure
+        // under its own numbering.
+        let until = saturating_deadline(self.clock.now(), self.config.default_kv_lease_ttl_ms);
         for (si, shard) in self.shards.iter().enumerate() {
             let mut st = shard.state.write();
-            let bare: Vec<(u64, u64)> = st
-                .iter()
-                .filter(|o| o.replicas.is_empty())
-                .map(|o| (st.hash_of(o), o.seq))
-                .collect();
+            let mut bare: Vec<(u64, u64)> = Vec::new();
+            for obj in st.iter() {
+                if obj.has_complete() {
+                    obj.lease.fetch_max(until, Ordering::AcqRel);
+                    report.objects_leased += 1;
+                } else if obj.replicas.is_empty() {
+                    bare.push((st.hash_of(obj), obj.seq));
+                }
+            }
             for (hash, seq) in bare {
                 let mark = st.discarded.len();
                 let scoped = self.journal.is_some().then(|| {
@@ -194,17 +201,7 @@ impl MasterCore {
                     self.record_key(&mut st, hash, crate::key::split(scoped), mark);
                 }
             }
-        }
-        let until = saturating_deadline(self.clock.now(), self.config.default_kv_lease_ttl_ms);
-        for shard in self.shards.iter() {
-            let st = shard.state.read();
             report.writes_in_flight += st.in_flight.len() as u64;
-            for obj in st.iter() {
-                if obj.has_complete() {
-                    obj.lease.fetch_max(until, Ordering::AcqRel);
-                    report.objects_leased += 1;
-                }
-            }
         }
         // Admission keeps the retentions at or below the larger of this
         // master's limit and what it holds now (its primary's, §11).
