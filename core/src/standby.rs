@@ -193,13 +193,11 @@ impl MasterCore {
             }
             for (hash, seq) in bare {
                 let mark = st.discarded.len();
-                let scoped = self.journal.is_some().then(|| {
-                    crate::key::scoped(st.key_of(st.find_by_seq(hash, seq).expect("listed above")))
-                });
-                self.erase_seq(&mut st, si, hash, seq, None);
-                if let Some(scoped) = &scoped {
-                    self.record_key(&mut st, hash, crate::key::split(scoped), mark);
-                }
+                let scoped =
+                    crate::key::scoped(st.key_of(st.find_by_seq(hash, seq).expect("listed above")));
+                let k = crate::key::split(&scoped);
+                self.erase(&mut st, si, hash, k, None);
+                self.record_key(&mut st, hash, k, mark);
             }
             report.writes_in_flight += st.in_flight.len() as u64;
         }

@@ -59,7 +59,7 @@ use crate::object_ref::ObjectRef;
 use crate::retention::REGISTRY_SHARD;
 use crate::segment::{BlockId, BufferOwner, Mounted, Segment};
 use crate::shard::{Discarded, ShardState};
-use crate::snapshot::restore::StageMode;
+use crate::snapshot::restore::{counters_carry_on, StageMode};
 use crate::types::{Key, Pool, ReplicaKind, ReplicaStatus, SegmentId, SegmentSpec};
 use hashbrown::HashMap;
 use parking_lot::{Mutex, RwLockWriteGuard};
@@ -101,21 +101,6 @@ fn check_before_apply(rec: &RecordView<'_>) -> Result<()> {
         }
         Ok(())
     }
-    fn counters(replica: u64, token: u64, seq: u64) -> Result<()> {
-        for (what, v) in [
-            ("next_replica_id", replica),
-            ("next_write_token", token),
-            ("next_object_seq", seq),
-        ] {
-            if v > MAX_INSTANT {
-                return Err(Error::new(
-                    ErrorKind::DeserializeFail,
-                    format!("{what} {v} is above {MAX_INSTANT}: a master could not carry on"),
-                ));
-            }
-        }
-        Ok(())
-    }
     match &rec.kind {
         KindView::ObjectSet { image, .. } | KindView::ObjectStarted { image } => {
             below("creation sequence", image.seq)?;
@@ -138,10 +123,10 @@ fn check_before_apply(rec: &RecordView<'_>) -> Result<()> {
             next_replica_id,
             next_write_token,
             next_object_seq,
-        }) => counters(*next_replica_id, *next_write_token, *next_object_seq),
+        }) => counters_carry_on(*next_replica_id, *next_write_token, *next_object_seq),
         KindView::Other(Record::Reset { image }) => {
             let img = crate::snapshot::codec::decode(image)?;
-            counters(
+            counters_carry_on(
                 img.next_replica_id,
                 img.next_write_token,
                 img.next_object_seq,

@@ -214,22 +214,11 @@ impl MasterCore {
         mode: StageMode,
     ) -> Result<(Staged, RestoreReport)> {
         let verbatim = mode == StageMode::Verbatim;
-        // The counters carry on with plain (wrapping) `fetch_add`s: a counter
-        // near u64::MAX, which the codec accepts, would wrap after a few
-        // operations and hand out ids and tokens again. Anything up to
-        // MAX_INSTANT leaves 2^63 values of headroom.
-        for (what, v) in [
-            ("next_replica_id", img.next_replica_id),
-            ("next_write_token", img.next_write_token),
-            ("next_object_seq", img.next_object_seq),
-        ] {
-            if v > MAX_INSTANT {
-                return Err(Error::new(
-                    ErrorKind::DeserializeFail,
-                    format!("{what} {v} is above {MAX_INSTANT}: the master could not carry on"),
-                ));
-            }
-        }
+        counters_carry_on(
+            img.next_replica_id,
+            img.next_write_token,
+            img.next_object_seq,
+        )?;
         let now = self.clock.now();
         let mut report = RestoreReport::default();
         let mut table = SegmentTable::starting_at(now | 1, first_segment_id)
@@ -580,4 +569,25 @@ impl MasterCore {
             });
         }
     }
+}
+
+/// Whether a master can go on from these id counters (a snapshot's, or a
+/// journal record's): they carry on with plain (wrapping) `fetch_add`s, so a
+/// counter near u64::MAX, which the codecs accept, would wrap after a few
+/// operations and hand out ids and tokens again. Anything up to MAX_INSTANT
+/// leaves 2^63 values of headroom. `DESERIALIZE_FAIL` otherwise.
+pub(crate) fn counters_carry_on(replica: u64, token: u64, seq: u64) -> Result<()> {
+    for (what, v) in [
+        ("next_replica_id", replica),
+        ("next_write_token", token),
+        ("next_object_seq", seq),
+    ] {
+        if v > MAX_INSTANT {
+            return Err(Error::new(
+                ErrorKind::DeserializeFail,
+                format!("{what} {v} is above {MAX_INSTANT}: the master could not carry on"),
+            ));
+        }
+    }
+    Ok(())
 }
