@@ -25,6 +25,14 @@ mooncake_meta_status mooncake_meta_test_panic(const mooncake_meta_master *m,
 mooncake_meta_status mooncake_meta_test_panic_with_config(mooncake_meta_config *cfg,
                                                           mooncake_meta_error **err);
 
+/* A batch call of count keys whose body panics once m is borrowed: returns
+ * MOONCAKE_META_PANIC with every out_statuses[i] MOONCAKE_META_PANIC, and
+ * poisons m. NULL m: MOONCAKE_META_NULL_ARGUMENT in the return and every
+ * status. */
+mooncake_meta_status mooncake_meta_test_panic_in_batch(const mooncake_meta_master *m, size_t count,
+                                                       int32_t *out_statuses,
+                                                       mooncake_meta_error **err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -94,10 +94,39 @@ static void panic_poisons_a_config_until_free(void) {
     mooncake_meta_config_free(other);
 }
 
+/* A panic inside a batch leaves every per-key status PANIC: no key of the
+ * batch reads as OK (the statuses start zeroed, as a caller's calloc or
+ * vector would). A batch refused before it runs (NULL master) writes its
+ * refusal into every status instead. */
+static void panic_in_a_batch_marks_every_key(void) {
+    mooncake_meta_error *err = NULL;
+    mooncake_meta_master *m = fx_master(NULL);
+    int32_t st[4] = {0, 0, 0, 0};
+    CHECK_FAILS(mooncake_meta_test_panic_in_batch(m, 4, st, &err), MOONCAKE_META_PANIC, err,
+                "mooncake_meta_test_panic_in_batch: panicked: deliberate test panic in a batch");
+    for (int i = 0; i < 4; i++) CHECK_EQ_INT(st[i], MOONCAKE_META_PANIC);
+
+    /* The master is poisoned: a real batch on it refuses every key with PANIC. */
+    int32_t st2[2] = {0, 0};
+    uint8_t ex[2] = {7, 7};
+    const char *keys[2] = {"a", "b"};
+    size_t lens[2] = {1, 1};
+    CHECK_FAILS(mooncake_meta_batch_exist(m, NULL, 0, keys, lens, 2, ex, st2, &err),
+                MOONCAKE_META_PANIC, err, POISONED);
+    CHECK(st2[0] == MOONCAKE_META_PANIC && st2[1] == MOONCAKE_META_PANIC);
+    mooncake_meta_master_free(m);
+
+    int32_t st3[2] = {0, 0};
+    CHECK_FAILS(mooncake_meta_test_panic_in_batch(NULL, 2, st3, &err), MOONCAKE_META_NULL_ARGUMENT,
+                err, "master is NULL");
+    CHECK(st3[0] == MOONCAKE_META_NULL_ARGUMENT && st3[1] == MOONCAKE_META_NULL_ARGUMENT);
+}
+
 int main(void) {
     RUN_TEST(panic_becomes_a_status_and_poisons_the_master);
     RUN_TEST(null_master_is_a_null_argument_not_a_panic);
     RUN_TEST(panics_are_repeatable);
     RUN_TEST(panic_poisons_a_config_until_free);
+    RUN_TEST(panic_in_a_batch_marks_every_key);
     return check_summary("test_panic");
 }

@@ -2349,9 +2349,11 @@ mooncake_meta_status mooncake_meta_add_local_disk_replica(const struct mooncake_
  * Otherwise the keys are processed in order as single calls (a repeated
  * key sees the earlier entry's effect), each key's outputs are written,
  * and the call returns the status of the first key that failed, `*err`
- * reading `keys[i]: <its message> (F of N keys failed)`. Only a NULL
- * `out_statuses` with `count > 0` (NULL_ARGUMENT) or a PANIC leaves the
- * statuses unwritten or unspecified. `count == 0` is an empty batch: OK.
+ * reading `keys[i]: <its message> (F of N keys failed)`. A panic inside
+ * the library returns PANIC with every status PANIC (which keys it had
+ * processed is unknown; the master is poisoned). Only a NULL
+ * `out_statuses` with `count > 0` (NULL_ARGUMENT) leaves the statuses
+ * unwritten. `count == 0` with valid arguments is an empty batch: OK.
  *
  * Ownership: nothing is transferred; every array is owned by the caller.
  * Thread safety: may be called concurrently with any call but `_free`;
@@ -2490,8 +2492,9 @@ mooncake_meta_status mooncake_meta_batch_exist(const struct mooncake_meta_master
 /**
  * GetReplicaList for each key into one flat array: key `i`'s readable
  * replicas are `out_replicas[off_i .. off_i + out_replica_counts[i]]`
- * where `off_i` = the sum of the counts before it; `*out_len` = the total
- * written. Each key that succeeds gets its read lease.
+ * where `off_i` = the sum of the counts of the keys before it whose status
+ * is OK (a failed key's count is not part of the layout); `*out_len` = the
+ * total written. Each key that succeeds gets its read lease.
  *
  * Capacity: if the keys' readable replicas outnumber `cap`, the whole batch
  * is `MOONCAKE_META_BUFFER_TOO_SMALL` with `*out_len` = the total needed,

@@ -9,10 +9,12 @@
 //! `out_statuses[i]` holds that one code; otherwise keys are processed in
 //! order as single calls, each key's outputs are written, and the call
 //! returns the status of the first key that failed, with `*err` saying
-//! `keys[i]: <that key's message> (F of N keys failed)`. So, unless the
-//! return is PANIC (contents unspecified) or `out_statuses` itself is NULL
-//! with `count > 0` (NULL_ARGUMENT, nothing written), `out_statuses` is
-//! always the per-key truth.
+//! `keys[i]: <that key's message> (F of N keys failed)`. A panic inside the
+//! library during the batch returns PANIC with every `out_statuses[i]`
+//! PANIC too: which keys were processed before it is unknown, and the
+//! master is poisoned. So, unless `out_statuses` itself is NULL with
+//! `count > 0` (NULL_ARGUMENT, nothing written), `out_statuses` is always
+//! the per-key truth, and a key is OK only if it succeeded.
 
 // The C signatures are flat by design (no structs of pointers).
 #![allow(clippy::too_many_arguments)]
@@ -23,7 +25,7 @@ use super::handle;
 use super::input::{self, bool01, Index, Out};
 use super::master::mooncake_meta_master;
 use super::replica::{mooncake_meta_replica, too_small, ReplicaArray};
-use super::status::{code_of, mooncake_meta_status, MOONCAKE_META_OK};
+use super::status::{code_of, mooncake_meta_status, MOONCAKE_META_OK, MOONCAKE_META_PANIC};
 use super::write::{requested, selector};
 use super::write_config::{check, mooncake_meta_write_config, read_extended};
 use mooncake_meta_core::error::{Error, ErrorKind, Result};
@@ -131,12 +133,13 @@ unsafe fn parse_keys<'a>(
 /// Runs a batch: checks `out_statuses`, borrows the master, runs `body`
 /// (which writes the per-key outputs and returns the per-key results), then
 /// writes the statuses and reports the first failure, as the module doc
-/// says. An `Err` from `body` refuses the whole batch.
+/// says. An `Err` from `body` refuses the whole batch; a panic leaves every
+/// status PANIC.
 ///
 /// # Safety
 /// `m` NULL or a live master; `out_statuses` NULL or valid for writing
 /// `count` entries; `err` NULL or writable.
-unsafe fn batch(
+pub(crate) unsafe fn batch(
     function: &'static str,
     m: *const mooncake_meta_master,
     count: usize,
@@ -148,6 +151,10 @@ unsafe fn batch(
     unsafe {
         boundary::call(function, err, || {
             let statuses = OutArray::new(out_statuses, count, "out_statuses")?;
+            // Until the body has returned, every key's outcome is unknown:
+            // a panic from here on (caught by `boundary::call`) leaves
+            // each status PANIC, never a zero that reads as OK.
+            statuses.fill(MOONCAKE_META_PANIC);
             let results = handle::borrow::<mooncake_meta_master>(m, "master")
                 .and_then(|master| body(&master));
             let results = match results {
@@ -283,9 +290,11 @@ unsafe fn batch_start(
 /// Otherwise the keys are processed in order as single calls (a repeated
 /// key sees the earlier entry's effect), each key's outputs are written,
 /// and the call returns the status of the first key that failed, `*err`
-/// reading `keys[i]: <its message> (F of N keys failed)`. Only a NULL
-/// `out_statuses` with `count > 0` (NULL_ARGUMENT) or a PANIC leaves the
-/// statuses unwritten or unspecified. `count == 0` is an empty batch: OK.
+/// reading `keys[i]: <its message> (F of N keys failed)`. A panic inside
+/// the library returns PANIC with every status PANIC (which keys it had
+/// processed is unknown; the master is poisoned). Only a NULL
+/// `out_statuses` with `count > 0` (NULL_ARGUMENT) leaves the statuses
+/// unwritten. `count == 0` with valid arguments is an empty batch: OK.
 ///
 /// Ownership: nothing is transferred; every array is owned by the caller.
 /// Thread safety: may be called concurrently with any call but `_free`;
@@ -568,8 +577,9 @@ pub unsafe extern "C" fn mooncake_meta_batch_exist(
 
 /// GetReplicaList for each key into one flat array: key `i`'s readable
 /// replicas are `out_replicas[off_i .. off_i + out_replica_counts[i]]`
-/// where `off_i` = the sum of the counts before it; `*out_len` = the total
-/// written. Each key that succeeds gets its read lease.
+/// where `off_i` = the sum of the counts of the keys before it whose status
+/// is OK (a failed key's count is not part of the layout); `*out_len` = the
+/// total written. Each key that succeeds gets its read lease.
 ///
 /// Capacity: if the keys' readable replicas outnumber `cap`, the whole batch
 /// is `MOONCAKE_META_BUFFER_TOO_SMALL` with `*out_len` = the total needed,

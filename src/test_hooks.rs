@@ -63,3 +63,37 @@ pub unsafe extern "C" fn mooncake_meta_test_panic_with_config(
         )
     }
 }
+
+/// A batch call of `count` keys whose body panics once the master is
+/// borrowed, after the library has checked `out_statuses`: returns
+/// `MOONCAKE_META_PANIC`, leaves every `out_statuses[i]` PANIC (no key
+/// reads as OK), and poisons `m` as [`mooncake_meta_test_panic`] does.
+/// Arguments are checked as every batch call checks them (NULL `m`:
+/// `MOONCAKE_META_NULL_ARGUMENT` in every status, nothing panics).
+///
+/// Ownership: `m` stays owned by the caller; on failure `*err` is a new
+/// error owned by the caller.
+/// Thread safety: as any master operation.
+///
+/// # Safety
+/// `m` must be NULL or a live master; `out_statuses` NULL or valid for
+/// writing `count` entries; `err` NULL or valid for writing one pointer.
+#[no_mangle]
+pub unsafe extern "C" fn mooncake_meta_test_panic_in_batch(
+    m: *const mooncake_meta_master,
+    count: usize,
+    out_statuses: *mut i32,
+    err: *mut *mut mooncake_meta_error,
+) -> mooncake_meta_status {
+    // SAFETY: the caller upholds the documented contract.
+    unsafe {
+        super::batch::batch(
+            "mooncake_meta_test_panic_in_batch",
+            m,
+            count,
+            out_statuses,
+            err,
+            |_| -> Result<Vec<Result<()>>> { panic!("deliberate test panic in a batch") },
+        )
+    }
+}
