@@ -52,26 +52,43 @@ func newCKeys(keys []string) cKeys {
 
 func (c cKeys) free() { C.free(c.mem) }
 
-// keyErrors turns the per-key statuses into per-key errors (nil for OK).
-func keyErrors(keys []string, statuses []C.int32_t) []error {
+// keyErrors turns the per-key statuses of a batch call that returned
+// summary into per-key errors (nil for OK). A call that failed with no
+// failing status (an empty batch refused, say, for a malformed tenant)
+// refused the batch as a whole: every key gets summary, so no key of a
+// failed call reads as a success.
+func keyErrors(keys []string, statuses []int32, summary error) []error {
 	errs := make([]error, len(keys))
+	failed := false
 	for i, st := range statuses {
-		if st != C.MOONCAKE_META_OK {
+		if Code(st) != CodeOK {
+			failed = true
 			errs[i] = &Error{Code: Code(st), Message: fmt.Sprintf("batch key %d (%q)", i, keys[i])}
+		}
+	}
+	if summary != nil && !failed {
+		for i := range errs {
+			errs[i] = summary
 		}
 	}
 	return errs
 }
 
-// summarise returns nil when every per-key error is nil, and otherwise the
-// library's summary error (the first failed key's code, its message
-// counting the failures), or a synthesised one.
+// goStatuses views the first n statuses a batch call wrote as Go values.
+func goStatuses(statuses []C.int32_t, n int) []int32 {
+	return unsafe.Slice((*int32)(unsafe.Pointer(unsafe.SliceData(statuses))), n)
+}
+
+// summarise is a batch call's error: the library's summary when the call
+// failed (the first failed key's code, its message counting the
+// failures), else the first per-key error (keys retried one by one after
+// the call), else nil.
 func summarise(summary error, errs []error) error {
+	if summary != nil {
+		return summary
+	}
 	for _, e := range errs {
 		if e != nil {
-			if summary != nil {
-				return summary
-			}
 			return e
 		}
 	}
@@ -177,7 +194,7 @@ func (k Keyspace) batchStart(upsert bool, client ClientID, keys []string, sizes 
 			unsafe.SliceData(counts), unsafe.SliceData(tokens), unsafe.SliceData(statuses), &cerr)
 	}
 	summary := takeError(st, &cerr)
-	errs := keyErrors(keys, statuses[:n])
+	errs := keyErrors(keys, goStatuses(statuses, n), summary)
 	results := make([]BatchStartResult, n)
 	for i := range results {
 		results[i].Err = errs[i]
@@ -233,7 +250,7 @@ func (k Keyspace) batchEnd(revoke bool, client ClientID, keys []string, sel Sele
 			C.uint32_t(sel), toks, unsafe.SliceData(statuses), &cerr)
 	}
 	summary := takeError(st, &cerr)
-	errs := keyErrors(keys, statuses[:n])
+	errs := keyErrors(keys, goStatuses(statuses, n), summary)
 	return errs, summarise(summary, errs)
 }
 
@@ -262,7 +279,7 @@ func (k Keyspace) BatchExist(keys []string) ([]ExistResult, error) {
 	st := C.mooncake_meta_batch_exist(p, tp, tl, ck.ptrs, unsafe.SliceData(ck.lens), C.size_t(n),
 		unsafe.SliceData(exists), unsafe.SliceData(statuses), &cerr)
 	summary := takeError(st, &cerr)
-	errs := keyErrors(keys, statuses[:n])
+	errs := keyErrors(keys, goStatuses(statuses, n), summary)
 	results := make([]ExistResult, n)
 	for i := range results {
 		results[i] = ExistResult{Exists: errs[i] == nil && exists[i] != 0, Err: errs[i]}
@@ -332,7 +349,7 @@ func (k Keyspace) batchGet(keys []string) ([]GetResult, error) {
 			continue
 		}
 		summary := takeError(st, &cerr)
-		errs := keyErrors(keys, statuses[:n])
+		errs := keyErrors(keys, goStatuses(statuses, n), summary)
 		results := make([]GetResult, n)
 		off := 0
 		for i := range results {
@@ -363,6 +380,6 @@ func (k Keyspace) BatchRemove(keys []string, force bool) ([]error, error) {
 	st := C.mooncake_meta_batch_remove(p, tp, tl, ck.ptrs, unsafe.SliceData(ck.lens), C.size_t(n),
 		cBool(force), unsafe.SliceData(statuses), &cerr)
 	summary := takeError(st, &cerr)
-	errs := keyErrors(keys, statuses[:n])
+	errs := keyErrors(keys, goStatuses(statuses, n), summary)
 	return errs, summarise(summary, errs)
 }

@@ -93,20 +93,3 @@ func TestCloseDuring64GoroutinesGets(t *testing.T) {
 		t.Fatalf("third Close: %v", err)
 	}
 }
-
-// Masters dropped without Close are freed by their cleanup; a closed
-// master's cleanup is cancelled (no double free).
-func TestCleanupIsASafetyNet(t *testing.T) {
-	for i := 0; i < 50; i++ {
-		m, err := mm.New(mm.WithDeterministic(t0))
-		must(t, "New", err)
-		if i%2 == 0 {
-			must(t, "Close", m.Close())
-		}
-	}
-	runtime.GC()
-	runtime.GC()
-	// A fresh master still works after the cleanups ran.
-	m := newMaster(t)
-	put(t, m.Keyspace, "k", 4096, mm.ReplicateConfig{})
-}

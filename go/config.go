@@ -85,8 +85,9 @@ type Config struct {
 	DefaultSoftPinTTL time.Duration
 	// MaxSoftPinTTL is the largest soft-pin TTL a write may request.
 	MaxSoftPinTTL time.Duration
-	// AllowEvictSoftPinned lets eviction's second pass take actively
-	// soft-pinned objects when the lower bound is not reached otherwise.
+	// AllowEvictSoftPinned lets eviction's second pass take protected
+	// objects (actively soft-pinned, or members of a retained group) when
+	// the lower bound is not reached otherwise.
 	AllowEvictSoftPinned bool
 	// EvictionRatio is the fraction of the eviction base evicted per run,
 	// in [0, 1].

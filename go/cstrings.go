@@ -59,3 +59,13 @@ func (c cStrings) free() {
 	}
 	C.free(unsafe.Pointer(c.ptr))
 }
+
+// goStringN copies the n bytes at p into a Go string. C.GoStringN takes a
+// C int, which a key longer than 2^31 − 1 bytes (the library allows up to
+// 2^32 − 1) would turn negative.
+func goStringN(p *C.char, n C.size_t) string {
+	if n == 0 {
+		return ""
+	}
+	return strings.Clone(unsafe.String((*byte)(unsafe.Pointer(p)), int(n)))
+}

@@ -16,7 +16,8 @@
 //
 // Every failed call returns an *Error carrying the library's status Code
 // and message. Compare with the sentinels (ErrNotFound, ErrHasLease, ...)
-// using errors.Is. Calls after Close return ErrClosed.
+// using errors.Is. Calls after Close return ErrClosed, once their
+// arguments pass the checks a method makes in Go.
 //
 // # Time
 //

@@ -114,7 +114,8 @@ var (
 	// selected replica not PROCESSING (an End with no write in flight is
 	// a no-op, never this).
 	ErrInvalidWrite = &Error{Code: CodeInvalidWrite}
-	// ErrReplicaNotReady: the object has no readable replica yet.
+	// ErrReplicaNotReady: the object has no readable replica yet, or (from
+	// a Remove, forced or not) a write is in flight on it.
 	ErrReplicaNotReady = &Error{Code: CodeReplicaIsNotReady}
 	// ErrNotFound: no object with that key.
 	ErrNotFound = &Error{Code: CodeObjectNotFound}
@@ -176,7 +177,8 @@ var (
 	ErrJournalOverrun = &Error{Code: CodeJournalOverrun}
 )
 
-// ErrClosed is returned by every call on a Master after Close.
+// ErrClosed is returned by every call on a Master after Close whose
+// arguments pass the checks the method makes in Go before the library.
 var ErrClosed = errors.New("mooncakemeta: master is closed")
 
 // invalidParams is this package's own INVALID_PARAMS, raised before any C

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 )
@@ -25,7 +26,9 @@ import (
 // another tenant.
 //
 // Call Close when done. Close waits for the calls in flight and makes
-// every later call return ErrClosed; a Master that becomes unreachable
+// every later call return ErrClosed (arguments a method checks in Go
+// before it reaches the library, such as a negative duration, are still
+// refused with their own error first); a Master that becomes unreachable
 // without Close is freed by a cleanup as a safety net.
 type Master struct {
 	// Keyspace is the default tenant's view; its methods are promoted.
@@ -45,7 +48,7 @@ type Master struct {
 // Keyspace addresses the objects of one tenant of a Master. Obtain one with
 // Master.Tenant (or use the Master itself for the default tenant). It is a
 // small value; copy it freely. Its methods fail with ErrClosed once the
-// Master is closed.
+// Master is closed (after the checks they make in Go, as Master's).
 type Keyspace struct {
 	m      *Master
 	tenant string
@@ -66,7 +69,8 @@ func New(opts ...Option) (*Master, error) {
 // NewWithConfig creates a master from c (start from DefaultConfig or
 // DeterministicConfig). A configuration the library rejects is
 // ErrInvalidParams naming the field; a linked library whose ABI differs
-// from the header this package was built with is an error too.
+// from the header this package was built with, or that is older than it
+// (fills fewer fields of its output structs), is an error too.
 func NewWithConfig(c Config) (*Master, error) {
 	if got := C.mooncake_meta_abi_version(); got != C.MOONCAKE_META_ABI_VERSION {
 		return nil, fmt.Errorf("mooncakemeta: linked libmooncake_meta has ABI version %d, this package needs %d",
@@ -80,6 +84,10 @@ func NewWithConfig(c Config) (*Master, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkOutputSizes(ptr); err != nil {
+		C.mooncake_meta_master_free(ptr)
+		return nil, err
+	}
 	m := &Master{ptr: ptr, maxSoftPinTTL: c.MaxSoftPinTTL}
 	m.Keyspace = Keyspace{m: m}
 	// Only a safety net against leaks: Close is the way to free a master.
@@ -88,10 +96,41 @@ func NewWithConfig(c Config) (*Master, error) {
 	return m, nil
 }
 
-func freeMaster(p *C.mooncake_meta_master) { C.mooncake_meta_master_free(p) }
+// checkOutputSizes makes sure the linked library fills every field of the
+// size-versioned structs this package reads. A library older than the
+// header, with the same ABI version, fills only the fields it has and
+// leaves the newer ones as they were: zero, so that a standby would read
+// as a primary and a journal's figures as 0. The metrics struct is the
+// one whose fields were appended last (the restore report's clock shift
+// came with its clock skew), so a library that fills it fills them all.
+func checkOutputSizes(p *C.mooncake_meta_master) error {
+	var s C.mooncake_meta_metrics_snapshot
+	s.struct_size = C.uint32_t(unsafe.Sizeof(s))
+	var cerr *C.mooncake_meta_error
+	if err := takeError(C.mooncake_meta_metrics(p, &s, &cerr), &cerr); err != nil {
+		return err
+	}
+	if uintptr(s.struct_size) < unsafe.Sizeof(s) {
+		return fmt.Errorf("mooncakemeta: linked libmooncake_meta (version %s) fills %d of the %d bytes "+
+			"of mooncake_meta_metrics_snapshot: it is older than the header this package was built with",
+			Version(), uint32(s.struct_size), unsafe.Sizeof(s))
+	}
+	return nil
+}
+
+// freeMaster is a dropped master's cleanup. cleanupFrees counts its runs,
+// so a test can see the safety net work (and a closed master's cleanup
+// never run).
+func freeMaster(p *C.mooncake_meta_master) {
+	C.mooncake_meta_master_free(p)
+	cleanupFrees.Add(1)
+}
+
+var cleanupFrees atomic.Int64
 
 // Close frees the master. It waits until the calls in flight have
-// returned; every later call on the master returns ErrClosed. Calling
+// returned; every later call on the master that passes its Go-side
+// argument checks returns ErrClosed. Calling
 // Close again does nothing and returns nil.
 func (m *Master) Close() error {
 	m.mu.Lock()

@@ -14,8 +14,9 @@ import (
 )
 
 // Metrics holds every scalar metric of one master. Each value is read
-// atomically, but the set is not one atomic cut. Counters only grow and
-// restart at 0 on restore.
+// atomically, but the set is not one atomic cut. Counters start at 0 when
+// the master is created and only grow: they are not part of a snapshot,
+// and a restore keeps them.
 type Metrics struct {
 	// KeyCount is the number of objects stored (master_key_count).
 	KeyCount uint64
@@ -81,14 +82,14 @@ type Metrics struct {
 	// actively retained ones within one cleanup interval).
 	RetainedGroupCount uint64
 	// JournalRecordsAppended is the number of change-journal records
-	// appended (master_journal_records_appended); every journal figure is
+	// appended (master_journal_records_appended_total); every journal figure is
 	// 0 without a journal (docs/CONTRACT.md §12).
 	JournalRecordsAppended uint64
 	// JournalBytesHeld is what the journal holds now, bytes
 	// (master_journal_bytes_held).
 	JournalBytesHeld uint64
 	// JournalRecordsDropped is the number of records dropped unreleased
-	// because the journal was full (master_journal_records_dropped).
+	// because the journal was full (master_journal_records_dropped_total).
 	JournalRecordsDropped uint64
 	// JournalLastSeq is the sequence of the last record appended
 	// (master_journal_last_seq).

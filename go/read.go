@@ -115,7 +115,7 @@ func (k Keyspace) ListKeys(prefix, after string, limit int) (keys []string, next
 		if err := takeError(C.mooncake_meta_key_list_get(list, C.size_t(i), &ptr, &l, &cerr), &cerr); err != nil {
 			return nil, "", err
 		}
-		keys[i] = C.GoStringN(ptr, C.int(l))
+		keys[i] = goStringN(ptr, l)
 	}
 	var has C.int
 	var ptr *C.char
@@ -124,7 +124,7 @@ func (k Keyspace) ListKeys(prefix, after string, limit int) (keys []string, next
 		return nil, "", err
 	}
 	if has != 0 {
-		next = C.GoStringN(ptr, C.int(l))
+		next = goStringN(ptr, l)
 	}
 	return keys, next, nil
 }

@@ -44,7 +44,8 @@ type RestoreReport struct {
 	CandidatesRejected uint64
 	// ClockShift is how far every stored instant (leases, soft-pin
 	// deadlines, write starts) was moved onto this master's timeline
-	// before the survival rule ran: its ClockSkew now minus the skew the
+	// before the survival rule ran (0 on a standby, which installs a
+	// snapshot verbatim): its ClockSkew now minus the skew the
 	// snapshot recorded at capture, so a lifetime ends at the same wall
 	// time (docs/CONTRACT.md §1, §6). 0 for equal skews, always the case
 	// between manual clocks whose walls were never set apart, and for
@@ -103,9 +104,14 @@ func (m *Master) SaveSnapshot(path string) error {
 }
 
 // Restore replaces the master's whole state with the snapshot in data,
-// atomically, applying the survival rule at the master clock's now. A
-// snapshot that does not validate is ErrDeserializeFail with the reason,
-// and the master is unchanged.
+// atomically. A primary applies the survival rule at its clock's now,
+// after moving the snapshot's instants onto its timeline (ClockShift). A
+// standby installs the snapshot verbatim, with no survival rule and no
+// shift (ClockShift 0), and resumes its journal after the snapshot's
+// journal sequence; a standby that keeps a journal of its own refuses a
+// snapshot that carries none (docs/CONTRACT.md §12.3). A snapshot that
+// does not validate, or is refused, is ErrDeserializeFail with the
+// reason, and the master is unchanged.
 func (m *Master) Restore(data []byte) (RestoreReport, error) {
 	p, err := m.acquire()
 	if err != nil {

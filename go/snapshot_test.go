@@ -260,3 +260,27 @@ func TestSnapshotJournalSeq(t *testing.T) {
 		t.Fatalf("format 5 without journal: seq %d, err %v", seq, err)
 	}
 }
+
+// docs/CONTRACT.md §10: counters are not part of a snapshot; a restore
+// keeps the counts the master had (it neither resets nor replaces them).
+func TestRestoreKeepsTheCounters(t *testing.T) {
+	m := newMaster(t)
+	fill(t, m)
+	snap, err := m.Snapshot()
+	must(t, "Snapshot", err)
+	_, err = m.RunEviction(0.5, 0.5)
+	must(t, "RunEviction", err)
+	before, err := m.Metrics()
+	must(t, "Metrics", err)
+	if before.EvictionAttempts == 0 {
+		t.Fatal("the eviction run was not counted")
+	}
+	_, err = m.Restore(snap)
+	must(t, "Restore", err)
+	after, err := m.Metrics()
+	must(t, "Metrics after Restore", err)
+	if after.EvictionAttempts != before.EvictionAttempts || after.EvictedKeys != before.EvictedKeys {
+		t.Fatalf("counters after restore: attempts %d evicted %d, before %d %d",
+			after.EvictionAttempts, after.EvictedKeys, before.EvictionAttempts, before.EvictedKeys)
+	}
+}

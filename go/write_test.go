@@ -126,6 +126,25 @@ func TestBatchCallsReportPerKeyErrors(t *testing.T) {
 	invariants(t, m)
 }
 
+// A batch the library refuses as a whole fails even when it has no key to
+// carry the failure, as the single calls do.
+func TestEmptyBatchesTheLibraryRefusesFail(t *testing.T) {
+	m := newMaster(t)
+	bad := m.Tenant("bad\xff")
+	_, err := bad.BatchExist(nil)
+	wantErr(t, "BatchExist, bad tenant", err, mm.ErrInvalidUTF8)
+	_, err = bad.BatchGetReplicaList(nil)
+	wantErr(t, "BatchGetReplicaList, bad tenant", err, mm.ErrInvalidUTF8)
+	_, err = bad.BatchRemove(nil, false)
+	wantErr(t, "BatchRemove, bad tenant", err, mm.ErrInvalidUTF8)
+	_, err = bad.BatchPutStart(c1, nil, nil, mm.ReplicateConfig{})
+	wantErr(t, "BatchPutStart, bad tenant", err, mm.ErrInvalidUTF8)
+	_, err = m.BatchPutEnd(c1, nil, mm.Selector(9), nil)
+	wantErr(t, "BatchPutEnd, unknown selector", err, mm.ErrInvalidParams)
+	_, err = m.BatchPutRevoke(c1, nil, mm.Selector(9), nil)
+	wantErr(t, "BatchPutRevoke, unknown selector", err, mm.ErrInvalidParams)
+}
+
 // A batch revoke and upsert behave as the single calls, key by key.
 func TestBatchUpsertAndRevoke(t *testing.T) {
 	m := newMaster(t)

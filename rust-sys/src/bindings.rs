@@ -431,7 +431,8 @@ impl Default for mooncake_meta_eviction_report {
 /// `mooncake_meta_metrics`; the library fills `min(struct_size, its size)`
 /// bytes and sets `struct_size` to that. Fields are only ever appended.
 /// Each value is read atomically; the set is not one atomic cut. Counters
-/// (`*_total` in Prometheus) only grow; they restart at 0 on restore.
+/// (`*_total` in Prometheus) start at 0 when the master is created and
+/// only grow: they are not part of a snapshot, and a restore keeps them.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct mooncake_meta_metrics_snapshot {
