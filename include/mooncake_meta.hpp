@@ -47,6 +47,7 @@
 
 #include "mooncake_meta.h"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
@@ -307,8 +308,12 @@ struct deadline_index_sizes {
     std::uint64_t live = 0; ///< live registrations
 };
 
-/// Borrowed bytes (a snapshot to restore): pointer and length, only read
-/// during the call.
+/// Borrowed bytes (a snapshot to restore, journal records to apply):
+/// pointer and length, only read during the call. It converts from a vector
+/// or a bytes that outlives it, never from a temporary, whose storage is
+/// freed at the end of the statement: `mm::byte_view v = m.snapshot();`
+/// does not compile. restore and journal_apply take a temporary vector or
+/// bytes directly (`r.restore(m.snapshot())`): it lives through the call.
 struct byte_view {
     const std::uint8_t *data = nullptr;
     std::size_t size = 0;
@@ -316,6 +321,7 @@ struct byte_view {
     byte_view() = default;
     byte_view(const std::uint8_t *d, std::size_t n) : data(d), size(n) {}
     byte_view(const std::vector<std::uint8_t> &v) : data(v.data()), size(v.size()) {}
+    byte_view(const std::vector<std::uint8_t> &&) = delete;
 };
 
 // ---------------------------------------------------------------------------
@@ -352,8 +358,10 @@ public:
         return d ? std::string_view(reinterpret_cast<const char *>(d), size())
                  : std::string_view();
     }
-    /// The content as a borrowed view, e.g. for master::restore.
-    operator byte_view() const noexcept { return byte_view(data(), size()); }
+    /// The content as a borrowed view, valid while this object lives; not
+    /// from a temporary (see byte_view).
+    operator byte_view() const & noexcept { return byte_view(data(), size()); }
+    operator byte_view() const && = delete;
     mooncake_meta_bytes *get() const noexcept { return p_; }
     mooncake_meta_bytes *release() noexcept { return std::exchange(p_, nullptr); }
     explicit operator bool() const noexcept { return p_ != nullptr; }
@@ -698,8 +706,9 @@ private:
 /// statuses[i] is key i's status (MOONCAKE_META_OK or a code), `status` the
 /// call's (OK only when every key succeeded, else the first failure's) and
 /// `message` the library's summary for a failed batch. A batch refused as a
-/// whole gives every key the same code. throw_if_failed() turns a failed
-/// batch into an exception.
+/// whole gives every key the same code; so does a panic inside the library
+/// (MOONCAKE_META_PANIC): which keys were done before it is unknown, so no
+/// key reads OK. throw_if_failed() turns a failed batch into an exception.
 struct batch_status {
     std::int32_t status = MOONCAKE_META_OK;
     std::string message;
@@ -741,6 +750,48 @@ struct batch_exist_result : batch_status {
 struct batch_get_result : batch_status {
     std::vector<std::vector<replica>> replicas;
 };
+
+namespace detail {
+
+/// Room a batch Start reserves in its result's message before its C call:
+/// more than any status name, so set_message's fallback allocates nothing.
+constexpr std::size_t message_room = 64;
+
+/// Sets `out` to make(), or, should that throw (an allocation failure), to
+/// `status`'s name, which fits message_room without allocating.
+template <class F> void set_message(std::string &out, std::int32_t status, F make) {
+    try {
+        out = make();
+    } catch (...) {
+        out.assign(mooncake_meta_status_name(status));
+    }
+}
+
+/// After a PANIC which keys a batch call did is unknown: every key reads
+/// PANIC, whatever the call left in the statuses (the library fills them
+/// with PANIC; builds before that fill left them unspecified, and a zero
+/// reads as OK).
+inline void settle_statuses(batch_status &r) noexcept {
+    if (r.status == MOONCAKE_META_PANIC)
+        for (std::int32_t &s : r.statuses) s = MOONCAKE_META_PANIC;
+}
+
+/// A failed batch call's message: the library's, or the status name when it
+/// left none.
+inline void library_message(batch_status &r, const c_error &err) {
+    if (r.status == MOONCAKE_META_OK) return;
+    set_message(r.message, r.status, [&] {
+        return err ? std::string(err.message()) : std::string(mooncake_meta_status_name(r.status));
+    });
+}
+
+/// Completes a batch result after its C call: statuses, then message.
+inline void finish_batch(batch_status &r, const c_error &err) {
+    settle_statuses(r);
+    library_message(r, err);
+}
+
+} // namespace detail
 
 // ---------------------------------------------------------------------------
 // The master
@@ -1104,8 +1155,10 @@ public:
         r.status = mooncake_meta_batch_exist(p_, tenant.data(), tenant.size(), ka.ptrs(), ka.lens(),
                                              ka.size(), exists.data(), r.statuses.data(),
                                              err.out());
-        finish(r, err);
-        r.exists.assign(exists.begin(), exists.end());
+        detail::finish_batch(r, err);
+        r.exists.resize(ka.size());
+        for (std::size_t i = 0; i < ka.size(); i++)
+            r.exists[i] = r.statuses[i] == MOONCAKE_META_OK && exists[i] != 0;
         return r;
     }
     template <class Keys>
@@ -1127,7 +1180,7 @@ public:
                 flat.resize(len);
                 continue;
             }
-            finish(r, err);
+            detail::finish_batch(r, err);
             break;
         }
         r.replicas.resize(ka.size());
@@ -1150,7 +1203,7 @@ public:
         r.status = mooncake_meta_batch_remove(p_, tenant.data(), tenant.size(), ka.ptrs(),
                                               ka.lens(), ka.size(), force ? 1 : 0,
                                               r.statuses.data(), err.out());
-        finish(r, err);
+        detail::finish_batch(r, err);
         return r;
     }
 
@@ -1345,6 +1398,11 @@ public:
         detail::check(mooncake_meta_restore(p_, snapshot.data, snapshot.size, &r, err.out()), err);
         return r;
     }
+    /// restore from a snapshot held by `snapshot`, a temporary included.
+    restore_report restore(const bytes &snapshot) const { return restore(byte_view(snapshot)); }
+    restore_report restore(const std::vector<std::uint8_t> &snapshot) const {
+        return restore(byte_view(snapshot));
+    }
     /// Restores the newest candidate that validates; report.candidate says
     /// which.
     restore_report restore_candidates(const std::vector<byte_view> &candidates) const {
@@ -1418,6 +1476,10 @@ public:
         detail::check(
             mooncake_meta_journal_apply(p_, records.data, records.size, &r, err.out()), err);
         return r;
+    }
+    /// journal_apply of records held by `records`, a temporary included.
+    apply_report journal_apply(const std::vector<std::uint8_t> &records) const {
+        return journal_apply(byte_view(records));
     }
     /// Promotes this standby to primary.
     promote_report promote() const {
@@ -1548,11 +1610,6 @@ private:
         return r;
     }
 
-    static void finish(batch_status &r, const c_error &err) {
-        if (r.status != MOONCAKE_META_OK)
-            r.message = err ? std::string(err.message()) : std::string(status_name(r.status));
-    }
-
     batch_start_result batch_start(bool upsert, std::uint64_t client, std::string_view tenant,
                                    const detail::key_array &ka,
                                    const std::vector<std::uint64_t> &sizes,
@@ -1571,49 +1628,71 @@ private:
         std::vector<replica> flat(n * stride);
         std::vector<std::size_t> counts(n);
         batch_start_result r;
+        // Everything the result needs is allocated before the C call: once
+        // it has staged writes, their tokens live only in `r`, and an
+        // exception (an allocation failure) would drop them, leaving the keys
+        // held by writes nobody can end until the stale-write sweep. From the
+        // call on nothing here throws.
         r.tokens.resize(n);
         r.statuses.resize(n);
+        r.replicas.resize(n);
+        for (std::vector<replica> &v : r.replicas) v.reserve(stride);
+        r.message.reserve(detail::message_room);
         c_error err;
         auto f = upsert ? mooncake_meta_batch_upsert_start : mooncake_meta_batch_put_start;
         r.status = f(p_, client, tenant.data(), tenant.size(), ka.ptrs(), ka.lens(), n,
                      sizes.empty() ? nullptr : sizes.data(), &c, flat.empty() ? nullptr : flat.data(),
                      flat.size(), counts.data(), r.tokens.data(), r.statuses.data(), err.out());
-        finish(r, err);
-        r.replicas.resize(n);
+        detail::settle_statuses(r);
         bool retried = false;
         for (std::size_t i = 0; i < n; i++) {
             if (r.statuses[i] == MOONCAKE_META_OK) {
+                // Within the room reserved above: no allocation.
                 auto first = flat.begin() + static_cast<std::ptrdiff_t>(i * stride);
-                r.replicas[i].assign(first, first + static_cast<std::ptrdiff_t>(counts[i]));
-            } else if (upsert && r.statuses[i] == MOONCAKE_META_BUFFER_TOO_SMALL &&
-                       counts[i] > stride) {
+                r.replicas[i].assign(
+                    first, first + static_cast<std::ptrdiff_t>(std::min(counts[i], stride)));
+                continue;
+            }
+            // A failed key has no replicas and no token (after a PANIC the
+            // call may have left one).
+            r.replicas[i] = std::vector<replica>();
+            r.tokens[i] = 0;
+            if (upsert && r.statuses[i] == MOONCAKE_META_BUFFER_TOO_SMALL && counts[i] > stride) {
                 // An in-place upsert with more replicas than `stride`: only
                 // that key failed, and nothing was done to it.
                 retried = true;
-                const key k(tenant, std::string_view(ka.ptrs()[i], ka.lens()[i]));
                 try {
+                    const key k(tenant, std::string_view(ka.ptrs()[i], ka.lens()[i]));
                     write_result w = upsert_start(client, k, sizes[i], cfg);
                     r.replicas[i] = std::move(w.replicas);
                     r.tokens[i] = w.token;
                     r.statuses[i] = MOONCAKE_META_OK;
                 } catch (const error &e) {
                     r.statuses[i] = e.code();
+                } catch (...) {
+                    // Only an allocation failure gets here, and
+                    // upsert_start allocates only before its write or after
+                    // a failed one: this key is not written, and the other
+                    // keys keep their tokens.
+                    r.statuses[i] = MOONCAKE_META_INTERNAL_ERROR;
                 }
             }
         }
-        if (retried) {
-            r.status = MOONCAKE_META_OK;
-            r.message.clear();
-            std::size_t failed = 0;
-            for (std::size_t i = 0; i < n; i++) {
-                if (r.statuses[i] == MOONCAKE_META_OK) continue;
-                if (failed++ == 0) r.status = r.statuses[i];
-            }
-            if (failed != 0)
-                r.message = "batch_upsert_start: " + std::to_string(failed) + " of " +
-                            std::to_string(n) + " keys failed, the first with " +
-                            status_name(r.status);
+        if (!retried) {
+            detail::library_message(r, err);
+            return r;
         }
+        r.status = MOONCAKE_META_OK;
+        std::size_t failed = 0;
+        for (std::size_t i = 0; i < n; i++) {
+            if (r.statuses[i] == MOONCAKE_META_OK) continue;
+            if (failed++ == 0) r.status = r.statuses[i];
+        }
+        if (failed != 0)
+            detail::set_message(r.message, r.status, [&] {
+                return "batch_upsert_start: " + std::to_string(failed) + " of " +
+                       std::to_string(n) + " keys failed, the first with " + status_name(r.status);
+            });
         return r;
     }
 
@@ -1630,7 +1709,7 @@ private:
         r.status = f(p_, client, tenant.data(), tenant.size(), ka.ptrs(), ka.lens(), ka.size(),
                      static_cast<std::uint32_t>(sel), tokens.empty() ? nullptr : tokens.data(),
                      r.statuses.data(), err.out());
-        finish(r, err);
+        detail::finish_batch(r, err);
         return r;
     }
 

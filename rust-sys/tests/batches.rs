@@ -80,6 +80,47 @@ fn per_key_failures_carry_their_kind() {
     assert!(e2.message().contains("key 2 of this batch call"), "{e2}");
 }
 
+// Keys that all fail on their own with one code are still per-key
+// failures, not a refusal of the batch: the first carries the library's
+// message, which names it, the others their own position.
+#[test]
+fn keys_failing_alike_keep_their_own_positions() {
+    let m = master();
+    let r = m.batch_remove(&[Key::new("gone1"), Key::new("gone2")], false);
+    let (e0, e1) = (r[0].as_ref().unwrap_err(), r[1].as_ref().unwrap_err());
+    assert_eq!(
+        (e0.kind(), e1.kind()),
+        (ErrorKind::ObjectNotFound, ErrorKind::ObjectNotFound)
+    );
+    assert!(
+        e0.message()
+            .starts_with("mooncake_meta_batch_remove: keys[0]: "),
+        "{e0}"
+    );
+    assert!(e0.message().ends_with(" (2 of 2 keys failed)"), "{e0}");
+    assert!(e1.message().contains("key 1 of this batch call"), "{e1}");
+}
+
+// A batch the library refuses as a whole gives every key the refusal.
+#[test]
+fn a_refusal_by_the_library_fails_every_key_with_its_message() {
+    let m = master();
+    let cfg = WriteConfig {
+        memory_replicas: 0,
+        ..WriteConfig::default()
+    };
+    let r = m.batch_put_start(C1, &[Key::new("a"), Key::new("b")], &[SIZE; 2], &cfg);
+    let (e0, e1) = (r[0].as_ref().unwrap_err(), r[1].as_ref().unwrap_err());
+    assert_eq!(e0.kind(), ErrorKind::InvalidParams, "{e0}");
+    assert!(
+        e0.message()
+            .starts_with("mooncake_meta_batch_put_start: cfg"),
+        "{e0}"
+    );
+    assert_eq!(e0, e1);
+    assert_eq!(m.key_count(), 0);
+}
+
 // A batch longer than one C call takes is split, in order.
 #[test]
 fn a_long_batch_is_split_in_order() {

@@ -67,6 +67,7 @@ fn transcripts_carry_the_expected_values() {
         "exist on the standby: Err(UnavailableInCurrentStatus)",
         "apply: Ok(ApplyReport { records_applied: 4, records_skipped: 0, last_seq: 4 })",
         "apply again: Ok(ApplyReport { records_applied: 0, records_skipped: 4, last_seq: 4 })",
+        "readable on the standby: 0",
         "apply garbage: Err(DeserializeFail)",
         "apply on the primary: Err(UnavailableInCurrentStatus)",
         "promote again: Err(UnavailableInCurrentStatus)",

@@ -70,6 +70,18 @@ fn key_arrays(keys: &[Key<'_>]) -> (Vec<*const c_char>, Vec<usize>) {
     )
 }
 
+/// Whether `message` is the library's summary of a C batch call whose keys
+/// were processed one by one: `<function>: keys[<first>]: <the first
+/// failure's message> (<failed> of <n> keys failed)` (src/batch.rs), where
+/// `first` is the first failing key. A batch refused as a whole carries the
+/// refusal's own message instead, with every status that one code.
+fn is_per_key_summary(message: &str, first: usize, failed: usize, n: usize) -> bool {
+    message.split_once(": ").is_some_and(|(_, rest)| {
+        rest.starts_with(&format!("keys[{first}]: "))
+            && rest.ends_with(&format!(" ({failed} of {n} keys failed)"))
+    })
+}
+
 /// The per-key errors of one C batch call: `status` and `err` are what
 /// it returned, `statuses` what it wrote.
 fn key_errors(
@@ -79,14 +91,27 @@ fn key_errors(
 ) -> Vec<Option<Error>> {
     // SAFETY: `err` is NULL or the call's new error object, owned here.
     let first = (status != MOONCAKE_META_OK).then(|| unsafe { Error::take(status, err) });
-    // Refused as a whole: every status is the call's. After a PANIC the
-    // statuses are unspecified, and a failed call that wrote no failing
-    // status cannot be pinned on one key: both fail every key.
-    let whole = first.as_ref().is_some_and(|_| {
-        status == MOONCAKE_META_PANIC
-            || statuses.iter().all(|&s| s == status)
-            || statuses.iter().all(|&s| s == MOONCAKE_META_OK)
-    });
+    let failing = statuses.iter().position(|&s| s != MOONCAKE_META_OK);
+    let failed = statuses.iter().filter(|&&s| s != MOONCAKE_META_OK).count();
+    // One error for every key, whatever its status says: after a PANIC no
+    // key is known to have succeeded (the library fills the statuses with
+    // PANIC; builds before that fill left them unspecified, and a zero reads
+    // as OK); a failed call that wrote no failing status cannot be pinned on
+    // one key; and a refusal of the whole batch writes its code into every
+    // status without naming a key. Keys that all failed with the call's code
+    // on their own are told apart by the message, which names the first.
+    let whole = match (&first, failing) {
+        (None, _) => false,
+        (Some(_), _) if status == MOONCAKE_META_PANIC => true,
+        (Some(_), None) => true,
+        (Some(e), Some(i)) => {
+            statuses.iter().all(|&s| s == status)
+                && !is_per_key_summary(e.message(), i, failed, statuses.len())
+        }
+    };
+    if whole {
+        return statuses.iter().map(|_| first.clone()).collect();
+    }
     let mut first = first;
     statuses
         .iter()
@@ -94,10 +119,6 @@ fn key_errors(
         .map(|(j, &s)| {
             if s == MOONCAKE_META_OK {
                 return None;
-            }
-            if whole {
-                // The batch as a whole was refused: one error for all.
-                return first.clone();
             }
             Some(match first.take() {
                 Some(e) if e.code() == s => e,
@@ -234,9 +255,10 @@ impl Master {
             for (j, e) in errors.into_iter().enumerate() {
                 let i = run.range.start + j;
                 results[i] = Some(match e {
-                    Some(e) if e.kind() == ErrorKind::BufferTooSmall => {
+                    Some(e) if e.kind() == ErrorKind::BufferTooSmall && counts[j] > stride => {
                         // An in-place upsert whose replicas outnumber the
-                        // stride: nothing was done to it; do it alone.
+                        // stride (its count says how many): nothing was done
+                        // to it; do it alone.
                         self.upsert_start(client, keys[i], sizes[i], cfg)
                     }
                     Some(e) => Err(e),
@@ -485,5 +507,64 @@ impl Master {
             validate_name("group", g)?;
         }
         cfg.validate()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kinds(errors: &[Option<Error>]) -> Vec<Option<ErrorKind>> {
+        errors.iter().map(|e| e.as_ref().map(Error::kind)).collect()
+    }
+
+    // After a PANIC no key is known to have succeeded: zeroed statuses (a
+    // library build without the PANIC fill leaves them) must not read as
+    // successes.
+    #[test]
+    fn a_panic_fails_every_key_whatever_the_statuses_say() {
+        let errors = key_errors(MOONCAKE_META_PANIC, ptr::null_mut(), &[0, 0]);
+        assert_eq!(
+            kinds(&errors),
+            [Some(ErrorKind::Panic), Some(ErrorKind::Panic)]
+        );
+        let errors = key_errors(
+            MOONCAKE_META_PANIC,
+            ptr::null_mut(),
+            &[MOONCAKE_META_OK, MOONCAKE_META_OBJECT_NOT_FOUND],
+        );
+        assert_eq!(
+            kinds(&errors),
+            [Some(ErrorKind::Panic), Some(ErrorKind::Panic)]
+        );
+    }
+
+    // A refusal writes its code into every status and names no key: every
+    // key gets its message.
+    #[test]
+    fn a_whole_refusal_gives_every_key_its_message() {
+        let errors = key_errors(
+            MOONCAKE_META_INVALID_PARAMS,
+            ptr::null_mut(),
+            &[MOONCAKE_META_INVALID_PARAMS; 2],
+        );
+        for e in &errors {
+            assert_eq!(e.as_ref().map(Error::message), Some("INVALID_PARAMS"));
+        }
+    }
+
+    #[test]
+    fn the_per_key_summary_is_recognised_by_its_first_key_and_counts() {
+        let m = "mooncake_meta_batch_remove: keys[1]: no such key (2 of 3 keys failed)";
+        assert!(is_per_key_summary(m, 1, 2, 3));
+        assert!(!is_per_key_summary(m, 0, 2, 3));
+        assert!(!is_per_key_summary(m, 1, 3, 3));
+        assert!(!is_per_key_summary(m, 1, 2, 4));
+        assert!(!is_per_key_summary(
+            "mooncake_meta_batch_remove: keys[1] is empty",
+            1,
+            2,
+            3
+        ));
     }
 }

@@ -121,8 +121,8 @@ impl Master {
         let r = call(|e| unsafe { mooncake_meta_journal_counters(self.as_ptr(), &mut s, e) });
         infallible("mooncake_meta_journal_counters", r);
         JournalStats {
-            capacity_bytes: s.capacity_bytes as usize,
-            bytes_held: s.bytes_held as usize,
+            capacity_bytes: saturating_usize(s.capacity_bytes),
+            bytes_held: saturating_usize(s.bytes_held),
             records_held: s.records_held,
             first_seq: s.first_seq,
             last_seq: s.last_seq,

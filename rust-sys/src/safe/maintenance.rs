@@ -215,8 +215,7 @@ impl Master {
             mooncake_meta_index_sizes(self.raw.as_ptr(), &mut heap, &mut live, err)
         });
         infallible("mooncake_meta_index_sizes", r);
-        let size = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
-        (size(heap), size(live))
+        (saturating_usize(heap), saturating_usize(live))
     }
 
     /// Checks the master's internal invariants; the error says which broke.

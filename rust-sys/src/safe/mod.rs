@@ -148,6 +148,13 @@ fn array_ptr<T>(v: &[T]) -> *const T {
     }
 }
 
+/// A C `uint64_t` count of bytes or entries as the core's `usize`:
+/// saturated where `usize` is narrower (a 32-bit target), never truncated
+/// to a small wrong value.
+fn saturating_usize(n: u64) -> usize {
+    usize::try_from(n).unwrap_or(usize::MAX)
+}
+
 /// Names (tenants, groups, segments) are non-empty and NUL-free (the
 /// core's rule and messages).
 pub fn validate_name(what: &str, name: &str) -> Result<()> {
@@ -569,3 +576,23 @@ mod read;
 mod replication;
 mod retention;
 mod soft_pin;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // On a 64-bit target every u64 fits; where usize is narrower, a value
+    // above usize::MAX saturates instead of wrapping (`as usize` would turn
+    // 2^32 + 5 into 5).
+    #[test]
+    fn counts_saturate_instead_of_truncating() {
+        for n in [0, 5, u64::from(u32::MAX), (1u64 << 32) + 5, u64::MAX] {
+            let expected = if n > usize::MAX as u64 {
+                usize::MAX
+            } else {
+                n as usize
+            };
+            assert_eq!(saturating_usize(n), expected, "{n}");
+        }
+    }
+}

@@ -85,17 +85,22 @@ impl Master {
     }
 
     /// How many replicas of a key are readable now (0 when the key is
-    /// missing or malformed); grants nothing.
+    /// missing or malformed, or on a standby, as the core answers); grants
+    /// nothing.
     pub fn readable_count(&self, k: Key<'_>) -> usize {
         match self.replica_list(k, 0) {
             Ok(Bounded::TooSmall(n)) => n,
             Ok(Bounded::Fits(raw)) => raw.len(),
+            // The C call is a read: a missing key, one with nothing
+            // readable, a malformed key and a standby (which serves no
+            // read) are refused there, and all mean 0 here.
             Err(e)
                 if matches!(
                     e.kind(),
                     ErrorKind::ObjectNotFound
                         | ErrorKind::ReplicaIsNotReady
                         | ErrorKind::InvalidParams
+                        | ErrorKind::UnavailableInCurrentStatus
                 ) =>
             {
                 0

@@ -727,6 +727,15 @@ pub fn journal() -> Vec<String> {
     t.note("journal bytes", bytes.len());
     t.res("apply", s.apply_journal(&bytes));
     t.res("apply again", s.apply_journal(&bytes));
+    // The calls with no status answer on a standby as if nothing were
+    // stored (docs/CONTRACT.md section 12.3), though "done" is applied.
+    t.note("readable on the standby", s.readable_count(Key::new("done")));
+    t.note("remove all on the standby", s.remove_all(true));
+    t.note("evict on the standby", s.evict_if_needed(true));
+    t.note("cleanup on the standby", s.run_cleanup());
+    t.note("sweep on the standby", s.sweep_stale_writes_at(u64::MAX));
+    t.note("release on the standby", s.release_discarded_at(u64::MAX));
+    s.run_maintenance_tick();
     t.res("apply garbage", s.apply_journal(&[1, 2, 3]));
     t.res("apply on the primary", p.apply_journal(&bytes));
     t.res("promote", s.promote());
