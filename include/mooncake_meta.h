@@ -1688,8 +1688,9 @@ mooncake_meta_status mooncake_meta_segment_name(const struct mooncake_meta_maste
  * first, so a bad one gets its own code. Fewer replicas than requested may
  * be placed (memory-only writes are best effort). An object with a
  * COMPLETE replica, or a young write of the key, is
- * `MOONCAKE_META_OBJECT_ALREADY_EXISTS`; no room is
- * `MOONCAKE_META_NO_AVAILABLE_HANDLE`.
+ * `MOONCAKE_META_OBJECT_ALREADY_EXISTS`; one that a copy, move or
+ * promotion still holds is `MOONCAKE_META_OBJECT_HAS_REPLICATION_TASK`;
+ * no room is `MOONCAKE_META_NO_AVAILABLE_HANDLE`.
  *
  * Ownership: nothing is transferred; `cfg` and the key are only read
  * during the call.

@@ -4,7 +4,7 @@
 //! wakes it at once and dropping the master stops it promptly. A panic in a
 //! task is caught and counted; later ticks still run.
 
-use crate::clock::Instant;
+use crate::clock::{Instant, MAX_INSTANT};
 use crate::master::MasterCore;
 use parking_lot::{Condvar, Mutex};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -15,7 +15,11 @@ use std::time::Duration;
 
 #[derive(Default)]
 struct WakeState {
+    /// An allocation failed: the next wake-up runs a forced eviction.
     eviction_requested: bool,
+    /// The next wake-up checks the watermark now (an unforced eviction
+    /// check, as at its interval): a standby was promoted.
+    check_requested: bool,
     stop: bool,
     /// Test hook: the next wake-up runs a task that panics.
     #[cfg(feature = "test-hooks")]
@@ -53,6 +57,14 @@ impl Wakeup {
     /// An allocation failed: evict on the next wake-up (now).
     pub fn request_eviction(&self) {
         self.state.lock().eviction_requested = true;
+        self.cv.notify_one();
+    }
+
+    /// The master just became a primary: check the memory watermark now
+    /// rather than at the next interval (eviction runs only above it, as
+    /// at any check; nothing is forced).
+    pub fn request_check(&self) {
+        self.state.lock().check_requested = true;
         self.cv.notify_one();
     }
 }
@@ -135,7 +147,7 @@ fn run(core: &MasterCore) {
     let mut cleanup = Task::new(c.soft_pin_cleanup_interval_ms, start);
     let mut sweep = Task::new(c.sweep_interval_ms, start);
     loop {
-        let (forced, inject_panic) = {
+        let (forced, check, inject_panic) = {
             let mut w = core.wakeup.state.lock();
             let next = [&evict, &cleanup, &sweep]
                 .into_iter()
@@ -143,7 +155,7 @@ fn run(core: &MasterCore) {
                 .filter_map(|t| t.next)
                 .min()
                 .unwrap_or_else(|| std::time::Instant::now() + Duration::from_secs(3600));
-            if !w.stop && !w.eviction_requested && !panic_pending(&w) {
+            if !w.stop && !w.eviction_requested && !w.check_requested && !panic_pending(&w) {
                 core.wakeup.cv.wait_until(&mut w, next);
             }
             if w.stop {
@@ -151,6 +163,7 @@ fn run(core: &MasterCore) {
             }
             (
                 std::mem::take(&mut w.eviction_requested),
+                std::mem::take(&mut w.check_requested),
                 take_panic_request(&mut w),
             )
         };
@@ -172,7 +185,7 @@ fn run(core: &MasterCore) {
         if core.is_standby() {
             continue;
         }
-        if evict_due || (forced && evict.is_some()) {
+        if evict_due || ((forced || check) && evict.is_some()) {
             guarded(core, || {
                 core.evict_if_needed(forced);
             });
@@ -281,11 +294,15 @@ impl MasterCore {
     }
 
     /// Frees discarded buffers whose release instant is `<= at`. Returns
-    /// how many were freed.
+    /// how many were freed. Any `at` is taken: beyond `MAX_INSTANT` it is
+    /// `MAX_INSTANT`, which frees the same buffers (no release instant is
+    /// later) and is the instant the journal records (a standby refuses a
+    /// record with a later one).
     pub fn release_discarded_at(&self, at: Instant) -> u64 {
         if self.is_standby() {
             return 0;
         }
+        let at = at.min(MAX_INSTANT);
         let mut released = 0;
         for shard in self.shards.iter() {
             if !shard

@@ -214,8 +214,11 @@ impl MasterCore {
         *self.role.discard_home.lock() = HashMap::new();
         self.role.standby.store(false, Ordering::Release);
         // The maintenance thread may be asleep for a long interval; it
-        // checks the role at every tick, so wake it to start at once.
-        self.wakeup.request_eviction();
+        // reads the role at every tick, so wake it to check the memory
+        // watermark at once (an unforced check: eviction runs only above
+        // it, §5; a forced one would evict a share of what the primary
+        // kept).
+        self.wakeup.request_check();
         Ok(report)
     }
 }

@@ -239,6 +239,30 @@ fn copy_end_replica_is_gone_after_the_source_segment_is_unmounted() {
     inv(&m);
 }
 
+// §3, §3.2: a PutStart on a key that a task's target alone holds (its
+// source went with an unmount) is OBJECT_HAS_REPLICATION_TASK with the
+// master unchanged, as UpsertStart and Remove; the task still ends with
+// REPLICA_IS_GONE (review finding: the Start replaced the object as a
+// stale write and the task vanished with it).
+#[test]
+fn put_start_on_a_key_a_task_holds_reports_the_task() {
+    let m = m3();
+    m.mount_segment(C2, &spec("src", 9, SEG, Pool::Memory))
+        .unwrap();
+    put(&m, "k", 64, &on("src"));
+    m.move_start(k("k"), "src", "mem1").unwrap();
+    m.unmount_segment(C2, "src").unwrap();
+    m.advance_time(31_000).unwrap(); // the write is no longer young
+    let before = fingerprint(&m);
+    assert_eq!(
+        code(m.put_start(C1, k("k"), 64, &on("mem2"))),
+        ErrorKind::ObjectHasReplicationTask
+    );
+    assert_unchanged(&m, &before);
+    assert_eq!(code(m.move_end(k("k"))), ErrorKind::ReplicaIsGone);
+    inv(&m);
+}
+
 // ----- Move ------------------------------------------------------------------
 
 #[test]

@@ -1069,3 +1069,29 @@ mod at_exact_points {
         inv(&m);
     }
 }
+
+// A PutRevoke whose selector names none of the write's replicas changes
+// nothing and records nothing (§12.1; review finding: it recorded the
+// unchanged object).
+#[test]
+fn a_revoke_that_revokes_nothing_records_nothing() {
+    let m = jmaster();
+    let w = m.put_start(C1, k("a"), 64, &on("mem0")).unwrap();
+    let before = m.journal_stats().last_seq;
+    let dump = m.debug_dump();
+    m.put_revoke(C1, k("a"), ReplicaSelector::NofSsd, Some(w.token))
+        .unwrap();
+    assert_eq!(
+        m.journal_stats().last_seq,
+        before,
+        "recorded a revoke of nothing"
+    );
+    assert_eq!(
+        m.debug_dump(),
+        dump,
+        "a revoke of nothing changed the master"
+    );
+    m.put_end(C1, k("a"), ReplicaSelector::All, Some(w.token))
+        .unwrap();
+    assert_eq!(m.journal_stats().last_seq, before + 1);
+}

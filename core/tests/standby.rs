@@ -1210,3 +1210,72 @@ fn a_promote_in_the_middle_of_an_unmount_erases_what_the_unmount_would_have() {
         .iter()
         .any(|r| matches!(r, mooncake_meta_core::journal::Record::ObjectErased { .. })));
 }
+
+// A release at any instant, u64::MAX included, frees what is due and is
+// recorded with an instant a standby decodes (review finding: the record
+// kept the caller's instant, past MAX_INSTANT, and every standby refused
+// the batch holding it).
+#[test]
+fn a_release_at_any_instant_is_recorded_so_a_standby_applies_it() {
+    let p = master_with(journaling(false), 2, 0, 1 << 20);
+    put(&p, "k", 64, &WriteConfig::default());
+    // Another size: the old buffer is discarded until its release instant.
+    upsert(&p, "k", 128, &preserve());
+    assert_eq!(p.release_discarded_at(u64::MAX), 1);
+    let s = Master::new(standby_config()).unwrap();
+    let r = s.apply_journal(&p.journal_read_to_vec(1).unwrap()).unwrap();
+    assert_eq!(r.last_seq, p.journal_stats().last_seq);
+    assert_eq!(zero_leases(&s), zero_leases(&p));
+    s.check_invariants().unwrap();
+}
+
+/// A standby of `n` objects of 64 KiB in one 1 MiB segment, with a
+/// maintenance thread whose eviction interval never comes in a test and
+/// read leases of 0 (the recovery lease protects nothing).
+fn promotable(n: usize) -> Master {
+    let p = master_with(journaling(false), 1, 0, 1 << 20);
+    for i in 0..n {
+        put(&p, &format!("k{i}"), 64 << 10, &WriteConfig::default());
+    }
+    let s = Master::new(MasterConfig {
+        eviction_check_interval_ms: 3_600_000,
+        default_kv_lease_ttl_ms: 0,
+        ..standby_config()
+    })
+    .unwrap();
+    s.apply_journal(&p.journal_read_to_vec(1).unwrap()).unwrap();
+    s
+}
+
+// Promote wakes the maintenance thread to check the memory watermark at
+// once, not to force an eviction (review finding: it asked for a forced
+// run, which evicted a share of what the primary kept with memory far
+// below the watermark).
+#[test]
+fn promote_checks_the_watermark_and_forces_nothing() {
+    // Below the watermark: nothing is evicted.
+    let s = promotable(4);
+    s.promote().unwrap();
+    let until = std::time::Instant::now() + std::time::Duration::from_millis(300);
+    while std::time::Instant::now() < until {
+        assert_eq!(
+            s.metrics().eviction_attempts,
+            0,
+            "promote forced an eviction"
+        );
+        std::thread::yield_now();
+    }
+    assert_eq!(s.key_count(), 4);
+    // Above it (16 of 16 blocks): the check at promote evicts, an hour
+    // before the interval would have.
+    let s = promotable(16);
+    s.promote().unwrap();
+    let hang = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while s.metrics().evicted_keys == 0 {
+        assert!(
+            std::time::Instant::now() < hang,
+            "hang: no eviction after promote"
+        );
+        std::thread::yield_now();
+    }
+}

@@ -76,6 +76,15 @@ impl MasterCore {
                     "a recent write of this key is still in flight",
                 ))
             }
+            // Nothing COMPLETE but a task's target (its source went with an
+            // unmount): the task, not a stale write, holds the key, and only
+            // its End or Revoke ends it.
+            Some(obj) if obj.task().is_some() => {
+                return Err(Error::new(
+                    ErrorKind::ObjectHasReplicationTask,
+                    "a copy, move or promotion is running on this key (end or revoke it first)",
+                ))
+            }
             Some(_) => true,
             None => false,
         };
@@ -276,6 +285,11 @@ impl MasterCore {
             .iter()
             .copied()
             .partition(|r| r.is_write_processing() && sel.matches(r.kind));
+        if revoked.is_empty() {
+            // The selector names none of the write's replicas: nothing
+            // changes, so nothing is recorded (§12.1).
+            return Ok(());
+        }
         obj.replicas = kept;
         let size = obj.size;
         // Partial revoke keeps pending while another eligible replica can

@@ -31,6 +31,10 @@ impl Model {
             Some(o) if o.has_complete() || now <= o.put_start.saturating_add(DISCARD) => {
                 return expect_err(real, ErrorKind::ObjectAlreadyExists)
             }
+            Some(o) if o.task.is_some() => {
+                hit(|| "put_start: a task's target alone holds the key".into());
+                return expect_err(real, ErrorKind::ObjectHasReplicationTask);
+            }
             Some(_) => true,
             None => false,
         };
