@@ -12,8 +12,14 @@
 // stores <Prefix>/journal/<first sequence, 20 digits> only if the
 // leader's election key still has the create revision it was elected
 // with. A deposed leader's write therefore fails; it steps down and
-// acknowledges nothing more. A server answers a client only after
-// WaitDurable (or Sync) returned nil for the client's change.
+// acknowledges nothing more. A call that stores nothing (a read) is
+// acknowledged on the leader's lease instead: the leader renews its
+// session's lease itself and counts on it, on its monotonic clock, until
+// a TTL less a tenth after it sent the last renewal etcd answered (etcd
+// elects no other node before the lease expired there); once it can no
+// longer count on it, it acknowledges nothing more and steps down. A
+// server serves a call, read or write, and answers the client only once
+// Sync (or WaitDurable for the call's records) returned nil.
 //
 // With a snapshot store (Config.Snapshots; DirStore, a directory every
 // node reaches, is the default one) the leader takes a snapshot every
@@ -22,12 +28,14 @@
 // created} under <Prefix>/snapshot in a transaction fenced like the
 // batches, deletes the batches it covers (fenced too) and compacts etcd's
 // revision history, so etcd holds about one snapshot interval of journal.
-// A node starting, or missing batches that were collected, restores the
-// published snapshot (its checksum checked; a node that cannot load it
-// stays a standby that retries and never campaigns) and applies the
-// journal after it. Records the leader cannot ship — dropped by a full
-// journal, or larger than MaxBatchBytes — are covered by a snapshot
-// instead: WaitDurable acknowledges them once it is published.
+// A node starting, missing batches that were collected, or whose batches
+// end below the published snapshot (it may hold records not yet shipped),
+// restores the published snapshot (its checksum checked; a node that
+// cannot load it stays a standby that retries and never campaigns) and
+// applies the journal after it: a node is never promoted below it.
+// Records the leader cannot ship — dropped by a full journal, or larger
+// than MaxBatchBytes — are covered by a snapshot instead: WaitDurable
+// acknowledges them once it is published.
 //
 // A master that led and stepped down holds changes no one acknowledged
 // and cannot follow again: the process starts a new standby master and a
@@ -172,17 +180,20 @@ func (n *Node) WaitApplied(ctx context.Context, seq uint64) error {
 	return n.n.WaitApplied(ctx, seq)
 }
 
-// WaitDurable returns nil once every journal record up to seq is in etcd:
-// a standby promoted later has the change. It fails with ErrNotLeader on a
-// node that does not lead and with the node's error (ErrFenced, ...) once
-// the node stepped down before seq was stored.
+// WaitDurable returns nil once every journal record up to seq is in etcd
+// (a standby promoted later has the change) and the node is known to have
+// led at some moment since the call began (its lease had not run out, or
+// a write it stored since proves it). It fails with ErrNotLeader on a node
+// that does not lead, with ErrFenced once the node's lease ran out, and
+// with the node's error (ErrFenced, ...) once the node stepped down,
+// unless a write it sent after the call began stored seq.
 func (n *Node) WaitDurable(ctx context.Context, seq uint64) error {
 	return n.n.WaitDurable(ctx, seq)
 }
 
 // Sync is WaitDurable for every change the master recorded before the
-// call (its journal's last sequence): call it after a write and before
-// answering the client.
+// call (its journal's last sequence): call it after a write, or a read,
+// and before answering the client.
 func (n *Node) Sync(ctx context.Context) error { return n.n.Sync(ctx) }
 
 // Snapshot takes a snapshot of the leader's master now, writes it to

@@ -62,7 +62,11 @@ type Config struct {
 	// key (a server puts its client address here). Not empty.
 	Name string
 	// SessionTTL is the TTL of the node's etcd lease, a whole number of
-	// seconds >= 1 (etcd counts leases in seconds).
+	// seconds >= 1 (etcd counts leases in seconds). A leader renews it
+	// every third of a TTL and counts on it until a TTL, less a tenth,
+	// after it sent the last renewal etcd answered: until then no other
+	// node can be elected, so it acknowledges reads without asking etcd;
+	// then it steps down.
 	SessionTTL time.Duration
 	// MaxBatchBytes bounds one journal batch, in [MinMaxBatchBytes,
 	// MaxMaxBatchBytes]. A single journal record larger than this cannot

@@ -21,8 +21,9 @@ var (
 	// ErrNotLeader: WaitDurable on a node that is not the leader.
 	ErrNotLeader = errors.New("ha: this node is not the leader")
 	// ErrFenced: the node lost its leadership (its session expired or was
-	// revoked, or a fenced write found another leader); it acknowledges
-	// nothing more and has stepped down.
+	// revoked, its lease ran out before it was renewed, or a fenced write
+	// found another leader); it acknowledges nothing more and has stepped
+	// down, or is stepping down.
 	ErrFenced = errors.New("ha: leadership lost")
 	// ErrRecordTooLarge: a journal record does not fit Config.MaxBatchBytes,
 	// so it cannot be shipped; without a snapshot store to cover it the

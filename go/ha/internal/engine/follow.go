@@ -89,6 +89,14 @@ func (n *Node) follow(ctx context.Context, ready chan<- struct{}) error {
 // sequence is gone (collected after a snapshot, or never shipped: the
 // leader's journal overran) or the master has applied nothing yet, it
 // first restores the published snapshot, if that is newer.
+//
+// It ends at or above the published snapshot's sequence: when the batches
+// end below it, the snapshot is restored after them. A snapshot holds
+// every record its leader's master had appended, shipped or not (and one
+// that covers records the leader could not ship holds records no batch
+// does), so a standby whose batches end below it would, promoted, number
+// its own records inside the snapshot's range while every node restoring
+// the snapshot holds the old leader's records under those numbers.
 func (n *Node) catchUp(ctx context.Context) (int64, error) {
 	// Each restore raises the applied sequence, so this ends.
 	for {
@@ -135,9 +143,21 @@ func (n *Node) catchUp(ctx context.Context) (int64, error) {
 			continue
 		}
 		done, err := n.applyFrom(ctx, rev, start, end, below, rec)
-		if err != nil || done {
+		if err != nil {
 			return rev, err
 		}
+		if !done {
+			continue // a gap the snapshot covers: restore it
+		}
+		if rec != nil && rec.Seq > n.AppliedSeq() {
+			// The batches end below the snapshot (its leader published it
+			// before shipping the rest, then went away).
+			if err := n.restoreSnapshot(ctx, *rec); err != nil {
+				return 0, err
+			}
+			continue
+		}
+		return rev, nil
 	}
 }
 

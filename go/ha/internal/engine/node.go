@@ -106,8 +106,13 @@ type Node struct {
 	// leading: every batch write compares them (the fence).
 	leaderKey string
 	leaderRev int64
-	recSeq    uint64        // the newest snapshot record seen in etcd
-	snap      SnapshotStats // what Snapshots reports
+	// What proves the leader leads (lease.go): its lease runs until
+	// leaseUntil (zero once it stopped), and a fenced write sent at
+	// provenAt succeeded.
+	leaseUntil time.Time
+	provenAt   time.Time
+	recSeq     uint64        // the newest snapshot record seen in etcd
+	snap       SnapshotStats // what Snapshots reports
 
 	snapMu sync.Mutex // serialises the leader's snapshots
 
@@ -238,24 +243,36 @@ func (n *Node) WaitApplied(ctx context.Context, seq uint64) error {
 
 // WaitDurable returns nil once every journal record up to seq is committed
 // to etcd, or covered by a snapshot whose record is (durable: a standby
-// promoted later has it). It is the leader's
-// acknowledgement: answer a client only then. It ships at once what is
-// pending (records written meanwhile ride along: group commit). It fails
-// with ErrNotLeader on a node that does not lead, and with the node's
-// error (ErrFenced, ...) once it stepped down before seq was stored: a
-// deposed leader acknowledges nothing more.
+// promoted later has it), and the node is known to have led at some
+// moment since the call began: its lease (lease.go) had not run out, or a
+// fenced write sent after the call began succeeded. It is the leader's
+// acknowledgement: answer a client only then; what the client was told
+// before the call (a read of the master) was then true of the cluster at
+// that moment, as no other node can have acknowledged anything before it.
+// It ships at once what is pending (records written meanwhile ride along:
+// group commit). It fails with ErrNotLeader on a node that does not lead,
+// with ErrFenced when the leader's lease ran out (it is stepping down),
+// and with the node's error (ErrFenced, ...) once it stepped down, unless
+// a write it sent after the call began stored seq: a deposed leader
+// acknowledges nothing more.
 func (n *Node) WaitDurable(ctx context.Context, seq uint64) error {
+	called := time.Now()
 	for {
 		n.mu.Lock()
 		role, durable, err, ch := n.role, n.durable, n.stopErr(), n.changed
+		led := n.ledSince(called)
 		n.mu.Unlock()
 		switch {
-		case seq <= durable && (role == RoleLeader || role == RoleStopped):
+		case seq <= durable && (role == RoleLeader || role == RoleStopped) && led:
 			return nil
 		case role == RoleStopped:
 			return err
 		case role != RoleLeader:
 			return fmt.Errorf("%w (role %s)", ErrNotLeader, role)
+		case seq <= durable:
+			// Stored, but another node may lead by now: the lease ran out
+			// and nothing was written since the call began.
+			return fmt.Errorf("%w: the lease ran out before it was renewed (another node may lead)", ErrFenced)
 		}
 		select {
 		case n.kick <- struct{}{}:
@@ -269,7 +286,8 @@ func (n *Node) WaitDurable(ctx context.Context, seq uint64) error {
 	}
 }
 
-// Sync is WaitDurable for every record the master appended before the call.
+// Sync is WaitDurable for every record the master appended before the
+// call: call it after serving a call (a read too) and before answering.
 func (n *Node) Sync(ctx context.Context) error {
 	n.mu.Lock()
 	role, err := n.role, n.stopErr()
@@ -340,6 +358,7 @@ func (n *Node) stop(err error) {
 	n.update(func() {
 		n.role = RoleStopped
 		n.err = err
+		n.leaseUntil = time.Time{} // it resigns: the lease is revoked
 	})
 }
 

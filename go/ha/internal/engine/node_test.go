@@ -468,3 +468,64 @@ func TestJournalOverrunOnTheLeaderStepsDown(t *testing.T) {
 		t.Fatalf("stored %v", got)
 	}
 }
+
+// A leader cut off from etcd that has not noticed it yet (its keep-alives
+// and watches go unanswered but nothing has failed: a partition, a paused
+// process) is deposed when its lease expires in etcd. Once another node
+// leads, a Sync with nothing to ship — what a server awaits before
+// answering a read — fails with ErrFenced instead of vouching for state
+// the new leader may have changed since, and the node steps down.
+func TestALeaderCutOffFromEtcdAcknowledgesNoReadOnceAnotherLeads(t *testing.T) {
+	c := etcdtest.Start(t)
+	cliA := c.Client(t)
+	cut := newCutOff(cliA)
+	ja, jb := newFakeStandby(), newFakeStandby()
+	// A short TTL: the test waits for a's lease to expire in etcd.
+	a := startNode(t, cliA, "/c", "a", ja, func(c *Config) { c.SessionTTL = 2 * time.Second })
+	waitRole(t, a, RoleLeader)
+	b := startNode(t, c.Client(t), "/c", "b", jb, nil)
+	acked := appendDurable(t, a, ja, "acked")
+	if err := b.WaitApplied(boundedCtx(t), acked); err != nil {
+		t.Fatalf("WaitApplied: %v", err)
+	}
+	cut.cutNow()
+	waitRole(t, b, RoleLeader)
+	// a's lease expired in etcd before b was elected; a appended nothing
+	// since, so only the lease can tell it that it no longer leads.
+	if err := a.Sync(boundedCtx(t)); !errors.Is(err, ErrFenced) {
+		t.Fatalf("Sync on the deposed leader = %v (role %s), want ErrFenced", err, a.Role())
+	}
+	waitRole(t, a, RoleStopped)
+	if !errors.Is(a.Err(), ErrFenced) {
+		t.Fatalf("deposed leader's Err = %v, want ErrFenced", a.Err())
+	}
+}
+
+// WaitDurable acknowledges stored records only while the leader's lease
+// runs, or when a fenced write sent after the call began succeeded; a
+// stopped node's earlier writes prove nothing about the time of the call.
+func TestWaitDurableNeedsTheLeaseOrAWriteSentSinceTheCall(t *testing.T) {
+	ctx := boundedCtx(t)
+	n := &Node{role: RoleLeader, durable: 5, changed: make(chan struct{}), kick: make(chan struct{}, 1)}
+	n.leaseUntil = time.Now().Add(time.Hour)
+	n.proven(time.Now())
+	if err := n.WaitDurable(ctx, 5); err != nil {
+		t.Fatalf("WaitDurable under the lease: %v", err)
+	}
+	n.leaseUntil = time.Now().Add(-time.Millisecond)
+	if err := n.WaitDurable(ctx, 5); !errors.Is(err, ErrFenced) {
+		t.Fatalf("WaitDurable once the lease ran out = %v, want ErrFenced", err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- n.WaitDurable(ctx, 6) }()
+	<-n.kick // the call began and asks for record 6 to be shipped
+	n.proven(time.Now())
+	n.update(func() { n.durable = 6 })
+	if err := <-done; err != nil {
+		t.Fatalf("WaitDurable of a record shipped after the call began: %v", err)
+	}
+	n.stop(nil)
+	if err := n.WaitDurable(ctx, 6); !errors.Is(err, ErrClosed) {
+		t.Fatalf("WaitDurable on a closed node = %v, want ErrClosed", err)
+	}
+}

@@ -20,14 +20,21 @@ import (
 )
 
 // promoteAndLead finishes the election: every batch committed by earlier
-// leaders is applied (none can be added: their writes are fenced by keys
-// that are gone), the master is promoted, and the node leads until ctx
-// ends (Close) or it loses leadership.
+// leaders is applied, and the published snapshot restored if the batches
+// end below it (none can be added: their writes are fenced by keys that
+// are gone), the lease is renewed (lease.go), the master is promoted, and
+// the node leads until ctx ends (Close) or it loses leadership.
 func (n *Node) promoteAndLead(ctx context.Context, sess *concurrency.Session) error {
 	for attempt := 0; ; attempt++ {
 		_, err := n.catchUp(ctx)
 		if err == nil {
+			err = n.renewLease(ctx, sess)
+		}
+		if err == nil {
 			break
+		}
+		if errors.Is(err, ErrFenced) {
+			return err
 		}
 		var ae *applyError
 		var se *snapshotError
@@ -59,6 +66,12 @@ func (n *Node) promoteAndLead(ctx context.Context, sess *concurrency.Session) er
 	if ctx.Err() != nil {
 		return nil
 	}
+	if rs, ap := n.recordSeq(), n.AppliedSeq(); rs > ap {
+		// catchUp ends at or above the record it read, and no one can
+		// publish another meanwhile. Promoted below it, the master would
+		// number its records inside the snapshot's range.
+		return fmt.Errorf("%w: the published snapshot %d is above the applied sequence %d: not promoting", ErrSnapshot, rs, ap)
+	}
 	applied, err := n.j.Promote()
 	if err != nil {
 		return fmt.Errorf("%w: promote: %w", ErrJournal, err)
@@ -77,9 +90,11 @@ func (n *Node) promoteAndLead(ctx context.Context, sess *concurrency.Session) er
 // between drains, never inside one: a transaction cut short might have
 // committed, and only the same bytes may be retried under its key. A
 // drain cannot block for long: an unreachable etcd ends the session
-// within one TTL, and that ends the drain (ErrFenced). With a snapshot
-// store, a snapshot is taken in the background every SnapshotInterval or
-// SnapshotEveryBytes shipped, whichever comes first.
+// within one TTL, and that ends the drain (ErrFenced). The leader's lease
+// is renewed in the background; it steps down (ErrFenced) when the lease
+// runs out unrenewed. With a snapshot store, a snapshot is taken in the
+// background every SnapshotInterval or SnapshotEveryBytes shipped,
+// whichever comes first.
 func (n *Node) lead(ctx context.Context, sess *concurrency.Session, next uint64) error {
 	buf := make([]byte, n.cfg.MaxBatchBytes)
 	tick := time.NewTicker(n.cfg.FlushInterval)
@@ -87,6 +102,7 @@ func (n *Node) lead(ctx context.Context, sess *concurrency.Session, next uint64)
 	wctx, stopWatch := context.WithCancel(context.Background())
 	defer stopWatch()
 	lost := n.watchFence(wctx)
+	lapsed := n.keepLease(wctx, sess)
 	sn := n.startSnapshotter(sess)
 	defer sn.stop()
 	for {
@@ -97,6 +113,8 @@ func (n *Node) lead(ctx context.Context, sess *concurrency.Session, next uint64)
 			return fmt.Errorf("%w: the session's lease expired or was revoked", ErrFenced)
 		case <-lost:
 			return fmt.Errorf("%w: the election key was deleted", ErrFenced)
+		case err := <-lapsed:
+			return err
 		case err := <-sn.failed:
 			return err
 		case <-ctx.Done():
@@ -267,8 +285,10 @@ func (n *Node) commit(sess *concurrency.Session, first uint64, batch []byte) err
 	leaderKey, leaderRev := n.fence()
 	key := JournalKey(n.cfg.Prefix, first)
 	for attempt := 0; ; attempt++ {
+		sent := time.Now()
 		err := appendFenced(sess.Ctx(), n.cli, leaderKey, leaderRev, key, batch, n.cfg.SessionTTL)
 		if err == nil {
+			n.proven(sent)
 			return nil
 		}
 		if sess.Ctx().Err() != nil {

@@ -215,8 +215,18 @@ func (n *Node) collectFenced(ctx context.Context, leaderKey string, leaderRev in
 // leader's master, then collects the journal it covers, and returns the
 // sequence of the latest published snapshot (this one, or an earlier one
 // that is as new: nothing was recorded since). Serialised by n.snapMu.
-// ErrFenced when leadership was lost; other errors leave the published
-// record as it was.
+// ErrFenced when leadership was lost. After an error the record is the
+// one before, or, when a publication's answer was lost, this snapshot
+// (its file is then kept: see discardUnpublished).
+//
+// The snapshot holds every record the master appended, shipped or not,
+// so its sequence may be above the durable one. That is safe: every node
+// catching up ends at or above the published sequence (catchUp), so a
+// leader elected after this one is promoted at or above it, and records
+// of the snapshot that no one acknowledged are kept, as any change whose
+// answer was not given may be. Shipping them before publishing would not
+// do: resync publishes a snapshot precisely because its records cannot
+// be shipped.
 func (n *Node) snapshot(ctx context.Context) (uint64, error) {
 	n.snapMu.Lock()
 	defer n.snapMu.Unlock()
@@ -249,16 +259,14 @@ func (n *Node) snapshot(ctx context.Context) (uint64, error) {
 	leaderKey, leaderRev := n.fence()
 	var rev int64
 	for attempt := 0; ; attempt++ {
+		sent := time.Now()
 		rev, err = publishFenced(ctx, n.cli, n.cfg.Prefix, leaderKey, leaderRev, rec, n.cfg.SessionTTL)
 		if err == nil {
+			n.proven(sent)
 			break
 		}
 		if errors.Is(err, ErrFenced) || !transient(err) || !backoff(ctx, attempt) {
-			// Never published: no one refers to it (a deposed leader's
-			// snapshot is not another's to keep).
-			dctx, cancel := context.WithTimeout(context.Background(), n.cfg.SessionTTL)
-			store.Delete(dctx, loc)
-			cancel()
+			n.discardUnpublished(store, rec, leaderKey, leaderRev)
 			if ctx.Err() != nil && !errors.Is(err, ErrFenced) {
 				return 0, fmt.Errorf("%w: the session ended while publishing snapshot %d: %w", ErrFenced, seq, err)
 			}
@@ -282,6 +290,46 @@ func (n *Node) snapshot(ctx context.Context) (uint64, error) {
 		n.cfg.Logger.Warn("ha journal collection failed", "name", n.cfg.Name, "upto", seq, "err", err)
 	}
 	return seq, nil
+}
+
+// discardUnpublished deletes the stored snapshot rec whose publication
+// failed, but only once no record can name it, now or later. An attempt
+// whose answer was lost (cancelled, timed out, cut off) may have
+// committed, or may still commit while etcd holds it in flight, so an
+// error does not say the record is absent, nor does a read that finds it
+// absent while the election key stands. One read at one revision settles
+// it: once the election key no longer has leaderRev, every attempt still
+// in flight fails its fence, and a record that does not name the
+// snapshot then never will. Otherwise the file stays (Prune deletes it
+// once a newer snapshot is published): deleting a published snapshot
+// leaves every standby that needs it unable to start.
+func (n *Node) discardUnpublished(store SnapshotStore, rec SnapshotRecord, leaderKey string, leaderRev int64) {
+	ctx, cancel := context.WithTimeout(context.Background(), n.cfg.SessionTTL)
+	defer cancel()
+	resp, err := n.cli.Txn(ctx).Then(clientv3.OpGet(SnapshotKey(n.cfg.Prefix)), clientv3.OpGet(leaderKey)).Commit()
+	if err != nil {
+		n.cfg.Logger.Warn("ha snapshot kept: whether it was published is unknown", "name", n.cfg.Name, "seq", rec.Seq, "location", rec.Location, "err", err)
+		return
+	}
+	if kvs := resp.Responses[0].GetResponseRange().Kvs; len(kvs) == 1 {
+		// A record that does not parse names no snapshot anyone can load.
+		if r, err := decodeRecord(kvs[0].Value); err == nil {
+			n.update(func() { n.recSeq = max(n.recSeq, r.Seq) })
+			if r.Location == rec.Location {
+				n.cfg.Logger.Warn("ha snapshot published although the answer was lost", "name", n.cfg.Name, "seq", rec.Seq, "location", rec.Location)
+				return
+			}
+		}
+	}
+	if kvs := resp.Responses[1].GetResponseRange().Kvs; len(kvs) == 1 && kvs[0].CreateRevision == leaderRev {
+		n.cfg.Logger.Warn("ha snapshot kept: its publication may still commit", "name", n.cfg.Name, "seq", rec.Seq, "location", rec.Location)
+		return
+	}
+	// Never published: no one refers to it (a deposed leader's snapshot
+	// is not another's to keep).
+	if err := store.Delete(ctx, rec.Location); err != nil {
+		n.cfg.Logger.Warn("ha unpublished snapshot not deleted", "name", n.cfg.Name, "location", rec.Location, "err", err)
+	}
 }
 
 // collect deletes the journal batches snapshot seq covers and compacts

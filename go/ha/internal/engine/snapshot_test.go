@@ -436,3 +436,165 @@ func TestAFollowerBehindTheCollectionCatchesUp(t *testing.T) {
 		t.Fatalf("follower %d records, leader %d", len(jf.records()), len(ja.records()))
 	}
 }
+
+// A publication that commits in etcd although its answer is lost (the
+// call was cancelled after etcd applied it) may be the published
+// snapshot: its file stays in the store, and a node started afterwards
+// restores it.
+func TestASnapshotWhosePublicationAnswerIsLostIsKept(t *testing.T) {
+	c := etcdtest.Start(t)
+	cli := c.Client(t)
+	cliA := c.Client(t)
+	kv := &loseAnswerKV{KV: cliA.KV, key: SnapshotKey("/c")}
+	cliA.KV = kv
+	store := newStore(t)
+	ja := newFakeStandby()
+	a := startNode(t, cliA, "/c", "a", ja, manualSnapshots(store))
+	waitRole(t, a, RoleLeader)
+	last := appendDurable(t, a, ja, "one", "two")
+	kv.armed.Store(true)
+	if seq, err := a.Snapshot(boundedCtx(t)); err == nil {
+		t.Fatalf("Snapshot = %d, nil; want the lost answer's error", seq)
+	}
+	if kv.armed.Load() {
+		t.Fatal("no publication was attempted")
+	}
+	rec, _ := readRecord(t, cli, "/c")
+	if rec.Seq != last {
+		t.Fatalf("record %+v, want seq %d", rec, last)
+	}
+	if _, err := store.Get(boundedCtx(t), rec.Location); err != nil {
+		t.Fatalf("the published snapshot %s is gone from the store: %v", rec.Location, err)
+	}
+	jc := newFakeStandby()
+	nc := startNode(t, cli, "/c", "c", jc, manualSnapshots(store))
+	if err := nc.WaitApplied(boundedCtx(t), last); err != nil {
+		t.Fatalf("new standby: %v (figures %+v)", err, nc.Snapshots())
+	}
+	if jc.restored() != 1 || nc.Role() != RoleFollower || !slices.Equal(jc.records(), ja.records()) {
+		t.Fatalf("new standby: %d restores, role %s, records %v (leader %v)", jc.restored(), nc.Role(), jc.records(), ja.records())
+	}
+}
+
+// A standby whose next batches are in etcd but end below the published
+// snapshot (the leader published it before shipping the records after
+// its durable sequence, then went away) catches up to the snapshot: it
+// restores it after the last batch, so it is never promoted below it
+// (its own records would then reuse sequences the snapshot holds).
+func TestCatchUpEndsAtThePublishedSnapshotWhenTheBatchesEndBelowIt(t *testing.T) {
+	cli := etcdtest.Start(t).Client(t)
+	ctx := boundedCtx(t)
+	store := newStore(t)
+	recs := []string{"r1", "r2", "r3", "r4", "r5", "r6", "r7", "r8"}
+	for _, b := range []struct{ first, last int }{{1, 3}, {4, 5}} {
+		if _, err := cli.Put(ctx, JournalKey("/c", uint64(b.first)), string(encode(uint64(b.first), recs[b.first-1:b.last]))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	data, err := json.Marshal(fakeSnapshot{Seq: 8, Recs: recs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	loc, err := store.Put(ctx, 8, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := json.Marshal(SnapshotRecord{Seq: 8, Location: loc, Checksum: checksum(data), Size: int64(len(data)), Created: time.Now().UTC(), Node: "gone"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cli.Put(ctx, SnapshotKey("/c"), string(v)); err != nil {
+		t.Fatal(err)
+	}
+	// A standby that applied 1..3.
+	standby := func() *fakeJournal {
+		j := newFakeStandby()
+		if applied, err := j.Apply(encode(1, recs[:3])); err != nil || applied != 3 {
+			t.Fatalf("Apply: %d, %v", applied, err)
+		}
+		return j
+	}
+
+	j := standby()
+	cfg, err := Config{Client: cli, Prefix: "/c", Name: "b", Snapshots: store}.withDefaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := &Node{cfg: cfg, j: j, cli: cli, changed: make(chan struct{}), applied: 3}
+	if _, err := n.catchUp(ctx); err != nil {
+		t.Fatalf("catchUp: %v", err)
+	}
+	if n.AppliedSeq() != 8 || !slices.Equal(j.records(), recs) {
+		t.Fatalf("catchUp ended at %d with %v, want 8 with %v", n.AppliedSeq(), j.records(), recs)
+	}
+
+	// Elected, such a standby is promoted at the snapshot's sequence.
+	jl := standby()
+	l := startNode(t, cli, "/c", "l", jl, manualSnapshots(store))
+	waitRole(t, l, RoleLeader)
+	if l.DurableSeq() != 8 || !slices.Equal(jl.records(), recs) {
+		t.Fatalf("promoted at %d with %v, want 8 with %v", l.DurableSeq(), jl.records(), recs)
+	}
+}
+
+// A snapshot whose publication failed is deleted only when no record can
+// name it: the record does not, and the election key that fenced the
+// publication is gone (an attempt still in flight then fails its fence).
+func TestAnUnpublishedSnapshotIsDeletedOnlyWhenNoRecordCanNameIt(t *testing.T) {
+	cli := etcdtest.Start(t).Client(t)
+	ctx := boundedCtx(t)
+	store := newStore(t)
+	cfg, err := Config{Client: cli, Prefix: "/c", Name: "a", Snapshots: store}.withDefaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := &Node{cfg: cfg, cli: cli, changed: make(chan struct{})}
+	put := func(seq uint64) SnapshotRecord {
+		data := []byte(strings.Repeat("s", int(seq)))
+		loc, err := store.Put(ctx, seq, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return SnapshotRecord{Seq: seq, Location: loc, Checksum: checksum(data), Size: int64(len(data)), Created: time.Now().UTC(), Node: "a"}
+	}
+	publish := func(rec SnapshotRecord) {
+		v, err := json.Marshal(rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := cli.Put(ctx, SnapshotKey("/c"), string(v)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stored := func(rec SnapshotRecord) bool {
+		_, err := store.Get(ctx, rec.Location)
+		return err == nil
+	}
+	key := ElectionPrefix("/c") + "/a"
+	r, err := cli.Put(ctx, key, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rev := r.Header.Revision
+
+	s1, s2, s3 := put(1), put(2), put(3)
+	// No record, but the key stands: the publication may still commit.
+	n.discardUnpublished(store, s1, key, rev)
+	if !stored(s1) {
+		t.Fatal("deleted while the election key stands")
+	}
+	publish(s2)
+	if _, err := cli.Delete(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	// The record names it: published although the answer was lost.
+	n.discardUnpublished(store, s2, key, rev)
+	if !stored(s2) || n.recordSeq() != 2 {
+		t.Fatalf("published snapshot: stored %v, record seq seen %d", stored(s2), n.recordSeq())
+	}
+	// Another is published and the key is gone: never published.
+	n.discardUnpublished(store, s3, key, rev)
+	if stored(s3) {
+		t.Fatal("an unpublished snapshot of a deposed leader was kept")
+	}
+}
