@@ -2,8 +2,11 @@
 // leader's URL through etcd (the leader's name from the election, its URL
 // from the entry it publishes under api.NodeKey) and sends the JSON API
 // calls there. A call answered 503 NOT_LEADER (the node lost or never had
-// the leadership) or one that cannot reach the node is sent once more, to
-// the leader the answer named or etcd names now.
+// the leadership) or one whose request failed before any answer came (the
+// node could not be reached, or went away) is sent once more, to the
+// leader the answer named or etcd names now. A call the node answered but
+// whose answer could not be read or decoded is not: it may have taken
+// effect (an *AnswerError).
 package client
 
 import (
@@ -38,6 +41,24 @@ type Error struct {
 func (e *Error) Error() string {
 	return fmt.Sprintf("client: HTTP %d %s: %s", e.Status, e.Body.Name, e.Body.Message)
 }
+
+// AnswerError is a call the node answered (its status line arrived) with
+// an answer that could not be read or decoded. The call may have taken
+// effect, so it is not sent again.
+type AnswerError struct {
+	// URL is the call's URL.
+	URL string
+	// Status is the answer's HTTP status.
+	Status int
+	// Err is why the answer is unusable.
+	Err error
+}
+
+func (e *AnswerError) Error() string {
+	return fmt.Sprintf("client: %s answered HTTP %d, but the answer is unusable (the call may have taken effect): %v", e.URL, e.Status, e.Err)
+}
+
+func (e *AnswerError) Unwrap() error { return e.Err }
 
 // Client sends calls to a cluster's leader. Its methods may be called
 // from any number of goroutines.
@@ -118,9 +139,10 @@ func (c *Client) setCached(url string) {
 //
 // A NOT_LEADER answer means nothing was acknowledged, but a change the
 // deposed leader had already shipped may still be in etcd, and a node
-// that could not be reached may have made the change before it went: the
+// that went away before answering may have made the change first: the
 // retried call can then find its first attempt's effect (a Start answered
-// OBJECT_ALREADY_EXISTS). NOT_DURABLE is never retried.
+// OBJECT_ALREADY_EXISTS). NOT_DURABLE is never retried, nor is an answer
+// that could not be read or decoded (an *AnswerError).
 func (c *Client) Call(ctx context.Context, path string, req, resp any) error {
 	body, err := json.Marshal(req)
 	if err != nil {
@@ -135,10 +157,13 @@ func (c *Client) Call(ctx context.Context, path string, req, resp any) error {
 	err = c.post(ctx, url, path, body, resp)
 	var next string
 	var ae *Error
+	var unusable *AnswerError
 	switch {
 	case err == nil:
 		c.setCached(url)
 		return nil
+	case errors.As(err, &unusable):
+		return err
 	case errors.As(err, &ae):
 		if ae.Status != http.StatusServiceUnavailable || ae.Body.Name != api.ErrNameNotLeader {
 			c.setCached(url)
@@ -151,7 +176,7 @@ func (c *Client) Call(ctx context.Context, path string, req, resp any) error {
 	case ctx.Err() != nil:
 		return err
 	}
-	// Not the leader, or unreachable: once more, to the leader named.
+	// Not the leader, or no answer: once more, to the leader named.
 	c.setCached("")
 	if next == "" {
 		var lerr error
@@ -174,12 +199,13 @@ func (c *Client) post(ctx context.Context, base, path string, body []byte, resp 
 	r.Header.Set("Content-Type", "application/json")
 	res, err := c.http.Do(r)
 	if err != nil {
+		// No answer: the only error Call sends again.
 		return fmt.Errorf("client: %s: %w", base+path, err)
 	}
 	defer res.Body.Close()
 	data, err := io.ReadAll(res.Body)
 	if err != nil {
-		return fmt.Errorf("client: reading the answer of %s: %w", base+path, err)
+		return &AnswerError{URL: base + path, Status: res.StatusCode, Err: fmt.Errorf("reading it: %w", err)}
 	}
 	if res.StatusCode != http.StatusOK {
 		e := &Error{Status: res.StatusCode}
@@ -192,7 +218,7 @@ func (c *Client) post(ctx context.Context, base, path string, body []byte, resp 
 		return nil
 	}
 	if err := json.Unmarshal(data, resp); err != nil {
-		return fmt.Errorf("client: decoding the answer of %s: %w", base+path, err)
+		return &AnswerError{URL: base + path, Status: res.StatusCode, Err: fmt.Errorf("decoding it: %w", err)}
 	}
 	return nil
 }

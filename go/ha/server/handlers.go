@@ -75,8 +75,44 @@ func decode(body []byte, v any) error {
 	return nil
 }
 
+// answerWriter bounds the sending of an answer: its first write (or the
+// end of the handler, for an answer with no body) sets the connection's
+// write deadline to Config.AnswerTimeout from then, so a client that does
+// not read its answer loses its connection instead of holding a goroutine
+// and the answer. The deadline starts once the answer is ready, after the
+// wait for durability, so it never cuts a call short.
+type answerWriter struct {
+	http.ResponseWriter
+	timeout time.Duration
+	armed   bool
+}
+
+func (a *answerWriter) arm() {
+	if !a.armed {
+		a.armed = true
+		http.NewResponseController(a.ResponseWriter).SetWriteDeadline(time.Now().Add(a.timeout))
+	}
+}
+
+func (a *answerWriter) WriteHeader(code int) {
+	a.arm()
+	a.ResponseWriter.WriteHeader(code)
+}
+
+func (a *answerWriter) Write(b []byte) (int, error) {
+	a.arm()
+	return a.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (a *answerWriter) Unwrap() http.ResponseWriter { return a.ResponseWriter }
+
 // ServeHTTP routes a request.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (s *Server) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
+	// The previous answer's deadline on this connection no longer applies.
+	http.NewResponseController(rw).SetWriteDeadline(time.Time{})
+	w := &answerWriter{ResponseWriter: rw, timeout: s.cfg.AnswerTimeout}
+	defer w.arm()
 	switch r.URL.Path {
 	case api.PathHealthz:
 		if s.getOnly(w, r) {
@@ -86,7 +122,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	case api.PathRole:
 		if s.getOnly(w, r) {
-			writeJSON(w, http.StatusOK, s.role(r.Context()))
+			s.sent(r, writeJSON(w, http.StatusOK, s.role(r.Context())))
 		}
 		return
 	case api.PathMetrics:
@@ -113,7 +149,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	body, err := s.readBody(w, r)
+	// readBody takes rw: http.MaxBytesReader tells it to close the
+	// connection after a body that is too large.
+	body, err := s.readBody(rw, r)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -124,23 +162,33 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	out, err := f(g, body)
-	if err != nil {
+	var refusal *mm.Error
+	if err != nil && !errors.As(err, &refusal) {
 		s.fail(w, r, err)
 		return
 	}
-	// The answer covers every journal record the call made: it is given
-	// only once they are in etcd (reads too, so nothing a client saw is
-	// lost by a failover).
+	// The answer covers every journal record the master holds: it is
+	// given only once they are in etcd. Reads wait too, and so do the
+	// library's refusals, which can rest on another call's change that
+	// is not durable yet (OBJECT_NOT_FOUND after a remove still on its
+	// way to etcd, OBJECT_ALREADY_EXISTS after an unacknowledged Start):
+	// nothing a client saw is lost by a failover.
 	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.WriteTimeout)
-	err = g.n.Sync(ctx)
+	serr := g.n.Sync(ctx)
 	cancel()
-	if err != nil {
-		if g.n.Role() == ha.RoleStopped && !errors.Is(err, context.DeadlineExceeded) {
+	if serr != nil {
+		if g.n.Role() == ha.RoleStopped && !errors.Is(serr, context.DeadlineExceeded) {
 			// Whatever made the node step down (an etcd error no retry
 			// fixes, too), this node no longer leads and acknowledged
 			// nothing: NOT_LEADER, with the cause.
-			err = fmt.Errorf("%w: it stepped down before the change was durable: %w", ha.ErrNotLeader, err)
+			serr = fmt.Errorf("%w: it stepped down before the change was durable: %w", ha.ErrNotLeader, serr)
 		}
+		// A refusal whose grounds may not survive a failover is not
+		// given either: the answer is the Sync's.
+		s.fail(w, r, serr)
+		return
+	}
+	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
@@ -148,10 +196,20 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/octet-stream")
 		w.Header().Set("Content-Length", strconv.Itoa(len(snap.Snapshot)))
 		w.WriteHeader(http.StatusOK)
-		w.Write(snap.Snapshot)
+		_, err = w.Write(snap.Snapshot)
+		s.sent(r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, out)
+	s.sent(r, writeJSON(w, http.StatusOK, out))
+}
+
+// sent logs an answer that could not be sent (the client went away, or
+// did not read it within Config.AnswerTimeout). An answer small enough
+// for the connection's buffer fails, if at all, after the handler, unseen.
+func (s *Server) sent(r *http.Request, err error) {
+	if err != nil {
+		s.log.Warn("the answer was not delivered", "path", r.URL.Path, "remote", r.RemoteAddr, "err", err)
+	}
 }
 
 // getOnly answers 405 to anything but GET and HEAD.
@@ -210,10 +268,11 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	} else {
 		s.log.Debug("request refused", "path", r.URL.Path, "status", status, "name", body.Name, "err", err)
 	}
-	writeJSON(w, status, body)
+	s.sent(r, writeJSON(w, status, body))
 }
 
-func writeJSON(w http.ResponseWriter, status int, v any) {
+// writeJSON answers v as JSON; its error is the write's.
+func writeJSON(w http.ResponseWriter, status int, v any) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		status = http.StatusInternalServerError
@@ -222,7 +281,8 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Length", strconv.Itoa(len(b)+1))
 	w.WriteHeader(status)
-	w.Write(append(b, '\n'))
+	_, err = w.Write(append(b, '\n'))
+	return err
 }
 
 // leader is the cluster's leader: its name and published URL ("" when it

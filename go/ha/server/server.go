@@ -38,6 +38,20 @@ const (
 	// DefaultWriteTimeout bounds how long a call waits for its change to
 	// be durable before answering 503 NOT_DURABLE.
 	DefaultWriteTimeout = 5 * time.Second
+	// DefaultReadTimeout bounds reading one request, headers and body.
+	DefaultReadTimeout = 30 * time.Second
+	// DefaultAnswerTimeout bounds sending one answer once it is ready.
+	DefaultAnswerTimeout = 30 * time.Second
+	// DefaultIdleTimeout closes a keep-alive connection idle this long:
+	// longer than the 90 s after which Go's http.Transport closes its own
+	// idle connections, so a client seldom reuses one the server closed.
+	DefaultIdleTimeout = 2 * time.Minute
+	// maxHeaderBytes bounds a request's header: the API's are a few
+	// hundred bytes.
+	maxHeaderBytes = 64 << 10
+	// maxReadHeaderTimeout bounds reading a request's header, when
+	// ReadTimeout is longer.
+	maxReadHeaderTimeout = 10 * time.Second
 )
 
 // Config configures a server. Etcd, Prefix, Name and Master are required.
@@ -53,7 +67,10 @@ type Config struct {
 	// address), which must then not be an unspecified address (0.0.0.0).
 	URL string
 	// SessionTTL, MaxBatchBytes and FlushInterval are the ha.Config
-	// fields (zero: their defaults).
+	// fields (zero: their defaults). A MaxBatchBytes above 2 MiB needs
+	// an Etcd client whose MaxCallSendMsgSize is above it (the etcd
+	// client refuses larger calls by default) and an etcd whose
+	// --max-request-bytes exceeds it by 4 KiB.
 	SessionTTL    time.Duration
 	MaxBatchBytes int
 	FlushInterval time.Duration
@@ -76,6 +93,19 @@ type Config struct {
 	MaxRequestBytes int64
 	// WriteTimeout bounds the wait for durability (0: DefaultWriteTimeout).
 	WriteTimeout time.Duration
+	// ReadTimeout bounds reading one request, headers and body, from its
+	// first byte (0: DefaultReadTimeout): a client that trickles its body
+	// is answered 400 and its connection closed. It does not bound the
+	// call nor its wait for durability: net/http lifts the deadline once
+	// the body is read.
+	ReadTimeout time.Duration
+	// AnswerTimeout bounds sending one answer, from its first byte (0:
+	// DefaultAnswerTimeout): a client that does not read its answer
+	// loses its connection. A /v1/snapshot answer must be sent within it.
+	AnswerTimeout time.Duration
+	// IdleTimeout closes a keep-alive connection with no request for this
+	// long (0: DefaultIdleTimeout).
+	IdleTimeout time.Duration
 	// Logger receives the structured log (nil: discarded).
 	Logger *slog.Logger
 }
@@ -145,6 +175,22 @@ func (c Config) withDefaults() (Config, error) {
 	if c.WriteTimeout < 0 {
 		return c, fmt.Errorf("server: Config.WriteTimeout %v is negative", c.WriteTimeout)
 	}
+	for _, d := range []struct {
+		name string
+		v    *time.Duration
+		def  time.Duration
+	}{
+		{"ReadTimeout", &c.ReadTimeout, DefaultReadTimeout},
+		{"AnswerTimeout", &c.AnswerTimeout, DefaultAnswerTimeout},
+		{"IdleTimeout", &c.IdleTimeout, DefaultIdleTimeout},
+	} {
+		if *d.v == 0 {
+			*d.v = d.def
+		}
+		if *d.v < 0 {
+			return c, fmt.Errorf("server: Config.%s %v is negative", d.name, *d.v)
+		}
+	}
 	if c.SessionTTL == 0 {
 		c.SessionTTL = ha.DefaultSessionTTL
 	}
@@ -195,9 +241,16 @@ func Start(ctx context.Context, cfg Config, l net.Listener) (*Server, error) {
 		l = tls.NewListener(l, cfg.TLS)
 	}
 	s.l = l
+	// No http.Server.WriteTimeout: it would run from the request's start
+	// and could cut off an answer that waited for durability, leaving the
+	// client no status line (so it would send the call again). Each answer
+	// is bounded from its first byte instead (answerWriter).
 	s.http = &http.Server{
 		Handler:           s,
-		ReadHeaderTimeout: 10 * time.Second,
+		ReadHeaderTimeout: min(maxReadHeaderTimeout, cfg.ReadTimeout),
+		ReadTimeout:       cfg.ReadTimeout,
+		IdleTimeout:       cfg.IdleTimeout,
+		MaxHeaderBytes:    maxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 		TLSConfig:         cfg.TLS,
 	}

@@ -13,6 +13,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -78,7 +79,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.prefix, "cluster-prefix", "/mooncake/meta", "etcd prefix naming the cluster (the same on every node)")
 	fs.StringVar(&o.name, "node-name", "", "this node's name, unique in the cluster (default: <hostname>:<listen port>)")
 	fs.DurationVar(&o.sessionTTL, "session-ttl", ha.DefaultSessionTTL, "etcd session TTL, whole seconds: a leader that stops refreshing it is deposed after it")
-	fs.IntVar(&o.maxBatchBytes, "max-batch-bytes", ha.DefaultMaxBatchBytes, "largest journal batch (one etcd transaction); below etcd's --max-request-bytes")
+	fs.IntVar(&o.maxBatchBytes, "max-batch-bytes", ha.DefaultMaxBatchBytes, "largest journal batch (one etcd transaction), at most 64 MiB: etcd's --max-request-bytes must exceed it by 4 KiB (etcd's default, 1.5 MiB, fits the default); the etcd client's send limit is raised to fit it")
 	fs.Uint64Var(&o.journalBytes, "journal-capacity-bytes", DefaultJournalCapacityBytes, "journal capacity: what is not in etcd yet (256 MiB: over 10^6 puts at ~190 B each)")
 	fs.DurationVar(&o.leaseTTL, "lease-ttl", def.KVLeaseTTL, "read lease granted by get and exist")
 	fs.DurationVar(&o.defaultPin, "default-soft-pin-ttl", def.DefaultSoftPinTTL, "soft-pin TTL of an ENABLE without ttl_ms")
@@ -99,7 +100,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long a graceful shutdown waits for requests in flight")
 	fs.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&o.dataDir, "data-dir", "mooncake-meta-data", "directory of the node's files (created if absent)")
-	fs.StringVar(&o.snapshotDir, "snapshot-dir", "", "snapshot store: a directory every node of the cluster reaches (the same, or a shared filesystem) (default: <data-dir>/snapshots)")
+	fs.StringVar(&o.snapshotDir, "snapshot-dir", "", "snapshot store: a directory every node of the cluster reaches (the same path on one machine, or a shared filesystem); a node that does not find the cluster's published snapshot in it refuses to start (default: <data-dir>/snapshots, so nodes on several hosts need it on a shared filesystem)")
 	fs.DurationVar(&o.snapshotInterval, "snapshot-interval", ha.DefaultSnapshotInterval, "longest time between two snapshots of the leader while the journal grows")
 	fs.Int64Var(&o.snapshotEveryBytes, "snapshot-every-bytes", ha.DefaultSnapshotEveryBytes, "journal bytes shipped between two snapshots, at most: bounds the journal held in etcd")
 	fs.IntVar(&o.snapshotKeep, "snapshot-keep", ha.DefaultSnapshotKeep, "snapshots kept in the store, the published one included")
@@ -219,6 +220,77 @@ func (o *options) etcdTLS() (*tls.Config, error) {
 	return c, nil
 }
 
+// etcdSendHeadroom is what an etcd call adds to the journal batch it
+// carries (the key, the fence's comparisons, gRPC framing), with room to
+// spare.
+const etcdSendHeadroom = 1 << 20
+
+// etcdConfig is the etcd client's configuration. The client refuses to
+// send a call above MaxCallSendMsgSize (2 MiB by default), so the limit is
+// raised to fit a journal batch of --max-batch-bytes: a larger batch
+// would fail on the client and make the leader step down. The receive
+// limit stays the client's default (math.MaxInt32), which reads any batch
+// back.
+func (o *options) etcdConfig(tlsCfg *tls.Config) (clientv3.Config, error) {
+	var eps []string
+	for _, e := range strings.Split(o.etcdEndpoints, ",") {
+		if e = strings.TrimSpace(e); e != "" {
+			eps = append(eps, e)
+		}
+	}
+	if len(eps) == 0 {
+		return clientv3.Config{}, fmt.Errorf("--etcd-endpoints %q names no endpoint", o.etcdEndpoints)
+	}
+	return clientv3.Config{
+		Endpoints:          eps,
+		DialTimeout:        o.etcdDialTimeout,
+		TLS:                tlsCfg,
+		Logger:             zap.NewNop(),
+		MaxCallSendMsgSize: max(2<<20, o.maxBatchBytes+etcdSendHeadroom),
+	}, nil
+}
+
+// checkSnapshotDir refuses to start a node whose snapshot directory lacks
+// the snapshot the cluster published (it names its location, a file name
+// in the leader's --snapshot-dir). Such a node could not restore the
+// cluster's state once the journal it covers was collected: it would stay
+// a standby that never campaigns. A record republished meanwhile (the old
+// file pruned) is read again.
+func checkSnapshotDir(ctx context.Context, cli *clientv3.Client, prefix string, store *ha.DirStore) error {
+	key := ha.SnapshotKey(prefix)
+	for attempt := 1; ; attempt++ {
+		resp, err := cli.Get(ctx, key)
+		if err != nil {
+			return fmt.Errorf("reading the cluster's snapshot record %s: %w", key, err)
+		}
+		if len(resp.Kvs) == 0 {
+			return nil
+		}
+		var rec ha.SnapshotRecord
+		if err := json.Unmarshal(resp.Kvs[0].Value, &rec); err != nil {
+			return fmt.Errorf("the cluster's snapshot record %s: %w", key, err)
+		}
+		if rec.Location != filepath.Base(rec.Location) {
+			return fmt.Errorf("the cluster's snapshot record %s names %q, not a file of a --snapshot-dir", key, rec.Location)
+		}
+		f, err := os.Open(filepath.Join(store.Dir(), rec.Location))
+		if err == nil {
+			f.Close()
+			return nil
+		}
+		again, gerr := cli.Get(ctx, key)
+		if gerr != nil {
+			return fmt.Errorf("reading the cluster's snapshot record %s: %w", key, gerr)
+		}
+		if attempt < 3 && len(again.Kvs) == 1 && again.Kvs[0].ModRevision != resp.Kvs[0].ModRevision {
+			continue
+		}
+		return fmt.Errorf("--snapshot-dir %q: cannot open the snapshot the cluster published (%s, sequence %d, by node %q): %w; "+
+			"every node of a cluster must use the same snapshot directory (one machine, or a shared filesystem), "+
+			"or this node cannot restore the cluster's state and never leads", store.Dir(), rec.Location, rec.Seq, rec.Node, err)
+	}
+}
+
 func main() {
 	os.Exit(run(os.Args[1:], os.Stderr))
 }
@@ -258,16 +330,11 @@ func serve(o *options, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	var eps []string
-	for _, e := range strings.Split(o.etcdEndpoints, ",") {
-		if e = strings.TrimSpace(e); e != "" {
-			eps = append(eps, e)
-		}
+	ecfg, err := o.etcdConfig(etcdTLS)
+	if err != nil {
+		return err
 	}
-	if len(eps) == 0 {
-		return fmt.Errorf("--etcd-endpoints %q names no endpoint", o.etcdEndpoints)
-	}
-	cli, err := clientv3.New(clientv3.Config{Endpoints: eps, DialTimeout: o.etcdDialTimeout, TLS: etcdTLS, Logger: zap.NewNop()})
+	cli, err := clientv3.New(ecfg)
 	if err != nil {
 		return fmt.Errorf("etcd client: %w", err)
 	}
@@ -276,11 +343,15 @@ func serve(o *options, log *slog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("--snapshot-dir %q: %w", o.snapshotDir, err)
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), o.etcdDialTimeout+o.sessionTTL)
+	defer cancel()
+	if err := checkSnapshotDir(ctx, cli, o.prefix, store); err != nil {
+		return err
+	}
 	l, err := net.Listen("tcp", o.listen)
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), o.etcdDialTimeout+o.sessionTTL)
 	srv, err := server.Start(ctx, server.Config{
 		Etcd: cli, Prefix: o.prefix, Name: o.name, URL: o.advertise,
 		SessionTTL: o.sessionTTL, MaxBatchBytes: o.maxBatchBytes,
@@ -296,7 +367,7 @@ func serve(o *options, log *slog.Logger) error {
 		return err
 	}
 	log.Info("mooncake-meta-server listening", "listen", l.Addr().String(), "url", srv.URL(), "name", o.name,
-		"etcd", eps, "prefix", o.prefix, "snapshot_dir", o.snapshotDir, "library", mm.Version())
+		"etcd", ecfg.Endpoints, "prefix", o.prefix, "snapshot_dir", o.snapshotDir, "library", mm.Version())
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
 	select {
