@@ -212,8 +212,12 @@ func (n *Node) WaitSnapshots(ctx context.Context, cond func(SnapshotStats) bool)
 }
 
 // Close stops the node: a leader ships what its journal holds and resigns
-// (a standby takes over at once), a follower withdraws. Idempotent; it
-// returns the error the node stopped with, if any.
+// (a standby takes over at once), a follower withdraws. A leader gives up
+// shipping a SessionTTL after Close was called (etcd keeps its lease but
+// does not store its writes): it logs how many records it left, none of
+// them acknowledged, resigns, and Close returns an error wrapping
+// ErrClosed that counts them. Idempotent; it returns the error the node
+// stopped with, if any.
 func (n *Node) Close() error { return n.n.Close() }
 
 // Leader returns the name (Config.Name) of the cluster's leader and

@@ -39,7 +39,10 @@ var (
 	// ErrSnapshot: a snapshot could not be written, read, verified or
 	// restored (the message says which and why).
 	ErrSnapshot = errors.New("ha: snapshot")
-	// ErrClosed: the node was closed.
+	// ErrClosed: the node was closed. A leader's Close that gave up
+	// shipping journal records (etcd did not store them within a
+	// SessionTTL) stops the node with an error wrapping it that counts
+	// them; none of them was acknowledged.
 	ErrClosed = errors.New("ha: node closed")
 )
 

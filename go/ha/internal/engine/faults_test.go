@@ -3,10 +3,12 @@ package engine
 // Faults injected into a real etcd client, for the cases a live etcd does
 // not produce on demand: a node whose keep-alives and watches stop
 // reaching etcd while it does not notice (cut off from etcd, or paused),
-// and a transaction that commits although its answer is lost.
+// a transaction that commits although its answer is lost, and journal
+// writes that etcd never answers while the node's lease stays alive.
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -163,4 +165,59 @@ func (t *loseAnswerTxn) Commit() (*clientv3.TxnResponse, error) {
 		return nil, context.Canceled
 	}
 	return resp, err
+}
+
+// stallKV wraps a client's KV: while stalled, a transaction that puts a
+// key under prefix never reaches etcd and never answers (it returns only
+// when its context ends), as an etcd that accepts the node's lease
+// renewals but does not apply its writes. Each stalled transaction sends
+// on blocked, if there is room.
+type stallKV struct {
+	clientv3.KV
+	prefix  string
+	stalled atomic.Bool
+	blocked chan struct{}
+}
+
+func (k *stallKV) Txn(ctx context.Context) clientv3.Txn {
+	return &stallTxn{Txn: k.KV.Txn(ctx), kv: k, ctx: ctx}
+}
+
+type stallTxn struct {
+	clientv3.Txn
+	kv   *stallKV
+	ctx  context.Context
+	puts bool
+}
+
+func (t *stallTxn) If(cs ...clientv3.Cmp) clientv3.Txn {
+	t.Txn = t.Txn.If(cs...)
+	return t
+}
+
+func (t *stallTxn) Then(ops ...clientv3.Op) clientv3.Txn {
+	for _, op := range ops {
+		if op.IsPut() && strings.HasPrefix(string(op.KeyBytes()), t.kv.prefix) {
+			t.puts = true
+		}
+	}
+	t.Txn = t.Txn.Then(ops...)
+	return t
+}
+
+func (t *stallTxn) Else(ops ...clientv3.Op) clientv3.Txn {
+	t.Txn = t.Txn.Else(ops...)
+	return t
+}
+
+func (t *stallTxn) Commit() (*clientv3.TxnResponse, error) {
+	if t.puts && t.kv.stalled.Load() {
+		select {
+		case t.kv.blocked <- struct{}{}:
+		default:
+		}
+		<-t.ctx.Done()
+		return nil, t.ctx.Err()
+	}
+	return t.Txn.Commit()
 }

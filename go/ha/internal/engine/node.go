@@ -118,6 +118,7 @@ type Node struct {
 
 	kick      chan struct{} // a WaitDurable wants records shipped now
 	closing   chan struct{} // closed by Close
+	closedAt  time.Time     // when Close was first called (set before closing is closed)
 	closeOnce sync.Once
 	done      chan struct{} // closed when the node has stopped
 }
@@ -307,11 +308,20 @@ func (n *Node) Sync(ctx context.Context) error {
 }
 
 // Close stops the node and waits for it. A leader first ships what its
-// journal holds (bounded by the session TTL) and then resigns, so a
-// standby takes over at once; a follower withdraws its candidacy. Close is
-// idempotent; it returns the error the node stopped with, if any.
+// journal holds and then resigns, so a standby takes over at once; a
+// follower withdraws its candidacy. A leader gives up shipping a
+// SessionTTL after Close was called (etcd renewing its lease but not
+// storing its writes): the records left were never acknowledged, it logs
+// how many and resigns, and the error it stops with wraps ErrClosed and
+// counts them. What follows (ending a snapshot in progress, resigning)
+// takes at most a few more TTLs when etcd does not answer it either.
+// Close is idempotent; it returns the error the node stopped with, if
+// any.
 func (n *Node) Close() error {
-	n.closeOnce.Do(func() { close(n.closing) })
+	n.closeOnce.Do(func() {
+		n.closedAt = time.Now()
+		close(n.closing)
+	})
 	<-n.done
 	return n.Err()
 }
@@ -339,11 +349,13 @@ func (n *Node) run() {
 	n.stop(n.live())
 }
 
-// stop marks the node stopped with err (nil: closed); only the first call
-// counts. A leader is marked before it resigns, so no instant passes in
-// which it still reports RoleLeader after deciding to step down.
+// stop marks the node stopped with err (nil or ErrClosed itself: closed
+// cleanly; ErrClosed wrapped with details: a Close that gave up shipping);
+// only the first call counts. A leader is marked before it resigns, so no
+// instant passes in which it still reports RoleLeader after deciding to
+// step down.
 func (n *Node) stop(err error) {
-	if errors.Is(err, ErrClosed) {
+	if err == ErrClosed {
 		err = nil
 	}
 	n.mu.Lock()

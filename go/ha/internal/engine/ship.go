@@ -85,16 +85,25 @@ func (n *Node) promoteAndLead(ctx context.Context, sess *concurrency.Session) er
 	return n.lead(ctx, sess, applied+1)
 }
 
+// errCloseBound is why shipping stops once Close has waited a SessionTTL
+// for etcd to store the journal.
+var errCloseBound = errors.New("etcd did not store the journal within the session TTL after Close")
+
 // lead ships the journal from sequence next until Close (a last drain,
 // then nil) or a failure (the error; the caller resigns). Close is noticed
-// between drains, never inside one: a transaction cut short might have
-// committed, and only the same bytes may be retried under its key. A
-// drain cannot block for long: an unreachable etcd ends the session
-// within one TTL, and that ends the drain (ErrFenced). The leader's lease
-// is renewed in the background; it steps down (ErrFenced) when the lease
-// runs out unrenewed. With a snapshot store, a snapshot is taken in the
-// background every SnapshotInterval or SnapshotEveryBytes shipped,
-// whichever comes first.
+// between drains: a transaction cut short might have committed, and only
+// the same bytes may be retried under its key. A drain ends early in two
+// cases only, after which the node sends no more writes and resigns: an
+// unreachable etcd ends the session within one TTL (ErrFenced), and etcd
+// renewing the lease but not storing the batches makes Close give up a
+// SessionTTL after it was called (shipping's context ends; the error wraps
+// ErrClosed and counts the records left, none of them acknowledged). A
+// transaction cut short is never retried then: it either committed before
+// the resignation (a standby elected after it reads the batch) or fails
+// its fence. The leader's lease is renewed in the background; it steps
+// down (ErrFenced) when the lease runs out unrenewed. With a snapshot
+// store, a snapshot is taken in the background every SnapshotInterval or
+// SnapshotEveryBytes shipped, whichever comes first.
 func (n *Node) lead(ctx context.Context, sess *concurrency.Session, next uint64) error {
 	buf := make([]byte, n.cfg.MaxBatchBytes)
 	tick := time.NewTicker(n.cfg.FlushInterval)
@@ -103,7 +112,25 @@ func (n *Node) lead(ctx context.Context, sess *concurrency.Session, next uint64)
 	defer stopWatch()
 	lost := n.watchFence(wctx)
 	lapsed := n.keepLease(wctx, sess)
-	sn := n.startSnapshotter(sess)
+	// ship bounds every write of the journal and of snapshots: it ends
+	// with the session, or a SessionTTL after Close (errCloseBound).
+	ship, giveUp := context.WithCancelCause(sess.Ctx())
+	defer giveUp(nil)
+	go func() {
+		select {
+		case <-n.closing:
+		case <-ship.Done():
+			return
+		}
+		t := time.NewTimer(time.Until(n.closedAt.Add(n.cfg.SessionTTL)))
+		defer t.Stop()
+		select {
+		case <-t.C:
+			giveUp(errCloseBound)
+		case <-ship.Done():
+		}
+	}()
+	sn := n.startSnapshotter(ship)
 	defer sn.stop()
 	for {
 		select {
@@ -119,12 +146,32 @@ func (n *Node) lead(ctx context.Context, sess *concurrency.Session, next uint64)
 			return err
 		case <-ctx.Done():
 			// Close: store what the journal holds now.
-			return n.drain(sess, &next, buf, sn)
+			return n.gaveUp(n.drain(ship, sess, &next, buf, sn), next)
 		}
-		if err := n.drain(sess, &next, buf, sn); err != nil {
-			return err
+		if err := n.drain(ship, sess, &next, buf, sn); err != nil {
+			return n.gaveUp(err, next)
 		}
 	}
+}
+
+// gaveUp turns err, from a drain that stopped at next, into the error a
+// Close that gave up shipping stops with, and logs how many records it
+// left; any other err is returned as is.
+func (n *Node) gaveUp(err error, next uint64) error {
+	if !errors.Is(err, errCloseBound) {
+		return err
+	}
+	var unshipped uint64
+	last, jerr := n.j.LastSeq()
+	if jerr == nil && last >= next {
+		unshipped = last - next + 1
+	}
+	n.cfg.Logger.Error("ha Close gave up shipping the journal: etcd did not store it within the session TTL; the records left unshipped were never acknowledged",
+		"name", n.cfg.Name, "unshipped", unshipped, "from", next, "to", last, "session_ttl", n.cfg.SessionTTL, "err", err)
+	if jerr != nil {
+		return fmt.Errorf("%w: journal records from %d not shipped (their count is unknown: %v): %w", ErrClosed, next, jerr, err)
+	}
+	return fmt.Errorf("%w: %d journal records (%d to %d) not shipped, none acknowledged: %w", ErrClosed, unshipped, next, last, err)
 }
 
 // snapshotter takes the leader's periodic snapshots in the background, so
@@ -138,9 +185,10 @@ type snapshotter struct {
 	shipped int64 // journal bytes shipped since the last snapshot (lead's goroutine)
 }
 
-// startSnapshotter starts the background snapshots (none without a
-// store: then sn.want is never read and nothing is sent on sn.failed).
-func (n *Node) startSnapshotter(sess *concurrency.Session) *snapshotter {
+// startSnapshotter starts the background snapshots, each bounded by ship
+// (none without a store: then sn.want is never read and nothing is sent
+// on sn.failed).
+func (n *Node) startSnapshotter(ship context.Context) *snapshotter {
 	sn := &snapshotter{n: n, want: make(chan struct{}, 1), failed: make(chan error, 1), quit: make(chan struct{}), done: make(chan struct{})}
 	if n.cfg.Snapshots == nil {
 		close(sn.done)
@@ -148,7 +196,7 @@ func (n *Node) startSnapshotter(sess *concurrency.Session) *snapshotter {
 	}
 	go func() {
 		defer close(sn.done)
-		ctx, cancel := context.WithCancel(sess.Ctx())
+		ctx, cancel := context.WithCancel(ship)
 		defer cancel()
 		go func() {
 			select {
@@ -169,6 +217,10 @@ func (n *Node) startSnapshotter(sess *concurrency.Session) *snapshotter {
 			case <-sn.want:
 			}
 			_, err := n.snapshot(ctx)
+			if errors.Is(context.Cause(ctx), errCloseBound) {
+				// Close gave up: the snapshot's error is not the session's.
+				return
+			}
 			if errors.Is(err, ErrFenced) {
 				sn.failed <- err
 				return
@@ -209,12 +261,13 @@ func (sn *snapshotter) stop() {
 	<-sn.done
 }
 
-// drain ships every record from *next in batches and releases them. Records
-// it cannot ship — dropped by a full journal (etcd fell behind), or one
-// larger than a batch — are covered by a snapshot instead when there is a
-// store: once it is published they are durable, and shipping goes on
-// after its sequence. Without a store the leader steps down.
-func (n *Node) drain(sess *concurrency.Session, next *uint64, buf []byte, sn *snapshotter) error {
+// drain ships every record from *next in batches and releases them, each
+// write bounded by ship. Records it cannot ship — dropped by a full
+// journal (etcd fell behind), or one larger than a batch — are covered by
+// a snapshot instead when there is a store: once it is published they are
+// durable, and shipping goes on after its sequence. Without a store the
+// leader steps down.
+func (n *Node) drain(ship context.Context, sess *concurrency.Session, next *uint64, buf []byte, sn *snapshotter) error {
 	for {
 		size, after, need, err := n.j.ReadBatch(*next, buf)
 		var unshippable error
@@ -230,7 +283,7 @@ func (n *Node) drain(sess *concurrency.Session, next *uint64, buf []byte, sn *sn
 			if n.cfg.Snapshots == nil {
 				return unshippable
 			}
-			if err := n.resync(sess, next, unshippable); err != nil {
+			if err := n.resync(ship, sess, next, unshippable); err != nil {
 				return err
 			}
 			continue
@@ -238,7 +291,7 @@ func (n *Node) drain(sess *concurrency.Session, next *uint64, buf []byte, sn *sn
 		if size == 0 {
 			return nil
 		}
-		if err := n.commit(sess, *next, buf[:size]); err != nil {
+		if err := n.commit(ship, sess, *next, buf[:size]); err != nil {
 			return err
 		}
 		n.update(func() {
@@ -253,14 +306,17 @@ func (n *Node) drain(sess *concurrency.Session, next *uint64, buf []byte, sn *sn
 	}
 }
 
-// resync publishes a snapshot covering the records from *next that cannot
-// be shipped (why), makes them durable and moves *next after it. A
-// snapshot that cannot be published makes the leader step down (why and
-// the snapshot's error).
-func (n *Node) resync(sess *concurrency.Session, next *uint64, why error) error {
+// resync publishes a snapshot (bounded by ship) covering the records from
+// *next that cannot be shipped (why), makes them durable and moves *next
+// after it. A snapshot that cannot be published makes the leader step
+// down (why and the snapshot's error).
+func (n *Node) resync(ship context.Context, sess *concurrency.Session, next *uint64, why error) error {
 	n.cfg.Logger.Warn("ha journal records cannot be shipped; covering them with a snapshot", "name", n.cfg.Name, "from", *next, "why", why)
-	seq, err := n.snapshot(sess.Ctx())
+	seq, err := n.snapshot(ship)
 	if err != nil {
+		if sess.Ctx().Err() == nil && errors.Is(context.Cause(ship), errCloseBound) {
+			return fmt.Errorf("%w: covering the records from %d with a snapshot: %v", errCloseBound, *next, err)
+		}
 		if errors.Is(err, ErrFenced) {
 			return err
 		}
@@ -278,21 +334,26 @@ func (n *Node) resync(sess *concurrency.Session, next *uint64, why error) error 
 }
 
 // commit stores one batch under its key, fenced by the election key. A
-// transient etcd error is retried while the session lives; an attempt
-// that committed although its answer was lost is recognised on the retry
-// (the key holds these very bytes).
-func (n *Node) commit(sess *concurrency.Session, first uint64, batch []byte) error {
+// transient etcd error is retried while ship lasts (the session lives and
+// Close did not give up); an attempt that committed although its answer
+// was lost is recognised on the retry (the key holds these very bytes).
+func (n *Node) commit(ship context.Context, sess *concurrency.Session, first uint64, batch []byte) error {
 	leaderKey, leaderRev := n.fence()
 	key := JournalKey(n.cfg.Prefix, first)
 	for attempt := 0; ; attempt++ {
 		sent := time.Now()
-		err := appendFenced(sess.Ctx(), n.cli, leaderKey, leaderRev, key, batch, n.cfg.SessionTTL)
+		err := appendFenced(ship, n.cli, leaderKey, leaderRev, key, batch, n.cfg.SessionTTL)
 		if err == nil {
 			n.proven(sent)
 			return nil
 		}
 		if sess.Ctx().Err() != nil {
 			return fmt.Errorf("%w: the session ended while storing %s: %w", ErrFenced, key, err)
+		}
+		// etcd's answer (another node leads, another batch is there) says
+		// more than Close's bound passing meanwhile.
+		if ship.Err() != nil && !errors.Is(err, ErrFenced) && !errors.Is(err, ErrConflict) {
+			return fmt.Errorf("%w: storing %s: %v", context.Cause(ship), key, err)
 		}
 		if !transient(err) {
 			return err
@@ -303,8 +364,11 @@ func (n *Node) commit(sess *concurrency.Session, first uint64, batch []byte) err
 			return fmt.Errorf("%w: the session ended while storing %s: %w", ErrFenced, key, err)
 		default:
 		}
-		if !backoff(sess.Ctx(), attempt) {
-			return fmt.Errorf("%w: the session ended while storing %s: %w", ErrFenced, key, err)
+		if !backoff(ship, attempt) {
+			if sess.Ctx().Err() != nil {
+				return fmt.Errorf("%w: the session ended while storing %s: %w", ErrFenced, key, err)
+			}
+			return fmt.Errorf("%w: storing %s: %v", context.Cause(ship), key, err)
 		}
 	}
 }
