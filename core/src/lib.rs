@@ -73,7 +73,7 @@ pub use debug_dump::{ObjectDump, StateDump};
 pub use error::{Error, ErrorKind, Result};
 pub use eviction::EvictionReport;
 pub use journal::ApplyReport;
-pub use master::{Master, MasterCore, CLEANUP_BATCH};
+pub use master::{Master, MasterCore, CLEANUP_BATCH, ID_RESERVE};
 pub use metrics::{MetricsSnapshot, SegmentUsage};
 pub use ops::{Bounded, KeyPage, UnmountReport};
 pub use quiesce::QuiesceGuard;

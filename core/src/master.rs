@@ -52,7 +52,7 @@
 //! sequence orders eviction across shards (§5); per-shard id blocks would
 //! change what a snapshot records.
 
-use crate::clock::{Clock, Instant};
+use crate::clock::{Clock, Instant, MAX_INSTANT};
 use crate::config::MasterConfig;
 use crate::error::{Error, ErrorKind, Result};
 use crate::group::Groups;
@@ -145,6 +145,12 @@ pub struct MasterCore {
 /// heap's path), so 128 keeps every hold near 0.3 ms however large the wave,
 /// with room under 1 ms for an interrupt or a page fault during the hold.
 pub const CLEANUP_BATCH: usize = 128;
+
+/// Ids a master keeps in reserve below `MAX_INSTANT`
+/// ([`MasterCore::check_ids_left`]): more than every operation in flight at
+/// once can take between its check and its issue (a batch Start of 10^6
+/// keys with the most replicas takes ~2^31).
+pub const ID_RESERVE: u64 = 1 << 48;
 
 impl MasterCore {
     fn new(config: MasterConfig) -> Result<Self> {
@@ -309,6 +315,36 @@ impl MasterCore {
     #[inline]
     pub(crate) fn shard_index_of(&self, hash: u64) -> usize {
         key::shard_of(hash, self.shards.len())
+    }
+
+    /// Refuses an operation that would issue ids (replica ids, write
+    /// tokens, creation sequences) while any of the three counters is
+    /// within [`ID_RESERVE`] of `MAX_INSTANT`: `UNAVAILABLE_IN_CURRENT_STATUS`,
+    /// before anything is changed. A snapshot's counters may be as high as
+    /// `MAX_INSTANT` (docs/CONTRACT.md §6) and a journal record naming an id
+    /// at or above it is refused by every standby (§12.3), so a master
+    /// restored from a snapshot whose counters are near the limit serves
+    /// what it holds but starts no more writes or tasks; organically, a
+    /// counter needs 2^63 − 2^48 operations to get there.
+    pub(crate) fn check_ids_left(&self) -> Result<()> {
+        for (what, counter) in [
+            ("replica id", &self.next_replica_id),
+            ("write token", &self.next_token),
+            ("creation sequence", &self.next_seq),
+        ] {
+            let next = counter.load(Ordering::Relaxed);
+            if next > MAX_INSTANT - ID_RESERVE {
+                return Err(Error::new(
+                    ErrorKind::UnavailableInCurrentStatus,
+                    format!(
+                        "this master has no {what}s left to issue: the next is {next}, within \
+                         {ID_RESERVE} of {MAX_INSTANT} (it was restored from a snapshot whose \
+                         counters were near the limit); it starts no more writes or tasks"
+                    ),
+                ));
+            }
+        }
+        Ok(())
     }
 
     pub(crate) fn replica_ids(&self, n: usize) -> u64 {

@@ -194,3 +194,69 @@ fn a_key_longer_than_a_snapshot_can_hold_is_invalid_params() {
     );
     assert_unchanged(&m, &before);
 }
+
+// A master restored from a snapshot whose counters are at the limit
+// (allowed: a snapshot's counters may be up to MAX_INSTANT) issues no id at
+// or above it, which every standby would refuse in a journal record: every
+// operation that would issue one is UNAVAILABLE_IN_CURRENT_STATUS with
+// nothing changed; what the master holds is still served (found by the
+// journal-equivalence soak, seed 0x2e635 case 53712: a Start took write
+// token MAX_INSTANT and its standby refused the record).
+#[test]
+fn a_master_whose_counters_reach_the_limit_issues_no_more_ids() {
+    let src = master();
+    // Hard-pinned, so it survives the restore's rule.
+    let pinned = WriteConfig {
+        hard_pin: true,
+        ..WriteConfig::default()
+    };
+    put(&src, "kept", 64, &pinned);
+    let mut img = codec::decode(&src.snapshot().unwrap()).unwrap();
+    for (i, counter) in ["replica id", "write token", "creation sequence"]
+        .into_iter()
+        .enumerate()
+    {
+        let mut at_limit = img.clone();
+        match i {
+            0 => at_limit.next_replica_id = MAX_INSTANT,
+            1 => at_limit.next_write_token = MAX_INSTANT,
+            _ => at_limit.next_object_seq = MAX_INSTANT - ID_RESERVE + 1,
+        }
+        let m = master();
+        m.restore(&codec::encode(&at_limit)).unwrap();
+        let before = fingerprint(&m);
+        let refused = |e: Error, what: &str| {
+            assert_eq!(
+                e.kind(),
+                ErrorKind::UnavailableInCurrentStatus,
+                "{what}: {e}"
+            );
+            assert!(e.message().contains(counter), "{what}: {e}");
+        };
+        let w = WriteConfig::default();
+        refused(m.put_start(C1, k("new"), 64, &w).unwrap_err(), "put_start");
+        refused(
+            m.upsert_start(C1, k("kept"), 64, &w).unwrap_err(),
+            "upsert_start",
+        );
+        refused(
+            m.copy_start(k("kept"), &["mem1"]).unwrap_err(),
+            "copy_start",
+        );
+        refused(
+            m.add_local_disk_replica(C2, k("disk"), 64).unwrap_err(),
+            "add_local_disk_replica",
+        );
+        for r in m.batch_put_start(C1, &[k("b1"), k("b2")], &[64, 64], &w) {
+            refused(r.unwrap_err(), "batch_put_start");
+        }
+        assert_unchanged(&m, &before);
+        assert!(m.exist(k("kept")).unwrap());
+        m.remove(k("kept"), true).unwrap();
+    }
+    // One id short of the reserve still works.
+    img.next_write_token = MAX_INSTANT - ID_RESERVE;
+    let m = master();
+    m.restore(&codec::encode(&img)).unwrap();
+    put(&m, "new", 64, &WriteConfig::default());
+}

@@ -872,13 +872,15 @@ fn counters_without_headroom_are_rejected_at_restore() {
         assert!(err.message().contains("could not carry on"), "{err}");
         assert_eq!(live_fingerprint(&m), before);
     }
-    // MAX_INSTANT itself is accepted, and the next put stays below u64::MAX.
+    // MAX_INSTANT itself is accepted; such a master issues no id at the
+    // limit (§6: a standby refuses a record naming one), so the next put
+    // is refused with nothing changed.
     let mut img = good.clone();
     img.next_replica_id = MAX_INSTANT;
     img.next_write_token = MAX_INSTANT;
     let (r, _) = restored_at(&encode(&img), good.created_at);
-    let w = r.put_start(C1, k("next"), 64, &preserve()).unwrap();
-    assert_eq!(w.token, MAX_INSTANT);
-    assert_eq!(w.replicas[0].id, MAX_INSTANT);
+    let e = r.put_start(C1, k("next"), 64, &preserve()).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::UnavailableInCurrentStatus, "{e}");
+    assert!(!r.exist(k("next")).unwrap());
     inv(&r);
 }

@@ -36,6 +36,7 @@ impl MasterCore {
                 "the object already has a memory replica",
             ));
         }
+        self.check_ids_left()?;
         let id = self.replica_ids(1);
         let placed = self.segments.read().place(
             Pool::Memory,
@@ -121,12 +122,14 @@ impl MasterCore {
             {
                 return Ok(r.descriptor(size));
             }
+            self.check_ids_left()?;
             let r = replica(self.replica_ids(1));
             obj.replicas.push(r);
             let mark = st.discarded.len();
             self.record_key(&mut st, hash, k, mark);
             return Ok(r.descriptor(size));
         }
+        self.check_ids_left()?;
         let r = replica(self.replica_ids(1));
         st.insert(
             k.tenant,

@@ -88,6 +88,7 @@ impl MasterCore {
             Some(_) => true,
             None => false,
         };
+        self.check_ids_left()?;
         let replicas = self.allocate_write(hash, size, cfg, &[])?;
         let token = self.new_token();
         let descriptors = replicas.iter().map(|r| r.descriptor(size)).collect();

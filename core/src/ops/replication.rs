@@ -56,6 +56,7 @@ impl MasterCore {
             }
             segs.push(seg);
         }
+        self.check_ids_left()?;
         let first = self.replica_ids(segs.len());
         let mut out: Vec<Replica> = Vec::with_capacity(segs.len());
         for (i, seg) in segs.iter().enumerate() {
