@@ -734,6 +734,60 @@ static_assert(!std::is_convertible<std::vector<std::uint8_t> &&, mm::byte_view>:
 static_assert(std::is_convertible<const mm::bytes &, mm::byte_view>::value, "bytes& -> byte_view");
 static_assert(std::is_convertible<const std::vector<std::uint8_t> &, mm::byte_view>::value,
               "vector& -> byte_view");
+// A byte_arg takes a temporary over, so it converts from any of them (an
+// element of a braced list is copy-initialized: these are what make
+// `restore_candidates({m.snapshot(), v})` compile), and to a view only while
+// it lives, as bytes does.
+static_assert(std::is_convertible<mm::bytes &&, mm::byte_arg>::value, "bytes&& -> byte_arg");
+static_assert(std::is_convertible<std::vector<std::uint8_t> &&, mm::byte_arg>::value,
+              "vector&& -> byte_arg");
+static_assert(std::is_convertible<const mm::bytes &, mm::byte_arg>::value, "bytes& -> byte_arg");
+static_assert(std::is_convertible<const std::vector<std::uint8_t> &, mm::byte_arg>::value,
+              "vector& -> byte_arg");
+static_assert(std::is_convertible<mm::byte_view, mm::byte_arg>::value, "byte_view -> byte_arg");
+static_assert(!std::is_convertible<const mm::bytes &&, mm::byte_arg>::value,
+              "const bytes&& -> byte_arg (it could not be taken over)");
+static_assert(!std::is_convertible<mm::byte_arg &&, mm::byte_view>::value, "byte_arg&& -> byte_view");
+static_assert(!std::is_convertible<const mm::byte_arg &&, mm::byte_view>::value,
+              "const byte_arg&& -> byte_view");
+static_assert(std::is_convertible<const mm::byte_arg &, mm::byte_view>::value,
+              "byte_arg& -> byte_view");
+static_assert(!std::is_copy_constructible<mm::byte_arg>::value, "byte_arg is not copyable");
+static_assert(std::is_nothrow_move_constructible<mm::byte_arg>::value, "byte_arg moves");
+static_assert(std::is_nothrow_move_assignable<mm::byte_arg>::value, "byte_arg moves");
+
+// Every call that reads bytes takes a temporary straight in (it lives
+// through the call), and an lvalue of each kind.
+template <class Arg, class = void> struct restore_takes : std::false_type {};
+template <class Arg>
+struct restore_takes<Arg, std::void_t<decltype(std::declval<const mm::master &>().restore(
+                              std::declval<Arg>()))>> : std::true_type {};
+template <class Arg, class = void> struct journal_apply_takes : std::false_type {};
+template <class Arg>
+struct journal_apply_takes<Arg, std::void_t<decltype(std::declval<const mm::master &>().journal_apply(
+                                    std::declval<Arg>()))>> : std::true_type {};
+template <class Arg, class = void> struct restore_candidates_takes : std::false_type {};
+template <class Arg>
+struct restore_candidates_takes<
+    Arg, std::void_t<decltype(std::declval<const mm::master &>().restore_candidates(
+             std::declval<Arg>()))>> : std::true_type {};
+template <template <class, class> class Takes> constexpr bool takes_bytes_of_every_kind() {
+    return Takes<mm::bytes, void>::value && Takes<mm::bytes &, void>::value &&
+           Takes<const mm::bytes &, void>::value &&
+           Takes<std::vector<std::uint8_t>, void>::value &&
+           Takes<std::vector<std::uint8_t> &, void>::value &&
+           Takes<const std::vector<std::uint8_t> &, void>::value &&
+           Takes<mm::byte_view, void>::value && Takes<const mm::byte_arg &, void>::value;
+}
+static_assert(takes_bytes_of_every_kind<restore_takes>(), "restore");
+static_assert(takes_bytes_of_every_kind<journal_apply_takes>(), "journal_apply");
+static_assert(restore_candidates_takes<std::initializer_list<mm::byte_arg>>::value, "a list");
+static_assert(restore_candidates_takes<std::vector<mm::byte_view>>::value, "views");
+static_assert(restore_candidates_takes<const std::vector<mm::byte_view> &>::value, "views");
+static_assert(restore_candidates_takes<std::vector<mm::bytes>>::value, "snapshots");
+static_assert(restore_candidates_takes<std::vector<std::vector<std::uint8_t>>>::value, "vectors");
+static_assert(restore_candidates_takes<std::vector<mm::byte_arg>>::value, "byte_args");
+static_assert(restore_candidates_takes<std::array<mm::byte_view, 2>>::value, "an array");
 
 void snapshots_and_restore() {
     mm::master m = test_master();
@@ -784,6 +838,90 @@ void snapshots_and_restore() {
     f.check_invariants();
     std::remove(path.c_str());
     rmdir(dir);
+}
+
+// A function of one's own taking bytes for a library call: a byte_arg
+// parameter takes a temporary as the library's calls do.
+mm::restore_report restore_from(const mm::master &r, const mm::byte_arg &snapshot) {
+    return r.restore(snapshot);
+}
+std::size_t size_of(mm::byte_arg b) { return b.size(); }
+
+// Temporaries passed straight to a call that reads bytes: each lives
+// through the call, and the call reads its bytes (a newer snapshot than the
+// saved one, so the report tells which was restored; ASan and valgrind see a
+// read of freed storage).
+void temporaries_into_calls() {
+    mm::master m = test_master();
+    mount(m, 1, "seg");
+    put(m, 1, "a", 64, mm::write_config().hard_pin(true));
+    put(m, 1, "b", 64, mm::write_config().hard_pin(true));
+    const mm::bytes saved = m.snapshot(); // two objects
+    std::vector<std::uint8_t> old = m.snapshot_vector();
+    m.advance_time(1000);
+    put(m, 1, "c", 64, mm::write_config().hard_pin(true)); // the newer: three
+    std::vector<std::uint8_t> corrupt(old.begin(), old.begin() + static_cast<long>(old.size() / 2));
+
+    mm::master r = test_master();
+    mm::restore_report rep = r.restore_candidates({saved, m.snapshot()});
+    CHECK_EQ(rep.candidate, 1u);
+    CHECK_EQ(rep.objects_restored, 3u);
+    rep = r.restore_candidates({m.snapshot_vector(), old});
+    CHECK_EQ(rep.candidate, 0u);
+    CHECK_EQ(rep.objects_restored, 3u);
+    CHECK_EQ(r.restore_candidates({m.snapshot()}).objects_restored, 3u);
+    CHECK_EQ(r.restore_candidates({m.snapshot_vector()}).objects_restored, 3u);
+    // Every kind in one list.
+    rep = r.restore_candidates({mm::byte_view(corrupt), corrupt, saved, old, m.snapshot(),
+                                m.snapshot_vector(), mm::byte_view()});
+    CHECK_EQ(rep.candidate, 4u); // the newer, first of the two
+    CHECK_EQ(rep.candidates_rejected, 3u); // the two halves and the empty one
+    CHECK_EQ(r.restore_candidates({saved}).objects_restored, 2u);
+    CHECK_THROWS(MOONCAKE_META_DESERIALIZE_FAIL,
+                 r.restore_candidates({{corrupt.data(), corrupt.size()}, mm::bytes()}));
+
+    // Containers: of views, of owners, of byte_args that took snapshots over.
+    std::vector<mm::byte_view> views{saved, old};
+    CHECK_EQ(r.restore_candidates(views).objects_restored, 2u);
+    std::vector<mm::bytes> snapshots;
+    snapshots.push_back(m.snapshot());
+    snapshots.push_back(m.snapshot());
+    CHECK_EQ(r.restore_candidates(snapshots).objects_restored, 3u);
+    std::vector<std::vector<std::uint8_t>> vectors{corrupt, old};
+    rep = r.restore_candidates(vectors);
+    CHECK_EQ(rep.candidate, 1u);
+    CHECK_EQ(rep.objects_restored, 2u);
+    std::array<mm::byte_view, 2> pair{{mm::byte_view(corrupt), mm::byte_view(saved)}};
+    CHECK_EQ(r.restore_candidates(pair).candidate, 1u);
+    std::vector<mm::byte_arg> kept;
+    kept.push_back(saved);                  // a view of it
+    kept.push_back(m.snapshot());           // taken over
+    kept.emplace_back(m.snapshot_vector()); // taken over
+    kept.reserve(64);                       // moves them: the views follow
+    rep = r.restore_candidates(kept);
+    CHECK_EQ(rep.candidate, 1u);
+    CHECK_EQ(rep.objects_restored, 3u);
+    mm::byte_arg moved = std::move(kept[1]);
+    CHECK_EQ(kept[1].size(), 0u); // a moved-from one is empty
+    CHECK(kept[1].data() == nullptr);
+    CHECK_EQ(r.restore(moved).objects_restored, 3u);
+    kept[1] = std::move(moved);
+    CHECK_EQ(moved.size(), 0u);
+    CHECK_EQ(r.restore(kept[1]).objects_restored, 3u);
+    // Braced arguments, as before the owners had overloads: an empty one
+    // and a pointer with its length.
+    CHECK_THROWS(MOONCAKE_META_DESERIALIZE_FAIL, r.restore({}));
+    CHECK_EQ(r.restore({old.data(), old.size()}).objects_restored, 2u);
+    CHECK_EQ(r.restore(mm::byte_arg(m.snapshot())).objects_restored, 3u);
+    // One taken over outlives the statement that made it.
+    mm::byte_arg newest = m.snapshot_vector();
+    CHECK_EQ(r.restore(newest).objects_restored, 3u);
+    CHECK_EQ(restore_from(r, m.snapshot()).objects_restored, 3u);
+    CHECK_EQ(restore_from(r, m.snapshot_vector()).objects_restored, 3u);
+    CHECK_EQ(restore_from(r, saved).objects_restored, 2u);
+    CHECK_EQ(size_of(m.snapshot()), m.snapshot_vector().size());
+    CHECK_EQ(size_of(old), old.size());
+    r.check_invariants();
 }
 
 // The timeline and the wall beside it: set_wall_time moves the wall and
@@ -904,6 +1042,10 @@ void journal_and_standby() {
     CHECK_EQ(s.journal_apply(records).records_skipped, next - 1);
     std::uint64_t again = 0;
     CHECK_EQ(s.journal_apply(p.journal_vector(1, again)).records_skipped, next - 1);
+    // No call returns journal records as bytes; an empty one applies none.
+    CHECK_EQ(s.journal_apply(mm::bytes()).records_applied, 0u);
+    CHECK_EQ(s.journal_apply({}).records_applied, 0u);
+    CHECK_EQ(s.journal_apply({records.data(), records.size()}).records_skipped, next - 1);
     CHECK_THROWS(MOONCAKE_META_UNAVAILABLE_IN_CURRENT_STATUS, p.journal_apply(records));
     mm::promote_report pr = s.promote();
     CHECK_EQ(pr.writes_in_flight, 1u);
@@ -936,6 +1078,7 @@ int main() {
         {"batch_after_a_panic", batch_after_a_panic},
         {"maintenance_and_metrics", maintenance_and_metrics},
         {"snapshots_and_restore", snapshots_and_restore},
+        {"temporaries_into_calls", temporaries_into_calls},
         {"wall_clock_and_skew", wall_clock_and_skew},
         {"group_retention", group_retention},
         {"journal_and_standby", journal_and_standby},

@@ -51,11 +51,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
+#include <iterator>
 #include <limits>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -312,8 +314,11 @@ struct deadline_index_sizes {
 /// pointer and length, only read during the call. It converts from a vector
 /// or a bytes that outlives it, never from a temporary, whose storage is
 /// freed at the end of the statement: `mm::byte_view v = m.snapshot();`
-/// does not compile. restore and journal_apply take a temporary vector or
-/// bytes directly (`r.restore(m.snapshot())`): it lives through the call.
+/// does not compile. The calls that read bytes take a byte_arg instead,
+/// which also takes a temporary (it lives through the call):
+/// `r.restore(m.snapshot())`, `s.journal_apply(p.journal_vector(1, next))`,
+/// `r.restore_candidates({m.snapshot(), saved})`. A function of your own
+/// that should take a temporary takes a `const byte_arg &`, not a byte_view.
 struct byte_view {
     const std::uint8_t *data = nullptr;
     std::size_t size = 0;
@@ -368,6 +373,51 @@ public:
 
 private:
     mooncake_meta_bytes *p_ = nullptr;
+};
+
+/// Bytes passed to a call (restore, journal_apply, an element of a
+/// restore_candidates list, or a function of your own that should take a
+/// temporary): a byte_view, a view of a bytes or vector that outlives it, or
+/// a temporary bytes or vector it takes over (moved, not copied), so it
+/// never dangles, however long it is kept. Movable, not copyable; a
+/// moved-from one is empty. Like bytes, it converts to a byte_view only
+/// while it lives (not from a temporary).
+class byte_arg {
+public:
+    byte_arg() = default;
+    byte_arg(const std::uint8_t *d, std::size_t n) : view_(d, n) {}
+    byte_arg(byte_view v) : view_(v) {}
+    byte_arg(const bytes &b) : view_(b) {}
+    byte_arg(bytes &&b) noexcept : bytes_(std::move(b)), view_(bytes_) {}
+    byte_arg(const bytes &&) = delete;
+    byte_arg(const std::vector<std::uint8_t> &v) : view_(v) {}
+    byte_arg(std::vector<std::uint8_t> &&v) noexcept : vector_(std::move(v)), view_(vector_) {}
+    byte_arg(const std::vector<std::uint8_t> &&) = delete;
+    byte_arg(const byte_arg &) = delete;
+    byte_arg &operator=(const byte_arg &) = delete;
+    // The views point to heap storage, which a move hands over unchanged.
+    byte_arg(byte_arg &&o) noexcept
+        : bytes_(std::move(o.bytes_)), vector_(std::move(o.vector_)),
+          view_(std::exchange(o.view_, byte_view())) {}
+    byte_arg &operator=(byte_arg &&o) noexcept {
+        if (this != &o) {
+            bytes_ = std::move(o.bytes_);
+            vector_ = std::move(o.vector_);
+            view_ = std::exchange(o.view_, byte_view());
+        }
+        return *this;
+    }
+    ~byte_arg() = default;
+
+    const std::uint8_t *data() const noexcept { return view_.data; }
+    std::size_t size() const noexcept { return view_.size; }
+    operator byte_view() const & noexcept { return view_; }
+    operator byte_view() const && = delete;
+
+private:
+    bytes bytes_;                       // a temporary bytes taken over
+    std::vector<std::uint8_t> vector_;  // a temporary vector taken over
+    byte_view view_;                    // the bytes, wherever they live
 };
 
 /// One page of a key listing, owned by the library, freed with
@@ -1391,36 +1441,34 @@ public:
         c_error err;
         detail::check(mooncake_meta_snapshot_save(p_, p.c_str(), err.out()), err);
     }
-    /// Replaces the whole state from one snapshot.
-    restore_report restore(byte_view snapshot) const {
+    /// Replaces the whole state from one snapshot: a byte_view, or a bytes
+    /// or vector, a temporary included (`r.restore(m.snapshot())`).
+    restore_report restore(const byte_arg &snapshot) const {
         c_error err;
         auto r = detail::sized<restore_report>();
-        detail::check(mooncake_meta_restore(p_, snapshot.data, snapshot.size, &r, err.out()), err);
+        detail::check(
+            mooncake_meta_restore(p_, snapshot.data(), snapshot.size(), &r, err.out()), err);
         return r;
-    }
-    /// restore from a snapshot held by `snapshot`, a temporary included.
-    restore_report restore(const bytes &snapshot) const { return restore(byte_view(snapshot)); }
-    restore_report restore(const std::vector<std::uint8_t> &snapshot) const {
-        return restore(byte_view(snapshot));
     }
     /// Restores the newest candidate that validates; report.candidate says
-    /// which.
-    restore_report restore_candidates(const std::vector<byte_view> &candidates) const {
-        std::vector<const std::uint8_t *> datas;
-        std::vector<std::size_t> lens;
-        datas.reserve(candidates.size());
-        lens.reserve(candidates.size());
-        for (const byte_view &c : candidates) {
-            datas.push_back(c.data);
-            lens.push_back(c.size);
-        }
-        c_error err;
-        auto r = detail::sized<restore_report>();
-        detail::check(mooncake_meta_restore_candidates(p_, datas.empty() ? nullptr : datas.data(),
-                                                       lens.empty() ? nullptr : lens.data(),
-                                                       candidates.size(), &r, err.out()),
-                      err);
-        return r;
+    /// which. `candidates` is a container of byte_view, bytes, vectors or
+    /// byte_arg (`std::vector<mm::byte_arg>` keeps snapshots taken over), or
+    /// a braced list of them, temporaries included:
+    /// `r.restore_candidates({m.snapshot(), saved})`.
+    template <class Range> restore_report restore_candidates(const Range &candidates) const {
+        // An element made on the fly (a view yielding values) would be
+        // freed before the call reads it.
+        static_assert(std::is_lvalue_reference<decltype(*std::begin(candidates))>::value,
+                      "restore_candidates: the range must hold its elements");
+        std::vector<byte_view> views;
+        for (const auto &c : candidates) views.push_back(c);
+        return restore_candidates_(views);
+    }
+    restore_report restore_candidates(std::initializer_list<byte_arg> candidates) const {
+        std::vector<byte_view> views;
+        views.reserve(candidates.size());
+        for (const byte_arg &c : candidates) views.push_back(c);
+        return restore_candidates_(views);
     }
     /// restore_candidates from snapshot files.
     template <class Range> restore_report restore_files(const Range &paths) const {
@@ -1469,17 +1517,15 @@ public:
         detail::check(mooncake_meta_journal_counters(p_, &s, err.out()), err);
         return s;
     }
-    /// Applies journal bytes to this standby.
-    apply_report journal_apply(byte_view records) const {
+    /// Applies journal bytes to this standby: a byte_view, or a vector (or
+    /// bytes), a temporary included:
+    /// `s.journal_apply(p.journal_vector(from, next))`.
+    apply_report journal_apply(const byte_arg &records) const {
         c_error err;
         auto r = detail::sized<apply_report>();
         detail::check(
-            mooncake_meta_journal_apply(p_, records.data, records.size, &r, err.out()), err);
+            mooncake_meta_journal_apply(p_, records.data(), records.size(), &r, err.out()), err);
         return r;
-    }
-    /// journal_apply of records held by `records`, a temporary included.
-    apply_report journal_apply(const std::vector<std::uint8_t> &records) const {
-        return journal_apply(byte_view(records));
     }
     /// Promotes this standby to primary.
     promote_report promote() const {
@@ -1598,6 +1644,24 @@ private:
         detail::check(mooncake_meta_promotion_start(p_, k.tenant.data(), k.tenant.size(),
                                                     k.name.data(), k.name.size(), preferred.data(),
                                                     preferred.size(), &r, err.out()),
+                      err);
+        return r;
+    }
+
+    restore_report restore_candidates_(const std::vector<byte_view> &candidates) const {
+        std::vector<const std::uint8_t *> datas;
+        std::vector<std::size_t> lens;
+        datas.reserve(candidates.size());
+        lens.reserve(candidates.size());
+        for (const byte_view &c : candidates) {
+            datas.push_back(c.data);
+            lens.push_back(c.size);
+        }
+        c_error err;
+        auto r = detail::sized<restore_report>();
+        detail::check(mooncake_meta_restore_candidates(p_, datas.empty() ? nullptr : datas.data(),
+                                                       lens.empty() ? nullptr : lens.data(),
+                                                       candidates.size(), &r, err.out()),
                       err);
         return r;
     }
