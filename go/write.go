@@ -59,8 +59,8 @@ func (k Keyspace) start(key string, cfg *ReplicateConfig, pick func(w *cWriteCon
 // is ErrAlreadyExists; one that a copy, move or promotion still holds is
 // ErrHasReplicationTask; no room is ErrNoAvailableHandle; a master out of
 // ids (restored from a snapshot whose counters were near their limit,
-// docs/CONTRACT.md §6) is ErrUnavailable. cfg's zero value is the default
-// configuration.
+// docs/CONTRACT.md §6) is ErrUnavailableInCurrentStatus. cfg's zero value
+// is the default configuration.
 func (k Keyspace) PutStart(client ClientID, key string, size uint64, cfg ReplicateConfig) ([]Replica, WriteToken, error) {
 	return k.start(key, &cfg, func(w *cWriteConfig) startFn {
 		return func(p *C.mooncake_meta_master, tp *C.char, tl C.size_t, kp *C.char, kl C.size_t,
