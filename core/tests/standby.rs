@@ -1256,6 +1256,8 @@ fn promote_checks_the_watermark_and_forces_nothing() {
     // Below the watermark: nothing is evicted.
     let s = promotable(4);
     s.promote().unwrap();
+    // A forced run starts within microseconds of the wake-up; 300 ms of
+    // polling (sleeping, not spinning) gives the thread every chance.
     let until = std::time::Instant::now() + std::time::Duration::from_millis(300);
     while std::time::Instant::now() < until {
         assert_eq!(
@@ -1263,7 +1265,7 @@ fn promote_checks_the_watermark_and_forces_nothing() {
             0,
             "promote forced an eviction"
         );
-        std::thread::yield_now();
+        std::thread::sleep(std::time::Duration::from_millis(2));
     }
     assert_eq!(s.key_count(), 4);
     // Above it (16 of 16 blocks): the check at promote evicts, an hour
