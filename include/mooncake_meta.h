@@ -592,7 +592,7 @@ typedef struct mooncake_meta_metrics_snapshot {
     uint64_t retained_group_count;
     /**
      * Version 4: change-journal records appended
-     * (`master_journal_records_appended`; every journal figure is 0 with
+     * (`master_journal_records_appended_total`; every journal figure is 0 with
      * the journal off, docs/CONTRACT.md section 12).
      */
     uint64_t journal_records_appended;
@@ -602,7 +602,7 @@ typedef struct mooncake_meta_metrics_snapshot {
     uint64_t journal_bytes_held;
     /**
      * Version 4: records dropped unreleased because the journal was full
-     * (`master_journal_records_dropped`).
+     * (`master_journal_records_dropped_total`).
      */
     uint64_t journal_records_dropped;
     /**
@@ -2101,8 +2101,10 @@ mooncake_meta_status mooncake_meta_remove_all(const struct mooncake_meta_master 
  * `regex` syntax, unanchored: use `^...$` for a whole-key match) in
  * `tenant`, or in every tenant when `tenant_len` is 0 (`tenant` may then
  * be NULL). The number removed goes to `*out_removed` when it is not NULL.
- * A bad or oversized pattern is `MOONCAKE_META_INVALID_PARAMS`; `force`
- * must be 0 or 1.
+ * A bad or oversized pattern (longer than 4096 bytes, or compiling past
+ * the regex size limit) is `MOONCAKE_META_INVALID_PARAMS`; `force` must
+ * be 0 or 1. Keys are matched under each shard's read lock, and removed
+ * under its write lock if still removable.
  *
  * Ownership: nothing is transferred.
  * Thread safety: may be called concurrently with any call but `_free`.

@@ -81,13 +81,13 @@ pub struct mooncake_meta_metrics_snapshot {
     /// ones within one cleanup interval).
     pub retained_group_count: u64,
     /// Version 4: change-journal records appended
-    /// (`master_journal_records_appended`; every journal figure is 0 with
+    /// (`master_journal_records_appended_total`; every journal figure is 0 with
     /// the journal off, docs/CONTRACT.md section 12).
     pub journal_records_appended: u64,
     /// Version 4: bytes the journal holds (`master_journal_bytes_held`).
     pub journal_bytes_held: u64,
     /// Version 4: records dropped unreleased because the journal was full
-    /// (`master_journal_records_dropped`).
+    /// (`master_journal_records_dropped_total`).
     pub journal_records_dropped: u64,
     /// Version 4: sequence of the last record appended
     /// (`master_journal_last_seq`).

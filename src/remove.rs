@@ -85,8 +85,10 @@ pub unsafe extern "C" fn mooncake_meta_remove_all(
 /// `regex` syntax, unanchored: use `^...$` for a whole-key match) in
 /// `tenant`, or in every tenant when `tenant_len` is 0 (`tenant` may then
 /// be NULL). The number removed goes to `*out_removed` when it is not NULL.
-/// A bad or oversized pattern is `MOONCAKE_META_INVALID_PARAMS`; `force`
-/// must be 0 or 1.
+/// A bad or oversized pattern (longer than 4096 bytes, or compiling past
+/// the regex size limit) is `MOONCAKE_META_INVALID_PARAMS`; `force` must
+/// be 0 or 1. Keys are matched under each shard's read lock, and removed
+/// under its write lock if still removable.
 ///
 /// Ownership: nothing is transferred.
 /// Thread safety: may be called concurrently with any call but `_free`.

@@ -18,9 +18,13 @@ impl MasterCore {
     /// cleanup would. Returns how many it cleared and lowers the soft-pin
     /// gauge and the index's registration count by that much, under each
     /// shard's lock. The cleared pins' heap entries stay (stale) until the
-    /// next `run_cleanup_at(t >= at)` pops them and drops them.
+    /// next `run_cleanup_at(t >= at)` pops them and drops them. A standby
+    /// changes only by apply and restore: 0, nothing cleared.
     #[doc(hidden)]
     pub fn debug_scan_expired(&self, at: Instant) -> u64 {
+        if self.is_standby() {
+            return 0;
+        }
         let mut expired = 0u64;
         for shard in self.shards.iter() {
             let st = shard.state.read();

@@ -75,7 +75,7 @@ pub use eviction::EvictionReport;
 pub use journal::ApplyReport;
 pub use master::{Master, MasterCore, CLEANUP_BATCH, ID_RESERVE};
 pub use metrics::{MetricsSnapshot, SegmentUsage};
-pub use ops::{Bounded, KeyPage, UnmountReport};
+pub use ops::{Bounded, KeyPage, UnmountReport, MAX_PATTERN_BYTES};
 pub use quiesce::QuiesceGuard;
 #[cfg(feature = "test-hooks")]
 pub use quiesce::{RaceHook, RacePoint};

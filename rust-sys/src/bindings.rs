@@ -496,13 +496,13 @@ pub struct mooncake_meta_metrics_snapshot {
     /// ones within one cleanup interval).
     pub retained_group_count: u64,
     /// Version 4: change-journal records appended
-    /// (`master_journal_records_appended`; every journal figure is 0 with
+    /// (`master_journal_records_appended_total`; every journal figure is 0 with
     /// the journal off, docs/CONTRACT.md section 12).
     pub journal_records_appended: u64,
     /// Version 4: bytes the journal holds (`master_journal_bytes_held`).
     pub journal_bytes_held: u64,
     /// Version 4: records dropped unreleased because the journal was full
-    /// (`master_journal_records_dropped`).
+    /// (`master_journal_records_dropped_total`).
     pub journal_records_dropped: u64,
     /// Version 4: sequence of the last record appended
     /// (`master_journal_last_seq`).
@@ -1950,8 +1950,10 @@ extern "C" {
     /// `regex` syntax, unanchored: use `^...$` for a whole-key match) in
     /// `tenant`, or in every tenant when `tenant_len` is 0 (`tenant` may then
     /// be NULL). The number removed goes to `*out_removed` when it is not NULL.
-    /// A bad or oversized pattern is `MOONCAKE_META_INVALID_PARAMS`; `force`
-    /// must be 0 or 1.
+    /// A bad or oversized pattern (longer than 4096 bytes, or compiling past
+    /// the regex size limit) is `MOONCAKE_META_INVALID_PARAMS`; `force` must
+    /// be 0 or 1. Keys are matched under each shard's read lock, and removed
+    /// under its write lock if still removable.
     ///
     /// Ownership: nothing is transferred.
     /// Thread safety: may be called concurrently with any call but `_free`.

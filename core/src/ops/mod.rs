@@ -7,6 +7,7 @@ mod promotion;
 mod put;
 mod read;
 mod remove;
+pub use remove::MAX_PATTERN_BYTES;
 mod replication;
 mod segments;
 mod upsert;

@@ -170,25 +170,40 @@ impl MasterCore {
     ) -> Result<KeyPage> {
         self.ensure_primary()?;
         crate::types::validate_name("tenant", tenant)?;
-        let mut keys: Vec<String> = Vec::new();
+        // A page of `limit` keys keeps the `limit + 1` smallest matches
+        // (one more says whether a next page exists) in a max-heap, so a
+        // page costs memory for what it returns, not for every key after
+        // the cursor; a key is copied only if it beats the largest kept.
+        let keep = if limit == 0 {
+            usize::MAX
+        } else {
+            limit.saturating_add(1)
+        };
+        let mut kept: std::collections::BinaryHeap<String> = std::collections::BinaryHeap::new();
         for shard in self.shards.iter() {
             let st = shard.state.read();
             // Records compare as tenant id and key bytes (str order is byte
-            // order); only the keys listed are turned back into strings.
+            // order); only the keys kept are turned back into strings.
             let Some(id) = st.tenant_id(tenant) else {
                 continue;
             };
             for obj in st.iter() {
                 let k = obj.key_bytes();
-                if obj.in_tenant(id)
+                if !(obj.in_tenant(id)
                     && k.starts_with(prefix.as_bytes())
-                    && after.is_none_or(|a| k > a.as_bytes())
+                    && after.is_none_or(|a| k > a.as_bytes()))
                 {
-                    keys.push(obj.key_str().to_owned());
+                    continue;
+                }
+                if kept.len() < keep {
+                    kept.push(obj.key_str().to_owned());
+                } else if kept.peek().is_some_and(|top| k < top.as_bytes()) {
+                    kept.pop();
+                    kept.push(obj.key_str().to_owned());
                 }
             }
         }
-        keys.sort_unstable();
+        let mut keys = kept.into_sorted_vec();
         let next = if limit > 0 && keys.len() > limit {
             keys.truncate(limit);
             keys.last().cloned()

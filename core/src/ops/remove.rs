@@ -13,6 +13,12 @@ use crate::types::Key;
 /// Largest compiled pattern accepted by RemoveByRegex.
 const REGEX_SIZE_LIMIT: usize = 1 << 20;
 
+/// Longest pattern RemoveByRegex parses. The compiled size limit is checked
+/// only after the whole pattern is parsed and translated, which for a long
+/// pattern of wide classes (`\pL` is ~680 ranges) takes memory many times
+/// its length; a key pattern longer than this is not a key pattern.
+pub const MAX_PATTERN_BYTES: usize = 4096;
+
 /// The checks of Remove after OBJECT_NOT_FOUND, in order: a write in
 /// flight (REPLICA_IS_NOT_READY), then a copy/move/promotion
 /// (OBJECT_HAS_REPLICATION_TASK) — the relative order of upstream — and only
@@ -82,7 +88,7 @@ impl MasterCore {
         if self.is_standby() {
             return 0;
         }
-        self.remove_matching(force, |_| true)
+        self.remove_matching(force, None, |_| true)
     }
 
     /// Removes the removable objects whose key (in `tenant`, or any tenant
@@ -93,27 +99,65 @@ impl MasterCore {
         if let Some(t) = tenant {
             crate::types::validate_name("tenant", t)?;
         }
+        if pattern.len() > MAX_PATTERN_BYTES {
+            return Err(Error::invalid(format!(
+                "pattern of {} bytes: at most {MAX_PATTERN_BYTES}",
+                pattern.len()
+            )));
+        }
         let re = regex::RegexBuilder::new(pattern)
             .size_limit(REGEX_SIZE_LIMIT)
             .build()
             .map_err(|e| Error::invalid(format!("bad pattern: {e}")))?;
-        Ok(self.remove_matching(force, |k| {
-            tenant.is_none_or(|t| t == k.tenant) && re.is_match(k.key)
-        }))
+        Ok(self.remove_matching(force, tenant, |key| re.is_match(key)))
     }
 
-    fn remove_matching(&self, force: bool, pred: impl Fn(Key<'_>) -> bool) -> u64 {
+    /// Removes the removable objects of `tenant` (every tenant for `None`)
+    /// whose key satisfies `pred`. Each shard is read under its read lock,
+    /// `pred` included (a pattern's match may take a while), skipping a
+    /// shard that holds no key of the tenant; then, under the write lock,
+    /// each object found is removed if it is still the same record (its
+    /// creation sequence) and still removable.
+    fn remove_matching(
+        &self,
+        force: bool,
+        tenant: Option<&str>,
+        pred: impl Fn(&str) -> bool,
+    ) -> u64 {
         let mut removed = 0;
         for (si, shard) in self.shards.iter().enumerate() {
+            let victims: Vec<(u64, u64, Box<str>)> = {
+                let st = shard.state.read();
+                let id = match tenant {
+                    Some(t) => match st.tenant_id(t) {
+                        Some(id) => Some(id),
+                        None => continue,
+                    },
+                    None => None,
+                };
+                let now = self.clock.now();
+                st.iter()
+                    .filter(|o| {
+                        id.is_none_or(|id| o.in_tenant(id))
+                            && removable(o, now, force).is_ok()
+                            && pred(o.key_str())
+                    })
+                    .map(|o| (st.hash_of(o), o.seq, key::scoped(st.key_of(o))))
+                    .collect()
+            };
+            if victims.is_empty() {
+                continue;
+            }
             let mut st = shard.state.write();
             let now = self.clock.now();
-            let victims: Vec<(u64, Box<str>)> = st
-                .iter()
-                .filter(|o| pred(st.key_of(o)) && removable(o, now, force).is_ok())
-                .map(|o| (st.hash_of(o), key::scoped(st.key_of(o))))
-                .collect();
-            for (hash, scoped) in victims {
+            for (hash, seq, scoped) in victims {
                 let k = key::split(&scoped);
+                let still = st
+                    .find(hash, k)
+                    .is_some_and(|o| o.seq == seq && removable(o, now, force).is_ok());
+                if !still {
+                    continue;
+                }
                 self.erase(&mut st, si, hash, k, None);
                 let mark = st.discarded.len();
                 self.record_key(&mut st, hash, k, mark);
