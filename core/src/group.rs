@@ -15,7 +15,39 @@ pub(crate) struct Group {
     /// Shared lease: every member is protected while it is live.
     pub lease: AtomicU64,
     /// Scoped keys of the members.
-    pub members: Mutex<Vec<ScopedKey>>,
+    pub members: Mutex<Members>,
+}
+
+/// A group's members: each scoped key with how many records of the group
+/// carry it (two for a moment while a write that replaces a stale one of
+/// the same key joins before the stale one leaves). A member leaves in
+/// O(1), so erasing a group of n members costs O(n), not O(n²).
+#[derive(Default)]
+pub(crate) struct Members(HashMap<ScopedKey, u32>);
+
+impl Members {
+    pub fn join(&mut self, member: ScopedKey) {
+        *self.0.entry(member).or_insert(0) += 1;
+    }
+
+    /// One record of `member` leaves (nothing if it is not a member).
+    pub fn leave(&mut self, member: &str) {
+        if let Some(n) = self.0.get_mut(member) {
+            *n -= 1;
+            if *n == 0 {
+                self.0.remove(member);
+            }
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The members' scoped keys, each once, in no particular order.
+    pub fn keys(&self) -> impl Iterator<Item = &ScopedKey> + '_ {
+        self.0.keys()
+    }
 }
 
 impl Group {
@@ -66,11 +98,11 @@ impl Groups {
                 Arc::new(Group {
                     id,
                     lease: AtomicU64::new(lease),
-                    members: Mutex::new(Vec::new()),
+                    members: Mutex::new(Members::default()),
                 })
             })
             .clone();
-        g.members.lock().push(member.into());
+        g.members.lock().join(member.into());
         g
     }
 
@@ -79,9 +111,7 @@ impl Groups {
         let parts = crate::key::split(&group.id);
         let mut shard = self.shard(hasher, parts.tenant, parts.key).lock();
         let mut members = group.members.lock();
-        if let Some(i) = members.iter().position(|m| &**m == member) {
-            members.swap_remove(i);
-        }
+        members.leave(member);
         if members.is_empty() {
             shard.remove(&group.id);
         }

@@ -278,7 +278,7 @@ impl MasterCore {
             // Members join and leave under their own shard's lock, so the
             // list read here can be out of date by the time those locks are
             // held; it is read again under them below.
-            let mut keys: Vec<Box<str>> = g.members.lock().clone();
+            let mut keys: Vec<Box<str>> = g.members.lock().keys().cloned().collect();
             keys.sort_unstable();
             let mut located: Vec<(usize, u64, &str)> = keys
                 .iter()
@@ -300,7 +300,7 @@ impl MasterCore {
             }
             let unchanged = {
                 let members = g.members.lock();
-                let mut now_keys: Vec<&str> = members.iter().map(|k| &**k).collect();
+                let mut now_keys: Vec<&str> = members.keys().map(|k| &**k).collect();
                 now_keys.sort_unstable();
                 now_keys.into_iter().eq(keys.iter().map(|k| &**k))
             };

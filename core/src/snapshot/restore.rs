@@ -251,7 +251,7 @@ impl MasterCore {
                 Arc::new(Group {
                     id: scoped(Key::scoped(&g.tenant, &g.name)),
                     lease: AtomicU64::new(g.lease),
-                    members: Mutex::new(Vec::new()),
+                    members: Mutex::new(crate::group::Members::default()),
                 }),
             );
         }
@@ -394,7 +394,7 @@ impl MasterCore {
                 });
             }
             if let Some(g) = &group {
-                g.members.lock().push(scoped(k));
+                g.members.lock().join(scoped(k));
             }
             let mut object = Object::new(NewRecord {
                 key: k.key,
