@@ -224,6 +224,9 @@ fn a_master_whose_counters_reach_the_limit_issues_no_more_ids() {
         }
         let m = master();
         m.restore(&codec::encode(&at_limit)).unwrap();
+        // A segment no replica is on, whichever the put chose.
+        m.mount_segment(C1, &spec("fresh", 7, 1 << 20, Pool::Memory))
+            .unwrap();
         let before = fingerprint(&m);
         let refused = |e: Error, what: &str| {
             assert_eq!(
@@ -240,7 +243,7 @@ fn a_master_whose_counters_reach_the_limit_issues_no_more_ids() {
             "upsert_start",
         );
         refused(
-            m.copy_start(k("kept"), &["mem1"]).unwrap_err(),
+            m.copy_start(k("kept"), &["fresh"]).unwrap_err(),
             "copy_start",
         );
         refused(
