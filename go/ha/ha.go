@@ -97,6 +97,17 @@ type DirStore = engine.DirStore
 // NewDirStore opens (creating it if needed) a snapshot directory.
 func NewDirStore(dir string) (*DirStore, error) { return engine.NewDirStore(dir) }
 
+// CheckPublishedSnapshot checks that store can open the snapshot the
+// cluster under prefix published, as a node must to start from it (check
+// before Start that a node's store is the cluster's): the record parses
+// as a node reads it and the store has a snapshot of its size at its
+// location. nil when none was published; an error wrapping ErrSnapshot
+// when it cannot be opened (or the record does not parse); etcd's error.
+// The checksum is not checked.
+func CheckPublishedSnapshot(ctx context.Context, cli *clientv3.Client, prefix string, store SnapshotStore) error {
+	return engine.CheckPublishedSnapshot(ctx, cli, prefix, store)
+}
+
 // SnapshotRecord is the JSON value of SnapshotKey: the latest published
 // snapshot (seq, location, checksum, size, created, node).
 type SnapshotRecord = engine.SnapshotRecord

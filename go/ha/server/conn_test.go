@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"bufio"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -116,23 +117,38 @@ func (h logWatch) WithGroup(name string) slog.Handler {
 	return h
 }
 
-// A client that does not read its answer (here a snapshot larger than the
-// connection's buffers) loses its connection AnswerTimeout after the
-// answer started, instead of holding the server's goroutine and answer.
-func TestAnAnswerTheClientDoesNotReadIsCutOff(t *testing.T) {
+// smallSendBuffers is a listener whose connections have a send buffer of
+// size bytes (the kernel doubles it and turns its autotuning off), so an
+// answer outgrows the connection's buffers whatever the host's tcp_wmem.
+type smallSendBuffers struct {
+	net.Listener
+	t    *testing.T
+	size int
+}
+
+func (l smallSendBuffers) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	if err := c.(*net.TCPConn).SetWriteBuffer(l.size); err != nil {
+		l.t.Errorf("SetWriteBuffer: %v", err)
+	}
+	return c, nil
+}
+
+// startSmallBuffered starts a leading server whose connections send
+// through 16 KiB buffers (32 KiB in the kernel), and whose master's
+// snapshot is over 1 MiB: random retained group ids (a snapshot may be
+// compressed), in calls whose journal records fit one batch.
+func startSmallBuffered(t *testing.T, edit func(*server.Config)) *server.Server {
+	t.Helper()
 	cli := etcdtest.Start(t).Client(t)
-	w := logWatch{Handler: slog.NewTextHandler(t.Output(), nil), msg: "the answer was not delivered",
-		seen: make(chan struct{}), once: new(sync.Once)}
-	a := startServer(t, cli, "a", func(c *server.Config) {
-		c.AnswerTimeout = 500 * time.Millisecond
-		c.Logger = slog.New(w)
-	})
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	must(t, "Listen", err)
+	a := startServerOn(t, cli, "a", smallSendBuffers{Listener: l, t: t, size: 16 << 10}, edit)
 	waitRole(t, a, ha.RoleLeader)
-	// About 9.6 MB of retained group ids (random: a snapshot may be
-	// compressed), in calls whose journal records fit one batch. The
-	// server's send buffer holds at most 4 MiB (tcp_wmem's default
-	// maximum) and the client's a few KiB.
-	for i := range 12 {
+	for i := range 2 {
 		groups := make([]string, 800)
 		for j := range groups {
 			b := make([]byte, 500)
@@ -142,10 +158,25 @@ func TestAnAnswerTheClientDoesNotReadIsCutOff(t *testing.T) {
 		var gr api.GroupsResponse
 		call(t, a, api.PathRetainGroups, api.RetainRequest{Groups: groups, TTLMs: 3_600_000}, &gr)
 	}
+	return a
+}
 
+// snapshotRequest asks for the master's snapshot as bytes.
+const snapshotRequest = "POST " + api.PathSnapshot + " HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\n" +
+	"Accept: application/octet-stream\r\nContent-Length: 2\r\n\r\n{}"
+
+// A client that does not read its answer (a snapshot larger than the
+// connection's buffers) loses its connection AnswerTimeout after the
+// answer stalled, instead of holding the server's goroutine and answer.
+func TestAnAnswerTheClientDoesNotReadIsCutOff(t *testing.T) {
+	w := logWatch{Handler: slog.NewTextHandler(t.Output(), nil), msg: "the answer was not delivered",
+		seen: make(chan struct{}), once: new(sync.Once)}
+	a := startSmallBuffered(t, func(c *server.Config) {
+		c.AnswerTimeout = 500 * time.Millisecond
+		c.Logger = slog.New(w)
+	})
 	conn := dial(t, a, 4096)
-	_, err := io.WriteString(conn, "POST "+api.PathSnapshot+" HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\n"+
-		"Accept: application/octet-stream\r\nContent-Length: 2\r\n\r\n{}")
+	_, err := io.WriteString(conn, snapshotRequest)
 	must(t, "writing the request", err)
 	select {
 	case <-w.seen:
@@ -160,8 +191,81 @@ func TestAnAnswerTheClientDoesNotReadIsCutOff(t *testing.T) {
 			fmt.Sscan(v, &length)
 		}
 	}
-	if !ok || !strings.HasPrefix(head, "HTTP/1.1 200 ") || length < 8<<20 || len(body) >= length {
-		t.Fatalf("the cut-off answer: header %q, %d of %d bytes: want a 200 header of a snapshot over 8 MiB, cut short", head, len(body), length)
+	if !ok || !strings.HasPrefix(head, "HTTP/1.1 200 ") || length < 1<<20 || len(body) >= length {
+		t.Fatalf("the cut-off answer: header %q, %d of %d bytes: want a 200 header of a snapshot over 1 MiB, cut short", head, len(body), length)
 	}
 	t.Logf("the snapshot's answer was cut off after %d of %d bytes", len(body), length)
+}
+
+// pacedReader reads at most every bytes, then pauses before reading on.
+type pacedReader struct {
+	r     io.Reader
+	every int
+	pause time.Duration
+	left  int
+}
+
+func (p *pacedReader) Read(b []byte) (int, error) {
+	if p.left == 0 {
+		time.Sleep(p.pause)
+		p.left = p.every
+	}
+	n, err := p.r.Read(b[:min(len(b), p.left)])
+	p.left -= n
+	return n, err
+}
+
+// A client that reads its answer slowly but steadily (16 KiB every 50 ms,
+// about 320 KiB/s: a 64 KiB write is taken well within AnswerTimeout)
+// gets all of it, though the whole takes longer than AnswerTimeout.
+func TestASlowAnswerThatKeepsMovingIsSentWhole(t *testing.T) {
+	const answerTimeout = 2 * time.Second
+	a := startSmallBuffered(t, func(c *server.Config) { c.AnswerTimeout = answerTimeout })
+	conn := dial(t, a, 4096)
+	req, err := http.ReadRequest(bufio.NewReader(strings.NewReader(snapshotRequest)))
+	must(t, "parsing the request", err)
+	_, err = io.WriteString(conn, snapshotRequest)
+	must(t, "writing the request", err)
+	must(t, "SetReadDeadline", conn.SetReadDeadline(time.Now().Add(bound)))
+	start := time.Now()
+	res, err := http.ReadResponse(bufio.NewReader(&pacedReader{r: conn, every: 16 << 10, pause: 50 * time.Millisecond}), req)
+	must(t, "reading the answer's header", err)
+	body, err := io.ReadAll(res.Body)
+	res.Body.Close()
+	took := time.Since(start)
+	if err != nil || res.StatusCode != http.StatusOK || int64(len(body)) != res.ContentLength || len(body) < 1<<20 {
+		t.Fatalf("HTTP %d, %d of %d bytes in %v (%v): want a whole snapshot over 1 MiB", res.StatusCode, len(body), res.ContentLength, took, err)
+	}
+	t.Logf("read %d bytes in %v (AnswerTimeout %v)", len(body), took, answerTimeout)
+}
+
+// Between two requests of a keep-alive connection no write deadline is
+// left from the previous answer: what net/http itself answers on it (a
+// 431 to a header too large) arrives, however long the connection was
+// idle, and so does the next answer.
+func TestAnIdleKeepAliveConnectionHasNoAnswerDeadlineLeft(t *testing.T) {
+	cli := etcdtest.Start(t).Client(t)
+	const answerTimeout = 200 * time.Millisecond
+	a := startServer(t, cli, "a", func(c *server.Config) { c.AnswerTimeout = answerTimeout })
+	conn := dial(t, a, 0)
+	br := bufio.NewReader(conn)
+	must(t, "SetReadDeadline", conn.SetReadDeadline(time.Now().Add(bound)))
+	for _, what := range []string{"the first request", "a request after an idle spell"} {
+		_, err := io.WriteString(conn, "GET "+api.PathHealthz+" HTTP/1.1\r\nHost: a\r\n\r\n")
+		must(t, "writing "+what, err)
+		res, err := http.ReadResponse(br, nil)
+		must(t, "reading the answer to "+what, err)
+		body, err := io.ReadAll(res.Body)
+		res.Body.Close()
+		if err != nil || res.StatusCode != http.StatusOK || string(body) != "ok\n" {
+			t.Fatalf("%s: HTTP %d %q (%v)", what, res.StatusCode, body, err)
+		}
+		// Idle past the answer's deadline, were it left.
+		time.Sleep(3 * answerTimeout)
+	}
+	_, err := io.WriteString(conn, "GET "+api.PathHealthz+" HTTP/1.1\r\nHost: a\r\nX-Padding: "+strings.Repeat("p", 100<<10)+"\r\n\r\n")
+	must(t, "writing a 100 KiB header", err)
+	if got := untilClosed(t, "a header too large", conn); !strings.HasPrefix(got, "HTTP/1.1 431 ") {
+		t.Fatalf("a 100 KiB header after an idle spell: answered %q, want 431", got)
+	}
 }

@@ -75,23 +75,27 @@ func decode(body []byte, v any) error {
 	return nil
 }
 
-// answerWriter bounds the sending of an answer: its first write (or the
-// end of the handler, for an answer with no body) sets the connection's
-// write deadline to Config.AnswerTimeout from then, so a client that does
-// not read its answer loses its connection instead of holding a goroutine
-// and the answer. The deadline starts once the answer is ready, after the
-// wait for durability, so it never cuts a call short.
+// answerChunk is the most of an answer one write sends under one
+// deadline.
+const answerChunk = 64 << 10
+
+// answerWriter bounds how long sending an answer may stall: before each
+// write of at most answerChunk bytes, and at the end of the handler (for
+// what net/http sends then), it sets the connection's write deadline to
+// Config.AnswerTimeout from then. A client that stops reading its answer
+// loses its connection instead of holding a goroutine and the answer; a
+// slow one that keeps reading gets all of it. The first deadline is set
+// once the answer is ready, after the wait for durability, so it never
+// cuts a call short; net/http clears the deadline once the answer is sent,
+// before it reads the connection's next request.
 type answerWriter struct {
 	http.ResponseWriter
+	rc      *http.ResponseController
 	timeout time.Duration
-	armed   bool
 }
 
 func (a *answerWriter) arm() {
-	if !a.armed {
-		a.armed = true
-		http.NewResponseController(a.ResponseWriter).SetWriteDeadline(time.Now().Add(a.timeout))
-	}
+	a.rc.SetWriteDeadline(time.Now().Add(a.timeout))
 }
 
 func (a *answerWriter) WriteHeader(code int) {
@@ -100,8 +104,15 @@ func (a *answerWriter) WriteHeader(code int) {
 }
 
 func (a *answerWriter) Write(b []byte) (int, error) {
-	a.arm()
-	return a.ResponseWriter.Write(b)
+	sent := 0
+	for {
+		a.arm()
+		n, err := a.ResponseWriter.Write(b[sent : sent+min(len(b)-sent, answerChunk)])
+		sent += n
+		if err != nil || sent == len(b) {
+			return sent, err
+		}
+	}
 }
 
 // Unwrap lets http.ResponseController reach the connection.
@@ -109,9 +120,7 @@ func (a *answerWriter) Unwrap() http.ResponseWriter { return a.ResponseWriter }
 
 // ServeHTTP routes a request.
 func (s *Server) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
-	// The previous answer's deadline on this connection no longer applies.
-	http.NewResponseController(rw).SetWriteDeadline(time.Time{})
-	w := &answerWriter{ResponseWriter: rw, timeout: s.cfg.AnswerTimeout}
+	w := &answerWriter{ResponseWriter: rw, rc: http.NewResponseController(rw), timeout: s.cfg.AnswerTimeout}
 	defer w.arm()
 	switch r.URL.Path {
 	case api.PathHealthz:
@@ -204,8 +213,8 @@ func (s *Server) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 }
 
 // sent logs an answer that could not be sent (the client went away, or
-// did not read it within Config.AnswerTimeout). An answer small enough
-// for the connection's buffer fails, if at all, after the handler, unseen.
+// read none of it for Config.AnswerTimeout). An answer small enough for
+// the connection's buffer fails, if at all, after the handler, unseen.
 func (s *Server) sent(r *http.Request, err error) {
 	if err != nil {
 		s.log.Warn("the answer was not delivered", "path", r.URL.Path, "remote", r.RemoteAddr, "err", err)

@@ -40,7 +40,7 @@ const (
 	DefaultWriteTimeout = 5 * time.Second
 	// DefaultReadTimeout bounds reading one request, headers and body.
 	DefaultReadTimeout = 30 * time.Second
-	// DefaultAnswerTimeout bounds sending one answer once it is ready.
+	// DefaultAnswerTimeout bounds how long sending an answer may stall.
 	DefaultAnswerTimeout = 30 * time.Second
 	// DefaultIdleTimeout closes a keep-alive connection idle this long:
 	// longer than the 90 s after which Go's http.Transport closes its own
@@ -67,10 +67,12 @@ type Config struct {
 	// address), which must then not be an unspecified address (0.0.0.0).
 	URL string
 	// SessionTTL, MaxBatchBytes and FlushInterval are the ha.Config
-	// fields (zero: their defaults). A MaxBatchBytes above 2 MiB needs
-	// an Etcd client whose MaxCallSendMsgSize is above it (the etcd
-	// client refuses larger calls by default) and an etcd whose
-	// --max-request-bytes exceeds it by 4 KiB.
+	// fields (zero: their defaults). A batch's transaction is up to
+	// MaxBatchBytes plus 4 KiB: both the Etcd client's
+	// MaxCallSendMsgSize (2 MiB when zero, so a MaxBatchBytes of 2 MiB
+	// already exceeds it) and etcd's --max-request-bytes (1.5 MiB by
+	// default) must take that, or the leader steps down at its first
+	// such batch.
 	SessionTTL    time.Duration
 	MaxBatchBytes int
 	FlushInterval time.Duration
@@ -99,9 +101,12 @@ type Config struct {
 	// call nor its wait for durability: net/http lifts the deadline once
 	// the body is read.
 	ReadTimeout time.Duration
-	// AnswerTimeout bounds sending one answer, from its first byte (0:
-	// DefaultAnswerTimeout): a client that does not read its answer
-	// loses its connection. A /v1/snapshot answer must be sent within it.
+	// AnswerTimeout bounds how long sending an answer may stall (0:
+	// DefaultAnswerTimeout): each write of up to 64 KiB of it must be
+	// taken by the connection within it. A client that stops reading
+	// its answer loses its connection; a slow one that keeps reading
+	// (at least 64 KiB per AnswerTimeout) gets all of it, however long
+	// the answer (a /v1/snapshot).
 	AnswerTimeout time.Duration
 	// IdleTimeout closes a keep-alive connection with no request for this
 	// long (0: DefaultIdleTimeout).
@@ -243,8 +248,9 @@ func Start(ctx context.Context, cfg Config, l net.Listener) (*Server, error) {
 	s.l = l
 	// No http.Server.WriteTimeout: it would run from the request's start
 	// and could cut off an answer that waited for durability, leaving the
-	// client no status line (so it would send the call again). Each answer
-	// is bounded from its first byte instead (answerWriter).
+	// client no status line (so it would send the call again), or a long
+	// answer a client is reading. An answer's stalls are bounded instead
+	// (answerWriter).
 	s.http = &http.Server{
 		Handler:           s,
 		ReadHeaderTimeout: min(maxReadHeaderTimeout, cfg.ReadTimeout),

@@ -54,6 +54,14 @@ func must(t *testing.T, what string, err error) {
 
 func startServer(t *testing.T, cli *clientv3.Client, name string, edit func(*server.Config)) *server.Server {
 	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	must(t, "Listen", err)
+	return startServerOn(t, cli, name, l, edit)
+}
+
+// startServerOn starts a server on l.
+func startServerOn(t *testing.T, cli *clientv3.Client, name string, l net.Listener, edit func(*server.Config)) *server.Server {
+	t.Helper()
 	mc := mm.DefaultConfig()
 	mc.JournalCapacityBytes = 16 << 20
 	cfg := server.Config{
@@ -63,8 +71,6 @@ func startServer(t *testing.T, cli *clientv3.Client, name string, edit func(*ser
 	if edit != nil {
 		edit(&cfg)
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	must(t, "Listen", err)
 	s, err := server.Start(boundedCtx(t), cfg, l)
 	if err != nil {
 		l.Close()

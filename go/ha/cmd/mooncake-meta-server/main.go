@@ -13,7 +13,6 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -59,6 +58,8 @@ type options struct {
 	etcdCert, etcdKey, etcdCA     string
 	maxRequestBytes               int64
 	writeTimeout, shutdownTimeout time.Duration
+	readTimeout, answerTimeout    time.Duration
+	idleTimeout                   time.Duration
 	logLevel                      string
 	dataDir, snapshotDir          string
 	snapshotInterval              time.Duration
@@ -97,6 +98,9 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.etcdCA, "etcd-ca", "", "CA bundle (PEM) that signed etcd's server certificate (turns on TLS to etcd)")
 	fs.Int64Var(&o.maxRequestBytes, "max-request-bytes", server.DefaultMaxRequestBytes, "largest request body; more is 413")
 	fs.DurationVar(&o.writeTimeout, "write-timeout", server.DefaultWriteTimeout, "how long a call waits for its change to be durable before 503 NOT_DURABLE")
+	fs.DurationVar(&o.readTimeout, "read-timeout", server.DefaultReadTimeout, "how long a request, header and body, may take to arrive; past it 400 and the connection closed")
+	fs.DurationVar(&o.answerTimeout, "answer-timeout", server.DefaultAnswerTimeout, "how long sending an answer may stall (each 64 KiB of it must be taken within it); past it the connection is closed")
+	fs.DurationVar(&o.idleTimeout, "idle-timeout", server.DefaultIdleTimeout, "how long a keep-alive connection may wait for its next request")
 	fs.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long a graceful shutdown waits for requests in flight")
 	fs.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&o.dataDir, "data-dir", "mooncake-meta-data", "directory of the node's files (created if absent)")
@@ -134,6 +138,9 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	}
 	if o.writeTimeout <= 0 || o.shutdownTimeout <= 0 || o.etcdDialTimeout <= 0 {
 		return nil, errors.New("--write-timeout, --shutdown-timeout and --etcd-dial-timeout must be > 0")
+	}
+	if o.readTimeout <= 0 || o.answerTimeout <= 0 || o.idleTimeout <= 0 {
+		return nil, errors.New("--read-timeout, --answer-timeout and --idle-timeout must be > 0")
 	}
 	if o.snapshotInterval <= 0 || o.snapshotEveryBytes <= 0 || o.snapshotKeep <= 0 {
 		return nil, errors.New("--snapshot-interval, --snapshot-every-bytes and --snapshot-keep must be > 0")
@@ -250,45 +257,18 @@ func (o *options) etcdConfig(tlsCfg *tls.Config) (clientv3.Config, error) {
 	}, nil
 }
 
-// checkSnapshotDir refuses to start a node whose snapshot directory lacks
-// the snapshot the cluster published (it names its location, a file name
-// in the leader's --snapshot-dir). Such a node could not restore the
-// cluster's state once the journal it covers was collected: it would stay
-// a standby that never campaigns. A record republished meanwhile (the old
-// file pruned) is read again.
+// checkSnapshotDir refuses to start a node whose snapshot directory cannot
+// open the snapshot the cluster published (ha.CheckPublishedSnapshot; the
+// record names a file of the leader's --snapshot-dir). Such a node could
+// not restore the cluster's state once the journal it covers was
+// collected: it would stay a standby that never campaigns.
 func checkSnapshotDir(ctx context.Context, cli *clientv3.Client, prefix string, store *ha.DirStore) error {
-	key := ha.SnapshotKey(prefix)
-	for attempt := 1; ; attempt++ {
-		resp, err := cli.Get(ctx, key)
-		if err != nil {
-			return fmt.Errorf("reading the cluster's snapshot record %s: %w", key, err)
-		}
-		if len(resp.Kvs) == 0 {
-			return nil
-		}
-		var rec ha.SnapshotRecord
-		if err := json.Unmarshal(resp.Kvs[0].Value, &rec); err != nil {
-			return fmt.Errorf("the cluster's snapshot record %s: %w", key, err)
-		}
-		if rec.Location != filepath.Base(rec.Location) {
-			return fmt.Errorf("the cluster's snapshot record %s names %q, not a file of a --snapshot-dir", key, rec.Location)
-		}
-		f, err := os.Open(filepath.Join(store.Dir(), rec.Location))
-		if err == nil {
-			f.Close()
-			return nil
-		}
-		again, gerr := cli.Get(ctx, key)
-		if gerr != nil {
-			return fmt.Errorf("reading the cluster's snapshot record %s: %w", key, gerr)
-		}
-		if attempt < 3 && len(again.Kvs) == 1 && again.Kvs[0].ModRevision != resp.Kvs[0].ModRevision {
-			continue
-		}
-		return fmt.Errorf("--snapshot-dir %q: cannot open the snapshot the cluster published (%s, sequence %d, by node %q): %w; "+
-			"every node of a cluster must use the same snapshot directory (one machine, or a shared filesystem), "+
-			"or this node cannot restore the cluster's state and never leads", store.Dir(), rec.Location, rec.Seq, rec.Node, err)
+	err := ha.CheckPublishedSnapshot(ctx, cli, prefix, store)
+	if errors.Is(err, ha.ErrSnapshot) {
+		return fmt.Errorf("--snapshot-dir %q: %w; every node of a cluster must use the same snapshot directory (one machine, or a shared filesystem), "+
+			"or this node cannot restore the cluster's state and never leads", store.Dir(), err)
 	}
+	return err
 }
 
 func main() {
@@ -343,20 +323,26 @@ func serve(o *options, log *slog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("--snapshot-dir %q: %w", o.snapshotDir, err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), o.etcdDialTimeout+o.sessionTTL)
-	defer cancel()
-	if err := checkSnapshotDir(ctx, cli, o.prefix, store); err != nil {
+	// The check and the start each get the time of a first etcd
+	// connection and a session TTL.
+	startBudget := o.etcdDialTimeout + o.sessionTTL
+	cctx, ccancel := context.WithTimeout(context.Background(), startBudget)
+	err = checkSnapshotDir(cctx, cli, o.prefix, store)
+	ccancel()
+	if err != nil {
 		return err
 	}
 	l, err := net.Listen("tcp", o.listen)
 	if err != nil {
 		return err
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), startBudget)
 	srv, err := server.Start(ctx, server.Config{
 		Etcd: cli, Prefix: o.prefix, Name: o.name, URL: o.advertise,
 		SessionTTL: o.sessionTTL, MaxBatchBytes: o.maxBatchBytes,
 		Master: mcfg, TLS: srvTLS,
 		MaxRequestBytes: o.maxRequestBytes, WriteTimeout: o.writeTimeout,
+		ReadTimeout: o.readTimeout, AnswerTimeout: o.answerTimeout, IdleTimeout: o.idleTimeout,
 		Logger:    log,
 		Snapshots: store, SnapshotInterval: o.snapshotInterval,
 		SnapshotEveryBytes: o.snapshotEveryBytes, SnapshotKeep: o.snapshotKeep,

@@ -20,6 +20,13 @@ func TestFlagDefaults(t *testing.T) {
 		o.sessionTTL != 10*time.Second || o.etcdEndpoints != "127.0.0.1:2379" {
 		t.Fatalf("defaults %+v", o)
 	}
+	if o.readTimeout != server.DefaultReadTimeout || o.answerTimeout != server.DefaultAnswerTimeout || o.idleTimeout != server.DefaultIdleTimeout {
+		t.Fatalf("timeout defaults %+v", o)
+	}
+	if o, err := parseFlags([]string{"--node-name", "n1", "--read-timeout", "1s", "--answer-timeout", "2s", "--idle-timeout", "3s"}, io.Discard); err != nil ||
+		o.readTimeout != time.Second || o.answerTimeout != 2*time.Second || o.idleTimeout != 3*time.Second {
+		t.Fatalf("timeout flags: %+v, %v", o, err)
+	}
 	if o.snapshotDir != filepath.Join("mooncake-meta-data", "snapshots") || o.snapshotInterval != ha.DefaultSnapshotInterval ||
 		o.snapshotEveryBytes != ha.DefaultSnapshotEveryBytes || o.snapshotKeep != ha.DefaultSnapshotKeep {
 		t.Fatalf("snapshot defaults %+v", o)
@@ -53,6 +60,9 @@ func TestBadFlagsAreRefused(t *testing.T) {
 		{"--max-request-bytes", "0"},
 		{"--journal-capacity-bytes", "0"},
 		{"--write-timeout", "0s"},
+		{"--read-timeout", "0s"},
+		{"--answer-timeout", "-1s"},
+		{"--idle-timeout", "0s"},
 		{"--session-ttl", "soon"},
 		{"--snapshot-interval", "0s"},
 		{"--snapshot-every-bytes", "-1"},

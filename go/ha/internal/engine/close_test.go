@@ -143,3 +143,120 @@ func TestCloseGivesUpShippingAfterTheSessionTTL(t *testing.T) {
 		})
 	}
 }
+
+// A leader that stops while a snapshot's publication is in flight keeps
+// the snapshot's file without asking etcd whether the attempt cut short
+// committed: etcd may be what does not answer, and asking would hold the
+// node up for one more TTL. Once for the background snapshotter, cut
+// short by Close, and once for a snapshot covering an overrun (resync,
+// inside a drain), cut short by Close's bound. In both, etcd answers no
+// transaction on the snapshot key, reads included.
+func TestAStoppingLeaderKeepsASnapshotWhosePublicationWasCutShort(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		resync bool
+	}{
+		{"the snapshotter's, cut short by Close", false},
+		{"an overrun's, cut short by Close's bound", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := etcdtest.Start(t)
+			cliA := c.Client(t)
+			kv := &stallKV{KV: cliA.KV, prefix: SnapshotKey("/c"), stallReads: true, blocked: make(chan struct{}, 1)}
+			cliA.KV = kv
+			store := newStore(t)
+			ja := newFakeStandby()
+			a := startNode(t, cliA, "/c", "a", ja, func(c *Config) {
+				manualSnapshots(store)(c)
+				if tc.resync {
+					// Close's bound ends the publication: a short TTL, so
+					// the test is short.
+					c.SessionTTL = 2 * time.Second
+				} else {
+					// A snapshot once anything was shipped.
+					c.SnapshotEveryBytes = 1
+				}
+			})
+			waitRole(t, a, RoleLeader)
+			reads := kv.reads.Load()
+			kv.stalled.Store(true)
+			if tc.resync {
+				ja.appendDropped("dropped")
+			} else {
+				appendDurable(t, a, ja, "shipped")
+			}
+			select {
+			case <-kv.blocked:
+			case <-boundedCtx(t).Done():
+				t.Fatal("no snapshot publication was sent")
+			}
+			err := a.Close()
+			t.Logf("Close: %v", err)
+			if tc.resync && !errors.Is(err, ErrClosed) || !tc.resync && err != nil {
+				t.Fatalf("Close = %v", err)
+			}
+			if n := kv.reads.Load() - reads; n != 0 {
+				t.Fatalf("the stopping leader sent %d reads of the snapshot key to an etcd that does not answer them", n)
+			}
+			if got, err := store.List(boundedCtx(t)); err != nil || len(got) != 1 {
+				t.Fatalf("store after Close: %v, %v; want the snapshot whose publication was cut short", got, err)
+			}
+		})
+	}
+}
+
+// blockPutStore is a store whose Put waits until release is closed (as a
+// store call that does not see its context), closing entered when the
+// first one starts waiting.
+type blockPutStore struct {
+	SnapshotStore
+	once             sync.Once
+	entered, release chan struct{}
+}
+
+func (s *blockPutStore) Put(ctx context.Context, seq uint64, data []byte) (string, error) {
+	s.once.Do(func() { close(s.entered) })
+	<-s.release
+	return s.SnapshotStore.Put(ctx, seq, data)
+}
+
+// A leader that steps down while a snapshot is in progress reports
+// RoleStopped before that snapshot ends: a server asks its role before
+// serving a call, and this master's changes will be thrown away.
+func TestALeaderStoppingReportsItBeforeItsSnapshotEnds(t *testing.T) {
+	c := etcdtest.Start(t)
+	cli := c.Client(t)
+	store := &blockPutStore{SnapshotStore: newStore(t), entered: make(chan struct{}), release: make(chan struct{})}
+	ja := newFakeStandby()
+	a := startNode(t, c.Client(t), "/c", "a", ja, func(c *Config) {
+		manualSnapshots(store)(c)
+		c.SnapshotEveryBytes = 1
+	})
+	// Before the node's Close (cleanups run last first).
+	released := sync.OnceFunc(func() { close(store.release) })
+	t.Cleanup(released)
+	waitRole(t, a, RoleLeader)
+	appendDurable(t, a, ja, "shipped")
+	select {
+	case <-store.entered:
+	case <-boundedCtx(t).Done():
+		t.Fatal("no snapshot was stored")
+	}
+	key, _ := a.fence()
+	if _, err := cli.Delete(boundedCtx(t), key); err != nil {
+		t.Fatal(err)
+	}
+	waitRole(t, a, RoleStopped)
+	if !errors.Is(a.Err(), ErrFenced) {
+		t.Fatalf("Err = %v, want ErrFenced", a.Err())
+	}
+	select {
+	case <-a.Done():
+		t.Fatal("the node finished stopping before its snapshot ended")
+	default:
+	}
+	released()
+	if err := a.Close(); !errors.Is(err, ErrFenced) {
+		t.Fatalf("Close = %v, want ErrFenced", err)
+	}
+}

@@ -39,7 +39,8 @@ const (
 )
 
 // Limits of Config.MaxBatchBytes. The upper one is for an etcd whose
-// --max-request-bytes was raised: it must exceed MaxBatchBytes by at
+// --max-request-bytes was raised, used through a client whose
+// MaxCallSendMsgSize was raised: each must exceed MaxBatchBytes by at
 // least 4 KiB.
 const (
 	MinMaxBatchBytes = 4 << 10
@@ -71,7 +72,14 @@ type Config struct {
 	// MaxBatchBytes bounds one journal batch, in [MinMaxBatchBytes,
 	// MaxMaxBatchBytes]. A single journal record larger than this cannot
 	// be shipped: a snapshot covers it, or without Snapshots the leader
-	// stops with ErrRecordTooLarge.
+	// stops with ErrRecordTooLarge. A batch travels in one transaction
+	// that adds the keys and the fence (4 KiB is ample for a Prefix
+	// under 512 bytes), so both ends must take MaxBatchBytes plus that:
+	// etcd's --max-request-bytes (1.5 MiB by default) and Client's
+	// clientv3.Config.MaxCallSendMsgSize (2 MiB when zero). A client
+	// refuses a larger call itself, the batch is not stored and the
+	// leader steps down; Start cannot read the client's limit to check
+	// it. The default MaxBatchBytes fits both defaults.
 	MaxBatchBytes int
 	// FlushInterval is how often a leader ships records nobody waits for
 	// (> 0); WaitDurable ships at once.

@@ -168,15 +168,19 @@ func (t *loseAnswerTxn) Commit() (*clientv3.TxnResponse, error) {
 }
 
 // stallKV wraps a client's KV: while stalled, a transaction that puts a
-// key under prefix never reaches etcd and never answers (it returns only
-// when its context ends), as an etcd that accepts the node's lease
-// renewals but does not apply its writes. Each stalled transaction sends
-// on blocked, if there is room.
+// key under prefix (or, with stallReads, reads one in its Then branch)
+// never reaches etcd and never answers (it returns only when its context
+// ends), as an etcd that accepts the node's lease renewals but does not
+// apply its writes. Each stalled transaction sends on blocked, if there
+// is room. reads counts the transactions committed, stalled or not, that
+// read a key under prefix in their Then branch.
 type stallKV struct {
 	clientv3.KV
-	prefix  string
-	stalled atomic.Bool
-	blocked chan struct{}
+	prefix     string
+	stalled    atomic.Bool
+	stallReads bool
+	blocked    chan struct{}
+	reads      atomic.Int64
 }
 
 func (k *stallKV) Txn(ctx context.Context) clientv3.Txn {
@@ -185,9 +189,10 @@ func (k *stallKV) Txn(ctx context.Context) clientv3.Txn {
 
 type stallTxn struct {
 	clientv3.Txn
-	kv   *stallKV
-	ctx  context.Context
-	puts bool
+	kv    *stallKV
+	ctx   context.Context
+	puts  bool
+	reads bool
 }
 
 func (t *stallTxn) If(cs ...clientv3.Cmp) clientv3.Txn {
@@ -200,6 +205,9 @@ func (t *stallTxn) Then(ops ...clientv3.Op) clientv3.Txn {
 		if op.IsPut() && strings.HasPrefix(string(op.KeyBytes()), t.kv.prefix) {
 			t.puts = true
 		}
+		if op.IsGet() && strings.HasPrefix(string(op.KeyBytes()), t.kv.prefix) {
+			t.reads = true
+		}
 	}
 	t.Txn = t.Txn.Then(ops...)
 	return t
@@ -211,7 +219,10 @@ func (t *stallTxn) Else(ops ...clientv3.Op) clientv3.Txn {
 }
 
 func (t *stallTxn) Commit() (*clientv3.TxnResponse, error) {
-	if t.puts && t.kv.stalled.Load() {
+	if t.reads {
+		t.kv.reads.Add(1)
+	}
+	if (t.puts || t.reads && t.kv.stallReads) && t.kv.stalled.Load() {
 		select {
 		case t.kv.blocked <- struct{}{}:
 		default:

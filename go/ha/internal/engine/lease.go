@@ -107,7 +107,7 @@ func (n *Node) keepLease(ctx context.Context, sess *concurrency.Session) <-chan 
 				// The loop's next turn reports it.
 			default:
 				n.cfg.Logger.Warn("ha lease renewal failed; retrying", "name", n.cfg.Name, "err", err)
-				next = time.Now().Add(min(50*time.Millisecond<<min(attempt, 5), time.Second))
+				next = time.Now().Add(backoffDelay(attempt))
 				attempt++
 			}
 		}

@@ -313,10 +313,12 @@ func (n *Node) Sync(ctx context.Context) error {
 // SessionTTL after Close was called (etcd renewing its lease but not
 // storing its writes): the records left were never acknowledged, it logs
 // how many and resigns, and the error it stops with wraps ErrClosed and
-// counts them. What follows (ending a snapshot in progress, resigning)
-// takes at most a few more TTLs when etcd does not answer it either.
-// Close is idempotent; it returns the error the node stopped with, if
-// any.
+// counts them. What follows asks etcd nothing but the resignation: the
+// node reports RoleStopped at once, a snapshot in progress ends when the
+// master's serialisation or the store's call under way returns, and
+// resigning takes at most two more TTLs when etcd does not answer (one
+// for the resignation, one for revoking the lease). Close is idempotent;
+// it returns the error the node stopped with, if any.
 func (n *Node) Close() error {
 	n.closeOnce.Do(func() {
 		n.closedAt = time.Now()
@@ -351,7 +353,8 @@ func (n *Node) run() {
 
 // stop marks the node stopped with err (nil or ErrClosed itself: closed
 // cleanly; ErrClosed wrapped with details: a Close that gave up shipping);
-// only the first call counts. A leader is marked before it resigns, so no
+// only the first call counts. A leader is marked as lead returns, before
+// it waits for its snapshot in progress and before it resigns, so no
 // instant passes in which it still reports RoleLeader after deciding to
 // step down.
 func (n *Node) stop(err error) {
@@ -449,12 +452,16 @@ func (n *Node) resign(sess *concurrency.Session, elec *concurrency.Election) {
 	}
 }
 
-// backoff waits before retrying an etcd call: attempt 0 waits 50 ms,
-// doubling up to 1 s. It returns false when ctx ends first.
+// backoffDelay is the wait before retrying an etcd call: attempt 0 waits
+// 50 ms, doubling up to 1 s.
+func backoffDelay(attempt int) time.Duration {
+	return min(50*time.Millisecond<<min(attempt, 5), time.Second)
+}
+
+// backoff waits backoffDelay(attempt). It returns false when ctx ends
+// first.
 func backoff(ctx context.Context, attempt int) bool {
-	d := 50 * time.Millisecond << min(attempt, 5)
-	d = min(d, time.Second)
-	t := time.NewTimer(d)
+	t := time.NewTimer(backoffDelay(attempt))
 	defer t.Stop()
 	select {
 	case <-t.C:

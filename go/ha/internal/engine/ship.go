@@ -104,7 +104,7 @@ var errCloseBound = errors.New("etcd did not store the journal within the sessio
 // down (ErrFenced) when the lease runs out unrenewed. With a snapshot
 // store, a snapshot is taken in the background every SnapshotInterval or
 // SnapshotEveryBytes shipped, whichever comes first.
-func (n *Node) lead(ctx context.Context, sess *concurrency.Session, next uint64) error {
+func (n *Node) lead(ctx context.Context, sess *concurrency.Session, next uint64) (err error) {
 	buf := make([]byte, n.cfg.MaxBatchBytes)
 	tick := time.NewTicker(n.cfg.FlushInterval)
 	defer tick.Stop()
@@ -131,7 +131,13 @@ func (n *Node) lead(ctx context.Context, sess *concurrency.Session, next uint64)
 		}
 	}()
 	sn := n.startSnapshotter(ship)
-	defer sn.stop()
+	defer func() {
+		// The node is marked stopped before the snapshot in progress is
+		// waited for: the master's serialisation and the store's call
+		// under way do not end with its context.
+		n.stop(err)
+		sn.stop()
+	}()
 	for {
 		select {
 		case <-n.kick:

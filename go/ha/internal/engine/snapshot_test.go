@@ -10,6 +10,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -540,15 +541,21 @@ func TestCatchUpEndsAtThePublishedSnapshotWhenTheBatchesEndBelowIt(t *testing.T)
 // A snapshot whose publication failed is deleted only when no record can
 // name it: the record does not, and the election key that fenced the
 // publication is gone (an attempt still in flight then fails its fence).
+// Past the leader's lease etcd is not asked, and the file stays.
 func TestAnUnpublishedSnapshotIsDeletedOnlyWhenNoRecordCanNameIt(t *testing.T) {
-	cli := etcdtest.Start(t).Client(t)
+	c := etcdtest.Start(t)
+	cli := c.Client(t)
+	cliN := c.Client(t)
+	kv := &stallKV{KV: cliN.KV, prefix: SnapshotKey("/c")}
+	cliN.KV = kv
 	ctx := boundedCtx(t)
 	store := newStore(t)
-	cfg, err := Config{Client: cli, Prefix: "/c", Name: "a", Snapshots: store}.withDefaults()
+	cfg, err := Config{Client: cliN, Prefix: "/c", Name: "a", Snapshots: store}.withDefaults()
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := &Node{cfg: cfg, cli: cli, changed: make(chan struct{})}
+	n := &Node{cfg: cfg, cli: cliN, changed: make(chan struct{})}
+	n.leaseUntil = time.Now().Add(time.Hour)
 	put := func(seq uint64) SnapshotRecord {
 		data := []byte(strings.Repeat("s", int(seq)))
 		loc, err := store.Put(ctx, seq, data)
@@ -596,5 +603,77 @@ func TestAnUnpublishedSnapshotIsDeletedOnlyWhenNoRecordCanNameIt(t *testing.T) {
 	n.discardUnpublished(store, s3, key, rev)
 	if stored(s3) {
 		t.Fatal("an unpublished snapshot of a deposed leader was kept")
+	}
+	// The same, past the lease: kept, and etcd not asked.
+	s4 := put(4)
+	reads := kv.reads.Load()
+	n.leaseUntil = time.Now().Add(-time.Millisecond)
+	n.discardUnpublished(store, s4, key, rev)
+	if !stored(s4) || kv.reads.Load() != reads {
+		t.Fatalf("past the lease: stored %v, %d reads of the record sent", stored(s4), kv.reads.Load()-reads)
+	}
+}
+
+// CheckPublishedSnapshot reads the record as a node does and opens the
+// snapshot through the store (Size, or Get for a store without it): a
+// record that does not parse strictly, a location that is not one of the
+// store's, a missing snapshot or one of another size is refused.
+func TestCheckPublishedSnapshot(t *testing.T) {
+	cli := etcdtest.Start(t).Client(t)
+	ctx := boundedCtx(t)
+	store := newStore(t)
+	getOnly := struct{ SnapshotStore }{store}
+	if err := CheckPublishedSnapshot(ctx, cli, "/c", store); err != nil {
+		t.Fatalf("no record: %v", err)
+	}
+	data := []byte("the snapshot's bytes")
+	loc, err := store.Put(ctx, 7, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(store.Dir(), "notes.txt"), data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	good := SnapshotRecord{Seq: 7, Location: loc, Checksum: checksum(data), Size: int64(len(data)), Created: time.Now().UTC(), Node: "a"}
+	record := func(edit func(*SnapshotRecord)) string {
+		r := good
+		if edit != nil {
+			edit(&r)
+		}
+		v, err := json.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(v)
+	}
+	publish := func(v string) {
+		if _, err := cli.Put(ctx, SnapshotKey("/c"), v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	publish(record(nil))
+	for _, s := range []SnapshotStore{store, getOnly} {
+		if err := CheckPublishedSnapshot(ctx, cli, "/c", s); err != nil {
+			t.Fatalf("the published snapshot (%T): %v", s, err)
+		}
+	}
+	for _, c := range []struct {
+		name, value string
+		missing     bool
+	}{
+		{"an unknown field", strings.Replace(record(nil), "{", `{"extra":1,`, 1), false},
+		{"no checksum", record(func(r *SnapshotRecord) { r.Checksum = "" }), false},
+		{"a file that is not one of the store's", record(func(r *SnapshotRecord) { r.Location = "notes.txt" }), false},
+		{"a path", record(func(r *SnapshotRecord) { r.Location = "../snapshots/" + loc }), false},
+		{"another size", record(func(r *SnapshotRecord) { r.Size++ }), false},
+		{"a missing snapshot", record(func(r *SnapshotRecord) { r.Location = fmt.Sprintf("snapshot-%020d-%016x.mcms", 8, 0) }), true},
+	} {
+		publish(c.value)
+		for _, s := range []SnapshotStore{store, getOnly} {
+			err := CheckPublishedSnapshot(ctx, cli, "/c", s)
+			if !errors.Is(err, ErrSnapshot) || c.missing && !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("%s (%T): %v, want ErrSnapshot", c.name, s, err)
+			}
+		}
 	}
 }

@@ -17,11 +17,16 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
 // SnapshotStore holds snapshots by journal sequence. Its methods may be
 // called from several goroutines at once, and by several nodes (processes)
-// sharing it: Put never overwrites what another Put wrote.
+// sharing it: Put never overwrites what another Put wrote. A store may
+// also have a method Size(ctx, location) (int64, error) that opens a
+// snapshot without reading it (DirStore has): CheckPublishedSnapshot uses
+// it instead of Get.
 type SnapshotStore interface {
 	// Put stores data, the snapshot that includes every journal record up
 	// to seq, durably (it survives a crash once Put returned), under a
@@ -185,6 +190,99 @@ func (d *DirStore) Get(ctx context.Context, location string) ([]byte, error) {
 		return nil, fmt.Errorf("ha: reading snapshot: %w", err)
 	}
 	return b, nil
+}
+
+// Size opens the snapshot at location and returns its size, without
+// reading it.
+func (d *DirStore) Size(ctx context.Context, location string) (int64, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	p, err := d.path(location)
+	if err != nil {
+		return 0, err
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		return 0, fmt.Errorf("ha: opening snapshot: %w", err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return 0, fmt.Errorf("ha: opening snapshot: %w", err)
+	}
+	if !fi.Mode().IsRegular() {
+		return 0, fmt.Errorf("ha: snapshot %q is not a regular file", location)
+	}
+	return fi.Size(), nil
+}
+
+// sizer is a store with a Size method (SnapshotStore's documentation).
+type sizer interface {
+	Size(ctx context.Context, location string) (int64, error)
+}
+
+// CheckPublishedSnapshot checks that store can open the snapshot the
+// cluster under prefix published, as a node must to start from it: the
+// record parses as a node reads it, and the store has a snapshot of the
+// record's size at its location (Size when the store has it, else Get).
+// It returns nil when no snapshot was published, an error wrapping
+// ErrSnapshot when the record does not parse or the snapshot cannot be
+// opened, or etcd's error. The checksum is not checked: a node retries a
+// corrupt snapshot until a newer one is published. A record republished
+// meanwhile (the snapshot it named pruned) is read again.
+func CheckPublishedSnapshot(ctx context.Context, cli *clientv3.Client, prefix string, store SnapshotStore) error {
+	key := SnapshotKey(prefix)
+	for attempt := 1; ; attempt++ {
+		resp, err := cli.Get(ctx, key)
+		if err != nil {
+			return fmt.Errorf("ha: reading the snapshot record %s: %w", key, err)
+		}
+		if len(resp.Kvs) == 0 {
+			return nil
+		}
+		rec, err := decodeRecord(resp.Kvs[0].Value)
+		if err != nil {
+			return fmt.Errorf("%w (%s)", err, key)
+		}
+		if err = openSnapshot(ctx, store, rec); err == nil {
+			return nil
+		}
+		again, gerr := cli.Get(ctx, key)
+		if gerr != nil {
+			return fmt.Errorf("ha: reading the snapshot record %s: %w", key, gerr)
+		}
+		if attempt < 3 && len(again.Kvs) == 1 && again.Kvs[0].ModRevision != resp.Kvs[0].ModRevision {
+			continue
+		}
+		return fmt.Errorf("%w: cannot open the published snapshot %s (sequence %d, by node %q): %w", ErrSnapshot, rec.Location, rec.Seq, rec.Node, err)
+	}
+}
+
+// openSnapshot checks that store has a snapshot of rec's size at its
+// location.
+func openSnapshot(ctx context.Context, store SnapshotStore, rec SnapshotRecord) error {
+	if store == nil {
+		return errors.New("no snapshot store")
+	}
+	var size int64
+	if s, ok := store.(sizer); ok {
+		n, err := s.Size(ctx, rec.Location)
+		if err != nil {
+			return err
+		}
+		size = n
+	} else {
+		b, err := store.Get(ctx, rec.Location)
+		if err != nil {
+			return err
+		}
+		size = int64(len(b))
+	}
+	if size != rec.Size {
+		return fmt.Errorf("%d bytes, the record says %d", size, rec.Size)
+	}
+	return nil
 }
 
 // Delete implements SnapshotStore.
