@@ -99,8 +99,6 @@ impl MasterCore {
         }
         m.cleanup_last_duration_ns
             .store(stats.duration_ns, Ordering::Relaxed);
-        m.cleanup_longest_hold_ns
-            .store(stats.longest_index_hold_ns, Ordering::Relaxed);
         stats
     }
 

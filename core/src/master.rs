@@ -446,15 +446,17 @@ impl MasterCore {
     }
 
     /// Runs the deadline-index rebuild the last index change asked for, if
-    /// any (docs/CONTRACT.md §4.8). The rebuild checks entries against the
-    /// records under shard read locks, so the caller must hold no lock at
-    /// all; operations that push entries call it on their way out, cleanup
-    /// after its pops.
+    /// any (docs/CONTRACT.md §4.8), and the retention index's
+    /// ([`settle_retention`](Self::settle_retention)). The rebuild checks
+    /// entries against the records under shard read locks, so the caller
+    /// must hold no lock at all; operations that push entries call it on
+    /// their way out, cleanup after its pops.
     pub(crate) fn settle_index(&self) {
         if self.index.rebuild_wanted() {
             self.index
                 .rebuild(&mut |entries: &mut Vec<Entry>| self.retain_valid_entries(entries));
         }
+        self.settle_retention();
     }
 
     /// Keeps the entries whose object exists with the entry's version and

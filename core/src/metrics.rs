@@ -28,7 +28,6 @@ pub(crate) struct Metrics {
     pub cleanup_stale: AtomicU64,
     pub cleanup_expired: AtomicU64,
     pub cleanup_last_duration_ns: AtomicU64,
-    pub cleanup_longest_hold_ns: AtomicU64,
     pub maintenance_panics: AtomicU64,
     pub swept_writes: AtomicU64,
 }
@@ -62,6 +61,8 @@ pub struct MetricsSnapshot {
     pub cleanup_stale_dropped: u64,
     pub cleanup_expired: u64,
     pub cleanup_last_duration_ns: u64,
+    /// Longest mutex hold of the soft-pin deadline index seen (§4.8: every
+    /// timed hold, registrations sampled), cleanup or not.
     pub cleanup_longest_hold_ns: u64,
     pub index_heap_size: u64,
     pub index_live_registrations: u64,
@@ -176,7 +177,9 @@ impl MasterCore {
             cleanup_stale_dropped: load(&m.cleanup_stale),
             cleanup_expired: load(&m.cleanup_expired),
             cleanup_last_duration_ns: load(&m.cleanup_last_duration_ns),
-            cleanup_longest_hold_ns: load(&m.cleanup_longest_hold_ns),
+            // The index's own record: every timed hold (pinned puts,
+            // rebuilds, pops), whether or not cleanup ever ran.
+            cleanup_longest_hold_ns: idx.longest_hold_ns,
             index_heap_size: idx.heap_len as u64,
             index_live_registrations: idx.live as u64,
             maintenance_task_panics: load(&m.maintenance_panics),

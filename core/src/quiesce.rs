@@ -75,6 +75,10 @@ pub enum RacePoint {
     /// registrations consumed) and is about to take the registry's lock to
     /// clear them. No lock is held.
     RetentionPopped,
+    /// A retention-index rebuild is about to start: after a retain, a
+    /// release, a cleanup cycle or a standby's journal apply. No lock is
+    /// held but, on a standby applying its journal, the apply mutex.
+    RetentionRebuild,
 }
 
 /// The hook a test installs (see [`MasterCore::debug_set_race_hook`]).

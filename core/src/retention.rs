@@ -23,7 +23,10 @@
 //! group domain and before the segment table; the retention index mutex is
 //! last (nothing is taken while it is held). Every change of the registry
 //! and its gauge happens under the registry's write lock, and a restore
-//! replaces registry, index and gauge in one hold of it.
+//! replaces registry, index and gauge in one hold of it. The index never
+//! rebuilds inside those holds: a rebuild an index change asks for runs in
+//! [`MasterCore::settle_retention`], once the registry's lock is released
+//! (eviction and restores wait for that lock while they hold shard locks).
 
 use crate::clock::{saturating_deadline, Instant};
 use crate::error::{Error, ErrorKind, Result};
@@ -51,6 +54,10 @@ pub(crate) struct Retention {
     /// keeps the active count at or below the larger of the two from then
     /// on.
     pub held_at_promote: AtomicUsize,
+    /// Registry entries the admission check of `retain_groups` has scanned
+    /// (tests: its work per call).
+    #[cfg(feature = "test-hooks")]
+    pub admission_scanned: std::sync::atomic::AtomicU64,
 }
 
 impl Retention {
@@ -59,6 +66,8 @@ impl Retention {
             map: RwLock::new(HashMap::new()),
             index: KeyedDeadlineIndex::new(),
             held_at_promote: AtomicUsize::new(0),
+            #[cfg(feature = "test-hooks")]
+            admission_scanned: std::sync::atomic::AtomicU64::new(0),
         }
     }
 }
@@ -115,6 +124,21 @@ impl MasterCore {
         groups: &[&str],
         ttl_ms: u64,
     ) -> Result<Vec<Result<Instant>>> {
+        let out = self.retain_groups_locked(tenant, groups, ttl_ms);
+        // The registry's lock is released: a rebuild the registrations (or
+        // the drain) asked for runs now.
+        self.settle_retention();
+        out
+    }
+
+    /// [`retain_groups`](Self::retain_groups) under the registry's write
+    /// lock.
+    fn retain_groups_locked(
+        &self,
+        tenant: &str,
+        groups: &[&str],
+        ttl_ms: u64,
+    ) -> Result<Vec<Result<Instant>>> {
         self.ensure_primary()?;
         validate_name("tenant", tenant)?;
         self.validate_ttl(ttl_ms)?;
@@ -132,6 +156,11 @@ impl MasterCore {
         // run of records), and before any record a drain appends, so the
         // order is the order of the changes.
         let mut recs: Vec<Record> = Vec::new();
+        // The groups active at `now`, counted once per call the first time
+        // the registry looks full, then one more per group admitted: `now`
+        // is fixed for the call, and once what is due at `now` is drained
+        // nothing the call does ends a retention (its deadlines are later).
+        let mut active_now: Option<usize> = None;
         for &g in groups {
             if let Err(e) = validate_name("group id", g) {
                 out.push(Err(e));
@@ -140,12 +169,20 @@ impl MasterCore {
             let id = crate::key::scoped(Key::scoped(tenant, g));
             let active = map.get(&id).copied().filter(|&d| now < d);
             if active.is_none() && map.len() >= limit {
-                // Expired deadlines still count as committed until
-                // normalised: normalise what is due, then decide on the
-                // groups that are really active.
-                self.journal_append_all(&std::mem::take(&mut recs));
-                self.drain_retention_locked(&mut map, now, &mut RetentionCleanup::default());
-                if map.len() >= limit && active_count(&map, now) >= limit {
+                let count = *active_now.get_or_insert_with(|| {
+                    // Expired deadlines still count as committed until
+                    // normalised: normalise what is due, then count the
+                    // groups that are really active (a rebuild running
+                    // elsewhere may hold due entries back from the drain).
+                    self.journal_append_all(&std::mem::take(&mut recs));
+                    self.drain_retention_locked(&mut map, now, &mut RetentionCleanup::default());
+                    #[cfg(feature = "test-hooks")]
+                    self.retention
+                        .admission_scanned
+                        .fetch_add(map.len() as u64, Ordering::Relaxed);
+                    active_count(&map, now)
+                });
+                if count >= limit {
                     out.push(Err(Error::new(
                         ErrorKind::GroupRetentionFull,
                         format!(
@@ -172,6 +209,11 @@ impl MasterCore {
             if map.insert(id, deadline).is_none() {
                 self.metrics.retained_groups.fetch_add(1, Ordering::Relaxed);
             }
+            if active.is_none() && now < deadline {
+                if let Some(count) = active_now.as_mut() {
+                    *count += 1;
+                }
+            }
             out.push(Ok(deadline));
         }
         self.journal_append_all(&recs);
@@ -183,6 +225,16 @@ impl MasterCore {
     /// changes nothing (an expired deadline still stored is normalised).
     /// A bad tenant fails the whole call; an empty id fails its entry.
     pub fn release_groups(&self, tenant: &str, groups: &[&str]) -> Result<Vec<Result<()>>> {
+        let out = self.release_groups_locked(tenant, groups);
+        // The registry's lock is released: a rebuild the unregistrations
+        // asked for runs now.
+        self.settle_retention();
+        out
+    }
+
+    /// [`release_groups`](Self::release_groups) under the registry's write
+    /// lock.
+    fn release_groups_locked(&self, tenant: &str, groups: &[&str]) -> Result<Vec<Result<()>>> {
         self.ensure_primary()?;
         validate_name("tenant", tenant)?;
         let mut map = self.retention.map.write();
@@ -312,11 +364,52 @@ impl MasterCore {
                 break;
             }
         }
+        // No lock is held: a rebuild the pops asked for runs now.
+        self.settle_retention();
         stats
     }
 
+    /// Runs the retention-index rebuild the last index change asked for, if
+    /// any (docs/CONTRACT.md §4.8, §11). Index changes happen under the
+    /// registry's write lock and never rebuild there; whoever made them
+    /// calls this once that lock is released (retain, release, cleanup,
+    /// and through [`settle_index`](Self::settle_index) a standby's journal
+    /// apply). The rebuild takes no lock but the index mutex.
+    pub(crate) fn settle_retention(&self) {
+        if self.retention.index.rebuild_wanted() {
+            #[cfg(feature = "test-hooks")]
+            self.race_point(crate::quiesce::RacePoint::RetentionRebuild);
+            self.retention.index.rebuild();
+        }
+    }
+
+    /// Test hook (feature `test-hooks`): whether no thread holds the
+    /// retention registry's lock (a try-lock, so it never waits).
+    #[cfg(feature = "test-hooks")]
+    #[doc(hidden)]
+    pub fn debug_retention_registry_free(&self) -> bool {
+        self.retention.map.try_write().is_some()
+    }
+
+    /// Test hook (feature `test-hooks`): registry entries the admission
+    /// check of [`retain_groups`](Self::retain_groups) has scanned since
+    /// this master was created.
+    #[cfg(feature = "test-hooks")]
+    #[doc(hidden)]
+    pub fn debug_retention_admission_scanned(&self) -> u64 {
+        self.retention.admission_scanned.load(Ordering::Relaxed)
+    }
+
+    /// Retention-index sizes: (heap entries incl. stale, live registrations).
+    #[doc(hidden)]
+    pub fn retention_index_sizes(&self) -> (usize, usize) {
+        let s = self.retention.index.stats();
+        (s.heap_len, s.live)
+    }
+
     /// Pops and clears what is due at `now` while the caller holds the
-    /// registry's write lock (the index mutex comes after it).
+    /// registry's write lock (the index mutex comes after it). A rebuild the
+    /// pops ask for is the caller's to run once it releases that lock.
     fn drain_retention_locked(
         &self,
         map: &mut HashMap<ScopedKey, Instant>,

@@ -284,6 +284,210 @@ fn cleanup_racing_re_enabling_upserts_never_clears_the_newer_deadline() {
 #[cfg(feature = "test-hooks")]
 mod at_exact_points {
     use super::*;
+    use std::sync::atomic::AtomicUsize;
+
+    /// Retention-index rebuilds started on `m` since this call, and of them those that found
+    /// the retention registry's lock free (a try-lock in the hook, which never waits).
+    struct RebuildCount {
+        started: Arc<AtomicUsize>,
+        registry_free: Arc<AtomicUsize>,
+    }
+
+    impl RebuildCount {
+        fn install(m: &MasterCore) -> Self {
+            let started = Arc::new(AtomicUsize::new(0));
+            let registry_free = Arc::new(AtomicUsize::new(0));
+            let (s, f) = (Arc::clone(&started), Arc::clone(&registry_free));
+            m.debug_set_race_hook(Some(Arc::new(move |core: &MasterCore, p: RacePoint| {
+                if p == RacePoint::RetentionRebuild {
+                    s.fetch_add(1, Ordering::SeqCst);
+                    if core.debug_retention_registry_free() {
+                        f.fetch_add(1, Ordering::SeqCst);
+                    }
+                }
+            })));
+            RebuildCount {
+                started,
+                registry_free,
+            }
+        }
+
+        /// (started, of them with the registry's lock free).
+        fn get(&self) -> (usize, usize) {
+            (
+                self.started.load(Ordering::SeqCst),
+                self.registry_free.load(Ordering::SeqCst),
+            )
+        }
+    }
+
+    fn names(n: usize) -> Vec<String> {
+        (0..n).map(|i| format!("g{i}")).collect()
+    }
+
+    fn strs(names: &[String]) -> Vec<&str> {
+        names.iter().map(String::as_str).collect()
+    }
+
+    fn all_ok<T: std::fmt::Debug>(rs: Vec<Result<T>>) {
+        for r in rs {
+            r.unwrap();
+        }
+    }
+
+    #[test]
+    fn a_retain_or_a_release_rebuilds_the_retention_index_after_the_registry_lock() {
+        // §4.8/§11: index changes happen under the registry's write lock (which eviction and
+        // restores wait for while they hold shard locks); the rebuild they ask for runs once
+        // that lock is released, before the call returns.
+        const N: usize = 3_000;
+        let m = master();
+        let count = RebuildCount::install(&m);
+        let names = names(N);
+        let all = strs(&names);
+        all_ok(m.retain_groups(DEFAULT_TENANT, &all, 1_000).unwrap());
+        m.advance_time(1).unwrap();
+        // Each extension leaves a stale entry: heap 2N, at the bound.
+        all_ok(m.retain_groups(DEFAULT_TENANT, &all, 1_000).unwrap());
+        assert_eq!(m.retention_index_sizes(), (2 * N, N));
+        assert_eq!(count.get(), (0, 0));
+        // A retain goes over it.
+        m.advance_time(1).unwrap();
+        all_ok(m.retain_groups(DEFAULT_TENANT, &["g0"], 1_000).unwrap());
+        assert_eq!(count.get(), (1, 1), "one rebuild, with the registry free");
+        assert_eq!(m.retention_index_sizes(), (N, N));
+        // A release goes over it.
+        m.advance_time(1).unwrap();
+        all_ok(m.retain_groups(DEFAULT_TENANT, &all, 1_000).unwrap());
+        assert_eq!(m.retention_index_sizes(), (2 * N, N));
+        all_ok(m.release_groups(DEFAULT_TENANT, &["g0"]).unwrap());
+        assert_eq!(count.get(), (2, 2));
+        assert_eq!(m.retention_index_sizes(), (N - 1, N - 1));
+        m.debug_set_race_hook(None);
+        inv(&m);
+    }
+
+    /// `n` groups retained, `n - 1` of them with a short deadline (`T0 + 2 + 100`) and a stale
+    /// entry of a long one (`T0 + 1_000`): heap `2n - 1`, live `n`. Once the short ones are due,
+    /// expiring them leaves `n` entries for 1 registration.
+    fn short_over_stale_long(m: &Master, names: &[String]) {
+        all_ok(
+            m.retain_groups(DEFAULT_TENANT, &strs(names), 1_000)
+                .unwrap(),
+        );
+        m.advance_time(2).unwrap();
+        // One at a time, so live never drops far enough under the heap to want a rebuild.
+        for g in &names[1..] {
+            all_ok(m.release_groups(DEFAULT_TENANT, &[g]).unwrap());
+            all_ok(m.retain_groups(DEFAULT_TENANT, &[g], 100).unwrap());
+        }
+        assert_eq!(
+            m.retention_index_sizes(),
+            (2 * names.len() - 1, names.len())
+        );
+    }
+
+    #[test]
+    fn a_cleanup_cycle_rebuilds_the_retention_index_after_its_pops() {
+        // §4.8/§11: a cycle's pops ask for the rebuild; it runs at the end of the cycle, with
+        // the registry's lock released.
+        const N: usize = 5_000;
+        let m = master();
+        let names = names(N);
+        short_over_stale_long(&m, &names);
+        let count = RebuildCount::install(&m);
+        m.run_cleanup_at(T0 + 102);
+        assert_eq!(count.get(), (1, 1));
+        assert_eq!(m.retention_index_sizes(), (1, 1));
+        m.debug_set_race_hook(None);
+        inv(&m);
+    }
+
+    #[test]
+    fn a_retain_draining_a_full_registry_rebuilds_after_the_registry_lock() {
+        // §11: a retain into a full registry first expires what is due, under the registry's
+        // lock; the rebuild those pops ask for runs once the retain has released it.
+        const N: usize = 5_000;
+        let m = Master::new(MasterConfig {
+            max_retained_groups: N,
+            ..config()
+        })
+        .unwrap();
+        let names = names(N);
+        short_over_stale_long(&m, &names);
+        m.set_time(T0 + 102).unwrap();
+        let count = RebuildCount::install(&m);
+        all_ok(m.retain_groups(DEFAULT_TENANT, &["new"], 1_000).unwrap());
+        assert_eq!(count.get(), (1, 1));
+        assert_eq!(m.retention_index_sizes(), (2, 2));
+        assert_eq!(m.metrics().retained_group_count, 2);
+        m.debug_set_race_hook(None);
+        inv(&m);
+    }
+
+    #[test]
+    fn a_standby_applying_retention_records_rebuilds_after_the_registry_lock() {
+        // §12.3 + §11: a standby applies GroupRetained/GroupReleased under the registry's lock
+        // and runs the rebuild they ask for once it is released.
+        use mooncake_meta_core::journal::{encode_batch, Record};
+        const N: usize = 3_000;
+        let m = Master::new(MasterConfig {
+            standby: true,
+            ..config()
+        })
+        .unwrap();
+        let count = RebuildCount::install(&m);
+        let retained = |i: usize, deadline: u64| Record::GroupRetained {
+            tenant: DEFAULT_TENANT.into(),
+            group: format!("g{i}"),
+            deadline,
+        };
+        let mut recs: Vec<Record> = (0..N).map(|i| retained(i, T0 + 1_000)).collect();
+        recs.extend((0..N).map(|i| retained(i, T0 + 2_000)));
+        m.apply_journal(&encode_batch(1, &recs).unwrap()).unwrap();
+        assert_eq!(m.retention_index_sizes(), (2 * N, N));
+        assert_eq!(count.get(), (0, 0));
+        let released = Record::GroupReleased {
+            tenant: DEFAULT_TENANT.into(),
+            group: "g0".into(),
+        };
+        m.apply_journal(&encode_batch(2 * N as u64 + 1, &[released]).unwrap())
+            .unwrap();
+        assert_eq!(count.get(), (1, 1));
+        assert_eq!(m.retention_index_sizes(), (N - 1, N - 1));
+        m.debug_set_race_hook(None);
+        inv(&m);
+    }
+
+    #[test]
+    fn a_full_registry_counts_its_active_groups_once_per_retain() {
+        // §11: while max_retained_groups groups are retained, each new group of a call is
+        // GROUP_RETENTION_FULL. The active groups are counted once per call (and kept up to
+        // date by the call's admissions), not once per new group: 200 000 new groups into
+        // 65 536 scanned the registry 200 000 times under its write lock.
+        let m = master();
+        let limit = config().max_retained_groups;
+        let names = names(limit);
+        all_ok(
+            m.retain_groups(DEFAULT_TENANT, &strs(&names), 60_000)
+                .unwrap(),
+        );
+        let before = m.debug_retention_admission_scanned();
+        let fresh: Vec<String> = (0..200_000).map(|i| format!("new{i}")).collect();
+        let rs = m
+            .retain_groups(DEFAULT_TENANT, &strs(&fresh), 60_000)
+            .unwrap();
+        assert!(rs
+            .iter()
+            .all(|r| r.as_ref().unwrap_err().kind() == ErrorKind::GroupRetentionFull));
+        let scanned = m.debug_retention_admission_scanned() - before;
+        assert_eq!(
+            scanned, limit as u64,
+            "one scan of the registry for the call"
+        );
+        assert_eq!(m.metrics().retained_group_count, limit as u64);
+        inv(&m);
+    }
 
     #[test]
     fn retaining_a_group_again_with_the_popped_deadline_keeps_the_new_retention() {

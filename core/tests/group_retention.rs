@@ -195,6 +195,38 @@ fn a_full_registry_admits_once_a_deadline_has_passed() {
 }
 
 #[test]
+fn one_call_admits_new_groups_up_to_the_limit_and_extends_the_rest() {
+    // The limit counts the groups active at the call's now: those admitted earlier in the same
+    // call count, an expired one (normalised by the call) does not, and a retained group may
+    // extend whatever the count.
+    let m = Master::new(MasterConfig {
+        max_retained_groups: 3,
+        ..config()
+    })
+    .unwrap();
+    retain(&m, &["a"], 10);
+    retain(&m, &["b"], TTL);
+    m.advance_time(10).unwrap();
+    let rs = retain(&m, &["c", "d", "e", "b", "f"], TTL);
+    let now = T0 + 10;
+    assert_eq!(rs[0], Ok(now + TTL), "a has expired: room for c");
+    assert_eq!(rs[1], Ok(now + TTL));
+    assert_eq!(
+        rs[2].as_ref().unwrap_err().kind(),
+        ErrorKind::GroupRetentionFull
+    );
+    assert_eq!(rs[3], Ok(now + TTL), "b extends");
+    assert_eq!(
+        rs[4].as_ref().unwrap_err().kind(),
+        ErrorKind::GroupRetentionFull
+    );
+    assert_eq!(retained(&m, "a"), None);
+    assert_eq!(retained(&m, "e"), None);
+    assert_eq!(gauge_r(&m), 3);
+    inv(&m);
+}
+
+#[test]
 fn release_ends_retention_now() {
     let m = big();
     put(&m, "a", 64, &grouped("g"));

@@ -35,8 +35,10 @@ const REBUILD_FLOOR: usize = 4096;
 /// otherwise it takes it out and validates and merges it outside, so a lock hold stays
 /// O(this * log heap).
 const MERGE_UNDER_LOCK: usize = 1024;
-/// After this many out-of-lock rounds the remainder is merged under the lock regardless, so a
-/// flood of concurrent pushes cannot keep the rebuilding thread busy forever.
+/// After this many out-of-lock rounds the rebuilt heap becomes the visible one and what was
+/// pushed meanwhile is validated outside the lock and moved in [`MERGE_UNDER_LOCK`] entries per
+/// hold, so a flood of concurrent pushes neither keeps the rebuilding thread busy forever nor
+/// makes one hold long.
 const MAX_MERGE_ROUNDS: u32 = 8;
 /// How many rebuild passes one [`DeadlineIndex::rebuild`] call runs at most.
 const MAX_REBUILD_PASSES: u32 = 4;
@@ -98,6 +100,7 @@ pub struct Entry<T = PinTarget> {
 }
 
 const _: () = assert!(mem::size_of::<Entry<PinTarget>>() == 24);
+const _: () = assert!(MERGE_UNDER_LOCK < CHUNK);
 
 /// What one [`DeadlineIndex::pop_due`] call did. `popped <= max_batch`.
 #[derive(Default, Debug, Clone, Copy, PartialEq, Eq)]
@@ -262,6 +265,8 @@ impl<T: Copy + Default> Heap<T> {
     }
 
     fn push(&mut self, e: Entry<T>) {
+        #[cfg(test)]
+        tests::PUSHES.set(tests::PUSHES.get() + 1);
         if self.at_chunk_boundary() {
             // Allocates only if no spare chunk was handed in.
             let chunk = self.spare.pop().unwrap_or_else(new_chunk);
@@ -423,6 +428,9 @@ struct RebuildJob<T> {
 enum MergeStep<T> {
     /// Pushed meanwhile, taken out to be validated and merged outside the lock.
     More(Heap<T>),
+    /// Out of rounds: the rebuilt heap is the visible one now, and this, pushed meanwhile, is
+    /// to be validated and moved in in pieces.
+    InPieces(Heap<T>),
     /// Merged (or discarded); maybe another pass is needed.
     Done(Option<RebuildJob<T>>),
 }
@@ -460,18 +468,20 @@ pub struct DeadlineIndex<T = PinTarget> {
     longest_hold: LongestHold,
     /// `Inner::epoch`, written under the mutex by `clear`/`replace_all`, readable without it.
     epoch: AtomicU64,
-    /// `Inner::over_bound` as of the last hold that changed the index: lets the caller check
-    /// for a wanted rebuild without the mutex.
-    wanted: AtomicBool,
     /// The visible heap has no spare chunk: the next push makes one before taking the lock.
     need_spare: AtomicBool,
     /// Registrations, as the caller counts them. Outside the mutex: the caller changes it under
     /// the lock of the state change it counts, which orders the changes of one registration;
     /// the counter itself is just a sum.
     live: AtomicUsize,
-    /// Heap entries including detached ones, as of the last hold (for the lock-free
-    /// rebuild check of `unregister`).
-    heap_len: AtomicUsize,
+    /// The visible heap's length as of the last hold, or 0 while a rebuild runs (none can
+    /// start then). [`DeadlineIndex::rebuild_wanted`] compares it with the bound of `live` when
+    /// asked, so an unregistration lowering `live` during a hold is never overwritten by what
+    /// that hold saw.
+    idle_len: AtomicUsize,
+    /// Runs inside the next hold, under the mutex, after its work (tests only).
+    #[cfg(test)]
+    in_hold: Mutex<Option<Box<dyn FnOnce() + Send>>>,
     /// Lock holds taken by `pop_due` (tests only).
     #[cfg(test)]
     pop_holds: AtomicUsize,
@@ -507,10 +517,11 @@ impl<T: Copy + Default> DeadlineIndex<T> {
             }),
             longest_hold: LongestHold::default(),
             epoch: AtomicU64::new(0),
-            wanted: AtomicBool::new(false),
             need_spare: AtomicBool::new(true),
             live: AtomicUsize::new(0),
-            heap_len: AtomicUsize::new(0),
+            idle_len: AtomicUsize::new(0),
+            #[cfg(test)]
+            in_hold: Mutex::new(None),
             #[cfg(test)]
             pop_holds: AtomicUsize::new(0),
         }
@@ -527,12 +538,29 @@ impl<T: Copy + Default> DeadlineIndex<T> {
     fn hold<R>(&self, timing: Timing, f: impl FnOnce(&mut Inner<T>) -> R) -> R {
         let mut guard = self.inner.lock();
         let timer = guard.times(timing).then(HoldTimer::start);
+        #[cfg(test)]
+        let pushes = tests::PUSHES.get();
         let result = f(&mut guard);
-        self.heap_len
-            .store(guard.heap.len() + guard.detached, Relaxed);
-        let wanted = guard.over_bound(self.live.load(Relaxed));
-        if wanted != self.wanted.load(Relaxed) {
-            self.wanted.store(wanted, Relaxed);
+        #[cfg(test)]
+        tests::MOST_PUSHES_IN_A_HOLD.set(
+            tests::MOST_PUSHES_IN_A_HOLD
+                .get()
+                .max(tests::PUSHES.get() - pushes),
+        );
+        #[cfg(test)]
+        {
+            let hook = self.in_hold.lock().take();
+            if let Some(hook) = hook {
+                hook();
+            }
+        }
+        let idle_len = if guard.rebuilding {
+            0
+        } else {
+            guard.heap.len()
+        };
+        if idle_len != self.idle_len.load(Relaxed) {
+            self.idle_len.store(idle_len, Relaxed);
         }
         let spare = guard.heap.wants_spare();
         if spare != self.need_spare.load(Relaxed) {
@@ -591,17 +619,17 @@ impl<T: Copy + Default> DeadlineIndex<T> {
             .fetch_update(Relaxed, Relaxed, |live| Some(live.saturating_sub(count)))
             .unwrap_or_else(|live| live);
         debug_assert!(prev >= count, "more unregistrations than registrations");
-        let live = prev.saturating_sub(count);
-        // A hint: `rebuild` re-checks under the lock (a running rebuild, a stale length).
-        if self.heap_len.load(Relaxed) > heap_bound(live) && !self.wanted.load(Relaxed) {
-            self.wanted.store(true, Relaxed);
-        }
     }
 
     /// Whether the heap passed its bound with no rebuild running: the caller should run
-    /// [`DeadlineIndex::rebuild`] once it holds no lock the validation needs. Lock-free.
+    /// [`DeadlineIndex::rebuild`] once it holds no lock the validation needs. Lock-free, and
+    /// derived afresh from the heap length of the last hold and `live` on every call, so no
+    /// interleaving of holds and unregistrations can lose a wanted rebuild: once they are
+    /// done it says exactly whether the heap is over its bound. While they run it is a hint
+    /// (`rebuild` re-checks under the lock), and whoever moved the heap or `live` last sees
+    /// its own change when it settles.
     pub fn rebuild_wanted(&self) -> bool {
-        self.wanted.load(Relaxed)
+        self.idle_len.load(Relaxed) > heap_bound(self.live.load(Relaxed))
     }
 
     /// Pops entries with `deadline <= at`, at most `max_batch` per call, and appends them to
@@ -677,7 +705,8 @@ impl<T: Copy + Default> DeadlineIndex<T> {
     /// lock (O(1)), lets `validate` drop the stale entries with the lock NOT held (the caller
     /// may take its record locks there, so the caller must hold none of them when it calls
     /// this), heapifies, and merges back what was pushed meanwhile: small remainders under the
-    /// lock, large ones taken out, validated and merged outside. While it runs, the detached
+    /// lock, large ones taken out, validated and merged outside (after [`MAX_MERGE_ROUNDS`] of
+    /// those, moved in [`MERGE_UNDER_LOCK`] entries per hold). While it runs, the detached
     /// entries are not popped (delayed, never lost). `validate` must keep every entry it cannot
     /// prove stale and must not call into this index.
     pub fn rebuild(&self, validate: Validate<'_, T>) {
@@ -704,10 +733,16 @@ impl<T: Copy + Default> DeadlineIndex<T> {
                         inner.rebuilding = false;
                         return MergeStep::Done(next_pass(inner, passes, self.live.load(Relaxed)));
                     }
-                    if inner.heap.len() > MERGE_UNDER_LOCK && rounds < MAX_MERGE_ROUNDS {
-                        let pushed = mem::replace(&mut inner.heap, Heap::new());
-                        inner.detached = rebuilt.len() + pushed.len();
-                        return MergeStep::More(pushed);
+                    if inner.heap.len() > MERGE_UNDER_LOCK {
+                        if rounds < MAX_MERGE_ROUNDS {
+                            let pushed = mem::replace(&mut inner.heap, Heap::new());
+                            inner.detached = rebuilt.len() + pushed.len();
+                            return MergeStep::More(pushed);
+                        }
+                        // O(1): `rebuilt` is left holding what was pushed meanwhile.
+                        mem::swap(&mut inner.heap, &mut rebuilt);
+                        inner.detached = rebuilt.len();
+                        return MergeStep::InPieces(mem::replace(&mut rebuilt, Heap::new()));
                     }
                     // Pushes the smaller into the larger; `rebuilt` is left with the buffer not
                     // kept, freed outside the lock.
@@ -719,6 +754,9 @@ impl<T: Copy + Default> DeadlineIndex<T> {
                 });
                 match step {
                     MergeStep::More(pushed) => rebuilt.append(&mut compact(pushed, validate)),
+                    MergeStep::InPieces(rest) => {
+                        break self.merge_in_pieces(rest, job.epoch, passes, validate)
+                    }
                     MergeStep::Done(next) => break next,
                 }
             };
@@ -729,6 +767,56 @@ impl<T: Copy + Default> DeadlineIndex<T> {
                     passes += 1;
                 }
                 None => return,
+            }
+        }
+    }
+
+    /// The end of a rebuild out of merge rounds: validates `rest` (detached, pushed during the
+    /// rebuild) outside the lock, then moves it into the visible heap [`MERGE_UNDER_LOCK`]
+    /// entries per hold, each hold handed a spare chunk made outside it when the heap has none
+    /// (as a registration is). Pushes meanwhile go
+    /// to the visible heap and need no merging, so this ends. Returns the next pass, if any.
+    fn merge_in_pieces(
+        &self,
+        rest: Heap<T>,
+        epoch: u64,
+        passes: u32,
+        validate: Validate<'_, T>,
+    ) -> Option<RebuildJob<T>> {
+        let mut rest = rest.into_vec();
+        validate(&mut rest);
+        loop {
+            let chunk = self.need_spare.load(Relaxed).then(new_chunk);
+            let (unused, done) = self.locked(|inner| {
+                let unused = chunk.and_then(|c| inner.heap.add_spare(c));
+                if inner.epoch != epoch {
+                    // clear/replace_all swapped the contents: `rest` is obsolete.
+                    inner.rebuilding = false;
+                    return (
+                        unused,
+                        Some(next_pass(inner, passes, self.live.load(Relaxed))),
+                    );
+                }
+                // At most one chunk boundary per piece (MERGE_UNDER_LOCK < CHUNK): the spare.
+                let from = rest.len().saturating_sub(MERGE_UNDER_LOCK);
+                for e in rest.drain(from..) {
+                    inner.heap.push(e);
+                }
+                if !rest.is_empty() {
+                    inner.detached = rest.len();
+                    return (unused, None);
+                }
+                inner.detached = 0;
+                inner.rebuilds += 1;
+                inner.rebuilding = false;
+                (
+                    unused,
+                    Some(next_pass(inner, passes, self.live.load(Relaxed))),
+                )
+            });
+            drop(unused);
+            if let Some(next) = done {
+                return next;
             }
         }
     }
@@ -823,9 +911,18 @@ mod tests {
     use super::*;
     use std::collections::HashMap;
     use std::sync::atomic::AtomicBool;
+    use std::sync::Arc;
     use std::time::Instant as WallInstant;
 
     use crate::test_rng::XorShift;
+    use std::cell::Cell;
+
+    thread_local! {
+        /// Heap pushes made by this thread, under the lock or not.
+        pub(super) static PUSHES: Cell<usize> = const { Cell::new(0) };
+        /// The most pushes this thread made inside one hold.
+        pub(super) static MOST_PUSHES_IN_A_HOLD: Cell<usize> = const { Cell::new(0) };
+    }
 
     /// The records a master would hold: per target, its latest version and committed deadline.
     #[derive(Default)]
@@ -1337,6 +1434,77 @@ mod tests {
         for op in [Op::Register, Op::SameDeadline, Op::Unregister] {
             assert!(rebuilt_by.contains(&op), "{op:?} never triggered a rebuild");
         }
+    }
+
+    #[test]
+    fn an_unregistration_during_a_hold_never_loses_the_wanted_rebuild() {
+        // §4.8: `unregister` lowers `live` without the mutex, so it can land inside another
+        // thread's hold. Here a registration's hold brings the heap to its bound exactly, and
+        // within it an unregistration moves the bound under the heap: a rebuild is wanted
+        // afterwards (check_invariants settles, then checks heap_len <= max(4096, 2 × live)).
+        let idx = Arc::new(DeadlineIndex::<u64>::new());
+        let mut recs = Records::default();
+        for t in 0..3_000u64 {
+            recs.register(&idx, t, 1_000 + t);
+        }
+        for t in 1..3_000u64 {
+            recs.register(&idx, t, 10_000 + t);
+        }
+        assert_eq!((idx.heap_len(), idx.live()), (5_999, 3_000));
+        assert!(!idx.rebuild_wanted());
+        let other = Arc::clone(&idx);
+        *idx.in_hold.lock() = Some(Box::new(move || other.unregister(1)));
+        recs.register(&idx, 0, 20_000); // heap 6 000 = bound(3 000)
+        assert!(idx.in_hold.lock().is_none(), "the hook ran");
+        recs.committed.remove(&1); // what the unregistering thread changed (target 1)
+        assert_eq!((idx.heap_len(), idx.live()), (6_000, 2_999));
+        assert!(idx.rebuild_wanted(), "heap 6 000 > bound(2 999) = 5 998");
+        recs.settle(&idx);
+        let st = idx.stats();
+        assert_eq!((st.rebuilds, st.heap_len, st.live), (1, 2_999, 2_999));
+        assert!(!idx.rebuild_wanted());
+        check_consistency(&idx, &recs);
+    }
+
+    #[test]
+    fn a_flood_of_pushes_during_a_rebuild_is_merged_in_bounded_holds() {
+        // §4.8: a rebuild's holds stay short however much is pushed while it runs. Here every
+        // validation pushes 2 000 fresh registrations, more than a hold merges, so the rebuild
+        // runs out of merge rounds with a large remainder: that one goes in in pieces.
+        let idx = DeadlineIndex::<u64>::new();
+        for i in 0..5_000u64 {
+            idx.register(0, i as u32, i, i == 0);
+        }
+        assert!(idx.rebuild_wanted());
+        let mut validations = 0u64;
+        let mut next = 1u64;
+        MOST_PUSHES_IN_A_HOLD.set(0);
+        idx.rebuild(&mut |v: &mut Vec<Entry<u64>>| {
+            validations += 1;
+            v.retain(|e| e.target != 0 || e.version == 4_999);
+            for _ in 0..2_000 {
+                idx.register(next, 0, 1_000_000 + next, true);
+                next += 1;
+            }
+        });
+        let most = MOST_PUSHES_IN_A_HOLD.get();
+        assert!(
+            most <= MERGE_UNDER_LOCK,
+            "{most} entries pushed in one hold"
+        );
+        // One validation per round, and the remainder's.
+        assert_eq!(validations, u64::from(MAX_MERGE_ROUNDS) + 1);
+        let st = idx.stats();
+        assert_eq!(st.rebuilds, 1);
+        assert_eq!(st.live as u64, next);
+        assert_eq!(st.heap_len as u64, next, "every entry kept is valid");
+        assert!(!idx.inner.lock().rebuilding);
+        let mut popped: Vec<u64> = pop_all(&idx, u64::MAX, 128)
+            .iter()
+            .map(|e| e.target)
+            .collect();
+        popped.sort_unstable();
+        assert_eq!(popped, (0..next).collect::<Vec<u64>>(), "nothing lost");
     }
 
     #[test]

@@ -3,8 +3,12 @@
 //! each key (a map beside the heap), so it decides staleness without looking at the registry. The
 //! objects' soft pins use [`super::index::DeadlineIndex`] instead, whose entries carry no key.
 //! Invariants: each live registration has exactly one valid heap entry, a stale entry never turns
-//! valid again, heap_len <= max(4096, 2 * live).
+//! valid again, and once a wanted rebuild has run, heap_len <= max(4096, 2 * live).
 //! Lock rule: this mutex is LAST in the master's lock order; nothing here calls out under it.
+//! `register`, `unregister` and `pop_due` never rebuild: they raise [`KeyedDeadlineIndex::
+//! rebuild_wanted`], and the caller runs [`KeyedDeadlineIndex::rebuild`] once it has released
+//! its own locks (the master: the retention registry's), so no caller lock is held while the
+//! heap is compacted.
 
 use crate::hold_timer::{HoldTimer, LongestHold};
 use std::cmp::{Ordering as CmpOrdering, Reverse};
@@ -13,7 +17,7 @@ use std::fmt;
 use std::hash::BuildHasher;
 use std::mem;
 use std::sync::atomic::{
-    AtomicU64,
+    AtomicBool, AtomicU64,
     Ordering::{Acquire, Relaxed, Release},
 };
 use std::sync::Arc;
@@ -73,6 +77,9 @@ pub struct PopOutcome {
 #[derive(Debug)]
 struct Registration {
     key: Box<str>,
+    /// The key's hash, computed once outside the lock: pops and map resizes under the lock
+    /// never hash a key.
+    hash: u64,
     shard: u32,
     /// Written only under the lock; atomic only because the Arc is shared.
     deadline: AtomicU64,
@@ -83,9 +90,13 @@ struct Registration {
 }
 
 impl Registration {
-    fn new(key: Box<str>, shard: u32, deadline: u64) -> Arc<Self> {
+    /// Allocates: never called under the lock.
+    fn new(key: Box<str>, hash: u64, shard: u32, deadline: u64) -> Arc<Self> {
+        #[cfg(test)]
+        tests::count_new_registration();
         Arc::new(Registration {
             key,
+            hash,
             shard,
             deadline: AtomicU64::new(deadline),
             version: AtomicU64::new(0),
@@ -137,6 +148,11 @@ const MAP_PARTS: usize = 1024;
 /// back after mass expiry without resizing back and forth.
 const SHRINK_MIN_CAPACITY: usize = 64;
 
+/// A registration's hash, as the tables ask for it when they resize (no key is hashed again).
+fn rehash(r: &Arc<Registration>) -> u64 {
+    r.hash
+}
+
 /// Latest registration per key. Each key lives in one part; the Arc is shared with the heap.
 struct RegMap {
     parts: Box<[HashTable<Arc<Registration>>]>,
@@ -168,48 +184,42 @@ impl RegMap {
         self.parts.iter().flat_map(|part| part.iter())
     }
 
-    /// Registers `(shard, deadline)` for `key`: bumps the version of an existing registration,
-    /// or maps a fresh one. Returns the registration and the version its new entry carries.
+    /// Registers `fresh`'s `(shard, deadline)` for its key: bumps the version of an existing
+    /// registration with the same shard, or maps `fresh` (made outside the lock, version 0).
+    /// Returns the registration, the version its new entry carries, and whichever of `fresh`
+    /// and a replaced registration is left over, for the caller to drop outside the lock.
     fn upsert(
         &mut self,
-        hash: u64,
-        key: &str,
-        shard: u32,
-        deadline: u64,
-        rehash: impl Fn(&Arc<Registration>) -> u64,
-    ) -> (Arc<Registration>, u64) {
-        match self.parts[Self::part(hash)].entry(hash, |r| *r.key == *key, rehash) {
+        fresh: Arc<Registration>,
+    ) -> (Arc<Registration>, u64, Option<Arc<Registration>>) {
+        let (hash, shard) = (fresh.hash, fresh.shard);
+        let part = &mut self.parts[Self::part(hash)];
+        match part.entry(hash, |r| r.key == fresh.key, rehash) {
             Entry::Occupied(mut slot) if slot.get().shard == shard => {
                 let reg = slot.get_mut();
                 let version = reg.version.load(Relaxed) + 1;
-                reg.deadline.store(deadline, Relaxed);
+                reg.deadline.store(fresh.deadline.load(Relaxed), Relaxed);
                 reg.version.store(version, Relaxed);
-                (Arc::clone(reg), version)
+                (Arc::clone(reg), version, Some(fresh))
             }
             // The shard is immutable in a shared registration: replace it.
             Entry::Occupied(mut slot) => {
                 slot.get().version.store(DEAD, Relaxed);
-                let reg = Registration::new(Box::from(key), shard, deadline);
-                *slot.get_mut() = Arc::clone(&reg);
-                (reg, 0)
+                let old = mem::replace(slot.get_mut(), Arc::clone(&fresh));
+                (fresh, 0, Some(old))
             }
             Entry::Vacant(slot) => {
-                let reg = Registration::new(Box::from(key), shard, deadline);
-                slot.insert(Arc::clone(&reg));
+                slot.insert(Arc::clone(&fresh));
                 self.len += 1;
-                (reg, 0)
+                (fresh, 0, None)
             }
         }
     }
 
     /// Maps a fresh registration (restore); an earlier one for the same key goes dead.
     /// Returns whether there was one.
-    fn insert_replacing(
-        &mut self,
-        hash: u64,
-        reg: Arc<Registration>,
-        rehash: impl Fn(&Arc<Registration>) -> u64,
-    ) -> bool {
+    fn insert_replacing(&mut self, reg: Arc<Registration>) -> bool {
+        let hash = reg.hash;
         match self.parts[Self::part(hash)].entry(hash, |r| r.key == reg.key, rehash) {
             Entry::Occupied(mut slot) => {
                 slot.get().version.store(DEAD, Relaxed);
@@ -229,7 +239,6 @@ impl RegMap {
         &mut self,
         hash: u64,
         is_it: impl FnMut(&Arc<Registration>) -> bool,
-        rehash: impl Fn(&Arc<Registration>) -> u64,
     ) -> Option<Arc<Registration>> {
         let part = &mut self.parts[Self::part(hash)];
         let (reg, _) = part.find_entry(hash, is_it).ok()?.remove();
@@ -255,9 +264,14 @@ struct Inner {
 }
 
 impl Inner {
+    /// The heap is over its bound and no rebuild is running.
+    fn over_bound(&self) -> bool {
+        !self.rebuilding && self.heap.len() > heap_bound(self.map.len())
+    }
+
     /// Starts a rebuild if the heap is over the bound and none is running. O(1).
     fn maybe_start_rebuild(&mut self) -> Option<RebuildJob> {
-        if self.rebuilding || self.heap.len() <= heap_bound(self.map.len()) {
+        if !self.over_bound() {
             return None;
         }
         self.rebuilding = true;
@@ -283,7 +297,7 @@ enum MergeStep {
 }
 
 /// A rebuild that ends over the bound (concurrent pushes, or a clear racing it) goes again, a
-/// bounded number of times; after that the next operation triggers a fresh one.
+/// bounded number of times; after that `rebuild_wanted` stays raised for the next `rebuild`.
 fn next_pass(inner: &mut Inner, passes: u32) -> Option<RebuildJob> {
     if passes < MAX_REBUILD_PASSES {
         inner.maybe_start_rebuild()
@@ -313,6 +327,9 @@ pub struct KeyedDeadlineIndex {
     longest_hold: LongestHold,
     /// `Inner::epoch`, written under the mutex by `clear`/`replace_all`, readable without it.
     epoch: AtomicU64,
+    /// `Inner::over_bound` as of the last hold that worked on the index, written under the
+    /// mutex (heap and registrations change only under it, so this is exact, not a hint).
+    wanted: AtomicBool,
 }
 
 impl Default for KeyedDeadlineIndex {
@@ -346,6 +363,7 @@ impl KeyedDeadlineIndex {
             hasher: foldhash::fast::RandomState::default(),
             longest_hold: LongestHold::default(),
             epoch: AtomicU64::new(0),
+            wanted: AtomicBool::new(false),
         }
     }
 
@@ -353,9 +371,17 @@ impl KeyedDeadlineIndex {
     /// caller after the lock is released, which is how large buffers are freed outside it.
     fn locked<R>(&self, f: impl FnOnce(&mut Inner) -> R) -> R {
         let mut guard = self.inner.lock();
+        #[cfg(test)]
+        tests::set_in_lock(true);
         let timer = HoldTimer::start();
         let result = f(&mut guard);
+        let wanted = guard.over_bound();
+        if wanted != self.wanted.load(Relaxed) {
+            self.wanted.store(wanted, Relaxed);
+        }
         let held_ns = timer.elapsed_ns();
+        #[cfg(test)]
+        tests::set_in_lock(false);
         drop(guard);
         self.longest_hold.record(held_ns);
         result
@@ -369,38 +395,52 @@ impl KeyedDeadlineIndex {
     }
 
     fn hash(&self, key: &str) -> u64 {
+        #[cfg(test)]
+        tests::count_hash();
         self.hasher.hash_one(key)
     }
 
-    fn rehash(&self) -> impl Fn(&Arc<Registration>) -> u64 + '_ {
-        |r| self.hash(&r.key)
-    }
-
     /// Inserts or updates (any new deadline, even the same or shorter one): the previous entry
-    /// goes stale and a new one is pushed.
+    /// goes stale and a new one is pushed. Never rebuilds (see [`Self::rebuild_wanted`]).
     pub fn register(&self, key: &str, shard: u32, deadline: u64) {
-        let hash = self.hash(key);
-        let job = self.locked(|inner| {
-            let (reg, version) = inner.map.upsert(hash, key, shard, deadline, self.rehash());
+        // Made before the lock even for an update (then dropped after it): key copy and Arc are
+        // the only allocations a registration needs besides the heap's and the map's growth.
+        let fresh = Registration::new(Box::from(key), self.hash(key), shard, deadline);
+        let unused = self.locked(|inner| {
+            let (reg, version, unused) = inner.map.upsert(fresh);
             inner.heap.push(Reverse(HeapEntry {
                 deadline,
                 version,
                 reg,
             }));
-            inner.maybe_start_rebuild()
+            unused
         });
-        self.finish(job);
+        drop(unused);
     }
 
-    /// Removes the registration whatever its deadline; its entry goes stale.
+    /// Removes the registration whatever its deadline; its entry goes stale. Never rebuilds
+    /// (see [`Self::rebuild_wanted`]).
     pub fn unregister(&self, key: &str) -> bool {
         let hash = self.hash(key);
-        let (found, job) = self.locked(|inner| {
-            let found = inner.map.remove(hash, |r| *r.key == *key, self.rehash());
-            (found.is_some(), inner.maybe_start_rebuild())
-        });
-        self.finish(job);
-        found
+        // The map's reference is dropped after the lock is released.
+        let found = self.locked(|inner| inner.map.remove(hash, |r| *r.key == *key));
+        found.is_some()
+    }
+
+    /// Whether the heap is over its bound with no rebuild running, as of the last change: the
+    /// caller should run [`Self::rebuild`] once it holds no lock of its own. Lock-free.
+    pub fn rebuild_wanted(&self) -> bool {
+        self.wanted.load(Relaxed)
+    }
+
+    /// Rebuilds the heap if it is over its bound and no rebuild is running: detaches it under
+    /// the lock (O(1)), drops the stale entries and heapifies with the lock released, and merges
+    /// back what was pushed meanwhile. While it runs the detached entries are not popped
+    /// (delayed, never lost). The caller must hold none of its own locks: it may take a while.
+    pub fn rebuild(&self) {
+        if let Some(job) = self.locked(|inner| inner.maybe_start_rebuild()) {
+            self.run_rebuild(job);
+        }
     }
 
     /// `(deadline, shard)` of the latest registration.
@@ -418,7 +458,7 @@ impl KeyedDeadlineIndex {
     /// call = per lock hold. Valid entries are appended to `out` and their registration removed
     /// (consumed); stale ones are dropped and counted. `more_due` says whether a due entry
     /// remains. During a rebuild only the visible heap is popped: detached entries are delayed,
-    /// never lost.
+    /// never lost. Never rebuilds (see [`Self::rebuild_wanted`]).
     pub fn pop_due(&self, at: u64, max_batch: usize, out: &mut Vec<KeyedDue>) -> PopOutcome {
         // Consumed registrations leave the lock still referenced, so freeing them and building
         // the output (allocation, key copy) happen after it is released.
@@ -434,7 +474,7 @@ impl KeyedDeadlineIndex {
         } else {
             Vec::new()
         };
-        let (outcome, job) = loop {
+        let outcome = loop {
             let step = self.locked(|inner| {
                 let due = matches!(inner.heap.peek(), Some(Reverse(top)) if top.deadline <= at);
                 if due && consumed.capacity() == 0 && max_batch > 0 {
@@ -453,11 +493,10 @@ impl KeyedDeadlineIndex {
                         outcome.stale += 1;
                         continue;
                     }
-                    let hash = self.hash(&entry.reg.key);
                     let is_it = |r: &Arc<Registration>| Arc::ptr_eq(r, &entry.reg);
                     // Valid means mapped: the map's reference is dropped here, the entry's goes
                     // out.
-                    let removed = inner.map.remove(hash, is_it, self.rehash());
+                    let removed = inner.map.remove(entry.reg.hash, is_it);
                     debug_assert!(removed.is_some(), "a valid entry is always mapped");
                     consumed.push((entry.deadline, entry.reg));
                     outcome.popped += 1;
@@ -465,7 +504,7 @@ impl KeyedDeadlineIndex {
                 outcome.more_due =
                     matches!(inner.heap.peek(), Some(Reverse(top)) if top.deadline <= at);
                 outcome.epoch = inner.epoch;
-                Some((outcome, inner.maybe_start_rebuild()))
+                Some(outcome)
             });
             match step {
                 Some(done) => break done,
@@ -486,7 +525,6 @@ impl KeyedDeadlineIndex {
                 deadline,
             });
         }
-        self.finish(job);
         outcome
     }
 
@@ -554,9 +592,9 @@ impl KeyedDeadlineIndex {
         let mut entries = Vec::with_capacity(regs.len());
         let mut duplicates = false;
         for (key, shard, deadline) in regs {
-            let reg = Registration::new(key.into_boxed_str(), shard, deadline);
-            let hash = self.hash(&reg.key);
-            duplicates |= map.insert_replacing(hash, Arc::clone(&reg), self.rehash());
+            let hash = self.hash(&key);
+            let reg = Registration::new(key.into_boxed_str(), hash, shard, deadline);
+            duplicates |= map.insert_replacing(Arc::clone(&reg));
             entries.push(Reverse(HeapEntry {
                 deadline,
                 version: 0,
@@ -593,12 +631,6 @@ impl KeyedDeadlineIndex {
             .into_iter()
             .map(|(r, deadline)| (Arc::from(&*r.key), r.shard, deadline))
             .collect()
-    }
-
-    fn finish(&self, job: Option<RebuildJob>) {
-        if let Some(job) = job {
-            self.run_rebuild(job);
-        }
     }
 
     /// Filters and heapifies the detached heap outside the lock, then merges what was pushed
@@ -663,6 +695,30 @@ mod tests {
     use std::time::Instant as WallInstant;
 
     use crate::test_rng::XorShift;
+    use std::cell::Cell;
+
+    thread_local! {
+        /// This thread is inside a `locked` hold.
+        static IN_LOCK: Cell<bool> = const { Cell::new(false) };
+        /// (keys hashed, registrations made) by this thread inside a hold.
+        static UNDER_LOCK: Cell<(usize, usize)> = const { Cell::new((0, 0)) };
+    }
+
+    pub(super) fn set_in_lock(on: bool) {
+        IN_LOCK.set(on);
+    }
+
+    pub(super) fn count_hash() {
+        if IN_LOCK.get() {
+            UNDER_LOCK.set((UNDER_LOCK.get().0 + 1, UNDER_LOCK.get().1));
+        }
+    }
+
+    pub(super) fn count_new_registration() {
+        if IN_LOCK.get() {
+            UNDER_LOCK.set((UNDER_LOCK.get().0, UNDER_LOCK.get().1 + 1));
+        }
+    }
 
     fn assert_bounded(idx: &KeyedDeadlineIndex) {
         let s = idx.stats();
@@ -697,6 +753,13 @@ mod tests {
             assert_ne!(reg.version.load(Relaxed), DEAD);
             let deadlines = &valid[&Arc::as_ptr(reg)];
             assert_eq!(deadlines, &vec![reg.deadline.load(Relaxed)]);
+        }
+    }
+
+    /// What the master does once it has released the registry's lock.
+    fn settle(idx: &KeyedDeadlineIndex) {
+        if idx.rebuild_wanted() {
+            idx.rebuild();
         }
     }
 
@@ -842,6 +905,7 @@ mod tests {
         let idx = KeyedDeadlineIndex::new();
         for i in 0..5_000u64 {
             idx.register("k", 7, 10_000 - i);
+            settle(&idx);
             assert!(idx.heap_len() <= REBUILD_FLOOR, "after update {i}");
         }
         let stats = idx.stats();
@@ -852,6 +916,76 @@ mod tests {
         assert_eq!(out, vec![due("k", 7, 10_000 - 4_999)]);
         assert_eq!(outcome.stale, stats.heap_len - 1);
         assert_eq!(idx.heap_len(), 0);
+    }
+
+    #[test]
+    fn index_operations_never_rebuild_they_ask_for_it() {
+        // §4.8/§11: the caller rebuilds once it has released its own lock (the registry's), so
+        // register, unregister and pop_due only raise `rebuild_wanted`.
+        let idx = KeyedDeadlineIndex::new();
+        for i in 0..3_000u64 {
+            idx.register(&format!("k{i}"), 0, 1_000 + i);
+        }
+        for i in 0..3_000u64 {
+            idx.register(&format!("k{i}"), 0, 10_000 + i);
+        }
+        assert_eq!((idx.heap_len(), idx.live()), (6_000, 3_000));
+        assert!(!idx.rebuild_wanted(), "at the bound, not over it");
+        // Each operation that goes over the bound raises the flag and leaves the heap alone.
+        let over: [&dyn Fn(); 3] = [
+            &|| idx.register("k0", 0, 20_000),
+            &|| assert!(idx.unregister("k1")),
+            &|| assert_eq!(idx.pop_due(10_002, 1, &mut Vec::with_capacity(1)).popped, 1),
+        ];
+        for (i, op) in over.iter().enumerate() {
+            let before = idx.stats();
+            op();
+            let after = idx.stats();
+            assert!(idx.rebuild_wanted(), "operation {i}");
+            assert_eq!(after.rebuilds, before.rebuilds, "operation {i} rebuilt");
+            assert!(after.heap_len > heap_bound(after.live), "operation {i}");
+            idx.rebuild();
+            assert!(!idx.rebuild_wanted());
+            assert_eq!(idx.stats().rebuilds, before.rebuilds + 1);
+            assert_bounded(&idx);
+            check_consistency(&idx);
+            // Back to the bound exactly: live and heap as before the operation's change.
+            let live = idx.live();
+            for j in 0..(2 * live - idx.heap_len()) {
+                idx.register(&format!("k{}", 3 + j % (live - 3)), 0, 50_000 + j as u64);
+            }
+            assert_eq!(idx.heap_len(), 2 * live);
+            assert!(!idx.rebuild_wanted());
+        }
+    }
+
+    #[test]
+    fn no_key_is_hashed_or_copied_under_the_lock() {
+        // Lock rule: a hold neither hashes a key (pops, map growth and shrinking use the hash
+        // stored in the registration) nor allocates a registration (made before the lock).
+        let idx = KeyedDeadlineIndex::new();
+        UNDER_LOCK.set((0, 0));
+        const N: u64 = 20_000;
+        let key = |i: u64| format!("tenant\0k{i}");
+        for i in 0..N {
+            idx.register(&key(i), 0, 1_000 + i); // fresh: the map parts grow
+        }
+        for i in 0..N {
+            idx.register(&key(i), (i % 2) as u32, 50_000 + i); // updates; odd ones move shard
+        }
+        idx.rebuild();
+        for i in (0..N).step_by(2) {
+            assert!(idx.unregister(&key(i))); // the map parts shrink
+        }
+        let (out, _) = pop(&idx, 50_000 + N / 2);
+        assert_eq!(out.len(), N as usize / 4);
+        idx.replace_all((0..100).map(|i| (key(i), 0, i)).collect());
+        assert_eq!(pop(&idx, u64::MAX).0.len(), 100);
+        assert_eq!(
+            UNDER_LOCK.get(),
+            (0, 0),
+            "(keys hashed, registrations made) under the lock"
+        );
     }
 
     #[test]
@@ -1051,6 +1185,7 @@ mod tests {
                     loop {
                         let o = idx.pop_due(now, batch, &mut out);
                         assert!(o.popped + o.stale <= batch);
+                        settle(&idx);
                         assert_bounded(&idx);
                         if !o.more_due {
                             break;
@@ -1072,6 +1207,7 @@ mod tests {
                     model.retain(|_, &mut (d, _)| d > now);
                     Op::Pop
                 };
+                settle(&idx);
                 assert_bounded(&idx);
                 assert_eq!(idx.live(), model.len());
                 let expected = model.get(&key).map(|&(d, s)| (d, s));
@@ -1124,9 +1260,13 @@ mod tests {
         );
 
         idx.reset_longest_hold();
+        idx.register(&keys[0], 0, 3_000_000); // heap 2N + 1 > 2 * live: wants the rebuild
+        assert_eq!(idx.stats().rebuilds, 0, "a registration never rebuilds");
+        assert!(idx.rebuild_wanted());
         let started = WallInstant::now();
-        idx.register(&keys[0], 0, 3_000_000); // heap 2N + 1 > 2 * live: triggers the rebuild
+        idx.rebuild();
         let rebuild_time = started.elapsed();
+        assert!(!idx.rebuild_wanted());
         let after = idx.stats();
         assert_eq!(after.rebuilds, 1);
         assert_eq!(
@@ -1178,12 +1318,14 @@ mod tests {
                             let key = format!("tenant\0k{k}");
                             if rng.below(10) == 0 {
                                 idx.unregister(&key);
+                                settle(idx);
                             } else {
                                 // Unique deadlines identify the register call that made an entry:
                                 // the low 24 bits are the (unique) clock tick.
                                 let tick = clock.fetch_add(1, Relaxed);
                                 let deadline = ((tick + rng.below(500)) << 24) | tick;
                                 idx.register(&key, (k % 16) as u32, deadline);
+                                settle(idx);
                                 registered.push((key, (k % 16) as u32, deadline));
                             }
                         }
@@ -1196,6 +1338,7 @@ mod tests {
                 while !done.load(Relaxed) {
                     let at = clock.load(Relaxed).saturating_sub(200) << 24;
                     idx.pop_due(at, 64, &mut out);
+                    settle(&idx);
                 }
                 out
             });
@@ -1207,7 +1350,7 @@ mod tests {
             (registered, popper.join().unwrap())
         });
 
-        idx.pop_due(0, 0, &mut Vec::new()); // any late trigger runs now
+        settle(&idx); // a rebuild the last change asked for runs now
         assert_bounded(&idx);
         check_consistency(&idx);
 
