@@ -147,7 +147,7 @@ pub struct MasterCore {
 pub const CLEANUP_BATCH: usize = 128;
 
 /// Ids a master keeps in reserve below `MAX_INSTANT`
-/// ([`MasterCore::check_ids_left`]): more than every operation in flight at
+/// (`MasterCore::check_ids_left`): more than every operation in flight at
 /// once can take between its check and its issue (a batch Start of 10^6
 /// keys with the most replicas takes ~2^31).
 pub const ID_RESERVE: u64 = 1 << 48;

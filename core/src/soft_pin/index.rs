@@ -705,8 +705,8 @@ impl<T: Copy + Default> DeadlineIndex<T> {
     /// lock (O(1)), lets `validate` drop the stale entries with the lock NOT held (the caller
     /// may take its record locks there, so the caller must hold none of them when it calls
     /// this), heapifies, and merges back what was pushed meanwhile: small remainders under the
-    /// lock, large ones taken out, validated and merged outside (after [`MAX_MERGE_ROUNDS`] of
-    /// those, moved in [`MERGE_UNDER_LOCK`] entries per hold). While it runs, the detached
+    /// lock, large ones taken out, validated and merged outside (after `MAX_MERGE_ROUNDS` of
+    /// those, moved in `MERGE_UNDER_LOCK` entries per hold). While it runs, the detached
     /// entries are not popped (delayed, never lost). `validate` must keep every entry it cannot
     /// prove stale and must not call into this index.
     pub fn rebuild(&self, validate: Validate<'_, T>) {
