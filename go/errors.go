@@ -138,7 +138,9 @@ var (
 	// operation reports first as ErrHasReplicationTask.
 	ErrReplicaBusy = &Error{Code: CodeObjectReplicaBusy}
 	// ErrUnavailableInCurrentStatus: the operation is not available in the
-	// object's current state.
+	// object's or the master's current state (on a standby; a master out
+	// of ids, docs/CONTRACT.md §6; a memory replica already there for a
+	// promotion; a write in flight for AddLocalDiskReplica).
 	ErrUnavailableInCurrentStatus = &Error{Code: CodeUnavailableInCurrentStatus}
 	// ErrSerializeFail: a snapshot could not be written.
 	ErrSerializeFail = &Error{Code: CodeSerializeFail}

@@ -43,7 +43,9 @@ fn finish(master: &Master, k: Key<'_>, which: Task) -> Result<()> {
 /// OBJECT_NOT_FOUND, OBJECT_HAS_REPLICATION_TASK, REPLICA_IS_NOT_READY or
 /// REPLICA_NOT_FOUND (no COMPLETE buffer replica to read), SEGMENT_NOT_FOUND,
 /// INVALID_PARAMS (a segment named twice or already holding a replica),
-/// NO_AVAILABLE_HANDLE (no room; nothing is allocated).
+/// NO_AVAILABLE_HANDLE (no room; nothing is allocated),
+/// UNAVAILABLE_IN_CURRENT_STATUS (a master out of ids, docs/CONTRACT.md
+/// section 6).
 ///
 /// Ownership: nothing is transferred; names are only read during the call.
 /// Thread safety: may be called concurrently with any call but `_free`.
@@ -248,7 +250,8 @@ pub unsafe extern "C" fn mooncake_meta_move_revoke(
 /// into memory: a PROCESSING memory replica is staged (on the first of the
 /// `preferred_count` preferred segments with room, else anywhere) and goes
 /// to `*out_replica`. No COMPLETE LOCAL_DISK replica ->
-/// `MOONCAKE_META_REPLICA_NOT_FOUND`; a memory replica already there ->
+/// `MOONCAKE_META_REPLICA_NOT_FOUND`; a memory replica already there, or
+/// a master out of ids (docs/CONTRACT.md section 6) ->
 /// `MOONCAKE_META_UNAVAILABLE_IN_CURRENT_STATUS`; a task running ->
 /// `MOONCAKE_META_OBJECT_HAS_REPLICATION_TASK`; no room ->
 /// `MOONCAKE_META_NO_AVAILABLE_HANDLE`.
@@ -323,7 +326,8 @@ pub unsafe extern "C" fn mooncake_meta_promotion_end(
 /// `client`, creating the object if it is absent; the replica goes to
 /// `*out_replica`. Idempotent per client (the same replica again). Size
 /// 0 or not the object's size -> `MOONCAKE_META_INVALID_PARAMS`; a write in
-/// flight -> `MOONCAKE_META_UNAVAILABLE_IN_CURRENT_STATUS`.
+/// flight, or a master out of ids (docs/CONTRACT.md section 6) ->
+/// `MOONCAKE_META_UNAVAILABLE_IN_CURRENT_STATUS`.
 ///
 /// Ownership: nothing is transferred.
 /// Thread safety: may be called concurrently with any call but `_free`.

@@ -127,7 +127,8 @@ unsafe fn start(
 /// COMPLETE replica, or a young write of the key, is
 /// `MOONCAKE_META_OBJECT_ALREADY_EXISTS`; one that a copy, move or
 /// promotion still holds is `MOONCAKE_META_OBJECT_HAS_REPLICATION_TASK`;
-/// no room is `MOONCAKE_META_NO_AVAILABLE_HANDLE`.
+/// no room is `MOONCAKE_META_NO_AVAILABLE_HANDLE`; a master out of ids
+/// (docs/CONTRACT.md section 6) is `MOONCAKE_META_UNAVAILABLE_IN_CURRENT_STATUS`.
 ///
 /// Ownership: nothing is transferred; `cfg` and the key are only read
 /// during the call.
@@ -229,7 +230,9 @@ pub unsafe extern "C" fn mooncake_meta_put_start_legacy(
 /// ids; requested counts ignored); other size -> new replicas, allocated
 /// before the old ones are let go. Leases never block it. A NULL `cfg.group`
 /// keeps an existing object's group; naming another group than the
-/// object's (or one for an ungrouped object) is `MOONCAKE_META_INVALID_PARAMS`.
+/// object's (or one for an ungrouped object) is `MOONCAKE_META_INVALID_PARAMS`;
+/// a master out of ids (docs/CONTRACT.md section 6) is
+/// `MOONCAKE_META_UNAVAILABLE_IN_CURRENT_STATUS`.
 ///
 /// `cap` must be at least the replicas requested and, for an in-place
 /// write, at least the object's MEMORY/NOF_SSD replicas (copies may have

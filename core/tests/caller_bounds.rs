@@ -242,6 +242,12 @@ fn a_master_whose_counters_reach_the_limit_issues_no_more_ids() {
             m.upsert_start(C1, k("kept"), 64, &w).unwrap_err(),
             "upsert_start",
         );
+        // Before the capacity answer, which comes after every other check.
+        refused(
+            m.upsert_start_bounded(C1, k("kept"), 64, &w, 0)
+                .unwrap_err(),
+            "upsert_start_bounded, no room for replicas",
+        );
         refused(
             m.copy_start(k("kept"), &["fresh"]).unwrap_err(),
             "copy_start",

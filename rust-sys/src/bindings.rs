@@ -1543,7 +1543,8 @@ extern "C" {
     /// COMPLETE replica, or a young write of the key, is
     /// `MOONCAKE_META_OBJECT_ALREADY_EXISTS`; one that a copy, move or
     /// promotion still holds is `MOONCAKE_META_OBJECT_HAS_REPLICATION_TASK`;
-    /// no room is `MOONCAKE_META_NO_AVAILABLE_HANDLE`.
+    /// no room is `MOONCAKE_META_NO_AVAILABLE_HANDLE`; a master out of ids
+    /// (docs/CONTRACT.md section 6) is `MOONCAKE_META_UNAVAILABLE_IN_CURRENT_STATUS`.
     ///
     /// Ownership: nothing is transferred; `cfg` and the key are only read
     /// during the call.
@@ -1605,7 +1606,9 @@ extern "C" {
     /// ids; requested counts ignored); other size -> new replicas, allocated
     /// before the old ones are let go. Leases never block it. A NULL `cfg.group`
     /// keeps an existing object's group; naming another group than the
-    /// object's (or one for an ungrouped object) is `MOONCAKE_META_INVALID_PARAMS`.
+    /// object's (or one for an ungrouped object) is `MOONCAKE_META_INVALID_PARAMS`;
+    /// a master out of ids (docs/CONTRACT.md section 6) is
+    /// `MOONCAKE_META_UNAVAILABLE_IN_CURRENT_STATUS`.
     ///
     /// `cap` must be at least the replicas requested and, for an in-place
     /// write, at least the object's MEMORY/NOF_SSD replicas (copies may have
@@ -1982,7 +1985,9 @@ extern "C" {
     /// OBJECT_NOT_FOUND, OBJECT_HAS_REPLICATION_TASK, REPLICA_IS_NOT_READY or
     /// REPLICA_NOT_FOUND (no COMPLETE buffer replica to read), SEGMENT_NOT_FOUND,
     /// INVALID_PARAMS (a segment named twice or already holding a replica),
-    /// NO_AVAILABLE_HANDLE (no room; nothing is allocated).
+    /// NO_AVAILABLE_HANDLE (no room; nothing is allocated),
+    /// UNAVAILABLE_IN_CURRENT_STATUS (a master out of ids, docs/CONTRACT.md
+    /// section 6).
     ///
     /// Ownership: nothing is transferred; names are only read during the call.
     /// Thread safety: may be called concurrently with any call but `_free`.
@@ -2110,7 +2115,8 @@ extern "C" {
     /// into memory: a PROCESSING memory replica is staged (on the first of the
     /// `preferred_count` preferred segments with room, else anywhere) and goes
     /// to `*out_replica`. No COMPLETE LOCAL_DISK replica ->
-    /// `MOONCAKE_META_REPLICA_NOT_FOUND`; a memory replica already there ->
+    /// `MOONCAKE_META_REPLICA_NOT_FOUND`; a memory replica already there, or
+    /// a master out of ids (docs/CONTRACT.md section 6) ->
     /// `MOONCAKE_META_UNAVAILABLE_IN_CURRENT_STATUS`; a task running ->
     /// `MOONCAKE_META_OBJECT_HAS_REPLICATION_TASK`; no room ->
     /// `MOONCAKE_META_NO_AVAILABLE_HANDLE`.
@@ -2160,7 +2166,8 @@ extern "C" {
     /// `client`, creating the object if it is absent; the replica goes to
     /// `*out_replica`. Idempotent per client (the same replica again). Size
     /// 0 or not the object's size -> `MOONCAKE_META_INVALID_PARAMS`; a write in
-    /// flight -> `MOONCAKE_META_UNAVAILABLE_IN_CURRENT_STATUS`.
+    /// flight, or a master out of ids (docs/CONTRACT.md section 6) ->
+    /// `MOONCAKE_META_UNAVAILABLE_IN_CURRENT_STATUS`.
     ///
     /// Ownership: nothing is transferred.
     /// Thread safety: may be called concurrently with any call but `_free`.

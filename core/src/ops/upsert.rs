@@ -131,6 +131,8 @@ impl MasterCore {
             }),
             _ => requested,
         };
+        // Before the capacity answer, which comes after every other check.
+        self.check_ids_left()?;
         if needed > max {
             return Ok(Bounded::TooSmall(needed));
         }
@@ -138,7 +140,6 @@ impl MasterCore {
         // Allocate before touching anything, so a failure leaves the old
         // object, its deadline, registration and the gauge untouched
         // [diverges: upstream erases first and loses the object].
-        self.check_ids_left()?;
         let fresh = match case {
             Case::InPlace => crate::object::Replicas::new(),
             _ => self.allocate_write(hash, size, cfg, &[])?,

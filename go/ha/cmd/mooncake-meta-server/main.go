@@ -265,8 +265,8 @@ func (o *options) etcdConfig(tlsCfg *tls.Config) (clientv3.Config, error) {
 func checkSnapshotDir(ctx context.Context, cli *clientv3.Client, prefix string, store *ha.DirStore) error {
 	err := ha.CheckPublishedSnapshot(ctx, cli, prefix, store)
 	if errors.Is(err, ha.ErrSnapshot) {
-		return fmt.Errorf("--snapshot-dir %q: %w; every node of a cluster must use the same snapshot directory (one machine, or a shared filesystem), "+
-			"or this node cannot restore the cluster's state and never leads", store.Dir(), err)
+		return fmt.Errorf("--snapshot-dir %q: %w; when the published snapshot cannot be opened, the likely cause is that every node of a cluster "+
+			"must use the same snapshot directory (one machine, or a shared filesystem), or this node cannot restore the cluster's state and never leads", store.Dir(), err)
 	}
 	return err
 }

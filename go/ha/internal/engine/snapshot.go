@@ -269,16 +269,18 @@ func (n *Node) snapshot(ctx context.Context) (uint64, error) {
 			if ctx.Err() != nil {
 				// The leader is stopping (or the caller gave up), perhaps
 				// because etcd does not answer: the file is kept without
-				// asking etcd whether the attempt cut short committed.
-				// Prune deletes it once a snapshot with a higher sequence
-				// is published.
+				// asking etcd whether the attempt cut short committed. It
+				// is not deleted by anyone who knows it was never
+				// published: Prune counts it among the stored snapshots it
+				// keeps (the newest SnapshotKeep, never the published one
+				// nor a newer one) and deletes it when it falls out of them.
 				n.cfg.Logger.Warn("ha snapshot kept: its publication was cut short", "name", n.cfg.Name, "seq", rec.Seq, "location", rec.Location, "err", err)
 				if !errors.Is(err, ErrFenced) {
 					return 0, fmt.Errorf("%w: publishing snapshot %d was cut short (the session ended, or the node is stopping): %w", ErrFenced, seq, err)
 				}
 				return 0, err
 			}
-			n.discardUnpublished(store, rec, leaderKey, leaderRev)
+			n.discardUnpublished(ctx, store, rec, leaderKey, leaderRev)
 			return 0, err
 		}
 	}
@@ -310,14 +312,15 @@ func (n *Node) snapshot(ctx context.Context) (uint64, error) {
 // it: once the election key no longer has leaderRev, every attempt still
 // in flight fails its fence, and a record that does not name the
 // snapshot then never will. Otherwise the file stays (Prune deletes it
-// once a snapshot with a higher sequence is published): deleting a
-// published snapshot leaves every standby that needs it unable to start.
+// when it falls out of the SnapshotKeep newest stored, never while it is
+// the published one or newer): deleting a published snapshot leaves every
+// standby that needs it unable to start.
 //
-// The read and the delete are bounded by the leader's lease (lease.go):
-// the node still reports RoleLeader meanwhile, and past its lease another
-// node may lead. With the lease run out, etcd is not asked and the file
-// stays.
-func (n *Node) discardUnpublished(store SnapshotStore, rec SnapshotRecord, leaderKey string, leaderRev int64) {
+// The read and the delete are bounded by the leader's lease (lease.go) and
+// end with ctx (the snapshot's: the node stopping): the node still reports
+// RoleLeader meanwhile, and past its lease another node may lead. With the
+// lease run out, or ctx ended, the file stays.
+func (n *Node) discardUnpublished(ctx context.Context, store SnapshotStore, rec SnapshotRecord, leaderKey string, leaderRev int64) {
 	n.mu.Lock()
 	until := n.leaseUntil
 	n.mu.Unlock()
@@ -325,7 +328,7 @@ func (n *Node) discardUnpublished(store SnapshotStore, rec SnapshotRecord, leade
 		n.cfg.Logger.Warn("ha snapshot kept: the lease ran out before etcd could be asked whether it was published", "name", n.cfg.Name, "seq", rec.Seq, "location", rec.Location)
 		return
 	}
-	ctx, cancel := context.WithDeadline(context.Background(), until)
+	ctx, cancel := context.WithDeadline(ctx, until)
 	defer cancel()
 	resp, err := n.cli.Txn(ctx).Then(clientv3.OpGet(SnapshotKey(n.cfg.Prefix)), clientv3.OpGet(leaderKey)).Commit()
 	if err != nil {

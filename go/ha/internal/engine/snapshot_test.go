@@ -8,6 +8,7 @@ package engine
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -586,7 +587,7 @@ func TestAnUnpublishedSnapshotIsDeletedOnlyWhenNoRecordCanNameIt(t *testing.T) {
 
 	s1, s2, s3 := put(1), put(2), put(3)
 	// No record, but the key stands: the publication may still commit.
-	n.discardUnpublished(store, s1, key, rev)
+	n.discardUnpublished(context.Background(), store, s1, key, rev)
 	if !stored(s1) {
 		t.Fatal("deleted while the election key stands")
 	}
@@ -595,12 +596,12 @@ func TestAnUnpublishedSnapshotIsDeletedOnlyWhenNoRecordCanNameIt(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The record names it: published although the answer was lost.
-	n.discardUnpublished(store, s2, key, rev)
+	n.discardUnpublished(context.Background(), store, s2, key, rev)
 	if !stored(s2) || n.recordSeq() != 2 {
 		t.Fatalf("published snapshot: stored %v, record seq seen %d", stored(s2), n.recordSeq())
 	}
 	// Another is published and the key is gone: never published.
-	n.discardUnpublished(store, s3, key, rev)
+	n.discardUnpublished(context.Background(), store, s3, key, rev)
 	if stored(s3) {
 		t.Fatal("an unpublished snapshot of a deposed leader was kept")
 	}
@@ -608,7 +609,7 @@ func TestAnUnpublishedSnapshotIsDeletedOnlyWhenNoRecordCanNameIt(t *testing.T) {
 	s4 := put(4)
 	reads := kv.reads.Load()
 	n.leaseUntil = time.Now().Add(-time.Millisecond)
-	n.discardUnpublished(store, s4, key, rev)
+	n.discardUnpublished(context.Background(), store, s4, key, rev)
 	if !stored(s4) || kv.reads.Load() != reads {
 		t.Fatalf("past the lease: stored %v, %d reads of the record sent", stored(s4), kv.reads.Load()-reads)
 	}
