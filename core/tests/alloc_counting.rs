@@ -11,50 +11,10 @@
 mod support;
 
 use mooncake_meta_core::*;
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicI64, AtomicU64, Ordering::Relaxed};
+use support::counting::{allocs, live, Counting};
 use support::entropy::{Entropy, XorShift};
 use support::opseq::Driver;
 use support::snapmut;
-
-struct Counting;
-
-static LIVE: AtomicI64 = AtomicI64::new(0);
-static ALLOCS: AtomicU64 = AtomicU64::new(0);
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let p = unsafe { System.alloc(layout) };
-        if !p.is_null() {
-            LIVE.fetch_add(layout.size() as i64, Relaxed);
-            ALLOCS.fetch_add(1, Relaxed);
-        }
-        p
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        let p = unsafe { System.alloc_zeroed(layout) };
-        if !p.is_null() {
-            LIVE.fetch_add(layout.size() as i64, Relaxed);
-            ALLOCS.fetch_add(1, Relaxed);
-        }
-        p
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) };
-        LIVE.fetch_sub(layout.size() as i64, Relaxed);
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        let p = unsafe { System.realloc(ptr, layout, new_size) };
-        if !p.is_null() {
-            LIVE.fetch_add(new_size as i64 - layout.size() as i64, Relaxed);
-            ALLOCS.fetch_add(1, Relaxed);
-        }
-        p
-    }
-}
 
 #[global_allocator]
 static GLOBAL: Counting = Counting;
@@ -231,10 +191,6 @@ fn grow_parking_lot_table() {
     }
 }
 
-fn live() -> i64 {
-    LIVE.load(Relaxed)
-}
-
 /// One steady-state work cycle on a live master: fill, pin, expire, evict,
 /// remove everything, release. Every cycle draws the same choices.
 fn work_cycle(m: &Master) {
@@ -274,11 +230,11 @@ fn live_bytes_return_to_baseline_after_masters_are_dropped() {
     let mut lines = Vec::with_capacity(scenarios.len());
     let mut leaks = Vec::with_capacity(scenarios.len());
     for (name, f) in &scenarios {
-        let (before, allocs) = (live(), ALLOCS.load(Relaxed));
+        let (before, allocs_before) = (live(), allocs());
         for _ in 0..3 {
             f();
         }
-        let (after, n) = (live(), ALLOCS.load(Relaxed) - allocs);
+        let (after, n) = (live(), allocs() - allocs_before);
         lines.push((name, n, before, after));
     }
     // Printed afterwards: output buffers must not land between two samples.

@@ -6,63 +6,14 @@
 //! One #[test] only: the counter is global, so nothing else may allocate
 //! concurrently while a call is measured.
 mod common;
+mod support;
 
 use common::*;
 use mooncake_meta_core::*;
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicI64, Ordering::Relaxed};
-
-struct Counting;
-
-static LIVE: AtomicI64 = AtomicI64::new(0);
-static PEAK: AtomicI64 = AtomicI64::new(0);
-
-fn grew(by: i64) {
-    let now = LIVE.fetch_add(by, Relaxed) + by;
-    PEAK.fetch_max(now, Relaxed);
-}
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let p = unsafe { System.alloc(layout) };
-        if !p.is_null() {
-            grew(layout.size() as i64);
-        }
-        p
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        let p = unsafe { System.alloc_zeroed(layout) };
-        if !p.is_null() {
-            grew(layout.size() as i64);
-        }
-        p
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) };
-        LIVE.fetch_sub(layout.size() as i64, Relaxed);
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        let p = unsafe { System.realloc(ptr, layout, new_size) };
-        if !p.is_null() {
-            grew(new_size as i64 - layout.size() as i64);
-        }
-        p
-    }
-}
+use support::counting::{peak_during, Counting};
 
 #[global_allocator]
 static GLOBAL: Counting = Counting;
-
-/// Peak heap bytes `f` adds above what was live when it started.
-fn peak_during<T>(f: impl FnOnce() -> T) -> (T, i64) {
-    let base = LIVE.load(Relaxed);
-    PEAK.store(base, Relaxed);
-    let out = f();
-    (out, PEAK.load(Relaxed) - base)
-}
 
 fn pages(m: &Master, tenant: &str, prefix: &str, limit: usize) -> Vec<String> {
     let (mut all, mut after) = (Vec::new(), None::<String>);

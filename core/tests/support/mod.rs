@@ -1,4 +1,4 @@
-//! Shared by the reliability tests (`fuzz_bounded`, `alloc_counting`,
+//! Shared by the reliability tests (`fuzz_bounded`, `alloc_counting`, `list_keys_paging`,
 //! `soak`, the `journal_*` tests) and by the cargo-fuzz crate in `fuzz/`, which includes
 //! this directory by path: an entropy source the generators draw from (a
 //! deterministic xorshift here, libFuzzer's bytes there), the
@@ -7,6 +7,7 @@
 //! crate's, tests/support/cabi.rs). Each user takes a subset.
 #![allow(dead_code)]
 
+pub mod counting;
 pub mod entropy;
 pub mod journal_gen;
 pub mod journalmut;
