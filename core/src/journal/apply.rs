@@ -60,6 +60,8 @@ use crate::retention::REGISTRY_SHARD;
 use crate::segment::{BlockId, BufferOwner, Mounted, Segment};
 use crate::shard::{Discarded, ShardState};
 use crate::snapshot::restore::{counters_carry_on, StageMode};
+use crate::snapshot::image::SnapshotImage;
+use std::collections::VecDeque;
 use crate::types::{Key, Pool, ReplicaKind, ReplicaStatus, SegmentId, SegmentSpec};
 use hashbrown::HashMap;
 use parking_lot::{Mutex, RwLockWriteGuard};
@@ -90,8 +92,9 @@ fn misfit(msg: impl Into<String>) -> Error {
 /// restore refuses more: counters that carry on with plain increments
 /// would wrap, handing out ids and tokens again); a Reset's snapshot
 /// decodes (and so passes the snapshot's structural checks) and carries
-/// such counters. Nothing is changed.
-fn check_before_apply(rec: &RecordView<'_>) -> Result<()> {
+/// such counters. Nothing is changed. A Reset's decoded snapshot is
+/// returned, for its apply to install without decoding it again.
+fn check_before_apply(rec: &RecordView<'_>) -> Result<Option<SnapshotImage>> {
     fn below(what: &str, v: u64) -> Result<()> {
         if v >= MAX_INSTANT {
             return Err(Error::new(
@@ -108,7 +111,7 @@ fn check_before_apply(rec: &RecordView<'_>) -> Result<()> {
             image
                 .replicas
                 .iter()
-                .try_for_each(|r| below("replica id", r.id))
+                .try_for_each(|r| below("replica id", r.id))?;
         }
         KindView::ObjectEnded {
             write_token,
@@ -116,24 +119,35 @@ fn check_before_apply(rec: &RecordView<'_>) -> Result<()> {
             ..
         } => {
             below("write token", *write_token)?;
-            completed.iter().try_for_each(|&id| below("replica id", id))
+            completed
+                .iter()
+                .try_for_each(|&id| below("replica id", id))?;
         }
-        KindView::ObjectErased { .. } => Ok(()),
+        KindView::ObjectErased { .. } => {}
         KindView::Other(Record::Counters {
             next_replica_id,
             next_write_token,
             next_object_seq,
-        }) => counters_carry_on(*next_replica_id, *next_write_token, *next_object_seq),
+        }) => counters_carry_on(*next_replica_id, *next_write_token, *next_object_seq)?,
         KindView::Other(Record::Reset { image }) => {
             let img = crate::snapshot::codec::decode(image)?;
             counters_carry_on(
                 img.next_replica_id,
                 img.next_write_token,
                 img.next_object_seq,
-            )
+            )?;
+            return Ok(Some(img));
         }
-        KindView::Other(_) => Ok(()),
+        KindView::Other(_) => {}
     }
+    Ok(None)
+}
+
+/// A record applied alone: a Reset comes with the snapshot its check
+/// decoded, so the image is decoded once per apply.
+enum Other<'a> {
+    Record(&'a Record),
+    Reset(Box<SnapshotImage>),
 }
 
 /// The write in flight an ObjectSet installs (its token, the record's slot,
@@ -230,8 +244,11 @@ impl MasterCore {
         }
         // What a record names is checked for all of them before any is
         // applied, as the framing is: a batch refused for it applies nothing.
+        // A Reset's snapshot is decoded here, once: its apply installs the
+        // image kept (in input order, one per Reset).
+        let mut resets = VecDeque::new();
         for (seq, rec) in todo.iter() {
-            check_before_apply(rec).map_err(|e| {
+            let decoded = check_before_apply(rec).map_err(|e| {
                 Error::new(
                     ErrorKind::DeserializeFail,
                     format!(
@@ -241,6 +258,7 @@ impl MasterCore {
                     ),
                 )
             })?;
+            resets.extend(decoded.map(Box::new));
         }
         // Object records go in runs of up to RUN consecutive ones (see
         // `apply_run`); any other record alone.
@@ -256,7 +274,15 @@ impl MasterCore {
                 let KindView::Other(other) = &rec.kind else {
                     unreachable!("a run takes every object record")
                 };
-                self.apply_one(*seq, rec, other)
+                let input = match other {
+                    Record::Reset { .. } => Other::Reset(
+                        resets
+                            .pop_front()
+                            .expect("the check kept one decoded image per Reset"),
+                    ),
+                    other => Other::Record(other),
+                };
+                self.apply_one(*seq, rec, input)
                     .map(|()| 1)
                     .map_err(|e| (0, e))
             } else {
@@ -275,13 +301,16 @@ impl MasterCore {
     }
 
     /// Applies one record that is not an object record, with no lock held.
-    fn apply_one(&self, seq: u64, rec: &RecordView, other: &Record) -> Result<()> {
+    fn apply_one(&self, seq: u64, rec: &RecordView, other: Other<'_>) -> Result<()> {
         // A standby with a journal records what it applies under the
         // primary's numbering (a standby of it applies the same).
         if let Some(j) = &self.journal {
             j.continue_at(seq)?;
         }
-        let applied = self.apply_record(seq, other);
+        let applied = match other {
+            Other::Record(r) => self.apply_record(r),
+            Other::Reset(img) => self.apply_reset(&img),
+        };
         if let (Ok(()), Some(j)) = (&applied, &self.journal) {
             // A reset's install appended its own (same) Reset already.
             if j.last_seq() < seq {
@@ -534,7 +563,17 @@ impl MasterCore {
         Ok(())
     }
 
-    fn apply_record(&self, _seq: u64, rec: &Record) -> Result<()> {
+    /// Installs a Reset's snapshot, decoded (and checked) before the call
+    /// applied anything.
+    fn apply_reset(&self, img: &SnapshotImage) -> Result<()> {
+        let (staged, _) = self.stage(img, StageMode::Verbatim)?;
+        self.install(staged);
+        self.role.set_lenient(false);
+        Ok(())
+    }
+
+    /// Applies a record that is neither an object record nor a Reset.
+    fn apply_record(&self, rec: &Record) -> Result<()> {
         match rec {
             Record::SegmentMounted {
                 owner,
@@ -621,13 +660,10 @@ impl MasterCore {
                 self.raise_counters(*next_replica_id, *next_write_token, *next_object_seq);
                 Ok(())
             }
-            Record::Reset { image } => {
-                let img = crate::snapshot::codec::decode(image)?;
-                let (staged, _) = self.stage(&img, StageMode::Verbatim)?;
-                self.install(staged);
-                self.role.set_lenient(false);
-                Ok(())
-            }
+            Record::Reset { .. } => Err(Error::new(
+                ErrorKind::Internal,
+                "a Reset is applied from the image its check decoded",
+            )),
         }
     }
 
