@@ -564,8 +564,9 @@ pub unsafe extern "C" fn mooncake_meta_config_set_shard_count(
 /// default) = no presizing. Master creation then pre-sizes every shard's
 /// object table for ceil(expected_objects / shard_count) objects, so
 /// filling it up to that many never rehashes a table; more objects than
-/// expected are fine. At most `MOONCAKE_META_MAX_EXPECTED_OBJECTS`,
-/// checked at validation; creation fails with
+/// expected are fine. At most `MOONCAKE_META_MAX_EXPECTED_OBJECTS`, and
+/// at most 3 * 2^30 objects per shard, checked at validation; creation
+/// fails with
 /// `MOONCAKE_META_INVALID_PARAMS` if the tables cannot be allocated.
 ///
 /// Ownership: `cfg` stays owned by the caller.

@@ -31,9 +31,9 @@ const CHUNK_MASK: u32 = CHUNK_SLOTS as u32 - 1;
 /// page of 128-byte object records.
 const PRESIZE_STEP: usize = 32;
 
-/// The highest slot number an arena hands out, plus one: slot numbers are
-/// `u32`, and `u32::MAX` stays free as a sentinel for callers (an arena
-/// with a short presized chunk leaves some numbers below it unused).
+/// The highest slot number an arena hands out: slot numbers are `u32`, and
+/// `u32::MAX` stays free as a sentinel for callers (an arena with a short
+/// presized chunk leaves some numbers below it unused).
 pub(crate) const MAX_SLOTS: u32 = u32::MAX - 1;
 
 use crate::memory::{FixedVec, Region};
@@ -235,10 +235,76 @@ impl<T: Versioned> Arena<T> {
         }
     }
 
+    /// Makes sure the next [`insert`](Self::insert) allocates nothing: a
+    /// free slot, or room in the last chunk (a new chunk made now, or the
+    /// first one grown). An error, with nothing stored changed, when every
+    /// slot number is in use ([`MAX_SLOTS`]) or the memory cannot be had;
+    /// a chunk made and then left unused is the next insert's.
+    pub fn try_reserve_one(&mut self) -> Result<(), String> {
+        if !self.free.is_empty() {
+            return Ok(());
+        }
+        let (next, new_chunk) = self.next_new_slot();
+        if next > MAX_SLOTS as usize {
+            return Err(format!("every slot number up to {MAX_SLOTS} is in use"));
+        }
+        let failed = |slots: usize| {
+            format!(
+                "allocating {} bytes of records failed",
+                slots.saturating_mul(slot_bytes::<T>())
+            )
+        };
+        if new_chunk {
+            // The first chunk starts empty and doubles below; a later one
+            // is made at its full size (or was made short by a presizing),
+            // so its records never move.
+            self.chunks.try_reserve(1).map_err(|_| failed(0))?;
+            let chunk = match self.spare.pop() {
+                Some(chunk) => chunk,
+                None if self.chunks.is_empty() => Chunk {
+                    records: FixedVec::default(),
+                },
+                None => Chunk::try_in(None, CHUNK_SLOTS).map_err(|_| failed(CHUNK_SLOTS))?,
+            };
+            self.chunks.push(chunk);
+        }
+        let chunk = self.chunks.last_mut().expect("a chunk with room");
+        if chunk.records.len() == chunk.records.capacity() {
+            // Only the first chunk gets here: double it, never past one
+            // chunk (moved to the heap, if it was carved from a region).
+            let want = (chunk.records.len() * 2).clamp(8, CHUNK_SLOTS);
+            chunk.records.regrow(want).map_err(|_| failed(want))?;
+        }
+        Ok(())
+    }
+
+    /// The slot number a new slot gets, and whether it starts a chunk: a
+    /// new chunk only when the last one is full (to CHUNK_SLOTS, or to the
+    /// room a presizing made it with, short, past the first chunk; a
+    /// presized first chunk is there, empty, before the first insert; the
+    /// first chunk doubles up to CHUNK_SLOTS).
+    fn next_new_slot(&self) -> (usize, bool) {
+        match self.chunks.last() {
+            Some(last)
+                if last.records.len() < last.records.capacity()
+                    || (self.chunks.len() == 1 && last.records.len() < CHUNK_SLOTS) =>
+            {
+                (
+                    ((self.chunks.len() - 1) << CHUNK_SHIFT) + last.records.len(),
+                    false,
+                )
+            }
+            _ => (self.chunks.len() << CHUNK_SHIFT, true),
+        }
+    }
+
     /// Stores `value`; returns its slot. In a slot used before, the record
     /// takes the version the slot's last record left (one past its own);
     /// in a new slot, it keeps the version it has. `None` when every slot
-    /// number is in use ([`MAX_SLOTS`]).
+    /// number is in use ([`MAX_SLOTS`]). Allocates nothing after a
+    /// [`try_reserve_one`](Self::try_reserve_one) that succeeded; otherwise
+    /// it makes the room the same way, and panics if the memory cannot be
+    /// had.
     pub fn insert(&mut self, mut value: T) -> Option<u32> {
         if let Some(slot) = self.free.pop() {
             let (c, i) = split(slot);
@@ -251,45 +317,15 @@ impl<T: Versioned> Arena<T> {
             self.len += 1;
             return Some(slot);
         }
-        // A new chunk only when the last one is full: to CHUNK_SLOTS, or to
-        // the room a presizing made it with, short, past the first chunk (a
-        // presized first chunk is there, empty, before the first insert; the
-        // first chunk doubles up to CHUNK_SLOTS below).
-        let (next, new_chunk) = match self.chunks.last() {
-            Some(last)
-                if last.records.len() < last.records.capacity()
-                    || (self.chunks.len() == 1 && last.records.len() < CHUNK_SLOTS) =>
-            {
-                (
-                    ((self.chunks.len() - 1) << CHUNK_SHIFT) + last.records.len(),
-                    false,
-                )
-            }
-            _ => (self.chunks.len() << CHUNK_SHIFT, true),
-        };
-        if next > MAX_SLOTS as usize {
+        if self.next_new_slot().0 > MAX_SLOTS as usize {
             return None;
         }
-        if new_chunk {
-            // The first chunk starts empty and doubles below; a later one
-            // is made at its full size (or was made short by a presizing),
-            // so its records never move.
-            let chunk = match self.spare.pop() {
-                Some(chunk) => chunk,
-                None if self.chunks.is_empty() => Chunk {
-                    records: FixedVec::default(),
-                },
-                None => Chunk::try_in(None, CHUNK_SLOTS).expect("arena memory"),
-            };
-            self.chunks.push(chunk);
+        if let Err(e) = self.try_reserve_one() {
+            panic!("arena: {e}");
         }
+        let (next, new_chunk) = self.next_new_slot();
+        debug_assert!(!new_chunk, "the room was made");
         let chunk = self.chunks.last_mut().expect("a chunk with room");
-        if chunk.records.len() == chunk.records.capacity() {
-            // Only the first chunk gets here: double it, never past one
-            // chunk (moved to the heap, if it was carved from a region).
-            let want = (chunk.records.len() * 2).clamp(8, CHUNK_SLOTS);
-            chunk.records.regrow(want).expect("arena memory");
-        }
         let pushed = chunk.records.push(Slot::Full(value)).is_ok();
         assert!(pushed, "the chunk has room (made so above)");
         self.len += 1;

@@ -223,8 +223,9 @@ impl MasterConfig {
     /// The object capacity `expected_objects` asks of each shard:
     /// `ceil(expected_objects / shard_count)`, 0 without presizing.
     /// `INVALID_PARAMS` if `expected_objects` exceeds
-    /// [`MAX_EXPECTED_OBJECTS`], the shard count is 0, or the share does not
-    /// fit in `usize`.
+    /// [`MAX_EXPECTED_OBJECTS`], the shard count is 0, or the share is more
+    /// than a shard holds (three quarters of 2^32) or does not fit in
+    /// `usize`.
     pub fn objects_per_shard(&self) -> Result<usize> {
         let n = self.expected_objects;
         if n > MAX_EXPECTED_OBJECTS {
@@ -241,10 +242,18 @@ impl MasterConfig {
                     self.shard_count
                 ))
             })?;
-        usize::try_from(n.div_ceil(shards)).map_err(|_| {
+        let share = n.div_ceil(shards);
+        // A shard's index holds at most this many entries.
+        let most = crate::slot_index::MAX_ENTRIES as u64;
+        if share > most {
+            return Err(Error::invalid(format!(
+                "expected_objects {n}: {share} objects for each of the {shards} shards; a shard \
+                 holds at most {most} (use more shards)"
+            )));
+        }
+        usize::try_from(share).map_err(|_| {
             Error::invalid(format!(
-                "expected_objects {n}: {} objects per shard do not fit in usize",
-                n.div_ceil(shards)
+                "expected_objects {n}: {share} objects per shard do not fit in usize"
             ))
         })
     }

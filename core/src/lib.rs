@@ -9,7 +9,9 @@
 //! expiration cost proportional to what is due.
 //!
 //! This is the pure-Rust core: the safe API is this crate ([`Master`]), with
-//! no C types and no `unsafe` code. The C ABI (`libmooncake_meta`, the
+//! no C types, and `unsafe` code only in one audited memory module (huge-page
+//! mappings, fill buffers, prefetches; every block with its SAFETY argument).
+//! The C ABI (`libmooncake_meta`, the
 //! `mooncake_meta` crate at the repository root) is a thin layer over it, and
 //! the sys crate's safe layer mirrors this crate's names, so a program moves
 //! between linking the C library and compiling this crate in by changing one

@@ -202,7 +202,7 @@ impl crate::arena::Versioned for Object {
 const _: () = assert!(std::mem::align_of::<Object>() == 64);
 const _: () = assert!(std::mem::offset_of!(Object, lease) == 56);
 const _: () = assert!(std::mem::offset_of!(Object, size) == 64);
-// An arena slot (`Option<Object>`) costs no more than the record.
+// An optional record costs no more than the record (its niche is free).
 const _: () = assert!(std::mem::size_of::<Option<Object>>() == 128);
 
 /// What a new record holds, apart from its tenant (interned on insertion).

@@ -1,4 +1,4 @@
-//! An object's replicas in 24 bytes, the size of one replica: one lives
+//! An object's replicas in 32 bytes, the size of one replica: one lives
 //! inline in the record (no allocation, and a read touches no other cache
 //! line); two or more live in one boxed slice. Derefs to `[Replica]`.
 

@@ -8,6 +8,7 @@
 
 use crate::arena::Arena;
 use crate::clock::Instant;
+use crate::error::{Error, ErrorKind, Result};
 use crate::key::{self, KeyHasher};
 use crate::memory::Region;
 use crate::object::Object;
@@ -100,6 +101,13 @@ impl InFlight {
         self.0.iter().map(|(&t, w)| (t, w))
     }
 }
+
+/// Room for one more object in a shard, made by
+/// [`ShardState::reserve_insert`] before an operation changes anything and
+/// used by [`ShardState::insert`]: an insert can then neither allocate nor
+/// fail halfway, leaving a record stored but not indexed.
+#[must_use = "room is made for an insert"]
+pub(crate) struct Room(());
 
 pub(crate) struct ShardState {
     /// The records, by slot.
@@ -405,18 +413,36 @@ impl ShardState {
         self.objects.get_mut(r.slot).filter(|o| r.names(o))
     }
 
-    /// Stores a new object of `tenant` whose key hashes to `hash`; returns
-    /// its slot. The caller has checked that its key is absent. In a slot
-    /// used before, the object's `pin_version` goes on from the slot's last
-    /// object's (the arena carries it). Panics only if the shard holds
-    /// 2^32 − 1 objects (no slot number is left), which no master's memory
-    /// reaches.
-    pub fn insert(&mut self, tenant: &str, hash: u64, mut obj: Object) -> u32 {
+    /// Makes room for one more object, so that [`insert`](Self::insert)
+    /// allocates nothing and cannot fail: an operation asks for it before
+    /// it allocates buffers or changes anything, and a failure (no slot
+    /// number or index entry left, or no memory for a larger table) is an
+    /// `INTERNAL_ERROR` that leaves the master unchanged. Room made and not
+    /// used is the next insert's.
+    pub fn reserve_insert(&mut self) -> Result<Room> {
+        let room = self
+            .objects
+            .try_reserve_one()
+            .and_then(|()| self.index.try_reserve(1, None));
+        room.map(|()| Room(())).map_err(|e| {
+            Error::new(
+                ErrorKind::Internal,
+                format!("this shard cannot hold another object: {e}"),
+            )
+        })
+    }
+
+    /// Stores a new object of `tenant` whose key hashes to `hash`, in the
+    /// room `room` made; returns its slot. The caller has checked that its
+    /// key is absent. In a slot used before, the object's `pin_version`
+    /// goes on from the slot's last object's (the arena carries it).
+    pub fn insert(&mut self, room: Room, tenant: &str, hash: u64, mut obj: Object) -> u32 {
+        let Room(()) = room;
         obj.set_tenant(self.tenants.acquire(tenant));
         let slot = self
             .objects
             .insert(obj)
-            .expect("a shard holds fewer than 2^32 - 1 objects");
+            .expect("reserve_insert made room for the record");
         debug_assert_eq!(self.hash_of(self.objects.get(slot).unwrap()), hash);
         // Growing the table places every entry from the hash bits it keeps:
         // no record is read.
@@ -653,7 +679,8 @@ mod tests {
     }
 
     fn put(st: &mut ShardState, h: &KeyHasher, k: Key<'_>, seq: u64) -> u32 {
-        st.insert(k.tenant, h.hash(k), object(k, seq))
+        let room = st.reserve_insert().unwrap();
+        st.insert(room, k.tenant, h.hash(k), object(k, seq))
     }
 
     #[test]
@@ -770,7 +797,9 @@ mod key_tests {
     use crate::types::DEFAULT_TENANT;
 
     fn put(st: &mut ShardState, h: &KeyHasher, k: Key<'_>, seq: u64) {
+        let room = st.reserve_insert().unwrap();
         st.insert(
+            room,
             k.tenant,
             h.hash(k),
             Object::new(NewRecord {

@@ -59,9 +59,12 @@ fn entry_slot(e: u64) -> u32 {
 
 /// Entries a table of `buckets` holds before it grows (three quarters).
 #[inline]
-fn limit(buckets: usize) -> usize {
+const fn limit(buckets: usize) -> usize {
     buckets - buckets / 4
 }
+
+/// Most entries a table indexes: three quarters of [`MAX_BUCKETS`].
+pub(crate) const MAX_ENTRIES: usize = limit(MAX_BUCKETS);
 
 impl SlotIndex {
     pub fn new() -> SlotIndex {

@@ -319,15 +319,16 @@ fn expected_objects_above_the_bound_is_invalid_params() {
         );
         rejected(c, "expected_objects");
     }
-    // The bound itself is valid (not built here: it would reserve the
-    // tables), and the per-shard share rounds up.
+    // The bound itself is valid with a share a shard holds (not built
+    // here: it would reserve the tables), and the per-shard share rounds
+    // up; one shard cannot hold 2^32 (a_share_no_shard_can_hold_...).
     let at_bound = MasterConfig {
         expected_objects: MAX_EXPECTED_OBJECTS,
-        shard_count: 1,
+        shard_count: 2,
         ..config()
     };
     at_bound.validate().unwrap();
-    assert_eq!(at_bound.objects_per_shard().unwrap(), 1 << 32);
+    assert_eq!(at_bound.objects_per_shard().unwrap(), 1 << 31);
     let c = MasterConfig {
         expected_objects: 10,
         shard_count: 3,
@@ -335,4 +336,42 @@ fn expected_objects_above_the_bound_is_invalid_params() {
     };
     assert_eq!(c.objects_per_shard().unwrap(), 4);
     assert_eq!(MasterConfig::default().expected_objects, 0);
+}
+
+/// §9: a share of `expected_objects` larger than one shard can index is
+/// refused when the configuration is validated, not when the master is
+/// created after `validate()` accepted it.
+#[test]
+fn a_share_no_shard_can_hold_is_refused_by_validate() {
+    let one = MasterConfig {
+        expected_objects: MAX_EXPECTED_OBJECTS,
+        shard_count: 1,
+        ..MasterConfig::default()
+    };
+    let e = one.validate().unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidParams, "{e}");
+    assert!(e.message().contains("use more shards"), "{e}");
+    let e = Master::new(one).err().expect("refused");
+    assert_eq!(e.kind(), ErrorKind::InvalidParams, "{e}");
+    // Three quarters of 2^32 per shard is the most a shard holds.
+    let most = MasterConfig {
+        expected_objects: 3 << 30,
+        shard_count: 1,
+        ..MasterConfig::default()
+    };
+    most.validate().unwrap();
+    let past = MasterConfig {
+        expected_objects: (3 << 30) + 1,
+        ..most
+    };
+    assert_eq!(
+        past.validate().unwrap_err().kind(),
+        ErrorKind::InvalidParams
+    );
+    let two = MasterConfig {
+        expected_objects: MAX_EXPECTED_OBJECTS,
+        shard_count: 2,
+        ..MasterConfig::default()
+    };
+    two.validate().unwrap();
 }

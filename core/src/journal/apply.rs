@@ -700,6 +700,11 @@ impl MasterCore {
         check_image(img)?;
         // One lookup: the handle finds the object again without hashing.
         let at = st.locate(hash, k, si as u32);
+        // Room for a new key's record, before anything changes.
+        let mut room = match at {
+            None => Some(st.reserve_insert()?),
+            Some(_) => None,
+        };
         let old = at.and_then(|r| st.get(r)).map(|o| {
             (
                 old_buffers(o),
@@ -906,7 +911,8 @@ impl MasterCore {
                 ObjectRef { seq: held.seq, ..r }
             }
             None => {
-                let slot = st.insert(k.tenant, hash, obj);
+                let room = room.take().expect("room is made for an absent key");
+                let slot = st.insert(room, k.tenant, hash, obj);
                 st.object_ref(si as u32, slot).expect("inserted just now")
             }
         };

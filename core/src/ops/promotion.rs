@@ -130,8 +130,10 @@ impl MasterCore {
             return Ok(r.descriptor(size));
         }
         self.check_ids_left()?;
+        let room = st.reserve_insert()?;
         let r = replica(self.replica_ids(1));
         st.insert(
+            room,
             k.tenant,
             hash,
             Object::new(NewRecord {

@@ -89,6 +89,7 @@ impl MasterCore {
             None => false,
         };
         self.check_ids_left()?;
+        let room = st.reserve_insert()?;
         let replicas = self.allocate_write(hash, size, cfg, &[])?;
         let token = self.new_token();
         let descriptors = replicas.iter().map(|r| r.descriptor(size)).collect();
@@ -123,7 +124,7 @@ impl MasterCore {
                 )),
             );
         }
-        let slot = st.insert(k.tenant, hash, obj);
+        let slot = st.insert(room, k.tenant, hash, obj);
         st.in_flight.start(token, slot, Some(intent));
         st.keys += 1;
         if replace {

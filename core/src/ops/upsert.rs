@@ -136,6 +136,11 @@ impl MasterCore {
         if needed > max {
             return Ok(Bounded::TooSmall(needed));
         }
+        // Room for a new key's record, before anything is allocated.
+        let mut room = match case {
+            Case::Absent => Some(st.reserve_insert()?),
+            _ => None,
+        };
 
         // Allocate before touching anything, so a failure leaves the old
         // object, its deadline, registration and the gauge untouched
@@ -163,7 +168,8 @@ impl MasterCore {
                     },
                     cfg.group.as_deref(),
                 );
-                let slot = st.insert(k.tenant, hash, obj);
+                let room = room.take().expect("room is made for an absent key");
+                let slot = st.insert(room, k.tenant, hash, obj);
                 st.in_flight.start(token, slot, Some(intent));
                 st.keys += 1;
                 (

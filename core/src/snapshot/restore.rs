@@ -393,6 +393,7 @@ impl MasterCore {
                     },
                 });
             }
+            let room = shards[si].reserve_insert()?;
             if let Some(g) = &group {
                 g.members.lock().join(scoped(k));
             }
@@ -410,7 +411,7 @@ impl MasterCore {
                 hard_pin: o.hard_pin,
             });
             object.set_task(task.map(task_from));
-            let slot = shards[si].insert(k.tenant, hash, object);
+            let slot = shards[si].insert(room, k.tenant, hash, object);
             if let Some(pending) = write {
                 shards[si].in_flight.start(o.write_token, slot, pending);
             }
