@@ -71,7 +71,7 @@ use crate::soft_pin::state::{Delta, IndexOp};
 use crate::types::{ClientId, Key, Pool, ReplicaStatus, SegmentId, WriteConfig};
 use parking_lot::{Mutex, RwLock};
 use std::ops::Deref;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 /// A metadata master. Dropping it stops its maintenance thread promptly.
@@ -134,6 +134,12 @@ pub struct MasterCore {
     /// `SegmentUnmounted` an unmount appends last is never overtaken by a
     /// mount of the same name or by a restore.
     pub(crate) segment_changes: Mutex<()>,
+    /// Unmounts running with the journal on, from taking their segments
+    /// out of the table to the last shard they drop replicas in: while one
+    /// runs, records of an object leave out its replicas on those segments
+    /// before it reaches the object's shard, so an End recording only the
+    /// ids it completed checks them first (`record_ended`).
+    pub(crate) unmounts_running: AtomicUsize,
     /// Eviction's candidate buffer and lock-hold gauge, kept between runs.
     pub(crate) eviction: crate::eviction::EvictionScratch,
     #[cfg(feature = "test-hooks")]
@@ -186,6 +192,7 @@ impl MasterCore {
             quiesce: Quiesce::default(),
             journal,
             segment_changes: Mutex::new(()),
+            unmounts_running: AtomicUsize::new(0),
             eviction: Default::default(),
             #[cfg(feature = "test-hooks")]
             race_hooks: Default::default(),

@@ -1068,6 +1068,121 @@ mod at_exact_points {
         m.debug_set_race_hook(None);
         inv(&m);
     }
+
+    /// Runs `between` on `m` at the `nth` record after arming (from inside
+    /// the recording operation, its shard lock held), once.
+    fn at_nth_record(
+        m: &Master,
+        nth: usize,
+        between: impl Fn(&MasterCore) -> Result<()> + Send + Sync + 'static,
+    ) -> Arc<Mutex<Option<Result<()>>>> {
+        let seen = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let out: Arc<Mutex<Option<Result<()>>>> = Arc::new(Mutex::new(None));
+        let o = out.clone();
+        m.debug_set_race_hook(Some(Arc::new(move |core, point| {
+            if point == RacePoint::BeforeRecord && seen.fetch_add(1, Ordering::SeqCst) + 1 == nth {
+                *o.lock().unwrap() = Some(between(core));
+            }
+        })));
+        out
+    }
+
+    /// A standby applying the whole journal of `p` equals it, leases apart.
+    fn standby_follows(p: &Master) {
+        let s = Master::new(MasterConfig {
+            standby: true,
+            ..config()
+        })
+        .unwrap();
+        let r = s
+            .apply_journal(&p.journal_read_to_vec(1).unwrap())
+            .expect("the standby applies every record");
+        assert_eq!(r.last_seq, p.journal_stats().last_seq);
+        let plain = |m: &Master| {
+            let mut i = decode(&m.snapshot().unwrap()).unwrap();
+            i.created_at = 0;
+            i.wall_at_capture = None;
+            i.objects.iter_mut().for_each(|o| o.lease = 0);
+            i
+        };
+        assert_eq!(plain(&s), plain(p));
+    }
+
+    /// Two keys in different shards, `low` first in the shards' order.
+    fn keys_in_two_shards(m: &Master) -> (String, String) {
+        let mut keys: Vec<String> = (0..64).map(|i| format!("key{i}")).collect();
+        keys.sort_by_key(|n| m.debug_shard_of(k(n)));
+        let low = keys[0].clone();
+        let high = keys
+            .iter()
+            .rev()
+            .find(|n| m.debug_shard_of(k(n)) > m.debug_shard_of(k(&low)))
+            .unwrap()
+            .clone();
+        (low, high)
+    }
+
+    // §12.1 (review finding): an unmount takes its segments out of the
+    // table first, then drops their replicas shard by shard; meanwhile a
+    // record of an object leaves out its replicas on them, so a standby
+    // drops them. An End that then completes one of them recorded an
+    // ObjectEnded naming it, which the standby refused. It records the
+    // object whole instead.
+    #[test]
+    fn an_end_between_an_unmounts_passes_keeps_the_standby_in_step() {
+        let m = master_with(journal_config(), 2, 0, SEG);
+        let (x, z) = keys_in_two_shards(&m);
+        let two = WriteConfig {
+            memory_replicas: 2,
+            ..preserve()
+        };
+        let w = m.put_start(C1, k(&x), 64, &two).unwrap();
+        assert_eq!(w.replicas.len(), 2);
+        put(&m, &z, 64, &on("mem0"));
+        // unmount_client takes mem0 and mem1 out; mem0's pass records x
+        // (leaving out its mem1 replica), then z, where the End runs.
+        let token = w.token;
+        let xk = x.clone();
+        let got = at_nth_record(&m, 2, move |core| {
+            core.put_end(C1, Key::new(&xk), ReplicaSelector::All, Some(token))
+        });
+        m.unmount_client(C1).unwrap();
+        m.debug_set_race_hook(None);
+        got.lock().unwrap().take().expect("the hook ran").unwrap();
+        standby_follows(&m);
+        inv(&m);
+    }
+
+    // The same with one unmount: x has a MEMORY replica on the segment and
+    // a NOF_SSD one elsewhere; between the passes its NOF_SSD replica is
+    // revoked (an object record, leaving out the MEMORY one) and then its
+    // MEMORY replica ended.
+    #[test]
+    fn a_revoke_and_end_between_an_unmounts_passes_keep_the_standby_in_step() {
+        let m = master_with(journal_config(), 1, 1, SEG);
+        let (z, x) = keys_in_two_shards(&m);
+        put(&m, &z, 64, &preserve());
+        let both = WriteConfig {
+            memory_replicas: 1,
+            nof_ssd_replicas: 1,
+            ..preserve()
+        };
+        let w = m.put_start(C1, k(&x), 64, &both).unwrap();
+        assert_eq!(w.replicas.len(), 2);
+        let token = w.token;
+        let xk = x.clone();
+        // mem0's pass records z first (the lower shard): both calls run there.
+        let got = at_nth_record(&m, 1, move |core| {
+            let x = Key::new(&xk);
+            core.put_revoke(C1, x, ReplicaSelector::NofSsd, Some(token))?;
+            core.put_end(C1, x, ReplicaSelector::Memory, Some(token))
+        });
+        m.unmount_segment(C1, "mem0").unwrap();
+        m.debug_set_race_hook(None);
+        got.lock().unwrap().take().expect("the hook ran").unwrap();
+        standby_follows(&m);
+        inv(&m);
+    }
 }
 
 // A PutRevoke whose selector names none of the write's replicas changes

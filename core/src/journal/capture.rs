@@ -163,6 +163,20 @@ impl MasterCore {
         };
         #[cfg(feature = "test-hooks")]
         self.race_point(crate::quiesce::RacePoint::BeforeRecord);
+        // While an unmount runs, the records of this object since it took
+        // its segments out of the table left out the replicas on them
+        // (§12.1), so a standby no longer holds them: an End that completed
+        // one records the object whole, which leaves them out as well. An
+        // unmount that took a segment out before this End's shard lock was
+        // taken is still counted here unless it is over, and then it has
+        // dropped this object's replicas on it already.
+        if self.unmounts_running.load(Ordering::Acquire) != 0
+            && completes_on_gone_segment(&self.segments.read(), st, slot, end)
+        {
+            let mark = st.discarded.len();
+            self.record_slot_on(st, slot, mark);
+            return;
+        }
         let obj = st
             .slot(slot)
             .expect("the operation's object is in its slot");
@@ -327,6 +341,23 @@ pub(crate) struct Ended<'a> {
     pub completed: &'a [u64],
     pub commit: Option<Option<crate::clock::Instant>>,
     pub write_over: bool,
+}
+
+/// Whether the End `end` completed a replica of the object in `slot` of
+/// `st` whose segment is no longer in `table` (an unmount running).
+fn completes_on_gone_segment(
+    table: &SegmentTable,
+    st: &ShardState,
+    slot: u32,
+    end: &Ended<'_>,
+) -> bool {
+    st.slot(slot).is_some_and(|obj| {
+        obj.replicas.iter().any(|r| {
+            r.has_buffer()
+                && end.completed.binary_search(&r.id).is_ok()
+                && table.get(r.segment).is_none()
+        })
+    })
 }
 
 /// An object's tenant and key as the shard stores them (the key's bytes

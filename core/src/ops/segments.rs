@@ -7,6 +7,7 @@ use crate::journal::Record;
 use crate::master::MasterCore;
 use crate::segment::{BlockId, BufferOwner, Mounted, Segment};
 use crate::types::{ClientId, SegmentId, SegmentSpec};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 /// What an unmount dropped.
@@ -63,10 +64,20 @@ impl MasterCore {
     pub fn unmount_segment(&self, client: ClientId, name: &str) -> Result<UnmountReport> {
         self.ensure_primary()?;
         let _serial = self.journal.as_ref().map(|_| self.segment_changes.lock());
+        let _running = self.unmount_running();
         let seg = self.segments.write().unmount(client, name)?;
         let report = self.drop_segment_replicas(&seg);
         self.record_unmounted(&seg);
         Ok(report)
+    }
+
+    /// Counts an unmount as running (journal on) until the guard drops,
+    /// after its last shard: see `MasterCore::unmounts_running`.
+    fn unmount_running(&self) -> Option<UnmountRunning<'_>> {
+        self.journal.as_ref().map(|_| {
+            self.unmounts_running.fetch_add(1, Ordering::AcqRel);
+            UnmountRunning(&self.unmounts_running)
+        })
     }
 
     /// Appends the `SegmentUnmounted` of `seg` (journal on), last, after
@@ -87,6 +98,7 @@ impl MasterCore {
     pub fn unmount_client(&self, client: ClientId) -> Result<UnmountReport> {
         self.ensure_primary()?;
         let _serial = self.journal.as_ref().map(|_| self.segment_changes.lock());
+        let _running = self.unmount_running();
         let segs: Vec<Arc<Segment>> = {
             let mut table = self.segments.write();
             let names: Vec<String> = table
@@ -202,5 +214,15 @@ impl MasterCore {
             next[s] += 1;
         }
         (grouped, bounds)
+    }
+}
+
+/// An unmount counted in `MasterCore::unmounts_running`, until dropped
+/// (a panic included).
+struct UnmountRunning<'a>(&'a std::sync::atomic::AtomicUsize);
+
+impl Drop for UnmountRunning<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
     }
 }
