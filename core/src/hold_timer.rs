@@ -118,8 +118,29 @@ impl LongestHold {
         self.0.load(Relaxed)
     }
 
+    /// Times a hold from now until the returned value drops, then records
+    /// it: declared after the guards it times, it drops just before them.
+    pub(crate) fn time(&self) -> TimedHold<'_> {
+        TimedHold {
+            timer: HoldTimer::start(),
+            into: self,
+        }
+    }
+
     pub(crate) fn reset(&self) {
         self.0.store(0, Relaxed);
+    }
+}
+
+/// A hold being timed ([`LongestHold::time`]), recorded when dropped.
+pub(crate) struct TimedHold<'a> {
+    timer: HoldTimer,
+    into: &'a LongestHold,
+}
+
+impl Drop for TimedHold<'_> {
+    fn drop(&mut self) {
+        self.into.record(self.timer.elapsed_ns());
     }
 }
 

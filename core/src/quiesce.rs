@@ -71,6 +71,10 @@ pub enum RacePoint {
     /// single objects, the run having evicted `evicted` objects so far. No
     /// lock is held.
     EvictionWindow { evicted: u64 },
+    /// An eviction pass is about to take the shard locks of a group's
+    /// members to evaluate it (and evict it whole if every member passes).
+    /// No lock is held.
+    EvictionGroup,
     /// A retention cleanup popped a batch of due retentions (their index
     /// registrations consumed) and is about to take the registry's lock to
     /// clear them. No lock is held.

@@ -453,4 +453,55 @@ mod with_hooks {
         assert_eq!(r.evicted, want.len() as u64 - 1, "{r:?}");
         inv(&m);
     }
+    // §5 (review finding): a group that stays whole (a member fails the
+    // pass's checks) is evaluated once per pass, not again at each of its
+    // members' candidates: each evaluation write-locks every member's shard
+    // and looks every member up, so a group of n members cost n^2 lookups
+    // per pass with those shards locked over and over.
+    #[test]
+    fn a_group_that_stays_whole_is_evaluated_once_a_pass() {
+        for hard in [true, false] {
+            let m = master_with(
+                MasterConfig {
+                    shard_count: 64,
+                    allow_evict_soft_pinned_objects: true,
+                    ..config()
+                },
+                1,
+                0,
+                1 << 26,
+            );
+            let n = 200;
+            for i in 0..n {
+                let last = i == n - 1;
+                let base = if last && !hard {
+                    enable(MAX_TTL)
+                } else {
+                    preserve()
+                };
+                let cfg = WriteConfig {
+                    hard_pin: hard && last,
+                    group: Some("g".into()),
+                    ..base
+                };
+                put(&m, &format!("m{i:04}"), 64, &cfg);
+            }
+            m.advance_time(LEASE + 1).unwrap();
+            let evaluations = Arc::new(AtomicU64::new(0));
+            let seen = Arc::clone(&evaluations);
+            m.debug_set_race_hook(Some(Arc::new(move |_: &MasterCore, p: RacePoint| {
+                if p == RacePoint::EvictionGroup {
+                    seen.fetch_add(1, Ordering::Relaxed);
+                }
+            })));
+            let r = m.run_eviction(1.0, 1.0).unwrap();
+            m.debug_set_race_hook(None);
+            // Three passes at most (first, second unpinned, second pinned);
+            // a soft-pinned member's group goes in the last one.
+            let got = evaluations.load(Ordering::Relaxed);
+            assert!(got <= 3, "hard={hard}: {got} evaluations for {n} members: {r:?}");
+            assert_eq!(r.evicted, if hard { 0 } else { n as u64 }, "hard={hard}: {r:?}");
+            inv(&m);
+        }
+    }
 }

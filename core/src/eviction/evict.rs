@@ -47,12 +47,19 @@ pub(super) enum GroupOutcome {
 /// while it is in the set: a group evicted whole is freed with its last
 /// member, and a group created after it could otherwise take its address.
 #[derive(Default)]
-pub(super) struct GroupsDone(HashMap<*const Group, Arc<Group>>);
+pub(super) struct GroupsDone {
+    done: HashMap<*const Group, Arc<Group>>,
+    /// Groups that stayed whole in the current pass: dealt with for the
+    /// rest of it (their members fail the same checks at later
+    /// candidates: the run's instant is fixed and protections do not end
+    /// within it), taken up again by the next pass.
+    failed: Vec<Arc<Group>>,
+}
 
 impl GroupsDone {
     /// Adds `g`; false if it was there already.
     pub(super) fn insert(&mut self, g: &Arc<Group>) -> bool {
-        match self.0.entry(Arc::as_ptr(g)) {
+        match self.done.entry(Arc::as_ptr(g)) {
             hashbrown::hash_map::Entry::Occupied(_) => false,
             hashbrown::hash_map::Entry::Vacant(v) => {
                 v.insert(Arc::clone(g));
@@ -61,8 +68,18 @@ impl GroupsDone {
         }
     }
 
-    pub(super) fn remove(&mut self, g: &Arc<Group>) {
-        self.0.remove(&Arc::as_ptr(g));
+    /// Marks `g`, dealt with in this pass, as one the next pass takes up
+    /// again.
+    fn stayed_whole(&mut self, g: Arc<Group>) {
+        self.failed.push(g);
+    }
+
+    /// At the start of a pass: the groups that stayed whole in the last
+    /// one are not dealt with any more.
+    pub(super) fn start_pass(&mut self) {
+        for g in self.failed.drain(..) {
+            self.done.remove(&Arc::as_ptr(&g));
+        }
     }
 }
 
@@ -201,8 +218,10 @@ impl MasterCore {
         report.evicted_bytes += bytes;
         report.evicted_pinned += pinned;
         if n == 0 {
-            // The group stays whole; a later pass may take it.
-            groups_done.remove(&g);
+            // The group stays whole; the next pass may take it (from this
+            // candidate), this one does not evaluate it again at its other
+            // members (each evaluation locks every member's shard).
+            groups_done.stayed_whole(g);
             c.set(DONE, false);
         }
     }
@@ -275,6 +294,8 @@ impl MasterCore {
         allow_pinned: bool,
     ) -> GroupOutcome {
         for _ in 0..GROUP_LOCK_ATTEMPTS {
+            #[cfg(feature = "test-hooks")]
+            self.race_point(crate::quiesce::RacePoint::EvictionGroup);
             // Members join and leave under their own shard's lock, so the
             // list read here can be out of date by the time those locks are
             // held; it is read again under them below.
@@ -295,6 +316,9 @@ impl MasterCore {
                 .iter()
                 .map(|&s| (s, self.shards[s].state.write()))
                 .collect();
+            // Timed from the last lock taken to the first let go (it drops
+            // before the guards), whichever way the evaluation ends.
+            let _held = self.eviction.longest_hold.time();
             if self.generation() != generation {
                 return GroupOutcome::Obsolete;
             }

@@ -243,6 +243,7 @@ impl MasterCore {
         goal: u64,
         report: &mut EvictionReport,
     ) {
+        groups_done.start_pass();
         let allow_pinned = matches!(pass, Pass::Second { take_pinned: true });
         // The first pass and the unpinned half of the second skip active
         // pins; the pinned half (only with allow_evict_soft_pinned_objects)
@@ -324,8 +325,9 @@ impl MasterCore {
     }
 
     /// Longest hold of shard locks by an eviction run (a collection slice's
-    /// read lock, or the write locks of a window of evictions, held
-    /// together) since the master started or the last
+    /// read lock, the write locks of a window of evictions held together,
+    /// or a group's members' write locks while it is evaluated and
+    /// evicted) since the master started or the last
     /// [`debug_reset_eviction_hold`](Self::debug_reset_eviction_hold).
     #[doc(hidden)]
     pub fn debug_eviction_longest_hold_ns(&self) -> u64 {
