@@ -1,10 +1,14 @@
 # libmooncake_meta: the single entry point.
 #
-#   make build         release libraries (static + shared) and the header check
-#   make install       header, stripped static and shared library (debug info
-#                      in lib/.debug), pkg-config file and CMake package into
+#   make lib           the release libraries (static + shared), with cargo
+#   make build         make lib and the header check
+#   make install       copy what make lib built (it runs no cargo, so
+#                      `make lib && sudo make install` works): header, stripped
+#                      static and shared library (debug info in lib/.debug),
+#                      pkg-config file and CMake package into
 #                      $(DESTDIR)$(PREFIX) (PREFIX=/usr/local by default)
-#   make uninstall     remove exactly what make install put there
+#   make uninstall     remove exactly what make install put there (every file
+#                      its manifest records, earlier versions' included)
 #   make demo          install into target/demo-prefix, build the C demo
 #                      against it through pkg-config, and run it
 #   make server        the HA reference server, target/mooncake-meta-server
@@ -21,7 +25,8 @@
 #                      out-of-tree consumers of an installed prefix, Go (vet,
 #                      test, -race, cgocheck2), the Go HA module against a
 #                      real etcd, the Rust sys crate, the
-#                      README check, the docs checks and rustdoc
+#                      README check, the docs checks, rustdoc and a short
+#                      benchmark run (bench-quick)
 #   make bench         benchmarks (make bench-quick: a short run; make bench-scale:
 #                      10^7 objects and the 10^8 footprint, not in CI)
 #   make lint          cargo fmt --check, clippy -D warnings, gofmt, go vet
@@ -31,7 +36,16 @@
 #   make bless-header  copy the generated header over include/mooncake_meta.h
 #   make clean
 #
-# A missing tool fails the target and names the package to install.
+# A missing tool fails the target and names the package to install; `make
+# tools` names every tool make test needs that is missing or too old.
+
+# Every cargo command here builds in this repository's target/, whatever
+# CARGO_TARGET_DIR or a cargo config's build.target-dir says: install.sh
+# copies from target/release, and c_tests/, go/ (cgo links
+# ../target/release), rust-sys/ and the scripts read the libraries there
+# too, so a build elsewhere would leave them a stale or missing library.
+# The hooks builds still go to target-hooks: --target-dir overrides this.
+export CARGO_TARGET_DIR := $(CURDIR)/target
 
 CARGO   ?= cargo
 CC      ?= cc
@@ -57,24 +71,54 @@ all: build
 
 # need TOOL HOW: fail, saying how to install it, when TOOL is missing.
 need = @command -v $(1) >/dev/null 2>&1 || { echo "error: '$(1)' is required; $(2)" >&2; exit 1; }
-RUST_HINT := install a Rust toolchain >= 1.85 with rustup
-GO_HINT   := install Go >= 1.24 from https://go.dev/dl/ (and put its bin directory on PATH)
+# The library builds with Rust 1.85 (rust-version in Cargo.toml); the test
+# suites need 1.88 (Cargo.lock's proptest 1.12.0 declares rust-version 1.88).
+# Go: go/ needs 1.24, go/ha 1.26 (their go.mod files; GOTOOLCHAIN=local
+# never downloads another Go).
+RUST_TEST_MIN := 1.88
+GO_TEST_MIN   := 1.26
+RUST_HINT := install a Rust toolchain with rustup (>= 1.85 builds the library, the test suites need >= $(RUST_TEST_MIN))
+GO_HINT   := install Go from https://go.dev/dl/ (>= 1.24 for go/, >= $(GO_TEST_MIN) for go/ha) and put its bin directory on PATH
 apt = install it with: apt-get install -y $(1)
 
+# Every tool make test needs, and the Rust and Go versions: each problem is
+# named (with what provides the tool) before the target fails.
 tools:
-	$(call need,$(CARGO),$(RUST_HINT))
-	$(call need,$(CC),$(call apt,gcc))
-	$(call need,$(CXX),$(call apt,g++))
-	$(call need,nm,$(call apt,binutils))
-	$(call need,readelf,$(call apt,binutils))
-	$(call need,valgrind,$(call apt,valgrind))
-	$(call need,pkg-config,$(call apt,pkg-config))
-	$(call need,objcopy,$(call apt,binutils))
-	$(call need,cmake,$(call apt,cmake))
-	$(call need,python3,$(call apt,python3))
-	$(call need,etcd,$(call apt,etcd-server))
-	@echo 'int main(void){return 0;}' | $(CC) -fsanitize=address,undefined -x c - -o /dev/null 2>/dev/null || { \
-		echo "error: $(CC) cannot build with -fsanitize=address,undefined; install: apt-get install -y libasan8 libubsan1" >&2; exit 1; }
+	@missing=; \
+	check() { command -v "$$1" >/dev/null 2>&1 || { echo "error: '$$1' is required; $$2" >&2; missing="$$missing $$1"; }; }; \
+	at_least() { [ "$$(printf '%s\n%s\n' "$$2" "$$1" | sort -V | head -n 1)" = "$$2" ]; }; \
+	check '$(CARGO)' '$(RUST_HINT)'; \
+	check rustc '$(RUST_HINT)'; \
+	check '$(CC)' '$(call apt,gcc)'; \
+	check '$(CXX)' '$(call apt,g++)'; \
+	check nm '$(call apt,binutils)'; \
+	check readelf '$(call apt,binutils)'; \
+	check objcopy '$(call apt,binutils)'; \
+	check objdump '$(call apt,binutils)'; \
+	check valgrind '$(call apt,valgrind)'; \
+	check pkg-config '$(call apt,pkg-config)'; \
+	check cmake '$(call apt,cmake)'; \
+	check python3 '$(call apt,python3)'; \
+	check etcd '$(call apt,etcd-server)'; \
+	check go '$(GO_HINT)'; \
+	if command -v rustc >/dev/null 2>&1; then \
+		v=$$(rustc --version | sed -n 's/^rustc \([0-9][0-9.]*\).*/\1/p'); \
+		at_least "$$v" $(RUST_TEST_MIN) || { \
+			echo "error: rustc $$v is too old for the test suites (>= $(RUST_TEST_MIN); the library alone builds with 1.85); run: rustup update stable" >&2; \
+			missing="$$missing rust>=$(RUST_TEST_MIN)"; }; \
+	fi; \
+	if command -v go >/dev/null 2>&1; then \
+		v=$$(GOTOOLCHAIN=local go env GOVERSION | sed 's/^go//'); \
+		at_least "$$v" $(GO_TEST_MIN) || { \
+			echo "error: go $$v is too old for go/ha (>= $(GO_TEST_MIN)); $(GO_HINT)" >&2; \
+			missing="$$missing go>=$(GO_TEST_MIN)"; }; \
+	fi; \
+	if command -v '$(CC)' >/dev/null 2>&1 && \
+		! echo 'int main(void){return 0;}' | $(CC) -fsanitize=address,undefined -x c - -o /dev/null 2>/dev/null; then \
+		echo "error: $(CC) cannot build with -fsanitize=address,undefined; install: apt-get install -y libasan8 libubsan1" >&2; \
+		missing="$$missing sanitizer-runtimes"; \
+	fi; \
+	if [ -n "$$missing" ]; then echo "error: make test cannot run; missing or too old:$$missing" >&2; exit 1; fi
 
 # The shared library's SONAME is libmooncake_meta.so.$(ABI): a program linked
 # against the build directory (the C tests) needs that name next to it.
@@ -98,10 +142,19 @@ build: lib
 # lib/.debug/libmooncake_meta.so.$(VERSION).debug) with its SONAME symlink
 # (.so.$(ABI)) and development symlink (.so), lib/pkgconfig/mooncake_meta.pc
 # and the CMake package lib/cmake/mooncake_meta/. DESTDIR stages the files
-# for packaging. `make uninstall` (same PREFIX and DESTDIR) removes exactly
-# those files, and the directories install created once they are empty.
+# for packaging. The manifest lib/cmake/mooncake_meta/install-manifest.txt
+# records every file and symlink install wrote and every directory it
+# created; `make uninstall` (same PREFIX and DESTDIR) removes exactly those
+# files (an earlier version's included), then those directories once they
+# are empty.
+#
+# install builds nothing: it copies what `make lib` built in $(RELEASE), so
+# `sudo make install` neither needs cargo on root's PATH nor writes
+# root-owned files into target/. With nothing built it fails and says to
+# run `make lib`. `make lib install` builds first (install waits for lib
+# when all, lib or build is named on the same command line, -j included).
 INSTALL_ENV = PREFIX="$(PREFIX)" DESTDIR="$(DESTDIR)" VERSION="$(VERSION)" ABI="$(ABI)" RELEASE="$(RELEASE)"
-install: lib
+install: $(filter all lib build,$(MAKECMDGOALS))
 	$(call need,objcopy,$(call apt,binutils))
 	$(INSTALL_ENV) scripts/install.sh install
 
@@ -110,7 +163,7 @@ uninstall:
 
 # The demo is built the way a user would: against the installed header and
 # shared library, with flags from pkg-config only.
-demo:
+demo: lib
 	$(call need,$(CC),$(call apt,gcc))
 	$(call need,pkg-config,$(call apt,pkg-config))
 	$(MAKE) --no-print-directory install PREFIX=$(DEMO_PREFIX)

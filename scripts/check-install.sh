@@ -12,9 +12,13 @@
 #                                            which still resolves after the prefix is moved
 # A program built with pkg-config alone runs, linked to the shared library
 # by its SONAME, or statically; DESTDIR stages the same tree; and
-# `make uninstall` removes all of it, and nothing that was there before.
+# `make uninstall` removes all of it, and nothing that was there before,
+# also after a version change (the manifest records every file) and with
+# an older manifest that records only directories. `make install` with
+# nothing built fails, names `make lib` and installs nothing.
 #
-# usage: scripts/check-install.sh   (builds the release library if needed)
+# usage: scripts/check-install.sh   (after `make lib`: make install never
+#        builds; make test-install builds first)
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -43,6 +47,9 @@ fail() { echo "check-install: FAIL: $*" >&2; failed=1; }
 version=$(sed -n 's/^version *= *"\(.*\)"/\1/p' Cargo.toml | head -n 1)
 abi=$(sed -n 's/^#define MOONCAKE_META_ABI_VERSION \([0-9][0-9]*\)$/\1/p' include/mooncake_meta.h)
 [ -n "$version" ] && [ -n "$abi" ] || { echo "check-install: cannot read the version or ABI" >&2; exit 2; }
+for f in target/release/libmooncake_meta.so target/release/libmooncake_meta.a; do
+    [ -f "$f" ] || { echo "check-install: $f is missing: run make lib first (or make test-install)" >&2; exit 2; }
+done
 
 "$MAKE" --no-print-directory -s install PREFIX="$prefix" >"$tmp/install.log" 2>&1 || {
     cat "$tmp/install.log" >&2
@@ -215,8 +222,62 @@ after=$(cd "$opt" && find . | sort)
     fail "make uninstall did not leave the prefix as it was before install"
 }
 
+# With nothing built, install stops before it writes anything and says
+# what builds the libraries.
+mkdir -p "$tmp/empty"
+if "$MAKE" --no-print-directory -s install PREFIX="$tmp/nobuild" RELEASE="$tmp/empty" >"$tmp/install.log" 2>&1; then
+    fail "make install with no built library (RELEASE=$tmp/empty) succeeded"
+else
+    grep -q -F 'make lib' "$tmp/install.log" || {
+        cat "$tmp/install.log" >&2
+        fail "make install with no built library does not say to run make lib"
+    }
+fi
+[ ! -e "$tmp/nobuild" ] || fail "make install with no built library created $tmp/nobuild"
+
+# A version change: the manifest records the earlier version's files, so
+# uninstall at the new version removes them too, whether or not the new
+# version was installed over them.
+old=0.0.1
+manifest="$prefix/lib/cmake/mooncake_meta/install-manifest.txt"
+run_make() { # run_make ARGS...: make, its output shown only on failure
+    "$MAKE" --no-print-directory -s "$@" >"$tmp/make.log" 2>&1 || {
+        cat "$tmp/make.log" >&2
+        fail "make $* failed"
+    }
+}
+left_behind() { # left_behind WHAT: the prefix must be gone
+    if [ -e "$prefix" ]; then
+        find "$prefix" >&2
+        fail "make uninstall left the above behind ($1)"
+        rm -rf "$prefix"
+    fi
+}
+run_make install PREFIX="$prefix" VERSION="$old"
+[ -f "$lib/libmooncake_meta.so.$old" ] && [ -f "$lib/.debug/libmooncake_meta.so.$old.debug" ] ||
+    fail "make install VERSION=$old did not install libmooncake_meta.so.$old and its debug file"
+grep -q -x -F "file lib/libmooncake_meta.so.$old" "$manifest" ||
+    fail "the manifest does not record lib/libmooncake_meta.so.$old"
+run_make uninstall PREFIX="$prefix"
+left_behind "installed at $old, uninstalled at $version"
+run_make install PREFIX="$prefix" VERSION="$old"
+run_make install PREFIX="$prefix"
+[ "$(readlink "$lib/libmooncake_meta.so.$abi" 2>/dev/null)" = "libmooncake_meta.so.$version" ] ||
+    fail "after reinstalling at $version, libmooncake_meta.so.$abi does not point to libmooncake_meta.so.$version"
+run_make uninstall PREFIX="$prefix"
+left_behind "installed at $old, then at $version"
+
+# An older manifest (format 1: the created directories only) still
+# uninstalls everything, the library its SONAME link names included.
+run_make install PREFIX="$prefix" VERSION="$old"
+sed -n 's/^dir //p' "$manifest" >"$tmp/manifest.v1"
+cp "$tmp/manifest.v1" "$manifest"
+run_make uninstall PREFIX="$prefix"
+left_behind "a format-1 manifest, installed at $old"
+
 [ "$failed" -eq 0 ] || exit 1
 echo "check-install: ok: header, libmooncake_meta.a ($a_size bytes), libmooncake_meta.so.$version" \
     "($so_size bytes, SONAME libmooncake_meta.so.$abi, stripped, debug info in lib/.debug with its build id)" \
     "with its symlinks, mooncake_meta.pc, the CMake package (relocatable, version-checked);" \
-    "a pkg-config build runs shared and static; DESTDIR stages; uninstall removes exactly what install added"
+    "a pkg-config build runs shared and static; DESTDIR stages; uninstall removes exactly what install added" \
+    "(after a version change and with a format-1 manifest too); install without a build names make lib"
