@@ -45,6 +45,7 @@ mod arena;
 mod cleanup;
 mod debug_dump;
 mod debug_scan;
+mod discarded;
 mod eviction;
 mod group;
 mod hold_timer;

@@ -305,20 +305,12 @@ impl MasterCore {
         let at = at.min(MAX_INSTANT);
         let mut released = 0;
         for shard in self.shards.iter() {
-            if !shard
-                .state
-                .read()
-                .discarded
-                .iter()
-                .any(|d| d.release_at <= at)
-            {
+            // O(1) a shard: the list knows its earliest release instant.
+            if !shard.state.read().discarded.any_due(at) {
                 continue;
             }
             let mut st = shard.state.write();
-            let (due, keep): (Vec<_>, Vec<_>) = std::mem::take(&mut st.discarded)
-                .into_iter()
-                .partition(|d| d.release_at <= at);
-            st.discarded = keep;
+            let due = st.discarded.take_due(at);
             let table = self.segments.read();
             // Append before free: the record goes in before any of these
             // buffers can be placed again (under another shard's lock).

@@ -121,7 +121,7 @@ pub(crate) struct ShardState {
     /// The tenants of the records, by id.
     tenants: Tenants,
     pub in_flight: InFlight,
-    pub discarded: Vec<Discarded>,
+    pub discarded: crate::discarded::DiscardedList,
     /// Buffers freed by the operation holding the write lock, waiting for
     /// its journal record (journal on only; empty whenever no operation
     /// holds the lock).
@@ -168,7 +168,7 @@ impl ShardState {
             hasher,
             tenants: Tenants::default(),
             in_flight: InFlight::default(),
-            discarded: Vec::new(),
+            discarded: Default::default(),
             pending_frees: Vec::new(),
             keys: 0,
             discarded_bytes: 0,

@@ -59,13 +59,13 @@ use crate::object_ref::ObjectRef;
 use crate::retention::REGISTRY_SHARD;
 use crate::segment::{BlockId, BufferOwner, Mounted, Segment};
 use crate::shard::{Discarded, ShardState};
-use crate::snapshot::restore::{counters_carry_on, StageMode};
 use crate::snapshot::image::SnapshotImage;
-use std::collections::VecDeque;
+use crate::snapshot::restore::{counters_carry_on, StageMode};
 use crate::types::{Key, Pool, ReplicaKind, ReplicaStatus, SegmentId, SegmentSpec};
 use hashbrown::HashMap;
 use parking_lot::{Mutex, RwLockWriteGuard};
 use smallvec::SmallVec;
+use std::collections::VecDeque;
 use std::hint::black_box;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -1214,12 +1214,9 @@ impl MasterCore {
             let si = by_shard[i].0;
             let j = i + by_shard[i..].iter().take_while(|x| x.0 == si).count();
             let mut st = self.shards[si].state.write();
-            let (due, keep): (Vec<Discarded>, Vec<Discarded>) = std::mem::take(&mut st.discarded)
-                .into_iter()
-                .partition(|d| {
-                    d.release_at <= at && want.get(&(d.segment, d.addr)) == Some(&d.len)
-                });
-            st.discarded = keep;
+            let due = st
+                .discarded
+                .take_due_where(at, |d| want.get(&(d.segment, d.addr)) == Some(&d.len));
             let table = self.segments.read();
             for d in &due {
                 free_block(&table, d.segment, d.block, d.addr, d.len);
