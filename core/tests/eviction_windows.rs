@@ -499,8 +499,15 @@ mod with_hooks {
             // Three passes at most (first, second unpinned, second pinned);
             // a soft-pinned member's group goes in the last one.
             let got = evaluations.load(Ordering::Relaxed);
-            assert!(got <= 3, "hard={hard}: {got} evaluations for {n} members: {r:?}");
-            assert_eq!(r.evicted, if hard { 0 } else { n as u64 }, "hard={hard}: {r:?}");
+            assert!(
+                got <= 3,
+                "hard={hard}: {got} evaluations for {n} members: {r:?}"
+            );
+            assert_eq!(
+                r.evicted,
+                if hard { 0 } else { n as u64 },
+                "hard={hard}: {r:?}"
+            );
             inv(&m);
         }
     }

@@ -1317,7 +1317,13 @@ fn several_resets_in_one_input_are_installed_in_order() {
     let r = s.apply_journal(&all).unwrap();
     assert_eq!(r.last_seq, p.journal_stats().last_seq);
     assert_eq!(zero_leases(&s), zero_leases(&p));
-    for (key, there) in [("a", true), ("b", true), ("c", false), ("d", false), ("e", true)] {
+    for (key, there) in [
+        ("a", true),
+        ("b", true),
+        ("c", false),
+        ("d", false),
+        ("e", true),
+    ] {
         let s2 = Master::new(standby_config()).unwrap();
         s2.apply_journal(&all).unwrap();
         s2.promote().unwrap();
