@@ -180,9 +180,14 @@ impl Clock {
     pub fn skew(&self) -> i64 {
         match self {
             Clock::System(t) => skew_of(t.now(), t.wall()),
-            // One source for both: the offset alone is the (negated) skew.
-            Clock::Manual { wall_offset, .. } => {
-                wall_offset.load(Ordering::Acquire).saturating_neg()
+            // From one reading of the timeline and the wall as `wall()`
+            // clamps it: a snapshot records that wall, so a restore on the
+            // same clock shifts nothing even when the wall was set near its
+            // bound (the negated offset alone is the skew only while the
+            // wall is not clamped).
+            Clock::Manual { now, wall_offset } => {
+                let t = now.load(Ordering::Acquire);
+                skew_of(t, offset_instant(t, wall_offset.load(Ordering::Acquire)))
             }
         }
     }

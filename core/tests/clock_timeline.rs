@@ -171,6 +171,24 @@ fn manual_wall_set_apart_changes_no_lifetime() {
     assert_eq!(m.clock_skew_ms(), -DAY);
 }
 
+/// §6 (review finding): a manual wall set near its bound is clamped as the
+/// clock advances; the skew is the timeline minus that clamped wall (the
+/// wall a snapshot records), so a restore on the same master shifts
+/// nothing: it shortened a pin by the clamped amount.
+#[test]
+fn a_clamped_manual_wall_keeps_restore_verbatim_on_the_same_master() {
+    let m = master();
+    m.set_wall_time(MAX_INSTANT - 1).unwrap();
+    m.advance_time(10_000).unwrap();
+    assert_eq!(m.wall_time(), MAX_INSTANT - 1, "the wall is clamped");
+    assert_eq!(m.clock_skew_ms(), (m.now() as i64) - (MAX_INSTANT - 1) as i64);
+    put(&m, "pinned", 4096, &enable(60_000));
+    let before = instants(&m);
+    let report = m.restore(&m.snapshot().unwrap()).unwrap();
+    assert_eq!(report.clock_shift_ms, 0, "{report:?}");
+    assert_eq!(instants(&m), before);
+}
+
 #[test]
 fn set_wall_on_a_system_clock_is_unsupported() {
     let (wall, _) = steppable_wall();
