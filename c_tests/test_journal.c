@@ -79,6 +79,12 @@ static void a_promoted_standby_has_the_primarys_objects_and_deadlines(void) {
     CHECK_FAILS(mooncake_meta_exist(s, FX_KEY("done"), &exists, &err),
                 MOONCAKE_META_UNAVAILABLE_IN_CURRENT_STATUS, err, "standby");
     CHECK_EQ_INT(fx_put_start(s, 1, "new", 64, NULL, NULL), MOONCAKE_META_UNAVAILABLE_IN_CURRENT_STATUS);
+    /* The standby is reported before the answer's room is looked at. */
+    const char *copy_to[] = {"mem1", "mem2"};
+    size_t copy_len = 99;
+    CHECK_FAILS(mooncake_meta_copy_start(s, FX_KEY("done"), copy_to, 2, NULL, 0, &copy_len, &err),
+                MOONCAKE_META_UNAVAILABLE_IN_CURRENT_STATUS, err, "standby");
+    CHECK_EQ_INT(copy_len, 99);
 
     mooncake_meta_promote_report pr;
     memset(&pr, 0xcd, sizeof pr);

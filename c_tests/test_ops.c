@@ -370,6 +370,11 @@ static void copy_stages_targets_that_end_completes_and_revoke_frees(void) {
     mooncake_meta_replica r[3];
     size_t len = 0;
     put(m, "k", &cfg);
+    /* BUFFER_TOO_SMALL comes after every other check. */
+    CHECK_FAILS(mooncake_meta_copy_start(m, KEY("absent"), to1, 1, NULL, 0, &len, &err),
+                MOONCAKE_META_OBJECT_NOT_FOUND, err, NULL);
+    CHECK_FAILS(mooncake_meta_copy_start(m, KEY("k"), bad, 1, NULL, 0, &len, &err),
+                MOONCAKE_META_SEGMENT_NOT_FOUND, err, "nope");
     CHECK_FAILS(mooncake_meta_copy_start(m, KEY("k"), to1, 1, NULL, 0, &len, &err),
                 MOONCAKE_META_BUFFER_TOO_SMALL, err, NULL);
     CHECK_EQ_INT(len, 1);

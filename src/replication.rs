@@ -9,10 +9,11 @@
 use super::error::mooncake_meta_error;
 use super::input::{self, bool01, Out};
 use super::master::{key, mooncake_meta_master, with_master};
-use super::replica::{mooncake_meta_replica, require, ReplicaArray};
+use super::replica::{mooncake_meta_replica, too_small, ReplicaArray};
 use super::status::mooncake_meta_status;
 use mooncake_meta_core::error::Result;
 use mooncake_meta_core::types::Key;
+use mooncake_meta_core::Bounded;
 use mooncake_meta_core::Master;
 use std::os::raw::{c_char, c_int};
 
@@ -39,8 +40,8 @@ fn finish(master: &Master, k: Key<'_>, which: Task) -> Result<()> {
 /// a replica of the object). The PROCESSING targets go to
 /// `out_replicas[0 .. *out_len]`, one per segment in order. `cap <
 /// segment_count` is `MOONCAKE_META_BUFFER_TOO_SMALL` with `*out_len` =
-/// `segment_count`, checked before the master is consulted. Errors:
-/// OBJECT_NOT_FOUND, OBJECT_HAS_REPLICATION_TASK, REPLICA_IS_NOT_READY or
+/// `segment_count`, after every other check (nothing changed). Errors:
+/// UNAVAILABLE_IN_CURRENT_STATUS on a standby, OBJECT_NOT_FOUND, OBJECT_HAS_REPLICATION_TASK, REPLICA_IS_NOT_READY or
 /// REPLICA_NOT_FOUND (no COMPLETE buffer replica to read), SEGMENT_NOT_FOUND,
 /// INVALID_PARAMS (a segment named twice or already holding a replica),
 /// NO_AVAILABLE_HANDLE (no room; nothing is allocated),
@@ -77,11 +78,19 @@ pub unsafe extern "C" fn mooncake_meta_copy_start(
             let targets = input::c_str_array(segments, segment_count, "segments")?;
             let out = ReplicaArray::new(out_replicas, cap, "out_replicas")?;
             let out_len = Out::new(out_len, "out_len")?;
-            let out_len = require(&out, out_len, targets.len(), "out_replicas")?;
-            let staged = master.copy_start(k, &targets)?;
-            out.write(0, &staged);
-            out_len.write(staged.len());
-            Ok(())
+            // BUFFER_TOO_SMALL after every other check (a standby, the key,
+            // the task, the segments), nothing changed.
+            match master.copy_start_bounded(k, &targets, cap)? {
+                Bounded::Fits(staged) => {
+                    out.write(0, &staged);
+                    out_len.write(staged.len());
+                    Ok(())
+                }
+                Bounded::TooSmall(n) => {
+                    out_len.write(n);
+                    Err(too_small("out_replicas", n, cap))
+                }
+            }
         })
     }
 }
@@ -296,7 +305,9 @@ pub unsafe extern "C" fn mooncake_meta_promotion_start(
 /// Ends the key's promotion: `success` 1 completes the staged memory
 /// replica, 0 frees it (any other value is `MOONCAKE_META_INVALID_PARAMS`).
 /// No promotion running -> `MOONCAKE_META_OBJECT_NO_REPLICATION_TASK`; the
-/// staged replica gone -> `MOONCAKE_META_REPLICA_IS_GONE`.
+/// staged replica gone (its segment unmounted) -> with `success` 1
+/// `MOONCAKE_META_REPLICA_IS_GONE`, with 0 OK (what it would free is gone
+/// already).
 ///
 /// Ownership: nothing is transferred.
 /// Thread safety: may be called concurrently with any call but `_free`.

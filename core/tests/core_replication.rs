@@ -690,3 +690,34 @@ fn add_local_disk_replica_unavailable_in_current_status_while_writing() {
     );
     assert_unchanged(&m, &before);
 }
+
+/// A copy for a caller with room for fewer targets than it names is
+/// `TooSmall` only after every other check, and changes nothing.
+#[test]
+fn copy_start_bounded_answers_too_small_after_every_other_check() {
+    let m = m3();
+    put(&m, "k", 64, &on("mem0"));
+    let before = fingerprint(&m);
+    assert_eq!(
+        code(m.copy_start_bounded(k("absent"), &["mem1"], 0)),
+        ErrorKind::ObjectNotFound
+    );
+    assert_eq!(
+        code(m.copy_start_bounded(k("k"), &["nope"], 0)),
+        ErrorKind::SegmentNotFound
+    );
+    assert_eq!(
+        code(m.copy_start_bounded(k("k"), &["mem0"], 0)),
+        ErrorKind::InvalidParams
+    );
+    match m.copy_start_bounded(k("k"), &["mem1", "mem2"], 1).unwrap() {
+        Bounded::TooSmall(n) => assert_eq!(n, 2),
+        Bounded::Fits(v) => panic!("fits: {v:?}"),
+    }
+    assert_unchanged(&m, &before);
+    match m.copy_start_bounded(k("k"), &["mem1", "mem2"], 2).unwrap() {
+        Bounded::Fits(v) => assert_eq!(v.len(), 2),
+        Bounded::TooSmall(n) => panic!("too small: {n}"),
+    }
+    inv(&m);
+}

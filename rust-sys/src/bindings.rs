@@ -1148,8 +1148,9 @@ extern "C" {
     /// default) = no presizing. Master creation then pre-sizes every shard's
     /// object table for ceil(expected_objects / shard_count) objects, so
     /// filling it up to that many never rehashes a table; more objects than
-    /// expected are fine. At most `MOONCAKE_META_MAX_EXPECTED_OBJECTS`,
-    /// checked at validation; creation fails with
+    /// expected are fine. At most `MOONCAKE_META_MAX_EXPECTED_OBJECTS`, and
+    /// at most 3 * 2^30 objects per shard, checked at validation; creation
+    /// fails with
     /// `MOONCAKE_META_INVALID_PARAMS` if the tables cannot be allocated.
     ///
     /// Ownership: `cfg` stays owned by the caller.
@@ -1981,8 +1982,8 @@ extern "C" {
     /// a replica of the object). The PROCESSING targets go to
     /// `out_replicas[0 .. *out_len]`, one per segment in order. `cap <
     /// segment_count` is `MOONCAKE_META_BUFFER_TOO_SMALL` with `*out_len` =
-    /// `segment_count`, checked before the master is consulted. Errors:
-    /// OBJECT_NOT_FOUND, OBJECT_HAS_REPLICATION_TASK, REPLICA_IS_NOT_READY or
+    /// `segment_count`, after every other check (nothing changed). Errors:
+    /// UNAVAILABLE_IN_CURRENT_STATUS on a standby, OBJECT_NOT_FOUND, OBJECT_HAS_REPLICATION_TASK, REPLICA_IS_NOT_READY or
     /// REPLICA_NOT_FOUND (no COMPLETE buffer replica to read), SEGMENT_NOT_FOUND,
     /// INVALID_PARAMS (a segment named twice or already holding a replica),
     /// NO_AVAILABLE_HANDLE (no room; nothing is allocated),
@@ -2145,7 +2146,9 @@ extern "C" {
     /// Ends the key's promotion: `success` 1 completes the staged memory
     /// replica, 0 frees it (any other value is `MOONCAKE_META_INVALID_PARAMS`).
     /// No promotion running -> `MOONCAKE_META_OBJECT_NO_REPLICATION_TASK`; the
-    /// staged replica gone -> `MOONCAKE_META_REPLICA_IS_GONE`.
+    /// staged replica gone (its segment unmounted) -> with `success` 1
+    /// `MOONCAKE_META_REPLICA_IS_GONE`, with 0 OK (what it would free is gone
+    /// already).
     ///
     /// Ownership: nothing is transferred.
     /// Thread safety: may be called concurrently with any call but `_free`.

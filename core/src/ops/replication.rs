@@ -4,6 +4,7 @@
 use crate::error::{Error, ErrorKind, Result};
 use crate::master::{free_in, MasterCore};
 use crate::object::{Object, Replica, Replicas, Role, Task};
+use crate::ops::Bounded;
 use crate::segment::BufferOwner;
 use crate::shard::ShardState;
 use crate::types::{Key, ReplicaDescriptor, ReplicaKind, ReplicaStatus};
@@ -32,7 +33,15 @@ pub(crate) fn has_task_error() -> Error {
 impl MasterCore {
     /// Allocates one task target per named segment (distinct from the
     /// object's current segments; `hash` is its key's). All or nothing.
-    fn allocate_targets(&self, obj: &Object, hash: u64, names: &[&str]) -> Result<Vec<Replica>> {
+    /// `TooSmall(names.len())` when that is more than `max`, after every
+    /// check and before anything is allocated.
+    fn allocate_targets(
+        &self,
+        obj: &Object,
+        hash: u64,
+        names: &[&str],
+        max: usize,
+    ) -> Result<Bounded<Vec<Replica>>> {
         let table = self.segments.read();
         let mut segs = Vec::with_capacity(names.len());
         for name in names {
@@ -57,6 +66,9 @@ impl MasterCore {
             segs.push(seg);
         }
         self.check_ids_left()?;
+        if segs.len() > max {
+            return Ok(Bounded::TooSmall(segs.len()));
+        }
         let first = self.replica_ids(segs.len());
         let mut out: Vec<Replica> = Vec::with_capacity(segs.len());
         for (i, seg) in segs.iter().enumerate() {
@@ -86,7 +98,7 @@ impl MasterCore {
                 }
             }
         }
-        Ok(out)
+        Ok(Bounded::Fits(out))
     }
 
     /// Removes task targets that still exist (freeing them) and clears the
@@ -110,6 +122,25 @@ impl MasterCore {
     /// Starts copying a key's data to the named segments; returns the
     /// PROCESSING targets.
     pub fn copy_start(&self, k: Key<'_>, targets: &[&str]) -> Result<Vec<ReplicaDescriptor>> {
+        match self.copy_start_bounded(k, targets, usize::MAX)? {
+            Bounded::Fits(out) => Ok(out),
+            Bounded::TooSmall(n) => Err(Error::new(
+                ErrorKind::Internal,
+                format!("copy_start: {n} targets are more than usize::MAX"),
+            )),
+        }
+    }
+
+    /// [`copy_start`](Self::copy_start) for a caller with room for `max`
+    /// targets: `TooSmall(n)` (nothing changed) when the copy would stage
+    /// `n > max` of them, after every other check (a standby, the key, the
+    /// task, the segments, the ids) and before anything is allocated.
+    pub fn copy_start_bounded(
+        &self,
+        k: Key<'_>,
+        targets: &[&str],
+        max: usize,
+    ) -> Result<Bounded<Vec<ReplicaDescriptor>>> {
         self.ensure_primary()?;
         k.validate()?;
         if targets.is_empty() {
@@ -122,7 +153,10 @@ impl MasterCore {
             return Err(has_task_error());
         }
         let source = source_replica(obj, None)?;
-        let staged = self.allocate_targets(obj, hash, targets)?;
+        let staged = match self.allocate_targets(obj, hash, targets, max)? {
+            Bounded::Fits(staged) => staged,
+            Bounded::TooSmall(n) => return Ok(Bounded::TooSmall(n)),
+        };
         let out = staged.iter().map(|r| r.descriptor(obj.size)).collect();
         obj.set_task(Some(Task::Copy {
             source,
@@ -131,7 +165,7 @@ impl MasterCore {
         obj.replicas.extend(staged);
         let mark = st.discarded.len();
         self.record_key(&mut st, hash, k, mark);
-        Ok(out)
+        Ok(Bounded::Fits(out))
     }
 
     /// Completes a copy: its targets become COMPLETE.
@@ -168,7 +202,10 @@ impl MasterCore {
                 )
             })?;
         let source = source_replica(obj, Some(from_id))?;
-        let mut staged = self.allocate_targets(obj, hash, &[to])?;
+        // One target: room for it is never short.
+        let Bounded::Fits(mut staged) = self.allocate_targets(obj, hash, &[to], 1)? else {
+            return Err(Error::new(ErrorKind::Internal, "move_start: one target did not fit in one"));
+        };
         let target = staged.pop().expect("one target");
         obj.set_task(Some(Task::Move {
             source,
