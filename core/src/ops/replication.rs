@@ -204,7 +204,10 @@ impl MasterCore {
         let source = source_replica(obj, Some(from_id))?;
         // One target: room for it is never short.
         let Bounded::Fits(mut staged) = self.allocate_targets(obj, hash, &[to], 1)? else {
-            return Err(Error::new(ErrorKind::Internal, "move_start: one target did not fit in one"));
+            return Err(Error::new(
+                ErrorKind::Internal,
+                "move_start: one target did not fit in one",
+            ));
         };
         let target = staged.pop().expect("one target");
         obj.set_task(Some(Task::Move {
