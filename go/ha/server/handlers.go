@@ -266,7 +266,7 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	status, body := errorBody(err)
 	if body.Name == api.ErrNameNotLeader {
 		ctx, cancel := context.WithTimeout(r.Context(), lookupTimeout)
-		name, url, lerr := s.leader(ctx)
+		name, url, lerr := s.leaders.get(ctx)
 		cancel()
 		if lerr == nil && name != s.cfg.Name {
 			body.Leader, body.LeaderURL = name, url

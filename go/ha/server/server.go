@@ -147,8 +147,9 @@ type Server struct {
 	serveErr  error
 	closeOnce sync.Once
 	closeErr  error
-	restarts  uint64   // generations started after the first (under mu)
-	prevGens  counters // the counters of the generations replaced (under mu)
+	leaders   *leaderCache // the leader named in NOT_LEADER answers
+	restarts  uint64       // generations started after the first (under mu)
+	prevGens  counters     // the counters of the generations replaced (under mu)
 }
 
 func (c Config) withDefaults() (Config, error) {
@@ -230,6 +231,7 @@ func Start(ctx context.Context, cfg Config, l net.Listener) (*Server, error) {
 		regDone:   make(chan struct{}),
 		serveDone: make(chan struct{}),
 	}
+	s.leaders = newLeaderCache(s.leader)
 	lease, err := s.register(ctx)
 	if err != nil {
 		return nil, err
