@@ -166,6 +166,23 @@ impl MasterCore {
         }
         expired
     }
+
+    /// The most due entries one deadline-index mutex hold of a cleanup
+    /// popped since the master started or the last
+    /// [`debug_reset_cleanup_pops_per_hold`](Self::debug_reset_cleanup_pops_per_hold):
+    /// at most [`POP_PER_HOLD`](crate::soft_pin::index::POP_PER_HOLD), the
+    /// structural bound of a pop hold that no machine load can move (unlike
+    /// [`CleanupStats::longest_index_hold_ns`]).
+    #[doc(hidden)]
+    pub fn debug_cleanup_most_pops_per_hold(&self) -> usize {
+        self.index.most_popped_in_a_hold()
+    }
+
+    /// Resets [`debug_cleanup_most_pops_per_hold`](Self::debug_cleanup_most_pops_per_hold).
+    #[doc(hidden)]
+    pub fn debug_reset_cleanup_pops_per_hold(&self) {
+        self.index.reset_most_popped_in_a_hold();
+    }
 }
 
 #[cfg(test)]

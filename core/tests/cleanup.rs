@@ -218,8 +218,13 @@ fn cleanup_statistics_reach_the_metrics() {
 
 #[test]
 #[cfg_attr(debug_assertions, ignore = "10^5 pins: run with --release")]
-fn full_wave_of_100k_pins_never_holds_the_index_for_long() {
-    // §4.8: no index-lock hold grows with the wave (structural ratio, not a speed threshold)
+fn full_wave_of_100k_pins_pops_a_bounded_batch_per_index_hold() {
+    // §4.8: no index-lock hold grows with the wave. Structural: the most due
+    // entries popped in one hold of the index mutex stays within the batch
+    // bound however many are due (wall-clock hold times are printed, not
+    // asserted: a preempted holder inflates them on a loaded machine).
+    use mooncake_meta_core::soft_pin::index::POP_PER_HOLD;
+    const _: () = assert!(POP_PER_HOLD <= CLEANUP_BATCH);
     const N: u64 = 100_000;
     let src = master_with(config(), 2, 0, 8 << 20);
     for i in 0..N {
@@ -227,45 +232,45 @@ fn full_wave_of_100k_pins_never_holds_the_index_for_long() {
     }
     let registration = src.run_cleanup_at(T0); // nothing due: reports the holds so far
     assert_eq!(registration.popped, 0);
+    assert_eq!(
+        src.debug_cleanup_most_pops_per_hold(),
+        0,
+        "nothing popped yet"
+    );
     let snapshot = src.snapshot().unwrap();
     drop(src);
-    // The longest hold is a master-lifetime maximum, so each attempt runs on a
-    // fresh master restored from the same 10^5 pins (restore swaps in an index
-    // built outside the lock): only the wave's own holds count. Holds are
-    // wall-clock, so a descheduled holder inflates one; such noise only ever
-    // raises the ratio, while a hold that grew with the wave would put it near
-    // 1 on every attempt — hence the best of up to eight attempts (the wave
-    // takes ~25 ms since entries name record handles, so one lost 4 ms
-    // scheduler tick inside a hold already exceeds the 0.1 bound; on a loaded
-    // machine a wave has such a preemption about every other attempt).
-    let mut best = f64::MAX;
-    for attempt in 0..8 {
-        let m = Master::new(MasterConfig::deterministic(T0)).unwrap();
-        assert_eq!(m.restore(&snapshot).unwrap().soft_pins_restored, N);
-        assert_eq!(m.index_sizes(), (N as usize, N as usize));
-        let st = m.run_cleanup_at(T0 + 2_000); // 100 % due
-        let ratio = st.longest_index_hold_ns as f64 / st.duration_ns as f64;
-        println!(
-            "10^5 wave (attempt {attempt}): duration {} ns, longest index hold {} ns \
-             ({ratio:.4} of the cycle), {} batches, {} shard locks \
-             [registration phase longest hold {} ns]",
-            st.duration_ns,
-            st.longest_index_hold_ns,
-            st.batches,
-            st.shards_touched,
-            registration.longest_index_hold_ns
-        );
-        assert_eq!((st.popped, st.expired, st.stale_dropped), (N, N, 0));
-        assert!(st.batches >= N / CLEANUP_BATCH as u64);
-        assert_eq!(gauge(&m), 0);
-        assert_eq!(m.index_sizes(), (0, 0));
-        inv(&m);
-        best = best.min(ratio);
-        if st.longest_index_hold_ns < st.duration_ns / 10 {
-            break;
-        }
-    }
-    assert!(best < 0.1, "longest hold is {best:.3} of the cycle at best");
+    // A master restored from the 10^5 pins (restore swaps in an index built
+    // outside the lock): the wave pops from a heap it did not push.
+    let m = Master::new(MasterConfig::deterministic(T0)).unwrap();
+    assert_eq!(m.restore(&snapshot).unwrap().soft_pins_restored, N);
+    assert_eq!(m.index_sizes(), (N as usize, N as usize));
+    m.debug_reset_cleanup_pops_per_hold();
+    let st = m.run_cleanup_at(T0 + 2_000); // 100 % due
+    let most = m.debug_cleanup_most_pops_per_hold();
+    eprintln!(
+        "10^5 wave: duration {} ns, longest index hold {} ns, most pops in one hold {most}, \
+         {} batches, {} shard locks [registration phase longest hold {} ns] (times not asserted)",
+        st.duration_ns,
+        st.longest_index_hold_ns,
+        st.batches,
+        st.shards_touched,
+        registration.longest_index_hold_ns
+    );
+    assert_eq!((st.popped, st.expired, st.stale_dropped), (N, N, 0));
+    assert!(
+        most <= POP_PER_HOLD,
+        "one index hold popped {most} entries (bound {POP_PER_HOLD})"
+    );
+    assert!(most > 0, "the wave's pops were not counted");
+    assert!(st.batches >= N / CLEANUP_BATCH as u64);
+    assert!(
+        st.batches >= N.div_ceil(POP_PER_HOLD as u64),
+        "{} holds for {N} entries",
+        st.batches
+    );
+    assert_eq!(gauge(&m), 0);
+    assert_eq!(m.index_sizes(), (0, 0));
+    inv(&m);
 }
 
 #[test]

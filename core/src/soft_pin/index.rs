@@ -479,6 +479,11 @@ pub struct DeadlineIndex<T = PinTarget> {
     /// asked, so an unregistration lowering `live` during a hold is never overwritten by what
     /// that hold saw.
     idle_len: AtomicUsize,
+    /// The most entries one hold of [`DeadlineIndex::pop_due`] popped since creation or the
+    /// last [`reset_most_popped_in_a_hold`](DeadlineIndex::reset_most_popped_in_a_hold): a
+    /// high-water mark raised under the mutex, read without it. A structural measure of the
+    /// longest pop hold, which [`POP_PER_HOLD`] bounds whatever the machine's load.
+    most_popped_in_a_hold: AtomicUsize,
     /// Runs inside the next hold, under the mutex, after its work (tests only).
     #[cfg(test)]
     in_hold: Mutex<Option<Box<dyn FnOnce() + Send>>>,
@@ -520,6 +525,7 @@ impl<T: Copy + Default> DeadlineIndex<T> {
             need_spare: AtomicBool::new(true),
             live: AtomicUsize::new(0),
             idle_len: AtomicUsize::new(0),
+            most_popped_in_a_hold: AtomicUsize::new(0),
             #[cfg(test)]
             in_hold: Mutex::new(None),
             #[cfg(test)]
@@ -677,6 +683,11 @@ impl<T: Copy + Default> DeadlineIndex<T> {
                     };
                     out.push(entry);
                     popped += 1;
+                }
+                // Almost every hold pops no more than the mark: a plain load spares the
+                // read-modify-write.
+                if popped > self.most_popped_in_a_hold.load(Relaxed) {
+                    self.most_popped_in_a_hold.fetch_max(popped, Relaxed);
                 }
                 let more_due = matches!(inner.heap.peek_deadline(), Some(d) if d <= at);
                 PopStep::Popped { popped, more_due }
@@ -857,6 +868,17 @@ impl<T: Copy + Default> DeadlineIndex<T> {
 
     pub fn reset_longest_hold(&self) {
         self.longest_hold.reset();
+    }
+
+    /// The most entries one lock hold of [`pop_due`](Self::pop_due) popped since creation or
+    /// the last [`reset_most_popped_in_a_hold`](Self::reset_most_popped_in_a_hold) (at most
+    /// [`POP_PER_HOLD`]); lock-free.
+    pub fn most_popped_in_a_hold(&self) -> usize {
+        self.most_popped_in_a_hold.load(Relaxed)
+    }
+
+    pub fn reset_most_popped_in_a_hold(&self) {
+        self.most_popped_in_a_hold.store(0, Relaxed);
     }
 
     /// Drops everything (restore, failed candidate). The old heap is freed outside the lock.
@@ -1131,6 +1153,13 @@ mod tests {
         let (o, n) = holds(&mut || idx.pop_due(u64::MAX, 4, &mut out));
         assert_eq!((o.popped, o.more_due, n), (4, true, 1));
         assert_eq!(idx.heap_len(), 6);
+        // The high-water mark saw the full holds, and starts again from a reset.
+        assert_eq!(idx.most_popped_in_a_hold(), POP_PER_HOLD);
+        idx.reset_most_popped_in_a_hold();
+        assert_eq!(idx.most_popped_in_a_hold(), 0);
+        out.clear();
+        idx.pop_due(u64::MAX, 4, &mut out);
+        assert_eq!(idx.most_popped_in_a_hold(), 4);
     }
 
     #[test]
