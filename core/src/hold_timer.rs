@@ -38,15 +38,19 @@ fn origin() -> Instant {
 
 fn source() -> Source {
     *SOURCE.get_or_init(|| {
+        // The counter's readings lie inside the clock's: a preemption
+        // between two reads lengthens the clock's interval, so a skewed
+        // calibration makes holds read longer, never shorter.
+        let t0 = Instant::now();
         let Some(c0) = cycle_counter() else {
             origin();
             return Source::Monotonic;
         };
-        let t0 = Instant::now();
         while t0.elapsed() < CALIBRATION {
             std::hint::spin_loop();
         }
-        let (dt, c1) = (t0.elapsed(), cycle_counter().unwrap_or(c0));
+        let c1 = cycle_counter().unwrap_or(c0);
+        let dt = t0.elapsed();
         let src = calibrated(c0, c1, dt);
         if matches!(src, Source::Monotonic) {
             origin();
