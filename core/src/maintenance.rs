@@ -8,7 +8,7 @@ use crate::clock::{Instant, MAX_INSTANT};
 use crate::master::MasterCore;
 use parking_lot::{Condvar, Mutex};
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -51,6 +51,10 @@ fn take_panic_request(_: &mut WakeState) -> bool {
 pub(crate) struct Wakeup {
     state: Mutex<WakeState>,
     cv: Condvar,
+    /// Wake-ups the maintenance thread has handled to the end, a
+    /// standby's (which do nothing) included: see
+    /// [`MasterCore::debug_maintenance_ticks`].
+    ticks: AtomicU64,
 }
 
 impl Wakeup {
@@ -183,6 +187,7 @@ fn run(core: &MasterCore) {
         // promoted master starts working at its next one. The tasks' next
         // instants still move on, so the thread sleeps between ticks.
         if core.is_standby() {
+            core.wakeup.ticks.fetch_add(1, Ordering::Release);
             continue;
         }
         if evict_due || ((forced || check) && evict.is_some()) {
@@ -202,6 +207,7 @@ fn run(core: &MasterCore) {
                 core.release_discarded_at(at);
             });
         }
+        core.wakeup.ticks.fetch_add(1, Ordering::Release);
     }
 }
 
@@ -215,6 +221,18 @@ impl MasterCore {
     pub fn debug_inject_maintenance_panic(&self) {
         self.wakeup.state.lock().panic_requested = true;
         self.wakeup.cv.notify_all();
+    }
+
+    /// Test hook: how many wake-ups the maintenance thread has handled to
+    /// the end (the flags it took, the role read and every task that was
+    /// due run), a standby's included; 0 without a maintenance thread. A
+    /// test that sees it move by 2 past a value read after some change
+    /// knows a whole tick ran after that change. Release/Acquire (the cost
+    /// of a relaxed one on x86): what a tick did is visible to a caller
+    /// that sees it counted.
+    #[doc(hidden)]
+    pub fn debug_maintenance_ticks(&self) -> u64 {
+        self.wakeup.ticks.load(Ordering::Acquire)
     }
 
     /// Runs every maintenance task once, now, whatever the intervals:

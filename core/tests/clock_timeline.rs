@@ -181,7 +181,10 @@ fn a_clamped_manual_wall_keeps_restore_verbatim_on_the_same_master() {
     m.set_wall_time(MAX_INSTANT - 1).unwrap();
     m.advance_time(10_000).unwrap();
     assert_eq!(m.wall_time(), MAX_INSTANT - 1, "the wall is clamped");
-    assert_eq!(m.clock_skew_ms(), (m.now() as i64) - (MAX_INSTANT - 1) as i64);
+    assert_eq!(
+        m.clock_skew_ms(),
+        (m.now() as i64) - (MAX_INSTANT - 1) as i64
+    );
     put(&m, "pinned", 4096, &enable(60_000));
     let before = instants(&m);
     let report = m.restore(&m.snapshot().unwrap()).unwrap();

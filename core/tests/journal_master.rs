@@ -58,7 +58,11 @@ fn journal_capacity_beyond_the_maximum_is_invalid_params() {
                 "journal_capacity_bytes {bytes} exceeds the maximum {MAX_JOURNAL_CAPACITY_BYTES}"
             )
         );
-        assert!(journal_config(bytes).validate().is_err());
+        assert_eq!(
+            journal_config(bytes).validate().unwrap_err(),
+            e,
+            "validate refuses it as Master::new does"
+        );
     }
     // The maximum itself is accepted (nothing is allocated up front).
     let m = Master::new(journal_config(MAX_JOURNAL_CAPACITY_BYTES)).unwrap();

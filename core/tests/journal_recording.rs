@@ -675,7 +675,12 @@ fn removals_record_erasures() {
     recs.sort_by_key(|r| format!("{r:?}"));
     assert_eq!(recs, [erased("b1", vec![]), erased("b2", vec![])]);
     let out = m.batch_remove(&[k("c"), k("zz")], false);
-    assert!(out[0].is_ok() && out[1].is_err());
+    assert!(out[0].is_ok(), "{out:?}");
+    assert_eq!(
+        out[1].as_ref().unwrap_err().kind(),
+        ErrorKind::ObjectNotFound,
+        "{out:?}"
+    );
     assert_eq!(c.take(), [erased("c", vec![])]);
     assert_eq!(m.remove_all(false), 1);
     assert_eq!(c.take(), [erased("d", vec![])]);
@@ -1087,6 +1092,19 @@ mod at_exact_points {
         out
     }
 
+    /// The segment a buffer replica is on.
+    fn segment_of(d: &ReplicaDescriptor) -> SegmentId {
+        match d.location {
+            Location::Buffer { segment, .. } => segment,
+            Location::LocalDisk { .. } => panic!("not a buffer"),
+        }
+    }
+
+    /// The name of the (mounted) segment a buffer replica is on.
+    fn segment_named(m: &Master, d: &ReplicaDescriptor) -> String {
+        m.segment_name(segment_of(d)).expect("mounted")
+    }
+
     /// A standby applying the whole journal of `p` equals it, leases apart.
     fn standby_follows(p: &Master) {
         let s = Master::new(MasterConfig {
@@ -1139,12 +1157,35 @@ mod at_exact_points {
         let w = m.put_start(C1, k(&x), 64, &two).unwrap();
         assert_eq!(w.replicas.len(), 2);
         put(&m, &z, 64, &on("mem0"));
+        let on_mem1 = *w
+            .replicas
+            .iter()
+            .find(|d| segment_named(&m, d) == "mem1")
+            .expect("a replica of x on mem1");
+        let segments: Vec<SegmentId> = w.replicas.iter().map(segment_of).collect();
         // unmount_client takes mem0 and mem1 out; mem0's pass records x
         // (leaving out its mem1 replica), then z, where the End runs.
         let token = w.token;
         let xk = x.clone();
         let got = at_nth_record(&m, 2, move |core| {
-            core.put_end(C1, Key::new(&xk), ReplicaSelector::All, Some(token))
+            let x = Key::new(&xk);
+            // The point the test is about, whatever the records' order:
+            // both of x's segments are out of the table, the unmount's
+            // mem0 pass has dropped x's replica there, its mem1 pass has
+            // not reached x, and the End completes x's replica on mem1.
+            for &seg in &segments {
+                assert_eq!(core.segment_name(seg), None, "segment {seg} still mounted");
+            }
+            assert_eq!(core.readable_count(x), 0, "x was readable before its End");
+            core.put_end(C1, x, ReplicaSelector::All, Some(token))?;
+            let completed = core.get_replica_list(x)?;
+            assert_eq!(
+                completed.iter().map(|d| d.id).collect::<Vec<_>>(),
+                [on_mem1.id],
+                "the End did not complete x's replica on mem1 alone: {completed:?}"
+            );
+            assert_eq!(segment_of(&completed[0]), segment_of(&on_mem1));
+            Ok(())
         });
         m.unmount_client(C1).unwrap();
         m.debug_set_race_hook(None);
@@ -1169,13 +1210,31 @@ mod at_exact_points {
         };
         let w = m.put_start(C1, k(&x), 64, &both).unwrap();
         assert_eq!(w.replicas.len(), 2);
+        let of_kind = |kind| *w.replicas.iter().find(|d| d.kind == kind).unwrap();
+        let (memory, nof) = (of_kind(ReplicaKind::Memory), of_kind(ReplicaKind::NofSsd));
+        assert_eq!(segment_named(&m, &memory), "mem0");
         let token = w.token;
         let xk = x.clone();
         // mem0's pass records z first (the lower shard): both calls run there.
         let got = at_nth_record(&m, 1, move |core| {
             let x = Key::new(&xk);
+            // The point the test is about, whatever the records' order:
+            // mem0 is out of the table, nof0 is not, and the unmount's pass
+            // has not reached x: after the revoke x still holds its MEMORY
+            // replica on mem0, and the End completes it.
+            assert_eq!(core.segment_name(segment_of(&memory)), None, "mem0 mounted");
+            assert_eq!(core.segment_name(segment_of(&nof)).as_deref(), Some("nof0"));
+            assert_eq!(core.readable_count(x), 0, "x was readable before its End");
             core.put_revoke(C1, x, ReplicaSelector::NofSsd, Some(token))?;
-            core.put_end(C1, x, ReplicaSelector::Memory, Some(token))
+            core.put_end(C1, x, ReplicaSelector::Memory, Some(token))?;
+            let completed = core.get_replica_list(x)?;
+            assert_eq!(
+                completed.iter().map(|d| d.id).collect::<Vec<_>>(),
+                [memory.id],
+                "the End did not complete x's MEMORY replica on mem0: {completed:?}"
+            );
+            assert_eq!(segment_of(&completed[0]), segment_of(&memory));
+            Ok(())
         });
         m.unmount_segment(C1, "mem0").unwrap();
         m.debug_set_race_hook(None);

@@ -29,6 +29,19 @@ fn rejected(bytes: &[u8], needle: &str) -> String {
     err.message().to_string()
 }
 
+/// Asserts `peek_created_at(bytes)` fails with DESERIALIZE_FAIL and a
+/// message containing `needle`.
+#[track_caller]
+fn peek_rejected(bytes: &[u8], needle: &str) {
+    let err = peek_created_at(bytes).expect_err("peek should fail");
+    assert_eq!(err.kind(), ErrorKind::DeserializeFail, "{err}");
+    assert!(
+        err.message().contains(needle),
+        "message {:?} lacks {needle:?}",
+        err.message()
+    );
+}
+
 #[track_caller]
 fn assert_round_trip(img: &SnapshotImage) {
     validate(img).expect("sample image must be valid");
@@ -463,7 +476,7 @@ fn bad_magic_is_rejected() {
     let mut b = encode(&small_image());
     b[0] = b'M';
     rejected(&b, "bad magic");
-    assert!(peek_created_at(&b).is_err());
+    peek_rejected(&b, "bad magic");
 }
 
 #[test]
@@ -521,7 +534,7 @@ fn trailing_bytes_after_the_payload_are_rejected() {
     let mut b = encode(&small_image());
     b.push(0);
     rejected(&b, "trailing bytes after the");
-    assert!(peek_created_at(&b).is_err());
+    peek_rejected(&b, "trailing bytes after the");
 }
 
 #[test]
@@ -603,7 +616,7 @@ fn peek_needs_a_full_counter() {
         ErrorKind::DeserializeFail
     );
     let b = frame(&counters(MAX_INSTANT + 1, 0, 0, 0).0);
-    assert!(peek_created_at(&b).is_err());
+    peek_rejected(&b, "beyond MAX_INSTANT");
 }
 
 // ------------------------------------------------------------ counts

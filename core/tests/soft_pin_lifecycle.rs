@@ -275,22 +275,91 @@ fn reads_before_expiry_never_extend() {
     assert_eq!(deadline(&m, "k"), Some(T0 + TTL));
 }
 
+/// Names of the segments holding `key`'s readable buffer replicas, sorted.
+fn readable_on(m: &Master, key: &str) -> Vec<String> {
+    let mut names: Vec<String> = m
+        .get_replica_list(k(key))
+        .unwrap()
+        .iter()
+        .filter_map(|d| match d.location {
+            Location::Buffer { segment, .. } => Some(m.segment_name(segment).unwrap()),
+            Location::LocalDisk { .. } => None,
+        })
+        .collect();
+    names.sort();
+    names
+}
+
 #[test]
 fn copy_move_promotion_are_not_activation_points() {
-    let m = master_with(config(), 3, 0, 1 << 20);
-    put(&m, "k", 64, &enable(TTL));
-    m.advance_time(1).unwrap();
-    m.copy_start(k("k"), &["mem2"]).ok();
-    m.copy_end(k("k")).ok();
-    let src = m.get_replica_list(k("k")).unwrap();
-    assert!(!src.is_empty());
-    assert_eq!(deadline(&m, "k"), Some(T0 + TTL));
+    // §4.6: copy, move, promotion (start and end) and
+    // add_local_disk_replica are never activation points: each leaves the
+    // deadline as it is, though time has moved since the End (an
+    // activation would give now + ttl).
+    let m = master_with(config(), 3, 1, 1 << 20);
+    let on_mem0 = WriteConfig {
+        preferred_segments: vec!["mem0".into()],
+        ..enable(TTL)
+    };
+    put(&m, "k", 64, &on_mem0);
+    assert_eq!(readable_on(&m, "k"), ["mem0"]);
+    let pinned = Some(T0 + TTL);
+    assert_eq!(deadline(&m, "k"), pinned);
+    let step = |what: &str| {
+        m.advance_time(1).unwrap();
+        what.to_string()
+    };
+
+    let what = step("copy_start");
+    let targets = m.copy_start(k("k"), &["mem2"]).unwrap();
+    assert_eq!(targets.len(), 1, "{what}");
+    assert_eq!(deadline(&m, "k"), pinned, "{what}");
+    let what = step("copy_end");
+    m.copy_end(k("k")).unwrap();
+    assert_eq!(m.readable_count(k("k")), 2, "{what}");
+    assert_eq!(readable_on(&m, "k"), ["mem0", "mem2"], "{what}");
+    assert_eq!(deadline(&m, "k"), pinned, "{what}");
+
+    let what = step("move_start");
+    m.move_start(k("k"), "mem2", "mem1").unwrap();
+    assert_eq!(deadline(&m, "k"), pinned, "{what}");
+    let what = step("move_end");
+    m.move_end(k("k")).unwrap();
+    assert_eq!(m.readable_count(k("k")), 2, "{what}");
+    assert_eq!(readable_on(&m, "k"), ["mem0", "mem1"], "{what}");
+    assert_eq!(deadline(&m, "k"), pinned, "{what}");
+
+    // Promotion of a pinned object (a NOF_SSD and a LOCAL_DISK replica, no
+    // memory one) keeps its deadline.
+    let nof_only = WriteConfig {
+        memory_replicas: 0,
+        nof_ssd_replicas: 1,
+        ..enable(TTL)
+    };
+    let p_at = m.now();
+    put(&m, "p", 64, &nof_only);
+    let p_pinned = Some(p_at + TTL);
+    assert_eq!(deadline(&m, "p"), p_pinned);
+    let what = step("add_local_disk_replica (pinned)");
+    m.add_local_disk_replica(C1, k("p"), 64).unwrap();
+    assert_eq!(deadline(&m, "p"), p_pinned, "{what}");
+    let what = step("promotion_start (pinned)");
+    m.promotion_start(k("p"), &["mem0".into()]).unwrap();
+    assert_eq!(deadline(&m, "p"), p_pinned, "{what}");
+    let what = step("promotion_end (pinned)");
+    m.promotion_end(k("p"), true).unwrap();
+    assert_eq!(m.readable_count(k("p")), 3, "{what}");
+    assert_eq!(readable_on(&m, "p"), ["mem0", "nof0"], "{what}");
+    assert_eq!(deadline(&m, "p"), p_pinned, "{what}");
+
+    // An object never pinned stays unpinned through a promotion.
     m.add_local_disk_replica(C1, k("d"), 64).unwrap();
     assert_eq!(deadline(&m, "d"), None);
     m.promotion_start(k("d"), &[]).unwrap();
     m.promotion_end(k("d"), true).unwrap();
+    assert_eq!(m.readable_count(k("d")), 2);
     assert_eq!(deadline(&m, "d"), None);
-    assert_eq!(gauge(&m), 1);
+    assert_eq!(gauge(&m), 2);
     inv(&m);
 }
 

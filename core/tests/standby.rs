@@ -130,15 +130,9 @@ fn every_client_operation_is_rejected_on_a_standby() {
             is_standby_err(r, what);
         }
     }
-    // The calls without a Result answer as if nothing were stored.
-    assert_eq!(m.readable_count(k("a")), 0);
-    assert_eq!(m.batch_readable_count(&keys), vec![0, 0]);
-    assert_eq!(m.remove_all(true), 0);
-    assert_eq!(m.evict_if_needed(true), None);
-    assert_eq!(m.run_cleanup_at(u64::MAX / 4), CleanupStats::default());
-    assert_eq!(m.sweep_stale_writes_at(u64::MAX / 4), 0);
-    assert_eq!(m.release_discarded_at(u64::MAX / 4), 0);
-    m.run_maintenance_tick();
+    // The calls without a Result (readable counts, remove_all, the upkeep
+    // calls) are checked on a standby holding work they would do on a
+    // primary: upkeep_calls_change_nothing_on_a_standby_holding_due_work.
     // Snapshots, metrics and the clock stay available.
     let snap = m.snapshot().unwrap();
     assert!(!snap.is_empty());
@@ -181,31 +175,175 @@ fn a_promoted_empty_standby_serves_operations() {
 }
 
 /// The maintenance thread does nothing on a standby and starts at
-/// promotion. The standby half waits (without asserting anything about
-/// speed) until many cleanup intervals have passed on the wall clock, then
-/// checks no cycle ran; the primary half waits for the first cycle with a
-/// hang guard only.
+/// promotion. The standby holds work due on its clock (an expired soft pin,
+/// a stale write, a discarded buffer due, memory above the watermark) and
+/// the thread runs every task each millisecond; once it has handled
+/// several wake-ups after the work arrived (a bounded wait on its tick
+/// count, not on time), the standby is unchanged. Promoted, it does that
+/// work (a bounded wait, a hang guard only).
 #[test]
 fn maintenance_thread_idles_on_a_standby_and_works_after_promote() {
-    let cfg = MasterConfig {
+    let s = holding_due_work(MasterConfig {
         soft_pin_cleanup_interval_ms: 1,
-        ..standby_config()
-    };
-    let m = Master::new(cfg).unwrap();
-    let start = std::time::Instant::now();
-    while start.elapsed() < std::time::Duration::from_millis(30) {
-        std::thread::yield_now();
-    }
-    assert_eq!(m.metrics().cleanup_cycles, 0, "a standby ran a cleanup");
-    m.promote().unwrap();
+        eviction_check_interval_ms: 1,
+        sweep_interval_ms: 1,
+        ..due_work_config()
+    });
+    let before = state(&s);
+    let ticks = s.debug_maintenance_ticks();
+    // Every tick past the first after this read started after it (the one
+    // in progress may have started before): +6 is five whole ticks.
+    wait_until("six maintenance ticks on the standby", || {
+        s.debug_maintenance_ticks() >= ticks + 6
+    });
+    assert!(
+        state(&s) == before,
+        "the maintenance thread changed a standby"
+    );
+    assert_eq!(upkeep_counters(&s), [0; 5], "a standby ran upkeep");
+    s.promote().unwrap();
+    wait_until("the promoted standby's upkeep", || {
+        let mt = s.metrics();
+        mt.cleanup_cycles > 0
+            && mt.soft_pin_key_count == 0
+            && mt.swept_writes == 1
+            && mt.discarded_staging_bytes == 0
+            && mt.evicted_keys > 0
+    });
+    assert!(!s.exist(k("stale")).unwrap(), "the stale write was swept");
+    s.check_invariants().unwrap();
+}
+
+/// Polls `done` (sleeping 200 µs between polls) until it holds; panics
+/// after two minutes (a hang guard, not a speed check).
+fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
     let hang = std::time::Instant::now() + std::time::Duration::from_secs(120);
-    while m.metrics().cleanup_cycles == 0 {
-        assert!(
-            std::time::Instant::now() < hang,
-            "hang: no cleanup after promote"
-        );
-        std::thread::yield_now();
+    while !done() {
+        assert!(std::time::Instant::now() < hang, "hang: {what}");
+        std::thread::sleep(std::time::Duration::from_micros(200));
     }
+}
+
+// ----- a standby holding due work ------------------------------------------
+
+/// The instant the work `due_work_journal` leaves is due at: past the soft
+/// pin's deadline (T0 + 100), the stale write's sweep bound and the
+/// discarded buffer's release instant (both T0 + put_start_release_timeout,
+/// 600 s by default).
+const DUE: u64 = T0 + 1_000_000;
+
+/// The journal of a primary that holds work due at `DUE` and did none of
+/// it: one 2 MiB memory segment (32 buffers of 64 KiB) with "pinned"
+/// (soft pin expiring at T0 + 100), "stale" (a write started at T0 and
+/// never ended), "d" (rewritten at twice the size: its first buffer is
+/// discarded) and "f0".."f26", which fill the segment: above the eviction
+/// watermark (90%) even once the stale write and the discarded buffer are
+/// gone.
+fn due_work_journal() -> Vec<u8> {
+    const SIZE: u64 = 64 << 10;
+    let p = master_with(journaling(false), 1, 0, 32 * SIZE);
+    put(&p, "pinned", SIZE, &enable(100));
+    p.put_start(C1, k("stale"), SIZE, &WriteConfig::default())
+        .unwrap();
+    put(&p, "d", SIZE, &WriteConfig::default());
+    upsert(&p, "d", 2 * SIZE, &preserve());
+    for i in 0..27 {
+        put(&p, &format!("f{i}"), SIZE, &WriteConfig::default());
+    }
+    let mt = p.metrics();
+    assert_eq!(mt.memory_allocated_bytes, mt.memory_capacity_bytes, "full");
+    assert_eq!(mt.discarded_staging_bytes, SIZE);
+    assert_eq!(mt.soft_pin_key_count, 1);
+    p.journal_read_to_vec(1).unwrap()
+}
+
+/// A standby's configuration for `holding_due_work`: read leases of 0, so
+/// the recovery lease at promote protects nothing from eviction.
+fn due_work_config() -> MasterConfig {
+    MasterConfig {
+        default_kv_lease_ttl_ms: 0,
+        ..standby_config()
+    }
+}
+
+/// A standby (configuration `cfg`) that applied `due_work_journal`, its
+/// clock at `DUE`.
+fn holding_due_work(cfg: MasterConfig) -> Master {
+    assert!(cfg.standby);
+    let s = Master::new(cfg).unwrap();
+    s.apply_journal(&due_work_journal()).unwrap();
+    s.set_time(DUE).unwrap();
+    s
+}
+
+/// What the upkeep calls count: cleanup cycles, expired pins, swept
+/// writes, eviction attempts, evicted keys.
+fn upkeep_counters(m: &Master) -> [u64; 5] {
+    let mt = m.metrics();
+    [
+        mt.cleanup_cycles,
+        mt.cleanup_expired,
+        mt.swept_writes,
+        mt.eviction_attempts,
+        mt.evicted_keys,
+    ]
+}
+
+/// The calls with no Result, called on a standby that holds work each of
+/// them would do on a primary, at instants where a primary does it: each
+/// answers 0 / None / nothing done and leaves the standby unchanged. Each
+/// call's counterpart on the same standby promoted shows the work was
+/// there to do.
+#[test]
+fn upkeep_calls_change_nothing_on_a_standby_holding_due_work() {
+    type Call = fn(&Master) -> u64;
+    let calls: [(&str, Call); 11] = [
+        ("readable_count", |m| m.readable_count(k("f0")) as u64),
+        ("batch_readable_count", |m| {
+            m.batch_readable_count(&[k("f0"), k("d")])
+                .iter()
+                .sum::<usize>() as u64
+        }),
+        ("run_cleanup_at", |m| m.run_cleanup_at(DUE).expired),
+        ("run_cleanup", |m| m.run_cleanup().expired),
+        ("debug_scan_expired", |m| m.debug_scan_expired(DUE)),
+        ("sweep_stale_writes_at", |m| m.sweep_stale_writes_at(DUE)),
+        ("release_discarded_at", |m| m.release_discarded_at(DUE)),
+        ("evict_if_needed", |m| {
+            m.evict_if_needed(false).map_or(0, |r| r.evicted + 1)
+        }),
+        ("evict_if_needed(force)", |m| {
+            m.evict_if_needed(true).map_or(0, |r| r.evicted + 1)
+        }),
+        ("remove_all", |m| m.remove_all(true)),
+        ("run_maintenance_tick", |m| {
+            m.run_maintenance_tick();
+            upkeep_counters(m).iter().sum()
+        }),
+    ];
+    // On a primary each call does something.
+    for (what, call) in calls {
+        let p = holding_due_work(due_work_config());
+        p.promote().unwrap();
+        let before = state(&p);
+        let did = call(&p);
+        assert!(did > 0, "{what} did nothing on the promoted standby");
+        if !what.contains("readable_count") {
+            assert!(state(&p) != before, "{what} changed nothing on a primary");
+        }
+    }
+    // On the standby none does, one after the other.
+    let s = holding_due_work(due_work_config());
+    let before = state(&s);
+    assert_eq!(s.key_count(), 30);
+    assert_eq!(s.metrics().discarded_staging_bytes, 64 << 10);
+    for (what, call) in calls {
+        assert_eq!(call(&s), 0, "{what} acted on a standby");
+        assert!(state(&s) == before, "{what} changed a standby");
+        assert_eq!(upkeep_counters(&s), [0; 5], "{what} counted upkeep");
+    }
+    assert!(s.is_standby());
+    s.check_invariants().unwrap();
 }
 
 // ----- apply, with hand-built records --------------------------------------
@@ -1230,8 +1368,9 @@ fn a_release_at_any_instant_is_recorded_so_a_standby_applies_it() {
 }
 
 /// A standby of `n` objects of 64 KiB in one 1 MiB segment, with a
-/// maintenance thread whose eviction interval never comes in a test and
-/// read leases of 0 (the recovery lease protects nothing).
+/// maintenance thread whose eviction interval never comes in a test (its
+/// cleanup runs every millisecond) and read leases of 0 (the recovery
+/// lease protects nothing).
 fn promotable(n: usize) -> Master {
     let p = master_with(journaling(false), 1, 0, 1 << 20);
     for i in 0..n {
@@ -1239,6 +1378,9 @@ fn promotable(n: usize) -> Master {
     }
     let s = Master::new(MasterConfig {
         eviction_check_interval_ms: 3_600_000,
+        // Ticks every millisecond (cleanup finds nothing to do): a test can
+        // wait for the thread to handle a wake-up by its tick count.
+        soft_pin_cleanup_interval_ms: 1,
         default_kv_lease_ttl_ms: 0,
         ..standby_config()
     })
@@ -1256,30 +1398,24 @@ fn promote_checks_the_watermark_and_forces_nothing() {
     // Below the watermark: nothing is evicted.
     let s = promotable(4);
     s.promote().unwrap();
-    // A forced run starts within microseconds of the wake-up; 300 ms of
-    // polling (sleeping, not spinning) gives the thread every chance.
-    let until = std::time::Instant::now() + std::time::Duration::from_millis(300);
-    while std::time::Instant::now() < until {
-        assert_eq!(
-            s.metrics().eviction_attempts,
-            0,
-            "promote forced an eviction"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(2));
-    }
+    // The wake-up promote asked for was taken by the end of the second
+    // tick after this read (the one in progress may have started before
+    // it); a forced eviction would have run in that tick.
+    let ticks = s.debug_maintenance_ticks();
+    wait_until("two maintenance ticks after promote", || {
+        s.debug_maintenance_ticks() >= ticks + 2
+    });
+    assert_eq!(
+        s.metrics().eviction_attempts,
+        0,
+        "promote forced an eviction"
+    );
     assert_eq!(s.key_count(), 4);
     // Above it (16 of 16 blocks): the check at promote evicts, an hour
     // before the interval would have.
     let s = promotable(16);
     s.promote().unwrap();
-    let hang = std::time::Instant::now() + std::time::Duration::from_secs(120);
-    while s.metrics().evicted_keys == 0 {
-        assert!(
-            std::time::Instant::now() < hang,
-            "hang: no eviction after promote"
-        );
-        std::thread::yield_now();
-    }
+    wait_until("an eviction after promote", || s.metrics().evicted_keys > 0);
 }
 
 /// Every Reset of an input is decoded once, before anything applies, and
