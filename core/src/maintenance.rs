@@ -109,24 +109,32 @@ impl Task {
 }
 
 impl Maintenance {
-    /// Starts the thread, unless every interval is 0.
-    pub fn start(core: &Arc<MasterCore>) -> Option<Maintenance> {
+    /// Starts the thread, unless every interval is 0 (`None`). A thread
+    /// the system will not start is `INTERNAL_ERROR`: a master without the
+    /// maintenance its configuration asks for would never expire a pin,
+    /// sweep or release, nor evict when an allocation fails.
+    pub fn start(core: &Arc<MasterCore>) -> crate::error::Result<Option<Maintenance>> {
         let c = &core.config;
         if c.eviction_check_interval_ms == 0
             && c.soft_pin_cleanup_interval_ms == 0
             && c.sweep_interval_ms == 0
         {
-            return None;
+            return Ok(None);
         }
         let worker = core.clone();
         let handle = std::thread::Builder::new()
             .name("mooncake-meta-maint".into())
             .spawn(move || run(&worker))
-            .ok()?;
-        Some(Maintenance {
+            .map_err(|e| {
+                crate::error::Error::new(
+                    crate::error::ErrorKind::Internal,
+                    format!("the maintenance thread could not be started: {e}"),
+                )
+            })?;
+        Ok(Some(Maintenance {
             core: core.clone(),
             handle,
-        })
+        }))
     }
 
     pub fn stop(self) {

@@ -84,11 +84,13 @@ pub struct Master {
 }
 
 impl Master {
-    /// Builds a master; fails with `INVALID_PARAMS` on a bad configuration.
+    /// Builds a master; fails with `INVALID_PARAMS` on a bad configuration,
+    /// `INTERNAL_ERROR` when the system will not start the maintenance
+    /// thread the configuration asks for.
     pub fn new(config: MasterConfig) -> Result<Master> {
         config.validate()?;
         let core = Arc::new(MasterCore::new(config)?);
-        let maintenance = Maintenance::start(&core);
+        let maintenance = Maintenance::start(&core)?;
         Ok(Master { core, maintenance })
     }
 }

@@ -1326,7 +1326,9 @@ extern "C" {
     /// clock, background tasks on). The configuration is copied; `cfg` may be
     /// freed or reused afterwards. A configuration the master would misbehave
     /// under (e.g. default soft-pin TTL above the maximum) is
-    /// `MOONCAKE_META_INVALID_PARAMS`.
+    /// `MOONCAKE_META_INVALID_PARAMS`; a system that will not start the
+    /// maintenance thread the configuration asks for is
+    /// `MOONCAKE_META_INTERNAL_ERROR` (no master).
     ///
     /// Ownership: on success `*out_master` is a new master owned by the caller,
     /// released with `mooncake_meta_master_free`; on failure it is not written.
