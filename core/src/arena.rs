@@ -241,7 +241,9 @@ impl<T: Versioned> Arena<T> {
     /// slot number is in use ([`MAX_SLOTS`]) or the memory cannot be had;
     /// a chunk made and then left unused is the next insert's.
     pub fn try_reserve_one(&mut self) -> Result<(), String> {
-        if !self.free.is_empty() {
+        // The usual case, in a few loads: a free slot, or room left in the
+        // last chunk.
+        if !self.free.is_empty() || self.room_in_last().is_some() {
             return Ok(());
         }
         let (next, new_chunk) = self.next_new_slot();
@@ -276,6 +278,15 @@ impl<T: Versioned> Arena<T> {
             chunk.records.regrow(want).map_err(|_| failed(want))?;
         }
         Ok(())
+    }
+
+    /// The number of the slot the last chunk has room for next, if it has
+    /// room (and the number is one an arena hands out).
+    #[inline]
+    fn room_in_last(&self) -> Option<usize> {
+        let last = self.chunks.last()?;
+        let next = ((self.chunks.len() - 1) << CHUNK_SHIFT) + last.records.len();
+        (last.records.len() < last.records.capacity() && next <= MAX_SLOTS as usize).then_some(next)
     }
 
     /// The slot number a new slot gets, and whether it starts a chunk: a
@@ -317,14 +328,18 @@ impl<T: Versioned> Arena<T> {
             self.len += 1;
             return Some(slot);
         }
-        if self.next_new_slot().0 > MAX_SLOTS as usize {
-            return None;
-        }
-        if let Err(e) = self.try_reserve_one() {
-            panic!("arena: {e}");
-        }
-        let (next, new_chunk) = self.next_new_slot();
-        debug_assert!(!new_chunk, "the room was made");
+        let next = match self.room_in_last() {
+            Some(next) => next,
+            None => {
+                if self.next_new_slot().0 > MAX_SLOTS as usize {
+                    return None;
+                }
+                if let Err(e) = self.try_reserve_one() {
+                    panic!("arena: {e}");
+                }
+                self.room_in_last().expect("the room was made")
+            }
+        };
         let chunk = self.chunks.last_mut().expect("a chunk with room");
         let pushed = chunk.records.push(Slot::Full(value)).is_ok();
         assert!(pushed, "the chunk has room (made so above)");
