@@ -45,6 +45,11 @@
 # ../target/release), rust-sys/ and the scripts read the libraries there
 # too, so a build elsewhere would leave them a stale or missing library.
 # The hooks builds still go to target-hooks: --target-dir overrides this.
+ifneq ($(origin CARGO_TARGET_DIR),undefined)
+ifneq ($(CARGO_TARGET_DIR),$(CURDIR)/target)
+$(info note: CARGO_TARGET_DIR=$(CARGO_TARGET_DIR) is not used here: this Makefile builds in $(CURDIR)/target)
+endif
+endif
 export CARGO_TARGET_DIR := $(CURDIR)/target
 
 CARGO   ?= cargo

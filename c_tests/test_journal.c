@@ -85,6 +85,17 @@ static void a_promoted_standby_has_the_primarys_objects_and_deadlines(void) {
     CHECK_FAILS(mooncake_meta_copy_start(s, FX_KEY("done"), copy_to, 2, NULL, 0, &copy_len, &err),
                 MOONCAKE_META_UNAVAILABLE_IN_CURRENT_STATUS, err, "standby");
     CHECK_EQ_INT(copy_len, 99);
+    {
+        const char *bkeys[] = {"x", "y"};
+        size_t blens[] = {1, 1}, bcounts[2] = {7, 7};
+        uint64_t bsizes[] = {64, 64}, btokens[2] = {7, 7};
+        int32_t bst[2] = {0, 0};
+        CHECK_FAILS(mooncake_meta_batch_put_start(s, 1, NULL, 0, bkeys, blens, 2, bsizes, NULL, NULL,
+                                                  0, bcounts, btokens, bst, &err),
+                    MOONCAKE_META_UNAVAILABLE_IN_CURRENT_STATUS, err, "standby");
+        CHECK_EQ_INT(bst[0], MOONCAKE_META_UNAVAILABLE_IN_CURRENT_STATUS);
+        CHECK_EQ_INT(bst[1], MOONCAKE_META_UNAVAILABLE_IN_CURRENT_STATUS);
+    }
 
     mooncake_meta_promote_report pr;
     memset(&pr, 0xcd, sizeof pr);

@@ -122,7 +122,8 @@ type Config struct {
 	// to hold; 0 (the default) means no presizing. New pre-sizes every
 	// shard's object table for ceil(ExpectedObjects / ShardCount) objects,
 	// so filling it up to that many never rehashes a table; more objects
-	// than expected are fine. At most MaxExpectedObjects.
+	// than expected are fine. At most MaxExpectedObjects, and at most
+	// 3 * 2^30 per shard (what one shard's index holds).
 	ExpectedObjects uint64
 	// CommitPresized, with ExpectedObjects > 0, makes New allocate every
 	// shard's presized table (the records' arena and the hash index), and

@@ -68,9 +68,11 @@ func New(opts ...Option) (*Master, error) {
 
 // NewWithConfig creates a master from c (start from DefaultConfig or
 // DeterministicConfig). A configuration the library rejects is
-// ErrInvalidParams naming the field; a linked library whose ABI differs
-// from the header this package was built with, or that is older than it
-// (fills fewer fields of its output structs), is an error too.
+// ErrInvalidParams naming the field; a system that will not start the
+// maintenance thread the configuration asks for is ErrInternal; a linked
+// library whose ABI differs from the header this package was built with,
+// or that is older than it (fills fewer fields of its output structs), is
+// an error too.
 func NewWithConfig(c Config) (*Master, error) {
 	if got := C.mooncake_meta_abi_version(); got != C.MOONCAKE_META_ABI_VERSION {
 		return nil, fmt.Errorf("mooncakemeta: linked libmooncake_meta has ABI version %d, this package needs %d",

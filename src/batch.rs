@@ -230,7 +230,10 @@ unsafe fn batch_start(
     let needed = count.checked_mul(stride).ok_or_else(|| {
         Error::invalid(format!("{count} keys x {stride} replicas overflow size_t"))
     })?;
-    if needed > replicas_cap {
+    // A standby refuses every key as UNAVAILABLE_IN_CURRENT_STATUS
+    // (docs/CONTRACT.md §12.3) whatever the room given for answers it will
+    // not write.
+    if needed > replicas_cap && !master.is_standby() {
         return Err(too_small("out_replicas", needed, replicas_cap));
     }
     let started: Vec<Result<Bounded<StartedWrite>>> = match which {

@@ -40,7 +40,8 @@ fn finish(master: &Master, k: Key<'_>, which: Task) -> Result<()> {
 /// a replica of the object). The PROCESSING targets go to
 /// `out_replicas[0 .. *out_len]`, one per segment in order. `cap <
 /// segment_count` is `MOONCAKE_META_BUFFER_TOO_SMALL` with `*out_len` =
-/// `segment_count`, after every other check (nothing changed). Errors:
+/// `segment_count`, after the checks of the request and before anything is
+/// allocated (nothing changed). Errors:
 /// UNAVAILABLE_IN_CURRENT_STATUS on a standby, OBJECT_NOT_FOUND, OBJECT_HAS_REPLICATION_TASK, REPLICA_IS_NOT_READY or
 /// REPLICA_NOT_FOUND (no COMPLETE buffer replica to read), SEGMENT_NOT_FOUND,
 /// INVALID_PARAMS (a segment named twice or already holding a replica),
@@ -78,7 +79,7 @@ pub unsafe extern "C" fn mooncake_meta_copy_start(
             let targets = input::c_str_array(segments, segment_count, "segments")?;
             let out = ReplicaArray::new(out_replicas, cap, "out_replicas")?;
             let out_len = Out::new(out_len, "out_len")?;
-            // BUFFER_TOO_SMALL after every other check (a standby, the key,
+            // BUFFER_TOO_SMALL after the request's checks (a standby, the key,
             // the task, the segments), nothing changed.
             match master.copy_start_bounded(k, &targets, cap)? {
                 Bounded::Fits(staged) => {

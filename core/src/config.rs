@@ -58,7 +58,8 @@ pub struct MasterConfig {
     /// no presizing. A master pre-sizes every shard's object table for its
     /// share (`ceil(expected_objects / shard_count)`), so filling it up to
     /// that many objects never rehashes a table. At most
-    /// [`MAX_EXPECTED_OBJECTS`]; more objects than expected are fine.
+    /// [`MAX_EXPECTED_OBJECTS`], and at most 3 · 2^30 per shard (what one
+    /// shard's index holds); more objects than expected are fine.
     pub expected_objects: u64,
     /// With `expected_objects`, allocate every shard's presized table (the
     /// records' arena and the hash index), and the segment allocators'

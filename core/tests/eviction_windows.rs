@@ -511,4 +511,55 @@ mod with_hooks {
             inv(&m);
         }
     }
+    // §5 (whole-change review): a group that stayed whole is taken up again
+    // by the next pass from any of its candidates, not only from the one
+    // that evaluated it, which may be gone by then. Group {a, b} stays
+    // whole in the first pass (member p is hard-pinned, no candidate);
+    // before the second pass p and a are removed; b's
+    // candidate takes the group up and b goes.
+    #[test]
+    fn a_group_that_stayed_whole_is_taken_up_again_from_any_member() {
+        let m = master_with(config(), 1, 0, 1 << 26);
+        let g = WriteConfig {
+            group: Some("g".into()),
+            ..preserve()
+        };
+        for key in ["a", "b"] {
+            put(&m, key, 64, &g);
+        }
+        // Hard-pinned: the group stays whole while p is there.
+        let pinned = WriteConfig {
+            hard_pin: true,
+            ..g.clone()
+        };
+        put(&m, "p", 64, &pinned);
+        for key in ["s1", "s2"] {
+            put(&m, key, 64, &preserve());
+        }
+        m.advance_time(LEASE + 1).unwrap();
+        let removed = Arc::new(AtomicU64::new(0));
+        let seen = Arc::clone(&removed);
+        m.debug_set_race_hook(Some(Arc::new(move |core: &MasterCore, p: RacePoint| {
+            if matches!(p, RacePoint::EvictionWindow { .. })
+                && seen.fetch_add(1, Ordering::Relaxed) == 0
+            {
+                core.remove(k("p"), true).unwrap();
+                core.remove(k("a"), false).unwrap();
+            }
+        })));
+        // First pass: to 2 of the base (s1, s2 after the group stays whole);
+        // second pass: to all of it.
+        let r = m.run_eviction(0.5, 1.0).unwrap();
+        m.debug_set_race_hook(None);
+        assert!(removed.load(Ordering::Relaxed) >= 1, "the hook ran: {r:?}");
+        assert!(
+            !m.exist(k("s1")).unwrap() && !m.exist(k("s2")).unwrap(),
+            "{r:?}"
+        );
+        assert!(
+            !m.exist(k("b")).unwrap(),
+            "b's group was not taken up again: {r:?}"
+        );
+        inv(&m);
+    }
 }

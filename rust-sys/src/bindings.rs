@@ -1984,7 +1984,8 @@ extern "C" {
     /// a replica of the object). The PROCESSING targets go to
     /// `out_replicas[0 .. *out_len]`, one per segment in order. `cap <
     /// segment_count` is `MOONCAKE_META_BUFFER_TOO_SMALL` with `*out_len` =
-    /// `segment_count`, after every other check (nothing changed). Errors:
+    /// `segment_count`, after the checks of the request and before anything is
+    /// allocated (nothing changed). Errors:
     /// UNAVAILABLE_IN_CURRENT_STATUS on a standby, OBJECT_NOT_FOUND, OBJECT_HAS_REPLICATION_TASK, REPLICA_IS_NOT_READY or
     /// REPLICA_NOT_FOUND (no COMPLETE buffer replica to read), SEGMENT_NOT_FOUND,
     /// INVALID_PARAMS (a segment named twice or already holding a replica),

@@ -48,37 +48,53 @@ pub(super) enum GroupOutcome {
 /// member, and a group created after it could otherwise take its address.
 #[derive(Default)]
 pub(super) struct GroupsDone {
-    done: HashMap<*const Group, Arc<Group>>,
-    /// Groups that stayed whole in the current pass: dealt with for the
-    /// rest of it (their members fail the same checks at later
-    /// candidates: the run's instant is fixed and protections do not end
-    /// within it), taken up again by the next pass.
-    failed: Vec<Arc<Group>>,
+    /// Each group dealt with, and whether it stayed whole in the current
+    /// pass: then it is dealt with for the rest of the pass (its members
+    /// fail the same checks at later candidates: the run's instant is
+    /// fixed and protections do not end within it) and taken up again by
+    /// the next one.
+    done: HashMap<*const Group, (Arc<Group>, bool)>,
+    /// Whether a group stayed whole in the current pass.
+    any_whole: bool,
+}
+
+/// What [`GroupsDone::insert`] found.
+pub(super) enum GroupSeen {
+    /// Not dealt with yet: the caller deals with it now.
+    New,
+    /// Evicted, or gone with its state, earlier in the run.
+    Done,
+    /// It stayed whole earlier in this pass.
+    StayedWhole,
 }
 
 impl GroupsDone {
-    /// Adds `g`; false if it was there already.
-    pub(super) fn insert(&mut self, g: &Arc<Group>) -> bool {
+    /// Adds `g` if it was not there, and says what was there.
+    pub(super) fn insert(&mut self, g: &Arc<Group>) -> GroupSeen {
         match self.done.entry(Arc::as_ptr(g)) {
-            hashbrown::hash_map::Entry::Occupied(_) => false,
+            hashbrown::hash_map::Entry::Occupied(o) if o.get().1 => GroupSeen::StayedWhole,
+            hashbrown::hash_map::Entry::Occupied(_) => GroupSeen::Done,
             hashbrown::hash_map::Entry::Vacant(v) => {
-                v.insert(Arc::clone(g));
-                true
+                v.insert((Arc::clone(g), false));
+                GroupSeen::New
             }
         }
     }
 
     /// Marks `g`, dealt with in this pass, as one the next pass takes up
     /// again.
-    fn stayed_whole(&mut self, g: Arc<Group>) {
-        self.failed.push(g);
+    fn stayed_whole(&mut self, g: &Arc<Group>) {
+        if let Some(e) = self.done.get_mut(&Arc::as_ptr(g)) {
+            e.1 = true;
+            self.any_whole = true;
+        }
     }
 
     /// At the start of a pass: the groups that stayed whole in the last
     /// one are not dealt with any more.
     pub(super) fn start_pass(&mut self) {
-        for g in self.failed.drain(..) {
-            self.done.remove(&Arc::as_ptr(&g));
+        if std::mem::take(&mut self.any_whole) {
+            self.done.retain(|_, (_, whole)| !*whole);
         }
     }
 }
@@ -205,8 +221,16 @@ impl MasterCore {
             return;
         };
         c.set(DONE, true);
-        if !groups_done.insert(&g) {
-            return;
+        match groups_done.insert(&g) {
+            GroupSeen::New => {}
+            GroupSeen::Done => return,
+            // Not evaluated again in this pass, but the candidate stays for
+            // the next one: the member that took the group up may be gone
+            // by then (removed, rewritten), and any member will do.
+            GroupSeen::StayedWhole => {
+                c.set(DONE, false);
+                return;
+            }
         }
         let GroupOutcome::Evicted(n, bytes, pinned) =
             self.evict_group(&g, generation, now, allow_pinned)
@@ -221,7 +245,7 @@ impl MasterCore {
             // The group stays whole; the next pass may take it (from this
             // candidate), this one does not evaluate it again at its other
             // members (each evaluation locks every member's shard).
-            groups_done.stayed_whole(g);
+            groups_done.stayed_whole(&g);
             c.set(DONE, false);
         }
     }

@@ -65,7 +65,6 @@ use crate::types::{Key, Pool, ReplicaKind, ReplicaStatus, SegmentId, SegmentSpec
 use hashbrown::HashMap;
 use parking_lot::{Mutex, RwLockWriteGuard};
 use smallvec::SmallVec;
-use std::collections::VecDeque;
 use std::hint::black_box;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -143,8 +142,7 @@ fn check_before_apply(rec: &RecordView<'_>) -> Result<Option<SnapshotImage>> {
     Ok(None)
 }
 
-/// A record applied alone: a Reset comes with the snapshot its check
-/// decoded, so the image is decoded once per apply.
+/// A record applied alone: a Reset comes with its decoded snapshot.
 enum Other<'a> {
     Record(&'a Record),
     Reset(Box<SnapshotImage>),
@@ -244,9 +242,11 @@ impl MasterCore {
         }
         // What a record names is checked for all of them before any is
         // applied, as the framing is: a batch refused for it applies nothing.
-        // A Reset's snapshot is decoded here, once: its apply installs the
-        // image kept (in input order, one per Reset).
-        let mut resets = VecDeque::new();
+        // A Reset's snapshot is decoded here; the first Reset's image is
+        // kept for its apply (an input holds one Reset as a rule: it is
+        // decoded once). A later one's is decoded again when it applies,
+        // so no more than one image waits beside the one being installed.
+        let mut first_reset: Option<Box<SnapshotImage>> = None;
         for (seq, rec) in todo.iter() {
             let decoded = check_before_apply(rec).map_err(|e| {
                 Error::new(
@@ -258,7 +258,9 @@ impl MasterCore {
                     ),
                 )
             })?;
-            resets.extend(decoded.map(Box::new));
+            if first_reset.is_none() {
+                first_reset = decoded.map(Box::new);
+            }
         }
         // Object records go in runs of up to RUN consecutive ones (see
         // `apply_run`); any other record alone.
@@ -275,14 +277,15 @@ impl MasterCore {
                     unreachable!("a run takes every object record")
                 };
                 let input = match other {
-                    Record::Reset { .. } => Other::Reset(
-                        resets
-                            .pop_front()
-                            .expect("the check kept one decoded image per Reset"),
-                    ),
-                    other => Other::Record(other),
+                    Record::Reset { image } => match first_reset.take() {
+                        Some(img) => Ok(Other::Reset(img)),
+                        None => crate::snapshot::codec::decode(image)
+                            .map(|img| Other::Reset(Box::new(img))),
+                    },
+                    other => Ok(Other::Record(other)),
                 };
-                self.apply_one(*seq, rec, input)
+                input
+                    .and_then(|input| self.apply_one(*seq, rec, input))
                     .map(|()| 1)
                     .map_err(|e| (0, e))
             } else {

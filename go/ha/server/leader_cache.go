@@ -15,8 +15,11 @@ const leaderCacheTTL = 500 * time.Millisecond
 // leaderCache names the leader for NOT_LEADER answers from one etcd lookup
 // per leaderCacheTTL, one lookup at a time: a follower under a storm of
 // calls meant for the leader asks etcd once per period, not twice per
-// call. A failed lookup is not kept; the callers waiting on it get its
-// error.
+// call. Only a leader with a URL is kept: "no leader" (an election under
+// way) and a failed lookup are asked again by the next call, and the
+// callers waiting on a lookup get its answer. The lookup runs on its own
+// deadline, not on the context of the call that started it, so a client
+// that hangs up does not fail the others waiting on it.
 type leaderCache struct {
 	lookup func(context.Context) (name, url string, err error)
 	ttl    time.Duration
@@ -62,11 +65,17 @@ func (c *leaderCache) get(ctx context.Context) (string, string, error) {
 	ch := make(chan struct{})
 	c.wait = ch
 	c.mu.Unlock()
-	name, url, err := c.lookup(ctx)
+	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), lookupTimeout)
+	name, url, err := c.lookup(lctx)
+	cancel()
 	c.mu.Lock()
 	c.lastErr = err
-	if err == nil {
-		c.name, c.url, c.at, c.valid = name, url, c.now(), true
+	// The answer the waiters read; kept for the next calls only when it
+	// names a leader they can be sent to.
+	c.name, c.url = name, url
+	c.valid = err == nil && name != "" && url != ""
+	if c.valid {
+		c.at = c.now()
 	}
 	c.wait = nil
 	close(ch)

@@ -71,6 +71,35 @@ func TestLeaderCacheLooksUpOncePerPeriod(t *testing.T) {
 	if name, _, err := c.get(context.Background()); err != nil || name != "a" || lookups.Load() != 3 {
 		t.Fatalf("after a failed lookup: %q, err %v, %d lookups", name, err, lookups.Load())
 	}
+	// "No leader" (an election under way) is not kept: the next call asks.
+	advance(leaderCacheTTL)
+	c.lookup = func(ctx context.Context) (string, string, error) {
+		lookups.Add(1)
+		return "", "", nil
+	}
+	before := lookups.Load()
+	for range 2 {
+		if name, _, err := c.get(context.Background()); err != nil || name != "" {
+			t.Fatalf("no leader: %q, %v", name, err)
+		}
+	}
+	if n := lookups.Load() - before; n != 2 {
+		t.Fatalf("%d lookups for 2 calls while no leader is known, want 2", n)
+	}
+	// The lookup outlives the call that started it: a caller that hangs up
+	// does not cancel it for the others.
+	gotCtxErr := make(chan error, 1)
+	c.lookup = func(ctx context.Context) (string, string, error) {
+		time.Sleep(10 * time.Millisecond)
+		gotCtxErr <- ctx.Err()
+		return "a", "http://a", nil
+	}
+	hungUp, hangUp := context.WithCancel(context.Background())
+	go func() { time.Sleep(time.Millisecond); hangUp() }()
+	c.get(hungUp)
+	if err := <-gotCtxErr; err != nil {
+		t.Fatalf("the lookup saw its starter's cancellation: %v", err)
+	}
 	// A waiter whose context ends stops waiting for the lookup in flight.
 	advance(leaderCacheTTL)
 	block := make(chan struct{})
