@@ -99,8 +99,8 @@ type Config struct {
 	// SnapshotEveryBytes (> 0): a leader takes a snapshot once it shipped
 	// this many journal bytes since its last one.
 	SnapshotEveryBytes int64
-	// SnapshotKeep (>= 1) is how many snapshots the store keeps, the
-	// published one included.
+	// SnapshotKeep (>= 1) is how many snapshots the store keeps: the
+	// published one, the one published before it, then the newest others.
 	SnapshotKeep int
 
 	// pageBytes bounds one range read of a catch-up (0: 16 MiB); tests

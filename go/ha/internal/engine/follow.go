@@ -124,7 +124,7 @@ func (n *Node) catchUp(ctx context.Context) (int64, error) {
 				return 0, &snapshotError{r, err}
 			}
 			rec = &r
-			n.update(func() { n.recSeq = max(n.recSeq, r.Seq) })
+			n.update(func() { n.sawRecord(r) })
 		}
 		below := resp.Responses[1].GetResponseRange().Kvs
 		next := resp.Responses[2].GetResponseRange().Kvs

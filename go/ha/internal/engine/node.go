@@ -112,6 +112,7 @@ type Node struct {
 	leaseUntil time.Time
 	provenAt   time.Time
 	recSeq     uint64        // the newest snapshot record seen in etcd
+	recLoc     string        // its location ("" before any)
 	snap       SnapshotStats // what Snapshots reports
 
 	snapMu sync.Mutex // serialises the leader's snapshots

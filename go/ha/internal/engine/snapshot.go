@@ -236,6 +236,8 @@ func (n *Node) snapshot(ctx context.Context) (uint64, error) {
 		return 0, fmt.Errorf("%w: %w", ErrJournal, err)
 	}
 	published := n.recordSeq()
+	// The snapshot published before this one, which pruning keeps first.
+	prev := n.recordLoc()
 	if last <= published {
 		return published, nil
 	}
@@ -271,9 +273,10 @@ func (n *Node) snapshot(ctx context.Context) (uint64, error) {
 				// because etcd does not answer: the file is kept without
 				// asking etcd whether the attempt cut short committed. It
 				// is not deleted by anyone who knows it was never
-				// published: Prune counts it among the stored snapshots it
-				// keeps (the newest SnapshotKeep, never the published one
-				// nor a newer one) and deletes it when it falls out of them.
+				// published: Prune keeps it among the stored snapshots
+				// (after the published one and the one published before
+				// it, never a newer one) and deletes it when it falls out
+				// of the SnapshotKeep it keeps.
 				n.cfg.Logger.Warn("ha snapshot kept: its publication was cut short", "name", n.cfg.Name, "seq", rec.Seq, "location", rec.Location, "err", err)
 				if !errors.Is(err, ErrFenced) {
 					return 0, fmt.Errorf("%w: publishing snapshot %d was cut short (the session ended, or the node is stopping): %w", ErrFenced, seq, err)
@@ -285,12 +288,12 @@ func (n *Node) snapshot(ctx context.Context) (uint64, error) {
 		}
 	}
 	n.update(func() {
-		n.recSeq = max(n.recSeq, seq)
+		n.sawRecord(rec)
 		n.snap.Seq, n.snap.Bytes = seq, rec.Size
 		n.snap.Published++
 	})
 	n.cfg.Logger.Info("ha published a snapshot", "name", n.cfg.Name, "seq", seq, "location", loc, "bytes", rec.Size, "revision", rev)
-	if _, err := Prune(ctx, store, n.cfg.SnapshotKeep, loc, seq); err != nil {
+	if _, err := Prune(ctx, store, n.cfg.SnapshotKeep, loc, seq, prev); err != nil {
 		n.cfg.Logger.Warn("ha snapshot pruning failed", "name", n.cfg.Name, "err", err)
 	}
 	if err := n.collect(ctx, leaderKey, leaderRev, seq); err != nil {
@@ -312,9 +315,10 @@ func (n *Node) snapshot(ctx context.Context) (uint64, error) {
 // it: once the election key no longer has leaderRev, every attempt still
 // in flight fails its fence, and a record that does not name the
 // snapshot then never will. Otherwise the file stays (Prune deletes it
-// when it falls out of the SnapshotKeep newest stored, never while it is
-// the published one or newer): deleting a published snapshot leaves every
-// standby that needs it unable to start.
+// when it falls out of the SnapshotKeep it keeps, the published one and
+// the one published before it first; never while it is the published one
+// or newer): deleting a published snapshot leaves every standby that
+// needs it unable to start.
 //
 // The read and the delete are bounded by the leader's lease (lease.go) and
 // end with ctx (the snapshot's: the node stopping): the node still reports
@@ -338,7 +342,7 @@ func (n *Node) discardUnpublished(ctx context.Context, store SnapshotStore, rec 
 	if kvs := resp.Responses[0].GetResponseRange().Kvs; len(kvs) == 1 {
 		// A record that does not parse names no snapshot anyone can load.
 		if r, err := decodeRecord(kvs[0].Value); err == nil {
-			n.update(func() { n.recSeq = max(n.recSeq, r.Seq) })
+			n.update(func() { n.sawRecord(r) })
 			if r.Location == rec.Location {
 				n.cfg.Logger.Warn("ha snapshot published although the answer was lost", "name", n.cfg.Name, "seq", rec.Seq, "location", rec.Location)
 				return
@@ -382,6 +386,21 @@ func (n *Node) recordSeq() uint64 {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	return n.recSeq
+}
+
+// sawRecord notes a snapshot record seen in etcd (or published by this
+// node), if it is the newest seen. Under n.mu.
+func (n *Node) sawRecord(r SnapshotRecord) {
+	if r.Seq >= n.recSeq {
+		n.recSeq, n.recLoc = r.Seq, r.Location
+	}
+}
+
+// recordLoc is the location of the newest snapshot record seen in etcd.
+func (n *Node) recordLoc() string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.recLoc
 }
 
 // Snapshots returns the node's snapshot figures.

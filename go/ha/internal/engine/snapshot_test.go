@@ -368,7 +368,7 @@ func TestDirStore(t *testing.T) {
 		}
 	}
 	// Published: the one at 9; 12 may be another leader's, unpublished.
-	n, err := Prune(ctx, s, 2, locs[3], 9)
+	n, err := Prune(ctx, s, 2, locs[3], 9, "")
 	if err != nil || n != 2 {
 		t.Fatalf("Prune: %d, %v", n, err)
 	}
@@ -391,6 +391,54 @@ func TestDirStore(t *testing.T) {
 		if strings.HasPrefix(e.Name(), ".tmp-") {
 			t.Fatalf("temporary file %s left", e.Name())
 		}
+	}
+}
+
+// Prune keeps the snapshot published before the current one ahead of a
+// newer file no record named (kept because its publication's answer was
+// lost): with SnapshotKeep 2 it kept the orphan and deleted the fallback.
+func TestPruneKeepsThePreviousPublishedAheadOfAnOrphan(t *testing.T) {
+	ctx := boundedCtx(t)
+	s := newStore(t)
+	put := func(seq uint64) string {
+		l, err := s.Put(ctx, seq, []byte{byte(seq)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	older, prev, orphan, current := put(3), put(5), put(7), put(9)
+	stored := func() []string {
+		list, err := s.List(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var locs []string
+		for _, e := range list {
+			locs = append(locs, e.Location)
+		}
+		return locs
+	}
+	if n, err := Prune(ctx, s, 2, current, 9, prev); err != nil || n != 2 {
+		t.Fatalf("Prune: %d, %v", n, err)
+	}
+	if got := stored(); !slices.Equal(got, []string{prev, current}) {
+		t.Fatalf("after Prune with keep 2: %v, want the previous published %s and the current %s (older %s, orphan %s gone)", got, prev, current, older, orphan)
+	}
+	// With room for more, the newest others fill it after prev; an unknown
+	// prev (or none) leaves the newest, as before.
+	o2, p2, c2 := put(11), put(13), put(15)
+	if n, err := Prune(ctx, s, 3, c2, 15, "snapshot-gone"); err != nil || n != 2 {
+		t.Fatalf("Prune with an unknown prev: %d, %v", n, err)
+	}
+	if got := stored(); !slices.Equal(got, []string{o2, p2, c2}) {
+		t.Fatalf("after Prune with keep 3: %v", got)
+	}
+	if n, err := Prune(ctx, s, 1, c2, 15, p2); err != nil || n != 2 {
+		t.Fatalf("Prune with keep 1: %d, %v", n, err)
+	}
+	if got := stored(); !slices.Equal(got, []string{c2}) {
+		t.Fatalf("after Prune with keep 1: %v", got)
 	}
 }
 

@@ -47,22 +47,42 @@ type StoredSnapshot struct {
 }
 
 // Prune deletes, of the snapshots in store older than the one at current
-// (whose sequence is seq), all but the keep-1 newest, so keep snapshots
-// remain counting current. It never deletes current nor a snapshot with a
-// sequence >= seq: that may be another leader's, not published yet.
-func Prune(ctx context.Context, store SnapshotStore, keep int, current string, seq uint64) (deleted int, err error) {
+// (whose sequence is seq), all but keep-1 of them, so keep snapshots remain
+// counting current: first prev, the snapshot published before current
+// (when known and still stored), then the newest others. A snapshot kept
+// because its publication's answer was lost, and that no record ever
+// named, so never displaces the last one published before (with the
+// default keep of 2 it did: the fallback went and the file no standby can
+// use stayed). It never deletes current nor a snapshot with a sequence >=
+// seq: that may be another leader's, not published yet.
+func Prune(ctx context.Context, store SnapshotStore, keep int, current string, seq uint64, prev string) (deleted int, err error) {
 	all, err := store.List(ctx)
 	if err != nil {
 		return 0, err
 	}
-	var older []StoredSnapshot
+	var older []StoredSnapshot // ascending sequence, as List returns them
 	for _, s := range all {
 		if s.Location != current && s.Seq < seq {
 			older = append(older, s)
 		}
 	}
-	for i := 0; i+max(keep-1, 0) < len(older); i++ {
-		if err := store.Delete(ctx, older[i].Location); err != nil {
+	room := max(keep-1, 0)
+	kept := make(map[string]bool, room)
+	if room > 0 && prev != "" && slices.ContainsFunc(older, func(s StoredSnapshot) bool { return s.Location == prev }) {
+		kept[prev] = true
+		room--
+	}
+	for i := len(older) - 1; i >= 0 && room > 0; i-- {
+		if !kept[older[i].Location] {
+			kept[older[i].Location] = true
+			room--
+		}
+	}
+	for _, s := range older {
+		if kept[s.Location] {
+			continue
+		}
+		if err := store.Delete(ctx, s.Location); err != nil {
 			return deleted, err
 		}
 		deleted++
