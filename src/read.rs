@@ -10,11 +10,10 @@ use super::error::mooncake_meta_error;
 use super::handle::{self, Opaque};
 use super::input::{self, Out};
 use super::master::{key, mooncake_meta_master, with_master};
-use super::replica::{mooncake_meta_replica, too_small, ReplicaArray};
+use super::replica::{mooncake_meta_replica, write_bounded, ReplicaArray};
 use super::status::mooncake_meta_status;
 use mooncake_meta_core::error::Error;
 use mooncake_meta_core::types::DEFAULT_TENANT;
-use mooncake_meta_core::Bounded;
 use mooncake_meta_core::KeyPage;
 use std::os::raw::{c_char, c_int};
 
@@ -83,17 +82,12 @@ pub unsafe extern "C" fn mooncake_meta_get_replica_list(
             let k = key(tenant, tenant_len, key_ptr, key_len)?;
             let out = ReplicaArray::new(out_replicas, cap, "out_replicas")?;
             let out_len = Out::new(out_len, "out_len")?;
-            match master.get_replica_list_bounded(k, cap)? {
-                Bounded::Fits(replicas) => {
-                    out.write(0, &replicas);
-                    out_len.write(replicas.len());
-                    Ok(())
-                }
-                Bounded::TooSmall(n) => {
-                    out_len.write(n);
-                    Err(too_small("out_replicas", n, cap))
-                }
-            }
+            write_bounded(
+                &out,
+                out_len,
+                master.get_replica_list_bounded(k, cap)?,
+                "out_replicas",
+            )
         })
     }
 }

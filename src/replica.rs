@@ -7,6 +7,7 @@
 use super::input::Out;
 use mooncake_meta_core::error::{Error, ErrorKind, Result};
 use mooncake_meta_core::types::{Location, ReplicaDescriptor, ReplicaKind, ReplicaStatus};
+use mooncake_meta_core::Bounded;
 use std::fmt::Display;
 use std::marker::PhantomData;
 use std::mem::{offset_of, size_of};
@@ -152,6 +153,28 @@ impl ReplicaArray<'_> {
         for (i, d) in replicas.iter().enumerate() {
             // SAFETY: in bounds (asserted above); validity promised at `new`.
             unsafe { self.ptr.add(at + i).write(d.into()) };
+        }
+    }
+}
+
+/// Writes a bounded answer of replicas: all of them and their number, or,
+/// when `out` (named `arg`) is too small for them, only the number needed
+/// to `out_len` and `BUFFER_TOO_SMALL`.
+pub(crate) fn write_bounded(
+    out: &ReplicaArray<'_>,
+    out_len: Out<'_, usize>,
+    answer: Bounded<Vec<ReplicaDescriptor>>,
+    arg: impl Display,
+) -> Result<()> {
+    match answer {
+        Bounded::Fits(replicas) => {
+            out.write(0, &replicas);
+            out_len.write(replicas.len());
+            Ok(())
+        }
+        Bounded::TooSmall(n) => {
+            out_len.write(n);
+            Err(too_small(arg, n, out.cap))
         }
     }
 }

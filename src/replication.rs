@@ -9,11 +9,10 @@
 use super::error::mooncake_meta_error;
 use super::input::{self, bool01, Out};
 use super::master::{key, mooncake_meta_master, with_master};
-use super::replica::{mooncake_meta_replica, too_small, ReplicaArray};
+use super::replica::{mooncake_meta_replica, write_bounded, ReplicaArray};
 use super::status::mooncake_meta_status;
 use mooncake_meta_core::error::Result;
 use mooncake_meta_core::types::Key;
-use mooncake_meta_core::Bounded;
 use mooncake_meta_core::Master;
 use std::os::raw::{c_char, c_int};
 
@@ -81,17 +80,12 @@ pub unsafe extern "C" fn mooncake_meta_copy_start(
             let out_len = Out::new(out_len, "out_len")?;
             // BUFFER_TOO_SMALL after the request's checks (a standby, the key,
             // the task, the segments), nothing changed.
-            match master.copy_start_bounded(k, &targets, cap)? {
-                Bounded::Fits(staged) => {
-                    out.write(0, &staged);
-                    out_len.write(staged.len());
-                    Ok(())
-                }
-                Bounded::TooSmall(n) => {
-                    out_len.write(n);
-                    Err(too_small("out_replicas", n, cap))
-                }
-            }
+            write_bounded(
+                &out,
+                out_len,
+                master.copy_start_bounded(k, &targets, cap)?,
+                "out_replicas",
+            )
         })
     }
 }
