@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"reflect"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -504,7 +505,13 @@ func (l *load) check(s *server) report {
 // mustHaveEverything fails the test when check finds a lost write.
 func (l *load) mustHaveEverything(s *server) report {
 	l.t.Helper()
-	rep := l.check(s)
+	return l.nothingLost(s, l.check(s))
+}
+
+// nothingLost fails the test unless rep, a check of s, found every
+// acknowledged write.
+func (l *load) nothingLost(s *server, rep report) report {
+	l.t.Helper()
 	l.t.Logf("on %s: %d ended writes, %d in flight (ended there), %d unacknowledged Starts, %d retained groups checked; %d lost",
 		s.opts.name, rep.ended, rep.inFlight, rep.uncertain, rep.groups, len(rep.lost))
 	if len(rep.lost) > 0 {
@@ -515,6 +522,39 @@ func (l *load) mustHaveEverything(s *server) report {
 		l.t.Fatal("no write was acknowledged: the check proves nothing")
 	}
 	return rep
+}
+
+// mustHaveEverythingOnLeader is mustHaveEverything on the node leading
+// now, and returns it. When that node stops leading during the check
+// (every failure is its NOT_LEADER answer: after an etcd member loss the
+// lease it renewed may run out once the load has stopped), the check runs
+// again on the node leading next, a few times at most: nothing it
+// acknowledged is lost by that, as every acknowledgement waited for etcd.
+func (l *load) mustHaveEverythingOnLeader() (*server, report) {
+	l.t.Helper()
+	for attempt := 0; ; attempt++ {
+		s, err := l.leading()
+		if err != nil {
+			l.t.Fatal(err)
+		}
+		rep := l.check(s)
+		if len(rep.lost) > 0 && attempt < 3 && allNotLeader(rep.lost) {
+			l.t.Logf("%s stopped leading during the check (%d NOT_LEADER answers): checking the node leading now", s.opts.name, len(rep.lost))
+			continue
+		}
+		return s, l.nothingLost(s, rep)
+	}
+}
+
+// allNotLeader says whether every failure of a check is a NOT_LEADER
+// answer.
+func allNotLeader(lost []string) bool {
+	for _, x := range lost {
+		if !strings.Contains(x, "NOT_LEADER") {
+			return false
+		}
+	}
+	return true
 }
 
 func joinLines(s []string) string {

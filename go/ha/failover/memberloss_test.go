@@ -56,11 +56,7 @@ func TestLosingAnEtcdMemberLosesNoAcknowledgedWrite(t *testing.T) {
 			l.waitEnded(endedAtLoss + 150)
 			t.Logf("150 more Ends acknowledged %v after the member loss", time.Since(lostAt))
 			l.halt()
-			lead, err := l.leading()
-			if err != nil {
-				t.Fatal(err)
-			}
-			l.mustHaveEverything(lead)
+			lead, _ := l.mustHaveEverythingOnLeader()
 			// The other server followed through the loss: it serves the
 			// same writes once the leader is gone.
 			other := b
