@@ -16,45 +16,9 @@
 //! One #[test] only: the byte counter is global.
 mod support;
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicI64, Ordering::Relaxed};
 use support::cabi::{self, Tally};
+use support::counting::{live, Counting};
 use support::entropy::XorShift;
-
-struct Counting;
-
-static LIVE: AtomicI64 = AtomicI64::new(0);
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let p = unsafe { System.alloc(layout) };
-        if !p.is_null() {
-            LIVE.fetch_add(layout.size() as i64, Relaxed);
-        }
-        p
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        let p = unsafe { System.alloc_zeroed(layout) };
-        if !p.is_null() {
-            LIVE.fetch_add(layout.size() as i64, Relaxed);
-        }
-        p
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) };
-        LIVE.fetch_sub(layout.size() as i64, Relaxed);
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        let p = unsafe { System.realloc(ptr, layout, new_size) };
-        if !p.is_null() {
-            LIVE.fetch_add(new_size as i64 - layout.size() as i64, Relaxed);
-        }
-        p
-    }
-}
 
 #[global_allocator]
 static GLOBAL: Counting = Counting;
@@ -106,9 +70,9 @@ fn c_abi_calls_give_defined_statuses_and_leave_no_trace() {
     let mut first_live = 0;
     while done < total {
         let n = BATCH.min(total - done);
-        let before = LIVE.load(Relaxed);
+        let before = live();
         let (ran, t) = cabi::run(&mut rng, n);
-        let after = LIVE.load(Relaxed);
+        let after = live();
         // The first batch is the warm-up: one-time lazy statics (status
         // names, thread bookkeeping) are allocated there.
         if batches == 0 {
@@ -130,7 +94,7 @@ fn c_abi_calls_give_defined_statuses_and_leave_no_trace() {
     println!(
         "fuzz_c_abi: live heap bytes after the warm-up batch {first_live}, after the last {}; \
          batches whose live bytes changed: {}",
-        LIVE.load(Relaxed),
+        live(),
         leaks.len()
     );
     assert!(

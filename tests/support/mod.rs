@@ -7,4 +7,9 @@
 #[path = "../../core/tests/support/entropy.rs"]
 pub mod entropy;
 
+/// The core crate's counting global allocator, which `fuzz_c_abi`
+/// installs.
+#[path = "../../core/tests/support/counting.rs"]
+pub mod counting;
+
 pub mod cabi;
