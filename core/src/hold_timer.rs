@@ -142,7 +142,8 @@ impl LongestHold {
     }
 
     /// Times a hold from now until the returned value drops, then records
-    /// it: declared after the guards it times, it drops just before them.
+    /// it: declared just before the guards it times, it drops just after
+    /// them.
     pub(crate) fn time(&self) -> TimedHold<'_> {
         TimedHold {
             timer: HoldTimer::start(),

@@ -15,7 +15,6 @@ use super::order::Ordered;
 use super::{evictable, EvictionReport};
 use crate::clock::Instant;
 use crate::group::Group;
-use crate::hold_timer::HoldTimer;
 use crate::key;
 use crate::master::MasterCore;
 use crate::retention::retention_active;
@@ -126,9 +125,11 @@ impl MasterCore {
             // rather than one lock's miss after another.
             crate::memory::prefetch_all(&self.shards[s]);
         }
-        // Timed from the first lock: it is held while the others are
-        // taken. Ascending shard order, as the lock order requires.
-        let held = HoldTimer::start();
+        // Timed from the first lock (it is held while the others are taken)
+        // until the last is let go: declared before the guards, it drops
+        // after them, whichever way the window ends. Ascending shard
+        // order, as the lock order requires.
+        let _held = self.eviction.longest_hold.time();
         let mut guards: SmallVec<[_; WINDOW]> = shards
             .iter()
             .map(|&s| self.shards[s].state.write())
@@ -186,9 +187,6 @@ impl MasterCore {
             report.evicted_bytes += bytes;
             report.evicted_pinned += pinned as u64;
         }
-        let held_ns = held.elapsed_ns();
-        drop(guards);
-        self.eviction.longest_hold.record(held_ns);
     }
 
     /// The pass's step at grouped candidate `c`: its group evicted whole if
@@ -336,13 +334,12 @@ impl MasterCore {
             let mut shard_ids: Vec<usize> = located.iter().map(|m| m.0).collect();
             shard_ids.dedup();
             // Ascending shard order, as the lock order requires.
+            // Timed as a window's locks are (`evict_window`).
+            let _held = self.eviction.longest_hold.time();
             let mut guards: Vec<_> = shard_ids
                 .iter()
                 .map(|&s| (s, self.shards[s].state.write()))
                 .collect();
-            // Timed from the last lock taken to the first let go (it drops
-            // before the guards), whichever way the evaluation ends.
-            let _held = self.eviction.longest_hold.time();
             if self.generation() != generation {
                 return GroupOutcome::Obsolete;
             }
