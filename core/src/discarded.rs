@@ -15,6 +15,7 @@
 
 use crate::clock::{Instant, MAX_INSTANT};
 use crate::shard::Discarded;
+use crate::types::SegmentId;
 
 #[derive(Debug, Default)]
 pub(crate) struct DiscardedList {
@@ -104,6 +105,20 @@ impl DiscardedList {
     pub fn retain(&mut self, keep: impl FnMut(&Discarded) -> bool) {
         self.list.retain(keep);
         self.settle();
+    }
+
+    /// Drops the buffers on `segment` (they go with its unmount) and
+    /// returns their bytes.
+    pub fn drop_segment(&mut self, segment: SegmentId) -> i64 {
+        let mut gone = 0i64;
+        self.retain(|d| {
+            let keep = d.segment != segment;
+            if !keep {
+                gone += d.len as i64;
+            }
+            keep
+        });
+        gone
     }
 
     /// After entries were taken out: the earliest instant and the order,

@@ -1136,14 +1136,7 @@ impl MasterCore {
             .map_err(|e| misfit(e.message().to_owned()))?;
         for si in shards {
             let mut st = self.shards[si].state.write();
-            let mut gone = 0i64;
-            st.discarded.retain(|d| {
-                let keep = d.segment != seg.id;
-                if !keep {
-                    gone += d.len as i64;
-                }
-                keep
-            });
+            let gone = st.discarded.drop_segment(seg.id);
             st.discarded_bytes -= gone;
         }
         self.role

@@ -174,14 +174,7 @@ impl MasterCore {
             // from, whose hash its block still records, so only shards
             // with an unowned buffer here can hold one.
             if unowned {
-                let mut gone = 0i64;
-                st.discarded.retain(|d| {
-                    let keep = d.segment != seg.id;
-                    if !keep {
-                        gone += d.len as i64;
-                    }
-                    keep
-                });
+                let gone = st.discarded.drop_segment(seg.id);
                 st.discarded_bytes -= gone;
             }
         }
