@@ -18,8 +18,9 @@
 //! 4. one segment's allocator mutex;
 //! 5. a deadline-index mutex (the objects' or the retention index's) — last: nothing is acquired while it is held,
 //!    and cleanup releases it before it takes any shard lock. The journal's
-//!    mutex sits at this level too, never held with an index mutex: records
-//!    are appended under the lock(s) of the change they record.
+//!    lock (a spin lock, `memory::SpinLock`) sits at this level too, never
+//!    held with an index mutex: records are appended under the lock(s) of
+//!    the change they record.
 //!
 //! The read path (Get/Exist) takes one shard read lock (a batch: the read
 //! locks of one chunk's shards, ascending) and touches only atomics

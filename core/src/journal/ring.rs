@@ -11,15 +11,19 @@
 //!
 //! # Locking
 //!
-//! One mutex guards the buffer. In the master's lock order (the header of
-//! `master.rs`) it comes **last**, at the level of the deadline-index
-//! mutexes, and is never held together with one of them: appends happen
+//! One lock guards the buffer: a spin lock released by a plain store
+//! (`memory::SpinLock`), which saves each append the locked instruction a
+//! `parking_lot` mutex spends to let go (bench/README.md). It is held for a
+//! few hundred instructions at most, for an append or a reader's locating.
+//! In the master's lock order (the header of `master.rs`) it comes
+//! **last**, at the level of the deadline-index mutexes, and is never held
+//! together with one of them: appends happen
 //! while the appending operation holds its shard lock(s) — so the sequence
 //! order is the commit order of changes to the same object — and nothing
 //! is acquired while it is held. The recorder measures a record first and
-//! writes it under the mutex straight into the space the journal keeps
+//! writes it under the lock straight into the space the journal keeps
 //! for it (`Journal::append_with`): no copy, no intermediate buffer. A
-//! reader holds the mutex only to find where its records lie and to take
+//! reader holds the lock only to find where its records lie and to take
 //! a reference to their chunks; it copies them into its buffer after
 //! letting go, while appends go on: a chunk's written bytes never change
 //! (`memory::FillBuf`), and a chunk a reader still holds is never written
@@ -35,7 +39,7 @@
 //! keeps writing over while they are still in its cache, instead of a
 //! queue that sweeps fresh memory. A reused chunk is written over whole
 //! when it is taken (`warm`), so its lines come back writable in one
-//! streamed pass rather than one at a time under the mutex. The chunks
+//! streamed pass rather than one at a time under the lock. The chunks
 //! take at most twice the bytes held plus six chunks (a chunk is left
 //! with room only for a record that did not fit in it, which is held and
 //! charged at least that room; the oldest chunk's released front, the
@@ -46,7 +50,7 @@ use super::record::Record;
 use crate::error::{Error, ErrorKind, Result};
 use crate::memory::{FillBuf, FillWriter};
 use crate::ops::Bounded;
-use parking_lot::Mutex;
+use crate::memory::SpinLock;
 use std::collections::VecDeque;
 use std::ops::RangeInclusive;
 use std::sync::Arc;
@@ -104,16 +108,16 @@ pub struct Journal {
     ring: Padded,
 }
 
-/// The ring's mutex and state on cache lines of their own: a consumer
+/// The ring's lock and state on cache lines of their own: a consumer
 /// reading and releasing writes them, and nothing the master's operations
 /// use (the segment table's lock, the id counters) may share a line with
 /// them.
 #[repr(align(128))]
-struct Padded(Mutex<Ring>);
+struct Padded(SpinLock<Ring>);
 
 impl std::ops::Deref for Padded {
-    type Target = Mutex<Ring>;
-    fn deref(&self) -> &Mutex<Ring> {
+    type Target = SpinLock<Ring>;
+    fn deref(&self) -> &SpinLock<Ring> {
         &self.0
     }
 }
@@ -208,7 +212,7 @@ impl Journal {
         }
         Ok(Journal {
             capacity: capacity_bytes,
-            ring: Padded(Mutex::new(Ring {
+            ring: Padded(SpinLock::new(Ring {
                 chunks: VecDeque::new(),
                 spare: Vec::new(),
                 starts: VecDeque::new(),
@@ -252,7 +256,7 @@ impl Journal {
     /// the slice of `len` bytes it is given, the journal's own memory: the
     /// recorder encodes from the master's state straight into the journal,
     /// without building the [`Record`] or a copy of its bytes. `write` runs
-    /// under the journal's mutex (it must take no lock) and not at all
+    /// under the journal's lock (it must take no lock) and not at all
     /// when the record is dropped on arrival (longer than the capacity).
     pub(crate) fn append_with(&self, len: usize, write: impl FnOnce(&mut [u8])) -> Result<u64> {
         let mut ring = self.ring.lock();
@@ -643,7 +647,7 @@ impl Ring {
         }
         // The next records' lines start loading now, and arrive while the
         // operation goes on: their stores then retire at once instead of
-        // holding up the release of this mutex the next time.
+        // holding up the next locked instruction.
         c.buf.prefetch_next(PREFETCH_AHEAD);
         self.next = after;
         self.bytes += cost;
