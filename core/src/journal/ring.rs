@@ -48,9 +48,9 @@
 use super::codec::{self, HEADER_LEN};
 use super::record::Record;
 use crate::error::{Error, ErrorKind, Result};
+use crate::memory::SpinLock;
 use crate::memory::{FillBuf, FillWriter};
 use crate::ops::Bounded;
-use crate::memory::SpinLock;
 use std::collections::VecDeque;
 use std::ops::RangeInclusive;
 use std::sync::Arc;
