@@ -53,10 +53,13 @@ func newCKeys(keys []string) cKeys {
 func (c cKeys) free() { C.free(c.mem) }
 
 // keyErrors turns the per-key statuses of a batch call that returned
-// summary into per-key errors (nil for OK). A call that failed with no
-// failing status (an empty batch refused, say, for a malformed tenant)
-// refused the batch as a whole: every key gets summary, so no key of a
-// failed call reads as a success.
+// summary into per-key errors (nil for OK). The library writes a status
+// for every key, a batch it refuses as a whole included (every key then
+// gets the refusal's code): each failed key gets an *Error of its code
+// naming the key, and the library's message, which it writes once per
+// call, is in summary only. Should a failed call have written no failing
+// status, every key gets summary, so no key of a failed call reads as a
+// success.
 func keyErrors(keys []string, statuses []int32, summary error) []error {
 	errs := make([]error, len(keys))
 	failed := false

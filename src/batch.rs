@@ -230,10 +230,13 @@ unsafe fn batch_start(
     let needed = count.checked_mul(stride).ok_or_else(|| {
         Error::invalid(format!("{count} keys x {stride} replicas overflow size_t"))
     })?;
-    // A standby refuses every key as UNAVAILABLE_IN_CURRENT_STATUS
-    // (docs/CONTRACT.md §12.3) whatever the room given for answers it will
-    // not write.
-    if needed > replicas_cap && !master.is_standby() {
+    // Nothing runs against a buffer too small for its answers: a standby
+    // refuses every key as UNAVAILABLE_IN_CURRENT_STATUS (docs/CONTRACT.md
+    // §12.3) whatever the room given, a primary answers BUFFER_TOO_SMALL.
+    // Were a standby's batch let through to the core's own role check, a
+    // promote in between would start keys whose answers do not fit.
+    if needed > replicas_cap {
+        master.ensure_primary()?;
         return Err(too_small("out_replicas", needed, replicas_cap));
     }
     let started: Vec<Result<Bounded<StartedWrite>>> = match which {

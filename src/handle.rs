@@ -3,7 +3,9 @@
 //! pointers really point at a [`Handle`] of the Rust state named by
 //! [`Opaque::Inner`]. Handles hand out only shared references, so the state
 //! must be `Sync` and does its own locking; a panic while a handle is
-//! borrowed poisons it, after which only `_free` works.
+//! borrowed poisons it, after which only `_free` works. A call made while
+//! the calling thread was already unwinding from a panic of its own (a Rust
+//! caller's `Drop`) does not: its success leaves the handle usable.
 
 use mooncake_meta_core::error::{Error, ErrorKind, Result};
 use std::ops::Deref;
@@ -62,7 +64,10 @@ pub(crate) unsafe fn borrow<'a, O: Opaque>(
             ),
         ));
     }
-    Ok(HandleRef { handle })
+    Ok(HandleRef {
+        handle,
+        caller_unwinding: std::thread::panicking(),
+    })
 }
 
 /// Frees a handle; NULL is a no-op. Poisoned handles are freed too.
@@ -77,10 +82,17 @@ pub(crate) unsafe fn free<O: Opaque>(ptr: *mut O) {
     }
 }
 
-/// A handle borrowed for one call. Dropped while a panic unwinds through it,
-/// it poisons the handle: the state may be half-updated.
+/// A handle borrowed for one call. Dropped while a panic of the call
+/// unwinds through it, it poisons the handle: the state may be
+/// half-updated.
 pub(crate) struct HandleRef<'a, T> {
     handle: &'a Handle<T>,
+    /// The calling thread was unwinding when the call began (a Rust caller
+    /// calling from a `Drop` during its own panic): `panicking()` is then
+    /// true whatever the call does, and says nothing about it. A panic of
+    /// the call itself would abort the process instead (a panic while
+    /// panicking), so there is nothing to poison.
+    caller_unwinding: bool,
 }
 
 impl<T> Deref for HandleRef<'_, T> {
@@ -92,7 +104,7 @@ impl<T> Deref for HandleRef<'_, T> {
 
 impl<T> Drop for HandleRef<'_, T> {
     fn drop(&mut self) {
-        if std::thread::panicking() {
+        if std::thread::panicking() && !self.caller_unwinding {
             self.handle.poisoned.store(true, Ordering::Release);
         }
     }
@@ -120,6 +132,32 @@ mod tests {
             .unwrap();
         assert_eq!(e.kind(), ErrorKind::NullArgument);
         assert_eq!(e.message(), "t is NULL (expected a thing)");
+    }
+
+    // A Rust caller that calls the library from a `Drop` while its own
+    // panic unwinds (a guard revoking a write in a request handler whose
+    // panics are caught): the call succeeds and the handle stays usable.
+    #[test]
+    fn a_call_made_while_the_caller_unwinds_does_not_poison() {
+        struct UseOnDrop(*mut Thing);
+        impl Drop for UseOnDrop {
+            fn drop(&mut self) {
+                assert!(std::thread::panicking());
+                unsafe { borrow(self.0, "t").unwrap().store(3, Ordering::Relaxed) };
+            }
+        }
+        let t = into_raw::<Thing>(AtomicU32::new(1));
+        let r = catch_unwind(AssertUnwindSafe(|| {
+            let _g = UseOnDrop(t);
+            panic!("the caller's own panic");
+        }));
+        assert!(r.is_err());
+        unsafe {
+            let h = borrow(t, "t").expect("not poisoned by the caller's panic");
+            assert_eq!(h.load(Ordering::Relaxed), 3);
+            drop(h);
+            free(t);
+        }
     }
 
     #[test]

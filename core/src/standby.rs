@@ -114,10 +114,13 @@ pub struct PromoteReport {
 }
 
 impl MasterCore {
-    /// `UNAVAILABLE_IN_CURRENT_STATUS` on a standby (docs/CONTRACT.md
-    /// section 12.3); the first line of every client operation.
+    /// `UNAVAILABLE_IN_CURRENT_STATUS` on a standby: the answer every
+    /// client operation gets there, its first line (docs/CONTRACT.md
+    /// section 12.3); `Ok` on a primary. A caller that checks the role
+    /// before work of its own (the C ABI's batch Starts, before they size
+    /// their answers) gets the same error the operation would give.
     #[inline]
-    pub(crate) fn ensure_primary(&self) -> Result<()> {
+    pub fn ensure_primary(&self) -> Result<()> {
         if self.role.is_standby() {
             Err(standby_error())
         } else {
