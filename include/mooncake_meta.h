@@ -20,9 +20,9 @@
 
 /* The library version this header was generated for. */
 #define MOONCAKE_META_VERSION_MAJOR 0
-#define MOONCAKE_META_VERSION_MINOR 1
+#define MOONCAKE_META_VERSION_MINOR 2
 #define MOONCAKE_META_VERSION_PATCH 0
-#define MOONCAKE_META_VERSION_STRING "0.1.0"
+#define MOONCAKE_META_VERSION_STRING "0.2.0"
 
 
 /**

@@ -10,6 +10,12 @@
 #   lib/pkgconfig/mooncake_meta.pc           version and flags, no template placeholder left
 #   lib/cmake/mooncake_meta/                 the CMake package (config and version file),
 #                                            which still resolves after the prefix is moved
+# The version checks follow the versioning policy (README.md, "ABI and
+# versioning"): pkg-config --atleast-version and find_package accept a
+# request for the exact version, an older minor of the same major and the
+# major alone, and refuse a newer patch, minor or major and another major
+# (find_package is also probed against an install at a made-up 1.4.2, where
+# an older major is a request that is not newer).
 # A program built with pkg-config alone runs, linked to the shared library
 # by its SONAME, or statically; DESTDIR stages the same tree; and
 # `make uninstall` removes all of it, and nothing that was there before,
@@ -47,6 +53,9 @@ fail() { echo "check-install: FAIL: $*" >&2; failed=1; }
 version=$(sed -n 's/^version *= *"\(.*\)"/\1/p' Cargo.toml | head -n 1)
 abi=$(sed -n 's/^#define MOONCAKE_META_ABI_VERSION \([0-9][0-9]*\)$/\1/p' include/mooncake_meta.h)
 [ -n "$version" ] && [ -n "$abi" ] || { echo "check-install: cannot read the version or ABI" >&2; exit 2; }
+[[ "$version" =~ ^([0-9]+)\.([0-9]+)\.([0-9]+)$ ]] ||
+    { echo "check-install: the version '$version' (Cargo.toml) is not MAJOR.MINOR.PATCH" >&2; exit 2; }
+major=${BASH_REMATCH[1]} minor=${BASH_REMATCH[2]} patch=${BASH_REMATCH[3]}
 for f in target/release/libmooncake_meta.so target/release/libmooncake_meta.a; do
     [ -f "$f" ] || { echo "check-install: $f is missing: run make lib first (or make test-install)" >&2; exit 2; }
 done
@@ -104,6 +113,16 @@ if grep -n '@[A-Z_]*@' "$pc" >&2; then fail "$pc still has a template placeholde
 
 export PKG_CONFIG_PATH="$lib/pkgconfig"
 [ "$(pkg-config --modversion mooncake_meta)" = "$version" ] || fail "pkg-config --modversion is not $version"
+# pkg-config --atleast-version, as a build asks for the oldest release whose
+# ABI it uses: met by this version, refused by a newer request.
+pc_ok=("$version" "$major.$minor" "$major")
+[ "$minor" -gt 0 ] && pc_ok+=("$major.$((minor - 1))" "$major.$((minor - 1)).99")
+for want in "${pc_ok[@]}"; do
+    pkg-config --atleast-version="$want" mooncake_meta || fail "pkg-config --atleast-version=$want refused version $version"
+done
+for want in "$major.$minor.$((patch + 1))" "$major.$((minor + 1))" "$major.999" "$((major + 1)).0"; do
+    pkg-config --atleast-version="$want" mooncake_meta && fail "pkg-config --atleast-version=$want accepted version $version"
+done
 [ "$(pkg-config --variable=libdir mooncake_meta)" = "$lib" ] || fail "pkg-config libdir is not $lib"
 
 cat >"$tmp/app.c" <<'EOF'
@@ -151,7 +170,7 @@ if grep -n -F "$prefix" "$cmakedir"/*.cmake >&2; then fail "the CMake package ha
 moved="$tmp/moved/prefix"
 mkdir -p "$tmp/moved" "$tmp/probe"
 cp -a "$prefix" "$moved"
-probe() { # probe VERSION-REQUEST: configure a project that reports the imported targets
+probe() { # probe VERSION-REQUEST [PREFIX]: configure a project that reports the imported targets
     cat >"$tmp/probe/CMakeLists.txt" <<EOF
 cmake_minimum_required(VERSION 3.16)
 project(probe C)
@@ -164,7 +183,31 @@ endforeach()
 message(STATUS "probe: version \${mooncake_meta_VERSION} abi \${mooncake_meta_ABI_VERSION}")
 EOF
     rm -rf "$tmp/probe/build"
-    cmake -S "$tmp/probe" -B "$tmp/probe/build" -DCMAKE_PREFIX_PATH="$moved" >"$tmp/cmake.log" 2>&1
+    cmake -S "$tmp/probe" -B "$tmp/probe/build" -DCMAKE_PREFIX_PATH="${2:-$moved}" >"$tmp/cmake.log" 2>&1
+}
+# versions_meet PREFIX VERSION ACCEPTED... -- REFUSED...: find_package with
+# each request against the package installed at PREFIX (at VERSION).
+versions_meet() {
+    local at=$1 have=$2 want refuse=0
+    shift 2
+    for want in "$@"; do
+        if [ "$want" = -- ]; then
+            refuse=1
+        elif [ "$refuse" = 0 ]; then
+            if ! probe "$want" "$at"; then
+                cat "$tmp/cmake.log" >&2
+                fail "find_package(mooncake_meta $want) refused version $have (the same major, not newer)"
+            elif ! grep -q -F -- "-- probe: version $have abi $abi" "$tmp/cmake.log"; then
+                cat "$tmp/cmake.log" >&2
+                fail "find_package(mooncake_meta $want) did not find version $have"
+            fi
+        elif probe "$want" "$at"; then
+            fail "find_package(mooncake_meta $want) accepted version $have"
+        elif ! grep -q -F "mooncake_meta-config.cmake, version: $have" "$tmp/cmake.log"; then
+            cat "$tmp/cmake.log" >&2
+            fail "find_package(mooncake_meta $want) failed, but not on the version file"
+        fi
+    done
 }
 if probe "$version"; then
     for want in "mooncake_meta::mooncake_meta $moved/lib/libmooncake_meta.so.$version $moved/include" \
@@ -179,10 +222,27 @@ else
     cat "$tmp/cmake.log" >&2
     fail "find_package(mooncake_meta $version) in the moved prefix failed"
 fi
-# The version file refuses a newer or an incompatible request.
-for bad in 999.0 "${version%%.*}.999"; do
-    probe "$bad" && fail "find_package(mooncake_meta $bad) accepted version $version"
-done
+# The version file: a request for X.Y is met by any version >= X.Y of the
+# same major (major 0 too: the ABI promise covers 0.x); a newer request
+# (patch, minor or major) or another major is refused.
+ok=("$major.$minor" "$major")
+if [ "$minor" -gt 0 ]; then
+    ok+=("$major.$((minor - 1))" "$major.$((minor - 1)).99")
+else
+    echo "check-install: note: $version has no older minor to request (the 1.4.2 install below has)" >&2
+fi
+no=("$major.$minor.$((patch + 1))" "$major.$((minor + 1))" "$major.999" "$((major + 1)).0" 999.0)
+[ "$major" -gt 0 ] && no+=("$((major - 1)).0" "$((major - 1)).999")
+versions_meet "$moved" "$version" "${ok[@]}" -- "${no[@]}"
+# The same at a version whose major is not 0, where another major can be
+# an older request (0.9 is not newer than 1.4.2, yet refused).
+other="$tmp/other"
+"$MAKE" --no-print-directory -s install PREFIX="$other" VERSION=1.4.2 >"$tmp/install.log" 2>&1 || {
+    cat "$tmp/install.log" >&2
+    fail "make install PREFIX=$other VERSION=1.4.2 failed"
+}
+versions_meet "$other" 1.4.2 1.4.2 1.4 1.3 1.0.7 1 -- 1.4.3 1.5 2.0 0.9 0.1 0
+rm -rf "$other"
 
 # Uninstall removes everything install created: the prefix did not exist
 # before, so nothing of it is left.

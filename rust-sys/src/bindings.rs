@@ -9,13 +9,13 @@ use ::core::marker::{PhantomData, PhantomPinned};
 pub const MOONCAKE_META_VERSION_MAJOR: u32 = 0;
 
 /// The library version the header was generated for.
-pub const MOONCAKE_META_VERSION_MINOR: u32 = 1;
+pub const MOONCAKE_META_VERSION_MINOR: u32 = 2;
 
 /// The library version the header was generated for.
 pub const MOONCAKE_META_VERSION_PATCH: u32 = 0;
 
 /// The library version the header was generated for.
-pub const MOONCAKE_META_VERSION_STRING: &str = "0.1.0";
+pub const MOONCAKE_META_VERSION_STRING: &str = "0.2.0";
 
 /// The ABI major version. It changes only when a released function, type or
 /// constant changes incompatibly; additions (new functions, fields appended
