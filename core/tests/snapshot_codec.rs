@@ -12,7 +12,7 @@ use mooncake_meta_core::snapshot::image::{
     DiscardedRecord, InFlightRecord, ObjectRecord, RetentionRecord, SnapshotImage, SoftPinIntent,
     TaskImage, TaskRecord,
 };
-use mooncake_meta_core::{ErrorKind, MAX_INSTANT};
+use mooncake_meta_core::{ErrorKind, MAX_INSTANT, MAX_MOUNTED_BYTES};
 use snapshot_support::*;
 
 /// Asserts `bytes` fail to decode with DESERIALIZE_FAIL and a message
@@ -77,7 +77,11 @@ fn generated_images_round_trip() {
 fn segments_of_both_pools_without_objects_round_trip() {
     let img = SnapshotImage {
         created_at: 5,
-        segments: vec![segment("a", 0, 0, 1), segment("b", 1, 0, u64::MAX)],
+        // The largest total a master mounts (MAX_MOUNTED_BYTES), to the byte.
+        segments: vec![
+            segment("a", 0, 0, 1),
+            segment("b", 1, 0, MAX_MOUNTED_BYTES - 1),
+        ],
         ..Default::default()
     };
     assert_round_trip(&img);

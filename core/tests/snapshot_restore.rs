@@ -8,7 +8,9 @@ mod snapshot_support;
 use common::*;
 use mooncake_meta_core::snapshot::codec::{decode, encode};
 use mooncake_meta_core::snapshot::file::{load, save_atomic};
-use mooncake_meta_core::snapshot::image::{LocationRecord, ObjectRecord, SnapshotImage};
+use mooncake_meta_core::snapshot::image::{
+    InFlightRecord, LocationRecord, ObjectRecord, SnapshotImage, TaskImage, TaskRecord,
+};
 use mooncake_meta_core::*;
 use std::path::PathBuf;
 
@@ -708,12 +710,12 @@ fn corrupt_newest_candidate_falls_back_to_the_next() {
     let dup = img.objects[0].replicas[0].id;
     img.objects[1].replicas[0].id = dup;
     let invalid = encode(&img);
-    // A decodable, newest candidate that the master cannot stage (a segment
-    // of size 0 passes the codec's checks but cannot be mounted).
+    // A decodable, newest candidate that the master cannot stage (the codec
+    // takes any u64 counter; one that could not carry on is refused when
+    // staging).
     let mut img = decode(&new).unwrap();
     img.created_at = T0 + 180;
-    img.segments
-        .push(snapshot_support::segment("zz-empty", 0, 0, 0));
+    img.next_replica_id = u64::MAX;
     let unstageable = encode(&img);
     assert!(decode(&unstageable).is_ok(), "passes the codec");
     let m = empty_at(T0 + 200);
@@ -742,9 +744,9 @@ fn all_candidates_corrupt_leave_the_live_master_untouched() {
     upsert(&live, "leased", 128, &preserve()); // a discarded buffer too
     let before = live_fingerprint(&live);
     let mut img = decode(&new).unwrap();
-    img.segments
-        .push(snapshot_support::segment("zz-empty", 0, 0, 0));
+    img.next_replica_id = u64::MAX;
     let unstageable = encode(&img);
+    assert!(decode(&unstageable).is_ok(), "passes the codec");
     let truncated = &old[..old.len() - 1];
     let bad = bit_flipped(&new);
     let err = live
@@ -883,4 +885,268 @@ fn counters_without_headroom_are_rejected_at_restore() {
     assert_eq!(e.kind(), ErrorKind::UnavailableInCurrentStatus, "{e}");
     assert!(!r.exist(k("next")).unwrap());
     inv(&r);
+}
+
+// ----- what validation refuses before a standby installs it ---------------------
+
+fn standby() -> Master {
+    Master::new(MasterConfig {
+        standby: true,
+        ..config()
+    })
+    .unwrap()
+}
+
+/// Restores `bytes` into a fresh standby, promotes it and runs `op` on it:
+/// the master must hold its invariants before and after.
+fn install_promote_then(bytes: &[u8], op: impl FnOnce(&Master)) {
+    let s = standby();
+    s.restore(bytes).unwrap();
+    inv(&s);
+    s.promote().unwrap();
+    op(&s);
+    inv(&s);
+}
+
+#[test]
+fn a_standby_refuses_tasks_whose_replicas_no_master_holds() {
+    // §6 Failure / §12.3: a task's target still held is a PROCESSING buffer
+    // replica (MEMORY for a promotion), its source, if held, a COMPLETE
+    // buffer replica; a standby installs a task verbatim, and its End or
+    // Revoke would then act on replicas of the wrong kind.
+    let m = master();
+    let on_mem0 = WriteConfig {
+        preferred_segments: vec!["mem0".into()],
+        ..enable(MAX_TTL)
+    };
+    put(&m, "copied", 4096, &on_mem0);
+    put(&m, "moved", 4096, &on_mem0);
+    m.add_local_disk_replica(C2, k("promoted"), 4096).unwrap();
+    m.exist(k("promoted")).unwrap();
+    m.copy_start(k("copied"), &["mem1", "nof0"]).unwrap();
+    m.move_start(k("moved"), "mem0", "mem1").unwrap();
+    m.promotion_start(k("promoted"), &["mem1".to_string()])
+        .unwrap();
+    let running = m.snapshot().unwrap();
+    // What a master writes installs, and every End and Revoke keeps the
+    // invariants; also once an unmount took the sources.
+    m.unmount_segment(C1, "mem0").unwrap();
+    let sources_gone = m.snapshot().unwrap();
+    for (bytes, end) in [
+        (&running, Ok(())),
+        (&sources_gone, Err(ErrorKind::ReplicaIsGone)),
+    ] {
+        install_promote_then(bytes, |s| {
+            assert_eq!(s.copy_end(k("copied")).map_err(|e| e.kind()), end);
+        });
+        install_promote_then(bytes, |s| {
+            assert_eq!(s.move_end(k("moved")).map_err(|e| e.kind()), end);
+        });
+        install_promote_then(bytes, |s| s.copy_revoke(k("copied")).unwrap());
+        install_promote_then(bytes, |s| s.move_revoke(k("moved")).unwrap());
+        install_promote_then(bytes, |s| s.promotion_end(k("promoted"), true).unwrap());
+        install_promote_then(bytes, |s| s.promotion_end(k("promoted"), false).unwrap());
+    }
+
+    let img = decode(&running).unwrap();
+    let at =
+        |img: &SnapshotImage, key: &str| img.objects.iter().position(|o| o.key == key).unwrap();
+    type Mutation = Box<dyn Fn(&mut SnapshotImage)>;
+    let cases: Vec<(&str, Mutation)> = vec![
+        (
+            "is a COMPLETE Memory replica, not a PROCESSING buffer replica",
+            Box::new(move |img| {
+                let o = at(img, "copied");
+                img.objects[o].replicas[1].status = 1; // a copy target
+            }),
+        ),
+        (
+            "is a COMPLETE LocalDisk replica, not a PROCESSING Memory replica",
+            Box::new(move |img| {
+                let o = at(img, "promoted");
+                let disk = img.objects[o].replicas[0].id;
+                let t = img.tasks.iter_mut().find(|t| t.key == "promoted").unwrap();
+                t.task = TaskImage::Promotion { target: disk };
+                img.objects[o].replicas.truncate(1); // the staged buffer gone
+            }),
+        ),
+        (
+            "is a PROCESSING Memory replica, not a COMPLETE buffer replica",
+            Box::new(move |img| {
+                let o = at(img, "moved");
+                img.objects[o].replicas[0].status = 0; // the move's source
+            }),
+        ),
+    ];
+    for (needle, mutate) in cases {
+        let mut bad = img.clone();
+        mutate(&mut bad);
+        let bytes = encode(&bad);
+        let s = standby();
+        let before = s.snapshot().unwrap();
+        let err = s.restore(&bytes).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::DeserializeFail, "{err}");
+        assert!(err.message().contains(needle), "{needle:?}: {err}");
+        assert_eq!(s.snapshot().unwrap(), before, "{needle:?}: unchanged");
+        inv(&s);
+    }
+}
+
+/// A format-4 image (a journal sequence, no live state): `a` and `b` each
+/// hold a PROCESSING replica of a write, with write tokens 5 and `b_token`.
+fn two_inferred_writes(b_token: u64) -> Vec<u8> {
+    use snapshot_support::{buffer, canonical, object, segment, MEMORY, PROCESSING};
+    let mut img = canonical(SnapshotImage {
+        created_at: T0,
+        wall_at_capture: Some(T0),
+        segments: vec![segment("m", MEMORY, 0, 1 << 20)],
+        objects: vec![
+            object(
+                "default",
+                "a",
+                64,
+                vec![buffer(1, MEMORY, PROCESSING, "m", 0, 64)],
+            ),
+            object(
+                "default",
+                "b",
+                64,
+                vec![buffer(2, MEMORY, PROCESSING, "m", 64, 64)],
+            ),
+        ],
+        ..Default::default()
+    });
+    img.journal_seq = 7;
+    img.objects[0].write_token = 5;
+    img.objects[1].write_token = b_token;
+    img.next_write_token = 9;
+    let bytes = encode(&img);
+    assert_eq!(bytes[8], 4, "format 4");
+    bytes
+}
+
+#[test]
+fn a_standby_refuses_inferred_writes_sharing_a_token() {
+    // §6 Failure / §12.3: a standby takes each object of a format 1-4 image
+    // with a PROCESSING replica as writing, keyed by its token: two sharing
+    // one are refused, as in format 5, instead of one overwriting the other
+    // and the standby writing a snapshot it cannot restore.
+    let s = standby();
+    let before = s.snapshot().unwrap();
+    let err = s.restore(&two_inferred_writes(5)).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::DeserializeFail);
+    assert!(
+        err.message().contains(
+            "object 0 (tenant \"default\", key \"a\") and object 1 (tenant \"default\", key \
+             \"b\"): both writes in flight have write token 5"
+        ),
+        "{err}"
+    );
+    assert_eq!(s.snapshot().unwrap(), before);
+    // Two tokens: both writes are installed, the standby's own (format 5)
+    // snapshot restores on another standby, and each write ends by its token.
+    s.restore(&two_inferred_writes(6)).unwrap();
+    inv(&s);
+    let own = s.snapshot().unwrap();
+    assert_eq!(decode(&own).unwrap().in_flight.len(), 2);
+    let other = standby();
+    other.restore(&own).unwrap();
+    other.promote().unwrap();
+    for (key, token) in [("a", 5), ("b", 6)] {
+        other
+            .put_end(42, k(key), ReplicaSelector::All, Some(token))
+            .unwrap();
+    }
+    assert!(!other
+        .snapshot()
+        .map(|b| decode(&b).unwrap().has_live_state())
+        .unwrap());
+    inv(&other);
+}
+
+#[test]
+fn a_segment_no_mount_accepts_is_refused_with_its_reason() {
+    // §6 Failure: a segment of size 0, or one bringing the mounted total
+    // above MAX_MOUNTED_BYTES, is refused when decoded, with the reason.
+    let live = survivor_master();
+    let before = live_fingerprint(&live);
+    let good = decode(&live.snapshot().unwrap()).unwrap();
+    let cases = [
+        (0, "size is 0".to_string()),
+        (
+            MAX_MOUNTED_BYTES,
+            format!("brings the mounted total above {MAX_MOUNTED_BYTES} bytes"),
+        ),
+    ];
+    for (size, reason) in cases {
+        let mut img = good.clone();
+        img.segments
+            .push(snapshot_support::segment("zz", 0, 0, size));
+        let err = live.restore(&encode(&img)).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::DeserializeFail);
+        let n = img.segments.len() - 1;
+        assert!(
+            err.message().contains(&format!("segment {n} (\"zz\"): ")),
+            "{err}"
+        );
+        assert!(err.message().contains(&reason), "{err}");
+        assert_eq!(live_fingerprint(&live), before);
+    }
+}
+
+#[test]
+fn a_standby_installs_a_copy_with_100_000_targets() {
+    // §12.3: each replica's role (task target or the write's) is looked up
+    // in the copy's targets; the answers, not the time, are checked here.
+    use snapshot_support::{buffer, canonical, object, segment, COMPLETE, MEMORY, PROCESSING};
+    let n: u64 = 100_000;
+    let mut replicas = vec![buffer(0, MEMORY, COMPLETE, "m", 0, 1)];
+    replicas.extend((1..=n + 1).map(|id| buffer(id, MEMORY, PROCESSING, "m", id, 1)));
+    let mut img = canonical(SnapshotImage {
+        created_at: T0,
+        segments: vec![segment("m", MEMORY, 0, 1 << 30)],
+        objects: vec![object("default", "o", 1, replicas)],
+        ..Default::default()
+    });
+    img.tasks = vec![TaskRecord {
+        tenant: "default".into(),
+        key: "o".into(),
+        task: TaskImage::Copy {
+            source: 0,
+            targets: (1..=n).collect(),
+        },
+    }];
+    img.in_flight = vec![InFlightRecord {
+        tenant: "default".into(),
+        key: "o".into(),
+        pending: None,
+    }];
+    let bytes = encode(&img);
+    let s = standby();
+    s.restore(&bytes).unwrap();
+    let own = decode(&s.snapshot().unwrap()).unwrap();
+    assert_eq!(
+        (&own.objects, &own.tasks, &own.in_flight),
+        (&img.objects, &img.tasks, &img.in_flight)
+    );
+    // The roles show in what the write's End completes. (No
+    // check_invariants, copy End or Revoke here: their task lookups are
+    // linear per replica, seconds at this size.)
+    s.promote().unwrap();
+    let processing = |s: &Master| -> Vec<u64> {
+        s.capture().objects[0]
+            .replicas
+            .iter()
+            .filter(|r| r.status == 0)
+            .map(|r| r.id)
+            .collect()
+    };
+    let token = img.objects[0].write_token;
+    s.put_end(42, k("o"), ReplicaSelector::All, Some(token))
+        .unwrap();
+    assert_eq!(
+        processing(&s),
+        (1..=n).collect::<Vec<u64>>(),
+        "the End completed the write's replica, no target"
+    );
 }

@@ -5,8 +5,9 @@
 mod snapshot_support;
 
 use mooncake_meta_core::snapshot::codec::{decode, encode, validate};
+use mooncake_meta_core::snapshot::image::{InFlightRecord, TaskImage, TaskRecord};
 use mooncake_meta_core::snapshot::image::{LocationRecord, SnapshotImage};
-use mooncake_meta_core::{ErrorKind, MAX_INSTANT};
+use mooncake_meta_core::{ErrorKind, MAX_INSTANT, MAX_MOUNTED_BYTES};
 use snapshot_support::*;
 
 fn base() -> SnapshotImage {
@@ -139,6 +140,138 @@ fn writes_in_flight_sharing_a_token_are_rejected() {
     let b = token(&img, "tenant-b", "writing-preserve");
     img.objects[b].write_token = img.objects[a].write_token;
     assert_rejected(&img, "both writes in flight have write token");
+}
+
+// Formats 1 to 4 list no writes in flight: a standby takes every object
+// with a PROCESSING replica as writing (keyed by its token), so two such
+// objects never share a token either, with the format-5 message.
+#[test]
+fn inferred_writes_of_an_image_without_live_state_sharing_a_token_are_rejected() {
+    for journal_seq in [0, 7] {
+        let mut img = base();
+        img.journal_seq = journal_seq;
+        assert!(!img.has_live_state());
+        let writing = index(&img, "default", "every-kind");
+        let token = img.objects[writing].write_token;
+        let o = plain(&mut img);
+        o.replicas[0].status = PROCESSING;
+        o.write_token = token;
+        assert_rejected(
+            &img,
+            &format!(
+                "object 0 (tenant \"default\", key \"every-kind\") and object 4 (tenant \
+                 \"default\", key \"plain\"): both writes in flight have write token {token}"
+            ),
+        );
+        // Its own token again: two writes, two tokens.
+        plain(&mut img).write_token = token + 1;
+        assert_accepted(&img);
+    }
+}
+
+// A task's replicas are what a master holds while it runs (a standby
+// installs the task as stored, and its End or Revoke acts on them): each
+// target still held is a PROCESSING buffer replica (MEMORY for a
+// promotion), the source, if still held, a COMPLETE buffer replica.
+fn live() -> SnapshotImage {
+    let img = representative_live();
+    validate(&img).expect("the live image is valid");
+    img
+}
+
+fn live_object<'a>(
+    img: &'a mut SnapshotImage,
+    tenant: &str,
+    key: &str,
+) -> &'a mut mooncake_meta_core::snapshot::image::ObjectRecord {
+    let i = index(img, tenant, key);
+    &mut img.objects[i]
+}
+
+/// `rejects_live!(name, |img| mutation, "message fragment")`: as
+/// `rejects!`, on [`representative_live`].
+macro_rules! rejects_live {
+    ($name:ident, |$img:ident| $mutate:expr, $needle:expr) => {
+        #[test]
+        fn $name() {
+            let mut $img = live();
+            $mutate;
+            assert_rejected(&$img, $needle);
+        }
+    };
+}
+
+rejects_live!(
+    complete_copy_target_is_rejected,
+    |img| live_object(&mut img, "default", "every-kind").replicas[1].status = COMPLETE,
+    "task 0 (tenant \"default\", key \"every-kind\"): target 3 is a COMPLETE Memory replica, \
+     not a PROCESSING buffer replica"
+);
+rejects_live!(
+    local_disk_copy_target_is_rejected,
+    |img| img.tasks[0].task = TaskImage::Copy {
+        source: 2,
+        targets: vec![3, 7],
+    },
+    "task 0 (tenant \"default\", key \"every-kind\"): target 7 is a PROCESSING LocalDisk \
+     replica, not a PROCESSING buffer replica"
+);
+rejects_live!(
+    complete_move_target_is_rejected,
+    |img| live_object(&mut img, "tenant-b", "plain").replicas[1].status = COMPLETE,
+    "task 1 (tenant \"tenant-b\", key \"plain\"): target 21 is a COMPLETE Memory replica"
+);
+rejects_live!(
+    nof_ssd_promotion_target_is_rejected,
+    |img| {
+        let r = &mut live_object(&mut img, "租户-β", "a\0b").replicas[1];
+        assert_eq!(r.id, 13);
+        r.kind = NOF_SSD;
+        r.location = LocationRecord::Buffer {
+            segment: "ssd-a".into(),
+            address: 1 << 20,
+            len: 3,
+        };
+    },
+    "task 2 (tenant \"租户-β\", key \"a\\0b\"): target 13 is a PROCESSING NofSsd replica, \
+     not a PROCESSING Memory replica"
+);
+rejects_live!(
+    local_disk_promotion_target_is_rejected,
+    |img| img.tasks[2].task = TaskImage::Promotion { target: 12 },
+    "target 12 is a COMPLETE LocalDisk replica, not a PROCESSING Memory replica"
+);
+rejects_live!(
+    processing_copy_source_is_rejected,
+    |img| img.tasks[0].task = TaskImage::Copy {
+        source: 5,
+        targets: vec![3],
+    },
+    "task 0 (tenant \"default\", key \"every-kind\"): source 5 is a PROCESSING NofSsd \
+     replica, not a COMPLETE buffer replica"
+);
+rejects_live!(
+    local_disk_copy_source_is_rejected,
+    |img| img.tasks[0].task = TaskImage::Copy {
+        source: 6,
+        targets: vec![3],
+    },
+    "source 6 is a COMPLETE LocalDisk replica, not a COMPLETE buffer replica"
+);
+
+#[test]
+fn task_replicas_an_unmount_took_are_valid() {
+    // An unmount drops a source's or a target's replica and leaves the task
+    // (it fails at its End): what is no longer held is not checked.
+    let mut img = live();
+    live_object(&mut img, "tenant-b", "plain")
+        .replicas
+        .remove(0); // move source 20
+    img.tasks[0].task = TaskImage::Copy {
+        source: 2,
+        targets: vec![3, 18], // 18 held by no object
+    };
+    assert_accepted(&img);
 }
 
 accepts!(timestamps_at_max_instant_are_valid, |img| {
@@ -316,6 +449,25 @@ rejects!(
     |img| img.segments[0].size = u64::MAX,
     "overflows"
 );
+// What a mount refuses, decode refuses (restore could not mount it): a
+// segment of size 0, and a mounted total above MAX_MOUNTED_BYTES.
+rejects!(
+    zero_size_segment_is_rejected,
+    |img| img.segments[2].size = 0,
+    "segment 2 (\"mem-empty\"): size is 0"
+);
+rejects!(
+    mounted_total_above_max_mounted_bytes_is_rejected,
+    |img| img.segments[3].size = MAX_MOUNTED_BYTES - 64 * MB,
+    &format!(
+        "segment 3 (\"ssd-a\"): size {} brings the mounted total above {MAX_MOUNTED_BYTES} bytes",
+        MAX_MOUNTED_BYTES - 64 * MB
+    )
+);
+accepts!(mounted_total_of_max_mounted_bytes_is_valid, |img| {
+    let others: u64 = img.segments.iter().map(|s| s.size).sum::<u64>() - img.segments[3].size;
+    img.segments[3].size = MAX_MOUNTED_BYTES - others;
+});
 
 // Names.
 rejects!(
@@ -461,5 +613,64 @@ fn overlap_check_scales_to_many_buffers() {
     assert!(
         err.message().contains("buffers overlap in segment \"m\""),
         "{err}"
+    );
+}
+
+/// One object with a COMPLETE copy source (id 0), `n` PROCESSING copy
+/// targets (ids 1..=n) and one PROCESSING replica of its write in flight
+/// (id n + 1), one byte each, packed in segment "m".
+fn copy_with_targets(n: u64) -> SnapshotImage {
+    let mut replicas = vec![buffer(0, MEMORY, COMPLETE, "m", 0, 1)];
+    replicas.extend((1..=n + 1).map(|id| buffer(id, MEMORY, PROCESSING, "m", id, 1)));
+    let mut img = canonical(SnapshotImage {
+        created_at: 1_700_000_999_000,
+        segments: vec![segment("m", MEMORY, 0, 1 << 30)],
+        objects: vec![object("default", "o", 1, replicas)],
+        ..Default::default()
+    });
+    img.tasks = vec![TaskRecord {
+        tenant: "default".into(),
+        key: "o".into(),
+        task: TaskImage::Copy {
+            source: 0,
+            targets: (1..=n).collect(),
+        },
+    }];
+    img.in_flight = vec![InFlightRecord {
+        tenant: "default".into(),
+        key: "o".into(),
+        pending: None,
+    }];
+    img
+}
+
+#[test]
+fn a_copy_with_100_000_targets_is_checked_replica_by_replica() {
+    // Each replica is looked up in the task's targets (a binary search, so
+    // validation stays O(n log n); this checks the answers, not the time).
+    let n = 100_000;
+    let img = copy_with_targets(n);
+    assert_accepted(&img);
+    // The write's replica is the one that is no target.
+    let mut unlisted = img.clone();
+    unlisted.in_flight.clear();
+    assert_rejected(
+        &unlisted,
+        "object 0 (tenant \"default\", key \"o\"): a PROCESSING replica of a write, but no \
+         write in flight is listed",
+    );
+    let mut no_write = img.clone();
+    no_write.objects[0].replicas.pop();
+    assert_rejected(
+        &no_write,
+        "write in flight 0 (tenant \"default\", key \"o\"): its object has no PROCESSING \
+         replica of a write",
+    );
+    // Every target is checked, the last one included.
+    let mut last_complete = img.clone();
+    last_complete.objects[0].replicas[n as usize].status = COMPLETE;
+    assert_rejected(
+        &last_complete,
+        &format!("target {n} is a COMPLETE Memory replica, not a PROCESSING buffer replica"),
     );
 }

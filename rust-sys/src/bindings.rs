@@ -592,7 +592,8 @@ pub struct mooncake_meta_restore_report {
     pub candidates_rejected: u64,
     /// Version 2: how far every stored instant was shifted
     /// onto this master's timeline: its clock skew now minus the skew at
-    /// capture; 0 for equal skews and for format-1 snapshots.
+    /// capture; 0 for equal skews and for snapshots without a wall record
+    /// (format 1, and formats 3 to 5 when it is absent).
     pub clock_shift_ms: i64,
 }
 
@@ -2849,8 +2850,12 @@ extern "C" {
     /// Serialises the master to the file `path` atomically: written to a
     /// temporary file in the same directory, synced, renamed over `path`, and
     /// the directory synced, so a crash leaves the old file or the new one,
-    /// never a torn one. An I/O failure is `MOONCAKE_META_SERIALIZE_FAIL` and
-    /// leaves `path` as it was.
+    /// never a torn one. An I/O failure is `MOONCAKE_META_SERIALIZE_FAIL`; one
+    /// before the rename leaves `path` as it was (and no temporary file), but
+    /// a failure to sync the directory after the rename leaves `path` holding
+    /// the new snapshot, which a crash may still undo (the message says so). A
+    /// temporary file a crashed process left is never overwritten: the save
+    /// takes another name.
     ///
     /// Ownership: nothing is transferred; `path` is only read during the call.
     /// Thread safety: may be called concurrently with any call but `_free`;
@@ -2873,8 +2878,18 @@ extern "C" {
     /// bad `out->struct_size` fails before anything is restored).
     ///
     /// Ownership: nothing is transferred; `data` is only read during the call.
-    /// Thread safety: may be called concurrently with any call but `_free`;
-    /// other calls see the state before or after, never a mix.
+    /// Thread safety: may be called concurrently with any call but `_free`.
+    /// The state is replaced under every shard lock at once: a call on one
+    /// key, each key of a batch call, and a snapshot (which locks every shard
+    /// at once) see the state before the restore or after it, never a mix. A
+    /// call that visits the shards one at a time can straddle a restore:
+    /// `mooncake_meta_remove_all` and `mooncake_meta_remove_by_regex` then
+    /// remove from the replaced state in the shards they visited before it and
+    /// from the restored state in the others (their count adds both), a
+    /// `mooncake_meta_list_keys` page may hold keys of both, and the keys of
+    /// one batch call may see different states. (An unmount running across a
+    /// restore never drops a restored replica, and cleanup or eviction work
+    /// never acts on the restored state: docs/CONTRACT.md section 6.)
     ///
     /// # Safety
     /// `m` NULL or a live master; `data` NULL (only with `len == 0`) or valid

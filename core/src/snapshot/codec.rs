@@ -27,7 +27,7 @@
 //!   created_at, next_replica_id, next_write_token, next_object_seq   u64 ×4
 //!   wall_at_capture u64   (version 2: the wall clock when created_at was
 //!                          read; version 1 has no such field; versions 3
-//!                          and 4 store it as opt<u64>)
+//!                          to 5 store it as opt<u64>)
 //!   journal_seq u64       (versions 4 and 5; the last change-journal
 //!                          sequence the snapshot includes, >= 1 in
 //!                          version 4, 0 = none in version 5)

@@ -16,9 +16,19 @@ pub fn save_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     save_with(path, bytes, |file, bytes| file.write_all(bytes))
 }
 
+/// How many temporary names one save tries before it gives up: a name
+/// already taken (a file a crashed process with the same pid left, say) is
+/// skipped, never overwritten.
+const TEMP_NAME_TRIES: usize = 1024;
+
 /// [`save_atomic`] with the write step supplied by the caller, so tests can
-/// inject a writer that fails part-way. On any failure the temporary file is
-/// removed and `path` is left as it was.
+/// inject a writer that fails part-way. A failure before the rename (the
+/// temporary file cannot be created, written, synced or renamed) removes
+/// the temporary file, if it was created, and leaves `path` as it was. A
+/// failure to sync the directory after the rename is `SERIALIZE_FAIL` too,
+/// but `path` already holds the new snapshot then (the rename is done and
+/// cannot be taken back); only whether the rename survives a crash is in
+/// doubt.
 pub fn save_with<W>(path: &Path, bytes: &[u8], mut write: W) -> Result<()>
 where
     W: FnMut(&mut File, &[u8]) -> io::Result<()>,
@@ -30,14 +40,29 @@ where
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
     };
-    let tmp = temp_path(dir, file_name);
 
-    // create_new: never truncate a file someone else is writing.
-    let mut file = OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&tmp)
-        .map_err(|e| save_error(path, &format!("creating {}", tmp.display()), Some(e)))?;
+    // create_new: never truncate a file someone else is writing, nor one a
+    // crashed process left; a name that is taken is skipped for the next.
+    let mut tries = 0;
+    let (tmp, mut file) = loop {
+        let tmp = temp_path(dir, file_name);
+        tries += 1;
+        match OpenOptions::new().write(true).create_new(true).open(&tmp) {
+            Ok(file) => break (tmp, file),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists && tries < TEMP_NAME_TRIES => {}
+            Err(e) => {
+                let step = if e.kind() == io::ErrorKind::AlreadyExists {
+                    format!(
+                        "creating {} (the last of {tries} temporary names, all taken)",
+                        tmp.display()
+                    )
+                } else {
+                    format!("creating {}", tmp.display())
+                };
+                return Err(save_error(path, &step, Some(e)));
+            }
+        }
+    };
     let written = write(&mut file, bytes)
         .map_err(|e| (format!("writing {}", tmp.display()), e))
         .and_then(|()| {
@@ -60,7 +85,11 @@ where
     sync_dir(dir).map_err(|e| {
         save_error(
             path,
-            &format!("syncing directory {} after the rename", dir.display()),
+            &format!(
+                "syncing directory {} after the rename (the path holds the new snapshot, \
+                 which a crash may still undo)",
+                dir.display()
+            ),
             Some(e),
         )
     })
@@ -79,6 +108,8 @@ pub fn load(path: &Path) -> Result<Vec<u8>> {
 /// A hidden name unique within this process (pid + counter), so concurrent
 /// saves of the same path never share a temporary file. A crash can leave
 /// one behind; it starts with '.' and ends in ".tmp" so listings can skip it.
+/// A later process with the same pid (a restarted container's, say) may
+/// draw that name again: [`save_with`] then moves on to the next one.
 fn temp_path(dir: &Path, file_name: &std::ffi::OsStr) -> PathBuf {
     static NEXT: AtomicU64 = AtomicU64::new(0);
     let n = NEXT.fetch_add(1, Ordering::Relaxed);

@@ -13,8 +13,9 @@ pub struct SnapshotImage {
     pub created_at: u64,
     /// The wall clock when `created_at` was read (format 2 on); restore
     /// shifts every stored instant by the change in skew since then
-    /// (docs/CONTRACT.md §6). `None` for format-1 snapshots, which restore
-    /// verbatim.
+    /// (docs/CONTRACT.md §6). `None` for format-1 snapshots, and possibly
+    /// for formats 3 to 5, which store it as optional (format 2 always has
+    /// one); an image without one restores verbatim.
     pub wall_at_capture: Option<u64>,
     /// The last change-journal sequence the snapshot includes
     /// (docs/CONTRACT.md §12; format 4 on): a standby restored from it

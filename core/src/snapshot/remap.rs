@@ -2,14 +2,15 @@
 //! (docs/CONTRACT.md §6): every stored instant shifts by the change in skew
 //! (`timeline − wall`) between capture and restore, so a lifetime keeps the
 //! wall-clock length it had left however the two masters' timelines drifted.
-//! Equal skews — always the case with manual clocks — and format-1
-//! snapshots (no wall record) restore verbatim.
+//! Equal skews — always the case with manual clocks — and snapshots
+//! without a wall record (format 1, and formats 3 to 5 when it is absent)
+//! restore verbatim.
 
 use super::image::SnapshotImage;
 use crate::clock::{remap_instant, restore_shift};
 
 /// The shift restore applies to `image` on a master whose skew is
-/// `skew_now`: 0 for a format-1 image.
+/// `skew_now`: 0 for an image without a wall record.
 pub fn shift_for(image: &SnapshotImage, skew_now: i64) -> i64 {
     match image.wall_at_capture {
         Some(wall) => restore_shift(skew_now, image.created_at, wall),

@@ -7,6 +7,7 @@
 //! flight, tasks and discarded buffers included (section 12.3).
 
 use super::image::*;
+use super::validate::{is_task_target, task_targets};
 use crate::clock::MAX_INSTANT;
 use crate::error::{Error, ErrorKind, Result};
 use crate::group::Group;
@@ -44,7 +45,8 @@ pub struct RestoreReport {
     pub rejected: Vec<(usize, String)>,
     /// How far every stored instant was shifted onto this master's timeline
     /// (its skew now minus the skew at capture; 0 for equal skews and for
-    /// format-1 snapshots).
+    /// snapshots without a wall record: format 1, and formats 3 to 5 when
+    /// it is absent).
     pub clock_shift_ms: i64,
 }
 
@@ -233,12 +235,24 @@ impl MasterCore {
                 size: s.size,
                 pool,
             };
+            // Validation refuses every segment a mount would (its size,
+            // range, name and the mounted total): a failure here is kept
+            // with the mount's own reason all the same.
             let seg = match table.mount(s.owner, &spec) {
                 Ok(crate::segment::Mounted::New(seg)) => seg,
-                Ok(crate::segment::Mounted::Existing(_)) | Err(_) => {
+                Ok(crate::segment::Mounted::Existing(_)) => {
                     return Err(Error::new(
                         ErrorKind::DeserializeFail,
-                        format!("segment '{}' cannot be mounted", s.name),
+                        format!(
+                            "segment '{}' cannot be mounted: the image lists it twice",
+                            s.name
+                        ),
+                    ))
+                }
+                Err(e) => {
+                    return Err(Error::new(
+                        ErrorKind::DeserializeFail,
+                        format!("segment '{}' cannot be mounted: {}", s.name, e.message()),
                     ))
                 }
             };
@@ -319,17 +333,20 @@ impl MasterCore {
                         .map(|i| &img.tasks[i].task)
                 })
                 .flatten();
-            let targets = task.map_or(&[][..], super::validate::task_targets);
+            let targets = task.map_or(&[][..], task_targets);
             // An image of format 1 to 4 lists no writes in flight: a
             // standby takes an object with a PROCESSING replica of a write
             // as writing, with no pending intent (the lenient install of
             // docs/CONTRACT.md section 12.3), so its End, Revoke and the
             // stale-write sweep find the write as on any master.
+            // (Validation refused two such writes sharing a token: the
+            // in-flight set is keyed by it.) Targets are strictly
+            // increasing: a binary search each, not a scan.
             let writing = || {
                 !img.has_live_state()
                     && o.replicas
                         .iter()
-                        .any(|r| r.status == 0 && !targets.contains(&r.id))
+                        .any(|r| r.status == 0 && !is_task_target(targets, r.id))
             };
             let write = verbatim
                 .then(|| {
@@ -386,7 +403,7 @@ impl MasterCore {
                     block,
                     kind,
                     status,
-                    role: if targets.contains(&r.id) {
+                    role: if is_task_target(targets, r.id) {
                         Role::TaskTarget
                     } else {
                         Role::Write

@@ -9,12 +9,15 @@ use super::image::{
 };
 use crate::clock::MAX_INSTANT;
 use crate::error::Result;
-use crate::types::{Pool, ReplicaKind};
+use crate::types::{Pool, ReplicaKind, MAX_MOUNTED_BYTES};
 use std::fmt;
 
 /// Checks every structural rule; the first violation fails with
-/// `DESERIALIZE_FAIL` naming the record. Runs in O(n log n) in the number of
-/// replicas (one sort for duplicate ids, one for buffer overlap).
+/// `DESERIALIZE_FAIL` naming the record. Runs in O(n log n) in the size of
+/// the image (its records, replicas and task targets): sorts for duplicate
+/// ids, creation sequences, write tokens and buffer overlap, binary searches
+/// for the segment, group, task and write in flight a record names, and one
+/// binary search in its task's (strictly increasing) targets per replica.
 ///
 /// An image that passes round-trips exactly: `decode(&encode(i)) == Ok(i)`.
 pub fn validate(image: &SnapshotImage) -> Result<()> {
@@ -69,12 +72,20 @@ fn check_string(owner: impl fmt::Display, field: &str, s: &str, nul_allowed: boo
     }
 }
 
+/// Segments: what a mount accepts (`SegmentTable::mount`), so restore can
+/// mount every one: a valid name and pool, a size above 0, a range that
+/// does not overflow, and all of them together at most
+/// [`MAX_MOUNTED_BYTES`]; sorted by name.
 fn validate_segments(segments: &[SegmentRecord]) -> Result<()> {
+    let mut mounted: u64 = 0;
     for (i, s) in segments.iter().enumerate() {
         let who = Seg(i, s);
         check_string(&who, "name", &s.name, false)?;
         if Pool::from_raw(u32::from(s.pool)).is_none() {
             return Err(fail(format!("{who}: pool {} is not 0 or 1", s.pool)));
+        }
+        if s.size == 0 {
+            return Err(fail(format!("{who}: size is 0")));
         }
         if s.base.checked_add(s.size).is_none() {
             return Err(fail(format!(
@@ -82,6 +93,15 @@ fn validate_segments(segments: &[SegmentRecord]) -> Result<()> {
                 s.base, s.size
             )));
         }
+        mounted = match mounted.checked_add(s.size) {
+            Some(t) if t <= MAX_MOUNTED_BYTES => t,
+            _ => {
+                return Err(fail(format!(
+                    "{who}: size {} brings the mounted total above {MAX_MOUNTED_BYTES} bytes",
+                    s.size
+                )))
+            }
+        };
         if i > 0 {
             ordered(&segments[i - 1].name, &s.name, || who.to_string())?;
         }
@@ -469,13 +489,81 @@ pub(crate) fn task_targets(task: &TaskImage) -> &[u64] {
     }
 }
 
+/// Whether `id` is one of a task's `targets` (strictly increasing, as
+/// [`validate`] requires): a binary search, so checking every replica of an
+/// object against a copy with many targets stays O(n log n).
+pub(crate) fn is_task_target(targets: &[u64], id: u64) -> bool {
+    targets.binary_search(&id).is_ok()
+}
+
+/// A task's replicas as a master holds them (`ops::replication`,
+/// `ops::promotion`): each target the object still holds is a PROCESSING
+/// buffer replica (a MEMORY one for a promotion), and the source, if the
+/// object still holds it, a COMPLETE buffer replica. (A target or the
+/// source may be gone: an unmount drops its replica and leaves the task.)
+/// A standby installs the task as stored, and its End or Revoke then acts
+/// on exactly these replicas.
+fn check_task_replicas(who: &str, o: &ObjectRecord, task: &TaskImage) -> Result<()> {
+    let targets = task_targets(task);
+    let promotion = matches!(task, TaskImage::Promotion { .. });
+    let describe = |r: &ReplicaRecord| {
+        let status = if r.status == 0 {
+            "PROCESSING"
+        } else {
+            "COMPLETE"
+        };
+        // Kinds were checked with the object.
+        match ReplicaKind::from_raw(u32::from(r.kind)) {
+            Some(kind) => format!("a {status} {kind:?} replica"),
+            None => format!("a {status} replica of kind {}", r.kind),
+        }
+    };
+    for r in &o.replicas {
+        if !is_task_target(targets, r.id) {
+            continue;
+        }
+        let buffer = matches!(r.location, LocationRecord::Buffer { .. });
+        let kind_ok = !promotion || r.kind == ReplicaKind::Memory as u8;
+        if r.status != 0 || !buffer || !kind_ok {
+            let want = if promotion {
+                "a PROCESSING Memory replica"
+            } else {
+                "a PROCESSING buffer replica"
+            };
+            return Err(fail(format!(
+                "{who}: target {} is {}, not {want}",
+                r.id,
+                describe(r)
+            )));
+        }
+    }
+    if let TaskImage::Copy { source, .. } | TaskImage::Move { source, .. } = task {
+        // Replicas are sorted by id (checked with the object).
+        if let Ok(j) = o.replicas.binary_search_by_key(source, |r| r.id) {
+            let r = &o.replicas[j];
+            if r.status != 1 || !matches!(r.location, LocationRecord::Buffer { .. }) {
+                return Err(fail(format!(
+                    "{who}: source {source} is {}, not a COMPLETE buffer replica",
+                    describe(r)
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Writes in flight and tasks (format 5): each names an object, sorted by
 /// (tenant, key); a task's targets are distinct ids, increasing for a copy
-/// (those its object still holds are its task-target replicas); a write in
-/// flight has a PROCESSING replica that is no task target. An image holding any of this
-/// state is exact: then every object with a PROCESSING replica that is no
-/// task target has its write in flight listed (formats 1 to 4 held
-/// PROCESSING replicas without their writes).
+/// (those its object still holds are its task-target replicas, PROCESSING
+/// buffers, and its source, if held, a COMPLETE buffer: see
+/// [`check_task_replicas`]); a write in flight has a PROCESSING replica
+/// that is no task target. An image holding any of this state is exact:
+/// then every object with a PROCESSING replica that is no task target has
+/// its write in flight listed (formats 1 to 4 held PROCESSING replicas
+/// without their writes). Two writes in flight never share a write token:
+/// the listed ones, or in an image of format 1 to 4 the ones a standby
+/// infers (every object with a PROCESSING replica, as
+/// `MasterCore::stage` installs them).
 fn validate_live_state(image: &SnapshotImage) -> Result<()> {
     let object_at = |tenant: &str, key: &str| {
         image
@@ -505,12 +593,13 @@ fn validate_live_state(image: &SnapshotImage) -> Result<()> {
             return Err(fail(format!("{who}: copy targets not strictly increasing")));
         }
         if let TaskImage::Copy { source, .. } | TaskImage::Move { source, .. } = &t.task {
-            if targets.contains(source) {
+            if is_task_target(targets, *source) {
                 return Err(fail(format!(
                     "{who}: replica {source} is source and target"
                 )));
             }
         }
+        check_task_replicas(&who, &image.objects[o], &t.task)?;
         task_of[o] = Some(&t.task);
     }
     let writing = |o: usize| {
@@ -518,9 +607,15 @@ fn validate_live_state(image: &SnapshotImage) -> Result<()> {
         image.objects[o]
             .replicas
             .iter()
-            .any(|r| r.status == 0 && !targets.contains(&r.id))
+            .any(|r| r.status == 0 && !is_task_target(targets, r.id))
     };
-    let mut listed = vec![false; image.objects.len()];
+    // An image of format 1 to 4 lists no writes in flight: a standby takes
+    // every object with a PROCESSING replica (there are no tasks) as
+    // writing, so those are the writes whose tokens must differ.
+    let inferred = !image.has_live_state();
+    let mut listed: Vec<bool> = (0..image.objects.len())
+        .map(|o| inferred && writing(o))
+        .collect();
     for (i, f) in image.in_flight.iter().enumerate() {
         let who = format!(
             "write in flight {i} (tenant {:?}, key {:?})",
@@ -545,7 +640,8 @@ fn validate_live_state(image: &SnapshotImage) -> Result<()> {
         listed[o] = true;
     }
     // A write in flight is known by its token (an End names it): two
-    // listed writes never share one, as every Start gets a new token.
+    // listed (or inferred) writes never share one, as every Start gets a
+    // new token.
     let mut tokens: Vec<(u64, usize)> = (0..image.objects.len())
         .filter(|&o| listed[o])
         .map(|o| (image.objects[o].write_token, o))
