@@ -294,6 +294,8 @@ pub unsafe extern "C" fn mooncake_meta_restore_candidates(
 /// as `mooncake_meta_restore_candidates`; a file that cannot be read counts
 /// as a failed candidate (named, with the reason, in the error message if
 /// no candidate wins; counted in `out->candidates_rejected` if one does).
+/// Only a regular file is read (a device, pipe or directory is such a
+/// failure, before a byte is read), up to the length it had when opened.
 ///
 /// Ownership: nothing is transferred; the paths are only read during the
 /// call.

@@ -103,6 +103,30 @@ fn load_of_a_missing_file_names_the_path_and_os_error() {
     assert!(err.message().contains("os error"), "{err}");
 }
 
+// Only regular files are read: a device that never ends (`/dev/zero`)
+// would grow memory until the process aborts, and a directory or a pipe is
+// no snapshot. Each is DESERIALIZE_FAIL naming the path, before a byte is
+// read.
+#[test]
+fn load_refuses_what_is_not_a_regular_file() {
+    let dir = scratch("not-regular");
+    let mut paths = vec![dir.clone()];
+    #[cfg(unix)]
+    paths.push(PathBuf::from("/dev/zero"));
+    for path in paths {
+        let err = load(&path).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::DeserializeFail, "{path:?}");
+        assert!(err.message().contains(&path.display().to_string()), "{err}");
+        assert!(err.message().contains("not a regular file"), "{err}");
+    }
+    // A regular file, empty or not, is read whole.
+    let path = dir.join("x.snap");
+    fs::write(&path, b"").unwrap();
+    assert_eq!(load(&path).unwrap(), b"");
+    fs::write(&path, b"abc").unwrap();
+    assert_eq!(load(&path).unwrap(), b"abc");
+}
+
 #[test]
 fn save_over_a_directory_fails_and_cleans_up() {
     // rename() cannot replace a non-empty directory: the error path after a

@@ -95,14 +95,51 @@ where
     })
 }
 
-/// Reads a whole snapshot file.
+/// Reads a whole snapshot file: a regular file (a device, a pipe or a
+/// directory is refused before anything is read: `/dev/zero` would never
+/// end), read up to the length it had when opened, into memory reserved
+/// for that length up front (too large for this process: an error, never
+/// an abort). Every failure is `DESERIALIZE_FAIL` naming the path.
 pub fn load(path: &Path) -> Result<Vec<u8>> {
-    fs::read(path).map_err(|e| {
+    use std::io::Read;
+    let fail = |what: String| {
         Error::new(
             ErrorKind::DeserializeFail,
-            format!("reading snapshot {}: {e}", path.display()),
+            format!("reading snapshot {}: {what}", path.display()),
         )
-    })
+    };
+    let file = fs::File::open(path).map_err(|e| fail(e.to_string()))?;
+    let meta = file.metadata().map_err(|e| fail(e.to_string()))?;
+    if !meta.is_file() {
+        return Err(fail(format!(
+            "not a regular file (a {})",
+            if meta.is_dir() {
+                "directory"
+            } else {
+                "device, pipe or socket"
+            }
+        )));
+    }
+    let len = meta.len();
+    let room = usize::try_from(len)
+        .ok()
+        .and_then(|n| n.checked_add(1))
+        .ok_or_else(|| fail(format!("{len} bytes do not fit in memory")))?;
+    let mut bytes = Vec::new();
+    bytes
+        .try_reserve_exact(room)
+        .map_err(|_| fail(format!("no memory for its {len} bytes")))?;
+    // One byte past the length tells a file that grew while read.
+    file.take(len.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(|e| fail(e.to_string()))?;
+    if bytes.len() as u64 > len {
+        return Err(fail(format!(
+            "it grew past its {len} bytes while being read (a snapshot is written \
+             whole and renamed into place: is something appending to it?)"
+        )));
+    }
+    Ok(bytes)
 }
 
 /// A hidden name unique within this process (pid + counter), so concurrent
