@@ -483,10 +483,10 @@ fn tag_11_is_unknown_in_a_version_1_batch() {
 }
 
 // The ObjectEnded fields: completed ids strictly increasing, the commit
-// outcome opt<opt<instant>>, write_over a bool; each spelled one way.
+// outcome opt<opt<deadline>>, write_over a bool; each spelled one way.
 #[test]
 fn object_ended_fields_have_one_spelling() {
-    for commit in [None, Some(None), Some(Some(0)), Some(Some(MAX_INSTANT))] {
+    for commit in [None, Some(None), Some(Some(1)), Some(Some(MAX_INSTANT))] {
         for ids in [vec![], vec![3], vec![0, 1, u64::MAX]] {
             let r = ended(ids, commit);
             let b = encode_batch(5, std::slice::from_ref(&r)).unwrap();
@@ -525,6 +525,110 @@ fn object_ended_fields_have_one_spelling() {
         reframe(&mut m);
         let msg = deser_fail(&m);
         assert!(msg.contains(&format!("ObjectEnded 5 ({what})")), "{msg}");
+    }
+}
+
+// docs/CONTRACT.md §12.2: a committed soft-pin deadline is never 0 (a
+// master commits an End's instant plus a TTL of at least 1 ms, and stores 0
+// as "no deadline"; a snapshot refuses one too). An image's committed
+// deadline and an End's commit outcome of 0 are DESERIALIZE_FAIL naming
+// the record, the field and the byte; 1 decodes. (Review finding: both
+// decoders accepted 0, and a standby then registered and counted a pin for
+// an object with no deadline, for ever.)
+#[test]
+fn a_committed_deadline_of_0_is_refused() {
+    let set = |committed| Record::ObjectSet {
+        image: Box::new(ObjectImage {
+            committed,
+            ..bare_image()
+        }),
+        discarded: vec![],
+    };
+    // The deadline's byte: after the key (4 + 7 + 4 + 1), six u64 fields,
+    // hard_pin, group (none) and the committed option byte.
+    let d_at = HEADER_LEN + 1 + 16 + 6 * 8 + 1 + 1 + 1;
+    let b = encode_batch(5, &[set(Some(0))]).unwrap();
+    assert_eq!(b[d_at - 1..d_at + 8], [1, 0, 0, 0, 0, 0, 0, 0, 0]);
+    let msg = deser_fail(&b);
+    assert!(
+        msg.contains(&format!("ObjectSet 5 (committed) at byte {d_at}"))
+            && msg.contains("committed deadline of 0"),
+        "{msg}"
+    );
+    for ok in [Some(1), Some(MAX_INSTANT), None] {
+        let b = encode_batch(5, &[set(ok)]).unwrap();
+        assert_eq!(decode_batch(&b).unwrap().records, [set(ok)]);
+    }
+    // The End's commit outcome "fired, the deadline is now 0", in every
+    // format that has the record; "fired, no deadline" is Some(None).
+    for v in [2, FORMAT_VERSION] {
+        let b = encode_batch_as(v, 5, &[ended(vec![1], Some(Some(0)))]).unwrap();
+        let msg = deser_fail(&b);
+        assert!(
+            msg.contains("ObjectEnded 5 (commit deadline)")
+                && msg.contains("committed deadline of 0"),
+            "{msg}"
+        );
+        for ok in [Some(None), Some(Some(1))] {
+            let b = encode_batch_as(v, 5, &[ended(vec![1], ok)]).unwrap();
+            assert_eq!(decode_batch(&b).unwrap().records, [ended(vec![1], ok)]);
+        }
+    }
+    // A pending ENABLE with TTL 0 is a valid intent (it commits ordinary
+    // cache, as DISABLE does): kept, in an image and in a Start.
+    let pending = SoftPinIntent::Enable { ttl_ms: 0 };
+    let img = Record::ObjectSet {
+        image: Box::new(ObjectImage {
+            in_flight: Some(InFlightImage {
+                pending: Some(pending),
+            }),
+            ..bare_image()
+        }),
+        discarded: vec![],
+    };
+    let start = started(vec![(1, mem(4096))], None, pending);
+    let b = encode_batch(5, &[img.clone(), start.clone()]).unwrap();
+    assert_eq!(decode_batch(&b).unwrap().records, [img, start]);
+}
+
+// docs/CONTRACT.md §12.2 (review finding: the codec's docs claimed every
+// accepted batch re-encodes byte for byte): one encoding per value within
+// a format version. A version 1 or 2 batch decodes to the records it
+// always did; encode_batch writes them in the current version, so other
+// bytes that decode to the same records, and encode_batch_as with the
+// batch's own version gives the batch back byte for byte.
+#[test]
+fn an_older_batch_re_encodes_in_the_current_version() {
+    let recs = [
+        erased(RecordKey::new("default", "k")),
+        Record::Counters {
+            next_replica_id: 2,
+            next_write_token: 3,
+            next_object_seq: 4,
+        },
+    ];
+    for v in 1..FORMAT_VERSION {
+        let old = encode_batch_as(v, 5, &recs).unwrap();
+        let decoded = decode_batch(&old).unwrap();
+        assert_eq!(decoded.records, recs);
+        let now = encode_batch(decoded.first_seq, &decoded.records).unwrap();
+        assert_ne!(now, old, "version {v}");
+        assert_eq!(now[8..12], FORMAT_VERSION.to_le_bytes());
+        assert_eq!(
+            now[12..36],
+            old[12..36],
+            "version {v}: only the version differs"
+        );
+        assert_eq!(
+            now[HEADER_LEN..],
+            old[HEADER_LEN..],
+            "version {v}: same payload"
+        );
+        assert_eq!(decode_batch(&now).unwrap(), decoded);
+        assert_eq!(
+            encode_batch_as(v, decoded.first_seq, &decoded.records).unwrap(),
+            old
+        );
     }
 }
 

@@ -191,3 +191,60 @@ fn version_2_batches_decode_alike() {
     }
     assert!(refused > 0, "no seed held an ObjectStarted");
 }
+
+// A committed soft-pin deadline of 0 (an image's, an End's commit outcome)
+// is refused by both decoders alike, naming the record and the field: a
+// master stores 0 as "no deadline", so apply would register and count a pin
+// for an object that has none (review finding: both accepted it).
+#[test]
+fn a_committed_deadline_of_0_is_refused_alike() {
+    use mooncake_meta_core::journal::codec::encode_batch;
+    use mooncake_meta_core::journal::{InFlightImage, ObjectImage, RecordKey};
+    let image = |committed| ObjectImage {
+        key: RecordKey::new("default", "k"),
+        size: 4096,
+        writer: 1,
+        put_start: 10,
+        lease: 10,
+        seq: 1,
+        write_token: 1,
+        hard_pin: false,
+        group: None,
+        committed,
+        in_flight: Some(InFlightImage { pending: None }),
+        task: None,
+        replicas: vec![],
+    };
+    let set = |committed| Record::ObjectSet {
+        image: Box::new(image(committed)),
+        discarded: vec![],
+    };
+    let ended = |commit| Record::ObjectEnded {
+        key: RecordKey::new("default", "k"),
+        write_token: 1,
+        at: 100,
+        completed: vec![1],
+        commit,
+        write_over: true,
+    };
+    for (rec, field) in [
+        (set(Some(0)), "ObjectSet 3 (committed)"),
+        (ended(Some(Some(0))), "ObjectEnded 3 (commit deadline)"),
+    ] {
+        // After a record that decodes: the whole batch is refused.
+        let b = encode_batch(2, &[set(Some(1)), rec]).unwrap();
+        assert!(!same(&b), "{field}: accepted");
+        let msg = owned(&b).unwrap_err();
+        assert!(
+            msg.contains(field) && msg.contains("committed deadline of 0"),
+            "{msg}"
+        );
+    }
+    // 1, "none" and "the rule did not fire" decode, alike.
+    let b = encode_batch(
+        2,
+        &[set(Some(1)), set(None), ended(Some(None)), ended(None)],
+    )
+    .unwrap();
+    assert!(same(&b));
+}

@@ -350,7 +350,7 @@ fn upkeep_calls_change_nothing_on_a_standby_holding_due_work() {
 
 use mooncake_meta_core::journal::{
     encode_batch, BufferRef, DiscardedBuffer, InFlightImage, ObjectImage, Placement, Record,
-    RecordKey, ReplicaImage, ReplicaRole,
+    RecordKey, ReplicaImage, ReplicaRole, TaskImage,
 };
 
 const BASE0: u64 = 1 << 40;
@@ -921,9 +921,10 @@ fn object_records_keep_the_deadline_index_groups_and_blocks_right() {
     m.check_invariants().unwrap();
     // Same object, a second replica, the deadline moved, another group.
     let mut a2 = a.clone();
+    // A copy's target: PROCESSING until the copy ends.
     a2.replicas.push(ReplicaImage {
         id: 2,
-        status: c,
+        status: ReplicaStatus::Processing,
         role: ReplicaRole::TaskTarget,
         place: Placement::Memory {
             segment: "mem0".into(),
@@ -1484,4 +1485,551 @@ fn several_resets_in_one_input_are_installed_in_order() {
     assert!(e.message().contains("nothing applied"), "{e}");
     assert_eq!(s.applied_seq(), 0);
     assert_eq!(s.metrics().key_count, 0);
+}
+
+// ----- review findings: records no primary writes ----------------------------
+
+/// A replica of role `role` at `place`.
+fn replica(id: u64, status: ReplicaStatus, role: ReplicaRole, place: Placement) -> ReplicaImage {
+    ReplicaImage {
+        id,
+        status,
+        role,
+        place,
+    }
+}
+
+/// A LOCAL_DISK write replica held by client `client`.
+fn on_disk(id: u64, client: u64, status: ReplicaStatus) -> ReplicaImage {
+    replica(
+        id,
+        status,
+        ReplicaRole::Write,
+        Placement::LocalDisk { client },
+    )
+}
+
+/// A buffer of mem0 at `address`.
+fn in_mem0(address: u64) -> Placement {
+    Placement::Memory {
+        segment: "mem0".into(),
+        address,
+    }
+}
+
+/// A committed soft-pin deadline of 0 — an image's, or an End's commit
+/// outcome — is a corrupt record: the batch is DESERIALIZE_FAIL and nothing
+/// of it applies. (Review finding: it was installed, and as a master stores
+/// 0 as "no deadline", the standby registered and counted a pin for an
+/// object that has none: the gauge stayed wrong for ever.)
+#[test]
+fn a_committed_deadline_of_0_is_refused_and_applies_nothing() {
+    let m = standby();
+    m.apply_journal(&batch(1, &[mount_rec("mem0", 0)])).unwrap();
+    let before = state(&m);
+    let mut a = image("a", &[(1, "mem0", BASE0, ReplicaStatus::Complete)]);
+    a.committed = Some(0);
+    let mut b = image("b", &[]);
+    b.replicas = vec![on_disk(2, 9, ReplicaStatus::Processing)];
+    b.in_flight = Some(InFlightImage {
+        pending: Some(SoftPinIntent::Enable { ttl_ms: 5 }),
+    });
+    let end_b = Record::ObjectEnded {
+        key: RecordKey::new(DEFAULT_TENANT, "b"),
+        write_token: 1,
+        at: T0 + 1,
+        completed: vec![2],
+        commit: Some(Some(0)),
+        write_over: true,
+    };
+    for (recs, what) in [
+        (vec![set(a)], "ObjectSet 2 (committed)"),
+        (vec![set(b), end_b], "ObjectEnded 3 (commit deadline)"),
+    ] {
+        let e = m.apply_journal(&batch(2, &recs)).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::DeserializeFail, "{e}");
+        let msg = e.message();
+        assert!(
+            msg.contains(what) && msg.contains("nothing applied"),
+            "{msg}"
+        );
+        assert_eq!(state(&m), before);
+        assert_eq!(m.metrics().soft_pin_key_count, 0);
+        m.check_invariants().unwrap();
+    }
+}
+
+/// An object record whose image no master holds — one that would break
+/// the standby's invariants (§8) or its own snapshot's restore (§6) — does
+/// not fit: it is refused before anything of it applies, the records before
+/// it stay applied. So is an End that ends a write while a PROCESSING
+/// replica of it is left. (Review finding: apply checked only the replica
+/// order, and installed all of these.)
+#[test]
+fn images_no_master_holds_are_refused_before_anything_of_them_applies() {
+    let m = standby();
+    let (c, p) = (ReplicaStatus::Complete, ReplicaStatus::Processing);
+    // "a" readable; "w" writing, one replica in memory and one on disk.
+    let mut w = image("w", &[(5, "mem0", BASE0 + 16384, p)]);
+    w.replicas.push(on_disk(6, 9, p));
+    (w.seq, w.write_token) = (3, 3);
+    w.in_flight = Some(InFlightImage { pending: None });
+    let ok = [
+        mount_rec("mem0", 0),
+        set(image("a", &[(1, "mem0", BASE0, c)])),
+        set(w),
+    ];
+    m.apply_journal(&batch(1, &ok)).unwrap();
+    m.check_invariants().unwrap();
+    // Object "b": its replica 2 a COMPLETE buffer, 3 and 4 other replicas
+    // as each case has them.
+    let b = |extra: Vec<ReplicaImage>, task: Option<TaskImage>| {
+        let mut img = image("b", &[(2, "mem0", BASE0 + 8192, c)]);
+        (img.seq, img.write_token) = (2, 2);
+        img.replicas.extend(extra);
+        img.task = task;
+        set(img)
+    };
+    let target = |id: u64, status| {
+        replica(
+            id,
+            status,
+            ReplicaRole::TaskTarget,
+            in_mem0(BASE0 + 4096 * (id + 10)),
+        )
+    };
+    let copy = |targets: Vec<u64>| Some(TaskImage::Copy { source: 2, targets });
+    let mut zero = image("b", &[]);
+    zero.size = 0;
+    zero.replicas = vec![on_disk(2, 9, c)];
+    let mut unwritten = image("b", &[(2, "mem0", BASE0 + 8192, p)]);
+    (unwritten.seq, unwritten.write_token) = (2, 2);
+    let cases: Vec<(Record, &str)> = vec![
+        (set(zero), "size 0"),
+        (
+            set(unwritten),
+            "a PROCESSING write replica, but no write in flight",
+        ),
+        (b(vec![], copy(vec![])), "a copy without targets"),
+        (
+            b(vec![target(3, p), target(4, p)], copy(vec![4, 3])),
+            "copy targets not strictly increasing",
+        ),
+        (
+            b(vec![target(3, p)], copy(vec![2, 3])),
+            "replica 2 is the task's source and target",
+        ),
+        (
+            b(
+                vec![replica(3, p, ReplicaRole::Write, in_mem0(BASE0 + 53248))],
+                copy(vec![3]),
+            ),
+            "replica 3 is a target of the task but not a task target",
+        ),
+        (
+            b(vec![target(3, p)], None),
+            "task target 3 is not a target of a task",
+        ),
+        (
+            b(vec![target(3, p), target(4, p)], copy(vec![3])),
+            "task target 4 is not a target of a task",
+        ),
+        (
+            b(vec![target(3, c)], copy(vec![3])),
+            "task target 3 is not a PROCESSING buffer replica",
+        ),
+        (
+            b(
+                vec![replica(
+                    3,
+                    p,
+                    ReplicaRole::TaskTarget,
+                    Placement::LocalDisk { client: 9 },
+                )],
+                Some(TaskImage::Promotion { target: 3 }),
+            ),
+            "task target 3 is not a PROCESSING MEMORY replica",
+        ),
+        (
+            {
+                let mut img = image("b", &[]);
+                (img.seq, img.write_token) = (2, 2);
+                img.replicas = vec![on_disk(2, 9, c), target(3, p)];
+                img.task = Some(TaskImage::Move {
+                    source: 2,
+                    target: 3,
+                });
+                set(img)
+            },
+            "the task's source 2 is not a COMPLETE buffer replica",
+        ),
+        (
+            Record::ObjectEnded {
+                key: RecordKey::new(DEFAULT_TENANT, "w"),
+                write_token: 3,
+                at: T0 + 1,
+                completed: vec![5],
+                commit: None,
+                write_over: true,
+            },
+            "the End ends write 3, but its replica 6 is still PROCESSING here",
+        ),
+    ];
+    for (rec, why) in cases {
+        let before = state(&m);
+        let name = rec.name();
+        // A good record first, then the misfit: the good one stays applied.
+        let next = m.applied_seq() + 1;
+        let good = mount_rec(&format!("extra{next}"), 8 + next);
+        let e = m.apply_journal(&batch(next, &[good, rec])).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidParams, "{name}: {e}");
+        let msg = e.message();
+        assert!(
+            msg.contains(&format!("record {} ({name})", next + 1))
+                && msg.contains(why)
+                && msg.contains(&format!("records up to {next} are applied")),
+            "{why}: {msg}"
+        );
+        assert_eq!(m.applied_seq(), next, "{why}: stops before the misfit");
+        let after = state(&m);
+        assert_eq!(after.1.objects, before.1.objects, "{why}: no object moved");
+        assert_eq!(after.1.blocks, before.1.blocks, "{why}: no buffer moved");
+        assert_eq!(after.1.gauges, before.1.gauges, "{why}");
+        m.check_invariants().unwrap();
+    }
+    // Each of them, made right, applies (so each case above is refused for
+    // what it names): a copy with its PROCESSING target, then the End that
+    // completes both of the write's replicas.
+    let next = m.applied_seq() + 1;
+    m.apply_journal(&batch(
+        next,
+        &[
+            b(vec![target(3, p)], copy(vec![3])),
+            Record::ObjectEnded {
+                key: RecordKey::new(DEFAULT_TENANT, "w"),
+                write_token: 3,
+                at: T0 + 1,
+                completed: vec![5, 6],
+                commit: None,
+                write_over: true,
+            },
+        ],
+    ))
+    .unwrap();
+    m.check_invariants().unwrap();
+    let other = standby();
+    other.restore(&m.snapshot().unwrap()).unwrap();
+}
+
+/// What an unmount in progress makes a primary record is not refused:
+/// while its segment is out of the table and its pass has not reached an
+/// object, a record of the object leaves out the object's replica there —
+/// a write's only PROCESSING one, say — and keeps the write in flight, and
+/// an End of the write's other replica does not end the write. The
+/// standby holds such an object until the unmount's own record of it,
+/// which ends the write.
+#[test]
+fn a_write_an_unmount_is_taking_apart_is_installed_as_recorded() {
+    let m = standby();
+    let (c, p) = (ReplicaStatus::Complete, ReplicaStatus::Processing);
+    let writing = |replicas: Vec<ReplicaImage>| {
+        let mut img = image("x", &[]);
+        img.replicas = replicas;
+        img.in_flight = Some(InFlightImage { pending: None });
+        set(img)
+    };
+    let mut done = image("x", &[]);
+    done.replicas = vec![on_disk(2, 9, c)];
+    let recs = [
+        mount_rec("mem0", 0),
+        mount_rec("mem1", 1),
+        writing(vec![
+            replica(1, p, ReplicaRole::Write, in_mem0(BASE0)),
+            on_disk(2, 9, p),
+        ]),
+        // mem0 is out of the table: replica 1 is left out.
+        writing(vec![on_disk(2, 9, p)]),
+        // The End completes replica 2; replica 1 is still PROCESSING on the
+        // primary, so the write goes on.
+        Record::ObjectEnded {
+            key: RecordKey::new(DEFAULT_TENANT, "x"),
+            write_token: 1,
+            at: T0 + 1,
+            completed: vec![2],
+            commit: None,
+            write_over: false,
+        },
+        // The unmount's pass drops replica 1 and ends the write.
+        set(done),
+        Record::SegmentUnmounted {
+            owner: C1,
+            name: "mem0".into(),
+        },
+        // The same with no replica left in the record.
+        Record::ObjectSet {
+            image: Box::new({
+                let mut img = image("y", &[]);
+                (img.seq, img.write_token) = (2, 2);
+                img.in_flight = Some(InFlightImage { pending: None });
+                img
+            }),
+            discarded: vec![],
+        },
+        Record::ObjectErased {
+            key: RecordKey::new(DEFAULT_TENANT, "y"),
+            discarded: vec![],
+        },
+    ];
+    let r = m.apply_journal(&batch(1, &recs)).unwrap();
+    assert_eq!(r.last_seq, recs.len() as u64);
+    assert_eq!(m.key_count(), 1);
+    assert_eq!(m.debug_dump().gauges[4], 0, "no write in flight");
+    m.check_invariants().unwrap();
+}
+
+/// An ObjectStarted says its key had no object on the primary: on a standby
+/// that holds one it does not fit, and is refused before anything of it
+/// applies. (Review finding: it silently replaced the object.)
+#[test]
+fn an_object_started_over_an_object_is_refused() {
+    let m = standby();
+    let c = ReplicaStatus::Complete;
+    m.apply_journal(&batch(
+        1,
+        &[
+            mount_rec("mem0", 0),
+            set(image("a", &[(1, "mem0", BASE0, c)])),
+        ],
+    ))
+    .unwrap();
+    let before = state(&m);
+    let start = |key: &str| Record::ObjectStarted {
+        key: RecordKey::new(DEFAULT_TENANT, key),
+        size: 4096,
+        writer: C1,
+        put_start: T0,
+        seq: 2,
+        write_token: 2,
+        hard_pin: false,
+        group: None,
+        pending: SoftPinIntent::Preserve,
+        replicas: vec![mooncake_meta_core::journal::StartedReplica {
+            id: 2,
+            place: in_mem0(BASE0 + 4096),
+        }],
+    };
+    let e = m
+        .apply_journal(&batch(3, &[mount_rec("mem1", 1), start("a")]))
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidParams, "{e}");
+    let msg = e.message();
+    assert!(
+        msg.contains("record 4 (ObjectStarted)")
+            && msg.contains("already here")
+            && msg.contains("records up to 3 are applied"),
+        "{msg}"
+    );
+    assert_eq!(m.applied_seq(), 3);
+    let after = state(&m);
+    assert_eq!(after.1.objects, before.1.objects);
+    assert_eq!(after.1.blocks, before.1.blocks);
+    m.check_invariants().unwrap();
+    // Of a key with no object, it applies.
+    m.apply_journal(&batch(4, &[start("b")])).unwrap();
+    assert_eq!(m.key_count(), 2);
+    m.check_invariants().unwrap();
+}
+
+/// A Reset whose snapshot cannot be installed fails the call without
+/// breaking what the status says: DESERIALIZE_FAIL (the snapshot does not
+/// decode) applies nothing of the call; a snapshot that decodes but cannot
+/// be staged here does not fit this standby, INVALID_PARAMS, the records
+/// before it applied. (Review finding: a snapshot that decoded but held a
+/// segment of size 0 was DESERIALIZE_FAIL after the records before it had
+/// applied.)
+#[test]
+fn a_reset_that_cannot_be_installed_says_what_applied() {
+    use mooncake_meta_core::snapshot::codec::{decode, encode};
+    use mooncake_meta_core::snapshot::image::SegmentRecord;
+    let mut img = decode(&standby().snapshot().unwrap()).unwrap();
+    img.journal_seq = 2;
+    img.segments.push(SegmentRecord {
+        name: "zero".into(),
+        owner: C1,
+        pool: 0,
+        base: 1 << 40,
+        size: 0,
+    });
+    let bytes = encode(&img);
+    let m = standby();
+    let before = state(&m);
+    let e = m
+        .apply_journal(&batch(
+            1,
+            &[
+                mount_rec("mem0", 0),
+                Record::Reset {
+                    image: bytes.clone(),
+                },
+            ],
+        ))
+        .unwrap_err();
+    let msg = e.message();
+    if decode(&bytes).is_ok() {
+        // Staging refuses the segment.
+        assert_eq!(e.kind(), ErrorKind::InvalidParams, "{e}");
+        assert!(
+            msg.contains("record 2 (Reset)")
+                && msg.contains("cannot be installed here")
+                && msg.contains("records up to 1 are applied"),
+            "{msg}"
+        );
+        assert_eq!(m.applied_seq(), 1);
+        assert_eq!(m.metrics().segments.len(), 1, "mem0 stays mounted");
+    } else {
+        // The snapshot's checks refuse it.
+        assert_eq!(e.kind(), ErrorKind::DeserializeFail, "{e}");
+        assert!(msg.contains("nothing applied"), "{msg}");
+    }
+    if e.kind() == ErrorKind::DeserializeFail {
+        assert_eq!(state(&m), before, "DESERIALIZE_FAIL: nothing applied");
+    }
+    m.check_invariants().unwrap();
+}
+
+/// An object with many replicas and the End that completes them all, and an
+/// image re-installed over many buffers, apply in a walk of their lists
+/// (the End's check and change merge the two sorted id lists; the buffers
+/// an image keeps are found in an index of the old ones, not by a scan
+/// per replica). Their answers are the ones a scan gives: every listed
+/// replica completed, an id the object lacks refused wherever it falls,
+/// buffers kept, moved, freed or discarded as listed. (Review finding:
+/// both were quadratic, seconds for 100 000 replicas.)
+#[test]
+fn large_images_and_their_ends_apply_in_one_walk() {
+    const N: u64 = 100_000;
+    let (c, p) = (ReplicaStatus::Complete, ReplicaStatus::Processing);
+    // LOCAL_DISK replicas 2, 4, ..., 2N of one write.
+    let m = standby();
+    let mut img = image("a", &[]);
+    img.replicas = (1..=N).map(|i| on_disk(2 * i, i, p)).collect();
+    img.in_flight = Some(InFlightImage { pending: None });
+    m.apply_journal(&batch(1, &[set(img)])).unwrap();
+    let end = |completed: Vec<u64>| Record::ObjectEnded {
+        key: RecordKey::new(DEFAULT_TENANT, "a"),
+        write_token: 1,
+        at: T0 + 1,
+        completed,
+        commit: None,
+        write_over: true,
+    };
+    let all: Vec<u64> = (1..=N).map(|i| 2 * i).collect();
+    let before = state(&m);
+    for missing in [1, 3, N + 1, 2 * N + 2] {
+        let mut ids = all.clone();
+        ids.push(missing);
+        ids.sort_unstable();
+        let e = m.apply_journal(&batch(2, &[end(ids)])).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidParams, "{e}");
+        assert!(
+            e.message()
+                .contains(&format!("replica {missing} is not a PROCESSING replica")),
+            "{missing}: {}",
+            e.message()
+        );
+        assert_eq!(state(&m), before, "{missing}");
+    }
+    // All but the last: the write is not over.
+    let e = m
+        .apply_journal(&batch(2, &[end(all[..all.len() - 1].to_vec())]))
+        .unwrap_err();
+    assert!(
+        e.message()
+            .contains(&format!("replica {} is still PROCESSING", 2 * N)),
+        "{}",
+        e.message()
+    );
+    m.apply_journal(&batch(2, &[end(all.clone())])).unwrap();
+    let snap = mooncake_meta_core::snapshot::codec::decode(&m.snapshot().unwrap()).unwrap();
+    assert_eq!(snap.objects[0].replicas.len(), N as usize);
+    assert!(snap.objects[0].replicas.iter().all(|r| r.status == 1));
+    assert!(snap.in_flight.is_empty());
+    m.check_invariants().unwrap();
+
+    // N memory buffers, then the same image again (every buffer kept),
+    // then one that moves the first, frees the second, discards the third
+    // and keeps the rest.
+    let m = standby();
+    let mount = Record::SegmentMounted {
+        owner: C1,
+        name: "mem0".into(),
+        pool: Pool::Memory,
+        base: BASE0,
+        size: (N + 1) * 4096,
+    };
+    let mut img = image("b", &[]);
+    img.replicas = (0..N)
+        .map(|i| replica(i + 1, c, ReplicaRole::Write, in_mem0(BASE0 + i * 4096)))
+        .collect();
+    m.apply_journal(&batch(1, &[mount, set(img.clone())]))
+        .unwrap();
+    let blocks = m.debug_dump().blocks;
+    assert_eq!(blocks.len(), N as usize);
+    m.apply_journal(&batch(3, &[set(img.clone())])).unwrap();
+    assert_eq!(m.debug_dump().blocks, blocks, "every buffer kept");
+    // A replica naming a buffer another one keeps, or a discarded buffer
+    // the object does not drop: refused, nothing moves.
+    let mut twice = img.clone();
+    twice
+        .replicas
+        .push(replica(N + 1, c, ReplicaRole::Write, in_mem0(BASE0)));
+    let kept = Record::ObjectSet {
+        image: Box::new(img.clone()),
+        discarded: vec![DiscardedBuffer {
+            buffer: BufferRef {
+                segment: "mem0".into(),
+                address: BASE0 + 4096,
+                len: 4096,
+            },
+            release_at: T0 + 10,
+        }],
+    };
+    for (rec, why) in [(set(twice), "or twice"), (kept, "not a dropped buffer")] {
+        let e = m.apply_journal(&batch(4, &[rec])).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidParams, "{e}");
+        assert!(e.message().contains(why), "{}", e.message());
+        assert_eq!(m.debug_dump().blocks, blocks);
+    }
+    let mut moved = img.clone();
+    moved.replicas[0].place = in_mem0(BASE0 + N * 4096);
+    moved.replicas.remove(1);
+    moved.replicas.remove(1);
+    m.apply_journal(&batch(
+        4,
+        &[Record::ObjectSet {
+            image: Box::new(moved),
+            discarded: vec![DiscardedBuffer {
+                buffer: BufferRef {
+                    segment: "mem0".into(),
+                    address: BASE0 + 2 * 4096,
+                    len: 4096,
+                },
+                release_at: T0 + 10,
+            }],
+        }],
+    ))
+    .unwrap();
+    let d = m.debug_dump();
+    assert_eq!(
+        d.discarded,
+        [("mem0".to_string(), BASE0 + 2 * 4096, 4096, T0 + 10)]
+    );
+    let at = |addr: u64| d.blocks.iter().find(|b| b.1 == addr).map(|b| b.3);
+    assert_eq!(at(BASE0), None, "the first buffer moved away");
+    assert_eq!(at(BASE0 + N * 4096), Some(1), "to the segment's end");
+    assert_eq!(at(BASE0 + 4096), None, "the second freed");
+    assert_eq!(at(BASE0 + 2 * 4096), Some(3), "the third discarded");
+    assert_eq!(at(BASE0 + 3 * 4096), Some(4), "the rest kept");
+    assert_eq!(d.blocks.len(), N as usize - 1, "one freed");
+    m.check_invariants().unwrap();
 }

@@ -19,9 +19,11 @@
 //! no-op. Records are then applied in sequence order, one at a time; each
 //! is checked against the state before it changes anything, so a record
 //! that does not fit (an unknown segment, an address already taken, a
-//! missing object) changes nothing, fails the call with `INVALID_PARAMS`
-//! naming its sequence and kind, and leaves the applied sequence just
-//! before it — the records before it stay applied.
+//! missing object, an image no master holds, a Reset whose snapshot
+//! decodes but cannot be staged here) changes nothing, fails the call with
+//! `INVALID_PARAMS` naming its sequence and kind, and leaves the applied
+//! sequence just before it — the records before it stay applied.
+//! `DESERIALIZE_FAIL` always means nothing of the call applied.
 //!
 //! # Locks
 //!
@@ -505,14 +507,17 @@ impl MasterCore {
                     match &rec.kind {
                         KindView::ObjectSet { .. } | KindView::ObjectStarted { .. } => {
                             // A Start of a new key is the ObjectSet it
-                            // stands for, with nothing discarded.
-                            let (image, discarded) = match &rec.kind {
-                                KindView::ObjectSet { image, discarded } => (image, &discarded[..]),
-                                KindView::ObjectStarted { image } => (image, &[][..]),
+                            // stands for, with nothing discarded, of a key
+                            // that has no object.
+                            let (image, discarded, new_key) = match &rec.kind {
+                                KindView::ObjectSet { image, discarded } => {
+                                    (image, &discarded[..], false)
+                                }
+                                KindView::ObjectStarted { image } => (image, &[][..], true),
                                 _ => unreachable!("matched above"),
                             };
                             let defer = ends_next(image);
-                            self.apply_object_set(st, si, hash, image, discarded, defer)
+                            self.apply_object_set(st, si, hash, image, discarded, new_key, defer)
                                 .map(|(h, d)| {
                                     *installed = Some((done, h));
                                     *deferred = d.map(|d| (pos, d));
@@ -567,9 +572,21 @@ impl MasterCore {
     }
 
     /// Installs a Reset's snapshot, decoded (and checked) before the call
-    /// applied anything.
+    /// applied anything. A snapshot that decodes and still cannot be
+    /// staged here (what staging refuses beyond the snapshot's checks is
+    /// this standby's: its segment ids, its memory) does not fit this
+    /// standby: `INVALID_PARAMS`, the records before it applied, nothing of
+    /// it. (Staging in the check phase instead would build the whole state
+    /// twice, or hold a second copy of it while the records before the
+    /// Reset apply; staging's own errors are `DESERIALIZE_FAIL`, which in an
+    /// apply means nothing applied.)
     fn apply_reset(&self, img: &SnapshotImage) -> Result<()> {
-        let (staged, _) = self.stage(img, StageMode::Verbatim)?;
+        let (staged, _) = self.stage(img, StageMode::Verbatim).map_err(|e| {
+            misfit(format!(
+                "its snapshot decodes but cannot be installed here: {}",
+                e.message()
+            ))
+        })?;
         self.install(staged);
         self.role.set_lenient(false);
         Ok(())
@@ -687,9 +704,12 @@ impl MasterCore {
         }
     }
 
-    /// Installs `img` as the object under its key (created if absent).
+    /// Installs `img` as the object under its key (created if absent;
+    /// `new_key`: the record is an ObjectStarted, whose key had no object
+    /// on the primary, so an object here is a divergence, refused).
     /// `st` is shard `si`, write-locked, where the key (valid) hashes to
     /// `hash`.
+    #[allow(clippy::too_many_arguments)]
     fn apply_object_set(
         &self,
         st: &mut ShardState,
@@ -697,12 +717,19 @@ impl MasterCore {
         hash: u64,
         img: &ImageView,
         discarded: &[DiscardedView],
+        new_key: bool,
         defer: bool,
     ) -> Result<(ObjectRef, Option<Deferred>)> {
         let k = Key::scoped(img.key.tenant, img.key.key);
         check_image(img)?;
         // One lookup: the handle finds the object again without hashing.
         let at = st.locate(hash, k, si as u32);
+        if new_key && at.is_some() {
+            return Err(misfit(format!(
+                "object {:?} already here: an ObjectStarted creates a key that has no object",
+                img.key.to_key()
+            )));
+        }
         // Room for a new key's record, before anything changes.
         let mut room = match at {
             None => Some(st.reserve_insert()?),
@@ -721,6 +748,9 @@ impl MasterCore {
         });
         let old_bufs = old.as_ref().map_or(&[][..], |o| &o.0[..]);
         let old_size = old.as_ref().map_or(0, |o| o.1);
+        // The old buffers by place: each new replica and discarded buffer
+        // finds its own in O(log n), not in a scan of them all.
+        let old_at = OldIndex::new(old_bufs);
         // Buffers: keep, reserve, then drop (free or discard) the rest.
         let table = self.segments.read();
         let mut kept: SmallVec<[bool; 4]> = smallvec::smallvec![false; old_bufs.len()];
@@ -756,9 +786,7 @@ impl MasterCore {
                                 r.id, seg.pool
                             )));
                         }
-                        let i = old_bufs
-                            .iter()
-                            .position(|b| b.segment == seg.id && b.addr == address);
+                        let i = old_at.find(old_bufs, seg.id, address);
                         let block = match i {
                             Some(i) if !kept[i] && old_size == img.size => {
                                 // Its block names the object, not the
@@ -809,6 +837,7 @@ impl MasterCore {
             match_discarded(
                 &table,
                 old_bufs,
+                &old_at,
                 &kept,
                 old_size,
                 discarded,
@@ -961,7 +990,8 @@ impl MasterCore {
     /// entry under the object's handle, gauge), consuming the pending
     /// intent, and the write in flight ends when `write_over`. Checked
     /// before anything changes: the object is here, its write token is
-    /// `token` and every listed replica is PROCESSING of that write.
+    /// `token`, every listed replica is PROCESSING of that write, and when
+    /// the End ended the write no PROCESSING replica of it is left.
     /// `st`, `si` and `hash` as for [`apply_object_set`](Self::apply_object_set);
     /// `at_handle`, when given, is where the object under the key is (the
     /// record before this one installed it), so it is not looked up;
@@ -997,22 +1027,62 @@ impl MasterCore {
                 obj.write_token
             )));
         }
-        for &id in completed {
-            if !obj
-                .replicas
-                .iter()
-                .any(|r| r.id == id && r.is_write_processing())
-            {
-                return Err(misfit(format!(
-                    "object {:?}: replica {id} is not a PROCESSING replica of write {token} here",
-                    rk.to_key()
-                )));
+        // Both lists are sorted by id, strictly: `completed` by its decoder,
+        // the object's replicas by the image or snapshot that installed
+        // them (`check_image`, the snapshot's validation; apply changes
+        // statuses only). One merge walk checks every listed replica and
+        // finds a PROCESSING replica of the write the End leaves, in
+        // O(replicas + completed); a second, the same walk, completes them.
+        // (Were the replicas ever out of order, the walk would miss a
+        // listed one and refuse the End: nothing would change.)
+        debug_assert!(obj.replicas.windows(2).all(|w| w[0].id < w[1].id));
+        let not_processing = |id: u64| {
+            misfit(format!(
+                "object {:?}: replica {id} is not a PROCESSING replica of write {token} here",
+                rk.to_key()
+            ))
+        };
+        let mut want = completed.iter().copied().peekable();
+        let mut left = None;
+        for r in obj.replicas.iter() {
+            match want.peek() {
+                Some(&id) if id < r.id => return Err(not_processing(id)),
+                Some(&id) if id == r.id => {
+                    if !r.is_write_processing() {
+                        return Err(not_processing(id));
+                    }
+                    want.next();
+                }
+                _ => {
+                    if left.is_none() && r.is_write_processing() {
+                        left = Some(r.id);
+                    }
+                }
             }
         }
+        if let Some(&id) = want.peek() {
+            return Err(not_processing(id));
+        }
+        // The write ends when none of its replicas is PROCESSING (put.rs):
+        // an End that says it ended while one is left here would leave a
+        // PROCESSING write replica without its write in flight. (The
+        // converse is not refused: while an unmount runs, a record leaves
+        // out a write's replica on a segment it took out of the table, so
+        // an End may leave the write going with no PROCESSING replica of
+        // it here; the unmount's record of the object ends it.)
+        if let (true, Some(id)) = (write_over, left) {
+            return Err(misfit(format!(
+                "object {:?}: the End ends write {token}, but its replica {id} is still \
+                 PROCESSING here",
+                rk.to_key()
+            )));
+        }
         // Checked: from here on nothing fails.
+        let mut want = completed.iter().copied().peekable();
         for r in obj.replicas.iter_mut() {
-            if completed.contains(&r.id) {
+            if want.peek() == Some(&r.id) {
                 r.status = ReplicaStatus::Complete;
+                want.next();
             }
         }
         // The shard's write lock is held and the object borrowed
@@ -1069,7 +1139,15 @@ impl MasterCore {
         let (bufs, size) = (old_buffers(o), o.size);
         let table = self.segments.read();
         let kept: SmallVec<[bool; 4]> = smallvec::smallvec![false; bufs.len()];
-        let discard_at = match_discarded(&table, &bufs, &kept, size, discarded, "the object")?;
+        let discard_at = match_discarded(
+            &table,
+            &bufs,
+            &OldIndex::new(&bufs),
+            &kept,
+            size,
+            discarded,
+            "the object",
+        )?;
         drop_buffers(
             &self.role.discard_home,
             si,
@@ -1225,15 +1303,108 @@ impl MasterCore {
     }
 }
 
-/// The image's own consistency: replicas sorted by unique id. (A task may
-/// name a replica an unmount took: the task then fails at its end, on the
-/// standby as on the primary.)
+/// The image's own consistency: what an object of a primary always is, and
+/// what the standby's invariants (docs/CONTRACT.md §8) and its own
+/// snapshots (§6, which restore only what the snapshot checks accept) need
+/// of one object. Refused, as a misfit, before anything of the record
+/// applies:
+///
+/// - a size of 0 (a Start refuses it, a snapshot too);
+/// - replicas not sorted by unique id;
+/// - a PROCESSING write replica without the write in flight (its End,
+///   Revoke and the stale-write sweep find a write by its in-flight entry,
+///   and a snapshot lists the write of every such object). The converse is
+///   not refused: while an unmount runs, a record leaves out the replicas
+///   on the segments it took out of the table, a write's last PROCESSING
+///   one included, and keeps the write in flight; the unmount's own record
+///   of the object then ends it;
+/// - a task as no master holds one (a snapshot refuses it): a copy without
+///   targets or with targets not strictly increasing, a copy's or move's
+///   source among its targets; a replica the task targets that is not a
+///   task target, or not a PROCESSING buffer replica (a MEMORY one for a
+///   promotion); a task target the task does not target (or with no task);
+///   a source the object holds that is not a COMPLETE buffer replica. (A
+///   task may name a replica the object no longer holds, taken by an
+///   unmount: the task then fails at its end, on the standby as on the
+///   primary.)
+///
+/// What spans objects (unique replica ids, creation sequences and the
+/// tokens of writes in flight) is not checked here: that would take an
+/// index of the whole state.
 fn check_image(img: &ImageView) -> Result<()> {
+    let bad = |why: String| Err(misfit(format!("object {:?}: {why}", img.key.to_key())));
+    if img.size == 0 {
+        return bad("size 0".into());
+    }
     if img.replicas.windows(2).any(|w| w[0].id >= w[1].id) {
-        return Err(misfit(format!(
-            "object {:?}: replicas not sorted by unique id",
-            img.key.to_key()
-        )));
+        return bad("replicas not sorted by unique id".into());
+    }
+    let (source, targets): (Option<u64>, &[u64]) = match img.task.as_deref() {
+        None => (None, &[]),
+        Some(TaskImage::Copy { source, targets }) => (Some(*source), targets),
+        Some(TaskImage::Move { source, target }) => (Some(*source), std::slice::from_ref(target)),
+        Some(TaskImage::Promotion { target }) => (None, std::slice::from_ref(target)),
+    };
+    if img.task.is_some() && targets.is_empty() {
+        return bad("a copy without targets".into());
+    }
+    if targets.windows(2).any(|w| w[0] >= w[1]) {
+        return bad("copy targets not strictly increasing".into());
+    }
+    if let Some(source) = source {
+        if targets.binary_search(&source).is_ok() {
+            return bad(format!("replica {source} is the task's source and target"));
+        }
+        if let Ok(i) = img.replicas.binary_search_by_key(&source, |r| r.id) {
+            let r = &img.replicas[i];
+            let buffer = !matches!(r.place, PlacementView::LocalDisk { .. });
+            if r.status != ReplicaStatus::Complete || !buffer {
+                return bad(format!(
+                    "the task's source {source} is not a COMPLETE buffer replica"
+                ));
+            }
+        }
+    }
+    let promotion = matches!(img.task.as_deref(), Some(TaskImage::Promotion { .. }));
+    let mut writing = false;
+    for r in &img.replicas {
+        // Targets are strictly increasing (checked above, or one).
+        let targeted = targets.binary_search(&r.id).is_ok();
+        match (r.role, targeted) {
+            (ReplicaRole::Write, false) => {
+                writing |= r.status == ReplicaStatus::Processing;
+            }
+            (ReplicaRole::TaskTarget, true) => {
+                let fits = match r.place {
+                    PlacementView::Memory { .. } => true,
+                    PlacementView::NofSsd { .. } => !promotion,
+                    PlacementView::LocalDisk { .. } => false,
+                };
+                if r.status != ReplicaStatus::Processing || !fits {
+                    let want = if promotion {
+                        "a PROCESSING MEMORY replica"
+                    } else {
+                        "a PROCESSING buffer replica"
+                    };
+                    return bad(format!("task target {} is not {want}", r.id));
+                }
+            }
+            (ReplicaRole::Write, true) => {
+                return bad(format!(
+                    "replica {} is a target of the task but not a task target",
+                    r.id
+                ))
+            }
+            (ReplicaRole::TaskTarget, false) => {
+                return bad(format!(
+                    "task target {} is not a target of a task of the object",
+                    r.id
+                ))
+            }
+        }
+    }
+    if writing && img.in_flight.is_none() {
+        return bad("a PROCESSING write replica, but no write in flight".into());
     }
     Ok(())
 }
@@ -1251,11 +1422,56 @@ fn old_buffers(o: &Object) -> SmallVec<[OldBuffer; 4]> {
         .collect()
 }
 
+/// The buffers of an object's previous state by place (segment and
+/// address; no two share one, as the allocator hands each place out once):
+/// a scan of a few (most objects hold one or two buffers), a sorted index
+/// of more, so matching an image's replicas and discarded buffers against
+/// them takes O(n log n), not O(n²).
+struct OldIndex {
+    /// (segment, address, position in the old buffers), sorted; empty
+    /// when they are scanned.
+    sorted: Vec<(SegmentId, u64, usize)>,
+}
+
+impl OldIndex {
+    /// Old buffers scanned rather than indexed, at most.
+    const SCAN: usize = 8;
+
+    fn new(old: &[OldBuffer]) -> Self {
+        let mut sorted = Vec::new();
+        if old.len() > Self::SCAN {
+            sorted.extend(old.iter().enumerate().map(|(i, b)| (b.segment, b.addr, i)));
+            sorted.sort_unstable();
+        }
+        OldIndex { sorted }
+    }
+
+    /// The position in `old` (the buffers it was made of) of the buffer
+    /// at `addr` of `segment`.
+    fn find(&self, old: &[OldBuffer], segment: SegmentId, addr: u64) -> Option<usize> {
+        if self.sorted.is_empty() {
+            return old
+                .iter()
+                .position(|b| b.segment == segment && b.addr == addr);
+        }
+        let i = self
+            .sorted
+            .partition_point(|&(s, a, _)| (s, a) < (segment, addr));
+        match self.sorted.get(i) {
+            Some(&(s, a, at)) if (s, a) == (segment, addr) => Some(at),
+            _ => None,
+        }
+    }
+}
+
 /// For each old buffer not kept, the release instant it is discarded until
 /// (`None`: freed now); every listed discarded buffer must be one of them.
+/// `old_at` is the index of `old`.
+#[allow(clippy::too_many_arguments)]
 fn match_discarded(
     table: &crate::segment::SegmentTable,
     old: &[OldBuffer],
+    old_at: &OldIndex,
     kept: &[bool],
     size: u64,
     discarded: &[DiscardedView],
@@ -1263,10 +1479,10 @@ fn match_discarded(
 ) -> Result<SmallVec<[Option<Instant>; 4]>> {
     let mut at: SmallVec<[Option<Instant>; 4]> = smallvec::smallvec![None; old.len()];
     for d in discarded {
-        let seg = table.by_name(d.segment).map(|s| s.id);
-        let i = old.iter().enumerate().position(|(i, o)| {
-            !kept[i] && at[i].is_none() && Some(o.segment) == seg && o.addr == d.address
-        });
+        let i = table
+            .by_name(d.segment)
+            .and_then(|s| old_at.find(old, s.id, d.address))
+            .filter(|&i| !kept[i] && at[i].is_none());
         match i {
             Some(i) if d.len == size => at[i] = Some(d.release_at),
             _ => {

@@ -36,7 +36,7 @@
 //!  10 Reset              image blob (a snapshot, docs/CONTRACT.md section 6)
 //!  11 ObjectEnded        key, write_token u64, at instant,
 //!                        completed vec<u64> (replica ids, strictly
-//!                        increasing), commit opt<opt<instant>>,
+//!                        increasing), commit opt<opt<deadline>>,
 //!                        write_over bool (version 2 on)
 //!  12 ObjectStarted      key, size u64, writer u64, put_start instant,
 //!                        seq u64, write_token u64, hard_pin bool,
@@ -45,7 +45,7 @@
 //!                        (version 3 on)
 //! image     = key, size u64, writer u64, put_start instant, lease instant,
 //!             seq u64, write_token u64, hard_pin bool, group opt<name>,
-//!             committed opt<instant>, in_flight opt<opt<intent>>,
+//!             committed opt<deadline>, in_flight opt<opt<intent>>,
 //!             task opt<task>, replicas vec<replica> (ids strictly
 //!             increasing)
 //! task      = u8 0 copy + source u64 + targets vec<u64>
@@ -60,20 +60,27 @@
 //! key       = tenant name, key str (non-empty)
 //! buffer    = segment name, address u64, len u64
 //! discarded = buffer, release_at instant
-//! intent    = u8 0 preserve | 1 enable + ttl u64 | 2 disable
+//! intent    = u8 0 preserve | 1 enable + ttl u64 | 2 disable (a ttl of 0
+//!             is a valid intent: it commits ordinary cache, as disable)
 //! str = u32 byte length + UTF-8; name = str, non-empty, no NUL;
 //! blob = u64 byte length + bytes; vec<T> = u32 count + T...;
 //! opt<T> = u8 0 | u8 1 + T; bool = u8 0 | 1;
-//! instant = u64 <= MAX_INSTANT.
+//! instant = u64 <= MAX_INSTANT; deadline = instant, not 0 (a committed
+//! soft-pin deadline: 0 is no deadline, never a committed one).
 //! ```
 //!
 //! Every field is fixed-width or length-prefixed and every tag, bool and
-//! enum byte has one accepted spelling, so a batch has exactly one encoding:
-//! whatever [`decode_batch`] accepts, [`encode_batch`] gives back byte for
-//! byte. Version 2 added tag 11 and version 3 tag 12; an older batch
-//! still decodes, and a tag its version does not have is an unknown tag in
-//! it. A new layout gets a new version number and the decoder keeps
-//! reading every older one (a fixture test holds it to that).
+//! enum byte has one accepted spelling, so a batch has exactly one encoding
+//! per format version: whatever [`decode_batch`] accepts in the current
+//! version ([`FORMAT_VERSION`]), [`encode_batch`] gives back byte for byte.
+//! Version 2 added tag 11 and version 3 tag 12; an older batch still
+//! decodes, to the same records it always did, and a tag its version does
+//! not have is an unknown tag in it. [`encode_batch`] writes those records
+//! in the current version (another version field, so other bytes: a
+//! version 1 or 2 batch does not come back byte for byte from it);
+//! [`encode_batch_as`] with the batch's own version gives it back. A new
+//! layout gets a new version number and the decoder keeps reading every
+//! older one (a fixture test holds it to that).
 
 use super::record::*;
 use crate::clock::{Instant, MAX_INSTANT};
@@ -162,6 +169,15 @@ fn truncated(at: At, offset: usize, n: usize, left: usize) -> Error {
 fn beyond_max_instant(at: At, offset: usize, v: u64) -> Error {
     cold(format_args!(
         "{at} at byte {offset}: instant {v} is beyond MAX_INSTANT ({MAX_INSTANT})"
+    ))
+}
+
+#[cold]
+#[inline(never)]
+fn zero_deadline(at: At, offset: usize) -> Error {
+    cold(format_args!(
+        "{at} at byte {offset}: a committed deadline of 0 (a master commits an instant \
+         after the End's, and 0 is no deadline)"
     ))
 }
 
@@ -1020,12 +1036,25 @@ impl<'a> Reader<'a> {
         Ok(out)
     }
 
-    /// An End's commit outcome: opt<opt<instant>>.
+    /// An End's commit outcome: opt<opt<deadline>>.
     #[inline]
     pub(super) fn commit(&mut self, at: At) -> Result<Option<Option<Instant>>> {
         self.opt(at, |r, a| {
-            r.opt(a.field("commit deadline"), |r, a| r.instant(a))
+            r.opt(a.field("commit deadline"), |r, a| r.deadline(a))
         })
+    }
+
+    /// A committed soft-pin deadline: an instant other than 0. A master
+    /// commits an End's instant plus a TTL of at least 1 ms, and stores 0
+    /// as "no deadline" (`object::NO_DEADLINE`): a record's 0 would
+    /// register and count a pin for an object that then has none.
+    #[inline(always)]
+    pub(super) fn deadline(&mut self, at: At) -> Result<Instant> {
+        let v = self.instant(at)?;
+        if v == 0 {
+            return Err(zero_deadline(at, self.offset() - 8));
+        }
+        Ok(v)
     }
 
     pub(super) fn ids(&mut self, at: At) -> Result<Vec<u64>> {

@@ -124,7 +124,8 @@ pub struct ObjectImage {
     pub write_token: u64,
     pub hard_pin: bool,
     pub group: Option<String>,
-    /// The committed soft-pin deadline.
+    /// The committed soft-pin deadline (never 0: a master stores 0 as no
+    /// deadline, and the codec refuses a committed deadline of 0).
     pub committed: Option<Instant>,
     /// `Some` iff a write is in flight (the shard's in-flight table holds
     /// `write_token`).
@@ -225,7 +226,8 @@ pub enum Record {
     /// PROCESSING of that write) are now COMPLETE; the lease is raised to
     /// at least `at` (the End's instant); `commit` is the commit rule's
     /// outcome (`None`: it did not fire; `Some(d)`: it fired, consuming the
-    /// write's pending intent, and the committed deadline is now `d`); and
+    /// write's pending intent, and the committed deadline is now `d`, which
+    /// is never `Some(0)`); and
     /// `write_over` says the write in flight ended. An End frees and
     /// discards nothing. Format 2.
     ObjectEnded {

@@ -291,7 +291,7 @@ fn image<'a>(r: &mut Reader<'a>, at: At) -> Result<ImageView<'a>> {
         write_token: r.u64(at.field("write_token"))?,
         hard_pin: r.bool(at.field("hard_pin"))?,
         group: r.opt(at.field("group"), |r, a| r.name_ref(a))?,
-        committed: r.opt(at.field("committed"), |r, a| r.instant(a))?,
+        committed: r.opt(at.field("committed"), |r, a| r.deadline(a))?,
         in_flight: r.opt(at.field("in_flight"), |r, a| {
             Ok(InFlightImage {
                 pending: r.opt(a.field("pending"), |r, a| r.intent(a))?,

@@ -77,6 +77,12 @@ pub fn instant(e: &mut impl Entropy) -> u64 {
     }
 }
 
+/// A committed soft-pin deadline: an instant other than 0 (a master
+/// stores 0 as "no deadline", and the codec refuses a committed one).
+pub fn deadline(e: &mut impl Entropy) -> u64 {
+    instant(e).max(1)
+}
+
 fn list<E: Entropy, T>(e: &mut E, max: u64, mut f: impl FnMut(&mut E) -> T) -> Vec<T> {
     let n = match e.below(4) {
         0 => 0,
@@ -215,7 +221,7 @@ pub fn image(e: &mut impl Entropy) -> ObjectImage {
         write_token: u64v(e),
         hard_pin: e.chance(50),
         group: opt(e, name),
-        committed: opt(e, instant),
+        committed: opt(e, deadline),
         in_flight: opt(e, |e| InFlightImage {
             pending: opt(e, intent),
         }),
@@ -277,7 +283,7 @@ pub fn record_with_tag(e: &mut impl Entropy, tag: u8) -> Record {
             write_token: u64v(e),
             at: instant(e),
             completed: increasing_ids(e),
-            commit: opt(e, |e| opt(e, instant)),
+            commit: opt(e, |e| opt(e, deadline)),
             write_over: e.chance(50),
         },
         12 => Record::ObjectStarted {
