@@ -8,9 +8,7 @@ mod snapshot_support;
 use common::*;
 use mooncake_meta_core::snapshot::codec::{decode, encode};
 use mooncake_meta_core::snapshot::file::{load, save_atomic};
-use mooncake_meta_core::snapshot::image::{
-    InFlightRecord, LocationRecord, ObjectRecord, SnapshotImage, TaskImage, TaskRecord,
-};
+use mooncake_meta_core::snapshot::image::{LocationRecord, ObjectRecord, SnapshotImage, TaskImage};
 use mooncake_meta_core::*;
 use std::path::PathBuf;
 
@@ -1098,29 +1096,8 @@ fn a_segment_no_mount_accepts_is_refused_with_its_reason() {
 fn a_standby_installs_a_copy_with_100_000_targets() {
     // §12.3: each replica's role (task target or the write's) is looked up
     // in the copy's targets; the answers, not the time, are checked here.
-    use snapshot_support::{buffer, canonical, object, segment, COMPLETE, MEMORY, PROCESSING};
     let n: u64 = 100_000;
-    let mut replicas = vec![buffer(0, MEMORY, COMPLETE, "m", 0, 1)];
-    replicas.extend((1..=n + 1).map(|id| buffer(id, MEMORY, PROCESSING, "m", id, 1)));
-    let mut img = canonical(SnapshotImage {
-        created_at: T0,
-        segments: vec![segment("m", MEMORY, 0, 1 << 30)],
-        objects: vec![object("default", "o", 1, replicas)],
-        ..Default::default()
-    });
-    img.tasks = vec![TaskRecord {
-        tenant: "default".into(),
-        key: "o".into(),
-        task: TaskImage::Copy {
-            source: 0,
-            targets: (1..=n).collect(),
-        },
-    }];
-    img.in_flight = vec![InFlightRecord {
-        tenant: "default".into(),
-        key: "o".into(),
-        pending: None,
-    }];
+    let img = snapshot_support::copy_with_targets(n, T0);
     let bytes = encode(&img);
     let s = standby();
     s.restore(&bytes).unwrap();

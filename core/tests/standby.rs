@@ -433,6 +433,36 @@ fn state(m: &Master) -> (Vec<u8>, StateDump, u64) {
     )
 }
 
+/// Applies each of `cases` (a record and what its refusal names) after a
+/// good record, in one call: the call fails with `INVALID_PARAMS` naming
+/// the misfit's sequence, kind and reason, the good record stays applied
+/// and the applied sequence stops before the misfit, which changes nothing
+/// (objects, buffers, gauges), and the invariants hold.
+fn misfits_apply_nothing(m: &Master, cases: Vec<(Record, &str)>) {
+    for (rec, why) in cases {
+        let before = state(m);
+        let name = rec.name();
+        let next = m.applied_seq() + 1;
+        let good = mount_rec(&format!("extra{next}"), 8 + next);
+        let e = m.apply_journal(&batch(next, &[good, rec])).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidParams, "{name}: {e}");
+        let msg = e.message();
+        assert!(
+            msg.contains(&format!("record {} ({name})", next + 1))
+                && msg.contains(why)
+                && msg.contains(&format!("records up to {next} are applied")),
+            "{name}: {why}: {msg}"
+        );
+        assert_eq!(m.applied_seq(), next, "{why}: stops before the misfit");
+        let after = state(m);
+        assert_ne!(after.0, before.0, "{why}: the good record applied");
+        assert_eq!(after.1.objects, before.1.objects, "{why}: no object moved");
+        assert_eq!(after.1.blocks, before.1.blocks, "{why}: no buffer moved");
+        assert_eq!(after.1.gauges, before.1.gauges, "{why}");
+        m.check_invariants().unwrap();
+    }
+}
+
 #[test]
 fn apply_installs_records_and_a_repeat_is_a_no_op() {
     let m = standby();
@@ -626,28 +656,7 @@ fn a_record_that_does_not_fit_stops_before_it() {
             "replica 5 is not a PROCESSING replica",
         ),
     ];
-    for (rec, why) in cases {
-        let before = state(&m);
-        let name = rec.name();
-        // A good record first, then the misfit: the good one stays applied.
-        let next = m.applied_seq() + 1;
-        let good = mount_rec(&format!("extra{next}"), 8 + next);
-        let e = m.apply_journal(&batch(next, &[good, rec])).unwrap_err();
-        assert_eq!(e.kind(), ErrorKind::InvalidParams, "{name}: {e}");
-        let msg = e.message();
-        assert!(
-            msg.contains(&format!("record {} ({name})", next + 1)) && msg.contains(why),
-            "{name}: {msg}"
-        );
-        assert_eq!(m.applied_seq(), next, "{name}: stops before the misfit");
-        assert_ne!(state(&m).0, before.0, "{name}: the good record applied");
-        assert_eq!(
-            state(&m).1.blocks,
-            before.1.blocks,
-            "{name}: no buffer moved"
-        );
-        m.check_invariants().unwrap();
-    }
+    misfits_apply_nothing(&m, cases);
 }
 
 #[test]
@@ -1675,28 +1684,7 @@ fn images_no_master_holds_are_refused_before_anything_of_them_applies() {
             "the End ends write 3, but its replica 6 is still PROCESSING here",
         ),
     ];
-    for (rec, why) in cases {
-        let before = state(&m);
-        let name = rec.name();
-        // A good record first, then the misfit: the good one stays applied.
-        let next = m.applied_seq() + 1;
-        let good = mount_rec(&format!("extra{next}"), 8 + next);
-        let e = m.apply_journal(&batch(next, &[good, rec])).unwrap_err();
-        assert_eq!(e.kind(), ErrorKind::InvalidParams, "{name}: {e}");
-        let msg = e.message();
-        assert!(
-            msg.contains(&format!("record {} ({name})", next + 1))
-                && msg.contains(why)
-                && msg.contains(&format!("records up to {next} are applied")),
-            "{why}: {msg}"
-        );
-        assert_eq!(m.applied_seq(), next, "{why}: stops before the misfit");
-        let after = state(&m);
-        assert_eq!(after.1.objects, before.1.objects, "{why}: no object moved");
-        assert_eq!(after.1.blocks, before.1.blocks, "{why}: no buffer moved");
-        assert_eq!(after.1.gauges, before.1.gauges, "{why}");
-        m.check_invariants().unwrap();
-    }
+    misfits_apply_nothing(&m, cases);
     // Each of them, made right, applies (so each case above is refused for
     // what it names): a copy with its PROCESSING target, then the End that
     // completes both of the write's replicas.

@@ -421,3 +421,32 @@ pub fn counters(created_at: u64, next_id: u64, next_token: u64, next_seq: u64) -
         .u64(next_token)
         .u64(next_seq)
 }
+
+/// One object with a COMPLETE copy source (id 0), `n` PROCESSING copy
+/// targets (ids 1..=n) and one PROCESSING replica of its write in flight
+/// (id n + 1), one byte each, packed in segment "m", captured at
+/// `created_at`.
+pub fn copy_with_targets(n: u64, created_at: u64) -> SnapshotImage {
+    let mut replicas = vec![buffer(0, MEMORY, COMPLETE, "m", 0, 1)];
+    replicas.extend((1..=n + 1).map(|id| buffer(id, MEMORY, PROCESSING, "m", id, 1)));
+    let mut img = canonical(SnapshotImage {
+        created_at,
+        segments: vec![segment("m", MEMORY, 0, 1 << 30)],
+        objects: vec![object("default", "o", 1, replicas)],
+        ..Default::default()
+    });
+    img.tasks = vec![TaskRecord {
+        tenant: "default".into(),
+        key: "o".into(),
+        task: TaskImage::Copy {
+            source: 0,
+            targets: (1..=n).collect(),
+        },
+    }];
+    img.in_flight = vec![InFlightRecord {
+        tenant: "default".into(),
+        key: "o".into(),
+        pending: None,
+    }];
+    img
+}
