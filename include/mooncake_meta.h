@@ -2352,7 +2352,9 @@ mooncake_meta_status mooncake_meta_add_local_disk_replica(const struct mooncake_
  *
  * Replica layout: let `stride = cfg.memory_replicas + cfg.nof_ssd_replicas`
  * (1 for NULL). `out_replicas` has `replicas_cap >= count * stride`
- * entries (else the whole batch is `MOONCAKE_META_BUFFER_TOO_SMALL`); key
+ * entries (else the whole batch is refused: `MOONCAKE_META_BUFFER_TOO_SMALL`,
+ * or on a standby `MOONCAKE_META_UNAVAILABLE_IN_CURRENT_STATUS`; counts
+ * and tokens are then not written); key
  * `i`'s staged replicas are `out_replicas[i * stride ..][0 ..
  * out_replica_counts[i]]`, its write token `out_tokens[i]`. A key that
  * fails gets count 0 and token 0, and its replica slots are not written.

@@ -156,7 +156,7 @@ pub(crate) unsafe fn batch(
             // each status PANIC, never a zero that reads as OK.
             statuses.fill(MOONCAKE_META_PANIC);
             let results = handle::borrow::<mooncake_meta_master>(m, "master")
-                .and_then(|master| body(&master));
+                .and_then(|master| master.with(body));
             let results = match results {
                 Ok(r) => r,
                 Err(e) => {
@@ -281,7 +281,9 @@ unsafe fn batch_start(
 ///
 /// Replica layout: let `stride = cfg.memory_replicas + cfg.nof_ssd_replicas`
 /// (1 for NULL). `out_replicas` has `replicas_cap >= count * stride`
-/// entries (else the whole batch is `MOONCAKE_META_BUFFER_TOO_SMALL`); key
+/// entries (else the whole batch is refused: `MOONCAKE_META_BUFFER_TOO_SMALL`,
+/// or on a standby `MOONCAKE_META_UNAVAILABLE_IN_CURRENT_STATUS`; counts
+/// and tokens are then not written); key
 /// `i`'s staged replicas are `out_replicas[i * stride ..][0 ..
 /// out_replica_counts[i]]`, its write token `out_tokens[i]`. A key that
 /// fails gets count 0 and token 0, and its replica slots are not written.

@@ -69,12 +69,7 @@ where
     F: FnOnce(&O::Inner) -> Result<()>,
 {
     // SAFETY: forwarded from the caller.
-    unsafe {
-        call(function, err, || {
-            let inner = handle::borrow(ptr, arg)?;
-            f(&inner)
-        })
-    }
+    unsafe { call(function, err, || handle::borrow(ptr, arg)?.with(f)) }
 }
 
 /// Runs the body of an exported function that has no status to return

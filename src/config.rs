@@ -60,7 +60,7 @@ impl Opaque for mooncake_meta_config {
 /// `cfg` must be NULL or a live `mooncake_meta_config`.
 pub(crate) unsafe fn read(cfg: *const mooncake_meta_config, arg: &str) -> Result<MasterConfig> {
     // SAFETY: forwarded.
-    Ok(unsafe { handle::borrow(cfg, arg) }?.lock().clone())
+    Ok(unsafe { handle::borrow(cfg, arg) }?.with(|c| c.lock().clone()))
 }
 
 /// Every check master creation makes on a configuration.

@@ -2,13 +2,13 @@
 //! mooncake_meta_x { _private: [u8; 0] }`, opaque in the header) whose
 //! pointers really point at a [`Handle`] of the Rust state named by
 //! [`Opaque::Inner`]. Handles hand out only shared references, so the state
-//! must be `Sync` and does its own locking; a panic while a handle is
-//! borrowed poisons it, after which only `_free` works. A call made while
-//! the calling thread was already unwinding from a panic of its own (a Rust
-//! caller's `Drop`) does not: its success leaves the handle usable.
+//! must be `Sync` and does its own locking. The state is reached only
+//! through [`HandleRef::with`]: a panic inside it poisons the handle, after
+//! which only `_free` works, and a normal return does not, even when the
+//! calling thread was already unwinding from a panic of its own (a Rust
+//! caller calling from a `Drop`).
 
 use mooncake_meta_core::error::{Error, ErrorKind, Result};
-use std::ops::Deref;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Ties an opaque C type to the Rust state behind it.
@@ -66,7 +66,7 @@ pub(crate) unsafe fn borrow<'a, O: Opaque>(
     }
     Ok(HandleRef {
         handle,
-        caller_unwinding: std::thread::panicking(),
+        armed: true,
     })
 }
 
@@ -82,29 +82,34 @@ pub(crate) unsafe fn free<O: Opaque>(ptr: *mut O) {
     }
 }
 
-/// A handle borrowed for one call. Dropped while a panic of the call
-/// unwinds through it, it poisons the handle: the state may be
-/// half-updated.
+/// A handle borrowed for one call, whose state [`with`](Self::with)
+/// reaches. Dropped while armed during a panic — the panic of a `with`
+/// body, which left before disarming it — it poisons the handle: the state
+/// may be half-updated. Whether the thread was already unwinding when the
+/// call began does not matter: a body's normal return disarms the guard
+/// (a Rust caller's call from a `Drop` during its own panic stays
+/// harmless), and a body's panic poisons even then (a panic while
+/// panicking, caught at the boundary, does not abort).
 pub(crate) struct HandleRef<'a, T> {
     handle: &'a Handle<T>,
-    /// The calling thread was unwinding when the call began (a Rust caller
-    /// calling from a `Drop` during its own panic): `panicking()` is then
-    /// true whatever the call does, and says nothing about it. A panic of
-    /// the call itself would abort the process instead (a panic while
-    /// panicking), so there is nothing to poison.
-    caller_unwinding: bool,
+    /// Set until a `with` body returns normally.
+    armed: bool,
 }
 
-impl<T> Deref for HandleRef<'_, T> {
-    type Target = T;
-    fn deref(&self) -> &T {
-        &self.handle.inner
+impl<T> HandleRef<'_, T> {
+    /// Runs `f` on the handle's state. A panic in `f` poisons the handle
+    /// (the guard is dropped armed, while the panic unwinds); a normal
+    /// return ends the borrow clean.
+    pub(crate) fn with<R>(mut self, f: impl FnOnce(&T) -> R) -> R {
+        let r = f(&self.handle.inner);
+        self.armed = false;
+        r
     }
 }
 
 impl<T> Drop for HandleRef<'_, T> {
     fn drop(&mut self) {
-        if std::thread::panicking() && !self.caller_unwinding {
+        if self.armed && std::thread::panicking() {
             self.handle.poisoned.store(true, Ordering::Release);
         }
     }
@@ -143,7 +148,7 @@ mod tests {
         impl Drop for UseOnDrop {
             fn drop(&mut self) {
                 assert!(std::thread::panicking());
-                unsafe { borrow(self.0, "t").unwrap().store(3, Ordering::Relaxed) };
+                unsafe { borrow(self.0, "t").unwrap() }.with(|v| v.store(3, Ordering::Relaxed));
             }
         }
         let t = into_raw::<Thing>(AtomicU32::new(1));
@@ -154,8 +159,39 @@ mod tests {
         assert!(r.is_err());
         unsafe {
             let h = borrow(t, "t").expect("not poisoned by the caller's panic");
-            assert_eq!(h.load(Ordering::Relaxed), 3);
-            drop(h);
+            assert_eq!(h.with(|v| v.load(Ordering::Relaxed)), 3);
+            free(t);
+        }
+    }
+
+    // A call that panics while the caller was already unwinding (a `Drop`
+    // during the caller's panic) poisons as any panicking call does: the
+    // nested panic is caught (it does not abort) and the state may be
+    // half-updated.
+    #[test]
+    fn a_call_that_panics_while_the_caller_unwinds_poisons() {
+        struct PanicOnDrop(*mut Thing);
+        impl Drop for PanicOnDrop {
+            fn drop(&mut self) {
+                assert!(std::thread::panicking());
+                let r = catch_unwind(AssertUnwindSafe(|| unsafe {
+                    borrow(self.0, "t").unwrap().with(|v| {
+                        v.store(99, Ordering::Relaxed);
+                        panic!("the call's own panic, half-way")
+                    })
+                }));
+                assert!(r.is_err(), "caught, not aborted");
+            }
+        }
+        let t = into_raw::<Thing>(AtomicU32::new(1));
+        let r = catch_unwind(AssertUnwindSafe(|| {
+            let _g = PanicOnDrop(t);
+            panic!("the caller's own panic");
+        }));
+        assert!(r.is_err());
+        unsafe {
+            let e = borrow(t, "t").err().expect("poisoned by the call's panic");
+            assert_eq!(e.kind(), ErrorKind::Panic);
             free(t);
         }
     }
@@ -164,10 +200,11 @@ mod tests {
     fn panic_while_borrowed_poisons_until_free() {
         let t = into_raw::<Thing>(AtomicU32::new(1));
         unsafe {
-            borrow(t, "t").unwrap().store(2, Ordering::Relaxed);
+            borrow(t, "t")
+                .unwrap()
+                .with(|v| v.store(2, Ordering::Relaxed));
             let r = catch_unwind(AssertUnwindSafe(|| {
-                let _h = borrow(t, "t").unwrap();
-                panic!("inside");
+                borrow(t, "t").unwrap().with(|_| panic!("inside"));
             }));
             assert!(r.is_err());
             let e = borrow(t, "t").err().unwrap();
@@ -183,9 +220,14 @@ mod tests {
         let t = into_raw::<Thing>(AtomicU32::new(1));
         unsafe {
             for _ in 0..3 {
-                borrow(t, "t").unwrap().fetch_add(1, Ordering::Relaxed);
+                borrow(t, "t")
+                    .unwrap()
+                    .with(|v| v.fetch_add(1, Ordering::Relaxed));
             }
-            assert_eq!(borrow(t, "t").unwrap().load(Ordering::Relaxed), 4);
+            assert_eq!(
+                borrow(t, "t").unwrap().with(|v| v.load(Ordering::Relaxed)),
+                4
+            );
             free(t);
         }
     }

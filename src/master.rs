@@ -52,9 +52,9 @@ pub(crate) unsafe fn with_master(
 #[doc(hidden)]
 pub unsafe fn master_ref<'a>(m: *const mooncake_meta_master) -> &'a Master {
     // SAFETY: forwarded; handles of this type point at a `Handle<Master>`.
-    let guard = unsafe { handle::borrow::<mooncake_meta_master>(m, "master") }
-        .expect("master_ref: NULL or poisoned master");
-    let master: *const Master = std::ptr::from_ref(&*guard);
+    let master: *const Master = unsafe { handle::borrow::<mooncake_meta_master>(m, "master") }
+        .expect("master_ref: NULL or poisoned master")
+        .with(std::ptr::from_ref);
     // SAFETY: the master lives as long as the handle, which the caller
     // keeps alive; the guard only polices poisoning.
     unsafe { &*master }

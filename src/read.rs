@@ -233,7 +233,7 @@ pub unsafe extern "C" fn mooncake_meta_list_keys(
 pub unsafe extern "C" fn mooncake_meta_key_list_len(list: *const mooncake_meta_key_list) -> usize {
     // SAFETY: the caller upholds the documented contract.
     boundary::guard(0, || unsafe {
-        handle::borrow(list, "list").map_or(0, |l| l.starts.len())
+        handle::borrow(list, "list").map_or(0, |l| l.with(|l| l.starts.len()))
     })
 }
 
