@@ -242,6 +242,14 @@ other="$tmp/other"
     fail "make install PREFIX=$other VERSION=1.4.2 failed"
 }
 versions_meet "$other" 1.4.2 1.4.2 1.4 1.3 1.0.7 1 -- 1.4.3 1.5 2.0 0.9 0.1 0
+# Version ranges (CMake 3.19 on): the lower end by the rule above, and the
+# version within the upper end (included with `...`, excluded with `...<`).
+if cmake --version | awk 'NR == 1 { split($3, v, "."); exit !(v[1] > 3 || (v[1] == 3 && v[2] >= 19)) }'; then
+    versions_meet "$other" 1.4.2 1.3...1.4.2 1.0...\<1.5 1.4...1.9 -- \
+        1.0...\<1.4.2 1.0...1.4.1 1.5...1.9 0.1...\<2.0
+else
+    echo "check-install: note: cmake older than 3.19 takes no version ranges; not probed" >&2
+fi
 rm -rf "$other"
 
 # Uninstall removes everything install created: the prefix did not exist

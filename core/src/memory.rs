@@ -897,9 +897,12 @@ impl<T> Drop for FixedVec<T> {
 /// read-modify-write). On the put path a locked instruction waits for the
 /// operation's earlier stores to reach the cache, so the one saved per
 /// append is measurable (bench/README.md). A waiter spins a little, then
-/// yields its CPU until the lock is free: the lock suits data held for a
-/// few hundred instructions (an append, a reader's locating) with nothing
-/// else taken while it is held, as the journal's is.
+/// yields its CPU until the lock is free: the lock suits data held briefly
+/// (an append, a reader's locating: a few hundred instructions, more only
+/// when an append starts a chunk or writes a record of many kilobytes)
+/// with nothing else taken while it is held, as the journal's is. It is
+/// not a `parking_lot` lock, so that crate's deadlock detection (the
+/// hooks build) does not see it; nothing is taken while it is held.
 pub(crate) struct SpinLock<T> {
     locked: std::sync::atomic::AtomicBool,
     value: std::cell::UnsafeCell<T>,
@@ -917,6 +920,11 @@ const SPIN_TRIES: u32 = 100;
 /// [`SpinLock`]'s hold: `T` while it lives, released when dropped.
 pub(crate) struct SpinGuard<'a, T> {
     lock: &'a SpinLock<T>,
+    /// Shared between threads only as `&mut T` is (when `T: Sync`): a
+    /// shared guard hands out `&T`, which for a `T` that is only `Send`
+    /// (a `Cell`) would race. The lock reference alone would make the
+    /// guard `Sync` whenever `T: Send`.
+    _holds: std::marker::PhantomData<&'a mut T>,
 }
 
 impl<T> SpinLock<T> {
@@ -940,7 +948,10 @@ impl<T> SpinLock<T> {
         {
             self.lock_slow();
         }
-        SpinGuard { lock: self }
+        SpinGuard {
+            lock: self,
+            _holds: std::marker::PhantomData,
+        }
     }
 
     /// Waits for the holder to let go: [`SPIN_TRIES`] reads spinning, then

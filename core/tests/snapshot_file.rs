@@ -104,15 +104,23 @@ fn load_of_a_missing_file_names_the_path_and_os_error() {
 }
 
 // Only regular files are read: a device that never ends (`/dev/zero`)
-// would grow memory until the process aborts, and a directory or a pipe is
-// no snapshot. Each is DESERIALIZE_FAIL naming the path, before a byte is
-// read.
+// would grow memory until the process aborts, opening a pipe no one writes
+// to would block for ever, and a directory is no snapshot. Each is
+// DESERIALIZE_FAIL naming the path, before a byte is read.
 #[test]
 fn load_refuses_what_is_not_a_regular_file() {
     let dir = scratch("not-regular");
     let mut paths = vec![dir.clone()];
     #[cfg(unix)]
-    paths.push(PathBuf::from("/dev/zero"));
+    {
+        paths.push(PathBuf::from("/dev/zero"));
+        // A pipe no one writes to: opening it for reading would block.
+        let fifo = dir.join("fifo.snap");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: a NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        paths.push(fifo);
+    }
     for path in paths {
         let err = load(&path).unwrap_err();
         assert_eq!(err.kind(), ErrorKind::DeserializeFail, "{path:?}");

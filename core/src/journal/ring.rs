@@ -13,8 +13,10 @@
 //!
 //! One lock guards the buffer: a spin lock released by a plain store
 //! (`memory::SpinLock`), which saves each append the locked instruction a
-//! `parking_lot` mutex spends to let go (bench/README.md). It is held for a
-//! few hundred instructions at most, for an append or a reader's locating.
+//! `parking_lot` mutex spends to let go (bench/README.md). It is held for an
+//! append or a reader's locating: a few hundred instructions, more when an
+//! append starts a chunk (a spare one written over, or a new one allocated)
+//! or writes a record of many kilobytes.
 //! In the master's lock order (the header of `master.rs`) it comes
 //! **last**, at the level of the deadline-index mutexes, and is never held
 //! together with one of them: appends happen

@@ -108,7 +108,14 @@ pub fn load(path: &Path) -> Result<Vec<u8>> {
             format!("reading snapshot {}: {what}", path.display()),
         )
     };
-    let file = fs::File::open(path).map_err(|e| fail(e.to_string()))?;
+    // Opened without blocking: opening a pipe no one writes to would wait
+    // for ever, before the check below could refuse it (the flag changes
+    // nothing for a regular file).
+    let mut open = fs::OpenOptions::new();
+    open.read(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut open, libc::O_NONBLOCK);
+    let file = open.open(path).map_err(|e| fail(e.to_string()))?;
     let meta = file.metadata().map_err(|e| fail(e.to_string()))?;
     if !meta.is_file() {
         return Err(fail(format!(
