@@ -1242,6 +1242,176 @@ mod at_exact_points {
         standby_follows(&m);
         inv(&m);
     }
+
+    /// A standby that applied the records of `p` up to `last` (the whole
+    /// journal read, cut there), promoted: its invariants hold.
+    fn promoted_at(p: &Master, last: u64) -> Master {
+        let all = decode_batch(&p.journal_read_to_vec(1).unwrap()).unwrap();
+        assert_eq!(all.first_seq, 1);
+        let cut = usize::try_from(last).unwrap();
+        let bytes = encode_batch(1, &all.records[..cut]).unwrap();
+        let s = Master::new(MasterConfig {
+            standby: true,
+            ..config()
+        })
+        .unwrap();
+        s.apply_journal(&bytes)
+            .expect("the standby applies the prefix");
+        s.promote().unwrap();
+        s.check_invariants()
+            .unwrap_or_else(|e| panic!("promoted after record {last}: {e}"));
+        s
+    }
+
+    // §12.1 (session 21's suggestion): a record made while an unmount runs
+    // leaves out the replicas on the segments it took out of the table. An
+    // object whose write in flight had its last PROCESSING replica there
+    // was recorded with the write still in flight and none of its
+    // replicas, so a standby promoted before the unmount's record of the
+    // object held a write without a replica (its invariants failed, and a
+    // PutEnd could end a write with nothing to complete). The record now
+    // leaves that write out, as a snapshot does.
+    #[test]
+    fn a_record_between_an_unmounts_passes_leaves_out_a_write_with_no_replica_left() {
+        let m = master_with(journal_config(), 2, 1, SEG);
+        let (z, x) = keys_in_two_shards(&m);
+        let nof_only = WriteConfig {
+            memory_replicas: 0,
+            nof_ssd_replicas: 1,
+            ..preserve()
+        };
+        put(&m, &z, 64, &nof_only);
+        let both = WriteConfig {
+            memory_replicas: 1,
+            nof_ssd_replicas: 1,
+            ..preserve()
+        };
+        let w = m.put_start(C1, k(&x), 64, &both).unwrap();
+        // The MEMORY replica completes; the write stays in flight with its
+        // NOF_SSD one, on the segment the unmount takes.
+        m.put_end(C1, k(&x), ReplicaSelector::Memory, Some(w.token))
+            .unwrap();
+        let memory = *w
+            .replicas
+            .iter()
+            .find(|d| d.kind == ReplicaKind::Memory)
+            .unwrap();
+        let other = if segment_named(&m, &memory) == "mem0" {
+            "mem1"
+        } else {
+            "mem0"
+        };
+        let nof = segment_of(
+            w.replicas
+                .iter()
+                .find(|d| d.kind == ReplicaKind::NofSsd)
+                .unwrap(),
+        );
+        let xk = x.clone();
+        let last = Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let seen = last.clone();
+        // nof0's pass records z first (the lower shard): the copy runs there.
+        let got = at_nth_record(&m, 1, move |core| {
+            let x = Key::new(&xk);
+            // The point the test is about: nof0 is out of the table, the
+            // pass has not reached x, whose write is still in flight.
+            assert_eq!(core.segment_name(nof), None, "nof0 still mounted");
+            assert_eq!(core.readable_count(x), 1);
+            core.copy_start(x, &[other])?;
+            seen.store(core.journal_stats().last_seq, Ordering::SeqCst);
+            Ok(())
+        });
+        m.unmount_segment(C1, "nof0").unwrap();
+        m.debug_set_race_hook(None);
+        got.lock().unwrap().take().expect("the hook ran").unwrap();
+        let last = last.load(Ordering::SeqCst);
+        let all = decode_batch(&m.journal_read_to_vec(1).unwrap()).unwrap();
+        let copy = image_of(&all.records[usize::try_from(last).unwrap() - 1]);
+        assert_eq!(copy.key, rkey(&x));
+        assert!(copy.task.is_some(), "not the copy's record: {copy:?}");
+        assert_eq!(
+            copy.in_flight, None,
+            "the copy's record kept a write none of whose replicas it holds"
+        );
+        let s = promoted_at(&m, last);
+        assert_eq!(s.get_replica_list(k(&x)).unwrap().len(), 1);
+        standby_follows(&m);
+        inv(&m);
+    }
+
+    // The same for a Start: an unmount took the segment of the Start's
+    // only replica out of the table between its placement and its record,
+    // which then holds the object with no replica and no write (not an
+    // ObjectStarted of a write without a replica); the unmount's pass then
+    // erases it.
+    #[test]
+    fn a_start_whose_segment_left_the_table_records_no_write() {
+        let m = Master::new(journal_config()).unwrap();
+        let mem0 = m
+            .mount_segment(C1, &spec("mem0", 0, SEG, Pool::Memory))
+            .unwrap();
+        let (go, wait) = std::sync::mpsc::channel::<()>();
+        let go = Mutex::new(Some(go));
+        m.debug_set_race_hook(Some(Arc::new(move |core, point| {
+            if point != RacePoint::BeforeRecord {
+                return;
+            }
+            if let Some(go) = go.lock().unwrap().take() {
+                // The Start holds its shard lock: the unmount takes the
+                // segment out of the table, then waits for that lock.
+                go.send(()).unwrap();
+                while core.segment_name(mem0).is_some() {
+                    std::thread::yield_now();
+                }
+            }
+        })));
+        let mut c = Cursor::at_end(&m);
+        let report = std::thread::scope(|scope| {
+            let primary = &m;
+            let unmount = scope.spawn(move || {
+                wait.recv().unwrap();
+                primary.unmount_segment(C1, "mem0")
+            });
+            m.put_start(C1, k("x"), 64, &preserve()).unwrap();
+            unmount.join().unwrap().unwrap()
+        });
+        m.debug_set_race_hook(None);
+        assert_eq!(report.objects_erased, 1);
+        let recs = c.take_raw();
+        assert_eq!(recs.len(), 4, "{recs:?}");
+        // The Start: the object as it stood, no replica, no write.
+        let Record::ObjectSet { image, discarded } = &recs[0] else {
+            panic!("the Start recorded {:?}", recs[0]);
+        };
+        assert_eq!(image.key, rkey("x"));
+        assert!(
+            image.replicas.is_empty() && discarded.is_empty(),
+            "{image:?}"
+        );
+        assert_eq!(image.in_flight, None, "a write with no replica recorded");
+        // Then the counters: the replica id the Start took is in no record.
+        assert!(
+            matches!(
+                recs[1],
+                Record::Counters {
+                    next_replica_id: 2,
+                    ..
+                }
+            ),
+            "{recs:?}"
+        );
+        assert_eq!(recs[2], erased("x", vec![]));
+        assert!(
+            matches!(recs[3], Record::SegmentUnmounted { .. }),
+            "{recs:?}"
+        );
+        // Promoted after the Start's records, a standby erases the bare
+        // object, as the unmount's pass did.
+        let s = promoted_at(&m, c.next - 3);
+        assert!(!s.exist(k("x")).unwrap());
+        standby_follows(&m);
+        inv(&m);
+    }
 }
 
 // A PutRevoke whose selector names none of the write's replicas changes

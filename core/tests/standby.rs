@@ -717,6 +717,52 @@ fn promote_takes_over_a_write_in_flight_and_commits_its_pin_at_its_end() {
     m.check_invariants().unwrap();
 }
 
+// §12.3: version 0.2.0 recorded an object whose write's last PROCESSING
+// replica an unmount had taken out of the table with the write still in
+// flight. A standby installs such a record with the write ended, as a
+// snapshot captured then holds it, so a standby promoted before the
+// unmount's own record of the object holds no write without a replica.
+#[test]
+fn a_write_in_flight_without_a_replica_of_it_is_installed_ended() {
+    let m = standby();
+    // A COMPLETE replica of an earlier write; the write in flight's own
+    // PROCESSING one left out.
+    let mut img = image("w", &[(1, "mem0", BASE0, ReplicaStatus::Complete)]);
+    img.write_token = 7;
+    img.in_flight = Some(InFlightImage {
+        pending: Some(SoftPinIntent::Enable { ttl_ms: 5_000 }),
+    });
+    // And an ObjectStarted of a write none of whose replicas it lists.
+    let started = Record::ObjectStarted {
+        key: RecordKey::new(DEFAULT_TENANT, "s"),
+        size: 64,
+        writer: C1,
+        put_start: T0,
+        seq: 2,
+        write_token: 8,
+        hard_pin: false,
+        group: None,
+        pending: SoftPinIntent::Preserve,
+        replicas: vec![],
+    };
+    let recs = [mount_rec("mem0", 0), set(img), started];
+    m.apply_journal(&batch(1, &recs)).unwrap();
+    m.check_invariants().unwrap();
+    let snap = mooncake_meta_core::snapshot::codec::decode(&m.snapshot().unwrap()).unwrap();
+    assert!(snap.in_flight.is_empty(), "{:?}", snap.in_flight);
+    assert_eq!(snap.objects.len(), 2);
+    let report = m.promote().unwrap();
+    assert_eq!(report.writes_in_flight, 0);
+    // The bare object is erased at promote. The write's End is a repeat
+    // (no replica of it to complete): its pending ENABLE went with it.
+    assert!(!m.exist(k("s")).unwrap());
+    m.put_end(C1, k("w"), ReplicaSelector::All, Some(7))
+        .unwrap();
+    assert_eq!(m.soft_pin_deadline(k("w")).unwrap(), None);
+    assert_eq!(m.readable_count(k("w")), 1);
+    m.check_invariants().unwrap();
+}
+
 #[test]
 fn discarded_buffers_wait_for_their_release_record() {
     let m = standby();

@@ -964,7 +964,13 @@ impl MasterCore {
             }
         }
         let mut unstarted = None;
-        if let Some(w) = &img.in_flight {
+        // The write in flight while a PROCESSING replica of it is in the
+        // image: a record with none (version 0.2.0 wrote one while an
+        // unmount ran, leaving out the replicas on the segments it had
+        // taken out of the table) installs the object with the write
+        // ended, as a snapshot captured then holds it, and as the
+        // unmount's own record of the object would leave it.
+        if let Some(w) = img.in_flight.as_ref().filter(|_| writing(img)) {
             let write = Deferred {
                 token: img.write_token,
                 slot,
@@ -1314,10 +1320,12 @@ impl MasterCore {
 /// - a PROCESSING write replica without the write in flight (its End,
 ///   Revoke and the stale-write sweep find a write by its in-flight entry,
 ///   and a snapshot lists the write of every such object). The converse is
-///   not refused: while an unmount runs, a record leaves out the replicas
-///   on the segments it took out of the table, a write's last PROCESSING
-///   one included, and keeps the write in flight; the unmount's own record
-///   of the object then ends it;
+///   not refused but installed with the write ended (`apply_object_set`):
+///   version 0.2.0 recorded one while an unmount ran (a record leaves out
+///   the replicas on the segments the unmount took out of the table, a
+///   write's last PROCESSING one included), and the unmount's own record
+///   of the object then ended it; a recorder now leaves such a write out,
+///   as a snapshot does;
 /// - a task as no master holds one (a snapshot refuses it): a copy without
 ///   targets or with targets not strictly increasing, a copy's or move's
 ///   source among its targets; a replica the task targets that is not a
@@ -1407,6 +1415,13 @@ fn check_image(img: &ImageView) -> Result<()> {
         return bad("a PROCESSING write replica, but no write in flight".into());
     }
     Ok(())
+}
+
+/// Whether the image holds a PROCESSING replica of its write.
+fn writing(img: &ImageView) -> bool {
+    img.replicas
+        .iter()
+        .any(|r| r.role == ReplicaRole::Write && r.status == ReplicaStatus::Processing)
 }
 
 fn old_buffers(o: &Object) -> SmallVec<[OldBuffer; 4]> {

@@ -138,6 +138,18 @@ impl MasterCore {
     fn record_started_on(&self, st: &mut ShardState, slot: u32, pending: SoftPinIntent) {
         self.record_in_slot(st, slot, |j, table, st, obj| {
             let start = ObjectStarted::plan(table, st, obj, pending);
+            if start.replicas.is_empty() {
+                // An unmount took the segments of all its replicas out of
+                // the table since they were placed: a Start records no write
+                // without a replica of it, so the object whole, as a
+                // snapshot would hold it (no replica, no write; the
+                // unmount's record of it erases it). The replica ids the
+                // Start took are in no record: the counters follow, so a
+                // standby's stay equal to the primary's.
+                let _ = ObjectSet::plan(table, st, obj, &[]).append(j);
+                let _ = j.append(&self.counters_record());
+                return;
+            }
             let _ = j.append_with(start.len, |out| start.write(&mut SliceWriter::new(out)));
         });
     }
@@ -210,11 +222,16 @@ impl MasterCore {
     /// stay equal to the primary's.
     pub(crate) fn record_counters(&self) {
         if self.journal.is_some() {
-            self.journal_append(&Record::Counters {
-                next_replica_id: self.next_replica_id.load(Ordering::Acquire),
-                next_write_token: self.next_token.load(Ordering::Acquire),
-                next_object_seq: self.next_seq.load(Ordering::Acquire),
-            });
+            self.journal_append(&self.counters_record());
+        }
+    }
+
+    /// The id counters as they stand, as a record.
+    fn counters_record(&self) -> Record {
+        Record::Counters {
+            next_replica_id: self.next_replica_id.load(Ordering::Acquire),
+            next_write_token: self.next_token.load(Ordering::Acquire),
+            next_object_seq: self.next_seq.load(Ordering::Acquire),
         }
     }
 }
@@ -306,9 +323,14 @@ pub(crate) fn object_image(table: &SegmentTable, st: &ShardState, obj: &Object) 
         hard_pin: obj.hard_pin(),
         group: obj.group().map(|g| g.name().to_owned()),
         committed: obj.committed(),
-        in_flight: st
-            .in_flight
-            .get(obj.write_token)
+        // The write while a replica of it is in the image.
+        in_flight: replicas
+            .iter()
+            .any(|r| {
+                r.status == crate::types::ReplicaStatus::Processing && r.role == ReplicaRole::Write
+            })
+            .then(|| st.in_flight.get(obj.write_token))
+            .flatten()
             .map(|w| InFlightImage { pending: w.pending }),
         task: obj.task().map(|t| match t {
             Task::Copy { source, targets } => TaskImage::Copy {
@@ -479,7 +501,6 @@ impl<'a> ObjectSet<'a> {
     ) -> ObjectSet<'a> {
         let k = KeyBytes::of(st, obj);
         let group = obj.group().map(|g| g.name());
-        let in_flight = st.in_flight.get(obj.write_token);
         let task = obj.task();
         // Replicas in id order: an object keeps them so (checked, not
         // assumed; sorting a copy only if one ever does not).
@@ -490,7 +511,23 @@ impl<'a> ObjectSet<'a> {
             v.sort_unstable_by_key(|r| r.id);
             std::borrow::Cow::Owned(v)
         };
-        let mut len = 1 + 8 + k.tenant.len() + k.key.len() + 6 * 8 + 1;
+        let mut len = 4;
+        let mut replicas = 0u32;
+        let mut writing = false;
+        for r in order.iter() {
+            if let Ok(seg) = replica_segment(table, r) {
+                replicas += 1;
+                writing |= r.is_write_processing();
+                len += 8 + 3 + seg.map_or(8, |name| 4 + name.len() + 8);
+            }
+        }
+        // The write in flight while a replica of it is recorded, as a
+        // snapshot captures it: an unmount in progress may have taken the
+        // segments of its last PROCESSING ones out of the table, and then
+        // the write ends on the unmount's record of the object. A standby
+        // never holds a write with none of its replicas (§12.1).
+        let in_flight = writing.then(|| st.in_flight.get(obj.write_token)).flatten();
+        len += 1 + 8 + k.tenant.len() + k.key.len() + 6 * 8 + 1;
         len += 1 + group.map_or(0, |g| 4 + g.len());
         len += 1 + obj.committed().map_or(0, |_| 8);
         len += 1 + in_flight.map_or(0, |w| {
@@ -505,14 +542,6 @@ impl<'a> ObjectSet<'a> {
                 Task::Promotion { .. } => 8,
             }
         });
-        len += 4;
-        let mut replicas = 0u32;
-        for r in order.iter() {
-            if let Ok(seg) = replica_segment(table, r) {
-                replicas += 1;
-                len += 8 + 3 + seg.map_or(8, |name| 4 + name.len() + 8);
-            }
-        }
         len += 4;
         let mut buffers = 0u32;
         for d in discarded {
