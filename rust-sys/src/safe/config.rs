@@ -257,8 +257,11 @@ pub struct WriteConfig {
     pub memory_replicas: u32,
     /// Second-pool (NOF_SSD) replicas to allocate.
     pub nof_ssd_replicas: u32,
-    /// Never evicted. Fixed for the object's life except that a
-    /// size-changing Upsert ORs it in.
+    /// Never evicted. Taken from the request by a PutStart and by an
+    /// Upsert's case A (a new object, or one whose write was preempted with
+    /// nothing COMPLETE left: it can clear a hard pin); kept by case B (in
+    /// place); OR-ed in by case C (another size, or the same size when only
+    /// LOCAL_DISK replicas are COMPLETE). docs/CONTRACT.md §3.
     pub hard_pin: bool,
     /// Segments to try first, in order.
     pub preferred_segments: Vec<String>,
