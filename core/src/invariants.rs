@@ -5,7 +5,7 @@
 
 use crate::master::entry_is_valid;
 use crate::master::MasterCore;
-use crate::object::Role;
+use crate::object::{Role, Task};
 use crate::segment::{BlockId, BufferOwner};
 use crate::soft_pin::PinTarget;
 use hashbrown::{HashMap, HashSet};
@@ -69,6 +69,20 @@ impl MasterCore {
                     return Err(format!(
                         "{key:?}: write-in-flight set disagrees (in flight: {in_flight})"
                     ));
+                }
+                // What the lookups below and the operations rely on (binary
+                // searches, merge walks): replicas strictly increasing by
+                // id, a copy's targets strictly increasing.
+                if obj.replicas.windows(2).any(|w| w[0].id >= w[1].id) {
+                    return Err(format!("{key:?}: replica ids not strictly increasing"));
+                }
+                if let Some(Task::Copy { targets, .. }) = obj.task() {
+                    if targets.is_empty() {
+                        return Err(format!("{key:?}: a copy without targets"));
+                    }
+                    if targets.windows(2).any(|w| w[0] >= w[1]) {
+                        return Err(format!("{key:?}: copy targets not strictly increasing"));
+                    }
                 }
                 for r in &obj.replicas {
                     if !replica_ids.insert(r.id) {
@@ -305,4 +319,108 @@ enum Holder {
     Discarded {
         shard: usize,
     },
+}
+
+#[cfg(test)]
+mod tests {
+    //! States no operation, snapshot or journal record makes (each refuses
+    //! them), reached by changing a record under its shard lock: the check
+    //! must report them before any lookup relies on the order.
+    use crate::object::{Object, Task};
+    use crate::*;
+
+    /// A master with three memory segments and key "o" written (one
+    /// replica, on "m0") and copied to "m1" and "m2" (targets running).
+    fn copying() -> Master {
+        let m = Master::new(MasterConfig::deterministic(1_000)).unwrap();
+        for i in 0..3u64 {
+            let seg = SegmentSpec {
+                name: format!("m{i}"),
+                base: (i + 1) << 40,
+                size: 1 << 20,
+                pool: Pool::Memory,
+            };
+            m.mount_segment(1, &seg).unwrap();
+        }
+        let cfg = WriteConfig {
+            preferred_segments: vec!["m0".into()],
+            ..WriteConfig::default()
+        };
+        m.put_start(1, Key::new("o"), 64, &cfg).unwrap();
+        m.put_end(1, Key::new("o"), ReplicaSelector::All, None)
+            .unwrap();
+        m.copy_start(Key::new("o"), &["m1", "m2"]).unwrap();
+        m.check_invariants().unwrap();
+        m
+    }
+
+    /// Runs `f` on key "o"'s record under its shard's write lock.
+    fn change(m: &Master, f: impl FnOnce(&mut Object)) {
+        let k = Key::new("o");
+        let (hash, si) = m.locate(k);
+        let mut st = m.shards[si].state.write();
+        f(st.find_mut(hash, k).expect("key o"));
+    }
+
+    #[test]
+    fn unsorted_copy_targets_are_reported() {
+        let m = copying();
+        change(&m, |obj| {
+            let Some(Task::Copy {
+                source,
+                mut targets,
+            }) = obj.set_task(None)
+            else {
+                panic!("a copy runs");
+            };
+            assert_eq!(targets.len(), 2);
+            targets.reverse();
+            obj.set_task(Some(Task::Copy { source, targets }));
+        });
+        let err = m.check_invariants().unwrap_err();
+        assert_eq!(err, "\"default\\0o\": copy targets not strictly increasing");
+    }
+
+    #[test]
+    fn repeated_copy_targets_are_reported() {
+        let m = copying();
+        change(&m, |obj| {
+            let Some(Task::Copy {
+                source,
+                mut targets,
+            }) = obj.set_task(None)
+            else {
+                panic!("a copy runs");
+            };
+            targets[1] = targets[0];
+            obj.set_task(Some(Task::Copy { source, targets }));
+        });
+        let err = m.check_invariants().unwrap_err();
+        assert_eq!(err, "\"default\\0o\": copy targets not strictly increasing");
+    }
+
+    #[test]
+    fn a_copy_without_targets_is_reported() {
+        let m = copying();
+        change(&m, |obj| {
+            let Some(Task::Copy { source, .. }) = obj.set_task(None) else {
+                panic!("a copy runs");
+            };
+            let targets = Vec::new();
+            obj.set_task(Some(Task::Copy { source, targets }));
+        });
+        let err = m.check_invariants().unwrap_err();
+        assert_eq!(err, "\"default\\0o\": a copy without targets");
+    }
+
+    #[test]
+    fn unsorted_replicas_are_reported() {
+        let m = copying();
+        change(&m, |obj| {
+            assert_eq!(obj.replicas.len(), 3);
+            obj.replicas.swap(1, 2);
+        });
+        let err = m.check_invariants().unwrap_err();
+        assert_eq!(err, "\"default\\0o\": replica ids not strictly increasing");
+    }
 }

@@ -91,6 +91,13 @@ impl Replica {
 pub(crate) use crate::replicas::Replicas;
 
 /// A copy, move or promotion in progress on the key (one per key).
+///
+/// A copy's `targets` are never empty and strictly increasing: `copy_start`
+/// allocates them as one run of consecutive ids, and a snapshot's
+/// validation and a journal record's `check_image` refuse any other copy;
+/// `check_invariants` checks it. A copy may name very many targets (a
+/// snapshot or journal can), so lookups in them are binary searches or
+/// merge walks, never scans.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Task {
     Copy { source: u64, targets: Vec<u64> },
@@ -100,9 +107,12 @@ pub(crate) enum Task {
 
 impl Task {
     /// Replicas the task uses: they are busy (not evictable, not removable).
+    /// O(log targets) for a copy (its targets are strictly increasing).
     pub fn uses(&self, replica: u64) -> bool {
         match self {
-            Task::Copy { source, targets } => *source == replica || targets.contains(&replica),
+            Task::Copy { source, targets } => {
+                *source == replica || targets.binary_search(&replica).is_ok()
+            }
             Task::Move { source, target } => *source == replica || *target == replica,
             Task::Promotion { target } => *target == replica,
         }
@@ -153,6 +163,11 @@ pub(crate) struct Object {
     /// Length of the inline key, or [`LONG_KEY`].
     key_len: u8,
     flags: u8,
+    /// Strictly increasing by id: ids come from one counter that only
+    /// grows, a replica joins an object when its id is taken (so after all
+    /// it holds), removals keep the order, and a snapshot or journal
+    /// record installs replicas only in id order (both are validated so).
+    /// `check_invariants` checks it.
     pub replicas: Replicas,
     /// Read lease (instant); raised with `fetch_max` under the read lock.
     pub lease: AtomicU64,

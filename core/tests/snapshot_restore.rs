@@ -1106,9 +1106,8 @@ fn a_standby_installs_a_copy_with_100_000_targets() {
         (&own.objects, &own.tasks, &own.in_flight),
         (&img.objects, &img.tasks, &img.in_flight)
     );
-    // The roles show in what the write's End completes. (No
-    // check_invariants, copy End or Revoke here: their task lookups are
-    // linear per replica, seconds at this size.)
+    // The roles show in what the write's End completes (the copy's End,
+    // Revoke and check_invariants at this size: tests/task_many_targets.rs).
     s.promote().unwrap();
     let processing = |s: &Master| -> Vec<u64> {
         s.capture().objects[0]

@@ -3,7 +3,7 @@
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::master::{free_in, MasterCore};
-use crate::object::{Object, Replica, Replicas, Role, Task};
+use crate::object::{Object, Replica, Role, Task};
 use crate::ops::Bounded;
 use crate::segment::BufferOwner;
 use crate::shard::ShardState;
@@ -106,10 +106,12 @@ impl MasterCore {
     fn abandon_task(&self, st: &mut ShardState, si: usize, hash: u64, k: Key<'_>) {
         let obj = st.find_mut(hash, k).expect("object is locked");
         let task = obj.set_task(None);
-        let (targets, kept): (Replicas, Replicas) = std::mem::take(&mut obj.replicas)
-            .into_iter()
-            .partition(|r| r.role == Role::TaskTarget && r.status == ReplicaStatus::Processing);
-        obj.replicas = kept;
+        let staged =
+            |r: &Replica| r.role == Role::TaskTarget && r.status == ReplicaStatus::Processing;
+        // Collected, then dropped in one pass (a copy may have very many:
+        // no list is rebuilt per replica).
+        let targets: Vec<Replica> = obj.replicas.iter().filter(|r| staged(r)).copied().collect();
+        obj.replicas.retain(|r| !staged(r));
         debug_assert!(task.is_some());
         let size = obj.size;
         let empty = obj.replicas.is_empty();
@@ -158,6 +160,9 @@ impl MasterCore {
             Bounded::TooSmall(n) => return Ok(Bounded::TooSmall(n)),
         };
         let out = staged.iter().map(|r| r.descriptor(obj.size)).collect();
+        // The targets' ids are one run from the counter, above every id the
+        // object holds: the targets are strictly increasing, and so are
+        // the replicas with them appended (`Task::Copy`, `Object::replicas`).
         obj.set_task(Some(Task::Copy {
             source,
             targets: staged.iter().map(|r| r.id).collect(),
@@ -250,19 +255,20 @@ impl MasterCore {
             Some(t) if kind(t) => t.clone(),
             _ => return Err(no_task()),
         };
-        let present = |id: u64| obj.replicas.iter().any(|r| r.id == id);
-        let intact = match &task {
-            Task::Copy { source, targets } => {
-                present(*source) && targets.iter().all(|t| present(*t))
-            }
-            Task::Move { source, target } => present(*source) && present(*target),
-            Task::Promotion { target } => present(*target),
-        };
         if !success {
             self.abandon_task(&mut st, si, hash, k);
             self.record_key(&mut st, hash, k, mark);
             return Ok(());
         }
+        // Replicas are strictly increasing by id, and so are a copy's
+        // targets (`Object::replicas`, `Task::Copy`): a binary search per
+        // id, and one merge walk for a copy's targets, however many.
+        let present = |id: u64| obj.replicas.binary_search_by_key(&id, |r| r.id).is_ok();
+        let intact = match &task {
+            Task::Copy { source, targets } => present(*source) && holds_all(&obj.replicas, targets),
+            Task::Move { source, target } => present(*source) && present(*target),
+            Task::Promotion { target } => present(*target),
+        };
         if !intact {
             // Refused, but the task is gone all the same: recorded.
             self.abandon_task(&mut st, si, hash, k);
@@ -270,8 +276,10 @@ impl MasterCore {
             return Err(gone());
         }
         obj.set_task(None);
+        // `uses` is a binary search in a copy's targets: O(replicas × log
+        // targets).
         for r in obj.replicas.iter_mut() {
-            if task.uses(r.id) && r.role == Role::TaskTarget {
+            if r.role == Role::TaskTarget && task.uses(r.id) {
                 r.status = ReplicaStatus::Complete;
                 // Once complete, a target is an ordinary replica.
                 r.role = Role::Write;
@@ -292,6 +300,16 @@ impl MasterCore {
         self.record_key(&mut st, hash, k, mark);
         Ok(())
     }
+}
+
+/// Whether `replicas` holds every id of `ids`, both strictly increasing
+/// (by id): one merge walk, O(replicas + ids).
+fn holds_all(replicas: &[Replica], ids: &[u64]) -> bool {
+    let mut held = replicas.iter().map(|r| r.id);
+    // Each id consumes the replicas below it and itself: the next id,
+    // larger, starts past it.
+    ids.iter()
+        .all(|&id| held.by_ref().find(|&r| r >= id) == Some(id))
 }
 
 /// The COMPLETE buffer replica a task reads from (MEMORY preferred), on
