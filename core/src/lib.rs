@@ -65,6 +65,7 @@ mod retention;
 mod shard;
 mod slot_index;
 mod standby;
+mod task_replicas;
 mod tenants;
 #[cfg(test)]
 mod test_rng;

@@ -1691,7 +1691,7 @@ fn images_no_master_holds_are_refused_before_anything_of_them_applies() {
         ),
         (
             b(vec![target(3, c)], copy(vec![3])),
-            "task target 3 is not a PROCESSING buffer replica",
+            "target 3 is a COMPLETE Memory replica, not a PROCESSING buffer replica",
         ),
         (
             b(
@@ -1703,7 +1703,7 @@ fn images_no_master_holds_are_refused_before_anything_of_them_applies() {
                 )],
                 Some(TaskImage::Promotion { target: 3 }),
             ),
-            "task target 3 is not a PROCESSING MEMORY replica",
+            "target 3 is a PROCESSING LocalDisk replica, not a PROCESSING Memory replica",
         ),
         (
             {
@@ -1716,7 +1716,7 @@ fn images_no_master_holds_are_refused_before_anything_of_them_applies() {
                 });
                 set(img)
             },
-            "the task's source 2 is not a COMPLETE buffer replica",
+            "source 2 is a COMPLETE LocalDisk replica, not a COMPLETE buffer replica",
         ),
         (
             Record::ObjectEnded {

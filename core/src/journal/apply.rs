@@ -8,15 +8,27 @@
 //!
 //! # Order and atomicity
 //!
-//! The whole input is decoded and its sequence numbers checked before
-//! anything is applied: a corrupt batch (`DESERIALIZE_FAIL`) or a gap
+//! The whole input is checked before anything is applied: every batch
+//! decoded, its sequence numbers checked and what each record to apply
+//! names checked, so a corrupt batch (`DESERIALIZE_FAIL`) or a gap
 //! (`INVALID_PARAMS`) applies nothing. Decoding is the borrowed one of
-//! `view.rs` (it accepts exactly what the owned decoder accepts), done
-//! once per record: the views of the records to apply are kept in a list
-//! (they borrow their keys and names from the input; the list's allocation
-//! is kept from one call to the next) and applied from it. Records at or
-//! below the applied sequence are skipped, so re-applying a batch is a
-//! no-op. Records are then applied in sequence order, one at a time; each
+//! `view.rs` (it accepts exactly what the owned decoder accepts). The
+//! check keeps the views of the first `WINDOW` (16 384) records to apply
+//! in a window (they borrow their keys and names from the input; the
+//! window's allocation is kept from one call to the next) and drops the
+//! others once checked; the records are applied from the window, and
+//! those it had no room for are decoded again, a window at a time, as it
+//! empties. So the memory of a call is bounded whatever the number of
+//! records of its input: the window, what its views hold out of line
+//! (replica lists past the first, a task's targets, the fields of a
+//! record that is not an object record: each in proportion to the
+//! record's own bytes) and the first Reset's snapshot, decoded while
+//! checking. An input of up to `WINDOW` records is parsed once; a longer
+//! one's later records twice. The window is refilled only when fewer than
+//! `RUN` records are left in it, so the runs (below) are the ones a list
+//! of the whole input would give. Records at or below the applied
+//! sequence are skipped, so re-applying a batch is a no-op.
+//! Records are then applied in sequence order, one at a time; each
 //! is checked against the state before it changes anything, so a record
 //! that does not fit (an unknown segment, an address already taken, a
 //! missing object, an image no master holds, a Reset whose snapshot
@@ -49,7 +61,8 @@
 
 use super::record::*;
 use super::view::{
-    decode_batch_views_into, DiscardedView, ImageView, KeyView, KindView, PlacementView, RecordView,
+    check_batch_views, DiscardedView, ImageView, InputViews, KeyView, KindView, PlacementView,
+    RecordView,
 };
 use crate::clock::{Instant, MAX_INSTANT};
 use crate::error::{Error, ErrorKind, Result};
@@ -63,6 +76,7 @@ use crate::segment::{BlockId, BufferOwner, Mounted, Segment};
 use crate::shard::{Discarded, ShardState};
 use crate::snapshot::image::SnapshotImage;
 use crate::snapshot::restore::{counters_carry_on, StageMode};
+use crate::task_replicas::{self, TaskReplica};
 use crate::types::{Key, Pool, ReplicaKind, ReplicaStatus, SegmentId, SegmentSpec};
 use hashbrown::HashMap;
 use parking_lot::{Mutex, RwLockWriteGuard};
@@ -144,6 +158,110 @@ fn check_before_apply(rec: &RecordView<'_>) -> Result<Option<SnapshotImage>> {
     Ok(None)
 }
 
+/// What [`check_input`] found of an input that may be applied.
+struct Checked<'a> {
+    /// Records at or below the applied sequence (skipped).
+    skipped: u64,
+    /// The first Reset's snapshot, decoded (an input holds one Reset as a
+    /// rule: it is decoded once; a later one's is decoded again when it
+    /// applies, so no more than one image waits beside the one being
+    /// installed).
+    first_reset: Option<Box<SnapshotImage>>,
+    /// The records to apply that the window had no room for, from the
+    /// first of them on, to decode again when the window has.
+    left_out: Option<InputViews<'a>>,
+}
+
+/// Checks an input before anything of it applies: every batch's framing
+/// (`DESERIALIZE_FAIL`), the sequence (a gap is `INVALID_PARAMS`), then
+/// what each record to apply names ([`check_before_apply`],
+/// `DESERIALIZE_FAIL`). One parse of each record: the first [`WINDOW`]
+/// records to apply are kept in `window` (empty), the others dropped once
+/// checked; a record's names are checked as it is parsed, and a refusal is
+/// reported once every batch's framing and the sequence are checked
+/// (either of those, wherever in the input, comes first). `applied` is the
+/// applied sequence.
+fn check_input<'a>(
+    bytes: &'a [u8],
+    applied: u64,
+    window: &mut Vec<(u64, RecordView<'a>)>,
+) -> Result<Checked<'a>> {
+    let mut checked = Checked {
+        skipped: 0,
+        first_reset: None,
+        left_out: None,
+    };
+    // The first record refused for what it names.
+    let mut refused: Option<Error> = None;
+    let (mut rest, mut offset, mut next) = (bytes, 0usize, applied.saturating_add(1));
+    let mut batch_no = 0usize;
+    while !rest.is_empty() {
+        let first_reset = &mut checked.first_reset;
+        let framed = check_batch_views(rest, next, window, WINDOW, |seq, rec| {
+            if refused.is_some() {
+                return;
+            }
+            match check_before_apply(rec) {
+                Ok(reset) => {
+                    if first_reset.is_none() {
+                        *first_reset = reset.map(Box::new);
+                    }
+                }
+                Err(e) => {
+                    refused = Some(Error::new(
+                        ErrorKind::DeserializeFail,
+                        format!(
+                            "journal record {seq} ({}): {}; nothing applied",
+                            rec.name(),
+                            e.message()
+                        ),
+                    ))
+                }
+            }
+        });
+        let batch = framed.map_err(|e| {
+            Error::new(
+                ErrorKind::DeserializeFail,
+                format!(
+                    "journal batch {batch_no} (at byte {offset} of the input): {}; \
+                     nothing applied",
+                    e.message()
+                ),
+            )
+        })?;
+        let (first, count) = (batch.first_seq, batch.count);
+        // Sequences within a batch are consecutive: the records below
+        // `next` are skipped, the rest must start at `next`.
+        let skip = usize::try_from(next.saturating_sub(first)).map_or(count, |s| s.min(count));
+        if skip < count && first + skip as u64 != next {
+            return Err(misfit(format!(
+                "journal gap: this standby has applied up to {} and needs record {next} \
+                 next, but the input continues at record {first} (batch {batch_no}); \
+                 nothing applied",
+                next - 1
+            )));
+        }
+        if let (None, Some((seq, pos))) = (&checked.left_out, batch.left_out) {
+            let resumed = InputViews::resume(rest, seq, pos).map_err(|e| {
+                Error::new(
+                    ErrorKind::Internal,
+                    format!("journal input: {}", e.message()),
+                )
+            })?;
+            checked.left_out = Some(resumed);
+        }
+        checked.skipped += skip as u64;
+        next += (count - skip) as u64;
+        rest = &rest[batch.len..];
+        offset += batch.len;
+        batch_no += 1;
+    }
+    match refused {
+        Some(e) => Err(e),
+        None => Ok(checked),
+    }
+}
+
 /// A record applied alone: a Reset comes with its decoded snapshot.
 enum Other<'a> {
     Record(&'a Record),
@@ -185,96 +303,73 @@ impl MasterCore {
                 "apply_journal: this master is a primary; only a standby applies a journal",
             ));
         }
-        // The list of views of the last call, empty, with its allocation.
-        let mut todo = recycle(std::mem::take(&mut scratch.views));
-        let done = self.apply_input(bytes, &mut todo);
-        scratch.views = recycle(todo);
+        // The window of views of the last call, empty, with its allocation.
+        let mut window = recycle(std::mem::take(&mut scratch.views));
+        let done = self.apply_input(bytes, &mut window);
+        scratch.views = recycle(window);
         done
     }
 
     /// [`apply_journal`](Self::apply_journal) with the apply mutex held;
-    /// `todo` (empty) receives the views of the records to apply.
+    /// `window` (empty) receives the views of the records to apply, at most
+    /// [`WINDOW`] at a time.
     fn apply_input<'a>(
         &self,
         bytes: &'a [u8],
-        todo: &mut Vec<(u64, RecordView<'a>)>,
+        window: &mut Vec<(u64, RecordView<'a>)>,
     ) -> Result<ApplyReport> {
         let start = self.role.applied_seq();
+        // Everything is checked before anything is applied, the first
+        // WINDOW records to apply kept in the window.
+        let Checked {
+            skipped,
+            mut first_reset,
+            left_out,
+        } = check_input(bytes, start, window)?;
         let mut report = ApplyReport {
+            records_skipped: skipped,
             last_seq: start,
             ..ApplyReport::default()
         };
-        // Decode every batch and check the sequence before applying
-        // anything, keeping the records to apply as views: each record is
-        // parsed once, and the views borrow their keys and names from
-        // `bytes`, so nothing is allocated per record but its place in
-        // `todo` (bounded by the input: every record takes bytes of it; the
-        // list's allocation is kept from one call to the next).
-        let (mut rest, mut offset, mut next) = (bytes, 0usize, start.saturating_add(1));
-        let mut batch_no = 0usize;
-        while !rest.is_empty() {
-            let keep_from = next;
-            let decoded = decode_batch_views_into(rest, keep_from, todo);
-            let (first, count, used) = decoded.map_err(|e| {
-                Error::new(
-                    ErrorKind::DeserializeFail,
-                    format!(
-                        "journal batch {batch_no} (at byte {offset} of the input): {}; \
-                         nothing applied",
-                        e.message()
-                    ),
-                )
-            })?;
-            // Sequences within a batch are consecutive: the records below
-            // `next` are skipped, the rest must start at `next`.
-            let skip = usize::try_from(next.saturating_sub(first)).map_or(count, |s| s.min(count));
-            if skip < count && first + skip as u64 != next {
-                return Err(misfit(format!(
-                    "journal gap: this standby has applied up to {} and needs record {next} \
-                     next, but the input continues at record {first} (batch {batch_no}); \
-                     nothing applied",
-                    next - 1
-                )));
+        // Then the records are applied from the window: object records in
+        // runs of up to RUN consecutive ones (see `apply_run`), any other
+        // record alone. The records the window had no room for are decoded
+        // again, a chunk at a time, into it: it is refilled when fewer
+        // than RUN records are left in it, the ones left moved to its
+        // front first, so each run is formed from RUN records (or all that
+        // are left of the input) as over a list of the whole input: a put
+        // pair split by a chunk's end still applies in one run, and the
+        // runs are the same whatever the window's size.
+        let (mut more, mut i) = (left_out, 0);
+        loop {
+            if let Some(input) = more.as_mut().filter(|_| window.len() - i < RUN) {
+                window.drain(..i);
+                i = 0;
+                let left = input.fill(window, WINDOW).map_err(|e| {
+                    Error::new(
+                        ErrorKind::Internal,
+                        format!(
+                            "journal input checked, then not decoded again: {}; records up \
+                             to {} are applied",
+                            e.message(),
+                            report.last_seq
+                        ),
+                    )
+                })?;
+                if !left {
+                    more = None;
+                }
             }
-            report.records_skipped += skip as u64;
-            next += (count - skip) as u64;
-            rest = &rest[used..];
-            offset += used;
-            batch_no += 1;
-        }
-        // What a record names is checked for all of them before any is
-        // applied, as the framing is: a batch refused for it applies nothing.
-        // A Reset's snapshot is decoded here; the first Reset's image is
-        // kept for its apply (an input holds one Reset as a rule: it is
-        // decoded once). A later one's is decoded again when it applies,
-        // so no more than one image waits beside the one being installed.
-        let mut first_reset: Option<Box<SnapshotImage>> = None;
-        for (seq, rec) in todo.iter() {
-            let decoded = check_before_apply(rec).map_err(|e| {
-                Error::new(
-                    ErrorKind::DeserializeFail,
-                    format!(
-                        "journal record {seq} ({}): {}; nothing applied",
-                        rec.name(),
-                        e.message()
-                    ),
-                )
-            })?;
-            if first_reset.is_none() {
-                first_reset = decoded.map(Box::new);
+            if i == window.len() {
+                break;
             }
-        }
-        // Object records go in runs of up to RUN consecutive ones (see
-        // `apply_run`); any other record alone.
-        let mut i = 0;
-        while i < todo.len() {
-            let n = todo[i..]
+            let n = window[i..]
                 .iter()
                 .take(RUN)
                 .take_while(|(_, v)| !matches!(v.kind, KindView::Other(_)))
                 .count();
             let applied = if n == 0 {
-                let (seq, rec) = &todo[i];
+                let (seq, rec) = &window[i];
                 let KindView::Other(other) = &rec.kind else {
                     unreachable!("a run takes every object record")
                 };
@@ -291,7 +386,7 @@ impl MasterCore {
                     .map(|()| 1)
                     .map_err(|e| (0, e))
             } else {
-                self.apply_run(&todo[i..i + n])
+                self.apply_run(&window[i..i + n])
             };
             // No lock is held here: run the index rebuild a change asked for.
             self.settle_index();
@@ -299,7 +394,7 @@ impl MasterCore {
             // (the applied sequence says which); the report is not returned.
             let done = applied.map_err(|(_, e)| e)?;
             report.records_applied += done as u64;
-            report.last_seq = todo[i + done - 1].0;
+            report.last_seq = window[i + done - 1].0;
             i += done;
         }
         Ok(report)
@@ -343,12 +438,12 @@ impl MasterCore {
     /// applied, or that many and the error of the record after them.
     fn apply_run(&self, run: &[(u64, RecordView)]) -> std::result::Result<usize, (usize, Error)> {
         debug_assert!(run.len() <= RUN);
-        // The views were decoded into a list as long as the input, and the
-        // input's keys lie further back still: by now both may have left
-        // the cache. One loop of independent loads over the run's views
-        // and keys (nothing branches on what they read) puts their misses
-        // in flight together, before the loops below need them one record
-        // at a time.
+        // The views were decoded into a window of up to WINDOW records, and
+        // the input's keys lie further back still: by now both may have
+        // left the cache. One loop of independent loads over the run's
+        // views and keys (nothing branches on what they read) puts their
+        // misses in flight together, before the loops below need them one
+        // record at a time.
         black_box(run.iter().fold(0u64, |f, (_, rec)| f ^ touch(rec)));
         // Each record's key hash and the position of its shard in `shards`
         // (None: an invalid key, refused when its turn comes).
@@ -965,7 +1060,7 @@ impl MasterCore {
         }
         let mut unstarted = None;
         // The write in flight while a PROCESSING replica of it is in the
-        // image: a record with none (version 0.2.0 wrote one while an
+        // image: a record with none (earlier builds wrote one while an
         // unmount ran, leaving out the replicas on the segments it had
         // taken out of the table) installs the object with the write
         // ended, as a snapshot captured then holds it, and as the
@@ -1321,20 +1416,21 @@ impl MasterCore {
 ///   Revoke and the stale-write sweep find a write by its in-flight entry,
 ///   and a snapshot lists the write of every such object). The converse is
 ///   not refused but installed with the write ended (`apply_object_set`):
-///   version 0.2.0 recorded one while an unmount ran (a record leaves out
+///   earlier builds recorded one while an unmount ran (a record leaves out
 ///   the replicas on the segments the unmount took out of the table, a
 ///   write's last PROCESSING one included), and the unmount's own record
 ///   of the object then ended it; a recorder now leaves such a write out,
 ///   as a snapshot does;
-/// - a task as no master holds one (a snapshot refuses it): a copy without
-///   targets or with targets not strictly increasing, a copy's or move's
-///   source among its targets; a replica the task targets that is not a
-///   task target, or not a PROCESSING buffer replica (a MEMORY one for a
-///   promotion); a task target the task does not target (or with no task);
-///   a source the object holds that is not a COMPLETE buffer replica. (A
-///   task may name a replica the object no longer holds, taken by an
-///   unmount: the task then fails at its end, on the standby as on the
-///   primary.)
+/// - a task as no master holds one, by the rule a snapshot's validation
+///   checks too (`task_replicas`, one merge walk of the replicas and the
+///   task's targets): a copy without targets or with targets not strictly
+///   increasing, a copy's or move's source among its targets; a replica the
+///   task targets that is not a task target, or not a PROCESSING buffer
+///   replica (a MEMORY one for a promotion); a task target the task does
+///   not target (or with no task); a source the object holds that is not a
+///   COMPLETE buffer replica. (A task may name a replica the object no
+///   longer holds, taken by an unmount: the task then fails at its end, on
+///   the standby as on the primary.)
 ///
 /// What spans objects (unique replica ids, creation sequences and the
 /// tokens of writes in flight) is not checked here: that would take an
@@ -1347,71 +1443,23 @@ fn check_image(img: &ImageView) -> Result<()> {
     if img.replicas.windows(2).any(|w| w[0].id >= w[1].id) {
         return bad("replicas not sorted by unique id".into());
     }
-    let (source, targets): (Option<u64>, &[u64]) = match img.task.as_deref() {
-        None => (None, &[]),
-        Some(TaskImage::Copy { source, targets }) => (Some(*source), targets),
-        Some(TaskImage::Move { source, target }) => (Some(*source), std::slice::from_ref(target)),
-        Some(TaskImage::Promotion { target }) => (None, std::slice::from_ref(target)),
-    };
-    if img.task.is_some() && targets.is_empty() {
-        return bad("a copy without targets".into());
+    // The task and its replicas: the rule snapshot validation checks too
+    // (`task_replicas`).
+    let replicas = img.replicas.iter().map(|r| TaskReplica {
+        id: r.id,
+        status: r.status,
+        role: Some(r.role),
+        kind: match r.place {
+            PlacementView::Memory { .. } => ReplicaKind::Memory,
+            PlacementView::NofSsd { .. } => ReplicaKind::NofSsd,
+            PlacementView::LocalDisk { .. } => ReplicaKind::LocalDisk,
+        },
+    });
+    if let Err(v) = task_replicas::check(img.task.as_deref(), replicas) {
+        return bad(v.to_string());
     }
-    if targets.windows(2).any(|w| w[0] >= w[1]) {
-        return bad("copy targets not strictly increasing".into());
-    }
-    if let Some(source) = source {
-        if targets.binary_search(&source).is_ok() {
-            return bad(format!("replica {source} is the task's source and target"));
-        }
-        if let Ok(i) = img.replicas.binary_search_by_key(&source, |r| r.id) {
-            let r = &img.replicas[i];
-            let buffer = !matches!(r.place, PlacementView::LocalDisk { .. });
-            if r.status != ReplicaStatus::Complete || !buffer {
-                return bad(format!(
-                    "the task's source {source} is not a COMPLETE buffer replica"
-                ));
-            }
-        }
-    }
-    let promotion = matches!(img.task.as_deref(), Some(TaskImage::Promotion { .. }));
-    let mut writing = false;
-    for r in &img.replicas {
-        // Targets are strictly increasing (checked above, or one).
-        let targeted = targets.binary_search(&r.id).is_ok();
-        match (r.role, targeted) {
-            (ReplicaRole::Write, false) => {
-                writing |= r.status == ReplicaStatus::Processing;
-            }
-            (ReplicaRole::TaskTarget, true) => {
-                let fits = match r.place {
-                    PlacementView::Memory { .. } => true,
-                    PlacementView::NofSsd { .. } => !promotion,
-                    PlacementView::LocalDisk { .. } => false,
-                };
-                if r.status != ReplicaStatus::Processing || !fits {
-                    let want = if promotion {
-                        "a PROCESSING MEMORY replica"
-                    } else {
-                        "a PROCESSING buffer replica"
-                    };
-                    return bad(format!("task target {} is not {want}", r.id));
-                }
-            }
-            (ReplicaRole::Write, true) => {
-                return bad(format!(
-                    "replica {} is a target of the task but not a task target",
-                    r.id
-                ))
-            }
-            (ReplicaRole::TaskTarget, false) => {
-                return bad(format!(
-                    "task target {} is not a target of a task of the object",
-                    r.id
-                ))
-            }
-        }
-    }
-    if writing && img.in_flight.is_none() {
+    // A write replica is no task target now (checked just above).
+    if writing(img) && img.in_flight.is_none() {
         return bad("a PROCESSING write replica, but no write in flight".into());
     }
     Ok(())
@@ -1546,30 +1594,41 @@ fn drop_buffers(
     }
 }
 
-/// What the apply mutex keeps between calls: the list `apply_journal`
-/// decodes the input's records into, empty, so a standby applying chunk
-/// after chunk reuses one allocation instead of growing a new list (and
-/// faulting its pages in) every call.
+/// What the apply mutex keeps between calls: the window `apply_journal`
+/// decodes the input's records into ([`WINDOW`] at most), empty, so a
+/// standby applying chunk after chunk reuses one allocation instead of
+/// growing a new one (and faulting its pages in) every call.
 #[derive(Default)]
 pub(crate) struct ApplyScratch {
     views: Vec<(u64, RecordView<'static>)>,
 }
 
-/// Views kept allocated between calls at most (`ApplyScratch`): about
-/// 10 MB; a call that needed more frees its list.
-const KEEP_VIEWS: usize = 1 << 15;
+/// Records decoded into the window at once at most (`apply_input`): about
+/// 4.5 MB of views (a view is under 300 bytes), whatever the size of the
+/// input, where a list of every record of the input took about 30 times
+/// the input's size (the smallest record is 9 bytes). An input of up to
+/// this many records to apply is parsed once, as it is checked; a longer
+/// one's records past the first this many are parsed again, a window at
+/// a time, when the window has room (the check keeps none of them). At
+/// least [`RUN`] records more than a run needs, so a refill (which first
+/// moves the fewer than `RUN` records left to the front) happens once per
+/// window.
+const WINDOW: usize = 1 << 14;
 
-/// `views`, emptied, as a list for views of another input, its allocation
-/// kept unless it is larger than [`KEEP_VIEWS`]. (A view's type names its
-/// input's lifetime, and a `SmallVec` inside makes it invariant, so the
-/// list is rebuilt rather than coerced: collecting an empty `Vec`'s
+const _: () = assert!(WINDOW >= 2 * RUN, "a refill moves fewer than RUN views");
+
+/// `views`, emptied, as a window for views of another input, its
+/// allocation kept (it is [`WINDOW`] views at most). (A view's type names
+/// its input's lifetime, and a `SmallVec` inside makes it invariant, so
+/// the list is rebuilt rather than coerced: collecting an empty `Vec`'s
 /// iterator into a `Vec` of the same layout reuses its allocation.) The
 /// list holds nothing, so no view outlives the input it borrowed from.
 fn recycle<'x, 'y>(mut views: Vec<(u64, RecordView<'x>)>) -> Vec<(u64, RecordView<'y>)> {
     views.clear();
-    if views.capacity() > KEEP_VIEWS {
-        return Vec::new();
-    }
+    debug_assert!(
+        views.capacity() <= WINDOW,
+        "the window is filled to WINDOW at most"
+    );
     // The closure names the new element type (a `filter` could not).
     #[allow(clippy::unnecessary_filter_map)]
     views.into_iter().filter_map(|_| None).collect()

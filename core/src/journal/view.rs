@@ -14,8 +14,8 @@
 //! [`decode_batch_prefix`]: super::codec::decode_batch_prefix
 
 use super::codec::{
-    decode_prefix_with, fail, parse_record, At, Reader, DISCARDED_MIN, HEADER_LEN, REPLICA_MIN,
-    STARTED_MIN,
+    decode_prefix_with, fail, parse_record, peek_header, At, Reader, DISCARDED_MIN, HEADER_LEN,
+    REPLICA_MIN, STARTED_MIN,
 };
 use super::record::*;
 use crate::clock::Instant;
@@ -145,25 +145,44 @@ pub fn check_batch_prefix(bytes: &[u8]) -> Result<(u64, usize, usize)> {
     Ok((first_seq, records.len(), used))
 }
 
-/// Decodes the batch at the start of `bytes` as views, with
-/// [`decode_batch_view_prefix`]'s checks and messages, appending each
-/// record whose sequence is at least `keep_from` to `out` with its
-/// sequence, instead of collecting the batch's records: its first
-/// sequence, record count and length in bytes. On an error some records
-/// may have been appended already; the caller drops them (the batch is
-/// corrupt). Lets a caller decode several batches into one list, keeping
-/// only the records it has not seen, with one parse of each; each view is
-/// built straight into its place in `out` rather than moved there through
-/// the calls that parse it (a view is a few hundred bytes).
-pub fn decode_batch_views_into<'a>(
+/// What [`check_batch_views`] found of a batch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BatchChecked {
+    pub first_seq: u64,
+    pub count: usize,
+    /// The batch's length in bytes.
+    pub len: usize,
+    /// The first record to keep that `out` had no room for: its sequence
+    /// and its position in the batch's payload, where
+    /// [`InputViews::resume`] goes on.
+    pub left_out: Option<(u64, usize)>,
+}
+
+/// Checks the batch at the start of `bytes` as
+/// [`decode_batch_view_prefix`] does (its checks and messages), handing
+/// each record whose sequence is at least `keep_from` to `each`, with its
+/// sequence, and keeping the first of them in `out` while it holds fewer
+/// than `limit` (each view built straight into its place in `out` rather
+/// than moved there through the calls that parse it: a view is a few
+/// hundred bytes); the others are dropped once `each` has seen them. On
+/// an error `each` may have seen, and `out` received, some of the batch's
+/// records already (the batch is corrupt). Lets a caller check a whole
+/// input in one parse of each record, holding no more than `limit` views,
+/// and decode the records left out again later ([`InputViews`]).
+pub fn check_batch_views<'a>(
     bytes: &'a [u8],
     keep_from: u64,
     out: &mut Vec<(u64, RecordView<'a>)>,
-) -> Result<(u64, usize, usize)> {
-    let (first_seq, records, used) = decode_prefix_with(bytes, |r, seq| {
+    limit: usize,
+    mut each: impl FnMut(u64, &RecordView<'a>),
+) -> Result<BatchChecked> {
+    let mut left_out = None;
+    let (first_seq, records, len) = decode_prefix_with(bytes, |r, seq| {
         let start = r.position();
-        let kind = parse_kind(r, seq)?;
-        if seq >= keep_from {
+        if seq < keep_from {
+            parse_kind(r, seq)?;
+        } else if out.len() < limit {
+            let kind = parse_kind(r, seq)?;
             out.push((
                 seq,
                 RecordView {
@@ -171,10 +190,134 @@ pub fn decode_batch_views_into<'a>(
                     kind,
                 },
             ));
+            let (seq, view) = out.last().expect("pushed just now");
+            each(*seq, view);
+        } else {
+            left_out = left_out.or(Some((seq, start)));
+            each(seq, &parse_record_view(r, seq)?);
         }
         Ok(())
     })?;
-    Ok((first_seq, records.len(), used))
+    Ok(BatchChecked {
+        first_seq,
+        count: records.len(),
+        len,
+        left_out,
+    })
+}
+
+/// The records of batches back to back, each checked before by
+/// [`check_batch_views`] or [`check_batch_prefix`] (a batch not checked
+/// may give an error, and then nothing more), decoded again a chunk at a
+/// time ([`fill`](Self::fill)): the records whose sequence is at least the
+/// one to keep from, which each record kept raises past itself, so the
+/// records of a batch that repeats earlier ones are skipped (a batch all
+/// of whose records are is not even parsed).
+pub struct InputViews<'a> {
+    /// The batches not begun.
+    rest: &'a [u8],
+    /// The payload of the batch being read, from its next record on.
+    r: Reader<'a>,
+    /// That record's sequence.
+    seq: u64,
+    /// Records of that batch not read.
+    left: usize,
+    /// Records below this sequence are skipped.
+    keep_from: u64,
+}
+
+impl<'a> InputViews<'a> {
+    /// Over the batches of `bytes`, keeping the records from sequence
+    /// `keep_from` on.
+    pub fn new(bytes: &'a [u8], keep_from: u64) -> Self {
+        InputViews {
+            rest: bytes,
+            r: Reader::new(&[]),
+            seq: 0,
+            left: 0,
+            keep_from,
+        }
+    }
+
+    /// Over the batches of `bytes` from record `seq` of the first on, at
+    /// position `pos` of its payload (what [`check_batch_views`] left out),
+    /// keeping the records from `seq` on.
+    pub fn resume(bytes: &'a [u8], seq: u64, pos: usize) -> Result<Self> {
+        let h = peek_header(bytes)?;
+        let done = seq
+            .checked_sub(h.first_seq)
+            .and_then(|d| usize::try_from(d).ok())
+            .filter(|&d| d < h.count as usize);
+        let payload = &bytes[HEADER_LEN..h.total_len];
+        let (Some(done), Some(from)) = (done, payload.get(pos..)) else {
+            return Err(fail(format!(
+                "record {seq} at payload position {pos} is not in the batch of records {} \
+                 to {} ({} payload bytes)",
+                h.first_seq,
+                h.first_seq + u64::from(h.count),
+                payload.len()
+            )));
+        };
+        Ok(InputViews {
+            rest: &bytes[h.total_len..],
+            r: Reader::new(from),
+            seq,
+            left: h.count as usize - done,
+            keep_from: seq,
+        })
+    }
+
+    /// Appends the next records kept to `out` (with their sequences) until
+    /// it holds `limit`, or the input ends: whether records may be left.
+    /// Each view is built straight into its place in `out` rather than
+    /// moved there through the calls that parse it (a view is a few hundred
+    /// bytes).
+    pub fn fill(&mut self, out: &mut Vec<(u64, RecordView<'a>)>, limit: usize) -> Result<bool> {
+        while out.len() < limit {
+            if self.left == 0 {
+                if self.rest.is_empty() {
+                    return Ok(false);
+                }
+                let h = match peek_header(self.rest) {
+                    Ok(h) => h,
+                    Err(e) => {
+                        self.rest = &[];
+                        return Err(e);
+                    }
+                };
+                let (batch, rest) = self.rest.split_at(h.total_len);
+                self.rest = rest;
+                let count = h.count as usize;
+                if h.first_seq.saturating_add(count as u64) > self.keep_from {
+                    self.r = Reader::new(&batch[HEADER_LEN..]);
+                    (self.seq, self.left) = (h.first_seq, count);
+                }
+                continue;
+            }
+            let seq = self.seq;
+            let start = self.r.position();
+            let kind = match parse_kind(&mut self.r, seq) {
+                Ok(kind) => kind,
+                Err(e) => {
+                    (self.left, self.rest) = (0, &[]);
+                    return Err(e);
+                }
+            };
+            self.left -= 1;
+            self.seq += 1;
+            if seq >= self.keep_from {
+                self.keep_from = seq + 1;
+                out.push((
+                    seq,
+                    RecordView {
+                        bytes: self.r.bytes_from(start),
+                        kind,
+                    },
+                ));
+            }
+        }
+        Ok(self.left > 0 || !self.rest.is_empty())
+    }
 }
 
 /// The records of a batch, decoded one at a time, with their sequences.

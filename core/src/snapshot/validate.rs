@@ -9,7 +9,8 @@ use super::image::{
 };
 use crate::clock::MAX_INSTANT;
 use crate::error::Result;
-use crate::types::{Pool, ReplicaKind, MAX_MOUNTED_BYTES};
+use crate::task_replicas::{self, TaskReplica};
+use crate::types::{Pool, ReplicaKind, ReplicaStatus, MAX_MOUNTED_BYTES};
 use std::fmt;
 
 /// Checks every structural rule; the first violation fails with
@@ -496,60 +497,32 @@ pub(crate) fn is_task_target(targets: &[u64], id: u64) -> bool {
     targets.binary_search(&id).is_ok()
 }
 
-/// A task's replicas as a master holds them (`ops::replication`,
-/// `ops::promotion`): each target the object still holds is a PROCESSING
-/// buffer replica (a MEMORY one for a promotion), and the source, if the
-/// object still holds it, a COMPLETE buffer replica. (A target or the
-/// source may be gone: an unmount drops its replica and leaves the task.)
-/// A standby installs the task as stored, and its End or Revoke then acts
-/// on exactly these replicas.
+/// A task and its object's replicas as a master holds them
+/// (`ops::replication`, `ops::promotion`), by the rule journal apply checks
+/// too (`task_replicas`, one merge walk of the replicas and the targets):
+/// a copy has targets, strictly increasing, and a copy's or move's source
+/// is not one; each target the object still holds is a PROCESSING buffer
+/// replica (a MEMORY one for a promotion), and the source, if the object
+/// still holds it, a COMPLETE buffer replica. (A target or the source may
+/// be gone: an unmount drops its replica and leaves the task.) A standby
+/// installs the task as stored, and its End or Revoke then acts on exactly
+/// these replicas. A snapshot keeps no replica role: a replica is a task
+/// target iff the task targets it. The object's replicas were checked
+/// before (sorted by unique id, each status 0 or 1 and kind 0 to 2).
 fn check_task_replicas(who: &str, o: &ObjectRecord, task: &TaskImage) -> Result<()> {
-    let targets = task_targets(task);
-    let promotion = matches!(task, TaskImage::Promotion { .. });
-    let describe = |r: &ReplicaRecord| {
-        let status = if r.status == 0 {
-            "PROCESSING"
+    let replicas = o.replicas.iter().map(|r| TaskReplica {
+        id: r.id,
+        status: if r.status == 0 {
+            ReplicaStatus::Processing
         } else {
-            "COMPLETE"
-        };
-        // Kinds were checked with the object.
-        match ReplicaKind::from_raw(u32::from(r.kind)) {
-            Some(kind) => format!("a {status} {kind:?} replica"),
-            None => format!("a {status} replica of kind {}", r.kind),
-        }
-    };
-    for r in &o.replicas {
-        if !is_task_target(targets, r.id) {
-            continue;
-        }
-        let buffer = matches!(r.location, LocationRecord::Buffer { .. });
-        let kind_ok = !promotion || r.kind == ReplicaKind::Memory as u8;
-        if r.status != 0 || !buffer || !kind_ok {
-            let want = if promotion {
-                "a PROCESSING Memory replica"
-            } else {
-                "a PROCESSING buffer replica"
-            };
-            return Err(fail(format!(
-                "{who}: target {} is {}, not {want}",
-                r.id,
-                describe(r)
-            )));
-        }
-    }
-    if let TaskImage::Copy { source, .. } | TaskImage::Move { source, .. } = task {
-        // Replicas are sorted by id (checked with the object).
-        if let Ok(j) = o.replicas.binary_search_by_key(source, |r| r.id) {
-            let r = &o.replicas[j];
-            if r.status != 1 || !matches!(r.location, LocationRecord::Buffer { .. }) {
-                return Err(fail(format!(
-                    "{who}: source {source} is {}, not a COMPLETE buffer replica",
-                    describe(r)
-                )));
-            }
-        }
-    }
-    Ok(())
+            ReplicaStatus::Complete
+        },
+        role: None,
+        // Kinds were checked with the object; were one not, a local disk
+        // is what neither a target nor a source may be.
+        kind: ReplicaKind::from_raw(u32::from(r.kind)).unwrap_or(ReplicaKind::LocalDisk),
+    });
+    task_replicas::check(Some(task), replicas).map_err(|v| fail(format!("{who}: {v}")))
 }
 
 /// Writes in flight and tasks (format 5): each names an object, sorted by
@@ -585,20 +558,6 @@ fn validate_live_state(image: &SnapshotImage) -> Result<()> {
         let Some(o) = object_at(&t.tenant, &t.key) else {
             return Err(fail(format!("{who}: names no object of the image")));
         };
-        let targets = task_targets(&t.task);
-        if targets.is_empty() {
-            return Err(fail(format!("{who}: a copy without targets")));
-        }
-        if targets.windows(2).any(|w| w[0] >= w[1]) {
-            return Err(fail(format!("{who}: copy targets not strictly increasing")));
-        }
-        if let TaskImage::Copy { source, .. } | TaskImage::Move { source, .. } = &t.task {
-            if is_task_target(targets, *source) {
-                return Err(fail(format!(
-                    "{who}: replica {source} is source and target"
-                )));
-            }
-        }
         check_task_replicas(&who, &image.objects[o], &t.task)?;
         task_of[o] = Some(&t.task);
     }
