@@ -273,9 +273,15 @@ const ROWS: &[Row] = &[
         scale: 1e-6,
         better: Better::Lower,
         cpp: [(95.0, ""), (1190.0, "")],
-        target: Some(Target::AtMost(1.0)),
+        // No target here: every pin of this phase shares one deadline (all
+        // written at one manual-clock instant), so the index pops runs of
+        // equal keys; the ≤ 1 ms hold target is judged by `scale` (distinct
+        // deadlines) and `cleanup`.
+        target: None,
         note: "ours: the longest single index-mutex hold of the cycle; C++: the mutex is held \
-               for the whole pop",
+               for the whole pop; no target here (every pin shares one deadline): the <= 1 ms \
+               hold target is judged by scale/longest_index_hold_* (distinct deadlines) and \
+               the cleanup scenario's hold figures",
     },
     Row {
         name: "remove_not_forced",
@@ -285,8 +291,12 @@ const ROWS: &[Row] = &[
         scale: 1.0,
         better: Better::Higher,
         cpp: [(374e3, "366-456 k"), (341e3, "306-409 k")],
-        target: Some(Target::AtLeast(2e6)),
-        note: "",
+        // No target here: upstream's workload removes in key order, and the
+        // target is for a random order (`write`, `scale`).
+        target: None,
+        note: "every key in key order, as upstream measured it; no target here: the \
+               random-order Remove >= 2 M/s target is judged by write/remove_not_forced and \
+               scale/remove_not_forced",
     },
     Row {
         name: "memory_per_object",

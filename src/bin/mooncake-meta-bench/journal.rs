@@ -5,8 +5,10 @@
 //! pair makes (its ObjectStarted and ObjectEnded records, as the consumer
 //! reads them, batch headers excluded). Target: journal on within 15 % of off,
 //! measured by the `interleaved` case: both masters in one process,
-//! written in alternating blocks, so a change in the machine's load moves
-//! both rates alike (the separate-process ratio is printed too).
+//! written in block pairs, each master first in half of them, so a change
+//! in the machine's load moves both rates alike and neither master gains
+//! from its position (the separate-process ratio is printed too; the
+//! `interleaved_aa` case, both masters on, is the comparison's noise floor).
 
 use crate::report::{Better, Figure, Target};
 use crate::util::*;
@@ -46,7 +48,7 @@ fn size(mode: Mode) -> usize {
 }
 
 fn cases(mode: Mode) -> Vec<Params> {
-    ["off", "on", "interleaved"]
+    ["off", "on", "interleaved", "interleaved_aa"]
         .into_iter()
         .map(|j| Params::new(&[("n", size(mode).to_string()), ("journal", j.into())]))
         .collect()
@@ -112,52 +114,78 @@ fn master(on: bool) -> Arc<Master> {
 }
 
 /// `journal=interleaved`: the off and the on master in one process,
-/// written in alternating blocks of [`BLOCK`] keys (which goes first
-/// alternates too), each block timed on its own; the consumer reads the
+/// written in block pairs of [`BLOCK`] keys (`interleaved`: the on master
+/// first in half of the pairs, chosen by a fixed-seed shuffle, second in
+/// the other half), each block timed on its own; the consumer reads the
 /// on master's journal throughout. Both rates are measured over the same
 /// stretch of time, so a change in the machine's load between two runs
 /// (this machine is shared) moves both alike and the ratio keeps.
-fn interleaved_case(n: usize) -> Sample {
+/// `journal=interleaved_aa` (`aa`): both masters journal on, each read
+/// by a consumer of its own: the same comparison between two like
+/// masters, the harness's noise floor (its ratio should be 1).
+fn interleaved_case(n: usize, aa: bool) -> Sample {
     let keys = keys(n);
-    let (off, on) = (master(false), master(true));
+    let (cheap, costly) = (master(aa), master(true));
     let c = cfg(SoftPinRequest::PRESERVE);
     let done = Arc::new(AtomicBool::new(false));
-    let consumer = {
-        let (m, done) = (on.clone(), done.clone());
-        let from = m.journal_stats().last_seq + 1;
-        std::thread::spawn(move || consume(&m, from, &done))
-    };
-    // Arm 0 the off master, arm 1 the on master: the same keys, one
-    // right after the other.
-    let blocks = interleaved(n, |arm, from, to| {
-        let m = if arm == 0 { &off } else { &on };
+    let consumers: Vec<_> = [&costly]
+        .into_iter()
+        .chain(aa.then_some(&cheap))
+        .map(|m| {
+            let (m, done) = (m.clone(), done.clone());
+            let from = m.journal_stats().last_seq + 1;
+            std::thread::spawn(move || consume(&m, from, &done))
+        })
+        .collect();
+    let blocks = interleaved(n, |side, from, to| {
+        let m = match side {
+            Side::Cheap => &cheap,
+            Side::Costly => &costly,
+        };
         for i in from..to {
             put(m, &keys[i], &c);
         }
     });
     done.store(true, Ordering::Release);
-    let got = consumer.join().expect("consumer");
-    assert_eq!(
-        on.journal_stats().dropped_records,
-        0,
-        "the journal dropped records"
-    );
-    assert_eq!(got.records, 2 * n as u64, "two records per put pair");
+    for (consumer, m) in consumers.into_iter().zip([&costly, &cheap]) {
+        let got = consumer.join().expect("consumer");
+        assert_eq!(
+            m.journal_stats().dropped_records,
+            0,
+            "the journal dropped records"
+        );
+        assert_eq!(got.records, 2 * n as u64, "two records per put pair");
+    }
     blocks.sample(
         n,
-        [
-            "put_pairs_per_s_off",
-            "put_pairs_per_s_on",
-            "on_over_off",
-            "on_over_off_block_median",
-        ],
+        &if aa {
+            BlockNames {
+                cheap_rate: "put_pairs_per_s_on_a",
+                costly_rate: "put_pairs_per_s_on_b",
+                ratio: "b_over_a",
+                block_median: "b_over_a_block_median",
+                costly_arm0: "b_over_a_b_arm0",
+                costly_arm1: "b_over_a_b_arm1",
+            }
+        } else {
+            BlockNames {
+                cheap_rate: "put_pairs_per_s_off",
+                costly_rate: "put_pairs_per_s_on",
+                ratio: "on_over_off",
+                block_median: "on_over_off_block_median",
+                costly_arm0: "on_over_off_on_arm0",
+                costly_arm1: "on_over_off_on_arm1",
+            }
+        },
     )
 }
 
 fn child(p: &Params) -> Sample {
     let n = p.usize("n");
-    if p.str("journal") == "interleaved" {
-        return interleaved_case(n);
+    match p.str("journal") {
+        "interleaved" => return interleaved_case(n, false),
+        "interleaved_aa" => return interleaved_case(n, true),
+        _ => {}
     }
     let on = p.str("journal") == "on";
     let keys = keys(n);
@@ -189,6 +217,7 @@ fn figures(r: &Results, mode: Mode) -> Vec<Figure> {
     let off = [("n", n.as_str()), ("journal", "off")];
     let on = [("n", n.as_str()), ("journal", "on")];
     let il = [("n", n.as_str()), ("journal", "interleaved")];
+    let aa = [("n", n.as_str()), ("journal", "interleaved_aa")];
     let par = |j: &str| vec![("n", n.clone()), ("journal", j.to_owned())];
     vec![
         Figure::new(
@@ -233,7 +262,8 @@ fn figures(r: &Results, mode: Mode) -> Vec<Figure> {
             Better::Higher,
             r.values(&il, "put_pairs_per_s_on"),
         ),
-        // The target: both rates from the same stretch of time.
+        // The target: both rates from the same stretch of time, each
+        // master first in half of the block pairs.
         Figure::new(
             "journal",
             "put pairs/s, journal on / off (interleaved blocks, one process)",
@@ -256,6 +286,50 @@ fn figures(r: &Results, mode: Mode) -> Vec<Figure> {
             r.values(&il, "on_over_off_block_median"),
         )
         .target(Target::AtLeast(0.85)),
+        // That median over the pairs the on master ran first in (arm 0)
+        // and second in (arm 1): no target, they show the position's effect.
+        Figure::new(
+            "journal",
+            "put pairs/s, journal on / off (median of block pairs, on master first)",
+            &[("n", n.clone()), ("journal", "interleaved".into()), ("on_arm", "0".into())],
+            "x",
+            Better::Higher,
+            r.values(&il, "on_over_off_on_arm0"),
+        ),
+        Figure::new(
+            "journal",
+            "put pairs/s, journal on / off (median of block pairs, on master second)",
+            &[("n", n.clone()), ("journal", "interleaved".into()), ("on_arm", "1".into())],
+            "x",
+            Better::Higher,
+            r.values(&il, "on_over_off_on_arm1"),
+        ),
+        // The A/A calibration: both masters journal on.
+        Figure::new(
+            "journal",
+            "put pairs/s, journal on / on (A/A, median of block pairs, one process)",
+            &par("interleaved_aa"),
+            "x",
+            Better::Higher,
+            r.values(&aa, "b_over_a_block_median"),
+        )
+        .note("A/A calibration (the noise floor of the interleaved on / off ratio): both masters journal on, each read by a consumer of its own, the same block pairs and order; master B ÷ master A, 1 when the harness is unbiased; no target"),
+        Figure::new(
+            "journal",
+            "put pairs/s, journal on / on (A/A, median of block pairs, B first)",
+            &[("n", n.clone()), ("journal", "interleaved_aa".into()), ("b_arm", "0".into())],
+            "x",
+            Better::Higher,
+            r.values(&aa, "b_over_a_b_arm0"),
+        ),
+        Figure::new(
+            "journal",
+            "put pairs/s, journal on / on (A/A, median of block pairs, B second)",
+            &[("n", n.clone()), ("journal", "interleaved_aa".into()), ("b_arm", "1".into())],
+            "x",
+            Better::Higher,
+            r.values(&aa, "b_over_a_b_arm1"),
+        ),
         Figure::new(
             "journal",
             "journal bytes per put pair (ObjectStarted + ObjectEnded)",

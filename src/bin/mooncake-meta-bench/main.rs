@@ -41,22 +41,66 @@ pub struct Mode {
     pub reps: usize,
 }
 
-/// Every sample of one scenario, by case, in repetition order.
-#[derive(Default)]
+/// Every sample of one scenario, by case, in repetition order, and the
+/// repetitions that failed.
+#[derive(Default, Clone)]
 pub struct Results {
+    /// Each case and the samples of its repetitions that succeeded.
     pub cases: Vec<(Params, Vec<Sample>)>,
+    /// The repetition number of each sample of `cases`, in the same
+    /// order (a case without an entry here: its samples are repetitions
+    /// 0, 1, 2, …).
+    pub reps: Vec<Vec<usize>>,
+    /// Repetitions that failed: (case index, repetition, why).
+    pub failures: Vec<(usize, usize, String)>,
 }
 
 impl Results {
-    /// Samples of the case whose parameters include all of `want`.
+    /// Results for `cases`, no repetition run yet.
+    pub fn new(cases: &[Params]) -> Self {
+        Results {
+            cases: cases.iter().map(|c| (c.clone(), Vec::new())).collect(),
+            reps: vec![Vec::new(); cases.len()],
+            failures: Vec::new(),
+        }
+    }
+
+    /// Records repetition `rep` of case `case`: its sample, or why it failed.
+    pub fn record(&mut self, case: usize, rep: usize, got: Result<Sample, String>) {
+        match got {
+            Ok(s) => {
+                self.cases[case].1.push(s);
+                if self.reps.len() <= case {
+                    self.reps.resize(case + 1, Vec::new());
+                }
+                self.reps[case].push(rep);
+            }
+            Err(why) => self.failures.push((case, rep, why)),
+        }
+    }
+
+    /// The index of the case whose parameters include all of `want`.
+    fn case(&self, want: &[(&str, &str)]) -> Option<usize> {
+        self.cases.iter().position(|(p, _)| {
+            want.iter()
+                .all(|(k, v)| p.0.iter().any(|(pk, pv)| pk == k && pv == v))
+        })
+    }
+
+    /// The repetition number of the `i`-th sample of case `case`.
+    fn rep_of(&self, case: usize, i: usize) -> usize {
+        self.reps
+            .get(case)
+            .and_then(|r| r.get(i))
+            .copied()
+            .unwrap_or(i)
+    }
+
+    /// Samples of the case whose parameters include all of `want` (the
+    /// repetitions that succeeded).
     pub fn samples(&self, want: &[(&str, &str)]) -> &[Sample] {
-        self.cases
-            .iter()
-            .find(|(p, _)| {
-                want.iter()
-                    .all(|(k, v)| p.0.iter().any(|(pk, pv)| pk == k && pv == v))
-            })
-            .map(|(_, s)| s.as_slice())
+        self.case(want)
+            .map(|i| self.cases[i].1.as_slice())
             .unwrap_or(&[])
     }
 
@@ -79,7 +123,10 @@ impl Results {
             .collect()
     }
 
-    /// `f(a, b)` per repetition of one metric in two cases (paired by rep).
+    /// `f(a, b)` per repetition of one metric in two cases, paired by
+    /// repetition number (the cases interleave, so repetition r of both
+    /// ran one right after the other); a repetition that failed on
+    /// either side makes no pair.
     pub fn pair(
         &self,
         a: &[(&str, &str)],
@@ -87,12 +134,103 @@ impl Results {
         metric: &str,
         f: impl Fn(f64, f64) -> f64,
     ) -> Vec<f64> {
-        self.values(a, metric)
-            .into_iter()
-            .zip(self.values(b, metric))
-            .map(|(x, y)| f(x, y))
+        let (Some(ca), Some(cb)) = (self.case(a), self.case(b)) else {
+            return Vec::new();
+        };
+        let (sa, sb) = (&self.cases[ca].1, &self.cases[cb].1);
+        sa.iter()
+            .enumerate()
+            .filter_map(|(i, x)| {
+                let rep = self.rep_of(ca, i);
+                let j = (0..sb.len()).find(|&j| self.rep_of(cb, j) == rep)?;
+                Some(f(x.get(metric), sb[j].get(metric)))
+            })
             .collect()
     }
+
+    /// Whether a figure with parameters `fig` may read case `case`: none
+    /// of its parameters names a value the case has otherwise.
+    fn may_read(&self, case: usize, fig: &[(String, String)]) -> bool {
+        let params = &self.cases[case].0;
+        fig.iter()
+            .all(|(k, v)| params.0.iter().all(|(ck, cv)| ck != k || same_value(cv, v)))
+    }
+}
+
+/// Marks failed every figure of `figs` that reads a repetition that
+/// failed, the note naming the case, the repetition and why. The figures
+/// do not say which cases they read, so this asks `s.figures` again: on
+/// the results with every failed repetition present as a sample of no
+/// numbers, and, for each failed repetition, with all of them present but
+/// that one. A figure that comes out different between the two (its
+/// values, or its note), or in only one of them, reads that repetition;
+/// with every other failed repetition filled in, a comparison of two
+/// cases that both failed in one repetition still shows. Should a run
+/// panic, or the figure come out in neither, a figure counts as reading a
+/// failed case unless one of its parameters names a value the case has
+/// otherwise.
+fn mark_failures(s: &Scenario, mode: Mode, r: &Results, figs: &mut [Figure]) {
+    if r.failures.is_empty() {
+        return;
+    }
+    // Which occurrence of its name and parameters each figure is.
+    let nth: Vec<usize> = (0..figs.len())
+        .map(|i| {
+            figs[..i]
+                .iter()
+                .filter(|g| g.name == figs[i].name && g.params == figs[i].params)
+                .count()
+        })
+        .collect();
+    // The figures with every failed repetition but `skip` filled in.
+    let filled = |skip: Option<usize>| {
+        let mut probe = r.clone();
+        probe.failures.clear();
+        for (j, (case, rep, _)) in r.failures.iter().enumerate() {
+            if Some(j) != skip {
+                probe.record(*case, *rep, Ok(Sample::default()));
+            }
+        }
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (s.figures)(&probe, mode))).ok()
+    };
+    let find = |probed: &[Figure], f: &Figure, nth: usize| -> Option<usize> {
+        probed
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| p.name == f.name && p.params == f.params)
+            .nth(nth)
+            .map(|(i, _)| i)
+    };
+    let all = filled(None);
+    for (j, (case, rep, why)) in r.failures.iter().enumerate() {
+        let without = filled(Some(j));
+        let why = format!("{} {} rep {rep}: {why}", s.name, r.cases[*case].0.label());
+        for (i, f) in figs.iter_mut().enumerate() {
+            let reads = match (&all, &without) {
+                (Some(a), Some(w)) => match (find(a, f, nth[i]), find(w, f, nth[i])) {
+                    (Some(x), Some(y)) => {
+                        !same_bits(&a[x].values, &w[y].values) || a[x].note != w[y].note
+                    }
+                    (None, None) => r.may_read(*case, &f.params),
+                    _ => true,
+                },
+                _ => r.may_read(*case, &f.params),
+            };
+            if reads {
+                f.fail(why.clone());
+            }
+        }
+    }
+}
+
+/// Whether two lists of values are the same, bit for bit (NaN included).
+fn same_bits(a: &[f64], b: &[f64]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits())
+}
+
+/// Whether two parameter values are the same (as text, or as numbers).
+fn same_value(a: &str, b: &str) -> bool {
+    a == b || matches!((a.parse::<f64>(), b.parse::<f64>()), (Ok(x), Ok(y)) if x == y)
 }
 
 pub struct Scenario {
@@ -250,7 +388,9 @@ fn main() {
         } else {
             let s = all.iter().find(|s| s.name == name).expect("known scenario");
             let results = run_children(s, mode, &mut notes);
-            (s.figures)(&results, mode)
+            let mut figs = (s.figures)(&results, mode);
+            mark_failures(s, mode, &results, &mut figs);
+            figs
         };
         let mut out = std::io::stdout().lock();
         for f in &figs {
@@ -275,14 +415,14 @@ fn main() {
 
 /// Runs every case of a scenario `mode.reps` times, repetitions outermost
 /// so that the cases of a comparison interleave (drift hits them alike).
+/// A repetition that fails (a non-zero exit, a failed assertion, output
+/// that is not one JSON object) is recorded as failed, with why.
 fn run_children(s: &Scenario, mode: Mode, notes: &mut Vec<String>) -> Results {
     let cases = (s.cases)(mode);
-    let mut results = Results {
-        cases: cases.iter().map(|c| (c.clone(), Vec::new())).collect(),
-    };
+    let mut results = Results::new(&cases);
     let exe = std::env::current_exe().expect("current_exe");
     for rep in 0..mode.reps {
-        for (case, samples) in results.cases.iter_mut() {
+        for (ci, case) in cases.iter().enumerate() {
             let t = Instant::now();
             let out = Command::new(&exe)
                 .arg("--child")
@@ -290,45 +430,75 @@ fn run_children(s: &Scenario, mode: Mode, notes: &mut Vec<String>) -> Results {
                 .args(case.args())
                 .arg(format!("rep={rep}"))
                 .stdin(Stdio::null())
-                .stderr(Stdio::inherit())
+                .stderr(Stdio::piped())
                 .output();
             let parsed = match out {
-                Ok(o) if o.status.success() => {
-                    let text = String::from_utf8_lossy(&o.stdout);
-                    let line = text
-                        .lines()
-                        .rev()
-                        .find(|l| l.starts_with('{'))
-                        .unwrap_or("");
-                    json::parse(line)
-                        .map_err(|e| format!("unreadable child output ({e}): {text:?}"))
+                Ok(o) => {
+                    // What the child said on stderr (a panic's message),
+                    // passed on as it would have been printed.
+                    let err = String::from_utf8_lossy(&o.stderr);
+                    eprint!("{err}");
+                    if o.status.success() {
+                        let text = String::from_utf8_lossy(&o.stdout);
+                        let line = text
+                            .lines()
+                            .rev()
+                            .find(|l| l.starts_with('{'))
+                            .unwrap_or("");
+                        match json::parse(line) {
+                            Ok(json::Value::Obj(m)) => {
+                                let mut sample = Sample::default();
+                                for (k, v) in m {
+                                    sample.set(&k, v.num().unwrap_or(f64::NAN));
+                                }
+                                Ok(sample)
+                            }
+                            Ok(_) => Err(format!("child output is not a JSON object: {text:?}")),
+                            Err(e) => Err(format!("unreadable child output ({e}): {text:?}")),
+                        }
+                    } else {
+                        Err(match panic_message(&err) {
+                            Some(p) => format!("child failed ({}): {p}", o.status),
+                            None => format!("child failed: {}", o.status),
+                        })
+                    }
                 }
-                Ok(o) => Err(format!("child failed: {}", o.status)),
                 Err(e) => Err(format!("cannot run child: {e}")),
             };
-            match parsed {
-                Ok(json::Value::Obj(m)) => {
-                    let mut sample = Sample::default();
-                    for (k, v) in m {
-                        sample.set(&k, v.num().unwrap_or(f64::NAN));
-                    }
-                    eprintln!(
-                        "   {} {} rep {rep}: {:.1} s",
-                        s.name,
-                        case.label(),
-                        t.elapsed().as_secs_f64()
-                    );
-                    samples.push(sample);
-                }
-                Ok(_) | Err(_) => {
-                    let why = parsed.err().unwrap_or_else(|| "not a JSON object".into());
+            match &parsed {
+                Ok(_) => eprintln!(
+                    "   {} {} rep {rep}: {:.1} s",
+                    s.name,
+                    case.label(),
+                    t.elapsed().as_secs_f64()
+                ),
+                Err(why) => {
                     eprintln!("   {} {} rep {rep}: ERROR {why}", s.name, case.label());
                     notes.push(format!("{} {} rep {rep}: {why}", s.name, case.label()));
                 }
             }
+            results.record(ci, rep, parsed);
         }
     }
     results
+}
+
+/// The message of a panic in a child's stderr: the `panicked at` line's
+/// location and the message lines after it (an assertion's left and
+/// right), at most 300 characters.
+fn panic_message(stderr: &str) -> Option<String> {
+    let mut lines = stderr.lines().skip_while(|l| !l.contains("panicked at"));
+    let first = lines.next()?;
+    let at = first.split_once("panicked at").map_or(first, |(_, r)| r);
+    let mut msg = at.trim().trim_end_matches(':').to_owned();
+    for l in lines.take_while(|l| !l.starts_with("note:") && !l.starts_with("stack backtrace")) {
+        msg.push(' ');
+        msg.push_str(l.trim());
+    }
+    if msg.chars().count() > 300 {
+        msg = msg.chars().take(297).collect::<String>() + "...";
+    }
+    Some(msg)
 }
 
 /// `--child SCENARIO key=value...`: one measurement, one JSON line, then a
@@ -360,4 +530,162 @@ fn loadavg() -> String {
 fn die(msg: &str) -> ! {
     eprintln!("{msg}");
     std::process::exit(2);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use report::{Better, Target};
+
+    fn sample(k: &str, v: f64) -> Sample {
+        let mut s = Sample::default();
+        s.set(k, v);
+        s
+    }
+
+    /// Two cases, "a" and "b", 3 repetitions each; repetition 1 of "a" failed.
+    fn results() -> Results {
+        let cases = [
+            Params::new(&[("n", "10".into()), ("case", "a".into())]),
+            Params::new(&[("n", "10".into()), ("case", "b".into())]),
+        ];
+        let mut r = Results::new(&cases);
+        for rep in 0..3 {
+            let a = if rep == 1 {
+                Err("child failed: exit status: 101".to_owned())
+            } else {
+                Ok(sample("x", 10.0 * (rep + 1) as f64))
+            };
+            r.record(0, rep, a);
+            r.record(1, rep, Ok(sample("x", (rep + 1) as f64)));
+        }
+        r
+    }
+
+    #[test]
+    fn pairs_are_made_by_repetition_number_skipping_a_failed_side() {
+        let r = results();
+        assert_eq!(r.values(&[("case", "a")], "x"), vec![10.0, 30.0]);
+        // Rep 0: 10 / 1, rep 2: 30 / 3; rep 1 of "b" has no partner. By
+        // index it would have paired 30 with 2.
+        assert_eq!(
+            r.pair(&[("case", "a")], &[("case", "b")], "x", |a, b| a / b),
+            vec![10.0, 10.0]
+        );
+        assert_eq!(
+            r.pair(&[("case", "b")], &[("case", "a")], "x", |a, b| a / b),
+            vec![0.1, 0.1]
+        );
+    }
+
+    fn toy_cases(_: Mode) -> Vec<Params> {
+        Vec::new()
+    }
+
+    fn toy_child(_: &Params) -> Sample {
+        Sample::default()
+    }
+
+    fn toy_figures(r: &Results, _: Mode) -> Vec<Figure> {
+        vec![
+            Figure::new(
+                "toy",
+                "a",
+                &[("n", "10".into())],
+                "x",
+                Better::Lower,
+                r.values(&[("case", "a")], "x"),
+            )
+            .target(Target::AtMost(100.0)),
+            Figure::new(
+                "toy",
+                "b",
+                &[("n", "10".into())],
+                "x",
+                Better::Lower,
+                r.values(&[("case", "b")], "x"),
+            )
+            .target(Target::AtMost(100.0)),
+            Figure::new(
+                "toy",
+                "a_over_b",
+                &[("n", "10".into())],
+                "x",
+                Better::Lower,
+                r.pair(&[("case", "a")], &[("case", "b")], "x", |a, b| a / b),
+            ),
+        ]
+    }
+
+    const TOY: Scenario = Scenario {
+        name: "toy",
+        about: "",
+        cases: toy_cases,
+        child: toy_child,
+        figures: toy_figures,
+    };
+
+    #[test]
+    fn a_failed_repetition_fails_exactly_the_figures_that_read_it() {
+        let mode = Mode {
+            quick: true,
+            scale: false,
+            reps: 3,
+        };
+        let r = results();
+        let mut figs = toy_figures(&r, mode);
+        // Without the failure, "a" (values 10, 30) would meet its target.
+        assert_eq!(figs[0].median(), Some(20.0));
+        mark_failures(&TOY, mode, &r, &mut figs);
+        assert!(
+            figs[0].failed() && figs[2].failed(),
+            "a and a/b read case a"
+        );
+        assert!(!figs[1].failed(), "b reads only case b");
+        assert_eq!(figs[0].met(), Some(false));
+        assert_eq!(figs[1].met(), Some(true));
+        let json = figs[0].to_json();
+        assert!(json.contains("\"met\":false"), "{json}");
+        assert!(json.contains("\"failed\":true"), "{json}");
+        assert!(
+            json.contains("FAILED: toy n=10 case=a rep 1: child failed: exit status: 101"),
+            "{json}"
+        );
+    }
+
+    #[test]
+    fn a_comparison_whose_two_sides_failed_in_one_repetition_is_failed() {
+        let mode = Mode {
+            quick: true,
+            scale: false,
+            reps: 3,
+        };
+        let mut r = results();
+        // Repetition 1 of "b" failed too: no pair is lost by index, and the
+        // ratio still reads both failures.
+        r.cases[1].1.remove(1);
+        r.reps[1].remove(1);
+        r.failures.push((1, 1, "child failed: signal 9".to_owned()));
+        assert_eq!(
+            r.pair(&[("case", "a")], &[("case", "b")], "x", |a, b| a / b),
+            vec![10.0, 10.0]
+        );
+        let mut figs = toy_figures(&r, mode);
+        mark_failures(&TOY, mode, &r, &mut figs);
+        assert_eq!(figs[0].failures.len(), 1, "{:?}", figs[0].failures);
+        assert_eq!(figs[1].failures.len(), 1, "{:?}", figs[1].failures);
+        assert_eq!(figs[2].failures.len(), 2, "{:?}", figs[2].failures);
+    }
+
+    #[test]
+    fn a_panic_message_is_cut_from_stderr() {
+        let err = "thread 'main' panicked at src/bin/x.rs:12:5:\n\
+                   assertion `left == right` failed: every put pinned\n  left: 3\n right: 4\n\
+                   note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace\n";
+        assert_eq!(
+            panic_message(err).as_deref(),
+            Some("src/bin/x.rs:12:5 assertion `left == right` failed: every put pinned left: 3 right: 4")
+        );
+        assert_eq!(panic_message("nothing\n"), None);
+    }
 }

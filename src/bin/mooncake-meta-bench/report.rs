@@ -12,26 +12,75 @@ pub enum Better {
     Lower,
 }
 
-/// A performance target the project set itself (bench/README.md).
-#[derive(Debug, Clone, Copy)]
+/// A performance target the project set itself (bench/README.md), and how
+/// the repetitions of a figure are judged against it.
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Target {
+    /// The median of the repetitions at least this.
     AtLeast(f64),
+    /// The median of the repetitions at most this.
     AtMost(f64),
+    /// A bounded maximum (a longest lock or index hold, a p99 latency):
+    /// every repetition at most this, so it is judged on the worst
+    /// (largest) one; one long hold in three runs is a missed target, not
+    /// an outlier. [`Figure::target`] makes an `AtMost` of a figure whose
+    /// name says it is a maximum ([`is_maximum`]) this kind.
+    Max(f64),
 }
 
 impl Target {
-    pub fn met(self, median: f64) -> bool {
-        match self {
-            Target::AtLeast(t) => median >= t,
-            Target::AtMost(t) => median <= t,
-        }
+    /// Whether the finite repetitions `values` meet the target: their
+    /// median, or for [`Target::Max`] their worst; `None` without any.
+    pub fn met(self, values: &[f64]) -> Option<bool> {
+        Some(match self {
+            Target::AtLeast(t) => median(values)? >= t,
+            Target::AtMost(t) => median(values)? <= t,
+            Target::Max(t) => worst_of(values)? <= t,
+        })
+    }
+
+    /// Whether it is judged on the worst repetition.
+    pub fn bounded_max(self) -> bool {
+        matches!(self, Target::Max(_))
     }
 
     pub fn label(self) -> String {
         match self {
             Target::AtLeast(t) => format!(">= {}", human(t)),
             Target::AtMost(t) => format!("<= {}", human(t)),
+            Target::Max(t) => format!("<= {} (worst rep)", human(t)),
         }
+    }
+}
+
+/// The largest of `values` (a bounded maximum's worst repetition).
+fn worst_of(values: &[f64]) -> Option<f64> {
+    values.iter().copied().reduce(f64::max)
+}
+
+/// Whether a figure named `name` is a maximum over its run, so that its
+/// upper-bound target bounds every repetition ([`Target::Max`]): a name
+/// with the word `hold`, `longest` or `max`, or one starting with `p99`
+/// (`longest_index_hold`, `eviction_longest_shard_lock_hold`,
+/// `putend_p99_during_wave`). Words are split at anything but a letter or
+/// a digit.
+pub fn is_maximum(name: &str) -> bool {
+    name.split(|c: char| !c.is_ascii_alphanumeric())
+        .any(|w| matches!(w, "hold" | "longest" | "max") || w.starts_with("p99"))
+}
+
+/// "10^7" for 10 000 000, the number itself when it is no power of ten.
+pub fn power_of_ten(n: u64) -> String {
+    let mut k = 0;
+    let mut x = n;
+    while x >= 10 && x % 10 == 0 {
+        x /= 10;
+        k += 1;
+    }
+    if x == 1 && k > 0 {
+        format!("10^{k}")
+    } else {
+        n.to_string()
     }
 }
 
@@ -53,6 +102,13 @@ pub struct Figure {
     pub cpp: Option<Cpp>,
     pub target: Option<Target>,
     pub note: Option<String>,
+    /// The N the target is stated at and the N this figure was measured
+    /// at ([`target_stated_at`](Self::target_stated_at)).
+    pub target_n: Option<(u64, u64)>,
+    /// Repetitions of a case this figure reads that failed (a child that
+    /// exited non-zero, a failed assertion, unreadable output), each
+    /// with its reason: the figure is failed and misses its target.
+    pub failures: Vec<String>,
 }
 
 impl Figure {
@@ -77,6 +133,8 @@ impl Figure {
             cpp: None,
             target: None,
             note: None,
+            target_n: None,
+            failures: Vec::new(),
         }
     }
 
@@ -85,9 +143,54 @@ impl Figure {
         self
     }
 
+    /// Sets the target. An `AtMost` of a figure that is a maximum over its
+    /// run ([`is_maximum`]: longest holds, p99 latencies) becomes a
+    /// bounded maximum ([`Target::Max`]), judged on the worst repetition.
     pub fn target(mut self, t: Target) -> Self {
-        self.target = Some(t);
+        self.target = Some(match t {
+            Target::AtMost(x) if is_maximum(&self.name) => Target::Max(x),
+            t => t,
+        });
         self
+    }
+
+    /// Says that the target is stated at `stated_n` objects (bench/README.md's
+    /// targets table: "at 10^7") and that this figure was measured at
+    /// `run_n`. Below `stated_n` the figure is not judged: `met` is null and
+    /// the note says "target at 10^7". At or above it, nothing changes.
+    /// Call it beside [`target`](Self::target), in either order.
+    pub fn target_stated_at(mut self, stated_n: u64, run_n: u64) -> Self {
+        self.target_n = Some((stated_n, run_n));
+        self
+    }
+
+    /// Marks the figure failed: a repetition it reads failed, for `why`.
+    pub fn fail(&mut self, why: impl Into<String>) {
+        self.failures.push(why.into());
+    }
+
+    /// Whether a repetition it reads failed.
+    pub fn failed(&self) -> bool {
+        !self.failures.is_empty()
+    }
+
+    /// Whether the target is stated at a larger N than the run's.
+    fn below_stated_n(&self) -> bool {
+        self.target.is_some() && self.target_n.is_some_and(|(stated, run)| run < stated)
+    }
+
+    /// The note as printed: the failures first, then whether the target is
+    /// judged at this N, then the scenario's note.
+    pub fn full_note(&self) -> Option<String> {
+        let mut parts = Vec::new();
+        if self.failed() {
+            parts.push(format!("FAILED: {}", self.failures.join("; ")));
+        }
+        if let (true, Some((stated, _))) = (self.below_stated_n(), self.target_n) {
+            parts.push(format!("target at {}", power_of_ten(stated)));
+        }
+        parts.extend(self.note.clone());
+        (!parts.is_empty()).then(|| parts.join("; "))
     }
 
     pub fn note(mut self, n: impl Into<String>) -> Self {
@@ -129,8 +232,25 @@ impl Figure {
         })
     }
 
+    /// The worst repetition of a bounded maximum (the largest), what its
+    /// target is judged on; printed as `worst` beside the median.
+    pub fn worst(&self) -> Option<f64> {
+        worst_of(&self.finite())
+    }
+
+    /// Whether the target is met: `None` without a target, without a
+    /// repetition to judge, or when the target is stated at a larger N
+    /// than the run's; `false` whenever a repetition failed; else the
+    /// median, or for a bounded maximum the worst repetition, against it.
     pub fn met(&self) -> Option<bool> {
-        Some(self.target?.met(self.median()?))
+        let t = self.target?;
+        if self.failed() {
+            return Some(false);
+        }
+        if self.below_stated_n() {
+            return None;
+        }
+        t.met(&self.finite())
     }
 
     pub fn to_json(&self) -> String {
@@ -146,8 +266,11 @@ impl Figure {
             .str("figure", &self.name)
             .raw("params", &params.finish())
             .str("unit", self.unit)
-            .opt_num("median", self.median())
-            .opt_num("min", self.min())
+            .opt_num("median", self.median());
+        if self.target.is_some_and(Target::bounded_max) {
+            w.opt_num("worst", self.worst());
+        }
+        w.opt_num("min", self.min())
             .opt_num("max", self.max())
             .num("reps", self.values.len() as f64)
             .str(
@@ -170,8 +293,11 @@ impl Figure {
                 None => w.raw("met", "null"),
             };
         }
-        if let Some(n) = &self.note {
-            w.str("note", n);
+        if self.failed() {
+            w.bool("failed", true);
+        }
+        if let Some(n) = self.full_note() {
+            w.str("note", &n);
         }
         w.finish()
     }
@@ -247,8 +373,10 @@ pub fn table(figures: &[Figure], notes: &[String]) -> String {
             f.advantage().map(|a| format!("{a:.2}")).unwrap_or_default(),
             f.target.map(Target::label).unwrap_or_default(),
             match f.met() {
+                _ if f.failed() => "FAILED".into(),
                 Some(true) => "met".into(),
                 Some(false) => "MISSED".into(),
+                None if f.below_stated_n() => "at larger N".into(),
                 None => String::new(),
             },
         ]);
@@ -285,10 +413,10 @@ pub fn table(figures: &[Figure], notes: &[String]) -> String {
         line(r, &mut out);
     }
     let mut annotated: Vec<&Figure> = Vec::new();
-    for f in figures.iter().filter(|f| f.note.is_some()) {
-        let seen = annotated
-            .iter()
-            .any(|a| a.scenario == f.scenario && a.name == f.name && a.note == f.note);
+    for f in figures.iter().filter(|f| f.full_note().is_some()) {
+        let seen = annotated.iter().any(|a| {
+            a.scenario == f.scenario && a.name == f.name && a.full_note() == f.full_note()
+        });
         if !seen {
             annotated.push(f);
         }
@@ -300,7 +428,7 @@ pub fn table(figures: &[Figure], notes: &[String]) -> String {
                 "- {}/{}: {}\n",
                 f.scenario,
                 f.name,
-                f.note.as_deref().unwrap_or("")
+                f.full_note().unwrap_or_default()
             ));
         }
         for n in notes {
@@ -336,5 +464,118 @@ mod tests {
         assert_eq!(r.median(), Some(8.0));
         assert_eq!(r.met(), Some(false));
         assert_eq!(median(&[1.0, 2.0, 3.0, 4.0]), Some(2.5));
+    }
+
+    #[test]
+    fn a_bounded_maximum_is_judged_on_the_worst_repetition() {
+        // Holds of 0.2, 0.3 and 1.5 ms: the median meets <= 1 ms, the worst does not.
+        let holds = vec![0.2, 1.5, 0.3];
+        let f = Figure::new(
+            "s",
+            "longest_index_hold",
+            &[],
+            "ms",
+            Better::Lower,
+            holds.clone(),
+        )
+        .target(Target::AtMost(1.0));
+        assert_eq!(f.target, Some(Target::Max(1.0)), "a hold is a maximum");
+        assert_eq!((f.median(), f.worst()), (Some(0.3), Some(1.5)));
+        assert_eq!(f.met(), Some(false));
+        let json = f.to_json();
+        assert!(json.contains("\"median\":0.3,\"worst\":1.5"), "{json}");
+        assert!(json.contains("\"target\":\"<= 1 (worst rep)\""), "{json}");
+        // Every repetition within the bound: met.
+        let f = Figure::new("s", "p99_latency", &[], "us", Better::Lower, vec![5.0, 9.0])
+            .target(Target::AtMost(10.0));
+        assert_eq!(f.met(), Some(true));
+        // Not a maximum: the median still judges an upper bound.
+        let f = Figure::new("s", "per_object_examined", &[], "ns", Better::Lower, holds)
+            .target(Target::AtMost(1.0));
+        assert_eq!(f.target, Some(Target::AtMost(1.0)));
+        assert_eq!(f.met(), Some(true));
+        assert!(!f.to_json().contains("worst"));
+        // An explicit bounded maximum, whatever the name.
+        assert_eq!(Target::Max(2.0).met(&[1.0, 2.5, 1.0]), Some(false));
+        assert_eq!(Target::Max(2.0).met(&[]), None);
+    }
+
+    #[test]
+    fn maxima_are_told_by_their_names() {
+        for name in [
+            "longest_index_hold",
+            "build_longest_index_hold",
+            "eviction_longest_shard_lock_hold",
+            "longest_index_hold_register",
+            "index_lock_hold_100pct_due",
+            "putend_p99_during_wave",
+            "get_max_during_eviction",
+        ] {
+            assert!(is_maximum(name), "{name}");
+        }
+        for name in [
+            "index_work_per_batch",
+            "collection_slice_cpu",
+            "put_pin_slowdown",
+            "threshold_ratio",
+            "maximal",
+            "put pairs/s, journal on / off (interleaved blocks, one process)",
+        ] {
+            assert!(!is_maximum(name), "{name}");
+        }
+    }
+
+    #[test]
+    fn a_target_stated_at_a_larger_n_is_not_judged() {
+        let f = Figure::new(
+            "s",
+            "batch_exist_64",
+            &[],
+            "keys/s",
+            Better::Higher,
+            vec![5e6],
+        )
+        .note("a note")
+        .target(Target::AtLeast(8e6))
+        .target_stated_at(10_000_000, 1_000_000);
+        assert_eq!(f.met(), None);
+        let json = f.to_json();
+        assert!(json.contains("\"met\":null"), "{json}");
+        assert!(
+            json.contains("\"note\":\"target at 10^7; a note\""),
+            "{json}"
+        );
+        // At the stated N it is judged as usual.
+        let f = Figure::new(
+            "s",
+            "batch_exist_64",
+            &[],
+            "keys/s",
+            Better::Higher,
+            vec![5e6],
+        )
+        .target_stated_at(10_000_000, 10_000_000)
+        .target(Target::AtLeast(8e6));
+        assert_eq!(f.met(), Some(false));
+        assert_eq!(f.full_note(), None);
+        assert_eq!(power_of_ten(10_000_000), "10^7");
+        assert_eq!(power_of_ten(1_000_000), "10^6");
+        assert_eq!(power_of_ten(20_000), "20000");
+    }
+
+    #[test]
+    fn a_failed_figure_misses_its_target() {
+        let mut f = Figure::new("s", "r", &[], "ops/s", Better::Higher, vec![20.0])
+            .target(Target::AtLeast(10.0));
+        assert_eq!(f.met(), Some(true));
+        f.fail("case rep 1: child failed");
+        assert_eq!(f.met(), Some(false));
+        assert!(f.to_json().contains("\"failed\":true"));
+        // Without a target it is still marked failed.
+        let mut g = Figure::new("s", "r", &[], "ops/s", Better::Higher, vec![20.0]);
+        g.fail("why");
+        assert_eq!(g.met(), None);
+        assert!(g.to_json().contains("\"failed\":true"));
+        assert!(table(&[g], &[]).contains("FAILED"));
     }
 }

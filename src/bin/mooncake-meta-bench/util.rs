@@ -172,81 +172,171 @@ pub fn put(m: &MasterCore, key: &str, c: &WriteConfig) {
         .expect("put_end");
 }
 
-/// Items a block of an [`interleaved`] run holds before the other arm's turn.
+/// Items a block of an [`interleaved`] run holds before the other master's turn.
 pub const BLOCK: usize = 4096;
 
-/// Two arms over the same `n` items in one process: items `from..to` go
-/// through arm 0 and then arm 1 (`run(arm, from, to)`, timed here), a
-/// block of [`BLOCK`] at a time, and which arm goes first alternates from
-/// block to block. Both arms are measured over the same stretch of time,
-/// so a change in the machine's speed between two runs (this machine is
-/// shared) moves both alike and their ratio keeps.
-pub fn interleaved(n: usize, mut run: impl FnMut(usize, usize, usize)) -> Blocks {
-    let mut timed = |arm: usize, from: usize, to: usize| {
+/// The seed of [`costly_first`]'s order (fixed: every run, every build
+/// puts the same pairs in the same order).
+const ORDER_SEED: u64 = 0x0b1a_5ed0;
+
+/// The two masters of an [`interleaved`] comparison: the reference
+/// (unpinned, journal off) and the one whose extra cost is measured
+/// (pinned, journal on). In an A/A run both are configured alike and the
+/// names only tell them apart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Side {
+    Cheap,
+    Costly,
+}
+
+/// For each of `pairs` block pairs, whether the costly master runs first in
+/// it (arm 0) rather than second (arm 1): exactly half of the pairs (of an
+/// odd count, one fewer), chosen by a fixed-seed shuffle. A fixed pattern
+/// would line up with periodic work: alternating pair by pair (A0 A1 | A1
+/// A0) put work the costly master does every second block pair (the pinned
+/// index starts a new 8192-entry heap chunk every 2 blocks of 4096 keys)
+/// always in the same arm, and ABBA over pairs would do the same to work
+/// every 4th or 8th pair. A shuffle lines up with no period.
+pub fn costly_first(pairs: usize) -> Vec<bool> {
+    let mut order: Vec<bool> = (0..pairs).map(|i| i < pairs / 2).collect();
+    let mut r = Rng::new(ORDER_SEED);
+    for i in (1..pairs).rev() {
+        let j = r.below(i + 1);
+        order.swap(i, j);
+    }
+    order
+}
+
+/// Two masters over the same `n` items in one process: items `from..to`
+/// go through both masters (`run(side, from, to)`, each call timed here),
+/// a block of [`BLOCK`] at a time, one block pair after another. Within a
+/// pair the two blocks run back to back; which master runs first (arm 0)
+/// is [`costly_first`]'s choice for that pair, so each master holds each
+/// arm in half of the pairs and the order is position-neutral. Both
+/// masters are measured over the same stretch of time, so a change in the
+/// machine's speed between two runs (this machine is shared) moves both
+/// alike and their ratio keeps.
+pub fn interleaved(n: usize, mut run: impl FnMut(Side, usize, usize)) -> Blocks {
+    let mut timed = |side: Side, from: usize, to: usize| {
         let t = Stopwatch::start();
-        run(arm, from, to);
+        run(side, from, to);
         t.elapsed()
     };
-    let mut pairs = Vec::with_capacity(n.div_ceil(BLOCK));
-    let mut start = 0;
-    while start < n {
-        let end = (start + BLOCK).min(n);
-        pairs.push(if pairs.len() % 2 == 0 {
-            let t0 = timed(0, start, end);
-            (t0, timed(1, start, end))
+    let order = costly_first(n.div_ceil(BLOCK));
+    let mut pairs = Vec::with_capacity(order.len());
+    for (p, &costly_first) in order.iter().enumerate() {
+        let (from, to) = (p * BLOCK, ((p + 1) * BLOCK).min(n));
+        let (cheap, costly) = if costly_first {
+            let costly = timed(Side::Costly, from, to);
+            (timed(Side::Cheap, from, to), costly)
         } else {
-            let t1 = timed(1, start, end);
-            (timed(0, start, end), t1)
+            let cheap = timed(Side::Cheap, from, to);
+            (cheap, timed(Side::Costly, from, to))
+        };
+        pairs.push(Pair {
+            cheap,
+            costly,
+            costly_first,
         });
-        start = end;
     }
     Blocks(pairs)
 }
 
-/// Each block's (arm 0, arm 1) times of an [`interleaved`] run.
-pub struct Blocks(pub Vec<(Duration, Duration)>);
+/// One block pair of an [`interleaved`] run: the same items through each
+/// master, back to back.
+#[derive(Debug, Clone, Copy)]
+pub struct Pair {
+    pub cheap: Duration,
+    pub costly: Duration,
+    /// The costly master ran first (arm 0); else second (arm 1).
+    pub costly_first: bool,
+}
+
+impl Pair {
+    /// The costly master's rate over the cheap one's in this pair.
+    pub fn ratio(&self) -> f64 {
+        self.cheap.as_secs_f64() / self.costly.as_secs_f64()
+    }
+}
+
+/// Every block pair of an [`interleaved`] run, in run order.
+pub struct Blocks(pub Vec<Pair>);
+
+/// Where [`Blocks::sample`] puts its figures.
+pub struct BlockNames<'a> {
+    /// The cheap master's rate over all pairs (items/s).
+    pub cheap_rate: &'a str,
+    /// The costly master's rate over all pairs (items/s).
+    pub costly_rate: &'a str,
+    /// Costly ÷ cheap rate from the totals ([`Blocks::ratio`]).
+    pub ratio: &'a str,
+    /// Costly ÷ cheap rate, the median over all block pairs
+    /// ([`Blocks::block_median_ratio`]).
+    pub block_median: &'a str,
+    /// The same median over the pairs the costly master ran first in.
+    pub costly_arm0: &'a str,
+    /// The same median over the pairs the costly master ran second in.
+    pub costly_arm1: &'a str,
+}
 
 impl Blocks {
-    /// Total time of each arm.
+    /// Total time of (the cheap, the costly) master.
     pub fn totals(&self) -> (Duration, Duration) {
         (
-            self.0.iter().map(|b| b.0).sum(),
-            self.0.iter().map(|b| b.1).sum(),
+            self.0.iter().map(|p| p.cheap).sum(),
+            self.0.iter().map(|p| p.costly).sum(),
         )
     }
 
-    /// The sample of a run over `n` items: arm 0's and arm 1's rates, and
-    /// arm 1's over arm 0's as [`ratio`](Self::ratio) and as
-    /// [`block_median_ratio`](Self::block_median_ratio), under the four
-    /// `names` in that order.
-    pub fn sample(&self, n: usize, names: [&str; 4]) -> Sample {
-        let (t0, t1) = self.totals();
+    /// The sample of a run over `n` items: both rates and the ratios under
+    /// `names`, plus `block_pairs` and `block_pairs_costly_arm0` (how many
+    /// pairs the costly master ran first in).
+    pub fn sample(&self, n: usize, names: &BlockNames) -> Sample {
+        let (cheap, costly) = self.totals();
+        let (arm0, arm1) = self.position_medians();
         let mut s = Sample::default();
-        s.set(names[0], n as f64 / t0.as_secs_f64());
-        s.set(names[1], n as f64 / t1.as_secs_f64());
-        s.set(names[2], self.ratio());
-        s.set(names[3], self.block_median_ratio());
+        s.set(names.cheap_rate, n as f64 / cheap.as_secs_f64());
+        s.set(names.costly_rate, n as f64 / costly.as_secs_f64());
+        s.set(names.ratio, self.ratio());
+        s.set(names.block_median, self.block_median_ratio());
+        s.set(names.costly_arm0, arm0);
+        s.set(names.costly_arm1, arm1);
+        s.set("block_pairs", self.0.len() as f64);
+        s.set(
+            "block_pairs_costly_arm0",
+            self.0.iter().filter(|p| p.costly_first).count() as f64,
+        );
         s
     }
 
-    /// Arm 1's rate over arm 0's, from the totals.
+    /// The costly master's rate over the cheap one's, from the totals
+    /// (position-neutral: each master holds each arm in half of the pairs).
     pub fn ratio(&self) -> f64 {
-        let (t0, t1) = self.totals();
-        t0.as_secs_f64() / t1.as_secs_f64()
+        let (cheap, costly) = self.totals();
+        cheap.as_secs_f64() / costly.as_secs_f64()
     }
 
-    /// The same ratio as the median over the blocks (each block's two
-    /// times taken one right after the other): a block that lost a time
-    /// slice to another process moves it no more than any other block.
+    /// The same ratio as the median over the block pairs, each pair's two
+    /// blocks taken one right after the other: a pair that lost a time
+    /// slice to another process moves it no more than any other pair.
     pub fn block_median_ratio(&self) -> f64 {
-        let mut r: Vec<f64> = self
-            .0
-            .iter()
-            .map(|(a, b)| a.as_secs_f64() / b.as_secs_f64())
-            .collect();
-        r.sort_by(f64::total_cmp);
-        // No blocks (a run of no items): no ratio.
-        r.get(r.len() / 2).copied().unwrap_or(f64::NAN)
+        self.median_of(|_| true)
+    }
+
+    /// The block-pair median over the pairs the costly master ran first in
+    /// (arm 0), and over those it ran second in (arm 1): apart, they show
+    /// what the position alone does to the ratio.
+    pub fn position_medians(&self) -> (f64, f64) {
+        (
+            self.median_of(|p| p.costly_first),
+            self.median_of(|p| !p.costly_first),
+        )
+    }
+
+    fn median_of(&self, keep: impl Fn(&Pair) -> bool) -> f64 {
+        let r: Vec<f64> = self.0.iter().filter(|p| keep(p)).map(Pair::ratio).collect();
+        // No pairs (a run of no items): no ratio.
+        crate::report::median(&r).unwrap_or(f64::NAN)
     }
 }
 
@@ -566,4 +656,87 @@ pub fn bare_index_pop_ns(keys: &[&str], distinct: bool) -> f64 {
     let ns = t.elapsed().as_nanos() as f64;
     assert_eq!(popped, keys.len());
     ns
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_master_runs_first_in_half_of_the_pairs_in_no_period() {
+        for pairs in [0, 1, 2, 3, 10, 245] {
+            let order = costly_first(pairs);
+            assert_eq!(order.len(), pairs);
+            assert_eq!(order.iter().filter(|&&f| f).count(), pairs / 2);
+            assert_eq!(order, costly_first(pairs), "a fixed order");
+        }
+        // Work every 2nd or 4th pair lands in both arms about equally.
+        let order = costly_first(245);
+        for period in [2, 4, 8] {
+            for phase in 0..period {
+                let hit: Vec<bool> = order.iter().skip(phase).step_by(period).copied().collect();
+                let first = hit.iter().filter(|&&f| f).count() as f64 / hit.len() as f64;
+                assert!(
+                    (0.3..=0.7).contains(&first),
+                    "period {period} phase {phase}: {first}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn interleaved_runs_each_pair_on_the_same_items_in_the_chosen_order() {
+        let n = 5 * BLOCK + 7;
+        let mut calls = Vec::new();
+        let blocks = interleaved(n, |side, from, to| calls.push((side, from, to)));
+        let order = costly_first(6);
+        assert_eq!(blocks.0.len(), 6);
+        assert_eq!(calls.len(), 12);
+        for (p, pair) in calls.chunks(2).enumerate() {
+            let (from, to) = (p * BLOCK, ((p + 1) * BLOCK).min(n));
+            let want = if order[p] {
+                [(Side::Costly, from, to), (Side::Cheap, from, to)]
+            } else {
+                [(Side::Cheap, from, to), (Side::Costly, from, to)]
+            };
+            assert_eq!(pair, want);
+            assert_eq!(blocks.0[p].costly_first, order[p]);
+        }
+    }
+
+    #[test]
+    fn ratios_are_costly_over_cheap_overall_and_by_arm() {
+        let ms = Duration::from_millis;
+        let pair = |cheap, costly, costly_first| Pair {
+            cheap: ms(cheap),
+            costly: ms(costly),
+            costly_first,
+        };
+        // Costly first: rate ratios 0.5, 0.8, 1.0; second: 0.25, 0.4.
+        let b = Blocks(vec![
+            pair(5, 10, true),
+            pair(4, 5, true),
+            pair(10, 10, true),
+            pair(1, 4, false),
+            pair(2, 5, false),
+        ]);
+        assert_eq!(b.block_median_ratio(), 0.5);
+        assert_eq!(b.position_medians(), (0.8, (0.25 + 0.4) / 2.0));
+        assert!((b.ratio() - 22.0 / 34.0).abs() < 1e-12, "{}", b.ratio());
+        let s = b.sample(
+            10,
+            &BlockNames {
+                cheap_rate: "c",
+                costly_rate: "d",
+                ratio: "r",
+                block_median: "m",
+                costly_arm0: "m0",
+                costly_arm1: "m1",
+            },
+        );
+        assert_eq!(s.get("m0"), 0.8);
+        assert_eq!(s.get("block_pairs"), 5.0);
+        assert_eq!(s.get("block_pairs_costly_arm0"), 3.0);
+        assert!(Blocks(Vec::new()).block_median_ratio().is_nan());
+    }
 }

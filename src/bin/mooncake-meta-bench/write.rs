@@ -50,10 +50,12 @@ fn cases(mode: Mode) -> Vec<Params> {
             ]));
         }
     }
-    v.push(Params::new(&[
-        ("n", size(mode).to_string()),
-        ("op", "pin_interleaved".into()),
-    ]));
+    for op in ["pin_interleaved", "pin_interleaved_aa"] {
+        v.push(Params::new(&[
+            ("n", size(mode).to_string()),
+            ("op", op.into()),
+        ]));
+    }
     let (cn, every) = cold_size(mode);
     for pin in ["0", "100"] {
         v.push(Params::new(&[
@@ -68,8 +70,10 @@ fn cases(mode: Mode) -> Vec<Params> {
 
 fn child(p: &Params) -> Sample {
     let n = p.usize("n");
-    if p.str("op") == "pin_interleaved" {
-        return pin_interleaved(n);
+    match p.str("op") {
+        "pin_interleaved" => return pin_interleaved(n, false),
+        "pin_interleaved_aa" => return pin_interleaved(n, true),
+        _ => {}
     }
     let c = if p.str("pinned_pct") == "100" {
         cfg(SoftPinRequest::enable())
@@ -109,36 +113,63 @@ fn child(p: &Params) -> Sample {
 
 /// `op=pin_interleaved`: put pairs of the same keys into two masters in
 /// one process, unpinned (PRESERVE) into one and pinned (ENABLE, the
-/// default TTL) into the other, in alternating blocks (`interleaved`):
+/// default TTL) into the other, in block pairs (`interleaved`: each
+/// master first in half of the pairs, chosen by a fixed-seed shuffle):
 /// the pin's cost measured over the same stretch of time as the put it
-/// is compared with.
-fn pin_interleaved(n: usize) -> Sample {
+/// is compared with. `op=pin_interleaved_aa` (`aa`): both masters pinned,
+/// the same comparison between two like masters: the harness's noise
+/// floor (its ratio should be 1).
+fn pin_interleaved(n: usize, aa: bool) -> Sample {
     let keys = keys(n);
-    let (plain, pinned) = (master(), master());
-    let (c_plain, c_pinned) = (cfg(SoftPinRequest::PRESERVE), cfg(SoftPinRequest::enable()));
-    let blocks = interleaved(n, |arm, from, to| {
-        let (m, c) = if arm == 0 {
-            (&plain, &c_plain)
-        } else {
-            (&pinned, &c_pinned)
+    let (cheap, costly) = (master(), master());
+    let c_pinned = cfg(SoftPinRequest::enable());
+    let c_cheap = if aa {
+        c_pinned.clone()
+    } else {
+        cfg(SoftPinRequest::PRESERVE)
+    };
+    let blocks = interleaved(n, |side, from, to| {
+        let (m, c) = match side {
+            Side::Cheap => (&cheap, &c_cheap),
+            Side::Costly => (&costly, &c_pinned),
         };
         for i in from..to {
             put(m, &keys[i], c);
         }
     });
     assert_eq!(
-        pinned.metrics().soft_pin_key_count,
+        costly.metrics().soft_pin_key_count,
         n as u64,
         "every put pinned"
     );
+    if aa {
+        assert_eq!(
+            cheap.metrics().soft_pin_key_count,
+            n as u64,
+            "every put pinned"
+        );
+        return blocks.sample(
+            n,
+            &BlockNames {
+                cheap_rate: "put_pairs_per_s_pinned_a",
+                costly_rate: "put_pairs_per_s_pinned_b",
+                ratio: "b_over_a",
+                block_median: "b_over_a_block_median",
+                costly_arm0: "b_over_a_b_arm0",
+                costly_arm1: "b_over_a_b_arm1",
+            },
+        );
+    }
     blocks.sample(
         n,
-        [
-            "put_pairs_per_s_unpinned",
-            "put_pairs_per_s_pinned",
-            "pinned_over_unpinned",
-            "pinned_over_unpinned_block_median",
-        ],
+        &BlockNames {
+            cheap_rate: "put_pairs_per_s_unpinned",
+            costly_rate: "put_pairs_per_s_pinned",
+            ratio: "pinned_over_unpinned",
+            block_median: "pinned_over_unpinned_block_median",
+            costly_arm0: "pinned_over_unpinned_pinned_arm0",
+            costly_arm1: "pinned_over_unpinned_pinned_arm1",
+        },
     )
 }
 
@@ -238,7 +269,14 @@ fn figures(r: &Results, mode: Mode) -> Vec<Figure> {
         ));
     }
     // The target of put_pin_slowdown again, from rates taken in the same
-    // stretch of time: the median over block pairs.
+    // stretch of time: the median over block pairs, each master first in
+    // half of them.
+    let slowdown = |metric: &str, il: &[(&str, &str)]| -> Vec<f64> {
+        r.values(il, metric)
+            .into_iter()
+            .map(|x| (1.0 - x) * 100.0)
+            .collect()
+    };
     out.push(
         Figure::new(
             "write",
@@ -246,14 +284,53 @@ fn figures(r: &Results, mode: Mode) -> Vec<Figure> {
             &par,
             "%",
             Better::Lower,
-            r.values(&il, "pinned_over_unpinned_block_median")
-                .into_iter()
-                .map(|x| (1.0 - x) * 100.0)
-                .collect(),
+            slowdown("pinned_over_unpinned_block_median", &il),
         )
         .target(Target::AtMost(5.0))
-        .note("100 % pinned (ENABLE) vs unpinned put pairs into two masters in one process, alternating blocks of 4096 keys; the median over block pairs"),
+        .note("100 % pinned (ENABLE) vs unpinned put pairs into two masters in one process, in pairs of blocks of 4096 keys, the pinned master first in half of the pairs (a fixed-seed shuffle) and second in the other half; 1 − the median over block pairs of pinned ÷ unpinned rate"),
     );
+    // The same median over the pairs the pinned master ran first in (arm
+    // 0) and second in (arm 1): no target, they show the position's effect.
+    for (arm, metric) in [
+        ("0", "pinned_over_unpinned_pinned_arm0"),
+        ("1", "pinned_over_unpinned_pinned_arm1"),
+    ] {
+        let mut f = Figure::new(
+            "write",
+            "put_pin_slowdown_interleaved_by_arm",
+            &[("n", ns.clone()), ("pinned_arm", arm.to_owned())],
+            "%",
+            Better::Lower,
+            slowdown(metric, &il),
+        );
+        if arm == "0" {
+            f = f.note("put_pin_slowdown_interleaved over the block pairs in which the pinned master ran first (pinned_arm=0) or second (pinned_arm=1) only; no target: their difference is what a fixed order would have added");
+        }
+        out.push(f);
+    }
+    // The A/A calibration: both masters pinned, the same comparison.
+    let aa = [("op", "pin_interleaved_aa")];
+    out.push(
+        Figure::new(
+            "write",
+            "put_pin_aa_interleaved",
+            &par,
+            "x",
+            Better::Higher,
+            r.values(&aa, "b_over_a_block_median"),
+        )
+        .note("A/A calibration (the noise floor of put_pin_slowdown_interleaved): both masters pinned, the same block pairs and order; the median over block pairs of master B ÷ master A rate, 1 when the harness is unbiased; no target"),
+    );
+    for (arm, metric) in [("0", "b_over_a_b_arm0"), ("1", "b_over_a_b_arm1")] {
+        out.push(Figure::new(
+            "write",
+            "put_pin_aa_interleaved_by_arm",
+            &[("n", ns.clone()), ("b_arm", arm.to_owned())],
+            "x",
+            Better::Higher,
+            r.values(&aa, metric),
+        ));
+    }
     for pin in ["0", "100"] {
         let mut f = Figure::new(
             "write",
