@@ -1035,12 +1035,20 @@ impl MasterCore {
                 obj.set_tenant(held.tenant());
                 *held = obj;
                 // A replacing write's record has a sequence of its own.
-                ObjectRef { seq: held.seq, ..r }
+                // (The handle is built from the image, not read back from
+                // the record just written: its lines are still on their
+                // way, and reading one waited for them.)
+                ObjectRef { seq: img.seq, ..r }
             }
             None => {
                 let room = room.take().expect("room is made for an absent key");
                 let slot = st.insert(room, k.tenant, hash, obj);
-                st.object_ref(si as u32, slot).expect("inserted just now")
+                debug_assert_eq!(st.object_ref(si as u32, slot).map(|h| h.seq), Some(img.seq));
+                ObjectRef {
+                    shard: si as u32,
+                    slot,
+                    seq: img.seq,
+                }
             }
         };
         let slot = handle.slot;
