@@ -7,7 +7,7 @@
 //! applied to the standby. Timed: the primary's writes (put pairs/s), the
 //! standby's `apply_journal` calls (records/s and put pairs/s applied; the
 //! read and the copy are not), and the final `promote()`. Like for like:
-//! both masters presized for `n` and prefaulted at creation ([`config`]).
+//! both masters presized for `n` and prefaulted at creation ([`config()`]).
 
 use crate::report::{Better, Figure, Target};
 use crate::util::*;
