@@ -216,43 +216,11 @@ fn wave_child(n: usize, permuted: bool) -> Sample {
     let (scan, _) = timed_scan(&m, at);
     s.set("scan_100_ns", scan);
     drop(m);
-    s.set("index_pop_100_ns", index_pops_ns(&offsets));
+    s.set(
+        "index_pop_100_ns",
+        bare_index_pop_ns(T0 + WAVE_TTL, &offsets),
+    );
     s
-}
-
-/// Time to pop every entry of a bare `DeadlineIndex` holding one entry per
-/// pin, the j-th due `offsets[j]` ms after the base TTL, all due at once,
-/// in batches as cleanup does: the index's share of a 100 %-due wave
-/// (cleanup's validation under the shard locks is not in it). As
-/// [`bare_index_pop_ns`] with `distinct` (which is `offsets` = 0..n), with
-/// the offsets dealt as the wave's.
-fn index_pops_ns(offsets: &[u32]) -> f64 {
-    use mooncake_meta_core::soft_pin::{DeadlineIndex, PinTarget};
-    let idx = DeadlineIndex::<PinTarget>::new();
-    for (i, &off) in offsets.iter().enumerate() {
-        // As a master's handles: spread over 1024 shards, dense slots.
-        let target = PinTarget::new((i % 1024) as u32, (i / 1024) as u32);
-        idx.register(target, 1, T0 + WAVE_TTL + u64::from(off), true);
-    }
-    let mut out = Vec::with_capacity(CLEANUP_BATCH);
-    flush_caches();
-    let t = Stopwatch::start();
-    let mut popped = 0;
-    loop {
-        out.clear();
-        let o = idx.pop_due(
-            T0 + WAVE_TTL + offsets.len() as u64,
-            CLEANUP_BATCH,
-            &mut out,
-        );
-        popped += o.popped;
-        if !o.more_due {
-            break;
-        }
-    }
-    let ns = t.elapsed().as_nanos() as f64;
-    assert_eq!(popped, offsets.len());
-    ns
 }
 
 fn writer_child(n: usize) -> Sample {

@@ -625,21 +625,19 @@ impl Params {
 }
 
 /// Time to pop every entry of a bare `DeadlineIndex` holding one entry per
-/// key of `keys` (entries name objects, not keys: the i-th key's entry names
-/// target i) all due at once, in batches as cleanup does: the index's share
-/// of a 100 %-due wave (cleanup's validation under the shard locks is not
-/// in it). With `distinct`
-/// the i-th key's deadline is i ms after the first (as the cleanup
-/// scenario's wave pins); otherwise all share one deadline (as the anchor's
-/// pins, written at one manual-clock instant).
-pub fn bare_index_pop_ns(keys: &[&str], distinct: bool) -> f64 {
+/// element of `offsets` (entries name objects, not keys: the j-th names
+/// target j, as a master's handles spread over 1024 shards), the j-th due
+/// `offsets[j]` ms after `due`, all due at once, in batches as cleanup does:
+/// the index's share of a 100 %-due wave (cleanup's validation under the
+/// shard locks is not in it). The cleanup scenario's wave deals distinct
+/// offsets in a random order; the anchor's pins share one deadline (all
+/// offsets 0).
+pub fn bare_index_pop_ns(due: u64, offsets: &[u32]) -> f64 {
     use mooncake_meta_core::soft_pin::{DeadlineIndex, PinTarget};
     let idx = DeadlineIndex::<PinTarget>::new();
-    for i in 0..keys.len() as u64 {
-        // As a master's handles: spread over 1024 shards, dense slots.
+    for (i, &off) in offsets.iter().enumerate() {
         let target = PinTarget::new((i % 1024) as u32, (i / 1024) as u32);
-        let deadline = T0 + 30 * MIN + if distinct { i } else { 0 };
-        idx.register(target, 1, deadline, true);
+        idx.register(target, 1, due + u64::from(off), true);
     }
     let mut out = Vec::with_capacity(CLEANUP_BATCH);
     flush_caches();
@@ -647,14 +645,14 @@ pub fn bare_index_pop_ns(keys: &[&str], distinct: bool) -> f64 {
     let mut popped = 0;
     loop {
         out.clear();
-        let o = idx.pop_due(T0 + 31 * MIN + keys.len() as u64, CLEANUP_BATCH, &mut out);
+        let o = idx.pop_due(due + offsets.len() as u64, CLEANUP_BATCH, &mut out);
         popped += o.popped;
         if !o.more_due {
             break;
         }
     }
     let ns = t.elapsed().as_nanos() as f64;
-    assert_eq!(popped, keys.len());
+    assert_eq!(popped, offsets.len());
     ns
 }
 
