@@ -1379,9 +1379,10 @@ mod at_exact_points {
         assert_eq!(report.objects_erased, 1);
         let recs = c.take_raw();
         assert_eq!(recs.len(), 4, "{recs:?}");
-        // The Start: the object as it stood, no replica, no write.
-        let Record::ObjectSet { image, discarded } = &recs[0] else {
-            panic!("the Start recorded {:?}", recs[0]);
+        // After the counters (below), the Start: the object as it stood, no
+        // replica, no write.
+        let Record::ObjectSet { image, discarded } = &recs[1] else {
+            panic!("the Start recorded {:?}", recs[1]);
         };
         assert_eq!(image.key, rkey("x"));
         assert!(
@@ -1389,10 +1390,10 @@ mod at_exact_points {
             "{image:?}"
         );
         assert_eq!(image.in_flight, None, "a write with no replica recorded");
-        // Then the counters: the replica id the Start took is in no record.
+        // First the counters: the replica id the Start took is in no record.
         assert!(
             matches!(
-                recs[1],
+                recs[0],
                 Record::Counters {
                     next_replica_id: 2,
                     ..
@@ -1409,6 +1410,96 @@ mod at_exact_points {
         // object, as the unmount's pass did.
         let s = promoted_at(&m, c.next - 3);
         assert!(!s.exist(k("x")).unwrap());
+        let ids = |m: &Master| decode(&m.snapshot().unwrap()).unwrap().next_replica_id;
+        assert_eq!(ids(&s), ids(&m), "the standby's replica-id counter");
+        standby_follows(&m);
+        inv(&m);
+    }
+
+    // Review finding (session 22): an unmount took nof0 out of the table
+    // between a Start's placement and its record, so the record held only
+    // x's MEMORY replica; an End of that replica before the unmount's pass
+    // reached x left the write going on the primary (its NOF_SSD replica
+    // still PROCESSING there) and, on a standby, going with no replica of
+    // it. The standby now ends it there, as a snapshot of the primary then
+    // holds it. And the NOF_SSD replica's id, in no record, reaches the
+    // standby through the counters recorded before the Start.
+    #[test]
+    fn an_end_after_a_start_that_lost_a_replica_to_an_unmount_ends_the_write_on_a_standby() {
+        let m = master_with(journal_config(), 1, 1, SEG);
+        let (z, x) = keys_in_two_shards(&m);
+        let nof_only = WriteConfig {
+            memory_replicas: 0,
+            nof_ssd_replicas: 1,
+            ..preserve()
+        };
+        put(&m, &z, 64, &nof_only);
+        let nof0 = segment_of(&m.get_replica_list(k(&z)).unwrap()[0]);
+        let (go, wait) = std::sync::mpsc::channel::<()>();
+        let go = Mutex::new(Some(go));
+        let seen = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let ended_at = Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let got: Arc<Mutex<Option<Result<()>>>> = Arc::new(Mutex::new(None));
+        {
+            let (xk, ended_at, got) = (x.clone(), ended_at.clone(), got.clone());
+            m.debug_set_race_hook(Some(Arc::new(move |core, point| {
+                if point != RacePoint::BeforeRecord {
+                    return;
+                }
+                match seen.fetch_add(1, Ordering::SeqCst) {
+                    // The Start's record, its shard lock held: nof0 leaves
+                    // the table before it is written.
+                    0 => {
+                        go.lock().unwrap().take().unwrap().send(()).unwrap();
+                        while core.segment_name(nof0).is_some() {
+                            std::thread::yield_now();
+                        }
+                    }
+                    // The unmount's pass records z (the lower shard) first:
+                    // x's MEMORY replica ends before the pass reaches x.
+                    1 => {
+                        let x = Key::new(&xk);
+                        let r = core.put_end(C1, x, ReplicaSelector::Memory, None);
+                        ended_at.store(core.journal_stats().last_seq, Ordering::SeqCst);
+                        *got.lock().unwrap() = Some(r);
+                    }
+                    _ => {}
+                }
+            })));
+        }
+        let both = WriteConfig {
+            memory_replicas: 1,
+            nof_ssd_replicas: 1,
+            ..preserve()
+        };
+        std::thread::scope(|scope| {
+            let primary = &m;
+            let unmount = scope.spawn(move || {
+                wait.recv().unwrap();
+                primary.unmount_segment(C1, "nof0")
+            });
+            let w = m.put_start(C1, k(&x), 64, &both).unwrap();
+            assert_eq!(w.replicas.len(), 2);
+            unmount.join().unwrap().unwrap();
+        });
+        m.debug_set_race_hook(None);
+        got.lock().unwrap().take().expect("the End ran").unwrap();
+        let ended_at = ended_at.load(Ordering::SeqCst);
+        let all = decode_batch(&m.journal_read_to_vec(1).unwrap()).unwrap();
+        let cut = usize::try_from(ended_at).unwrap();
+        assert!(
+            matches!(
+                &all.records[cut - 1],
+                Record::ObjectEnded {
+                    write_over: false,
+                    ..
+                }
+            ),
+            "{:?}",
+            &all.records[cut - 1]
+        );
+        let s = promoted_at(&m, ended_at);
+        assert_eq!(s.readable_count(k(&x)), 1);
         standby_follows(&m);
         inv(&m);
     }

@@ -1177,8 +1177,11 @@ impl MasterCore {
         // PROCESSING write replica without its write in flight. (The
         // converse is not refused: while an unmount runs, a record leaves
         // out a write's replica on a segment it took out of the table, so
-        // an End may leave the write going with no PROCESSING replica of
-        // it here; the unmount's record of the object ends it.)
+        // an End may leave the write going on the primary with no
+        // PROCESSING replica of it here. The write then ends here, as a
+        // snapshot of the primary captured then holds it, and as the
+        // unmount's record of the object leaves it: a standby holds no
+        // write without a replica of it.)
         if let (true, Some(id)) = (write_over, left) {
             return Err(misfit(format!(
                 "object {:?}: the End ends write {token}, but its replica {id} is still \
@@ -1222,7 +1225,7 @@ impl MasterCore {
                 }
             }
         }
-        if write_over && !unstarted {
+        if (write_over || left.is_none()) && !unstarted {
             writes.end(token);
         }
         Ok(())

@@ -70,7 +70,7 @@ impl MasterCore {
         let table = self.segments.read();
         let discarded = st.discarded.get(discard_mark..).unwrap_or_default();
         let _ = match st.find(hash, k) {
-            Some(obj) => ObjectSet::plan(&table, st, obj, discarded).append(j),
+            Some(obj) => ObjectSet::plan(&table, st, obj, discarded).append(self, j),
             None => j.append(&Record::ObjectErased {
                 key: RecordKey::new(k.tenant, k.key),
                 discarded: named_discarded(&table, discarded),
@@ -91,7 +91,7 @@ impl MasterCore {
     fn record_slot_on(&self, st: &mut ShardState, slot: u32, discard_mark: usize) {
         self.record_in_slot(st, slot, |j, table, st, obj| {
             let discarded = st.discarded.get(discard_mark..).unwrap_or_default();
-            let _ = ObjectSet::plan(table, st, obj, discarded).append(j);
+            let _ = ObjectSet::plan(table, st, obj, discarded).append(self, j);
         });
     }
 
@@ -143,12 +143,14 @@ impl MasterCore {
                 // the table since they were placed: a Start records no write
                 // without a replica of it, so the object whole, as a
                 // snapshot would hold it (no replica, no write; the
-                // unmount's record of it erases it). The replica ids the
-                // Start took are in no record: the counters follow, so a
-                // standby's stay equal to the primary's.
-                let _ = ObjectSet::plan(table, st, obj, &[]).append(j);
-                let _ = j.append(&self.counters_record());
+                // unmount's record of it erases it), after the counters
+                // (`ObjectSet::append`).
+                let _ = ObjectSet::plan(table, st, obj, &[]).append(self, j);
                 return;
+            }
+            if start.replicas.len() < obj.replicas.len() {
+                // Some replicas left out: their ids are in no record.
+                let _ = j.append(&self.counters_record());
             }
             let _ = j.append_with(start.len, |out| start.write(&mut SliceWriter::new(out)));
         });
@@ -212,7 +214,7 @@ impl MasterCore {
     pub(crate) fn record_read_locked(&self, st: &ShardState, obj: &Object) {
         if let Some(j) = &self.journal {
             let table = self.segments.read();
-            let _ = ObjectSet::plan(&table, st, obj, &[]).append(j);
+            let _ = ObjectSet::plan(&table, st, obj, &[]).append(self, j);
         }
     }
 
@@ -489,6 +491,8 @@ struct ObjectSet<'a> {
     replicas: u32,
     discarded: &'a [Discarded],
     buffers: u32,
+    /// A replica is left out (its segment is out of the table).
+    left_out: bool,
     len: usize,
 }
 
@@ -561,12 +565,21 @@ impl<'a> ObjectSet<'a> {
             replicas,
             discarded,
             buffers,
+            left_out: (replicas as usize) < obj.replicas.len(),
             len,
         }
     }
 
-    /// Appends it to `j`, written in place.
-    fn append(&self, j: &Journal) -> crate::error::Result<u64> {
+    /// Appends it to `j`, written in place. When it leaves out a replica
+    /// (its segment is out of the table: an unmount in progress), the id
+    /// counters of `core` go first: the ids left out may be in no other
+    /// record (a Start's, an Upsert's new replicas), and a standby's
+    /// counters, raised past every id a record names, would fall behind
+    /// the primary's.
+    fn append(&self, core: &MasterCore, j: &Journal) -> crate::error::Result<u64> {
+        if self.left_out {
+            j.append(&core.counters_record())?;
+        }
         j.append_with(self.len, |out| self.write(&mut SliceWriter::new(out)))
     }
 
