@@ -148,11 +148,7 @@ impl MasterCore {
                 let _ = ObjectSet::plan(table, st, obj, &[]).append(self, j);
                 return;
             }
-            if start.replicas.len() < obj.replicas.len() {
-                // Some replicas left out: their ids are in no record.
-                let _ = j.append(&self.counters_record());
-            }
-            let _ = j.append_with(start.len, |out| start.write(&mut SliceWriter::new(out)));
+            let _ = start.append(self, j);
         });
     }
 
@@ -475,6 +471,26 @@ fn replica_segment<'t>(table: &'t SegmentTable, r: &Replica) -> Result<Option<&'
     table.get(r.segment).map(|s| Some(&*s.name)).ok_or(())
 }
 
+/// Appends an object record of `len` bytes that `write` writes, after a
+/// record of the id counters of `core` when it leaves out a replica (its
+/// segment is out of the table: an unmount in progress). The ids left out
+/// may be in no other record (a Start's, an Upsert's new replicas), and a
+/// standby's counters, raised past every id a record names, would fall
+/// behind the primary's.
+#[inline]
+fn append_object_record(
+    core: &MasterCore,
+    j: &Journal,
+    left_out: bool,
+    len: usize,
+    write: impl FnOnce(&mut SliceWriter<'_>),
+) -> crate::error::Result<u64> {
+    if left_out {
+        j.append(&core.counters_record())?;
+    }
+    j.append_with(len, |out| write(&mut SliceWriter::new(out)))
+}
+
 /// An `ObjectSet { image of obj, discarded }` measured for writing,
 /// encoded straight from the master's state (no record value is built):
 /// `discarded` entries and replicas on segments gone from the table are
@@ -570,17 +586,9 @@ impl<'a> ObjectSet<'a> {
         }
     }
 
-    /// Appends it to `j`, written in place. When it leaves out a replica
-    /// (its segment is out of the table: an unmount in progress), the id
-    /// counters of `core` go first: the ids left out may be in no other
-    /// record (a Start's, an Upsert's new replicas), and a standby's
-    /// counters, raised past every id a record names, would fall behind
-    /// the primary's.
+    /// Appends it to `j`, written in place ([`append_object_record`]).
     fn append(&self, core: &MasterCore, j: &Journal) -> crate::error::Result<u64> {
-        if self.left_out {
-            j.append(&core.counters_record())?;
-        }
-        j.append_with(self.len, |out| self.write(&mut SliceWriter::new(out)))
+        append_object_record(core, j, self.left_out, self.len, |w| self.write(w))
     }
 
     /// Writes its bytes (the codec's layout, `codec.rs`), `self.len` of them.
@@ -697,6 +705,8 @@ struct ObjectStarted<'a> {
     /// The replicas recorded, in id order, each with its segment's name
     /// (`None`: LOCAL_DISK).
     replicas: SmallVec<[(&'a Replica, Option<&'a str>); 2]>,
+    /// A replica is left out (its segment is out of the table).
+    left_out: bool,
     len: usize,
 }
 
@@ -743,9 +753,16 @@ impl<'a> ObjectStarted<'a> {
             obj,
             group,
             pending,
+            left_out: replicas.len() < obj.replicas.len(),
             replicas,
             len,
         }
+    }
+
+    /// Appends it to `j`, written in place ([`append_object_record`]).
+    #[inline]
+    fn append(&self, core: &MasterCore, j: &Journal) -> crate::error::Result<u64> {
+        append_object_record(core, j, self.left_out, self.len, |w| self.write(w))
     }
 
     /// Writes its bytes (the codec's layout, `codec.rs`), `self.len` of them.
