@@ -362,10 +362,9 @@ mod tests {
         f(st.find_mut(hash, k).expect("key o"));
     }
 
-    #[test]
-    fn unsorted_copy_targets_are_reported() {
-        let m = copying();
-        change(&m, |obj| {
+    /// Runs `f` on the targets of key "o"'s copy, in place.
+    fn change_targets(m: &Master, f: impl FnOnce(&mut Vec<u64>)) {
+        change(m, |obj| {
             let Some(Task::Copy {
                 source,
                 mut targets,
@@ -373,9 +372,17 @@ mod tests {
             else {
                 panic!("a copy runs");
             };
+            f(&mut targets);
+            obj.set_task(Some(Task::Copy { source, targets }));
+        });
+    }
+
+    #[test]
+    fn unsorted_copy_targets_are_reported() {
+        let m = copying();
+        change_targets(&m, |targets| {
             assert_eq!(targets.len(), 2);
             targets.reverse();
-            obj.set_task(Some(Task::Copy { source, targets }));
         });
         let err = m.check_invariants().unwrap_err();
         assert_eq!(err, "\"default\\0o\": copy targets not strictly increasing");
@@ -384,17 +391,7 @@ mod tests {
     #[test]
     fn repeated_copy_targets_are_reported() {
         let m = copying();
-        change(&m, |obj| {
-            let Some(Task::Copy {
-                source,
-                mut targets,
-            }) = obj.set_task(None)
-            else {
-                panic!("a copy runs");
-            };
-            targets[1] = targets[0];
-            obj.set_task(Some(Task::Copy { source, targets }));
-        });
+        change_targets(&m, |targets| targets[1] = targets[0]);
         let err = m.check_invariants().unwrap_err();
         assert_eq!(err, "\"default\\0o\": copy targets not strictly increasing");
     }
@@ -402,13 +399,7 @@ mod tests {
     #[test]
     fn a_copy_without_targets_is_reported() {
         let m = copying();
-        change(&m, |obj| {
-            let Some(Task::Copy { source, .. }) = obj.set_task(None) else {
-                panic!("a copy runs");
-            };
-            let targets = Vec::new();
-            obj.set_task(Some(Task::Copy { source, targets }));
-        });
+        change_targets(&m, Vec::clear);
         let err = m.check_invariants().unwrap_err();
         assert_eq!(err, "\"default\\0o\": a copy without targets");
     }
