@@ -22,7 +22,7 @@
 //! its figures are not part of [`CleanupStats`], which counts soft pins.
 
 use crate::clock::Instant;
-use crate::master::{MasterCore, CLEANUP_BATCH};
+use crate::master::{MasterCore, PIN_CLEANUP_BATCH, PIN_CLEANUP_PER_LOCK};
 use crate::object::NO_DEADLINE;
 use crate::soft_pin::index::Entry;
 use std::sync::atomic::Ordering;
@@ -69,7 +69,7 @@ impl MasterCore {
         let mut batch: Vec<Entry> = Vec::new();
         loop {
             batch.clear();
-            let out = self.index.pop_due(at, CLEANUP_BATCH, &mut batch);
+            let out = self.index.pop_due(at, PIN_CLEANUP_BATCH, &mut batch);
             stats.popped += out.popped as u64;
             stats.batches += out.holds as u64;
             if !batch.is_empty() {
@@ -77,6 +77,18 @@ impl MasterCore {
             }
             if !out.more_due {
                 break;
+            }
+            // A wave: once this cycle has popped a share of the heap, the rest of
+            // what is due comes out in one pass outside the index mutex.
+            batch.clear();
+            if let Some(epoch) = self.index.take_due(at, stats.popped as usize, &mut batch) {
+                stats.popped += batch.len() as u64;
+                stats.batches += 1;
+                for chunk in batch.chunks_mut(PIN_CLEANUP_BATCH) {
+                    stats.expired += self.expire_batch(chunk, epoch, &mut stats);
+                }
+                // As big as the wave: not kept for the pops that follow.
+                batch = Vec::new();
             }
         }
         // Pops and clears shrink heap and registrations; a rebuild they call
@@ -111,10 +123,24 @@ impl MasterCore {
         let shard_of = |e: &Entry| e.target.shard() as usize;
         batch.sort_unstable_by_key(shard_of);
         let (total, mut seen, mut expired) = (batch.len(), 0, 0);
-        for group in batch.chunk_by(|a, b| shard_of(a) == shard_of(b)) {
+        let mut groups = batch
+            .chunk_by(|a, b| shard_of(a) == shard_of(b))
+            .flat_map(|group| group.chunks(PIN_CLEANUP_PER_LOCK))
+            .peekable();
+        while let Some(group) = groups.next() {
             #[cfg(feature = "test-hooks")]
             self.race_point(crate::quiesce::RacePoint::CleanupShard { entries_done: seen });
+            // The next group's shard (lock word and counters) loads while this one works.
+            if let Some(next) = groups.peek() {
+                let shard = &self.shards[shard_of(&next[0])];
+                crate::memory::prefetch(&shard.state);
+                crate::memory::prefetch(&shard.soft_pin_keys);
+            }
             let st = self.shards[shard_of(&group[0])].state.read();
+            // The group's records load together, not one miss after another.
+            for e in group {
+                st.prefetch_slot(e.target.slot());
+            }
             stats.shards_touched += 1;
             // Under a shard lock the generation cannot move (restore holds
             // every shard write lock). Once it has moved it never comes

@@ -77,7 +77,9 @@ pub use debug_dump::{ObjectDump, StateDump};
 pub use error::{Error, ErrorKind, Result};
 pub use eviction::EvictionReport;
 pub use journal::ApplyReport;
-pub use master::{Master, MasterCore, CLEANUP_BATCH, ID_RESERVE};
+pub use master::{
+    Master, MasterCore, CLEANUP_BATCH, ID_RESERVE, PIN_CLEANUP_BATCH, PIN_CLEANUP_PER_LOCK,
+};
 pub use metrics::{MetricsSnapshot, SegmentUsage};
 pub use ops::{Bounded, KeyPage, UnmountReport, MAX_PATTERN_BYTES};
 pub use quiesce::QuiesceGuard;

@@ -155,6 +155,18 @@ pub struct MasterCore {
 /// with room under 1 ms for an interrupt or a page fault during the hold.
 pub const CLEANUP_BATCH: usize = 128;
 
+/// Largest batch of due soft-pin entries a cleanup cycle expires at once
+/// (taken out of the index in holds of at most
+/// [`POP_PER_HOLD`](crate::soft_pin::index::POP_PER_HOLD) entries): large
+/// enough that a wave over 1024 shards finds several entries per shard to
+/// share one read lock and have their records loaded together.
+pub const PIN_CLEANUP_BATCH: usize = 4096;
+
+/// Most entries of a cleanup batch handled under one shard read lock: a
+/// batch whose entries fall in few shards releases and retakes the lock,
+/// so writers of that shard wait tens of microseconds at most.
+pub const PIN_CLEANUP_PER_LOCK: usize = 512;
+
 /// Ids a master keeps in reserve below `MAX_INSTANT`
 /// (`MasterCore::check_ids_left`): more than every operation in flight at
 /// once can take between its check and its issue (a batch Start of 10^6

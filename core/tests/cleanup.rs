@@ -262,15 +262,95 @@ fn full_wave_of_100k_pins_pops_a_bounded_batch_per_index_hold() {
         "one index hold popped {most} entries (bound {POP_PER_HOLD})"
     );
     assert!(most > 0, "the wave's pops were not counted");
-    assert!(st.batches >= N / CLEANUP_BATCH as u64);
-    assert!(
-        st.batches >= N.div_ceil(POP_PER_HOLD as u64),
+    // One batch popped in holds of POP_PER_HOLD; then, a share of the heap
+    // popped, the rest came out in one pass with the heap detached (one
+    // O(1) hold to detach it).
+    assert_eq!(
+        st.batches,
+        (PIN_CLEANUP_BATCH / POP_PER_HOLD) as u64 + 1,
         "{} holds for {N} entries",
         st.batches
     );
     assert_eq!(gauge(&m), 0);
     assert_eq!(m.index_sizes(), (0, 0));
     inv(&m);
+}
+
+#[test]
+fn a_wave_taken_in_one_pass_expires_exactly_the_due_pins_and_drops_the_stale() {
+    // §4.8: once a cycle has popped a share of the heap, the rest of what is due comes out in one
+    // pass; it is checked exactly as popped entries are (latest registration, exact deadline).
+    use mooncake_meta_core::soft_pin::index::{POP_PER_HOLD, TAKE_DUE_SHARE};
+    let m = big_master();
+    const N: usize = 20_000;
+    for i in 0..N {
+        put(
+            &m,
+            &format!("w{i}"),
+            64,
+            &enable(1_000 + (i as u64 * 7_919) % 9_000),
+        );
+    }
+    // Stale entries: a third re-enabled later (their first entry is stale, the
+    // second one due or not); a tenth removed (their entries name freed slots).
+    for i in (0..N).step_by(3) {
+        upsert(
+            &m,
+            &format!("w{i}"),
+            64,
+            &enable(2_000 + (i as u64 * 31) % 12_000),
+        );
+    }
+    for i in (1..N).step_by(10) {
+        m.remove(k(&format!("w{i}")), true).unwrap();
+    }
+    let at = T0 + 8_000;
+    let expect: Vec<(String, Option<u64>)> = (0..N)
+        .map(|i| {
+            let key = format!("w{i}");
+            let d = deadline_or_gone(&m, &key);
+            (key, d)
+        })
+        .collect();
+    let due = expect
+        .iter()
+        .filter(|(_, d)| d.is_some_and(|d| d <= at))
+        .count() as u64;
+    assert!(due > PIN_CLEANUP_BATCH as u64 * 2, "a wave: {due} due");
+    let heap = m.index_sizes().0 as u64;
+    assert!(
+        PIN_CLEANUP_BATCH as u64 * TAKE_DUE_SHARE as u64 >= heap,
+        "a share is popped first"
+    );
+    let st = m.run_cleanup_at(at);
+    assert_eq!(st.expired, due);
+    assert_eq!(st.popped, st.expired + st.stale_dropped);
+    assert!(st.stale_dropped > 0);
+    assert!(
+        st.batches < due.div_ceil(POP_PER_HOLD as u64),
+        "{} holds: the rest was not taken in one pass",
+        st.batches
+    );
+    for (key, d) in &expect {
+        let want = d.filter(|&d| d > at);
+        let now = m.soft_pin_deadline(k(key)).ok().flatten();
+        assert_eq!(now, want, "{key} (deadline {d:?})");
+    }
+    assert_eq!(
+        gauge(&m),
+        expect
+            .iter()
+            .filter(|(_, d)| d.is_some_and(|d| d > at))
+            .count() as u64
+    );
+    inv(&m);
+    // Nothing due any more: a second cycle pops nothing.
+    assert_eq!(m.run_cleanup_at(at).popped, 0);
+}
+
+/// The committed deadline of `key`, `None` when it has none or is gone.
+fn deadline_or_gone(m: &Master, key: &str) -> Option<u64> {
+    m.soft_pin_deadline(k(key)).ok().flatten()
 }
 
 #[test]

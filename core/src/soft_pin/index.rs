@@ -59,6 +59,11 @@ enum PopStep {
         more_due: bool,
     },
 }
+/// A [`DeadlineIndex::take_due`] runs only for a caller that has already popped at least
+/// `1 / TAKE_DUE_SHARE` of the heap in the same cycle, so its pass over the whole heap costs at
+/// most this many entry moves per entry the cycle took out: a cycle's cost stays O(due · log
+/// heap), and a wave pays sequential moves instead of a sift through cold levels per entry.
+pub const TAKE_DUE_SHARE: usize = 32;
 /// A pop never reserves room for more entries than this at once (outside the lock).
 const MAX_POP_RESERVE: usize = 4096;
 /// One registration hold in this many is timed for `longest_hold_ns`, and every registration
@@ -416,6 +421,25 @@ impl<T: Copy + Default> Inner<T> {
         Some(RebuildJob {
             entries,
             epoch: self.epoch,
+            kind: PassKind::Rebuild,
+        })
+    }
+
+    /// Detaches the heap to take its due entries out ([`DeadlineIndex::take_due`]) if an entry
+    /// is due at `at`, no rebuild is running, and `popped` is at least `1 / TAKE_DUE_SHARE` of
+    /// the heap. O(1).
+    fn maybe_start_take_due(&mut self, at: u64, popped: usize) -> Option<RebuildJob<T>> {
+        let due = matches!(self.heap.peek_deadline(), Some(d) if d <= at);
+        if !due || self.rebuilding || popped.saturating_mul(TAKE_DUE_SHARE) < self.heap.len() {
+            return None;
+        }
+        self.rebuilding = true;
+        let entries = mem::replace(&mut self.heap, Heap::new());
+        self.detached = entries.len();
+        Some(RebuildJob {
+            entries,
+            epoch: self.epoch,
+            kind: PassKind::TakeDue,
         })
     }
 }
@@ -423,6 +447,33 @@ impl<T: Copy + Default> Inner<T> {
 struct RebuildJob<T> {
     entries: Heap<T>,
     epoch: u64,
+    /// What the pass does with the entries: drop the stale ones (a rebuild) or take the due
+    /// ones out ([`DeadlineIndex::take_due`], not counted as a rebuild and never followed by
+    /// another pass with its callback).
+    kind: PassKind,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum PassKind {
+    Rebuild,
+    TakeDue,
+}
+
+impl<T> RebuildJob<T> {
+    /// Ends the pass under the lock: the rebuilding flag is cleared, a rebuild is counted, and a
+    /// rebuild that ended over the bound goes again ([`next_pass`]). A pass that took due entries
+    /// out starts none: its callback does not drop stale entries, and the caller settles the
+    /// index afterwards with its own.
+    fn finish(&self, inner: &mut Inner<T>, passes: u32, live: usize) -> Option<RebuildJob<T>>
+    where
+        T: Copy + Default,
+    {
+        inner.rebuilding = false;
+        match self.kind {
+            PassKind::Rebuild => next_pass(inner, passes, live),
+            PassKind::TakeDue => None,
+        }
+    }
 }
 
 enum MergeStep<T> {
@@ -449,10 +500,22 @@ fn next_pass<T: Copy + Default>(
     }
 }
 
-/// The caller's validity check of a rebuild: keeps the entries it cannot prove stale.
+/// What a pass over detached entries keeps in the heap: a rebuild's validity check keeps the
+/// entries it cannot prove stale; [`DeadlineIndex::take_due`]'s keeps those not yet due.
 pub type Validate<'a, T> = &'a mut dyn FnMut(&mut Vec<Entry<T>>);
 
-/// Drops the entries `validate` finds stale and heapifies. Runs outside the lock; nothing here
+/// [`DeadlineIndex::take_due`]'s pass: moves the entries of `entries` due at `at` to `out`.
+fn move_due<T: Copy>(entries: &mut Vec<Entry<T>>, at: u64, out: &mut Vec<Entry<T>>) {
+    entries.retain(|e| {
+        let due = e.deadline <= at;
+        if due {
+            out.push(*e);
+        }
+        !due
+    });
+}
+
+/// Keeps what `validate` keeps and heapifies. Runs outside the lock; nothing here
 /// can panic short of allocation failure, which aborts, so detached entries cannot be lost
 /// (a panicking `validate` would lose them: the master's does not panic).
 fn compact<T: Copy + Default>(heap: Heap<T>, validate: Validate<'_, T>) -> Heap<T> {
@@ -726,6 +789,26 @@ impl<T: Copy + Default> DeadlineIndex<T> {
         }
     }
 
+    /// Takes every entry due at `at` out of the index in one pass, for a caller that has popped
+    /// `popped` due entries in the same cycle and been told more are due: if `popped` is at
+    /// least `1 / TAKE_DUE_SHARE` of the heap and no rebuild is running, the heap is detached
+    /// under the lock (O(1)), its due entries are moved to `out` (in no particular order) with
+    /// the lock NOT held, and the rest is heapified and merged back as a rebuild's entries are
+    /// (what was pushed meanwhile goes through the same pass). Returns the epoch the entries
+    /// were taken under (compare it as [`PopOutcome::epoch`]), or `None` with nothing taken. A
+    /// wave of due entries then costs a sequential pass instead of a sift through the heap's
+    /// cold levels per entry, and never more than `TAKE_DUE_SHARE` moves per entry the cycle
+    /// took out. Stale entries are not dropped here: the caller checks them as it checks
+    /// popped ones.
+    pub fn take_due(&self, at: u64, popped: usize, out: &mut Vec<Entry<T>>) -> Option<u64> {
+        let job = self.locked(|inner| inner.maybe_start_take_due(at, popped))?;
+        let epoch = job.epoch;
+        self.run_rebuild(job, &mut |entries: &mut Vec<Entry<T>>| {
+            move_due(entries, at, out)
+        });
+        Some(epoch)
+    }
+
     /// The rest of [`rebuild`](Self::rebuild) once `job` is detached. The rebuilding flag stays
     /// set until the merge, so only one rebuild runs at a time.
     fn run_rebuild(&self, mut job: RebuildJob<T>, validate: Validate<'_, T>) {
@@ -741,8 +824,7 @@ impl<T: Copy + Default> DeadlineIndex<T> {
                     if inner.epoch != job.epoch {
                         // clear/replace_all swapped the contents: what we rebuilt is obsolete
                         // and is dropped below, outside the lock.
-                        inner.rebuilding = false;
-                        return MergeStep::Done(next_pass(inner, passes, self.live.load(Relaxed)));
+                        return MergeStep::Done(job.finish(inner, passes, self.live.load(Relaxed)));
                     }
                     if inner.heap.len() > MERGE_UNDER_LOCK {
                         if rounds < MAX_MERGE_ROUNDS {
@@ -759,14 +841,13 @@ impl<T: Copy + Default> DeadlineIndex<T> {
                     // kept, freed outside the lock.
                     inner.heap.append(&mut rebuilt);
                     inner.detached = 0;
-                    inner.rebuilds += 1;
-                    inner.rebuilding = false;
-                    MergeStep::Done(next_pass(inner, passes, self.live.load(Relaxed)))
+                    inner.rebuilds += u64::from(job.kind == PassKind::Rebuild);
+                    MergeStep::Done(job.finish(inner, passes, self.live.load(Relaxed)))
                 });
                 match step {
                     MergeStep::More(pushed) => rebuilt.append(&mut compact(pushed, validate)),
                     MergeStep::InPieces(rest) => {
-                        break self.merge_in_pieces(rest, job.epoch, passes, validate)
+                        break self.merge_in_pieces(rest, &job, passes, validate)
                     }
                     MergeStep::Done(next) => break next,
                 }
@@ -790,7 +871,7 @@ impl<T: Copy + Default> DeadlineIndex<T> {
     fn merge_in_pieces(
         &self,
         rest: Heap<T>,
-        epoch: u64,
+        job: &RebuildJob<T>,
         passes: u32,
         validate: Validate<'_, T>,
     ) -> Option<RebuildJob<T>> {
@@ -800,12 +881,11 @@ impl<T: Copy + Default> DeadlineIndex<T> {
             let chunk = self.need_spare.load(Relaxed).then(new_chunk);
             let (unused, done) = self.locked(|inner| {
                 let unused = chunk.and_then(|c| inner.heap.add_spare(c));
-                if inner.epoch != epoch {
+                if inner.epoch != job.epoch {
                     // clear/replace_all swapped the contents: `rest` is obsolete.
-                    inner.rebuilding = false;
                     return (
                         unused,
-                        Some(next_pass(inner, passes, self.live.load(Relaxed))),
+                        Some(job.finish(inner, passes, self.live.load(Relaxed))),
                     );
                 }
                 // At most one chunk boundary per piece (MERGE_UNDER_LOCK < CHUNK): the spare.
@@ -818,11 +898,10 @@ impl<T: Copy + Default> DeadlineIndex<T> {
                     return (unused, None);
                 }
                 inner.detached = 0;
-                inner.rebuilds += 1;
-                inner.rebuilding = false;
+                inner.rebuilds += u64::from(job.kind == PassKind::Rebuild);
                 (
                     unused,
-                    Some(next_pass(inner, passes, self.live.load(Relaxed))),
+                    Some(job.finish(inner, passes, self.live.load(Relaxed))),
                 )
             });
             drop(unused);
@@ -1293,6 +1372,7 @@ mod tests {
             RebuildJob {
                 entries,
                 epoch: inner.epoch,
+                kind: PassKind::Rebuild,
             }
         })
     }
@@ -1301,6 +1381,163 @@ mod tests {
         idx.run_rebuild(job, &mut |v: &mut Vec<Entry<u64>>| {
             v.retain(|e| recs.is_valid(e))
         });
+    }
+
+    /// Deadlines of `entries`, sorted.
+    fn deadlines(entries: &[Entry<u64>]) -> Vec<u64> {
+        let mut d: Vec<u64> = entries.iter().map(|e| e.deadline).collect();
+        d.sort_unstable();
+        d
+    }
+
+    #[test]
+    fn take_due_takes_exactly_the_due_entries_once_a_cycle_popped_its_share() {
+        // §4.8: a wave's rest comes out in one pass outside the lock, only for a cycle that
+        // popped 1/TAKE_DUE_SHARE of the heap, so the pass costs O(due); nothing due, nothing.
+        let idx = DeadlineIndex::<u64>::new();
+        for i in 0..10_000u64 {
+            idx.register(i, 0, i, true);
+        }
+        let mut out = Vec::new();
+        let share = 10_000usize.div_ceil(TAKE_DUE_SHARE);
+        assert_eq!(
+            idx.take_due(5_000, share - 1, &mut out),
+            None,
+            "share not popped"
+        );
+        assert_eq!(idx.take_due(u64::MAX, 0, &mut out), None);
+        assert_eq!(idx.heap_len(), 10_000);
+        assert_eq!(out.capacity(), 0, "nothing taken, nothing allocated");
+        assert_eq!(idx.take_due(5_000, share, &mut out), Some(0));
+        assert_eq!(deadlines(&out), (0..=5_000).collect::<Vec<u64>>());
+        let st = idx.stats();
+        assert_eq!(
+            (st.heap_len, st.rebuilds),
+            (4_999, 0),
+            "not counted as a rebuild"
+        );
+        assert!(!idx.inner.lock().rebuilding);
+        // What stays is a heap: it pops in order.
+        let rest: Vec<u64> = pop_all(&idx, u64::MAX, 128)
+            .iter()
+            .map(|e| e.deadline)
+            .collect();
+        assert_eq!(rest, (5_001..10_000).collect::<Vec<u64>>());
+        out.clear();
+        assert_eq!(idx.take_due(u64::MAX, usize::MAX, &mut out), None, "empty");
+    }
+
+    #[test]
+    fn take_due_never_runs_beside_a_rebuild_nor_starts_one_with_its_pass() {
+        // §4.8: one detached pass at a time. A heap over its bound after the take stays for
+        // the caller's rebuild, whose check (not the take's) drops the stale entries.
+        let idx = DeadlineIndex::<u64>::new();
+        let mut recs = Records::default();
+        for i in 0..6_000u64 {
+            recs.register(&idx, 1, 100_000 + i); // one registration, 6 000 entries
+        }
+        for i in 0..100u64 {
+            recs.register(&idx, 10 + i, i);
+        }
+        let job = detach(&idx);
+        let mut out = Vec::new();
+        assert_eq!(
+            idx.take_due(u64::MAX, usize::MAX, &mut out),
+            None,
+            "rebuild running"
+        );
+        run(&idx, job, &recs);
+        assert_eq!(idx.stats().rebuilds, 1);
+        for i in 0..6_000u64 {
+            recs.register(&idx, 2, 200_000 + i);
+        }
+        assert!(idx.rebuild_wanted());
+        assert_eq!(idx.take_due(99, usize::MAX, &mut out), Some(0));
+        assert_eq!(deadlines(&out), (0..100).collect::<Vec<u64>>());
+        assert_eq!(recs.expire(&idx, &out).len(), 100);
+        let st = idx.stats();
+        assert_eq!(
+            (st.rebuilds, st.heap_len),
+            (1, 6_001),
+            "the take dropped no stale entry"
+        );
+        assert!(idx.rebuild_wanted(), "left for the caller's rebuild");
+        recs.settle(&idx);
+        assert_eq!((idx.stats().rebuilds, idx.heap_len()), (2, 2));
+        check_consistency(&idx, &recs);
+    }
+
+    #[test]
+    fn entries_pushed_during_a_take_go_through_the_same_pass() {
+        // §4.8: what is registered while the heap is detached is merged back, or taken if due.
+        let idx = DeadlineIndex::<u64>::new();
+        for i in 0..5_000u64 {
+            idx.register(i, 0, i, true);
+        }
+        let job = idx
+            .locked(|inner| inner.maybe_start_take_due(2_000, usize::MAX))
+            .unwrap();
+        let mut out = Vec::new();
+        let mut next = 5_000u64;
+        let mut passes = 0;
+        idx.run_rebuild(job, &mut |v: &mut Vec<Entry<u64>>| {
+            move_due(v, 2_000, &mut out);
+            passes += 1;
+            // The first pass's pushes: half due, more than a merge under the lock takes.
+            if passes == 1 {
+                for _ in 0..2 * MERGE_UNDER_LOCK {
+                    let d = if next % 2 == 0 { next - 5_000 } else { next };
+                    idx.register(next, 0, d, true);
+                    next += 1;
+                }
+            }
+        });
+        assert!(passes >= 2, "the pushes went through the pass");
+        let taken = deadlines(&out);
+        let mut want: Vec<u64> = (0..=2_000).collect();
+        want.extend(
+            (5_000..next)
+                .filter(|t| t % 2 == 0 && t - 5_000 <= 2_000)
+                .map(|t| t - 5_000),
+        );
+        want.sort_unstable();
+        assert!(taken == want, "{} taken, {} due", taken.len(), want.len());
+        let st = idx.stats();
+        assert_eq!(st.rebuilds, 0);
+        assert_eq!(st.heap_len + out.len(), next as usize, "nothing lost");
+        assert!(pop_all(&idx, u64::MAX, 128)
+            .iter()
+            .all(|e| e.deadline > 2_000));
+    }
+
+    #[test]
+    fn a_take_racing_a_clear_hands_out_entries_of_the_old_epoch_only() {
+        // §6: a restore during the pass replaces the contents; the taken entries carry the
+        // epoch they were taken under (the caller drops them as stale), the new ones stay.
+        let idx = DeadlineIndex::<u64>::new();
+        for i in 0..5_000u64 {
+            idx.register(i, 0, i, true);
+        }
+        let job = idx
+            .locked(|inner| inner.maybe_start_take_due(u64::MAX, usize::MAX))
+            .unwrap();
+        let mut out = Vec::new();
+        let mut cleared = false;
+        idx.run_rebuild(job, &mut |v: &mut Vec<Entry<u64>>| {
+            move_due(v, u64::MAX, &mut out);
+            if !cleared {
+                cleared = true;
+                idx.clear();
+                idx.register(9, 0, 7, true);
+            }
+        });
+        assert_eq!(out.len(), 5_000);
+        assert_eq!(idx.epoch(), 1, "the entries were taken under epoch 0");
+        let st = idx.stats();
+        assert_eq!((st.rebuilds, st.live, st.heap_len), (0, 1, 1));
+        assert!(!idx.inner.lock().rebuilding);
+        let popped = pop_all(&idx, u64::MAX, 128);
+        assert_eq!(popped.iter().map(|e| e.target).collect::<Vec<_>>(), [9]);
     }
 
     #[test]

@@ -624,36 +624,64 @@ impl Params {
     }
 }
 
-/// Time to pop every entry of a bare `DeadlineIndex` holding one entry per
-/// element of `offsets` (entries name objects, not keys: the j-th names
+/// What taking every entry out of a bare `DeadlineIndex` cost
+/// ([`bare_index_pop`]).
+pub struct BareIndexPops {
+    /// The whole wave, ns.
+    pub total_ns: f64,
+    /// Of which the `pop_due` calls (lock holds of at most `POP_PER_HOLD`
+    /// pops and the waits between them), ns.
+    pub pops_ns: f64,
+    /// Lock holds that popped entries.
+    pub pop_holds: usize,
+}
+
+/// Time to take every entry out of a bare `DeadlineIndex` holding one entry
+/// per element of `offsets` (entries name objects, not keys: the j-th names
 /// target j, as a master's handles spread over 1024 shards), the j-th due
-/// `offsets[j]` ms after `due`, all due at once, in batches as cleanup does:
-/// the index's share of a 100 %-due wave (cleanup's validation under the
-/// shard locks is not in it). The cleanup scenario's wave deals distinct
-/// offsets in a random order; the anchor's pins share one deadline (all
-/// offsets 0).
-pub fn bare_index_pop_ns(due: u64, offsets: &[u32]) -> f64 {
+/// `offsets[j]` ms after `due`, all due at once, as cleanup takes them:
+/// batches of `PIN_CLEANUP_BATCH` popped in holds of at most `POP_PER_HOLD`,
+/// and once a share of the heap is popped the rest in one `take_due` pass
+/// outside the lock. The index's share of a 100 %-due wave (cleanup's
+/// validation under the shard locks is not in it). The cleanup scenario's
+/// wave deals distinct offsets in a random order; the anchor's pins share
+/// one deadline (all offsets 0).
+pub fn bare_index_pop(due: u64, offsets: &[u32]) -> BareIndexPops {
     use mooncake_meta_core::soft_pin::{DeadlineIndex, PinTarget};
     let idx = DeadlineIndex::<PinTarget>::new();
     for (i, &off) in offsets.iter().enumerate() {
         let target = PinTarget::new((i % 1024) as u32, (i / 1024) as u32);
         idx.register(target, 1, due + u64::from(off), true);
     }
-    let mut out = Vec::with_capacity(CLEANUP_BATCH);
+    let at = due + offsets.len() as u64;
+    let mut out = Vec::with_capacity(PIN_CLEANUP_BATCH);
     flush_caches();
+    let (mut pops_ns, mut pop_holds) = (0.0, 0);
     let t = Stopwatch::start();
     let mut popped = 0;
     loop {
         out.clear();
-        let o = idx.pop_due(due + offsets.len() as u64, CLEANUP_BATCH, &mut out);
+        let p = Stopwatch::start();
+        let o = idx.pop_due(at, PIN_CLEANUP_BATCH, &mut out);
+        pops_ns += p.elapsed().as_nanos() as f64;
+        pop_holds += o.holds;
         popped += o.popped;
         if !o.more_due {
             break;
         }
+        out.clear();
+        if idx.take_due(at, popped, &mut out).is_some() {
+            popped += out.len();
+            out = Vec::new();
+        }
     }
-    let ns = t.elapsed().as_nanos() as f64;
+    let total_ns = t.elapsed().as_nanos() as f64;
     assert_eq!(popped, offsets.len());
-    ns
+    BareIndexPops {
+        total_ns,
+        pops_ns,
+        pop_holds,
+    }
 }
 
 #[cfg(test)]
