@@ -79,17 +79,17 @@ impl MasterCore {
                 break;
             }
             // A wave: once this cycle has popped a share of the heap, the rest of
-            // what is due comes out in one pass outside the index mutex.
-            batch.clear();
-            if let Some(epoch) = self.index.take_due(at, stats.popped as usize, &mut batch) {
-                stats.popped += batch.len() as u64;
-                stats.batches += 1;
-                for chunk in batch.chunks_mut(PIN_CLEANUP_BATCH) {
-                    stats.expired += self.expire_batch(chunk, epoch, &mut stats);
+            // what is due comes out in one pass outside the index mutex, a
+            // chunk of the heap at a time, checked as popped entries are.
+            let popped = stats.popped as usize;
+            let took = self.index.take_due(at, popped, &mut |epoch, due| {
+                stats.popped += due.len() as u64;
+                for part in due.chunks_mut(PIN_CLEANUP_BATCH) {
+                    let expired = self.expire_batch(part, epoch, &mut stats);
+                    stats.expired += expired;
                 }
-                // As big as the wave: not kept for the pops that follow.
-                batch = Vec::new();
-            }
+            });
+            stats.batches += u64::from(took);
         }
         // Pops and clears shrink heap and registrations; a rebuild they call
         // for runs here, with no lock held.

@@ -188,13 +188,18 @@ impl<T: Copy + Default> Heap<T> {
             .collect();
         heap.len = v.len();
         drop(v);
-        let n = heap.len;
+        heap.heapify();
+        heap
+    }
+
+    /// Restores the heap order over all entries, O(len).
+    fn heapify(&mut self) {
+        let n = self.len;
         if n > 1 {
             for i in (0..=(n - 2) / ARITY).rev() {
-                heap.sift_down(i);
+                self.sift_down(i);
             }
         }
-        heap
     }
 
     fn into_vec(self) -> Vec<Entry<T>> {
@@ -500,29 +505,58 @@ fn next_pass<T: Copy + Default>(
     }
 }
 
-/// What a pass over detached entries keeps in the heap: a rebuild's validity check keeps the
-/// entries it cannot prove stale; [`DeadlineIndex::take_due`]'s keeps those not yet due.
+/// What a pass over detached entries keeps in the heap, called on one chunk of at most 8192
+/// entries at a time: a rebuild's validity check keeps the entries it cannot prove stale;
+/// [`DeadlineIndex::take_due`]'s keeps those not yet due.
 pub type Validate<'a, T> = &'a mut dyn FnMut(&mut Vec<Entry<T>>);
 
-/// [`DeadlineIndex::take_due`]'s pass: moves the entries of `entries` due at `at` to `out`.
-fn move_due<T: Copy>(entries: &mut Vec<Entry<T>>, at: u64, out: &mut Vec<Entry<T>>) {
-    entries.retain(|e| {
-        let due = e.deadline <= at;
-        if due {
-            out.push(*e);
+/// Where [`DeadlineIndex::take_due`] hands the due entries it takes: called with the epoch they
+/// were taken under and up to one chunk of them at a time, in no particular order (it may
+/// reorder them), with the index's mutex NOT held.
+pub type TakeDue<'a, T> = &'a mut dyn FnMut(u64, &mut [Entry<T>]);
+
+/// [`DeadlineIndex::take_due`]'s pass over one chunk: hands the entries due at `at` to `take`
+/// (taken under `epoch`) and keeps the rest.
+fn hand_out_due<T: Copy>(entries: &mut Vec<Entry<T>>, at: u64, epoch: u64, take: TakeDue<'_, T>) {
+    let mut keep = 0;
+    for i in 0..entries.len() {
+        if entries[i].deadline > at {
+            entries.swap(keep, i);
+            keep += 1;
         }
-        !due
-    });
+    }
+    if keep < entries.len() {
+        take(epoch, &mut entries[keep..]);
+    }
+    entries.truncate(keep);
 }
 
-/// Keeps what `validate` keeps and heapifies. Runs outside the lock; nothing here
-/// can panic short of allocation failure, which aborts, so detached entries cannot be lost
-/// (a panicking `validate` would lose them: the master's does not panic).
-fn compact<T: Copy + Default>(heap: Heap<T>, validate: Validate<'_, T>) -> Heap<T> {
-    let mut entries = heap.into_vec();
-    validate(&mut entries);
-    // Exactly as many chunks as the kept entries need: growing back is cheap (chunks).
-    Heap::from_vec(entries)
+/// Keeps what `validate` keeps and heapifies, in place: `validate` is called on each chunk
+/// where it lies (at most [`CHUNK`] entries a call), and the kept entries are poured forward
+/// into the chunks before them, so a pass needs no copy of the heap (a rebuild of 10^6 entries
+/// used to hold two, 48 MB, beside the heap) and frees the chunks it empties. Runs outside the
+/// lock; nothing here can panic short of allocation failure, which aborts, so detached entries
+/// cannot be lost (a panicking `validate` would lose them: the master's does not panic).
+fn compact<T: Copy + Default>(mut heap: Heap<T>, validate: Validate<'_, T>) -> Heap<T> {
+    let chunks = mem::take(&mut heap.chunks);
+    let mut packed: Vec<Vec<Entry<T>>> = Vec::with_capacity(chunks.len());
+    for mut chunk in chunks {
+        validate(&mut chunk);
+        // Every chunk but the last full, each with room for a whole chunk (a push under the
+        // lock never reallocates one).
+        chunk.reserve_exact(CHUNK.saturating_sub(chunk.len()));
+        if let Some(last) = packed.last_mut() {
+            let n = (CHUNK - last.len()).min(chunk.len());
+            last.extend(chunk.drain(chunk.len() - n..));
+        }
+        if !chunk.is_empty() {
+            packed.push(chunk);
+        }
+    }
+    heap.len = packed.iter().map(Vec::len).sum();
+    heap.chunks = packed;
+    heap.heapify();
+    heap
 }
 
 /// The master-level deadline index. See the module docs for invariants and the lock rule.
@@ -792,21 +826,24 @@ impl<T: Copy + Default> DeadlineIndex<T> {
     /// Takes every entry due at `at` out of the index in one pass, for a caller that has popped
     /// `popped` due entries in the same cycle and been told more are due: if `popped` is at
     /// least `1 / TAKE_DUE_SHARE` of the heap and no rebuild is running, the heap is detached
-    /// under the lock (O(1)), its due entries are moved to `out` (in no particular order) with
-    /// the lock NOT held, and the rest is heapified and merged back as a rebuild's entries are
-    /// (what was pushed meanwhile goes through the same pass). Returns the epoch the entries
-    /// were taken under (compare it as [`PopOutcome::epoch`]), or `None` with nothing taken. A
-    /// wave of due entries then costs a sequential pass instead of a sift through the heap's
-    /// cold levels per entry, and never more than `TAKE_DUE_SHARE` moves per entry the cycle
-    /// took out. Stale entries are not dropped here: the caller checks them as it checks
-    /// popped ones.
-    pub fn take_due(&self, at: u64, popped: usize, out: &mut Vec<Entry<T>>) -> Option<u64> {
-        let job = self.locked(|inner| inner.maybe_start_take_due(at, popped))?;
+    /// under the lock (O(1)) and, with the lock NOT held, each chunk's due entries are handed to
+    /// `take` (with the epoch they were taken under: compare it as [`PopOutcome::epoch`]) and
+    /// the rest is heapified and merged back as a rebuild's entries are (what was pushed
+    /// meanwhile goes through the same pass). Returns whether it ran (nothing is taken
+    /// otherwise). A wave of due entries then costs a sequential pass instead of a sift
+    /// through the heap's cold levels per entry, never more than `TAKE_DUE_SHARE` moves per
+    /// entry the cycle took out, and no memory beyond the heap. Stale entries are not dropped
+    /// here: `take` checks them as it checks popped ones. `take` may take the record locks a
+    /// rebuild's check takes, and must not call into this index but to unregister.
+    pub fn take_due(&self, at: u64, popped: usize, take: TakeDue<'_, T>) -> bool {
+        let Some(job) = self.locked(|inner| inner.maybe_start_take_due(at, popped)) else {
+            return false;
+        };
         let epoch = job.epoch;
         self.run_rebuild(job, &mut |entries: &mut Vec<Entry<T>>| {
-            move_due(entries, at, out)
+            hand_out_due(entries, at, epoch, take)
         });
-        Some(epoch)
+        true
     }
 
     /// The rest of [`rebuild`](Self::rebuild) once `job` is detached. The rebuilding flag stays
@@ -1390,6 +1427,21 @@ mod tests {
         d
     }
 
+    /// [`DeadlineIndex::take_due`] into a vector: the epoch and the entries, if it ran.
+    fn take(idx: &DeadlineIndex<u64>, at: u64, popped: usize) -> Option<(u64, Vec<Entry<u64>>)> {
+        let mut out = Vec::new();
+        let mut epochs = Vec::new();
+        let ran = idx.take_due(at, popped, &mut |epoch, due| {
+            assert!(idx.inner.try_lock().is_some(), "handed out unlocked");
+            assert!(due.len() <= CHUNK);
+            epochs.push(epoch);
+            out.extend_from_slice(due);
+        });
+        epochs.dedup();
+        assert!(epochs.len() <= 1, "one epoch per take");
+        ran.then(|| (epochs.first().copied().unwrap_or(u64::MAX), out))
+    }
+
     #[test]
     fn take_due_takes_exactly_the_due_entries_once_a_cycle_popped_its_share() {
         // §4.8: a wave's rest comes out in one pass outside the lock, only for a cycle that
@@ -1398,17 +1450,12 @@ mod tests {
         for i in 0..10_000u64 {
             idx.register(i, 0, i, true);
         }
-        let mut out = Vec::new();
         let share = 10_000usize.div_ceil(TAKE_DUE_SHARE);
-        assert_eq!(
-            idx.take_due(5_000, share - 1, &mut out),
-            None,
-            "share not popped"
-        );
-        assert_eq!(idx.take_due(u64::MAX, 0, &mut out), None);
+        assert!(take(&idx, 5_000, share - 1).is_none(), "share not popped");
+        assert!(take(&idx, u64::MAX, 0).is_none());
         assert_eq!(idx.heap_len(), 10_000);
-        assert_eq!(out.capacity(), 0, "nothing taken, nothing allocated");
-        assert_eq!(idx.take_due(5_000, share, &mut out), Some(0));
+        let (epoch, out) = take(&idx, 5_000, share).unwrap();
+        assert_eq!(epoch, 0);
         assert_eq!(deadlines(&out), (0..=5_000).collect::<Vec<u64>>());
         let st = idx.stats();
         assert_eq!(
@@ -1423,8 +1470,42 @@ mod tests {
             .map(|e| e.deadline)
             .collect();
         assert_eq!(rest, (5_001..10_000).collect::<Vec<u64>>());
-        out.clear();
-        assert_eq!(idx.take_due(u64::MAX, usize::MAX, &mut out), None, "empty");
+        assert!(take(&idx, u64::MAX, usize::MAX).is_none(), "empty");
+    }
+
+    #[test]
+    fn a_pass_compacts_the_chunks_in_place_and_leaves_a_heap() {
+        // A pass checks each chunk where it lies and pours the kept entries forward: every
+        // chunk but the last is full, each has room for a whole chunk, and the order is a heap.
+        let mut rng = XorShift(0x5EED_C0DE);
+        for keep_one_in in [1u64, 2, 3, 7, 1_000_000] {
+            let n = 5 * CHUNK + 123;
+            let v: Vec<Entry<u64>> = (0..n as u64)
+                .map(|i| Entry {
+                    deadline: rng.next() % 100_000,
+                    target: i,
+                    version: 0,
+                })
+                .collect();
+            let mut calls = 0;
+            let heap = compact(Heap::from_vec(v.clone()), &mut |c: &mut Vec<Entry<u64>>| {
+                assert!(c.len() <= CHUNK);
+                calls += 1;
+                c.retain(|e| e.target % keep_one_in == 0);
+            });
+            assert_eq!(calls, n.div_ceil(CHUNK), "one call per chunk");
+            let mut want: Vec<u64> = (0..n as u64).filter(|t| t % keep_one_in == 0).collect();
+            let mut got: Vec<u64> = heap.iter().map(|e| e.target).collect();
+            got.sort_unstable();
+            want.sort_unstable();
+            assert_eq!(got, want);
+            assert_eq!(heap.len(), want.len());
+            let (last, full) = heap.chunks.split_last().unwrap();
+            assert!(full.iter().all(|c| c.len() == CHUNK));
+            assert!(!last.is_empty() && last.len() <= CHUNK);
+            assert!(heap.chunks.iter().all(|c| c.capacity() >= CHUNK));
+            assert!(heap.is_heap());
+        }
     }
 
     #[test]
@@ -1440,10 +1521,8 @@ mod tests {
             recs.register(&idx, 10 + i, i);
         }
         let job = detach(&idx);
-        let mut out = Vec::new();
-        assert_eq!(
-            idx.take_due(u64::MAX, usize::MAX, &mut out),
-            None,
+        assert!(
+            take(&idx, u64::MAX, usize::MAX).is_none(),
             "rebuild running"
         );
         run(&idx, job, &recs);
@@ -1452,7 +1531,7 @@ mod tests {
             recs.register(&idx, 2, 200_000 + i);
         }
         assert!(idx.rebuild_wanted());
-        assert_eq!(idx.take_due(99, usize::MAX, &mut out), Some(0));
+        let (_, out) = take(&idx, 99, usize::MAX).unwrap();
         assert_eq!(deadlines(&out), (0..100).collect::<Vec<u64>>());
         assert_eq!(recs.expire(&idx, &out).len(), 100);
         let st = idx.stats();
@@ -1481,7 +1560,7 @@ mod tests {
         let mut next = 5_000u64;
         let mut passes = 0;
         idx.run_rebuild(job, &mut |v: &mut Vec<Entry<u64>>| {
-            move_due(v, 2_000, &mut out);
+            hand_out_due(v, 2_000, 0, &mut |_, due| out.extend_from_slice(due));
             passes += 1;
             // The first pass's pushes: half due, more than a merge under the lock takes.
             if passes == 1 {
@@ -1524,7 +1603,7 @@ mod tests {
         let mut out = Vec::new();
         let mut cleared = false;
         idx.run_rebuild(job, &mut |v: &mut Vec<Entry<u64>>| {
-            move_due(v, u64::MAX, &mut out);
+            hand_out_due(v, u64::MAX, 0, &mut |_, due| out.extend_from_slice(due));
             if !cleared {
                 cleared = true;
                 idx.clear();

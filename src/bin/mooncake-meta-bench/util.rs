@@ -669,11 +669,9 @@ pub fn bare_index_pop(due: u64, offsets: &[u32]) -> BareIndexPops {
         if !o.more_due {
             break;
         }
-        out.clear();
-        if idx.take_due(at, popped, &mut out).is_some() {
-            popped += out.len();
-            out = Vec::new();
-        }
+        let mut taken = 0;
+        idx.take_due(at, popped, &mut |_, due| taken += due.len());
+        popped += taken;
     }
     let total_ns = t.elapsed().as_nanos() as f64;
     assert_eq!(popped, offsets.len());
