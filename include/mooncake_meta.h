@@ -405,11 +405,13 @@ typedef struct mooncake_meta_cleanup_stats {
      */
     uint64_t expired;
     /**
-     * Index-lock holds that popped entries (bounded batches).
+     * Index-lock holds that took due entries out: pop holds (bounded
+     * batches) and one per wave taken in one pass over the detached heap.
      */
     uint64_t batches;
     /**
-     * Shard read locks taken (one per affected shard per batch).
+     * Shard read locks taken (one per affected shard per batch, again after
+     * every 512 entries of one shard).
      */
     uint64_t shards_touched;
     /**

@@ -1,6 +1,8 @@
 //! Soft-pin expiration cleanup (docs/CONTRACT.md §4.8): pop due index entries in
-//! bounded batches, group each batch by shard, take each affected shard's
-//! read lock once, reach each entry's record by its arena slot (no hash
+//! bounded batches (a wave's rest taken in one pass over the detached heap,
+//! [`DeadlineIndex::take_due`](crate::soft_pin::index::DeadlineIndex::take_due)),
+//! group each batch by shard, take each affected shard's
+//! read lock once per at most [`PIN_CLEANUP_PER_LOCK`] entries, reach each entry's record by its arena slot (no hash
 //! probe, no key) and clear the committed deadline only if the entry is the
 //! record's latest registration (same `pin_version`, which a slot carries
 //! on from one record to the next) and the
@@ -37,11 +39,14 @@ pub struct CleanupStats {
     pub stale_dropped: u64,
     /// Soft pins cleared.
     pub expired: u64,
-    /// Index-lock holds that popped entries (bounded batches: at most
+    /// Index-lock holds that took due entries out: pop holds (at most
     /// [`POP_PER_HOLD`](crate::soft_pin::index::POP_PER_HOLD) entries each,
-    /// several to a batch of [`CLEANUP_BATCH`]).
+    /// several to a batch of [`PIN_CLEANUP_BATCH`]), and one per wave taken
+    /// in one pass (its entries were not popped one by one, so `popped`
+    /// may exceed `batches × POP_PER_HOLD`).
     pub batches: u64,
-    /// Shard read locks taken (one per affected shard per batch).
+    /// Shard read locks taken (one per affected shard per batch, again
+    /// after every [`PIN_CLEANUP_PER_LOCK`] entries of one shard).
     pub shards_touched: u64,
     /// Longest deadline-index mutex hold seen by this master so far, rebuilds included (ns;
     /// of the registrations, one hold in
@@ -67,9 +72,13 @@ impl MasterCore {
         let mut stats = CleanupStats::default();
         // pop_due sizes it on the first due entries; nothing due, no allocation.
         let mut batch: Vec<Entry> = Vec::new();
+        // Entries popped since the last pass: what the next pass's cost is
+        // measured against (a pass must not be paid for twice).
+        let mut since_pass = 0usize;
         loop {
             batch.clear();
             let out = self.index.pop_due(at, PIN_CLEANUP_BATCH, &mut batch);
+            since_pass += out.popped;
             stats.popped += out.popped as u64;
             stats.batches += out.holds as u64;
             if !batch.is_empty() {
@@ -81,15 +90,17 @@ impl MasterCore {
             // A wave: once this cycle has popped a share of the heap, the rest of
             // what is due comes out in one pass outside the index mutex, a
             // chunk of the heap at a time, checked as popped entries are.
-            let popped = stats.popped as usize;
-            let took = self.index.take_due(at, popped, &mut |epoch, due| {
+            let took = self.index.take_due(at, since_pass, &mut |epoch, due| {
                 stats.popped += due.len() as u64;
                 for part in due.chunks_mut(PIN_CLEANUP_BATCH) {
                     let expired = self.expire_batch(part, epoch, &mut stats);
                     stats.expired += expired;
                 }
             });
-            stats.batches += u64::from(took);
+            if took {
+                stats.batches += 1;
+                since_pass = 0;
+            }
         }
         // Pops and clears shrink heap and registrations; a rebuild they call
         // for runs here, with no lock held.

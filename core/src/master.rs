@@ -149,10 +149,10 @@ pub struct MasterCore {
     pub(crate) race_hooks: crate::quiesce::RaceHooks,
 }
 
-/// Largest batch of due index entries a cleanup cycle pops per index-lock
-/// hold. Popping costs ~2–4 µs per entry at 10^6 pins (cache misses on the
-/// heap's path), so 128 keeps every hold near 0.3 ms however large the wave,
-/// with room under 1 ms for an interrupt or a page fault during the hold.
+/// Largest batch of due group-retention entries a cleanup cycle pops, in
+/// one hold of the retention index's mutex (docs/CONTRACT.md §11; soft pins
+/// use [`PIN_CLEANUP_BATCH`]): one entry per group, so 128 keeps a hold far
+/// under 1 ms.
 pub const CLEANUP_BATCH: usize = 128;
 
 /// Largest batch of due soft-pin entries a cleanup cycle expires at once

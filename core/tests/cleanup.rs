@@ -6,6 +6,7 @@
 mod common;
 
 use common::*;
+use mooncake_meta_core::soft_pin::index::POP_PER_HOLD;
 use mooncake_meta_core::*;
 
 /// Keys spread over many shards (default 1024), three tenants and a few
@@ -65,7 +66,8 @@ fn cleanup_expires_exactly_the_due_entries_across_shards_and_groups() {
         assert_eq!(st.stale_dropped, 0);
         if due_now > 0 {
             assert!(st.shards_touched >= 1 && st.shards_touched <= due_now);
-            assert!(st.batches >= due_now.div_ceil(CLEANUP_BATCH as u64));
+            // Below a share of the heap: popped, at most POP_PER_HOLD a hold.
+            assert!(st.batches >= due_now.div_ceil(POP_PER_HOLD as u64));
         } else {
             assert_eq!(st.shards_touched, 0);
         }
@@ -138,12 +140,14 @@ fn batches_are_bounded_and_shards_are_counted_per_batch() {
     let st = m.run_cleanup_at(T0 + 10_000);
     assert_eq!(st.popped, N);
     assert_eq!(st.expired, N);
-    assert!(
-        st.batches >= N / CLEANUP_BATCH as u64,
+    // A first batch popped in holds of at most POP_PER_HOLD, then (a share
+    // of the heap popped) the rest in one pass: one hold more.
+    assert_eq!(
+        st.batches,
+        (PIN_CLEANUP_BATCH / POP_PER_HOLD) as u64 + 1,
         "{} batches",
         st.batches
     );
-    assert!(st.batches >= N.div_ceil(CLEANUP_BATCH as u64));
     // One lock per affected shard per batch: at least one per batch, at most
     // one per entry, and more than the 1024 distinct shards in total (a
     // per-cycle count could never exceed 1024).
@@ -223,8 +227,7 @@ fn full_wave_of_100k_pins_pops_a_bounded_batch_per_index_hold() {
     // entries popped in one hold of the index mutex stays within the batch
     // bound however many are due (wall-clock hold times are printed, not
     // asserted: a preempted holder inflates them on a loaded machine).
-    use mooncake_meta_core::soft_pin::index::POP_PER_HOLD;
-    const _: () = assert!(POP_PER_HOLD <= CLEANUP_BATCH);
+    const _: () = assert!(POP_PER_HOLD <= PIN_CLEANUP_BATCH);
     const N: u64 = 100_000;
     let src = master_with(config(), 2, 0, 8 << 20);
     for i in 0..N {
@@ -280,7 +283,7 @@ fn full_wave_of_100k_pins_pops_a_bounded_batch_per_index_hold() {
 fn a_wave_taken_in_one_pass_expires_exactly_the_due_pins_and_drops_the_stale() {
     // §4.8: once a cycle has popped a share of the heap, the rest of what is due comes out in one
     // pass; it is checked exactly as popped entries are (latest registration, exact deadline).
-    use mooncake_meta_core::soft_pin::index::{POP_PER_HOLD, TAKE_DUE_SHARE};
+    use mooncake_meta_core::soft_pin::index::TAKE_DUE_SHARE;
     let m = big_master();
     const N: usize = 20_000;
     for i in 0..N {

@@ -88,6 +88,8 @@ enum Timing {
 /// Children per heap node: a 4-ary heap is shallower than a binary one and its children share
 /// a cache line or two, which makes pops (the cleanup path) cheaper.
 const ARITY: usize = 4;
+/// Whole entries in a 64-byte cache line: the step of a prefetch that misses no line of a run.
+const ENTRIES_PER_LINE: usize = 64 / mem::size_of::<Entry<PinTarget>>();
 
 /// The heap size a rebuild brings the heap back under.
 pub fn heap_bound(live: usize) -> usize {
@@ -324,6 +326,24 @@ impl<T: Copy + Default> Heap<T> {
         Some(top)
     }
 
+    /// Starts loading the grandchildren of node `i` (the children of its children: one run of
+    /// `ARITY * ARITY` entries) without waiting for them, so a sift down a cold heap waits for
+    /// about every other level instead of every one.
+    #[inline(always)]
+    fn prefetch_grandchildren(&self, i: usize) {
+        let first = ARITY * (ARITY * i + 1) + 1;
+        if first >= self.len {
+            return;
+        }
+        let last = (first + ARITY * ARITY - 1).min(self.len - 1);
+        let mut at = first;
+        while at <= last {
+            crate::memory::prefetch(&self.chunks[at >> CHUNK_SHIFT][at & CHUNK_MASK]);
+            at += ENTRIES_PER_LINE;
+        }
+        crate::memory::prefetch(&self.chunks[last >> CHUNK_SHIFT][last & CHUNK_MASK]);
+    }
+
     fn sift_down(&mut self, mut i: usize) {
         let n = self.len;
         let e = self.get(i);
@@ -332,6 +352,7 @@ impl<T: Copy + Default> Heap<T> {
             if first >= n {
                 break;
             }
+            self.prefetch_grandchildren(i);
             let mut min = first;
             let mut min_deadline = self.deadline(first);
             for c in first + 1..(first + ARITY).min(n) {
@@ -829,10 +850,12 @@ impl<T: Copy + Default> DeadlineIndex<T> {
     /// under the lock (O(1)) and, with the lock NOT held, each chunk's due entries are handed to
     /// `take` (with the epoch they were taken under: compare it as [`PopOutcome::epoch`]) and
     /// the rest is heapified and merged back as a rebuild's entries are (what was pushed
-    /// meanwhile goes through the same pass). Returns whether it ran (nothing is taken
-    /// otherwise). A wave of due entries then costs a sequential pass instead of a sift
+    /// meanwhile goes through the same pass, except the last at most [`MERGE_UNDER_LOCK`]
+    /// entries, merged under the lock for the next pop). Returns whether it ran (nothing is
+    /// taken otherwise). A wave of due entries then costs a sequential pass instead of a sift
     /// through the heap's cold levels per entry, never more than `TAKE_DUE_SHARE` moves per
-    /// entry the cycle took out, and no memory beyond the heap. Stale entries are not dropped
+    /// entry popped since the caller's last take, and no copy of the heap (only of what was
+    /// pushed meanwhile, when a rebuild would copy it too). Stale entries are not dropped
     /// here: `take` checks them as it checks popped ones. `take` may take the record locks a
     /// rebuild's check takes, and must not call into this index but to unregister.
     pub fn take_due(&self, at: u64, popped: usize, take: TakeDue<'_, T>) -> bool {
@@ -912,8 +935,8 @@ impl<T: Copy + Default> DeadlineIndex<T> {
         passes: u32,
         validate: Validate<'_, T>,
     ) -> Option<RebuildJob<T>> {
-        let mut rest = rest.into_vec();
-        validate(&mut rest);
+        // Checked a chunk at a time, as every pass is; then moved in from one vector.
+        let mut rest = compact(rest, validate).into_vec();
         loop {
             let chunk = self.need_spare.load(Relaxed).then(new_chunk);
             let (unused, done) = self.locked(|inner| {
@@ -1948,7 +1971,18 @@ mod tests {
         };
         let clock = AtomicU64::new(1);
         let done = AtomicBool::new(false);
-        let fired = std::thread::scope(|s| {
+        // What cleanup does with an entry taken out: clear it if it is the latest.
+        let fire = |batch: &[Entry<u64>], fired: &mut Vec<(u64, u32)>| {
+            for e in batch {
+                let mut r = records[e.target as usize].lock();
+                if r.0 == e.version && r.1 == e.deadline {
+                    r.1 = 0;
+                    idx.unregister(1);
+                    fired.push((e.target, e.version));
+                }
+            }
+        };
+        let (fired, takes) = std::thread::scope(|s| {
             let writers: Vec<_> = (0..WRITERS)
                 .map(|w| {
                     let (idx, records, clock, settle) = (&idx, &records, &clock, &settle);
@@ -1986,21 +2020,23 @@ mod tests {
             let popper = s.spawn(|| {
                 let mut fired = Vec::new();
                 let mut out = Vec::new();
+                let (mut since_take, mut takes) = (0, 0u64);
                 while !done.load(Relaxed) {
                     let at = clock.load(Relaxed).saturating_sub(200) << 24;
                     out.clear();
-                    idx.pop_due(at, 64, &mut out);
-                    for e in &out {
-                        let mut r = records[e.target as usize].lock();
-                        if r.0 == e.version && r.1 == e.deadline {
-                            r.1 = 0;
-                            idx.unregister(1);
-                            fired.push((e.target, e.version));
-                        }
+                    let o = idx.pop_due(at, 16, &mut out);
+                    since_take += o.popped;
+                    fire(&out, &mut fired);
+                    // A wave's rest in one pass, racing the writers' pushes and rebuilds.
+                    if o.more_due
+                        && idx.take_due(at, since_take, &mut |_, due| fire(due, &mut fired))
+                    {
+                        since_take = 0;
+                        takes += 1;
                     }
                     settle();
                 }
-                fired
+                (fired, takes)
             });
             for w in writers {
                 w.join().unwrap();
@@ -2041,9 +2077,10 @@ mod tests {
         }
         assert_eq!(left, committed);
         eprintln!(
-            "concurrent: {} fired, {committed} left, {} rebuilds",
+            "concurrent: {} fired, {committed} left, {} rebuilds, {takes} takes",
             fired.len(),
             idx.stats().rebuilds
         );
+        assert!(takes > 0, "no wave was taken in one pass");
     }
 }
