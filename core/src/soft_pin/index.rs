@@ -88,8 +88,6 @@ enum Timing {
 /// Children per heap node: a 4-ary heap is shallower than a binary one and its children share
 /// a cache line or two, which makes pops (the cleanup path) cheaper.
 const ARITY: usize = 4;
-/// Whole entries in a 64-byte cache line: the step of a prefetch that misses no line of a run.
-const ENTRIES_PER_LINE: usize = 64 / mem::size_of::<Entry<PinTarget>>();
 
 /// The heap size a rebuild brings the heap back under.
 pub fn heap_bound(live: usize) -> usize {
@@ -326,24 +324,6 @@ impl<T: Copy + Default> Heap<T> {
         Some(top)
     }
 
-    /// Starts loading the grandchildren of node `i` (the children of its children: one run of
-    /// `ARITY * ARITY` entries) without waiting for them, so a sift down a cold heap waits for
-    /// about every other level instead of every one.
-    #[inline(always)]
-    fn prefetch_grandchildren(&self, i: usize) {
-        let first = ARITY * (ARITY * i + 1) + 1;
-        if first >= self.len {
-            return;
-        }
-        let last = (first + ARITY * ARITY - 1).min(self.len - 1);
-        let mut at = first;
-        while at <= last {
-            crate::memory::prefetch(&self.chunks[at >> CHUNK_SHIFT][at & CHUNK_MASK]);
-            at += ENTRIES_PER_LINE;
-        }
-        crate::memory::prefetch(&self.chunks[last >> CHUNK_SHIFT][last & CHUNK_MASK]);
-    }
-
     fn sift_down(&mut self, mut i: usize) {
         let n = self.len;
         let e = self.get(i);
@@ -352,7 +332,6 @@ impl<T: Copy + Default> Heap<T> {
             if first >= n {
                 break;
             }
-            self.prefetch_grandchildren(i);
             let mut min = first;
             let mut min_deadline = self.deadline(first);
             for c in first + 1..(first + ARITY).min(n) {
