@@ -420,14 +420,19 @@ impl<T: Copy + Default> Inner<T> {
         if !self.over_bound(live) {
             return None;
         }
+        Some(self.detach(PassKind::Rebuild))
+    }
+
+    /// Detaches the visible heap for a pass of `kind` (O(1)); only one pass runs at a time.
+    fn detach(&mut self, kind: PassKind) -> RebuildJob<T> {
         self.rebuilding = true;
         let entries = mem::replace(&mut self.heap, Heap::new());
         self.detached = entries.len();
-        Some(RebuildJob {
+        RebuildJob {
             entries,
             epoch: self.epoch,
-            kind: PassKind::Rebuild,
-        })
+            kind,
+        }
     }
 
     /// Detaches the heap to take its due entries out ([`DeadlineIndex::take_due`]) if an entry
@@ -438,14 +443,7 @@ impl<T: Copy + Default> Inner<T> {
         if !due || self.rebuilding || popped.saturating_mul(TAKE_DUE_SHARE) < self.heap.len() {
             return None;
         }
-        self.rebuilding = true;
-        let entries = mem::replace(&mut self.heap, Heap::new());
-        self.detached = entries.len();
-        Some(RebuildJob {
-            entries,
-            epoch: self.epoch,
-            kind: PassKind::TakeDue,
-        })
+        Some(self.detach(PassKind::TakeDue))
     }
 }
 
@@ -1404,16 +1402,7 @@ mod tests {
 
     /// Detaches the heap as a rebuild would, whatever its size, without running the rest.
     fn detach(idx: &DeadlineIndex<u64>) -> RebuildJob<u64> {
-        idx.locked(|inner| {
-            inner.rebuilding = true;
-            let entries = mem::replace(&mut inner.heap, Heap::new());
-            inner.detached = entries.len();
-            RebuildJob {
-                entries,
-                epoch: inner.epoch,
-                kind: PassKind::Rebuild,
-            }
-        })
+        idx.locked(|inner| inner.detach(PassKind::Rebuild))
     }
 
     fn run(idx: &DeadlineIndex<u64>, job: RebuildJob<u64>, recs: &Records) {
