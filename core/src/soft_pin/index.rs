@@ -1988,18 +1988,19 @@ mod tests {
             let popper = s.spawn(|| {
                 let mut fired = Vec::new();
                 let mut out = Vec::new();
-                let (mut since_take, mut takes) = (0, 0u64);
+                let mut takes = 0u64;
                 while !done.load(Relaxed) {
                     let at = clock.load(Relaxed).saturating_sub(200) << 24;
                     out.clear();
                     let o = idx.pop_due(at, 16, &mut out);
-                    since_take += o.popped;
                     fire(&out, &mut fired);
-                    // A wave's rest in one pass, racing the writers' pushes and rebuilds.
+                    // A wave's rest in one pass, racing the writers' pushes and rebuilds,
+                    // whenever more is due, whatever share was popped (the share rule has
+                    // its own tests; here the races matter). How often that happens
+                    // depends on the threads' timing: printed, not asserted.
                     if o.more_due
-                        && idx.take_due(at, since_take, &mut |_, due| fire(due, &mut fired))
+                        && idx.take_due(at, usize::MAX, &mut |_, due| fire(due, &mut fired))
                     {
-                        since_take = 0;
                         takes += 1;
                     }
                     settle();
@@ -2049,6 +2050,5 @@ mod tests {
             fired.len(),
             idx.stats().rebuilds
         );
-        assert!(takes > 0, "no wave was taken in one pass");
     }
 }
