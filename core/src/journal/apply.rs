@@ -464,7 +464,9 @@ impl MasterCore {
                     k.validate().ok().map(|()| self.locate(k))
                 }),
             };
-            if let Some((_, si)) = l {
+            // A record of the key before it is on that record's shard,
+            // listed already (a put pair's End: half the list to sort).
+            if let (Some((_, si)), false) = (l, is_same) {
                 // The shard's lock word and headers, on their way while
                 // the rest of the run is located.
                 crate::memory::prefetch_all(&self.shards[si]);
@@ -816,7 +818,18 @@ impl MasterCore {
         defer: bool,
     ) -> Result<(ObjectRef, Option<Deferred>)> {
         let k = Key::scoped(img.key.tenant, img.key.key);
-        check_image(img)?;
+        if new_key {
+            // An ObjectStarted's image, as its decoder builds it, holds
+            // nothing `check_image` refuses but a size of 0: no task, every
+            // replica a PROCESSING write replica, sorted, of the write in
+            // flight it holds.
+            debug_assert!(img.task.is_none() && img.in_flight.is_some());
+            if img.size == 0 {
+                return Err(misfit(format!("object {:?}: size 0", img.key.to_key())));
+            }
+        } else {
+            check_image(img)?;
+        }
         // One lookup: the handle finds the object again without hashing.
         let at = st.locate(hash, k, si as u32);
         if new_key && at.is_some() {
@@ -928,8 +941,11 @@ impl MasterCore {
             }
             Ok(())
         })();
-        let discard_at = placed.and_then(|()| {
-            match_discarded(
+        let discard_at = placed.and_then(|()| match discarded {
+            // Nothing discarded (every Start of a new key): every old buffer
+            // not kept is freed.
+            [] => Ok(smallvec::smallvec![None; old_bufs.len()]),
+            _ => match_discarded(
                 &table,
                 old_bufs,
                 &old_at,
@@ -937,7 +953,7 @@ impl MasterCore {
                 old_size,
                 discarded,
                 "the previous state",
-            )
+            ),
         });
         let discard_at = match discard_at {
             Ok(d) => d,
@@ -975,6 +991,9 @@ impl MasterCore {
         let old_group = old_obj.as_ref().and_then(|o| o.1.clone());
         let group: Option<Arc<Group>> = match (&old_group, img.group) {
             (Some(g), Some(name)) if g.name() == name => Some(g.clone()),
+            // No group before or after (the usual case): no member name to
+            // build (an allocation per record).
+            (None, None) => None,
             (old_g, new_name) => {
                 let member = scoped(k);
                 if let Some(g) = old_g {

@@ -1160,3 +1160,108 @@ impl<'a> Reader<'a> {
         })
     }
 }
+
+/// Unchecked-message reads for the put pair's records (`view.rs`, its
+/// fast path): each accepts exactly what the read of the same name above
+/// accepts, and gives `None` where that one gives an error, with no
+/// message. The caller then goes back to the record's start
+/// ([`rewind`](Reader::rewind)) and parses it again with the reads above,
+/// which say what is wrong. A `None` is small enough to stay in registers,
+/// where the `Result` of the reads above (an [`Error`] is 32 bytes) goes
+/// through the stack: a borrowed string written there as two words and
+/// read back as one waited for the store to land (a failed store
+/// forwarding) at every string of every record.
+impl<'a> Reader<'a> {
+    /// Back to payload position `pos` (one this reader was at).
+    #[inline(always)]
+    pub(super) fn rewind(&mut self, pos: usize) {
+        debug_assert!(pos <= self.pos);
+        self.pos = pos;
+    }
+
+    #[inline(always)]
+    pub(super) fn try_array<const N: usize>(&mut self) -> Option<[u8; N]> {
+        let a = *self.buf.get(self.pos..)?.first_chunk::<N>()?;
+        self.pos += N;
+        Some(a)
+    }
+
+    #[inline(always)]
+    pub(super) fn try_u32(&mut self) -> Option<u32> {
+        self.try_array().map(u32::from_le_bytes)
+    }
+
+    #[inline(always)]
+    pub(super) fn try_u64(&mut self) -> Option<u64> {
+        self.try_array().map(u64::from_le_bytes)
+    }
+
+    /// [`instant`](Self::instant).
+    #[inline(always)]
+    pub(super) fn try_instant(&mut self) -> Option<Instant> {
+        self.try_u64().filter(|&v| v <= MAX_INSTANT)
+    }
+
+    /// [`deadline`](Self::deadline).
+    #[inline(always)]
+    pub(super) fn try_deadline(&mut self) -> Option<Instant> {
+        self.try_instant().filter(|&v| v != 0)
+    }
+
+    /// [`byte_upto`](Self::byte_upto).
+    #[inline(always)]
+    pub(super) fn try_byte_upto(&mut self, max: u8) -> Option<u8> {
+        let [b] = self.try_array()?;
+        (b <= max).then_some(b)
+    }
+
+    /// [`bool`](Self::bool).
+    #[inline(always)]
+    pub(super) fn try_bool(&mut self) -> Option<bool> {
+        self.try_byte_upto(1).map(|b| b == 1)
+    }
+
+    /// [`count`](Self::count).
+    #[inline(always)]
+    pub(super) fn try_count(&mut self, min_size: usize) -> Option<usize> {
+        let n = self.try_u32()?;
+        (u64::from(n) <= (self.remaining() / min_size) as u64).then_some(n as usize)
+    }
+
+    /// [`str_ref`](Self::str_ref).
+    #[inline(always)]
+    pub(super) fn try_str(&mut self) -> Option<&'a str> {
+        let len = self.try_u32()? as usize;
+        let bytes = self.buf.get(self.pos..)?.get(..len)?;
+        let s = std::str::from_utf8(bytes).ok()?;
+        self.pos += len;
+        Some(s)
+    }
+
+    /// [`name_ref`](Self::name_ref).
+    #[inline(always)]
+    pub(super) fn try_name(&mut self) -> Option<&'a str> {
+        self.try_str()
+            .filter(|s| !s.is_empty() && !s.as_bytes().contains(&0))
+    }
+
+    /// [`key_ref`](Self::key_ref).
+    #[inline(always)]
+    pub(super) fn try_key(&mut self) -> Option<(&'a str, &'a str)> {
+        let tenant = self.try_name()?;
+        let key = self.try_str().filter(|k| !k.is_empty())?;
+        Some((tenant, key))
+    }
+
+    /// [`intent`](Self::intent).
+    #[inline(always)]
+    pub(super) fn try_intent(&mut self) -> Option<SoftPinIntent> {
+        Some(match self.try_byte_upto(2)? {
+            0 => SoftPinIntent::Preserve,
+            1 => SoftPinIntent::Enable {
+                ttl_ms: self.try_u64()?,
+            },
+            _ => SoftPinIntent::Disable,
+        })
+    }
+}

@@ -9,7 +9,12 @@
 //! checks, and the object records have one parser, this module's
 //! (`object_record`): the owned decoder turns its views into records with
 //! [`RecordView::to_record`]. A test compares the two decoders on random
-//! and corrupted batches.
+//! and corrupted batches. The put pair's records (ObjectStarted,
+//! ObjectEnded) take a fast path first (`pair_record`: the same fields
+//! through reads that say only "no" — `Reader::try_u64` and the others in
+//! `codec.rs` — and the checked parse of the same bytes whenever it says
+//! no, so the checked parse gives every message); `standby_view_window.rs`
+//! holds it to the owned decoder, field by field.
 //!
 //! [`decode_batch_prefix`]: super::codec::decode_batch_prefix
 
@@ -182,14 +187,7 @@ pub fn check_batch_views<'a>(
         if seq < keep_from {
             parse_kind(r, seq)?;
         } else if out.len() < limit {
-            let kind = parse_kind(r, seq)?;
-            out.push((
-                seq,
-                RecordView {
-                    bytes: r.bytes_from(start),
-                    kind,
-                },
-            ));
+            push_view(r, seq, out)?;
             let (seq, view) = out.last().expect("pushed just now");
             each(*seq, view);
         } else {
@@ -295,26 +293,18 @@ impl<'a> InputViews<'a> {
                 continue;
             }
             let seq = self.seq;
-            let start = self.r.position();
-            let kind = match parse_kind(&mut self.r, seq) {
-                Ok(kind) => kind,
-                Err(e) => {
-                    (self.left, self.rest) = (0, &[]);
-                    return Err(e);
-                }
+            let parsed = if seq >= self.keep_from {
+                push_view(&mut self.r, seq, out)
+            } else {
+                parse_kind(&mut self.r, seq).map(drop)
             };
+            if let Err(e) = parsed {
+                (self.left, self.rest) = (0, &[]);
+                return Err(e);
+            }
             self.left -= 1;
             self.seq += 1;
-            if seq >= self.keep_from {
-                self.keep_from = seq + 1;
-                out.push((
-                    seq,
-                    RecordView {
-                        bytes: self.r.bytes_from(start),
-                        kind,
-                    },
-                ));
-            }
+            self.keep_from = self.keep_from.max(seq + 1);
         }
         Ok(self.left > 0 || !self.rest.is_empty())
     }
@@ -363,6 +353,22 @@ impl<'a> Iterator for RecordViews<'a> {
     }
 }
 
+/// Parses the record at the reader (sequence `seq`) onto the end of
+/// `out`, as [`parse_record_view`] parses it.
+#[inline(always)]
+fn push_view<'a>(r: &mut Reader<'a>, seq: u64, out: &mut Vec<(u64, RecordView<'a>)>) -> Result<()> {
+    let start = r.position();
+    let kind = parse_kind(r, seq)?;
+    out.push((
+        seq,
+        RecordView {
+            bytes: r.bytes_from(start),
+            kind,
+        },
+    ));
+    Ok(())
+}
+
 #[inline]
 fn parse_record_view<'a>(r: &mut Reader<'a>, seq: u64) -> Result<RecordView<'a>> {
     let start = r.position();
@@ -377,7 +383,21 @@ fn parse_record_view<'a>(r: &mut Reader<'a>, seq: u64) -> Result<RecordView<'a>>
 #[inline(always)]
 fn parse_kind<'a>(r: &mut Reader<'a>, seq: u64) -> Result<KindView<'a>> {
     Ok(match r.peek() {
-        Some(tag @ (3 | 4 | 11 | 12)) => {
+        // A put pair's records, the bulk of a journal: the fast path, and
+        // the checked parse of the same bytes when it finds anything amiss
+        // (the checked parse then says what).
+        Some(tag @ (11 | 12)) => {
+            let start = r.position();
+            match pair_record(r, tag) {
+                Some(kind) => kind,
+                None => {
+                    r.rewind(start);
+                    r.array::<1>(At::new(seq, "record", "tag"))?;
+                    object_record(r, tag, seq)?
+                }
+            }
+        }
+        Some(tag @ (3 | 4)) => {
             r.array::<1>(At::new(seq, "record", "tag"))?;
             object_record(r, tag, seq)?
         }
@@ -412,6 +432,108 @@ pub(super) fn object_record<'a>(r: &mut Reader<'a>, tag: u8, seq: u64) -> Result
             completed: r.completed(at("completed"))?,
             commit: r.commit(at("commit"))?,
             write_over: r.bool(at("write_over"))?,
+        },
+    })
+}
+
+/// The fast path of [`object_record`] for an ObjectEnded (tag 11) or an
+/// ObjectStarted (tag 12) at the reader, tag included: the same view from
+/// the same bytes, through the reads that give `None` instead of an error
+/// (`codec.rs`, `Reader::try_u64` and the others, each accepting exactly
+/// what its checked twin accepts); `None` wherever [`object_record`]
+/// would refuse the record, and the reader then somewhere inside it.
+/// Built from values in registers, where the checked parse passes each
+/// field's `Result` through the stack (about half of a put pair's
+/// decoding time).
+#[inline(always)]
+fn pair_record<'a>(r: &mut Reader<'a>, tag: u8) -> Option<KindView<'a>> {
+    r.try_array::<1>()?;
+    let (tenant, key) = r.try_key()?;
+    let key = KeyView { tenant, key };
+    if tag == 11 {
+        let write_token = r.try_u64()?;
+        let at = r.try_instant()?;
+        let n = r.try_count(8)?;
+        let mut completed = SmallVec::<[u64; 2]>::with_capacity(n);
+        for _ in 0..n {
+            let id = r.try_u64()?;
+            if completed.last().is_some_and(|&prev| id <= prev) {
+                return None;
+            }
+            completed.push(id);
+        }
+        let commit = match r.try_byte_upto(1)? {
+            0 => None,
+            _ => Some(match r.try_byte_upto(1)? {
+                0 => None,
+                _ => Some(r.try_deadline()?),
+            }),
+        };
+        let write_over = r.try_bool()?;
+        return Some(KindView::ObjectEnded {
+            key,
+            write_token,
+            at,
+            completed,
+            commit,
+            write_over,
+        });
+    }
+    let size = r.try_u64()?;
+    let writer = r.try_u64()?;
+    let put_start = r.try_instant()?;
+    let seq = r.try_u64()?;
+    let write_token = r.try_u64()?;
+    let hard_pin = r.try_bool()?;
+    let group = match r.try_byte_upto(1)? {
+        0 => None,
+        _ => Some(r.try_name()?),
+    };
+    let pending = r.try_intent()?;
+    let n = r.try_count(STARTED_MIN)?;
+    let mut replicas: SmallVec<[ReplicaView<'a>; 1]> = SmallVec::with_capacity(n);
+    for _ in 0..n {
+        let id = r.try_u64()?;
+        if replicas.last().is_some_and(|prev| id <= prev.id) {
+            return None;
+        }
+        let place = match r.try_byte_upto(2)? {
+            0 => PlacementView::Memory {
+                segment: r.try_name()?,
+                address: r.try_u64()?,
+            },
+            1 => PlacementView::NofSsd {
+                segment: r.try_name()?,
+                address: r.try_u64()?,
+            },
+            _ => PlacementView::LocalDisk {
+                client: r.try_u64()?,
+            },
+        };
+        replicas.push(ReplicaView {
+            id,
+            status: ReplicaStatus::Processing,
+            role: ReplicaRole::Write,
+            place,
+        });
+    }
+    Some(KindView::ObjectStarted {
+        image: ImageView {
+            key,
+            size,
+            writer,
+            put_start,
+            lease: 0,
+            seq,
+            write_token,
+            hard_pin,
+            group,
+            committed: None,
+            in_flight: Some(InFlightImage {
+                pending: Some(pending),
+            }),
+            task: None,
+            replicas,
         },
     })
 }
