@@ -827,7 +827,7 @@ impl<T: Copy + Default> DeadlineIndex<T> {
     /// under the lock (O(1)) and, with the lock NOT held, each chunk's due entries are handed to
     /// `take` (with the epoch they were taken under: compare it as [`PopOutcome::epoch`]) and
     /// the rest is heapified and merged back as a rebuild's entries are (what was pushed
-    /// meanwhile goes through the same pass, except the last at most [`MERGE_UNDER_LOCK`]
+    /// meanwhile goes through the same pass, except the last at most 1024
     /// entries, merged under the lock for the next pop). Returns whether it ran (nothing is
     /// taken otherwise). A wave of due entries then costs a sequential pass instead of a sift
     /// through the heap's cold levels per entry, never more than `TAKE_DUE_SHARE` moves per
