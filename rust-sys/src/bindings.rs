@@ -355,9 +355,11 @@ pub struct mooncake_meta_cleanup_stats {
     pub stale_dropped: u64,
     /// Soft pins cleared.
     pub expired: u64,
-    /// Index-lock holds that popped entries (bounded batches).
+    /// Index-lock holds that took due entries out: pop holds (bounded
+    /// batches) and one per wave taken in one pass over the detached heap.
     pub batches: u64,
-    /// Shard read locks taken (one per affected shard per batch).
+    /// Shard read locks taken (one per affected shard per batch, again after
+    /// every 512 entries of one shard).
     pub shards_touched: u64,
     /// Longest deadline-index lock hold seen by this master so far, in ns (registrations are sampled: one hold in 32, and every one that starts a heap chunk).
     pub longest_index_hold_ns: u64,
