@@ -353,23 +353,14 @@ impl<'a> Iterator for RecordViews<'a> {
     }
 }
 
-/// Parses the record at the reader (sequence `seq`) onto the end of
-/// `out`, as [`parse_record_view`] parses it.
+/// Parses the record at the reader (sequence `seq`) onto the end of `out`.
 #[inline(always)]
 fn push_view<'a>(r: &mut Reader<'a>, seq: u64, out: &mut Vec<(u64, RecordView<'a>)>) -> Result<()> {
-    let start = r.position();
-    let kind = parse_kind(r, seq)?;
-    out.push((
-        seq,
-        RecordView {
-            bytes: r.bytes_from(start),
-            kind,
-        },
-    ));
+    out.push((seq, parse_record_view(r, seq)?));
     Ok(())
 }
 
-#[inline]
+#[inline(always)]
 fn parse_record_view<'a>(r: &mut Reader<'a>, seq: u64) -> Result<RecordView<'a>> {
     let start = r.position();
     let kind = parse_kind(r, seq)?;
