@@ -47,36 +47,58 @@ pub(crate) unsafe fn array<'a, T>(
     count: usize,
     arg: impl Display,
 ) -> Result<&'a [T]> {
+    if !check_array(ptr, count, "keys", arg)? {
+        return Ok(&[]);
+    }
+    // SAFETY: non-NULL, bounded, validity (initialized elements) promised
+    // by the caller.
+    Ok(unsafe { std::slice::from_raw_parts(ptr, count) })
+}
+
+/// The checks of [`array`] without making a slice of the elements (an
+/// output array may hold uninitialized memory, which no slice may cover):
+/// `Ok(false)` for `(NULL, 0)`, `Ok(true)` for a non-NULL `ptr` whose
+/// `count` elements fit in `isize::MAX` bytes, `NULL_ARGUMENT` for `(NULL,
+/// n > 0)` (naming the batch's `count` `items`).
+pub(crate) fn check_array<T>(
+    ptr: *const T,
+    count: usize,
+    items: &str,
+    arg: impl Display,
+) -> Result<bool> {
     if ptr.is_null() {
         return if count == 0 {
-            Ok(&[])
+            Ok(false)
         } else {
             Err(Error::new(
                 ErrorKind::NullArgument,
-                format!("{arg} is NULL but the batch has {count} keys"),
+                format!("{arg} is NULL but the batch has {count} {items}"),
             ))
         };
     }
     if count > isize::MAX as usize / size_of::<T>().max(1) {
         return Err(Error::invalid(format!("{arg}: count {count} is too large")));
     }
-    // SAFETY: non-NULL, bounded, validity promised by the caller.
-    Ok(unsafe { std::slice::from_raw_parts(ptr, count) })
+    Ok(true)
 }
 
-/// A caller-owned output array of one entry per key.
-struct OutArray<'a, T> {
+/// A caller-owned output array of one entry per key (or per group),
+/// written element by element through its pointer: the caller may hand
+/// in uninitialized memory (`malloc`), so no slice is ever made of it.
+pub(crate) struct OutArray<'a, T> {
     ptr: *mut T,
     len: usize,
     _borrow: PhantomData<&'a mut [T]>,
 }
 
 impl<T: Copy> OutArray<'_, T> {
+    /// An array of `len` entries at `ptr` (`items` names what the batch
+    /// has one entry per, for the NULL message).
+    ///
     /// # Safety
     /// A non-NULL `ptr` must be valid for writing `len` elements.
-    unsafe fn new(ptr: *mut T, len: usize, arg: &str) -> Result<Self> {
-        // SAFETY: only the NULL/size checks of `array` are used.
-        unsafe { array(ptr.cast_const(), len, arg) }?;
+    pub(crate) unsafe fn new(ptr: *mut T, len: usize, items: &str, arg: &str) -> Result<Self> {
+        check_array(ptr.cast_const(), len, items, arg)?;
         Ok(OutArray {
             ptr,
             len,
@@ -84,7 +106,7 @@ impl<T: Copy> OutArray<'_, T> {
         })
     }
 
-    fn set(&self, i: usize, v: T) {
+    pub(crate) fn set(&self, i: usize, v: T) {
         assert!(i < self.len, "batch output index {i} out of {}", self.len);
         // SAFETY: in bounds; validity promised at `new`.
         unsafe { self.ptr.add(i).write(v) }
@@ -150,7 +172,7 @@ pub(crate) unsafe fn batch(
     // SAFETY: forwarded from the caller.
     unsafe {
         boundary::call(function, err, || {
-            let statuses = OutArray::new(out_statuses, count, "out_statuses")?;
+            let statuses = OutArray::new(out_statuses, count, "keys", "out_statuses")?;
             // Until the body has returned, every key's outcome is unknown:
             // a panic from here on (caught by `boundary::call`) leaves
             // each status PANIC, never a zero that reads as OK.
@@ -219,8 +241,8 @@ unsafe fn batch_start(
     let sizes = unsafe { array(sizes, count, "sizes") }?;
     let cfg = unsafe { read_extended(cfg, "cfg") }?;
     let out = unsafe { ReplicaArray::new(out_replicas, replicas_cap, "out_replicas") }?;
-    let counts = unsafe { OutArray::new(out_replica_counts, count, "out_replica_counts") }?;
-    let tokens = unsafe { OutArray::new(out_tokens, count, "out_tokens") }?;
+    let counts = unsafe { OutArray::new(out_replica_counts, count, "keys", "out_replica_counts") }?;
+    let tokens = unsafe { OutArray::new(out_tokens, count, "keys", "out_tokens") }?;
     // A bad shared configuration refuses every key (docs/CONTRACT.md §3).
     check(&cfg, "cfg")?;
     cfg.soft_pin
@@ -568,7 +590,7 @@ pub unsafe extern "C" fn mooncake_meta_batch_exist(
             err,
             |master| {
                 let ks = parse_keys(tenant, tenant_len, keys, key_lens, count)?;
-                let exists = OutArray::new(out_exists, count, "out_exists")?;
+                let exists = OutArray::new(out_exists, count, "keys", "out_exists")?;
                 Ok(master
                     .batch_exist(&ks)
                     .into_iter()
@@ -632,7 +654,8 @@ pub unsafe extern "C" fn mooncake_meta_batch_get_replica_list(
             |master| {
                 let ks = parse_keys(tenant, tenant_len, keys, key_lens, count)?;
                 let out = ReplicaArray::new(out_replicas, cap, "out_replicas")?;
-                let counts = OutArray::new(out_replica_counts, count, "out_replica_counts")?;
+                let counts =
+                    OutArray::new(out_replica_counts, count, "keys", "out_replica_counts")?;
                 let out_len = Out::new(out_len, "out_len")?;
                 // Counts can only grow by a concurrent write, so a key
                 // counted here can still overflow below: the core batch

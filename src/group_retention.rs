@@ -16,12 +16,12 @@
 // The C signatures are flat by design (no structs of pointers).
 #![allow(clippy::too_many_arguments)]
 
-use super::batch::array;
+use super::batch::{array, OutArray};
 use super::error::mooncake_meta_error;
 use super::input::{self, Index, Out};
 use super::master::{mooncake_meta_master, with_master};
 use super::status::{code_of, mooncake_meta_status, MOONCAKE_META_OK};
-use mooncake_meta_core::error::{Error, ErrorKind, Result};
+use mooncake_meta_core::error::Result;
 use mooncake_meta_core::types::DEFAULT_TENANT;
 use std::os::raw::{c_char, c_int};
 
@@ -54,26 +54,6 @@ unsafe fn group_ids<'a>(
         .enumerate()
         .map(|(i, (&p, &len))| unsafe { input::string(p, len, Index("groups", i)) })
         .collect()
-}
-
-/// A caller array of `count` elements, checked before anything is done.
-///
-/// # Safety
-/// A non-NULL `ptr` must be valid for writing `count` elements.
-unsafe fn out_array<'a, T>(ptr: *mut T, count: usize, arg: &str) -> Result<&'a mut [T]> {
-    if ptr.is_null() {
-        if count == 0 {
-            return Ok(&mut []);
-        }
-        return Err(Error::new(
-            ErrorKind::NullArgument,
-            format!("{arg} is NULL but the batch has {count} groups"),
-        ));
-    }
-    // SAFETY: only the size check of `array` is used.
-    unsafe { array(ptr.cast_const(), count, arg) }?;
-    // SAFETY: non-NULL, bounded, writable per the caller.
-    Ok(unsafe { std::slice::from_raw_parts_mut(ptr, count) })
 }
 
 fn status_of<T>(r: &Result<T>) -> i32 {
@@ -125,12 +105,12 @@ pub unsafe extern "C" fn mooncake_meta_retain_groups(
         with_master("mooncake_meta_retain_groups", m, err, |master| {
             let tenant = tenant_of(tenant, tenant_len)?;
             let ids = group_ids(groups, group_lens, count)?;
-            let statuses = out_array(out_statuses, count, "out_statuses")?;
-            let deadlines = out_array(out_deadlines, count, "out_deadlines")?;
+            let statuses = OutArray::new(out_statuses, count, "groups", "out_statuses")?;
+            let deadlines = OutArray::new(out_deadlines, count, "groups", "out_deadlines")?;
             let results = master.retain_groups(tenant, &ids, ttl_ms)?;
             for (i, r) in results.iter().enumerate() {
-                statuses[i] = status_of(r);
-                deadlines[i] = *r.as_ref().unwrap_or(&0);
+                statuses.set(i, status_of(r));
+                deadlines.set(i, *r.as_ref().unwrap_or(&0));
             }
             Ok(())
         })
@@ -166,10 +146,10 @@ pub unsafe extern "C" fn mooncake_meta_release_groups(
         with_master("mooncake_meta_release_groups", m, err, |master| {
             let tenant = tenant_of(tenant, tenant_len)?;
             let ids = group_ids(groups, group_lens, count)?;
-            let statuses = out_array(out_statuses, count, "out_statuses")?;
+            let statuses = OutArray::new(out_statuses, count, "groups", "out_statuses")?;
             let results = master.release_groups(tenant, &ids)?;
             for (i, r) in results.iter().enumerate() {
-                statuses[i] = status_of(r);
+                statuses.set(i, status_of(r));
             }
             Ok(())
         })

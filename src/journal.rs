@@ -175,15 +175,17 @@ pub unsafe extern "C" fn mooncake_meta_journal_read(
             let out_next = std::ptr::NonNull::new(out_next_seq)
                 .map(|p| Out::new(p.as_ptr(), "out_next_seq"))
                 .transpose()?;
-            let dest: &mut [u8] = if cap == 0 {
+            let dest: &mut [std::mem::MaybeUninit<u8>] = if cap == 0 {
                 &mut []
             } else {
-                // SAFETY: non-NULL (checked above) and valid for `cap`
-                // bytes per the caller; the caller's buffer cannot overlap
-                // memory the library owns.
-                std::slice::from_raw_parts_mut(buf, cap)
+                // SAFETY: non-NULL (checked above) and valid for writing
+                // `cap` bytes per the caller, which may be uninitialized
+                // (a `malloc`ed buffer): hence `MaybeUninit`, which the read
+                // only writes. The caller's buffer cannot overlap memory
+                // the library owns.
+                std::slice::from_raw_parts_mut(buf.cast::<std::mem::MaybeUninit<u8>>(), cap)
             };
-            match master.journal_read(from_seq, dest)? {
+            match master.journal_read_uninit(from_seq, dest)? {
                 Bounded::Fits(r) => {
                     out_len.write(r.bytes);
                     if let Some(o) = out_next {

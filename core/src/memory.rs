@@ -186,7 +186,7 @@ fn populate_pages(_start: *mut u8, _bytes: usize) -> bool {
 
 /// A fixed-length byte buffer filled front to back by one writer, its
 /// [`FillWriter`], while any number of threads holding the buffer copy out
-/// bytes already filled ([`copy_to`](FillBuf::copy_to)): the filled prefix
+/// bytes already filled ([`filled_bytes`](FillBuf::filled_bytes)): the filled prefix
 /// never changes again, and the writer only ever writes past it, so the
 /// two never touch the same byte and need no lock between them.
 ///
@@ -194,7 +194,8 @@ fn populate_pages(_start: *mut u8, _bytes: usize) -> bool {
 /// buffer (made only together with the buffer, not `Clone`); the writer
 /// writes only bytes at or past `filled` and publishes them by raising
 /// `filled` (release) after writing; a reader copies only bytes below the
-/// `filled` it loads (acquire). Writing over filled bytes
+/// `filled` it loads (acquire), and a shared slice of them lives no longer
+/// than its borrow of the buffer. Writing over filled bytes
 /// ([`FillWriter::reset`]) needs the writer to be the buffer's only holder.
 pub(crate) struct FillBuf {
     /// The start of `len` bytes owned by this buffer (a leaked
@@ -209,32 +210,29 @@ pub(crate) struct FillBuf {
 // SAFETY: the buffer owns its bytes (no thread-bound state); moving it to
 // another thread moves that ownership.
 unsafe impl Send for FillBuf {}
-// SAFETY: the only access through `&FillBuf` is `copy_to`, which reads
-// bytes below an acquire load of `filled`; the single writer writes only at
+// SAFETY: the only access through `&FillBuf` is `filled_bytes`, which
+// reads bytes below an acquire load of `filled`; the single writer writes
+// only at
 // or past `filled` and raises it with a release store after writing, so a
 // read never overlaps a write and sees the bytes as written.
 unsafe impl Sync for FillBuf {}
 
 impl FillBuf {
-    /// Copies the filled bytes `from..from + out.len()` into `out`. `false`
-    /// (nothing copied) when any of them is not filled yet.
+    /// The filled bytes `from..from + len`, `None` when any of them is not
+    /// filled yet. They never change while the buffer is borrowed.
     #[inline]
-    pub fn copy_to(&self, from: usize, out: &mut [u8]) -> bool {
+    pub fn filled_bytes(&self, from: usize, len: usize) -> Option<&[u8]> {
         let filled = self.filled.load(Ordering::Acquire);
-        match from.checked_add(out.len()) {
+        match from.checked_add(len) {
             Some(end) if end <= filled => {
-                // `from..end` lies within the `len` bytes owned (`filled
-                // <= len`) and below `filled` as loaded with acquire.
-                // SAFETY: those bytes were written before the writer's
-                // release store of `filled` and are never written again
-                // while this `&self` exists (a reset needs the writer to be
-                // the only holder); `out` is a distinct `&mut` slice.
-                unsafe {
-                    std::ptr::copy_nonoverlapping(self.ptr.add(from), out.as_mut_ptr(), out.len());
-                }
-                true
+                // SAFETY: `from..end` lies in the owned bytes (`filled <=
+                // len`), below `filled` loaded with acquire: written before
+                // the writer's release store, never written again while
+                // `&self` (so the slice) lives, as a reset needs the sole
+                // holder: the shared slice aliases no write.
+                Some(unsafe { std::slice::from_raw_parts(self.ptr.add(from), len) })
             }
-            _ => false,
+            _ => None,
         }
     }
 }
@@ -1011,24 +1009,23 @@ impl<T> Drop for SpinGuard<'_, T> {
 mod tests {
     use super::*;
 
-    // What a writer fills is what readers copy out, and nothing past the
-    // filled prefix can be copied.
+    // What a writer fills is what readers read, and nothing past the
+    // filled prefix can be read.
     #[test]
     fn a_fill_buf_hands_out_only_filled_bytes() {
         let mut w = FillWriter::new(16);
         let r = w.shared();
-        let mut out = [0u8; 4];
-        assert!(!r.copy_to(0, &mut out), "nothing is filled yet");
+        assert_eq!(r.filled_bytes(0, 4), None, "nothing is filled yet");
+        assert_eq!(r.filled_bytes(0, 0), Some(&b""[..]));
         assert!(w.fill_with(3, |b| b.copy_from_slice(b"abc")));
         assert_eq!((w.filled(), w.room(), w.len()), (3, 13, 16));
-        assert!(!r.copy_to(0, &mut out), "byte 3 is not filled");
-        assert!(r.copy_to(1, &mut out[..2]));
-        assert_eq!(&out[..2], b"bc");
-        assert!(!r.copy_to(usize::MAX, &mut out[..2]), "no overflow");
+        assert_eq!(r.filled_bytes(0, 4), None, "byte 3 is not filled");
+        assert_eq!(r.filled_bytes(1, 2), Some(&b"bc"[..]));
+        assert_eq!(r.filled_bytes(usize::MAX, 2), None, "no overflow");
         assert!(!w.fill_with(14, |_| panic!("must not be called")));
         assert!(w.fill_with(13, |b| b.fill(b'x')));
-        assert!(r.copy_to(15, &mut out[..1]));
-        assert_eq!(out[0], b'x');
+        assert_eq!(r.filled_bytes(15, 1), Some(&b"x"[..]));
+        assert_eq!(r.filled_bytes(15, 2), None, "past the buffer");
     }
 
     // A reset writes over the bytes only when no reader holds the buffer.
@@ -1038,16 +1035,14 @@ mod tests {
         assert!(w.fill_with(8, |b| b.fill(7)));
         let r = w.shared();
         assert!(!w.reset(), "a reader holds it");
-        let mut out = [0u8; 8];
-        assert!(r.copy_to(0, &mut out));
-        assert_eq!(out, [7; 8]);
+        assert_eq!(r.filled_bytes(0, 8), Some(&[7u8; 8][..]));
         drop(r);
         assert!(w.reset());
         assert_eq!(w.filled(), 0);
         assert!(w.fill_with(2, |b| assert_eq!(b, [0, 0])));
     }
 
-    // Readers on other threads copy while the writer fills: every copy of
+    // Readers on other threads read while the writer fills: every read of
     // a filled range sees exactly the bytes written there (each byte is a
     // function of its position), however the two interleave.
     #[test]
@@ -1058,12 +1053,11 @@ mod tests {
             .map(|_| {
                 let r = w.shared();
                 std::thread::spawn(move || {
-                    let mut out = vec![0u8; 257];
                     let mut checked = 0usize;
                     while checked < LEN {
-                        let n = out.len().min(LEN - checked);
-                        if r.copy_to(checked, &mut out[..n]) {
-                            for (i, b) in out[..n].iter().enumerate() {
+                        let n = 257.min(LEN - checked);
+                        if let Some(bytes) = r.filled_bytes(checked, n) {
+                            for (i, b) in bytes.iter().enumerate() {
                                 assert_eq!(*b, ((checked + i) % 251) as u8);
                             }
                             checked += n;

@@ -444,23 +444,56 @@ fn check_span(first_seq: u64, count: usize) -> std::result::Result<(), String> {
 }
 
 /// Writes the header of the batch whose payload already follows it in
-/// `out` (`out[HEADER_LEN..]`), checksum included. The caller has checked
-/// the span (`check_span`).
-pub(crate) fn seal(out: &mut [u8], first_seq: u64, count: u32) {
-    seal_as(FORMAT_VERSION, out, first_seq, count);
-}
-
+/// `out` (`out[HEADER_LEN..]`), checksum included, in format `version`.
+/// The caller has checked the span (`check_span`).
 fn seal_as(version: u32, out: &mut [u8], first_seq: u64, count: u32) {
     debug_assert!(out.len() >= HEADER_LEN);
-    let payload_len = (out.len() - HEADER_LEN) as u64;
-    out[..8].copy_from_slice(&MAGIC);
-    out[8..12].copy_from_slice(&version.to_le_bytes());
-    out[12..16].copy_from_slice(&0u32.to_le_bytes());
-    out[16..24].copy_from_slice(&first_seq.to_le_bytes());
-    out[24..28].copy_from_slice(&count.to_le_bytes());
-    out[28..36].copy_from_slice(&payload_len.to_le_bytes());
-    let crc = checksum(&out[..CRC_COVERED], &out[HEADER_LEN..]);
-    out[36..40].copy_from_slice(&crc.to_le_bytes());
+    let (header, payload) = out.split_at_mut(HEADER_LEN);
+    let mut sealer = Sealer::with_version(version, first_seq, count, payload.len() as u64);
+    sealer.payload(payload);
+    header.copy_from_slice(&sealer.header());
+}
+
+/// The header of a batch being sealed whose payload the caller hands in
+/// piece by piece, in order (the checksum covers the header's fields, then
+/// the payload), for a batch written where its bytes cannot be read back.
+pub(crate) struct Sealer {
+    header: [u8; HEADER_LEN],
+    crc: crc32fast::Hasher,
+}
+
+impl Sealer {
+    /// A batch of the current format: `count` records from `first_seq`,
+    /// `payload_len` bytes of them. The caller has checked the span
+    /// (`check_span`).
+    pub(crate) fn new(first_seq: u64, count: u32, payload_len: u64) -> Sealer {
+        Sealer::with_version(FORMAT_VERSION, first_seq, count, payload_len)
+    }
+
+    fn with_version(version: u32, first_seq: u64, count: u32, payload_len: u64) -> Sealer {
+        let mut header = [0u8; HEADER_LEN];
+        header[..8].copy_from_slice(&MAGIC);
+        header[8..12].copy_from_slice(&version.to_le_bytes());
+        header[12..16].copy_from_slice(&0u32.to_le_bytes());
+        header[16..24].copy_from_slice(&first_seq.to_le_bytes());
+        header[24..28].copy_from_slice(&count.to_le_bytes());
+        header[28..36].copy_from_slice(&payload_len.to_le_bytes());
+        let mut crc = crc32fast::Hasher::new();
+        crc.update(&header[..CRC_COVERED]);
+        Sealer { header, crc }
+    }
+
+    /// The next bytes of the payload.
+    pub(crate) fn payload(&mut self, bytes: &[u8]) {
+        self.crc.update(bytes);
+    }
+
+    /// The header, checksum included, of the payload handed in.
+    pub(crate) fn header(self) -> [u8; HEADER_LEN] {
+        let mut header = self.header;
+        header[CRC_COVERED..].copy_from_slice(&self.crc.finalize().to_le_bytes());
+        header
+    }
 }
 
 fn checksum(header: &[u8], payload: &[u8]) -> u32 {

@@ -54,6 +54,7 @@ use crate::memory::SpinLock;
 use crate::memory::{FillBuf, FillWriter};
 use crate::ops::Bounded;
 use std::collections::VecDeque;
+use std::mem::MaybeUninit;
 use std::ops::RangeInclusive;
 use std::sync::Arc;
 
@@ -102,6 +103,43 @@ struct Piece {
     chunk: Arc<FillBuf>,
     from: usize,
     len: usize,
+}
+
+/// Where a read writes its batch: a caller's bytes, either initialized
+/// (`[u8]`, [`Journal::read`]) or not (`[MaybeUninit<u8>]`, a C caller's
+/// `malloc`ed buffer, of which no `[u8]` slice may be made:
+/// [`Journal::read_uninit`]). A read only writes into it and never reads
+/// it back.
+trait ReadBuf {
+    /// Bytes it holds.
+    fn capacity(&self) -> usize;
+    /// Writes `bytes` at `at`; the read keeps `at + bytes.len()` within
+    /// [`capacity`](Self::capacity).
+    fn put(&mut self, at: usize, bytes: &[u8]);
+}
+
+impl ReadBuf for [u8] {
+    fn capacity(&self) -> usize {
+        self.len()
+    }
+
+    fn put(&mut self, at: usize, bytes: &[u8]) {
+        self[at..at + bytes.len()].copy_from_slice(bytes);
+    }
+}
+
+impl ReadBuf for [MaybeUninit<u8>] {
+    fn capacity(&self) -> usize {
+        self.len()
+    }
+
+    fn put(&mut self, at: usize, bytes: &[u8]) {
+        // (`write_copy_of_slice` needs Rust 1.93; this loop compiles to a
+        // copy as well.)
+        for (slot, b) in self[at..at + bytes.len()].iter_mut().zip(bytes) {
+            slot.write(*b);
+        }
+    }
 }
 
 /// A bounded, thread-safe change journal.
@@ -307,29 +345,57 @@ impl Journal {
     /// dropped, or released), `INVALID_PARAMS` for 0 or a sequence beyond
     /// the next one. The buffer is untouched on every error.
     pub fn read(&self, from: u64, out: &mut [u8]) -> Result<Bounded<JournalRead>> {
+        self.read_into(from, out)
+    }
+
+    /// [`read`](Self::read) into a buffer that may be uninitialized (a C
+    /// caller's `malloc`ed one): the batch's bytes are written, and nothing
+    /// is read from it.
+    pub fn read_uninit(
+        &self,
+        from: u64,
+        out: &mut [MaybeUninit<u8>],
+    ) -> Result<Bounded<JournalRead>> {
+        self.read_into(from, out)
+    }
+
+    /// What [`read`](Self::read) and [`read_uninit`](Self::read_uninit) do.
+    fn read_into<B: ReadBuf + ?Sized>(
+        &self,
+        from: u64,
+        out: &mut B,
+    ) -> Result<Bounded<JournalRead>> {
         let mut pieces = Vec::new();
-        let read = self.locate(from, out.len(), &mut pieces)?;
+        let read = self.locate(from, out.capacity(), &mut pieces)?;
         let Bounded::Fits(r) = read else {
             return Ok(read);
         };
         if r.records > 0 {
-            // Copied without the lock: the chunks' bytes below what they
-            // had filled when located never change, and the references in
-            // `pieces` keep every chunk from being freed or reused.
-            // A piece that could not be copied (none can: a chunk's
-            // filled bytes only grow) fails the read rather than sealing
-            // a batch around bytes that are not the records.
-            let mut at = HEADER_LEN;
-            for Piece { chunk, from, len } in pieces {
-                if !chunk.copy_to(from, &mut out[at..at + len]) {
-                    return Err(Error::new(
+            // Read without the lock: the chunks' bytes below what they had
+            // filled when located never change, and the references in
+            // `pieces` keep every chunk from being freed or reused. A
+            // piece not in its chunk (none can be: a chunk's filled bytes
+            // only grow) fails the read before anything is written, rather
+            // than sealing a batch around bytes that are not the records.
+            let bytes = pieces
+                .iter()
+                .map(|p| p.chunk.filled_bytes(p.from, p.len))
+                .collect::<Option<Vec<&[u8]>>>()
+                .ok_or_else(|| {
+                    Error::new(
                         ErrorKind::Internal,
                         "journal read: a located record was not in its chunk",
-                    ));
-                }
-                at += len;
+                    )
+                })?;
+            let mut sealer =
+                codec::Sealer::new(from, r.records as u32, (r.bytes - HEADER_LEN) as u64);
+            let mut at = HEADER_LEN;
+            for b in bytes {
+                out.put(at, b);
+                sealer.payload(b);
+                at += b.len();
             }
-            codec::seal(&mut out[..r.bytes], from, r.records as u32);
+            out.put(0, &sealer.header());
         }
         Ok(read)
     }
@@ -731,6 +797,33 @@ mod tests {
         v
     }
 
+    // A read into a buffer that may be uninitialized reads what a read into
+    // initialized bytes does, across chunks, and refuses a buffer too small
+    // the same way. (Its bytes are compared where reading them back needs
+    // no unsafe code: c_tests/test_journal.c reads into `malloc`ed buffers,
+    // under valgrind too, and applies what it read on a standby.)
+    #[test]
+    fn a_read_into_uninitialized_memory_reads_the_same_batch() {
+        let j = Journal::new(16 * CHUNK_BYTES).unwrap();
+        let rec = record_of(1000);
+        for _ in 0..200 {
+            j.append_encoded(&rec).unwrap();
+        }
+        let expected = j.read_to_vec(3).unwrap();
+        assert!(expected.len() > 2 * CHUNK_BYTES, "the batch spans chunks");
+        let mut out = vec![MaybeUninit::<u8>::uninit(); expected.len() + 7];
+        let Bounded::Fits(r) = j.read_uninit(3, &mut out).unwrap() else {
+            panic!("the buffer holds the batch");
+        };
+        assert_eq!((r.records, r.bytes, r.next_seq), (198, expected.len(), 201));
+        let mut small = vec![MaybeUninit::<u8>::uninit(); HEADER_LEN + 10];
+        assert!(matches!(
+            j.read_uninit(3, &mut small).unwrap(),
+            Bounded::TooSmall(n) if n == expected.len()
+        ));
+        assert!(j.read_uninit(0, &mut small).is_err());
+    }
+
     // docs/CONTRACT.md §12.1 "The buffer": the memory holding the records
     // is at most twice the bytes held plus six chunks, whatever mix of
     // record sizes is appended (the worst case alternates records that
@@ -802,7 +895,7 @@ mod tests {
         let mut out = vec![0u8; r.bytes - HEADER_LEN];
         let mut at = 0;
         for Piece { chunk, from, len } in &pieces {
-            assert!(chunk.copy_to(*from, &mut out[at..at + len]));
+            out[at..at + len].copy_from_slice(chunk.filled_bytes(*from, *len).unwrap());
             at += len;
         }
         assert_eq!(at, out.len());

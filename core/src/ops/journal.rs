@@ -29,6 +29,17 @@ impl MasterCore {
         self.journal_or_off()?.read(from, out)
     }
 
+    /// [`journal_read`](Self::journal_read) into a buffer that may be
+    /// uninitialized (a C caller's): only the batch's bytes are written,
+    /// and nothing is read from it.
+    pub fn journal_read_uninit(
+        &self,
+        from: u64,
+        out: &mut [std::mem::MaybeUninit<u8>],
+    ) -> Result<Bounded<JournalRead>> {
+        self.journal_or_off()?.read_uninit(from, out)
+    }
+
     /// [`journal_read`](Self::journal_read) into a new buffer holding every
     /// record from `from` (empty when there is none yet).
     pub fn journal_read_to_vec(&self, from: u64) -> Result<Vec<u8>> {
