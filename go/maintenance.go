@@ -145,7 +145,8 @@ func (m *Master) RunEviction(target, lowerbound float64) (EvictionReport, error)
 // EvictIfNeeded applies the eviction trigger: it evicts if memory usage is
 // above the high watermark, or, with force, if the eviction ratio is
 // positive (what an allocation failure does). ran reports whether a run
-// happened; the report is zero when it did not.
+// happened; the report is zero when it did not. On a standby it never runs
+// (ran is false, no error): a standby runs no maintenance.
 func (m *Master) EvictIfNeeded(force bool) (report EvictionReport, ran bool, err error) {
 	p, err := m.acquire()
 	if err != nil {

@@ -26,7 +26,9 @@ func (k Keyspace) Remove(key string, force bool) error {
 }
 
 // RemoveAll removes every removable object of every tenant, skipping the
-// ones Remove would refuse, and returns how many it removed.
+// ones Remove would refuse, and returns how many it removed. On a standby
+// it removes nothing and returns 0 with no error: a standby changes only by
+// the journal it applies.
 func (m *Master) RemoveAll(force bool) (uint64, error) {
 	p, err := m.acquire()
 	if err != nil {

@@ -2090,7 +2090,9 @@ mooncake_meta_status mooncake_meta_remove(const struct mooncake_meta_master *m,
 /**
  * Removes every removable object of every tenant (objects the single
  * remove would refuse are skipped silently); the number removed goes to
- * `*out_removed` when it is not NULL. `force` must be 0 or 1.
+ * `*out_removed` when it is not NULL. `force` must be 0 or 1. On a
+ * standby it removes nothing and returns `MOONCAKE_META_OK` with 0 (a
+ * standby changes only by the journal it applies; docs/CONTRACT.md §12.3).
  *
  * Ownership: nothing is transferred.
  * Thread safety: may be called concurrently with any call but `_free`;
@@ -2839,7 +2841,9 @@ mooncake_meta_status mooncake_meta_run_eviction(const struct mooncake_meta_maste
  * allocation failure does), with the target and lowerbound derived from
  * the configuration. `*out_ran` = 1 if a run happened, and then its report
  * goes to `*out` unless `out` is NULL; `*out_ran` = 0 and `*out` untouched
- * otherwise. `force` must be 0 or 1.
+ * otherwise. `force` must be 0 or 1. On a standby it never runs
+ * (`MOONCAKE_META_OK`, `*out_ran` = 0: a standby runs no maintenance;
+ * docs/CONTRACT.md §12.3).
  *
  * Ownership: nothing is transferred; `*out` is the caller's.
  * Thread safety: may be called concurrently with any call but `_free`.

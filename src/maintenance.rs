@@ -229,7 +229,9 @@ pub unsafe extern "C" fn mooncake_meta_run_eviction(
 /// allocation failure does), with the target and lowerbound derived from
 /// the configuration. `*out_ran` = 1 if a run happened, and then its report
 /// goes to `*out` unless `out` is NULL; `*out_ran` = 0 and `*out` untouched
-/// otherwise. `force` must be 0 or 1.
+/// otherwise. `force` must be 0 or 1. On a standby it never runs
+/// (`MOONCAKE_META_OK`, `*out_ran` = 0: a standby runs no maintenance;
+/// docs/CONTRACT.md §12.3).
 ///
 /// Ownership: nothing is transferred; `*out` is the caller's.
 /// Thread safety: may be called concurrently with any call but `_free`.
