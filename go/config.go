@@ -53,7 +53,8 @@ func (i Instant) Add(d time.Duration) Instant {
 	if err != nil {
 		panic(err)
 	}
-	if ms > uint64(MaxInstant-min(i, MaxInstant)) {
+	i = min(i, MaxInstant)
+	if ms > uint64(MaxInstant-i) {
 		return MaxInstant
 	}
 	return i + Instant(ms)

@@ -3,6 +3,7 @@ package mooncakemeta_test
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -192,6 +193,9 @@ func TestManualClock(t *testing.T) {
 	}
 	if mm.MaxInstant.Add(time.Hour) != mm.MaxInstant {
 		t.Fatal("Instant.Add does not saturate")
+	}
+	if got := mm.Instant(math.MaxUint64).Add(0); got != mm.MaxInstant {
+		t.Fatalf("Instant.Add(0) of an instant past MaxInstant = %d, want MaxInstant", got)
 	}
 }
 

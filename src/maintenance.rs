@@ -231,7 +231,7 @@ pub unsafe extern "C" fn mooncake_meta_run_eviction(
 /// goes to `*out` unless `out` is NULL; `*out_ran` = 0 and `*out` untouched
 /// otherwise. `force` must be 0 or 1. On a standby it never runs
 /// (`MOONCAKE_META_OK`, `*out_ran` = 0: a standby runs no maintenance;
-/// docs/CONTRACT.md §12.3).
+/// docs/CONTRACT.md section 12.3).
 ///
 /// Ownership: nothing is transferred; `*out` is the caller's.
 /// Thread safety: may be called concurrently with any call but `_free`.

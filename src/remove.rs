@@ -57,7 +57,7 @@ pub unsafe extern "C" fn mooncake_meta_remove(
 /// remove would refuse are skipped silently); the number removed goes to
 /// `*out_removed` when it is not NULL. `force` must be 0 or 1. On a
 /// standby it removes nothing and returns `MOONCAKE_META_OK` with 0 (a
-/// standby changes only by the journal it applies; docs/CONTRACT.md §12.3).
+/// standby changes only by the journal it applies; docs/CONTRACT.md section 12.3).
 ///
 /// Ownership: nothing is transferred.
 /// Thread safety: may be called concurrently with any call but `_free`;

@@ -1941,7 +1941,7 @@ extern "C" {
     /// remove would refuse are skipped silently); the number removed goes to
     /// `*out_removed` when it is not NULL. `force` must be 0 or 1. On a
     /// standby it removes nothing and returns `MOONCAKE_META_OK` with 0 (a
-    /// standby changes only by the journal it applies; docs/CONTRACT.md §12.3).
+    /// standby changes only by the journal it applies; docs/CONTRACT.md section 12.3).
     ///
     /// Ownership: nothing is transferred.
     /// Thread safety: may be called concurrently with any call but `_free`;
@@ -2686,7 +2686,7 @@ extern "C" {
     /// goes to `*out` unless `out` is NULL; `*out_ran` = 0 and `*out` untouched
     /// otherwise. `force` must be 0 or 1. On a standby it never runs
     /// (`MOONCAKE_META_OK`, `*out_ran` = 0: a standby runs no maintenance;
-    /// docs/CONTRACT.md §12.3).
+    /// docs/CONTRACT.md section 12.3).
     ///
     /// Ownership: nothing is transferred; `*out` is the caller's.
     /// Thread safety: may be called concurrently with any call but `_free`.
