@@ -88,8 +88,9 @@ type Metrics struct {
 	// JournalBytesHeld is what the journal holds now, bytes
 	// (master_journal_bytes_held).
 	JournalBytesHeld uint64
-	// JournalRecordsDropped is the number of records dropped unreleased
-	// because the journal was full (master_journal_records_dropped_total).
+	// JournalRecordsDropped is the number of records dropped unreleased:
+	// the journal full, a record larger than its capacity, or a journaling
+	// standby's numbering moved (master_journal_records_dropped_total).
 	JournalRecordsDropped uint64
 	// JournalLastSeq is the sequence of the last record appended
 	// (master_journal_last_seq).

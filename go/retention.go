@@ -80,7 +80,9 @@ func (k Keyspace) RetainGroups(ids []string, ttl time.Duration) ([]RetainResult,
 }
 
 // ReleaseGroups ends the retention of each group of the keyspace's tenant
-// now; releasing a group that is not retained is OK and changes nothing.
+// now; releasing a group with no stored deadline is OK and changes nothing
+// (one whose deadline has passed but is still stored is normalised, as
+// cleanup would).
 // The error is non-nil only when the call is refused as a whole (nothing
 // changed); each group's outcome (ErrInvalidParams for an empty id) is in
 // its entry.

@@ -603,7 +603,8 @@ typedef struct mooncake_meta_metrics_snapshot {
      */
     uint64_t journal_bytes_held;
     /**
-     * Version 4: records dropped unreleased because the journal was full
+     * Version 4: records dropped unreleased: the journal full, a record
+     * larger than its capacity, or a journaling standby's numbering moved
      * (`master_journal_records_dropped_total`).
      */
     uint64_t journal_records_dropped;
@@ -2735,7 +2736,9 @@ mooncake_meta_status mooncake_meta_retain_groups(const struct mooncake_meta_mast
 
 /**
  * Ends the retention of each of the `count` groups of `tenant` now.
- * Releasing a group that is not retained is OK and changes nothing.
+ * Releasing a group with no stored deadline is OK and changes nothing; one
+ * whose deadline has passed but is still stored is normalised as cleanup
+ * would (the retained-group gauge -1, a group-released journal record).
  *
  * On `MOONCAKE_META_OK`, `out_statuses[i]` is group i's status
  * (`MOONCAKE_META_INVALID_PARAMS` for an empty or NUL-containing id). Any

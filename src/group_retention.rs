@@ -118,7 +118,9 @@ pub unsafe extern "C" fn mooncake_meta_retain_groups(
 }
 
 /// Ends the retention of each of the `count` groups of `tenant` now.
-/// Releasing a group that is not retained is OK and changes nothing.
+/// Releasing a group with no stored deadline is OK and changes nothing; one
+/// whose deadline has passed but is still stored is normalised as cleanup
+/// would (the retained-group gauge -1, a group-released journal record).
 ///
 /// On `MOONCAKE_META_OK`, `out_statuses[i]` is group i's status
 /// (`MOONCAKE_META_INVALID_PARAMS` for an empty or NUL-containing id). Any

@@ -86,7 +86,8 @@ pub struct mooncake_meta_metrics_snapshot {
     pub journal_records_appended: u64,
     /// Version 4: bytes the journal holds (`master_journal_bytes_held`).
     pub journal_bytes_held: u64,
-    /// Version 4: records dropped unreleased because the journal was full
+    /// Version 4: records dropped unreleased: the journal full, a record
+    /// larger than its capacity, or a journaling standby's numbering moved
     /// (`master_journal_records_dropped_total`).
     pub journal_records_dropped: u64,
     /// Version 4: sequence of the last record appended

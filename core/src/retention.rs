@@ -221,8 +221,9 @@ impl MasterCore {
     }
 
     /// Ends the retention of every group of `groups` in `tenant` now: one
-    /// result per group. Releasing a group that is not retained is OK and
-    /// changes nothing (an expired deadline still stored is normalised).
+    /// result per group. Releasing a group with no stored deadline is OK and
+    /// changes nothing; an expired deadline still stored is normalised (the
+    /// gauge -1, a group-released record), as cleanup would.
     /// A bad tenant fails the whole call; an empty id fails its entry.
     pub fn release_groups(&self, tenant: &str, groups: &[&str]) -> Result<Vec<Result<()>>> {
         let out = self.release_groups_locked(tenant, groups);

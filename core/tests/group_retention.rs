@@ -256,6 +256,34 @@ fn releasing_a_group_that_is_not_retained_is_ok_and_changes_nothing() {
 }
 
 #[test]
+fn releasing_a_group_whose_deadline_passed_normalises_it_as_cleanup_would() {
+    let m = master_with(
+        MasterConfig {
+            journal_capacity_bytes: 1 << 20,
+            ..config()
+        },
+        1,
+        0,
+        1 << 24,
+    );
+    retain(&m, &["g"], 100);
+    m.advance_time(200).unwrap();
+    // Passed, not cleaned yet: not retained, still stored and counted.
+    assert_eq!(retained(&m, "g"), None);
+    assert_eq!(gauge_r(&m), 1);
+    let seq = m.journal_stats().last_seq;
+    assert_eq!(m.release_groups(D, &["g"]).unwrap(), [Ok(())]);
+    assert_eq!(gauge_r(&m), 0, "the release normalised it");
+    assert_eq!(m.journal_stats().last_seq, seq + 1, "and recorded it");
+    // Now nothing is stored: a second release changes nothing.
+    assert_eq!(m.release_groups(D, &["g"]).unwrap(), [Ok(())]);
+    assert_eq!(m.journal_stats().last_seq, seq + 1);
+    m.run_cleanup();
+    assert_eq!(gauge_r(&m), 0);
+    inv(&m);
+}
+
+#[test]
 fn tenants_scope_group_retention() {
     let m = big();
     m.retain_groups("t1", &["g"], TTL).unwrap();

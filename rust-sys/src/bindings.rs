@@ -503,7 +503,8 @@ pub struct mooncake_meta_metrics_snapshot {
     pub journal_records_appended: u64,
     /// Version 4: bytes the journal holds (`master_journal_bytes_held`).
     pub journal_bytes_held: u64,
-    /// Version 4: records dropped unreleased because the journal was full
+    /// Version 4: records dropped unreleased: the journal full, a record
+    /// larger than its capacity, or a journaling standby's numbering moved
     /// (`master_journal_records_dropped_total`).
     pub journal_records_dropped: u64,
     /// Version 4: sequence of the last record appended
@@ -2578,7 +2579,9 @@ extern "C" {
     ) -> mooncake_meta_status;
 
     /// Ends the retention of each of the `count` groups of `tenant` now.
-    /// Releasing a group that is not retained is OK and changes nothing.
+    /// Releasing a group with no stored deadline is OK and changes nothing; one
+    /// whose deadline has passed but is still stored is normalised as cleanup
+    /// would (the retained-group gauge -1, a group-released journal record).
     ///
     /// On `MOONCAKE_META_OK`, `out_statuses[i]` is group i's status
     /// (`MOONCAKE_META_INVALID_PARAMS` for an empty or NUL-containing id). Any

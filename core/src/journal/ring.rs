@@ -181,7 +181,8 @@ pub struct JournalStats {
     pub released_upto: u64,
     /// Highest sequence dropped unreleased (0: none).
     pub dropped_upto: u64,
-    /// Records dropped unreleased so far.
+    /// Records dropped unreleased so far (the journal full, a record larger
+    /// than the capacity, a numbering moved by `continue_at`).
     pub dropped_records: u64,
     /// Records appended since the journal was created, dropped ones
     /// included.
