@@ -212,8 +212,9 @@ func (n *Node) Sync(ctx context.Context) error { return n.n.Sync(ctx) }
 // journal batches it covers from etcd (then compacts etcd's history), as
 // the leader does every SnapshotInterval or SnapshotEveryBytes; it returns
 // the published sequence. ErrNotLeader on a node that does not lead,
-// ErrSnapshot without a store or when it cannot be written, ErrFenced
-// when leadership was lost.
+// ErrSnapshot without a store, when it cannot be written, or when ctx
+// ends before it is published (the node still leads), ErrFenced when
+// leadership was lost.
 func (n *Node) Snapshot(ctx context.Context) (uint64, error) { return n.n.Snapshot(ctx) }
 
 // WaitSnapshots returns when cond holds of the node's snapshot figures

@@ -260,3 +260,104 @@ func TestALeaderStoppingReportsItBeforeItsSnapshotEnds(t *testing.T) {
 		t.Fatalf("Close = %v, want ErrFenced", err)
 	}
 }
+
+// A leader closed while its snapshotter is stuck in a store call keeps
+// its lease-renewing loop until the snapshot ends; a renewal then must not
+// give the stopped node its lease back: once it has resigned and another
+// node leads and has acknowledged a write it lacks, it acknowledges
+// nothing (a read served from its master would be stale).
+func TestAStoppedLeaderAcknowledgesNothingAfterItResigned(t *testing.T) {
+	c := etcdtest.Start(t)
+	const ttl = 2 * time.Second
+	store := &blockPutStore{SnapshotStore: newStore(t), entered: make(chan struct{}), release: make(chan struct{})}
+	released := sync.OnceFunc(func() { close(store.release) })
+	t.Cleanup(released)
+	ja, jb := newFakeStandby(), newFakeStandby()
+	a := startNode(t, c.Client(t), "/c", "a", ja, func(cfg *Config) {
+		cfg.SessionTTL = ttl
+		cfg.Snapshots = store
+		cfg.SnapshotInterval = 300 * time.Millisecond
+	})
+	waitRole(t, a, RoleLeader)
+	b := startNode(t, c.Client(t), "/c", "b", jb, func(cfg *Config) {
+		cfg.SessionTTL = ttl
+		cfg.Snapshots = newStore(t)
+		cfg.SnapshotInterval = time.Hour
+	})
+	acked := appendDurable(t, a, ja, "r1", "r2")
+	if err := b.WaitApplied(boundedCtx(t), acked); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-store.entered:
+	case <-boundedCtx(t).Done():
+		t.Fatal("no snapshot started")
+	}
+	closed := make(chan error, 1)
+	go func() { closed <- a.Close() }()
+	waitRole(t, a, RoleStopped)
+	// The renewing loop runs every third of the TTL until the snapshot
+	// ends: give it two turns.
+	time.Sleep(ttl)
+	a.mu.Lock()
+	leaseUntil := a.leaseUntil
+	a.mu.Unlock()
+	if !leaseUntil.IsZero() {
+		t.Errorf("a stopped node's lease was renewed to %v from now", time.Until(leaseUntil))
+	}
+	released()
+	select {
+	case <-a.Done():
+	case <-boundedCtx(t).Done():
+		t.Fatal("a did not finish stopping")
+	}
+	<-closed
+	waitRole(t, b, RoleLeader)
+	appendDurable(t, b, jb, "written-on-b")
+	if err := a.WaitDurable(boundedCtx(t), acked); err == nil {
+		t.Fatal("a stopped, resigned node acknowledged after another node acknowledged a write")
+	}
+}
+
+// cancelOnPutStore stores a snapshot, then ends the caller's context as
+// the store call returns; its reads ignore their context, so the snapshot
+// reaches its publication with the caller's context ended.
+type cancelOnPutStore struct {
+	SnapshotStore
+	cancel context.CancelFunc
+}
+
+func (s *cancelOnPutStore) Put(ctx context.Context, seq uint64, data []byte) (string, error) {
+	loc, err := s.SnapshotStore.Put(ctx, seq, data)
+	s.cancel()
+	return loc, err
+}
+
+func (s *cancelOnPutStore) Get(_ context.Context, location string) ([]byte, error) {
+	return s.SnapshotStore.Get(context.Background(), location)
+}
+
+// A snapshot whose publication the caller's context cut short is
+// ErrSnapshot, not ErrFenced: the node still leads, and ErrFenced would
+// tell the caller to replace it.
+func TestASnapshotCutShortByItsCallerIsNotALostLeadership(t *testing.T) {
+	c := etcdtest.Start(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	store := &cancelOnPutStore{SnapshotStore: newStore(t), cancel: cancel}
+	ja := newFakeStandby()
+	a := startNode(t, c.Client(t), "/c", "a", ja, manualSnapshots(store))
+	waitRole(t, a, RoleLeader)
+	appendDurable(t, a, ja, "r1")
+	_, err := a.Snapshot(ctx)
+	if errors.Is(err, ErrFenced) || !errors.Is(err, ErrSnapshot) {
+		t.Fatalf("Snapshot = %v, want ErrSnapshot and not ErrFenced", err)
+	}
+	if a.Role() != RoleLeader {
+		t.Fatalf("role %s after a cut-short snapshot", a.Role())
+	}
+	// The node goes on: the next snapshot is published.
+	if _, err := a.Snapshot(boundedCtx(t)); err != nil {
+		t.Fatalf("the next snapshot: %v", err)
+	}
+}

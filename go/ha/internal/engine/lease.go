@@ -54,7 +54,11 @@ func (n *Node) renewLease(ctx context.Context, sess *concurrency.Session) error 
 	ttl := min(time.Duration(resp.TTL)*time.Second, n.cfg.SessionTTL)
 	until := sent.Add(ttl - leaseMargin(n.cfg.SessionTTL))
 	n.mu.Lock()
-	if until.After(n.leaseUntil) {
+	// A stopped node has resigned (stop zeroed its lease): a renewal still
+	// in flight, or one sent while the leader waits for its snapshotter
+	// before it cancels this loop, must not give it the lease back, or it
+	// would acknowledge reads after another node leads.
+	if n.role != RoleStopped && until.After(n.leaseUntil) {
 		n.leaseUntil = until
 	}
 	n.mu.Unlock()
@@ -129,5 +133,8 @@ func (n *Node) proven(sent time.Time) {
 // at or after since: its lease has not run out, or a fenced write sent at
 // or after since succeeded. Call with n.mu held.
 func (n *Node) ledSince(since time.Time) bool {
-	return !n.provenAt.Before(since) || time.Now().Before(n.leaseUntil)
+	// A stopped node counts no lease (it resigned), only a fenced write it
+	// sent after since and that succeeded.
+	leased := n.role != RoleStopped && time.Now().Before(n.leaseUntil)
+	return !n.provenAt.Before(since) || leased
 }

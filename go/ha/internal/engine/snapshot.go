@@ -428,7 +428,15 @@ func (n *Node) Snapshot(ctx context.Context) (uint64, error) {
 	default:
 		return 0, fmt.Errorf("%w (role %s)", ErrNotLeader, role)
 	}
-	return n.snapshot(ctx)
+	seq, err := n.snapshot(ctx)
+	// A publication cut short by the caller's context is not a lost
+	// leadership: ErrFenced would tell the caller to replace a leader that
+	// still leads. (The snapshotter's own context ends only when the
+	// leader stops, where ErrFenced is right.)
+	if errors.Is(err, ErrFenced) && ctx.Err() != nil && n.Role() == RoleLeader {
+		return 0, fmt.Errorf("%w: the caller's context ended before the snapshot was published (%w); this node still leads", ErrSnapshot, context.Cause(ctx))
+	}
+	return seq, err
 }
 
 // WaitSnapshots returns when cond (called with the node's lock held: it
