@@ -185,10 +185,13 @@ public:
         rebuild();
     }
     c_strings(const c_strings &o) : strings_(o.strings_) { rebuild(); }
+    // Copy, then swap in: an allocation failure while copying leaves this
+    // object as it was (assigning the strings one by one would free the
+    // buffers its pointers name before the pointers are rebuilt).
     c_strings &operator=(const c_strings &o) {
         if (this != &o) {
-            strings_ = o.strings_;
-            rebuild();
+            c_strings copy(o);
+            *this = std::move(copy);
         }
         return *this;
     }
@@ -210,22 +213,38 @@ private:
     std::vector<const char *> ptrs_;
 };
 
-/// A batch's keys as the C API's parallel pointer and length arrays; points
-/// into the caller's strings, which must outlive it (one call).
+/// A batch's keys as the C API's parallel pointer and length arrays. It
+/// points into the caller's strings, which must outlive it (one call), when
+/// the range yields references to stored strings; a range that makes its
+/// elements as it goes (a C++20 `views::transform` returning strings) is
+/// copied first, since each element would be gone by the call.
 class key_array {
 public:
     template <class Range> explicit key_array(const Range &keys) {
-        for (const auto &k : keys) {
-            std::string_view v(k);
-            ptrs_.push_back(v.data());
-            lens_.push_back(v.size());
+        if constexpr (std::is_lvalue_reference<decltype(*std::begin(keys))>::value) {
+            for (const auto &k : keys) add(std::string_view(k));
+        } else {
+            // All copied before any pointer is taken: the vector does not
+            // move its strings afterwards.
+            for (auto &&k : keys) owned_.emplace_back(std::string_view(k));
+            for (const std::string &k : owned_) add(k);
         }
     }
+    // The pointers may name `owned_`'s strings, which a copy or a move
+    // would not carry along (short strings live inside the object).
+    key_array(const key_array &) = delete;
+    key_array &operator=(const key_array &) = delete;
+
     const char *const *ptrs() const noexcept { return ptrs_.empty() ? nullptr : ptrs_.data(); }
     const std::size_t *lens() const noexcept { return lens_.empty() ? nullptr : lens_.data(); }
     std::size_t size() const noexcept { return ptrs_.size(); }
 
 private:
+    void add(std::string_view v) {
+        ptrs_.push_back(v.data());
+        lens_.push_back(v.size());
+    }
+    std::vector<std::string> owned_;
     std::vector<const char *> ptrs_;
     std::vector<std::size_t> lens_;
 };
@@ -1682,7 +1701,13 @@ private:
             detail::invalid("batch start: " + std::to_string(sizes.size()) + " sizes for " +
                             std::to_string(ka.size()) + " keys");
         const mooncake_meta_write_config c = cfg.c_config();
-        const std::uint64_t stride64 = std::uint64_t{c.memory_replicas} + c.nof_ssd_replicas;
+        // A replica count the library refuses sizes nothing: the call goes
+        // with no room, and the library refuses every key with its own code
+        // and message (room for the count asked would be allocated first).
+        const bool refused = c.memory_replicas > MOONCAKE_META_MAX_REPLICAS_PER_POOL ||
+                             c.nof_ssd_replicas > MOONCAKE_META_MAX_REPLICAS_PER_POOL;
+        const std::uint64_t stride64 =
+            refused ? 0 : std::uint64_t{c.memory_replicas} + c.nof_ssd_replicas;
         const std::size_t n = ka.size();
         if (stride64 > std::numeric_limits<std::size_t>::max() ||
             (n != 0 && stride64 > std::vector<replica>().max_size() / n))
