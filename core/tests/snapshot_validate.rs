@@ -259,6 +259,31 @@ rejects_live!(
     "source 6 is a COMPLETE LocalDisk replica, not a COMPLETE buffer replica"
 );
 
+// A task's ids are below the counter, held or not: a later replica could
+// otherwise be given one of them and be taken for the task's target.
+rejects_live!(
+    task_target_at_the_counter_is_rejected,
+    |img| {
+        let n = img.next_replica_id;
+        img.tasks[0].task = TaskImage::Copy {
+            source: 2,
+            targets: vec![3, n],
+        };
+    },
+    "task 0 (tenant \"default\", key \"every-kind\"): replica id"
+);
+rejects_live!(
+    task_source_past_the_counter_is_rejected,
+    |img| {
+        live_object(&mut img, "tenant-b", "plain").replicas.remove(0); // move source 20
+        img.tasks[1].task = TaskImage::Move {
+            source: u64::MAX,
+            target: 21,
+        };
+    },
+    "replica id 18446744073709551615 is not below next_replica_id"
+);
+
 #[test]
 fn task_replicas_an_unmount_took_are_valid() {
     // An unmount drops a source's or a target's replica and leaves the task
