@@ -1755,6 +1755,37 @@ fn images_no_master_holds_are_refused_before_anything_of_them_applies() {
     other.restore(&m.snapshot().unwrap()).unwrap();
 }
 
+/// A task may name a replica its object no longer holds (an unmount took
+/// it); its id is still an id of the primary's: a standby's counter goes
+/// past it, so a replica the promoted standby adds never gets it and is
+/// never taken for the task's target. An id no master could carry on from
+/// is refused before anything applies.
+#[test]
+fn a_task_s_ids_raise_the_standby_s_counter_held_or_not() {
+    let m = standby();
+    let c = ReplicaStatus::Complete;
+    let mut img = image("k", &[(1, "mem0", BASE0, c)]);
+    img.task = Some(TaskImage::Move {
+        source: 1,
+        target: 40,
+    });
+    m.apply_journal(&batch(1, &[mount_rec("mem0", 0), set(img.clone())]))
+        .unwrap();
+    m.check_invariants().unwrap();
+    let mut far = img.clone();
+    far.task = Some(TaskImage::Move {
+        source: 1,
+        target: u64::MAX - 1,
+    });
+    let before = m.applied_seq();
+    assert!(m.apply_journal(&batch(3, &[set(far)])).is_err());
+    assert_eq!(m.applied_seq(), before);
+    m.promote().unwrap();
+    let added = m.add_local_disk_replica(7, Key::new("k"), 4096).unwrap();
+    assert!(added.id > 40, "the new replica took id {}", added.id);
+    m.check_invariants().unwrap();
+}
+
 /// What an unmount in progress makes a primary record is not refused:
 /// while its segment is out of the table and its pass has not reached an
 /// object, a record of the object leaves out the object's replica there —

@@ -97,6 +97,17 @@ pub struct ApplyReport {
 }
 
 /// A record that does not fit the standby's state.
+/// Every replica id a task names: its source, if it has one, and its
+/// targets (held by its object or not).
+fn task_ids(t: &TaskImage) -> impl Iterator<Item = u64> + '_ {
+    let (source, targets): (Option<u64>, &[u64]) = match t {
+        TaskImage::Copy { source, targets } => (Some(*source), targets),
+        TaskImage::Move { source, target } => (Some(*source), std::slice::from_ref(target)),
+        TaskImage::Promotion { target } => (None, std::slice::from_ref(target)),
+    };
+    source.into_iter().chain(targets.iter().copied())
+}
+
 fn misfit(msg: impl Into<String>) -> Error {
     Error::new(ErrorKind::InvalidParams, msg.into())
 }
@@ -127,6 +138,9 @@ fn check_before_apply(rec: &RecordView<'_>) -> Result<Option<SnapshotImage>> {
                 .replicas
                 .iter()
                 .try_for_each(|r| below("replica id", r.id))?;
+            if let Some(t) = image.task.as_deref() {
+                task_ids(t).try_for_each(|id| below("task replica id", id))?;
+            }
         }
         KindView::ObjectEnded {
             write_token,
@@ -1104,8 +1118,19 @@ impl MasterCore {
                 st.in_flight.start(write.token, write.slot, write.pending);
             }
         }
+        // Past the ids a task names too, held or not (a target an unmount
+        // took): a replica a promoted standby adds must never get one of
+        // them and be taken for the task's.
+        let task_ids = img
+            .task
+            .as_deref()
+            .and_then(|t| task_ids(t).max())
+            .map_or(0, |id| id.saturating_add(1));
         self.raise_counters(
-            img.replicas.last().map_or(0, |r| r.id.saturating_add(1)),
+            img.replicas
+                .last()
+                .map_or(0, |r| r.id.saturating_add(1))
+                .max(task_ids),
             img.write_token.saturating_add(1),
             img.seq.saturating_add(1),
         );
