@@ -275,7 +275,9 @@ rejects_live!(
 rejects_live!(
     task_source_past_the_counter_is_rejected,
     |img| {
-        live_object(&mut img, "tenant-b", "plain").replicas.remove(0); // move source 20
+        live_object(&mut img, "tenant-b", "plain")
+            .replicas
+            .remove(0); // move source 20
         img.tasks[1].task = TaskImage::Move {
             source: u64::MAX,
             target: 21,
