@@ -97,17 +97,6 @@ pub struct ApplyReport {
 }
 
 /// A record that does not fit the standby's state.
-/// Every replica id a task names: its source, if it has one, and its
-/// targets (held by its object or not).
-fn task_ids(t: &TaskImage) -> impl Iterator<Item = u64> + '_ {
-    let (source, targets): (Option<u64>, &[u64]) = match t {
-        TaskImage::Copy { source, targets } => (Some(*source), targets),
-        TaskImage::Move { source, target } => (Some(*source), std::slice::from_ref(target)),
-        TaskImage::Promotion { target } => (None, std::slice::from_ref(target)),
-    };
-    source.into_iter().chain(targets.iter().copied())
-}
-
 fn misfit(msg: impl Into<String>) -> Error {
     Error::new(ErrorKind::InvalidParams, msg.into())
 }
@@ -139,7 +128,7 @@ fn check_before_apply(rec: &RecordView<'_>) -> Result<Option<SnapshotImage>> {
                 .iter()
                 .try_for_each(|r| below("replica id", r.id))?;
             if let Some(t) = image.task.as_deref() {
-                task_ids(t).try_for_each(|id| below("task replica id", id))?;
+                t.ids().try_for_each(|id| below("task replica id", id))?;
             }
         }
         KindView::ObjectEnded {
@@ -1124,7 +1113,7 @@ impl MasterCore {
         let task_ids = img
             .task
             .as_deref()
-            .and_then(|t| task_ids(t).max())
+            .and_then(|t| t.ids().max())
             .map_or(0, |id| id.saturating_add(1));
         self.raise_counters(
             img.replicas

@@ -90,6 +90,19 @@ pub enum TaskImage {
     Promotion { target: u64 },
 }
 
+impl TaskImage {
+    /// Every replica id the task names: its source, if it has one, then
+    /// its targets (whether its object still holds them or not).
+    pub fn ids(&self) -> impl Iterator<Item = u64> + '_ {
+        let (source, targets): (Option<u64>, &[u64]) = match self {
+            TaskImage::Copy { source, targets } => (Some(*source), targets),
+            TaskImage::Move { source, target } => (Some(*source), std::slice::from_ref(target)),
+            TaskImage::Promotion { target } => (None, std::slice::from_ref(target)),
+        };
+        source.into_iter().chain(targets.iter().copied())
+    }
+}
+
 /// The object's write in flight (its token is the object's `write_token`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct InFlightImage {

@@ -563,12 +563,8 @@ fn validate_live_state(image: &SnapshotImage) -> Result<()> {
         // with an unmount, a target not placed yet) are ids all the same:
         // below the counter, or a later replica could be given one of them
         // and taken for the task's.
-        let source = match &t.task {
-            TaskImage::Copy { source, .. } | TaskImage::Move { source, .. } => Some(*source),
-            TaskImage::Promotion { .. } => None,
-        };
-        for id in source.iter().chain(task_targets(&t.task)) {
-            if *id >= image.next_replica_id {
+        for id in t.task.ids() {
+            if id >= image.next_replica_id {
                 return Err(fail(format!(
                     "{who}: replica id {id} is not below next_replica_id {}",
                     image.next_replica_id
