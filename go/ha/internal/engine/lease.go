@@ -133,8 +133,5 @@ func (n *Node) proven(sent time.Time) {
 // at or after since: its lease has not run out, or a fenced write sent at
 // or after since succeeded. Call with n.mu held.
 func (n *Node) ledSince(since time.Time) bool {
-	// A stopped node counts no lease (it resigned), only a fenced write it
-	// sent after since and that succeeded.
-	leased := n.role != RoleStopped && time.Now().Before(n.leaseUntil)
-	return !n.provenAt.Before(since) || leased
+	return !n.provenAt.Before(since) || time.Now().Before(n.leaseUntil)
 }
