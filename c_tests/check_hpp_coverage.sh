@@ -19,10 +19,16 @@ if len(decls) < 50:
 code = open(hpp).read()
 code = re.sub(r"/\*.*?\*/", " ", code, flags=re.S)
 code = re.sub(r"//[^\n]*", " ", code)
-missing = [f for f in sorted(set(decls)) if not re.search(r"\b" + f + r"\b", code)]
+# Kept for 0.1.0 callers and superseded: the C++ header calls what
+# replaced it (the comment in include/mooncake_meta.h says what).
+superseded = {"mooncake_meta_remove_by_regex": "mooncake_meta_remove_by_regex_in_tenant"}
+for old, new in superseded.items():
+    if old not in decls or new not in decls:
+        sys.exit(f"check_hpp_coverage: {old} or its replacement {new} is not in {c_header}")
+missing = [f for f in sorted(set(decls) - set(superseded)) if not re.search(r"\b" + f + r"\b", code)]
 for f in missing:
     print(f"check_hpp_coverage: FAIL: {hpp} never uses {f}", file=sys.stderr)
-print(f"check_hpp_coverage: {len(set(decls)) - len(missing)} of {len(set(decls))} C functions are used by {hpp}")
+print(f"check_hpp_coverage: {len(set(decls)) - len(superseded) - len(missing)} of {len(set(decls)) - len(superseded)} C functions are used by {hpp} ({len(superseded)} superseded left out)")
 sys.exit(1 if missing else 0)
 PY
 }

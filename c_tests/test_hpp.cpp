@@ -526,7 +526,10 @@ void removals() {
     m.remove("c", true);
     CHECK_THROWS(MOONCAKE_META_OBJECT_NOT_FOUND, m.remove("c"));
     CHECK_THROWS(MOONCAKE_META_INVALID_PARAMS, m.remove_by_regex("("));
-    CHECK_EQ(m.remove_by_regex("^a"), 3u); // a1, a2, t/a3: every tenant
+    CHECK_EQ(m.remove_by_regex("^a"), 2u); // a1, a2: the default tenant, not t/a3
+    CHECK(m.exist({"t", "a3"}));
+    CHECK_EQ(m.remove_by_regex_all_tenants("^a", true), 1u); // t/a3, leased by the read
+    CHECK_THROWS(MOONCAKE_META_INVALID_PARAMS, m.remove_by_regex_all_tenants("("));
     put(m, 1, {"t", "b9"}, 64);
     CHECK_EQ(m.remove_by_regex("^b", "t"), 1u);
     CHECK_EQ(m.remove_all(), 2u);

@@ -359,6 +359,51 @@ static void remove_all_and_by_regex_count_what_they_remove(void) {
     mooncake_meta_master_free(m);
 }
 
+/* The two calls that say which tenants they mean: (NULL, 0) is the default
+ * tenant for _in_tenant, as in every call but the 0.1.0 one above. */
+static void remove_by_regex_in_tenant_and_all_tenants(void) {
+    mooncake_meta_error *err = NULL;
+    mooncake_meta_master *m = master_with_segments();
+    mooncake_meta_replica r[1];
+    size_t len = 0;
+    uint64_t token = 0, n = 99;
+    put(m, "a1", NULL);
+    put(m, "b1", NULL);
+    CHECK_OK(mooncake_meta_put_start(m, C1, "t2", 2, "a3", 2, SIZE, NULL, r, 1, &len, &token, &err),
+             err);
+    CHECK_OK(mooncake_meta_put_end(m, C1, "t2", 2, "a3", 2, MOONCAKE_META_SELECT_ALL, token, &err),
+             err);
+    CHECK_OK(mooncake_meta_remove_by_regex_in_tenant(m, NULL, 0, "^a", 2, 0, &n, &err), err);
+    CHECK_EQ_INT(n, 1); /* a1 only: t2/a3 is another tenant's */
+    CHECK_EQ_INT(key_count(m), 2);
+    CHECK_OK(mooncake_meta_remove_by_regex_in_tenant(m, "t2", 2, "^a", 2, 0, &n, &err), err);
+    CHECK_EQ_INT(n, 1);
+    n = 99;
+    CHECK_FAILS(mooncake_meta_remove_by_regex_in_tenant(m, NULL, 0, "(", 1, 0, &n, &err),
+                MOONCAKE_META_INVALID_PARAMS, err, "bad pattern");
+    CHECK_FAILS(mooncake_meta_remove_by_regex_in_tenant(m, "t\xff", 2, "b", 1, 0, &n, &err),
+                MOONCAKE_META_INVALID_UTF8, err, "tenant is not valid UTF-8");
+    CHECK_FAILS(mooncake_meta_remove_by_regex_in_tenant(m, "t\0x", 3, "b", 1, 0, &n, &err),
+                MOONCAKE_META_INVALID_PARAMS, err, "tenant must not contain NUL");
+    CHECK_FAILS(mooncake_meta_remove_by_regex_in_tenant(m, NULL, 0, "b", 1, 2, &n, &err),
+                MOONCAKE_META_INVALID_PARAMS, err, "force must be 0 or 1");
+    CHECK_FAILS(mooncake_meta_remove_by_regex_all_tenants(m, "(", 1, 0, &n, &err),
+                MOONCAKE_META_INVALID_PARAMS, err, "bad pattern");
+    CHECK_FAILS(mooncake_meta_remove_by_regex_all_tenants(m, "b", 1, -1, &n, &err),
+                MOONCAKE_META_INVALID_PARAMS, err, "force must be 0 or 1");
+    CHECK_EQ_INT(n, 99); /* not written on failure */
+    CHECK_EQ_INT(key_count(m), 1); /* nothing removed by the refused calls */
+    CHECK_OK(mooncake_meta_put_start(m, C1, "t3", 2, "b2", 2, SIZE, NULL, r, 1, &len, &token, &err),
+             err);
+    CHECK_OK(mooncake_meta_put_end(m, C1, "t3", 2, "b2", 2, MOONCAKE_META_SELECT_ALL, token, &err),
+             err);
+    CHECK_OK(mooncake_meta_remove_by_regex_all_tenants(m, "^b", 2, 0, &n, &err), err);
+    CHECK_EQ_INT(n, 2); /* b1 and t3/b2 */
+    CHECK_EQ_INT(key_count(m), 0);
+    CHECK_OK(mooncake_meta_remove_by_regex_all_tenants(m, "x", 1, 0, NULL, &err), err);
+    mooncake_meta_master_free(m);
+}
+
 static void copy_stages_targets_that_end_completes_and_revoke_frees(void) {
     mooncake_meta_error *err = NULL;
     mooncake_meta_master *m = master_with_segments();
@@ -520,6 +565,7 @@ int main(void) {
     RUN_TEST(remove_respects_leases_unless_forced);
     RUN_TEST(remove_reports_a_write_before_a_task);
     RUN_TEST(remove_all_and_by_regex_count_what_they_remove);
+    RUN_TEST(remove_by_regex_in_tenant_and_all_tenants);
     RUN_TEST(copy_stages_targets_that_end_completes_and_revoke_frees);
     RUN_TEST(move_relocates_the_replica_on_the_named_segment);
     RUN_TEST(move_end_after_unmount_is_replica_is_gone);

@@ -47,25 +47,32 @@ func (m *Master) RemoveAll(force bool) (uint64, error) {
 // pattern (Rust regex syntax, unanchored: use ^...$ for a whole-key match)
 // and returns how many it removed. A bad pattern is ErrInvalidParams.
 func (k Keyspace) RemoveByRegex(pattern string, force bool) (uint64, error) {
-	return k.m.removeByRegex(k.Name(), pattern, force)
+	p, err := k.m.acquire()
+	if err != nil {
+		return 0, err
+	}
+	defer k.m.release()
+	tp, tl := cstr(k.Name())
+	pp, pl := cstr(pattern)
+	var n C.uint64_t
+	var cerr *C.mooncake_meta_error
+	if err := takeError(C.mooncake_meta_remove_by_regex_in_tenant(p, tp, tl, pp, pl, cBool(force), &n, &cerr), &cerr); err != nil {
+		return 0, err
+	}
+	return uint64(n), nil
 }
 
 // RemoveByRegexAllTenants is RemoveByRegex over every tenant.
 func (m *Master) RemoveByRegexAllTenants(pattern string, force bool) (uint64, error) {
-	return m.removeByRegex("", pattern, force)
-}
-
-func (m *Master) removeByRegex(tenant, pattern string, force bool) (uint64, error) {
 	p, err := m.acquire()
 	if err != nil {
 		return 0, err
 	}
 	defer m.release()
-	tp, tl := cstr(tenant)
 	pp, pl := cstr(pattern)
 	var n C.uint64_t
 	var cerr *C.mooncake_meta_error
-	if err := takeError(C.mooncake_meta_remove_by_regex(p, tp, tl, pp, pl, cBool(force), &n, &cerr), &cerr); err != nil {
+	if err := takeError(C.mooncake_meta_remove_by_regex_all_tenants(p, pp, pl, cBool(force), &n, &cerr), &cerr); err != nil {
 		return 0, err
 	}
 	return uint64(n), nil

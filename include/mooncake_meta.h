@@ -2118,6 +2118,11 @@ mooncake_meta_status mooncake_meta_remove_all(const struct mooncake_meta_master 
  * be 0 or 1. Keys are matched under each shard's read lock, and removed
  * under its write lock if still removable.
  *
+ * Kept as 0.1.0 shipped it: here `(NULL, 0)` means every tenant, where
+ * every other call reads it as the default tenant. New code says which
+ * it means: `mooncake_meta_remove_by_regex_in_tenant` (one tenant, the
+ * default for `(NULL, 0)`) or `mooncake_meta_remove_by_regex_all_tenants`.
+ *
  * Ownership: nothing is transferred.
  * Thread safety: may be called concurrently with any call but `_free`.
  *
@@ -2134,6 +2139,61 @@ mooncake_meta_status mooncake_meta_remove_by_regex(const struct mooncake_meta_ma
                                                    int force,
                                                    uint64_t *out_removed,
                                                    struct mooncake_meta_error **err);
+
+/**
+ * Removes the removable objects of one tenant whose key matches `pattern`:
+ * `mooncake_meta_remove_by_regex` with `tenant` read as every other call
+ * reads it, `(NULL, 0)` being the default tenant (never every tenant; that
+ * is `mooncake_meta_remove_by_regex_all_tenants`). The number removed goes
+ * to `*out_removed` when it is not NULL. A tenant or pattern that is not
+ * UTF-8 is `MOONCAKE_META_INVALID_UTF8`; a bad tenant name, a bad or
+ * oversized pattern (longer than 4096 bytes, or compiling past the regex
+ * size limit) or a `force` other than 0 or 1 is
+ * `MOONCAKE_META_INVALID_PARAMS`; nothing is removed then. On a standby it removes
+ * nothing and returns `MOONCAKE_META_UNAVAILABLE_IN_CURRENT_STATUS`, as
+ * `mooncake_meta_remove_by_regex` does.
+ *
+ * Ownership: nothing is transferred.
+ * Thread safety: may be called concurrently with any call but `_free`.
+ *
+ * # Safety
+ * `m` NULL or a live master; `tenant`/`pattern` NULL or valid for their
+ * lengths; `out_removed` NULL or valid for writing a `uint64_t`; `err`
+ * NULL or valid for writing one pointer.
+ */
+mooncake_meta_status mooncake_meta_remove_by_regex_in_tenant(const struct mooncake_meta_master *m,
+                                                             const char *tenant,
+                                                             size_t tenant_len,
+                                                             const char *pattern,
+                                                             size_t pattern_len,
+                                                             int force,
+                                                             uint64_t *out_removed,
+                                                             struct mooncake_meta_error **err);
+
+/**
+ * Removes the removable objects of every tenant whose key matches
+ * `pattern` (UTF-8, Rust `regex` syntax, unanchored). The number removed
+ * goes to `*out_removed` when it is not NULL. A pattern that is not UTF-8
+ * is `MOONCAKE_META_INVALID_UTF8`; a bad or oversized pattern (longer than
+ * 4096 bytes, or compiling past the regex size limit) or a `force` other
+ * than 0 or 1 is `MOONCAKE_META_INVALID_PARAMS`; nothing is removed then. On a standby it removes nothing and returns
+ * `MOONCAKE_META_UNAVAILABLE_IN_CURRENT_STATUS`, as
+ * `mooncake_meta_remove_by_regex` does.
+ *
+ * Ownership: nothing is transferred.
+ * Thread safety: may be called concurrently with any call but `_free`.
+ *
+ * # Safety
+ * `m` NULL or a live master; `pattern` NULL or valid for `pattern_len`
+ * bytes; `out_removed` NULL or valid for writing a `uint64_t`; `err` NULL
+ * or valid for writing one pointer.
+ */
+mooncake_meta_status mooncake_meta_remove_by_regex_all_tenants(const struct mooncake_meta_master *m,
+                                                               const char *pattern,
+                                                               size_t pattern_len,
+                                                               int force,
+                                                               uint64_t *out_removed,
+                                                               struct mooncake_meta_error **err);
 
 /**
  * Starts copying a key's data to each of the `segment_count` named
@@ -3051,8 +3111,8 @@ mooncake_meta_status mooncake_meta_snapshot_save(const struct mooncake_meta_mast
  * key, each key of a batch call, and a snapshot (which locks every shard
  * at once) see the state before the restore or after it, never a mix. A
  * call that visits the shards one at a time can straddle a restore:
- * `mooncake_meta_remove_all` and `mooncake_meta_remove_by_regex` then
- * remove from the replaced state in the shards they visited before it and
+ * `mooncake_meta_remove_all` and the `mooncake_meta_remove_by_regex`
+ * calls then remove from the replaced state in the shards they visited before it and
  * from the restored state in the others (their count adds both), a
  * `mooncake_meta_list_keys` page may hold keys of both, and the keys of
  * one batch call may see different states. (An unmount running across a

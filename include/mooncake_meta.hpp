@@ -1116,15 +1116,27 @@ public:
         detail::check(mooncake_meta_remove_all(p_, force ? 1 : 0, &n, err.out()), err);
         return n;
     }
-    /// Removes the removable objects whose key matches `pattern` (Rust regex
-    /// syntax, unanchored) in `tenant`, or every tenant when it is empty.
+    /// Removes the removable objects of `tenant` (empty: the default tenant,
+    /// as in every other call) whose key matches `pattern` (Rust regex
+    /// syntax, unanchored); returns how many. (Up to 0.1.0 an empty tenant
+    /// meant every tenant here: that is now `remove_by_regex_all_tenants`.)
     std::uint64_t remove_by_regex(std::string_view pattern, std::string_view tenant = {},
                                   bool force = false) const {
         c_error err;
         std::uint64_t n = 0;
-        detail::check(mooncake_meta_remove_by_regex(p_, tenant.data(), tenant.size(),
-                                                    pattern.data(), pattern.size(), force ? 1 : 0,
-                                                    &n, err.out()),
+        detail::check(mooncake_meta_remove_by_regex_in_tenant(p_, tenant.data(), tenant.size(),
+                                                              pattern.data(), pattern.size(),
+                                                              force ? 1 : 0, &n, err.out()),
+                      err);
+        return n;
+    }
+    /// Removes the removable objects of every tenant whose key matches
+    /// `pattern` (Rust regex syntax, unanchored); returns how many.
+    std::uint64_t remove_by_regex_all_tenants(std::string_view pattern, bool force = false) const {
+        c_error err;
+        std::uint64_t n = 0;
+        detail::check(mooncake_meta_remove_by_regex_all_tenants(p_, pattern.data(), pattern.size(),
+                                                                force ? 1 : 0, &n, err.out()),
                       err);
         return n;
     }

@@ -6,6 +6,7 @@ use super::error::mooncake_meta_error;
 use super::input::{self, bool01};
 use super::master::{key, mooncake_meta_master, with_master};
 use super::status::mooncake_meta_status;
+use mooncake_meta_core::types::DEFAULT_TENANT;
 use std::os::raw::{c_char, c_int};
 
 /// Writes `n` to an optional count out-pointer.
@@ -92,6 +93,11 @@ pub unsafe extern "C" fn mooncake_meta_remove_all(
 /// be 0 or 1. Keys are matched under each shard's read lock, and removed
 /// under its write lock if still removable.
 ///
+/// Kept as 0.1.0 shipped it: here `(NULL, 0)` means every tenant, where
+/// every other call reads it as the default tenant. New code says which
+/// it means: `mooncake_meta_remove_by_regex_in_tenant` (one tenant, the
+/// default for `(NULL, 0)`) or `mooncake_meta_remove_by_regex_all_tenants`.
+///
 /// Ownership: nothing is transferred.
 /// Thread safety: may be called concurrently with any call but `_free`.
 ///
@@ -118,6 +124,91 @@ pub unsafe extern "C" fn mooncake_meta_remove_by_regex(
             let force = bool01(force, "force")?;
             let tenant = (!tenant.is_empty()).then_some(tenant);
             let n = master.remove_by_regex(tenant, pattern, force)?;
+            write_count(out_removed, n);
+            Ok(())
+        })
+    }
+}
+
+/// Removes the removable objects of one tenant whose key matches `pattern`:
+/// `mooncake_meta_remove_by_regex` with `tenant` read as every other call
+/// reads it, `(NULL, 0)` being the default tenant (never every tenant; that
+/// is `mooncake_meta_remove_by_regex_all_tenants`). The number removed goes
+/// to `*out_removed` when it is not NULL. A tenant or pattern that is not
+/// UTF-8 is `MOONCAKE_META_INVALID_UTF8`; a bad tenant name, a bad or
+/// oversized pattern (longer than 4096 bytes, or compiling past the regex
+/// size limit) or a `force` other than 0 or 1 is
+/// `MOONCAKE_META_INVALID_PARAMS`; nothing is removed then. On a standby it removes
+/// nothing and returns `MOONCAKE_META_UNAVAILABLE_IN_CURRENT_STATUS`, as
+/// `mooncake_meta_remove_by_regex` does.
+///
+/// Ownership: nothing is transferred.
+/// Thread safety: may be called concurrently with any call but `_free`.
+///
+/// # Safety
+/// `m` NULL or a live master; `tenant`/`pattern` NULL or valid for their
+/// lengths; `out_removed` NULL or valid for writing a `uint64_t`; `err`
+/// NULL or valid for writing one pointer.
+#[no_mangle]
+pub unsafe extern "C" fn mooncake_meta_remove_by_regex_in_tenant(
+    m: *const mooncake_meta_master,
+    tenant: *const c_char,
+    tenant_len: usize,
+    pattern: *const c_char,
+    pattern_len: usize,
+    force: c_int,
+    out_removed: *mut u64,
+    err: *mut *mut mooncake_meta_error,
+) -> mooncake_meta_status {
+    // SAFETY: the caller upholds the documented contract.
+    unsafe {
+        with_master("mooncake_meta_remove_by_regex_in_tenant", m, err, |master| {
+            let tenant = input::string(tenant, tenant_len, "tenant")?;
+            let pattern = input::string(pattern, pattern_len, "pattern")?;
+            let force = bool01(force, "force")?;
+            let tenant = if tenant.is_empty() {
+                DEFAULT_TENANT
+            } else {
+                tenant
+            };
+            let n = master.remove_by_regex(Some(tenant), pattern, force)?;
+            write_count(out_removed, n);
+            Ok(())
+        })
+    }
+}
+
+/// Removes the removable objects of every tenant whose key matches
+/// `pattern` (UTF-8, Rust `regex` syntax, unanchored). The number removed
+/// goes to `*out_removed` when it is not NULL. A pattern that is not UTF-8
+/// is `MOONCAKE_META_INVALID_UTF8`; a bad or oversized pattern (longer than
+/// 4096 bytes, or compiling past the regex size limit) or a `force` other
+/// than 0 or 1 is `MOONCAKE_META_INVALID_PARAMS`; nothing is removed then. On a standby it removes nothing and returns
+/// `MOONCAKE_META_UNAVAILABLE_IN_CURRENT_STATUS`, as
+/// `mooncake_meta_remove_by_regex` does.
+///
+/// Ownership: nothing is transferred.
+/// Thread safety: may be called concurrently with any call but `_free`.
+///
+/// # Safety
+/// `m` NULL or a live master; `pattern` NULL or valid for `pattern_len`
+/// bytes; `out_removed` NULL or valid for writing a `uint64_t`; `err` NULL
+/// or valid for writing one pointer.
+#[no_mangle]
+pub unsafe extern "C" fn mooncake_meta_remove_by_regex_all_tenants(
+    m: *const mooncake_meta_master,
+    pattern: *const c_char,
+    pattern_len: usize,
+    force: c_int,
+    out_removed: *mut u64,
+    err: *mut *mut mooncake_meta_error,
+) -> mooncake_meta_status {
+    // SAFETY: the caller upholds the documented contract.
+    unsafe {
+        with_master("mooncake_meta_remove_by_regex_all_tenants", m, err, |master| {
+            let pattern = input::string(pattern, pattern_len, "pattern")?;
+            let force = bool01(force, "force")?;
+            let n = master.remove_by_regex(None, pattern, force)?;
             write_count(out_removed, n);
             Ok(())
         })

@@ -208,8 +208,8 @@ pub unsafe extern "C" fn mooncake_meta_snapshot_save(
 /// key, each key of a batch call, and a snapshot (which locks every shard
 /// at once) see the state before the restore or after it, never a mix. A
 /// call that visits the shards one at a time can straddle a restore:
-/// `mooncake_meta_remove_all` and `mooncake_meta_remove_by_regex` then
-/// remove from the replaced state in the shards they visited before it and
+/// `mooncake_meta_remove_all` and the `mooncake_meta_remove_by_regex`
+/// calls then remove from the replaced state in the shards they visited before it and
 /// from the restored state in the others (their count adds both), a
 /// `mooncake_meta_list_keys` page may hold keys of both, and the keys of
 /// one batch call may see different states. (An unmount running across a

@@ -1967,6 +1967,11 @@ extern "C" {
     /// be 0 or 1. Keys are matched under each shard's read lock, and removed
     /// under its write lock if still removable.
     ///
+    /// Kept as 0.1.0 shipped it: here `(NULL, 0)` means every tenant, where
+    /// every other call reads it as the default tenant. New code says which
+    /// it means: `mooncake_meta_remove_by_regex_in_tenant` (one tenant, the
+    /// default for `(NULL, 0)`) or `mooncake_meta_remove_by_regex_all_tenants`.
+    ///
     /// Ownership: nothing is transferred.
     /// Thread safety: may be called concurrently with any call but `_free`.
     ///
@@ -1978,6 +1983,61 @@ extern "C" {
         m: *const mooncake_meta_master,
         tenant: *const c_char,
         tenant_len: usize,
+        pattern: *const c_char,
+        pattern_len: usize,
+        force: c_int,
+        out_removed: *mut u64,
+        err: *mut *mut mooncake_meta_error,
+    ) -> mooncake_meta_status;
+
+    /// Removes the removable objects of one tenant whose key matches `pattern`:
+    /// `mooncake_meta_remove_by_regex` with `tenant` read as every other call
+    /// reads it, `(NULL, 0)` being the default tenant (never every tenant; that
+    /// is `mooncake_meta_remove_by_regex_all_tenants`). The number removed goes
+    /// to `*out_removed` when it is not NULL. A tenant or pattern that is not
+    /// UTF-8 is `MOONCAKE_META_INVALID_UTF8`; a bad tenant name, a bad or
+    /// oversized pattern (longer than 4096 bytes, or compiling past the regex
+    /// size limit) or a `force` other than 0 or 1 is
+    /// `MOONCAKE_META_INVALID_PARAMS`; nothing is removed then. On a standby it removes
+    /// nothing and returns `MOONCAKE_META_UNAVAILABLE_IN_CURRENT_STATUS`, as
+    /// `mooncake_meta_remove_by_regex` does.
+    ///
+    /// Ownership: nothing is transferred.
+    /// Thread safety: may be called concurrently with any call but `_free`.
+    ///
+    /// # Safety
+    /// `m` NULL or a live master; `tenant`/`pattern` NULL or valid for their
+    /// lengths; `out_removed` NULL or valid for writing a `uint64_t`; `err`
+    /// NULL or valid for writing one pointer.
+    pub fn mooncake_meta_remove_by_regex_in_tenant(
+        m: *const mooncake_meta_master,
+        tenant: *const c_char,
+        tenant_len: usize,
+        pattern: *const c_char,
+        pattern_len: usize,
+        force: c_int,
+        out_removed: *mut u64,
+        err: *mut *mut mooncake_meta_error,
+    ) -> mooncake_meta_status;
+
+    /// Removes the removable objects of every tenant whose key matches
+    /// `pattern` (UTF-8, Rust `regex` syntax, unanchored). The number removed
+    /// goes to `*out_removed` when it is not NULL. A pattern that is not UTF-8
+    /// is `MOONCAKE_META_INVALID_UTF8`; a bad or oversized pattern (longer than
+    /// 4096 bytes, or compiling past the regex size limit) or a `force` other
+    /// than 0 or 1 is `MOONCAKE_META_INVALID_PARAMS`; nothing is removed then. On a standby it removes nothing and returns
+    /// `MOONCAKE_META_UNAVAILABLE_IN_CURRENT_STATUS`, as
+    /// `mooncake_meta_remove_by_regex` does.
+    ///
+    /// Ownership: nothing is transferred.
+    /// Thread safety: may be called concurrently with any call but `_free`.
+    ///
+    /// # Safety
+    /// `m` NULL or a live master; `pattern` NULL or valid for `pattern_len`
+    /// bytes; `out_removed` NULL or valid for writing a `uint64_t`; `err` NULL
+    /// or valid for writing one pointer.
+    pub fn mooncake_meta_remove_by_regex_all_tenants(
+        m: *const mooncake_meta_master,
         pattern: *const c_char,
         pattern_len: usize,
         force: c_int,
@@ -2894,8 +2954,8 @@ extern "C" {
     /// key, each key of a batch call, and a snapshot (which locks every shard
     /// at once) see the state before the restore or after it, never a mix. A
     /// call that visits the shards one at a time can straddle a restore:
-    /// `mooncake_meta_remove_all` and `mooncake_meta_remove_by_regex` then
-    /// remove from the replaced state in the shards they visited before it and
+    /// `mooncake_meta_remove_all` and the `mooncake_meta_remove_by_regex`
+    /// calls then remove from the replaced state in the shards they visited before it and
     /// from the restored state in the others (their count adds both), a
     /// `mooncake_meta_list_keys` page may hold keys of both, and the keys of
     /// one batch call may see different states. (An unmount running across a

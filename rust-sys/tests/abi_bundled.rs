@@ -151,6 +151,8 @@ mod checks {
         pub use mooncake_meta::remove::mooncake_meta_remove;
         pub use mooncake_meta::remove::mooncake_meta_remove_all;
         pub use mooncake_meta::remove::mooncake_meta_remove_by_regex;
+        pub use mooncake_meta::remove::mooncake_meta_remove_by_regex_in_tenant;
+        pub use mooncake_meta::remove::mooncake_meta_remove_by_regex_all_tenants;
         pub use mooncake_meta::replication::mooncake_meta_copy_start;
         pub use mooncake_meta::replication::mooncake_meta_copy_end;
         pub use mooncake_meta::replication::mooncake_meta_copy_revoke;
@@ -848,6 +850,12 @@ mod checks {
         let s: unsafe extern "C" fn(*const sys::mooncake_meta_master, *const ::core::ffi::c_char, usize, *const ::core::ffi::c_char, usize, ::core::ffi::c_int, *mut u64, *mut *mut sys::mooncake_meta_error) -> sys::mooncake_meta_status = sys::mooncake_meta_remove_by_regex;
         let c: unsafe extern "C" fn(*const core_ffi::mooncake_meta_master, *const ::core::ffi::c_char, usize, *const ::core::ffi::c_char, usize, ::core::ffi::c_int, *mut u64, *mut *mut core_ffi::mooncake_meta_error) -> core_ffi::mooncake_meta_status = core_ffi::mooncake_meta_remove_by_regex;
         assert_eq!(s as usize, c as usize, "mooncake_meta_remove_by_regex");
+        let s: unsafe extern "C" fn(*const sys::mooncake_meta_master, *const ::core::ffi::c_char, usize, *const ::core::ffi::c_char, usize, ::core::ffi::c_int, *mut u64, *mut *mut sys::mooncake_meta_error) -> sys::mooncake_meta_status = sys::mooncake_meta_remove_by_regex_in_tenant;
+        let c: unsafe extern "C" fn(*const core_ffi::mooncake_meta_master, *const ::core::ffi::c_char, usize, *const ::core::ffi::c_char, usize, ::core::ffi::c_int, *mut u64, *mut *mut core_ffi::mooncake_meta_error) -> core_ffi::mooncake_meta_status = core_ffi::mooncake_meta_remove_by_regex_in_tenant;
+        assert_eq!(s as usize, c as usize, "mooncake_meta_remove_by_regex_in_tenant");
+        let s: unsafe extern "C" fn(*const sys::mooncake_meta_master, *const ::core::ffi::c_char, usize, ::core::ffi::c_int, *mut u64, *mut *mut sys::mooncake_meta_error) -> sys::mooncake_meta_status = sys::mooncake_meta_remove_by_regex_all_tenants;
+        let c: unsafe extern "C" fn(*const core_ffi::mooncake_meta_master, *const ::core::ffi::c_char, usize, ::core::ffi::c_int, *mut u64, *mut *mut core_ffi::mooncake_meta_error) -> core_ffi::mooncake_meta_status = core_ffi::mooncake_meta_remove_by_regex_all_tenants;
+        assert_eq!(s as usize, c as usize, "mooncake_meta_remove_by_regex_all_tenants");
         let s: unsafe extern "C" fn(*const sys::mooncake_meta_master, *const ::core::ffi::c_char, usize, *const ::core::ffi::c_char, usize, *const *const ::core::ffi::c_char, usize, *mut sys::mooncake_meta_replica, usize, *mut usize, *mut *mut sys::mooncake_meta_error) -> sys::mooncake_meta_status = sys::mooncake_meta_copy_start;
         let c: unsafe extern "C" fn(*const core_ffi::mooncake_meta_master, *const ::core::ffi::c_char, usize, *const ::core::ffi::c_char, usize, *const *const ::core::ffi::c_char, usize, *mut core_ffi::mooncake_meta_replica, usize, *mut usize, *mut *mut core_ffi::mooncake_meta_error) -> core_ffi::mooncake_meta_status = core_ffi::mooncake_meta_copy_start;
         assert_eq!(s as usize, c as usize, "mooncake_meta_copy_start");
@@ -992,6 +1000,6 @@ mod checks {
         let s: unsafe extern "C" fn(*const sys::mooncake_meta_master, *mut ::core::ffi::c_int, *mut u64, *mut *mut sys::mooncake_meta_error) -> sys::mooncake_meta_status = sys::mooncake_meta_standby_state;
         let c: unsafe extern "C" fn(*const core_ffi::mooncake_meta_master, *mut ::core::ffi::c_int, *mut u64, *mut *mut core_ffi::mooncake_meta_error) -> core_ffi::mooncake_meta_status = core_ffi::mooncake_meta_standby_state;
         assert_eq!(s as usize, c as usize, "mooncake_meta_standby_state");
-        // 110 functions
+        // 112 functions
     }
 }
