@@ -194,9 +194,10 @@ libraries: lib hooks-lib
 # The soak test runs once, in the hooks target dir, with parking_lot's
 # deadlock detection on, for SOAK_SECS seconds (60 here, in CI and for
 # users alike; a bare `cargo test` runs it for 10 s). The deterministic
-# restore-race, deadline-index race, journal append-order and eviction
-# race tests (core/tests/restore_race.rs, core/tests/deadline_index.rs,
-# core/tests/journal_recording.rs, at_exact_points, and
+# restore-race, deadline-index race, journal append-order, mount-during-
+# unmount and eviction race tests (core/tests/restore_race.rs,
+# core/tests/deadline_index.rs, core/tests/journal_recording.rs,
+# core/tests/core_segments.rs, at_exact_points, and
 # core/tests/eviction_windows.rs, with_hooks) need the hooks too and run
 # there after it.
 test-rust:
@@ -204,7 +205,7 @@ test-rust:
 	SOAK_SECS=$(SOAK_SECS) $(CARGO) test -p mooncake-meta-core --release --features "test-hooks deadlock-detection" --target-dir $(HOOKS) \
 		--test core_maintenance_panic --test soak -- --nocapture
 	$(CARGO) test -p mooncake-meta-core --release --features "test-hooks deadlock-detection" --target-dir $(HOOKS) \
-		--test restore_race --test deadline_index --test journal_recording at_exact_points
+		--test restore_race --test deadline_index --test journal_recording --test core_segments at_exact_points
 	$(CARGO) test -p mooncake-meta-core --release --features "test-hooks deadlock-detection" --target-dir $(HOOKS) \
 		--test eviction_windows with_hooks
 

@@ -9,8 +9,8 @@
 //! 0. the quiesce gate (`quiesce.rs`: the maintenance thread around a tick,
 //!    a test holding a guard) — held with no other lock;
 //!    then the role's apply mutex (`standby.rs`: a journal apply, a
-//!    restore, a promote, a standby's capture), then, with the journal on,
-//!    `segment_changes` (a mount, an unmount, a restore, a capture);
+//!    restore, a promote, a standby's capture), then `segment_changes` (a
+//!    mount, an unmount; with the journal on, a restore and a capture too);
 //! 1. metadata shard locks, several only in ascending index order;
 //! 2. the group domain (a group-shard mutex, then a group's member list),
 //!    then the group-retention registry (`retention.rs`);
@@ -132,10 +132,13 @@ pub struct MasterCore {
     /// The change journal (docs/CONTRACT.md §12); `None` when
     /// `journal_capacity_bytes` is 0, and then nothing is recorded.
     pub(crate) journal: Option<Journal>,
-    /// Serialises mounts, unmounts and restores while the journal is on
-    /// (lock order: after the quiesce gate, before any shard lock), so the
-    /// `SegmentUnmounted` an unmount appends last is never overtaken by a
-    /// mount of the same name or by a restore.
+    /// Serialises mounts and unmounts, and with the journal on restores
+    /// and captures too (lock order: after the quiesce gate, before any
+    /// shard lock). A mount waits for a running unmount to drop every
+    /// replica on its segments, so a segment mounted again (the same name,
+    /// or another over the same bytes) is never readable beside replicas of
+    /// the one it replaces; and the `SegmentUnmounted` an unmount appends
+    /// last is never overtaken by a mount of the same name or by a restore.
     pub(crate) segment_changes: Mutex<()>,
     /// Unmounts running with the journal on, from taking their segments
     /// out of the table to the last shard they drop replicas in: while one

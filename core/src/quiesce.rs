@@ -75,6 +75,11 @@ pub enum RacePoint {
     /// members to evaluate it (and evict it whole if every member passes).
     /// No lock is held.
     EvictionGroup,
+    /// An unmount took its segments out of the table and is about to take
+    /// the write lock of shard `shard` to drop the replicas it holds on
+    /// them. No shard lock is held; the segment-change lock is (a mount
+    /// waits for the unmount).
+    UnmountShard { shard: usize },
     /// A retention cleanup popped a batch of due retentions (their index
     /// registrations consumed) and is about to take the registry's lock to
     /// clear them. No lock is held.

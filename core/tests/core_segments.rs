@@ -432,3 +432,68 @@ fn removing_everything_after_unmount_and_remount_frees_every_buffer() {
     assert_eq!(allocated(&m, "mem1"), 0);
     inv(&m);
 }
+
+/// Races at exact points, through the `test-hooks` race hook.
+#[cfg(feature = "test-hooks")]
+mod at_exact_points {
+    use super::*;
+
+    /// §2, unmount is synchronous, across threads and with the journal off: a
+    /// segment mounted again while an unmount of it runs is mounted only once
+    /// the unmount has dropped every replica on the old one, so no reader sees
+    /// a replica of the old segment beside one placed on the new segment over
+    /// the same bytes. The unmount is held for up to two seconds just before it
+    /// takes the lock of the shard holding the old replica, while another
+    /// thread mounts the segment again, writes, and reads the old key.
+    #[test]
+    fn a_mount_waits_for_a_running_unmount_of_the_same_segment() {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        use std::sync::{mpsc, Arc, Mutex};
+        use std::time::Duration;
+        let m = Arc::new(
+            Master::new(MasterConfig {
+                shard_count: 4,
+                ..config()
+            })
+            .unwrap(),
+        );
+        assert_eq!(m.journal_stats().capacity_bytes, 0, "the journal is off");
+        let s = spec("x", 0, SEG, Pool::Memory);
+        let old = m.mount_segment(C1, &s).unwrap();
+        put(&m, "o", 64, &preserve());
+        let shard = m.debug_shard_of(k("o"));
+        let (tx, rx) = mpsc::channel();
+        let rx = Mutex::new(rx);
+        let fired = AtomicBool::new(false);
+        let (m2, s2) = (Arc::clone(&m), s.clone());
+        let worker = Arc::new(Mutex::new(None));
+        let worker_slot = Arc::clone(&worker);
+        m.debug_set_race_hook(Some(Arc::new(move |_: &MasterCore, p: RacePoint| {
+            if p != (RacePoint::UnmountShard { shard }) || fired.swap(true, Ordering::Relaxed) {
+                return;
+            }
+            let (m, s, tx) = (Arc::clone(&m2), s2.clone(), tx.clone());
+            *worker_slot.lock().unwrap() = Some(std::thread::spawn(move || {
+                let id = m.mount_segment(C1, &s).unwrap();
+                put(&m, "p", 64, &preserve());
+                let o = m.get_replica_list(k("o")).map_err(|e| e.kind());
+                tx.send(()).unwrap();
+                (id, o)
+            }));
+            // Without the wait a mount would get in here, between the table
+            // and the replicas; with it the mount waits for the whole unmount.
+            let _ = rx.lock().unwrap().recv_timeout(Duration::from_secs(2));
+        })));
+        let report = m.unmount_segment(C1, "x").unwrap();
+        let (id, o) = worker.lock().unwrap().take().unwrap().join().unwrap();
+        m.debug_set_race_hook(None);
+        assert_eq!(report.replicas_dropped, 1);
+        assert_ne!(id, old, "a new segment");
+        assert_eq!(
+            o.map(|_| ()),
+            Err(ErrorKind::ObjectNotFound),
+            "the old key's only replica was on the unmounted segment"
+        );
+        inv(&m);
+    }
+}

@@ -32,7 +32,10 @@ impl MasterCore {
     /// `SEGMENT_ALREADY_EXISTS`. Returns the segment id.
     pub fn mount_segment(&self, client: ClientId, spec: &SegmentSpec) -> Result<SegmentId> {
         self.ensure_primary()?;
-        let _serial = self.journal.as_ref().map(|_| self.segment_changes.lock());
+        // Waits for a running unmount to drop every replica on its
+        // segments: a segment mounted again never sits beside readable
+        // replicas of the one it replaces.
+        let _serial = self.segment_changes.lock();
         let mut table = self.segments.write();
         let mounted = table.mount(client, spec)?;
         Ok(match mounted {
@@ -63,7 +66,7 @@ impl MasterCore {
     /// pending rule is re-applied.
     pub fn unmount_segment(&self, client: ClientId, name: &str) -> Result<UnmountReport> {
         self.ensure_primary()?;
-        let _serial = self.journal.as_ref().map(|_| self.segment_changes.lock());
+        let _serial = self.segment_changes.lock();
         let _running = self.unmount_running();
         let seg = self.segments.write().unmount(client, name)?;
         let report = self.drop_segment_replicas(&seg);
@@ -97,7 +100,7 @@ impl MasterCore {
     /// Unmounts every segment of `client`.
     pub fn unmount_client(&self, client: ClientId) -> Result<UnmountReport> {
         self.ensure_primary()?;
-        let _serial = self.journal.as_ref().map(|_| self.segment_changes.lock());
+        let _serial = self.segment_changes.lock();
         let _running = self.unmount_running();
         let segs: Vec<Arc<Segment>> = {
             let mut table = self.segments.write();
@@ -130,6 +133,8 @@ impl MasterCore {
             if group.is_empty() {
                 continue;
             }
+            #[cfg(feature = "test-hooks")]
+            self.race_point(crate::quiesce::RacePoint::UnmountShard { shard: si });
             let mut st = self.shards[si].state.write();
             let mut unowned = false;
             for &(owner, block) in group {
