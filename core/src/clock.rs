@@ -91,47 +91,92 @@ pub enum Clock {
     },
 }
 
-/// A monotonic timeline anchored to the wall clock once.
+/// A monotonic timeline anchored to the wall clock once. Kept in
+/// nanoseconds and cut to milliseconds only when read, so its instants and
+/// the skew against the wall are one reading each: a timeline and a wall
+/// floored to milliseconds apart would put the skew at 0 or -1 ms by
+/// chance, with no wall step at all.
 #[derive(Debug)]
 pub struct Timeline {
-    anchor: Instant,
+    /// The wall at creation, ns since the Unix epoch.
+    anchor_ns: u64,
     origin: std::time::Instant,
     /// `None` reads the operating system's wall clock directly.
     wall: Option<WallSource>,
 }
 
+/// Nanoseconds in a millisecond.
+const NS_PER_MS: u64 = 1_000_000;
+
 impl Timeline {
     fn new(wall: Option<WallSource>) -> Self {
-        let anchor = match &wall {
-            Some(w) => w.read(),
-            None => os_wall_now(),
-        };
+        let wall_ns = wall_ns(wall.as_ref());
         Timeline {
-            anchor,
+            anchor_ns: wall_ns,
             origin: std::time::Instant::now(),
             wall,
         }
     }
 
+    /// The timeline now, ns since the Unix epoch (saturating: u64 ns last
+    /// until the year 2554, and the instants cut from it stay below
+    /// `MAX_INSTANT` for ever after).
     #[inline]
-    fn now(&self) -> Instant {
-        // Whole seconds and the millisecond part in u64 (as_millis is u128
-        // arithmetic, a measurable share of a ~30 ns clock read); saturating,
-        // though u64 ms of uptime last 584 million years.
+    fn now_ns(&self) -> u64 {
+        // Whole seconds and the nanosecond part in u64 (as_nanos is u128
+        // arithmetic, a measurable share of a ~30 ns clock read).
         let d = self.origin.elapsed();
         let elapsed = d
             .as_secs()
-            .saturating_mul(1_000)
-            .saturating_add(u64::from(d.subsec_millis()));
-        self.anchor.saturating_add(elapsed).min(MAX_INSTANT - 1)
+            .saturating_mul(1_000_000_000)
+            .saturating_add(u64::from(d.subsec_nanos()));
+        self.anchor_ns.saturating_add(elapsed)
+    }
+
+    #[inline]
+    fn now(&self) -> Instant {
+        ms_of(self.now_ns())
     }
 
     fn wall(&self) -> Instant {
-        match &self.wall {
-            Some(w) => w.read(),
-            None => os_wall_now(),
-        }
+        ms_of(wall_ns(self.wall.as_ref()))
     }
+
+    /// `timeline − wall` from one reading of each in ns, rounded to the
+    /// nearest ms: 0 for as long as neither is stepped nor drifts.
+    fn skew(&self) -> i64 {
+        let t = self.now_ns();
+        let w = wall_ns(self.wall.as_ref());
+        let diff = i128::from(t) - i128::from(w);
+        let ms = (diff + i128::from(NS_PER_MS / 2)).div_euclid(i128::from(NS_PER_MS));
+        ms.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64
+    }
+}
+
+/// The wall now in ns since the Unix epoch: `source` (read in ms), or the
+/// operating system's.
+fn wall_ns(source: Option<&WallSource>) -> u64 {
+    match source {
+        Some(w) => w.read().saturating_mul(NS_PER_MS),
+        None => match std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) {
+            Ok(d) => d
+                .as_secs()
+                .saturating_mul(1_000_000_000)
+                .saturating_add(u64::from(d.subsec_nanos())),
+            Err(_) => 0,
+        },
+    }
+}
+
+/// The operating system's wall clock in ms, below `MAX_INSTANT`.
+fn os_wall_now() -> Instant {
+    ms_of(wall_ns(None))
+}
+
+/// The instant (ms, below `MAX_INSTANT`) of `ns` since the Unix epoch.
+#[inline]
+fn ms_of(ns: u64) -> Instant {
+    (ns / NS_PER_MS).min(MAX_INSTANT - 1)
 }
 
 impl Clock {
@@ -179,7 +224,7 @@ impl Clock {
     /// wall was never set apart).
     pub fn skew(&self) -> i64 {
         match self {
-            Clock::System(t) => skew_of(t.now(), t.wall()),
+            Clock::System(t) => t.skew(),
             // From one reading of the timeline and the wall as `wall()`
             // clamps it: a snapshot records that wall, so a restore on the
             // same clock shifts nothing even when the wall was set near its
@@ -190,6 +235,16 @@ impl Clock {
                 skew_of(t, offset_instant(t, wall_offset.load(Ordering::Acquire)))
             }
         }
+    }
+
+    /// The timeline now and the wall that goes with it, for a snapshot's
+    /// record: `now − skew` (clamped as [`wall`](Self::wall) clamps), so a
+    /// restore on the same clock, whose skew has not moved, shifts nothing.
+    /// Two separate readings, each cut to ms, could differ by one ms and
+    /// shift every instant of such a restore by it.
+    pub fn now_and_wall(&self) -> (Instant, Instant) {
+        let now = self.now();
+        (now, offset_instant(now, self.skew().saturating_neg()))
     }
 
     pub fn is_manual(&self) -> bool {
@@ -294,15 +349,6 @@ fn system_clock_error() -> Error {
         ErrorKind::ClockUnsupported,
         "this master reads the system clock; only a manual clock can be set or advanced",
     )
-}
-
-fn os_wall_now() -> Instant {
-    match std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) {
-        Ok(d) => u64::try_from(d.as_millis())
-            .unwrap_or(u64::MAX)
-            .min(MAX_INSTANT - 1),
-        Err(_) => 0,
-    }
 }
 
 #[cfg(test)]

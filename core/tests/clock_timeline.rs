@@ -123,6 +123,36 @@ fn wall_step_is_reported_as_skew() {
     );
 }
 
+/// §1: the skew moves only when the wall is stepped or drifts. The timeline
+/// and the wall are each read in ns and the skew is rounded to the ms, so on
+/// the operating system's clocks, with no step, it stays 0 instead of
+/// flipping between 0 and -1 ms as two readings cut to ms apart would; and a
+/// master restoring its own snapshot shifts no instant (§6: equal skews
+/// restore verbatim). (NTP slews a clock by at most 0.5 ms a second, so the
+/// drift over this test's ~0.5 s stays under the half ms the rounding
+/// allows.)
+#[test]
+fn an_unstepped_system_clock_keeps_its_skew_and_restores_its_own_snapshot_verbatim() {
+    use std::time::Duration;
+    let cfg = MasterConfig {
+        clock: ClockSource::System,
+        ..config()
+    };
+    let m = master_with(cfg, 1, 0, 1 << 20);
+    put(&m, "k", 64, &enable(HOUR as u64));
+    for i in 0..4_000u64 {
+        assert_eq!(m.clock_skew_ms(), 0, "read {i}");
+        std::thread::sleep(Duration::from_micros(37 + i % 97));
+    }
+    for i in 0..300u64 {
+        let snap = m.snapshot().unwrap();
+        std::thread::sleep(Duration::from_micros(53 + i % 89 * 7));
+        let report = m.restore(&snap).unwrap();
+        assert_eq!(report.clock_shift_ms, 0, "restore {i}");
+    }
+    inv(&m);
+}
+
 #[test]
 fn system_timeline_is_anchored_to_the_wall_at_creation() {
     let (wall, _) = steppable_wall();

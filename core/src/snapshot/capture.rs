@@ -197,8 +197,8 @@ impl MasterCore {
         });
         // The timeline and the wall, read together: restore on a master
         // whose skew differs shifts every instant by the difference.
-        let created_at = self.clock.now();
-        let wall_at_capture = Some(self.clock.wall());
+        let (created_at, wall) = self.clock.now_and_wall();
+        let wall_at_capture = Some(wall);
         SnapshotImage {
             created_at,
             wall_at_capture,
