@@ -310,7 +310,7 @@ static void remove_reports_a_write_before_a_task(void) {
     CHECK_OK(mooncake_meta_copy_start(m, KEY("copy"), to, 1, r, 2, &len, &err), err);
     for (int force = 0; force < 2; force++) {
         CHECK_FAILS(mooncake_meta_remove(m, KEY("copy"), force, &err),
-                    MOONCAKE_META_OBJECT_HAS_REPLICATION_TASK, err, "copy, move or promotion");
+                    MOONCAKE_META_REPLICA_IS_NOT_READY, err, "copy, move or promotion target");
     }
     cfg.nof_ssd_replicas = 1;
     CHECK_OK(mooncake_meta_put_start(m, C1, KEY("both"), SIZE, &cfg, r, 2, &len, &token, &err), err);
@@ -324,7 +324,7 @@ static void remove_reports_a_write_before_a_task(void) {
     CHECK_OK(mooncake_meta_put_end(m, C1, KEY("both"), MOONCAKE_META_SELECT_NOF_SSD, token, &err),
              err);
     CHECK_FAILS(mooncake_meta_remove(m, KEY("both"), 1, &err),
-                MOONCAKE_META_OBJECT_HAS_REPLICATION_TASK, err, NULL);
+                MOONCAKE_META_REPLICA_IS_NOT_READY, err, "copy, move or promotion target");
     CHECK_OK(mooncake_meta_copy_end(m, KEY("both"), &err), err);
     CHECK_OK(mooncake_meta_remove(m, KEY("both"), 1, &err), err);
     mooncake_meta_master_free(m);

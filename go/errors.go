@@ -135,7 +135,8 @@ var (
 	ErrReplicaGone = &Error{Code: CodeReplicaIsGone}
 	// ErrReplicaBusy is reserved (upstream's code) and never returned: a
 	// replica is busy only through a copy, move or promotion, which every
-	// operation reports first as ErrHasReplicationTask.
+	// operation reports as ErrHasReplicationTask, or Remove as
+	// ErrReplicaNotReady while the task's target is not COMPLETE.
 	ErrReplicaBusy = &Error{Code: CodeObjectReplicaBusy}
 	// ErrUnavailableInCurrentStatus: the operation is not available in the
 	// object's or the master's current state (on a standby; a master out

@@ -108,16 +108,16 @@ func TestRemoveRules(t *testing.T) {
 	invariants(t, m)
 }
 
-// docs/CONTRACT.md §3 Remove order: a write in flight (ErrReplicaNotReady) before a
-// running copy (ErrHasReplicationTask), both even forced; the copy's
-// PROCESSING target is reported as the task.
+// docs/CONTRACT.md §3 Remove order: a replica not COMPLETE (ErrReplicaNotReady),
+// a write's or a running copy's PROCESSING target, even forced; a task
+// whose replicas are all COMPLETE is ErrHasReplicationTask (core tests).
 func TestRemoveReportsAWriteBeforeATask(t *testing.T) {
 	m := newMaster(t)
 	put(t, m.Keyspace, "copy", 4096, mm.ReplicateConfig{PreferredSegments: []string{"mem0"}})
 	_, err := m.CopyStart("copy", "mem1")
 	must(t, "CopyStart", err)
 	for _, force := range []bool{false, true} {
-		wantErr(t, "copy running", m.Remove("copy", force), mm.ErrHasReplicationTask)
+		wantErr(t, "copy running", m.Remove("copy", force), mm.ErrReplicaNotReady)
 	}
 	_, tok, err := m.PutStart(c1, "both", 4096, mm.ReplicateConfig{ReplicaNum: 1, PreferredSegments: []string{"mem0"}, NofSSDReplicaNum: 1})
 	must(t, "PutStart", err)
@@ -128,7 +128,7 @@ func TestRemoveReportsAWriteBeforeATask(t *testing.T) {
 		wantErr(t, "write and copy", m.Remove("both", force), mm.ErrReplicaNotReady)
 	}
 	must(t, "PutEnd(nof)", m.PutEnd(c1, "both", mm.SelectNofSSD, tok))
-	wantErr(t, "copy only", m.Remove("both", true), mm.ErrHasReplicationTask)
+	wantErr(t, "copy only", m.Remove("both", true), mm.ErrReplicaNotReady)
 	must(t, "CopyEnd", m.CopyEnd("both"))
 	must(t, "Remove", m.Remove("both", true))
 	invariants(t, m)

@@ -9,10 +9,11 @@ import "C"
 
 // Remove removes key. force ignores a live read lease; soft and hard pins
 // never block removal. Checked in order: a missing key is ErrNotFound; a
-// write in flight (a replica of it not COMPLETE) is ErrReplicaNotReady
-// (even forced); a copy, move or promotion running, its PROCESSING target
-// included, is ErrHasReplicationTask (even forced); a live lease without
-// force is ErrHasLease.
+// replica not COMPLETE (a write's in flight, or a copy's, move's or
+// promotion's PROCESSING target) is ErrReplicaNotReady (even forced); a
+// copy, move or promotion running whose replicas are all COMPLETE (its
+// targets gone with an unmount) is ErrHasReplicationTask (even forced); a
+// live lease without force is ErrHasLease.
 func (k Keyspace) Remove(key string, force bool) error {
 	p, err := k.m.acquire()
 	if err != nil {

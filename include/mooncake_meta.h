@@ -2067,9 +2067,10 @@ void mooncake_meta_key_list_free(struct mooncake_meta_key_list *list);
 /**
  * Removes one object. `force` must be 0 or 1 (1 ignores a live read
  * lease). Checked in order: missing -> `MOONCAKE_META_OBJECT_NOT_FOUND`; a
- * write in flight (a replica of it not COMPLETE) ->
- * `MOONCAKE_META_REPLICA_IS_NOT_READY` (even forced); a copy, move or
- * promotion running (its PROCESSING target included) ->
+ * replica not COMPLETE (a write's in flight, or a copy's, move's or
+ * promotion's PROCESSING target) -> `MOONCAKE_META_REPLICA_IS_NOT_READY`
+ * (even forced); a copy, move or promotion running whose replicas are all
+ * COMPLETE (its targets gone with an unmount) ->
  * `MOONCAKE_META_OBJECT_HAS_REPLICATION_TASK` (even forced); live lease,
  * not forced -> `MOONCAKE_META_OBJECT_HAS_LEASE`.
  *

@@ -159,10 +159,10 @@ fn remove_replica_is_not_ready_even_forced() {
 }
 
 #[test]
-fn remove_object_has_replication_task_for_a_running_task_target() {
-    // §3 order: a task's PROCESSING target belongs to the task, not to a
-    // write: a running copy, move or promotion → OBJECT_HAS_REPLICATION_TASK
-    // (forced too, and before a live lease), never REPLICA_IS_NOT_READY
+fn remove_replica_is_not_ready_for_a_running_task_target() {
+    // §3 order (as upstream): a replica not COMPLETE, a running copy's,
+    // move's or promotion's PROCESSING target included →
+    // REPLICA_IS_NOT_READY (forced too, and before a live lease)
     let m = master_with(config(), 3, 0, 1 << 20);
     with_copy(&m, "copy");
     let c = WriteConfig {
@@ -181,7 +181,7 @@ fn remove_object_has_replication_task_for_a_running_task_target() {
         for force in [false, true] {
             assert_eq!(
                 code(m.remove(k(key), force)),
-                ErrorKind::ObjectHasReplicationTask,
+                ErrorKind::ReplicaIsNotReady,
                 "{key} force={force}"
             );
         }
@@ -212,19 +212,20 @@ fn remove_replica_is_not_ready_before_the_replication_task() {
         assert_eq!(code(m.remove(k("k"), force)), ErrorKind::ReplicaIsNotReady);
     }
     assert_unchanged(&m, &before);
-    // the write ends: the task is what remains
+    // the write ends: the copy's PROCESSING target is still not COMPLETE
     m.put_end(C1, k("k"), ReplicaSelector::NofSsd, Some(w.token))
         .unwrap();
-    assert_eq!(
-        code(m.remove(k("k"), true)),
-        ErrorKind::ObjectHasReplicationTask
-    );
+    assert_eq!(code(m.remove(k("k"), true)), ErrorKind::ReplicaIsNotReady);
+    m.copy_end(k("k")).unwrap();
+    m.remove(k("k"), true).unwrap();
     inv(&m);
 }
 
 #[test]
 fn remove_object_has_replication_task() {
-    // §3: copy/move/promotion task → OBJECT_HAS_REPLICATION_TASK (forced too), before the lease check
+    // §3: a copy/move/promotion task whose replicas are all COMPLETE (its
+    // target gone with an unmount) → OBJECT_HAS_REPLICATION_TASK (forced
+    // too), before the lease check
     let m = two_segments();
     with_copy(&m, "k");
     // the target's segment goes: every remaining replica is COMPLETE, the task still runs

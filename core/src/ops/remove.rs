@@ -19,17 +19,21 @@ const REGEX_SIZE_LIMIT: usize = 1 << 20;
 /// its length; a key pattern longer than this is not a key pattern.
 pub const MAX_PATTERN_BYTES: usize = 4096;
 
-/// The checks of Remove after OBJECT_NOT_FOUND, in order: a write in
-/// flight (REPLICA_IS_NOT_READY), then a copy/move/promotion
-/// (OBJECT_HAS_REPLICATION_TASK) — the relative order of upstream — and only
-/// then, for a non-forced removal, a live lease. A task's PROCESSING target
-/// is the task's, not a write's: it is reported as the task, so each code
-/// names what the caller has to wait for, and neither can be forced.
+/// The checks of Remove after OBJECT_NOT_FOUND, in order
+/// (docs/CONTRACT.md section 3): a replica not COMPLETE, a write's or a
+/// copy/move/promotion target (REPLICA_IS_NOT_READY), then a task whose
+/// replicas are all COMPLETE, its targets gone with an unmount
+/// (OBJECT_HAS_REPLICATION_TASK), and only then, for a non-forced removal,
+/// a live lease. Neither of the first two can be forced.
 fn removable(obj: &Object, now: u64, force: bool) -> Result<()> {
-    if obj.write_in_flight() {
+    if obj.replicas.iter().any(|r| !r.is_complete()) {
         return Err(Error::new(
             ErrorKind::ReplicaIsNotReady,
-            "a replica of this object's write in flight is not COMPLETE",
+            if obj.write_in_flight() {
+                "a replica of this object's write in flight is not COMPLETE"
+            } else {
+                "a replica of this object (a copy, move or promotion target) is not COMPLETE"
+            },
         ));
     }
     if obj.task().is_some() {

@@ -56,9 +56,9 @@ impl Model {
 
     fn removable(&self, k: usize, force: bool) -> Result<(), ErrorKind> {
         let o = &self.objs[&k];
-        // A write in flight first, then a task (whose PROCESSING targets
-        // are the task's, not a write's), then the lease.
-        if o.write_in_flight() {
+        // A replica not COMPLETE first (a write's or a task's target), then
+        // a task (its targets gone), then the lease.
+        if o.reps.iter().any(|r| !r.complete) {
             return Err(ErrorKind::ReplicaIsNotReady);
         }
         if o.task.is_some() {
