@@ -23,7 +23,8 @@ type UnmountReport struct {
 // MountSegment mounts a segment of size bytes at base, owned by client, in
 // pool, and returns its id. Mounting an identical segment again returns
 // the same id; the same name with another base, size, pool or owner is
-// ErrSegmentAlreadyExists.
+// ErrSegmentAlreadyExists; a range over bytes of a segment client has
+// mounted in the same pool is ErrInvalidParams.
 func (m *Master) MountSegment(client ClientID, name string, base, size uint64, pool Pool) (SegmentID, error) {
 	p, err := m.acquire()
 	if err != nil {

@@ -433,6 +433,52 @@ fn removing_everything_after_unmount_and_remount_frees_every_buffer() {
     inv(&m);
 }
 
+#[test]
+fn a_mount_over_the_bytes_of_the_clients_segment_is_refused_and_changes_nothing() {
+    // §2: a client's segments of one pool cover distinct bytes, so no two
+    // readable buffers share memory; another client's segment, or the
+    // other pool's, may sit at the same addresses.
+    let m = Master::new(config()).unwrap();
+    let a = spec("a", 0, SEG, Pool::Memory);
+    m.mount_segment(C1, &a).unwrap();
+    put(&m, "k", 64, &preserve());
+    let before = fingerprint(&m);
+    for (base, size) in [(a.base, SEG), (a.base + SEG - 1, SEG), (a.base - 1, 2)] {
+        let over = SegmentSpec {
+            name: "b".into(),
+            base,
+            size,
+            pool: Pool::Memory,
+        };
+        let e = m.mount_segment(C1, &over).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidParams, "{base:#x}");
+        assert!(
+            e.message().contains("overlaps segment 'a'"),
+            "{}",
+            e.message()
+        );
+        assert_unchanged(&m, &before);
+    }
+    m.mount_segment(
+        C2,
+        &SegmentSpec {
+            name: "c2".into(),
+            ..a.clone()
+        },
+    )
+    .unwrap();
+    m.mount_segment(
+        C1,
+        &SegmentSpec {
+            name: "ssd".into(),
+            pool: Pool::NofSsd,
+            ..a.clone()
+        },
+    )
+    .unwrap();
+    inv(&m);
+}
+
 /// Races at exact points, through the `test-hooks` race hook.
 #[cfg(feature = "test-hooks")]
 mod at_exact_points {

@@ -491,9 +491,26 @@ rejects!(
         MAX_MOUNTED_BYTES - 64 * MB
     )
 );
+// A client's segments of one pool cover distinct bytes (docs/CONTRACT.md
+// section 2): "mem-a" and "mem-b" are one client's, at 0x1000_0000 and
+// 0x2000_0000. Another pool, or another client, may use the same addresses.
+rejects!(
+    overlapping_segments_of_a_client_in_a_pool_are_rejected,
+    |img| img.segments[0].size = 0x1000_0000 + 1,
+    "segments \"mem-a\" [0x10000000, 0x20000001) and \"mem-b\" [0x20000000, 0x24000000) of client"
+);
+accepts!(segments_of_a_client_that_touch_are_valid, |img| {
+    img.segments[0].size = 0x1000_0000;
+});
+accepts!(segments_of_two_clients_over_the_same_bytes_are_valid, |img| {
+    img.segments[0].size = 0x1000_0000 + 1;
+    img.segments[1].owner += 100;
+});
 accepts!(mounted_total_of_max_mounted_bytes_is_valid, |img| {
     let others: u64 = img.segments.iter().map(|s| s.size).sum::<u64>() - img.segments[3].size;
     img.segments[3].size = MAX_MOUNTED_BYTES - others;
+    // It now covers "ssd-b"'s bytes: make that another client's.
+    img.segments[4].owner += 100;
 });
 
 // Names.

@@ -619,6 +619,8 @@ fn a_record_that_does_not_fit_stops_before_it() {
             "not a dropped buffer",
         ),
         (mount_rec("mem0", 0), "already mounted"),
+        // Another name over mem0's bytes (docs/CONTRACT.md §2).
+        (mount_rec("over", 0), "overlaps segment 'mem0'"),
         (
             Record::SegmentUnmounted {
                 owner: C1,

@@ -1454,7 +1454,10 @@ extern "C" {
     /// `MOONCAKE_META_INVALID_PARAMS`), and writes its id to `*out_segment_id`.
     /// `name` is UTF-8, non-empty and NUL-free. Mounting an identical segment
     /// again is OK (same id); the same name with another base, size, pool or
-    /// owner is `MOONCAKE_META_SEGMENT_ALREADY_EXISTS`.
+    /// owner is `MOONCAKE_META_SEGMENT_ALREADY_EXISTS`; a range over bytes of a
+    /// segment `client` has mounted in the same pool is
+    /// `MOONCAKE_META_INVALID_PARAMS`. A mount made while an unmount runs
+    /// waits for it.
     ///
     /// Ownership: nothing is transferred; `name` is copied.
     /// Thread safety: may be called concurrently with any call but `_free`.

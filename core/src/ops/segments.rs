@@ -29,7 +29,9 @@ impl UnmountReport {
 impl MasterCore {
     /// Mounts a segment owned by `client`. Re-mounting an identical segment
     /// is OK; the same name with another base, size, pool or owner is
-    /// `SEGMENT_ALREADY_EXISTS`. Returns the segment id.
+    /// `SEGMENT_ALREADY_EXISTS`, and a range over bytes of a segment
+    /// `client` has mounted in the same pool `INVALID_PARAMS`. Returns the
+    /// segment id.
     pub fn mount_segment(&self, client: ClientId, spec: &SegmentSpec) -> Result<SegmentId> {
         self.ensure_primary()?;
         // Waits for a running unmount to drop every replica on its

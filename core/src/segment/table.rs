@@ -132,6 +132,27 @@ impl SegmentTable {
                 ),
             ));
         }
+        // One client's segments of one pool are its own address ranges: two
+        // of them over the same bytes would give two readable buffers the
+        // same memory (docs/CONTRACT.md §2). Other clients' addresses, and
+        // the other pool's, are other memory.
+        let end = spec.base + spec.size;
+        if let Some(other) = self.pools[spec.pool as usize]
+            .iter()
+            .find(|s| s.owner == owner && s.base < end && spec.base < s.base + s.size)
+        {
+            return Err(Error::invalid(format!(
+                "segment '{}' [{:#x}, {:#x}) overlaps segment '{}' [{:#x}, {:#x}) that client {} \
+                 has mounted in the same pool",
+                spec.name,
+                spec.base,
+                end,
+                other.name,
+                other.base,
+                other.base + other.size,
+                owner
+            )));
+        }
         let total = self.capacity[0]
             .checked_add(self.capacity[1])
             .and_then(|t| t.checked_add(spec.size))
@@ -393,7 +414,9 @@ mod tests {
     fn table_with(n: usize, size: u64) -> SegmentTable {
         let mut t = SegmentTable::new(12345);
         for i in 0..n {
-            t.mount(1, &mem(&format!("s{i}"), size)).unwrap();
+            let base = (i as u64 + 1) << 32;
+            t.mount(1, &spec(&format!("s{i}"), base, size, Pool::Memory))
+                .unwrap();
         }
         t
     }
@@ -416,6 +439,31 @@ mod tests {
         assert!(Arc::ptr_eq(first.segment(), again.segment()));
         assert_eq!(t.len(), 1);
         assert_eq!(t.capacity(Pool::Memory), 4096);
+    }
+
+    // §2: a client's segments of one pool cover distinct bytes; another
+    // client's, or the other pool's, may sit at the same addresses.
+    #[test]
+    fn a_mount_over_the_bytes_of_the_owners_segment_in_the_pool_is_refused() {
+        let mut t = SegmentTable::new(1);
+        t.mount(7, &spec("a", 0x1000, 0x1000, Pool::Memory)).unwrap();
+        for (base, size) in [(0x1000, 0x1000), (0x0800, 0x1000), (0x1fff, 1), (0, 0x10_0000)] {
+            let e = t
+                .mount(7, &spec("b", base, size, Pool::Memory))
+                .unwrap_err();
+            assert_eq!(e.kind(), ErrorKind::InvalidParams, "{base:#x}+{size:#x}");
+            assert!(e.message().contains("overlaps segment 'a'"), "{}", e.message());
+        }
+        assert_eq!((t.len(), t.capacity(Pool::Memory)), (1, 0x1000));
+        // Touching is not overlapping; other owners and the other pool are
+        // other memory.
+        t.mount(7, &spec("below", 0, 0x1000, Pool::Memory)).unwrap();
+        t.mount(7, &spec("above", 0x2000, 0x1000, Pool::Memory)).unwrap();
+        t.mount(8, &spec("other", 0x1000, 0x1000, Pool::Memory)).unwrap();
+        t.mount(7, &spec("ssd", 0x1000, 0x1000, Pool::NofSsd)).unwrap();
+        // Once the segment is unmounted its bytes are free again.
+        t.unmount(7, "a").unwrap();
+        t.mount(7, &spec("b", 0x1000, 0x1000, Pool::Memory)).unwrap();
     }
 
     // §3.2 error codes: same name, different mount -> SEGMENT_ALREADY_EXISTS.

@@ -236,7 +236,8 @@ impl MasterCore {
                 pool,
             };
             // Validation refuses every segment a mount would (its size,
-            // range, name and the mounted total): a failure here is kept
+            // range, name, overlap with its client's segments of its pool
+            // and the mounted total): a failure here is kept
             // with the mount's own reason all the same.
             let seg = match table.mount(s.owner, &spec) {
                 Ok(crate::segment::Mounted::New(seg)) => seg,

@@ -75,8 +75,9 @@ fn check_string(owner: impl fmt::Display, field: &str, s: &str, nul_allowed: boo
 
 /// Segments: what a mount accepts (`SegmentTable::mount`), so restore can
 /// mount every one: a valid name and pool, a size above 0, a range that
-/// does not overflow, and all of them together at most
-/// [`MAX_MOUNTED_BYTES`]; sorted by name.
+/// does not overflow, no two of one client in one pool over the same
+/// bytes, and all of them together at most [`MAX_MOUNTED_BYTES`]; sorted
+/// by name.
 fn validate_segments(segments: &[SegmentRecord]) -> Result<()> {
     let mut mounted: u64 = 0;
     for (i, s) in segments.iter().enumerate() {
@@ -105,6 +106,28 @@ fn validate_segments(segments: &[SegmentRecord]) -> Result<()> {
         };
         if i > 0 {
             ordered(&segments[i - 1].name, &s.name, || who.to_string())?;
+        }
+    }
+    // Sorted by (owner, pool, base), two ranges that overlap have an
+    // overlapping pair among neighbours.
+    let mut by_range: Vec<&SegmentRecord> = segments.iter().collect();
+    by_range.sort_unstable_by_key(|s| (s.owner, s.pool, s.base));
+    for w in by_range.windows(2) {
+        let (a, b) = (w[0], w[1]);
+        // Each range was checked not to overflow above.
+        if a.owner == b.owner && a.pool == b.pool && b.base < a.base + a.size {
+            return Err(fail(format!(
+                "segments {:?} [{:#x}, {:#x}) and {:?} [{:#x}, {:#x}) of client {} overlap in \
+                 pool {}",
+                a.name,
+                a.base,
+                a.base + a.size,
+                b.name,
+                b.base,
+                b.base + b.size,
+                a.owner,
+                a.pool
+            )));
         }
     }
     Ok(())

@@ -106,7 +106,8 @@ impl Master {
 
     /// Mounts a segment owned by `client`; returns its id. Re-mounting an
     /// identical segment is OK; the same name with another base, size, pool
-    /// or owner is `SEGMENT_ALREADY_EXISTS`.
+    /// or owner is `SEGMENT_ALREADY_EXISTS`; a range over bytes of a segment
+    /// `client` has mounted in the same pool is `INVALID_PARAMS`.
     pub fn mount_segment(&self, client: ClientId, spec: &SegmentSpec) -> Result<SegmentId> {
         let mut id = 0;
         // SAFETY: live master, the name outlives the call, writable output.
