@@ -219,7 +219,11 @@ test-rust-valgrind:
 	MOONCAKE_META_CABI_CASES=$(VALGRIND_CABI_CASES) CARGO=$(CARGO) scripts/rust-valgrind.sh
 	CARGO=$(CARGO) scripts/rust-valgrind.sh --self-test
 
+# The cargo-fuzz targets (a workspace of their own, fuzz/) compile: the
+# long runs are `cargo fuzz`'s, but an API change must not break them
+# unnoticed.
 test-checks:
+	$(CARGO) check --manifest-path fuzz/Cargo.toml --all-targets --release
 	scripts/check-header.sh --self-test
 	scripts/check-symbols.sh
 	scripts/check-symbols.sh --self-test
