@@ -485,6 +485,29 @@ fn evict_if_needed_lowerbound_formula_reaches_pinned_objects() {
 }
 
 #[test]
+fn evict_if_needed_derives_the_lowerbound_from_the_uncapped_target() {
+    // §5: target = max(ratio, used − hwm + ratio) and lowerbound =
+    // max(target / 2, used − hwm), both capped at 1 only when used: ratio
+    // 0.9, hwm 0.1, used 0.5 → target 1.3 (every unprotected object) and
+    // lowerbound max(0.65, 0.4) = 0.65 → ceil(50 × 0.65) = 33 of 50, the
+    // 20 unpinned ones and then 13 pinned (a target capped first would
+    // give a lowerbound of 0.5: 25)
+    let cfg = MasterConfig {
+        eviction_ratio: 0.9,
+        eviction_high_watermark_ratio: 0.1,
+        allow_evict_soft_pinned_objects: true,
+        ..config()
+    };
+    let m = trigger_master(cfg, 20, &preserve());
+    for i in 20..50 {
+        put(&m, &format!("k{i:03}"), 10, &enable(MAX_TTL));
+    }
+    let r = m.evict_if_needed(false).expect("above the watermark");
+    assert_eq!((r.base, r.evicted, r.evicted_pinned), (50, 33, 13));
+    inv(&m);
+}
+
+#[test]
 fn evict_if_needed_forced_after_allocation_failure_needs_a_positive_ratio() {
     // §5: an allocation failure triggers eviction when eviction_ratio > 0:
     // used 0.5 → target = ratio 0.05 → ceil(50 × 0.05) = 3

@@ -113,9 +113,11 @@ impl MasterCore {
         if !(used > hwm || (force && ratio > 0.0)) {
             return None;
         }
-        let target = ratio.max(used - hwm + ratio).min(1.0);
+        // Both from the target before it is capped at 1 (the contract's
+        // formulas; a first pass cannot take more than the base anyway).
+        let target = ratio.max(used - hwm + ratio);
         let lower = (target / 2.0).max(used - hwm).clamp(0.0, 1.0);
-        self.run_eviction(target, lower).ok()
+        self.run_eviction(target.min(1.0), lower).ok()
     }
 
     /// One deterministic eviction run with explicit target and lowerbound

@@ -602,7 +602,7 @@ prop_compose! {
         near_max in proptest::bool::weighted(0.1),
         unbounded_max_ttl in proptest::bool::weighted(0.15),
         allow_evict_pinned in proptest::bool::weighted(0.6),
-        eviction_ratio in prop_oneof![Just(0.0), Just(0.05), Just(0.5)],
+        eviction_ratio in prop_oneof![Just(0.0), Just(0.05), Just(0.5), Just(0.9)],
         high_watermark in prop_oneof![Just(0.5), Just(0.9), Just(1.0)],
         eviction_keep in prop_oneof![
             2 => Just(None),

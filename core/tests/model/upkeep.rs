@@ -374,9 +374,10 @@ impl Model {
         if !(used > hwm || (force && ratio > 0.0)) {
             return Ok(None);
         }
-        let target = ratio.max(used - hwm + ratio).min(1.0);
+        // Both from the target before its cap.
+        let target = ratio.max(used - hwm + ratio);
         let lower = (target / 2.0).max(used - hwm).clamp(0.0, 1.0);
-        Ok(self.evict(target, lower)?.ok())
+        Ok(self.evict(target.min(1.0), lower)?.ok())
     }
 
     // ----- segments -------------------------------------------------------
