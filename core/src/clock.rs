@@ -98,8 +98,10 @@ pub enum Clock {
 /// chance, with no wall step at all.
 #[derive(Debug)]
 pub struct Timeline {
-    /// The wall at creation, ns since the Unix epoch.
-    anchor_ns: u64,
+    /// The timeline's reading at `origin`, ns since the Unix epoch: the
+    /// wall at creation, moved only by [`Clock::adopt_skew`] (a standby
+    /// taking its primary's timeline).
+    anchor_ns: AtomicU64,
     origin: std::time::Instant,
     /// `None` reads the operating system's wall clock directly.
     wall: Option<WallSource>,
@@ -112,10 +114,21 @@ impl Timeline {
     fn new(wall: Option<WallSource>) -> Self {
         let wall_ns = wall_ns(wall.as_ref());
         Timeline {
-            anchor_ns: wall_ns,
+            anchor_ns: AtomicU64::new(wall_ns),
             origin: std::time::Instant::now(),
             wall,
         }
+    }
+
+    /// Nanoseconds since `origin`, saturating.
+    #[inline]
+    fn elapsed_ns(&self) -> u64 {
+        // Whole seconds and the nanosecond part in u64 (as_nanos is u128
+        // arithmetic, a measurable share of a ~30 ns clock read).
+        let d = self.origin.elapsed();
+        d.as_secs()
+            .saturating_mul(1_000_000_000)
+            .saturating_add(u64::from(d.subsec_nanos()))
     }
 
     /// The timeline now, ns since the Unix epoch (saturating: u64 ns last
@@ -123,14 +136,16 @@ impl Timeline {
     /// `MAX_INSTANT` for ever after).
     #[inline]
     fn now_ns(&self) -> u64 {
-        // Whole seconds and the nanosecond part in u64 (as_nanos is u128
-        // arithmetic, a measurable share of a ~30 ns clock read).
-        let d = self.origin.elapsed();
-        let elapsed = d
-            .as_secs()
-            .saturating_mul(1_000_000_000)
-            .saturating_add(u64::from(d.subsec_nanos()));
-        self.anchor_ns.saturating_add(elapsed)
+        self.anchor_ns
+            .load(Ordering::Relaxed)
+            .saturating_add(self.elapsed_ns())
+    }
+
+    /// Moves the timeline to read the wall plus `skew` ms from now on.
+    fn adopt_skew(&self, skew: i64) {
+        let target = i128::from(wall_ns(self.wall.as_ref())) + i128::from(skew) * 1_000_000;
+        let anchor = (target - i128::from(self.elapsed_ns())).clamp(0, i128::from(u64::MAX));
+        self.anchor_ns.store(anchor as u64, Ordering::Relaxed);
     }
 
     #[inline]
@@ -237,6 +252,23 @@ impl Clock {
         }
     }
 
+    /// A standby takes its primary's skew, read from an image of the
+    /// primary's state it installs (docs/CONTRACT.md section 12.3): a system
+    /// timeline moves to read its wall plus `skew`, the primary's timeline
+    /// as far as the two walls agree, so a promoted standby and its
+    /// snapshots see the primary's instants as the primary did (its `now`
+    /// may move either way: a standby decides nothing by it); a manual
+    /// clock keeps its instant, which its test drives, and sets its wall
+    /// `skew` apart, so its snapshots record the primary's skew.
+    pub fn adopt_skew(&self, skew: i64) {
+        match self {
+            Clock::System(t) => t.adopt_skew(skew),
+            Clock::Manual { wall_offset, .. } => {
+                wall_offset.store(skew.saturating_neg(), Ordering::Release)
+            }
+        }
+    }
+
     /// The timeline now and the wall that goes with it, for a snapshot's
     /// record: `now − skew` (clamped as [`wall`](Self::wall) clamps), so a
     /// restore on the same clock, whose skew has not moved, shifts nothing.
@@ -321,8 +353,8 @@ fn offset_instant(t: Instant, offset: i64) -> Instant {
     v.clamp(0, i128::from(MAX_INSTANT - 1)) as Instant
 }
 
-/// `timeline − wall`, both below `MAX_INSTANT`, so it fits in i64.
-fn skew_of(timeline: Instant, wall: Instant) -> i64 {
+/// `timeline − wall`, saturating in i64.
+pub(crate) fn skew_of(timeline: Instant, wall: Instant) -> i64 {
     (i128::from(timeline) - i128::from(wall)).clamp(i128::from(i64::MIN), i128::from(i64::MAX))
         as i64
 }

@@ -396,3 +396,61 @@ fn format_1_snapshot_restores_verbatim() {
         assert!(!restored.objects.is_empty());
     }
 }
+
+/// A system-timeline master reading `wall`, in standby mode.
+fn system_standby(wall: WallSource) -> Master {
+    Master::new(MasterConfig {
+        clock: ClockSource::SystemWithWall(wall),
+        standby: true,
+        ..config()
+    })
+    .unwrap()
+}
+
+/// The ms left to the soft-pin deadline of `key`, on `m`'s timeline.
+fn pin_left(m: &Master, key: &str) -> i64 {
+    deadline(m, key).unwrap() as i64 - m.now() as i64
+}
+
+/// §12.3: a standby takes its primary's timeline with the image it
+/// installs. The primary started with a wall an hour fast, which NTP then
+/// stepped back: its timeline runs an hour ahead of the (now correct) wall.
+/// A standby started later on a host with the correct wall reads the wall
+/// on its own timeline; restored from the primary's snapshot (or reset by
+/// the primary's journal) it runs on the primary's, so promoted it keeps
+/// the pin's 10 h, not 11, and its own snapshot restores as the primary's
+/// does.
+#[test]
+fn a_standby_takes_its_primarys_timeline_with_the_image_it_installs() {
+    let (wall_p, step_p) = steppable_wall();
+    step_p.store(HOUR, Ordering::SeqCst);
+    let p = system_master(wall_p);
+    step_p.store(0, Ordering::SeqCst);
+    assert!((p.clock_skew_ms() - HOUR).abs() < 1_000, "{}", p.clock_skew_ms());
+    put(&p, "pinned", 4096, &enable(10 * HOUR as u64));
+    let snap = p.snapshot().unwrap();
+
+    let (wall_s, _) = steppable_wall();
+    let s = system_standby(wall_s.clone());
+    assert!(s.clock_skew_ms().abs() < 1_000);
+    s.restore(&snap).unwrap();
+    let (skew_p, skew_s) = (p.clock_skew_ms(), s.clock_skew_ms());
+    assert!((skew_s - skew_p).abs() < 1_000, "standby {skew_s}, primary {skew_p}");
+    assert!((s.now() as i64 - p.now() as i64).abs() < 1_000);
+    // Its snapshot and the primary's give a master on the correct wall the
+    // same lifetimes.
+    let from = |bytes: &[u8]| {
+        let (wall, _) = steppable_wall();
+        let fresh = system_master(wall);
+        fresh.restore(bytes).unwrap();
+        pin_left(&fresh, "pinned")
+    };
+    let (via_p, via_s) = (from(&snap), from(&s.snapshot().unwrap()));
+    assert!((via_p - 10 * HOUR).abs() < 1_000, "{via_p}");
+    assert!((via_s - via_p).abs() < 1_000, "{via_s} against {via_p}");
+    s.promote().unwrap();
+    let left = pin_left(&s, "pinned");
+    assert!((left - 10 * HOUR).abs() < 1_000, "{left} ms left after promote");
+    inv(&s);
+}
+

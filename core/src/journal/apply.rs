@@ -689,6 +689,10 @@ impl MasterCore {
         })?;
         self.install(staged);
         self.role.set_lenient(false);
+        // The primary's timeline with its state (docs/CONTRACT.md 12.3).
+        if let Some(skew) = crate::snapshot::remap::capture_skew(img) {
+            self.clock.adopt_skew(skew);
+        }
         Ok(())
     }
 

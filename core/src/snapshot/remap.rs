@@ -7,7 +7,15 @@
 //! restore verbatim.
 
 use super::image::SnapshotImage;
-use crate::clock::{remap_instant, restore_shift};
+use crate::clock::{remap_instant, restore_shift, skew_of};
+
+/// The capturing master's skew (`created_at − wall_at_capture`); `None`
+/// for an image without a wall record.
+pub fn capture_skew(image: &SnapshotImage) -> Option<i64> {
+    image
+        .wall_at_capture
+        .map(|wall| skew_of(image.created_at, wall))
+}
 
 /// The shift restore applies to `image` on a master whose skew is
 /// `skew_now`: 0 for an image without a wall record.

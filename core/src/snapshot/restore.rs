@@ -129,6 +129,7 @@ impl MasterCore {
         order.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
         for (created_at, i) in order {
             let (mut shift, mut journal_seq, mut lenient) = (0, 0, false);
+            let mut primary_skew = None;
             // A standby holds its primary's state and timeline: it installs
             // the snapshot verbatim (docs/CONTRACT.md section 12.3).
             let standby = self.is_standby();
@@ -154,6 +155,7 @@ impl MasterCore {
                     ));
                 }
                 if standby {
+                    primary_skew = super::remap::capture_skew(&img);
                     return self.stage(&img, StageMode::Verbatim);
                 }
                 shift = super::remap::shift_for(&img, self.clock.skew());
@@ -173,6 +175,11 @@ impl MasterCore {
                     if standby {
                         self.role.set_applied_seq(journal_seq);
                         self.role.set_lenient(lenient);
+                        // It holds the primary's instants: it takes the
+                        // primary's timeline too (docs/CONTRACT.md 12.3).
+                        if let Some(skew) = primary_skew {
+                            self.clock.adopt_skew(skew);
+                        }
                     }
                     report.clock_shift_ms = shift;
                     report.candidate = i;
