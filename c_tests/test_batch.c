@@ -163,6 +163,45 @@ static void a_refused_batch_writes_one_code_everywhere_and_does_nothing(void) {
     mooncake_meta_master_free(m);
 }
 
+/* A malformed key (empty, or not UTF-8) fails on its own, as a single call
+ * on it would; the other keys are processed (docs/CONTRACT.md section 3). */
+static void a_malformed_key_fails_alone(void) {
+    mooncake_meta_error *err = NULL;
+    mooncake_meta_master *m = new_master();
+    const char *keys[] = {"a", "", "b\xff", "c"};
+    size_t lens[4], counts[4];
+    uint64_t sizes[] = {SIZE, SIZE, SIZE, SIZE}, tokens[4];
+    int32_t st[4];
+    uint8_t exists[4];
+    mooncake_meta_replica r[4];
+    lens_of(keys, lens, 4);
+    CHECK_FAILS(mooncake_meta_batch_put_start(m, C1, NULL, 0, keys, lens, 4, sizes, NULL, r, 4,
+                                              counts, tokens, st, &err),
+                MOONCAKE_META_INVALID_PARAMS, err, "keys[1]: keys[1] is empty (2 of 4 keys failed)");
+    CHECK_EQ_INT(st[0], MOONCAKE_META_OK);
+    CHECK_EQ_INT(st[1], MOONCAKE_META_INVALID_PARAMS);
+    CHECK_EQ_INT(st[2], MOONCAKE_META_INVALID_UTF8);
+    CHECK_EQ_INT(st[3], MOONCAKE_META_OK);
+    CHECK_EQ_INT(counts[1], 0);
+    CHECK_EQ_INT(tokens[2], 0);
+    CHECK_EQ_INT(key_count(m), 2);
+    CHECK_FAILS(mooncake_meta_batch_put_end(m, C1, NULL, 0, keys, lens, 4, MOONCAKE_META_SELECT_ALL,
+                                            tokens, st, &err),
+                MOONCAKE_META_INVALID_PARAMS, err, "keys[1]");
+    CHECK(st[0] == MOONCAKE_META_OK && st[3] == MOONCAKE_META_OK);
+    CHECK(st[1] == MOONCAKE_META_INVALID_PARAMS && st[2] == MOONCAKE_META_INVALID_UTF8);
+    CHECK_FAILS(mooncake_meta_batch_exist(m, NULL, 0, keys, lens, 4, exists, st, &err),
+                MOONCAKE_META_INVALID_PARAMS, err, "keys[1]");
+    CHECK(exists[0] == 1 && exists[1] == 0 && exists[2] == 0 && exists[3] == 1);
+    CHECK(st[0] == MOONCAKE_META_OK && st[2] == MOONCAKE_META_INVALID_UTF8);
+    CHECK_FAILS(mooncake_meta_batch_remove(m, NULL, 0, keys, lens, 4, 1, st, &err),
+                MOONCAKE_META_INVALID_PARAMS, err, "keys[1]");
+    CHECK(st[0] == MOONCAKE_META_OK && st[3] == MOONCAKE_META_OK);
+    CHECK(st[1] == MOONCAKE_META_INVALID_PARAMS && st[2] == MOONCAKE_META_INVALID_UTF8);
+    CHECK_EQ_INT(key_count(m), 0);
+    mooncake_meta_master_free(m);
+}
+
 static void an_empty_batch_is_ok(void) {
     mooncake_meta_error *err = NULL;
     mooncake_meta_master *m = new_master();
@@ -298,6 +337,7 @@ int main(void) {
     RUN_TEST(batch_put_start_lays_replicas_out_by_stride);
     RUN_TEST(a_failing_key_sets_its_status_and_the_first_failures_message);
     RUN_TEST(a_refused_batch_writes_one_code_everywhere_and_does_nothing);
+    RUN_TEST(a_malformed_key_fails_alone);
     RUN_TEST(an_empty_batch_is_ok);
     RUN_TEST(batch_revoke_without_tokens_erases_the_writes);
     RUN_TEST(batch_get_replica_list_too_small_grants_no_lease);

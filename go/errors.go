@@ -111,11 +111,12 @@ var (
 	// ErrIllegalClient: the caller is not the object's current writer.
 	ErrIllegalClient = &Error{Code: CodeIllegalClient}
 	// ErrInvalidWrite: a Revoke that matches no write in flight, or a
-	// selected replica not PROCESSING (an End with no write in flight is
-	// a no-op, never this).
+	// selected replica not PROCESSING; an End with no write in flight whose
+	// selected kinds hold a copy, move or promotion target not COMPLETE.
 	ErrInvalidWrite = &Error{Code: CodeInvalidWrite}
 	// ErrReplicaNotReady: the object has no readable replica yet, or (from
-	// a Remove, forced or not) a write is in flight on it.
+	// a Remove, forced or not) a replica of it is not COMPLETE: a write in
+	// flight, or a copy, move or promotion target.
 	ErrReplicaNotReady = &Error{Code: CodeReplicaIsNotReady}
 	// ErrNotFound: no object with that key.
 	ErrNotFound = &Error{Code: CodeObjectNotFound}

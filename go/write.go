@@ -113,7 +113,9 @@ func (k Keyspace) end(f endFn, client ClientID, key string, sel Selector, token 
 // the write's soft pin. token is the Start's token, or NoToken. Errors in
 // order: ErrNotFound, ErrIllegalClient (not the writer),
 // ErrStaleWriteToken. With no write in flight every replica a write made is
-// COMPLETE, so the End is a no-op that succeeds (never ErrInvalidWrite).
+// COMPLETE, so the End is a no-op that succeeds, unless a replica of the
+// selected kinds is not COMPLETE (a copy, move or promotion target, which
+// the End never completes): ErrInvalidWrite.
 func (k Keyspace) PutEnd(client ClientID, key string, sel Selector, token WriteToken) error {
 	return k.end(func(p *C.mooncake_meta_master, c C.uint64_t, tp *C.char, tl C.size_t, kp *C.char, kl C.size_t,
 		s C.uint32_t, t C.uint64_t, e **C.mooncake_meta_error) C.mooncake_meta_status {

@@ -1827,7 +1827,9 @@ mooncake_meta_status mooncake_meta_upsert_start_legacy(const struct mooncake_met
  * The End that first makes the object readable commits its soft pin.
  * Errors in order: OBJECT_NOT_FOUND, ILLEGAL_CLIENT (not the writer),
  * STALE_WRITE_TOKEN. With no write in flight every replica a write made is
- * COMPLETE, so the End is an OK no-op: it never returns INVALID_WRITE.
+ * COMPLETE, so the End is an OK no-op, unless a replica of the selected
+ * kinds is not COMPLETE (a copy, move or promotion target, which the End
+ * never completes): MOONCAKE_META_INVALID_WRITE.
  *
  * Ownership: nothing is transferred.
  * Thread safety: may be called concurrently with any call but `_free`.
@@ -2433,8 +2435,11 @@ mooncake_meta_status mooncake_meta_add_local_disk_replica(const struct mooncake_
  * Statuses, for every batch function: `out_statuses[i]` is written for
  * every key, and the call returns `MOONCAKE_META_OK` only when every key
  * succeeded. When the batch as a whole is refused (a bad argument or
- * shared configuration, a malformed key, a NULL master, too small a shared
+ * shared configuration, a bad tenant, a NULL master, too small a shared
  * array) nothing is done and every `out_statuses[i]` holds that one code.
+ * A key that is empty (`MOONCAKE_META_INVALID_PARAMS`) or not UTF-8
+ * (`MOONCAKE_META_INVALID_UTF8`) fails on its own, as a single call on it
+ * would, and the other keys are processed.
  * Otherwise the keys are processed in order as single calls (a repeated
  * key sees the earlier entry's effect), each key's outputs are written,
  * and the call returns the status of the first key that failed, `*err`

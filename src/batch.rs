@@ -5,8 +5,9 @@
 //! Every batch call writes `out_statuses[i]` (`count` entries) for each key
 //! and returns `MOONCAKE_META_OK` only when every key succeeded. When the
 //! batch as a whole is refused (a bad argument, a NULL master, a bad shared
-//! configuration, too small a shared array) nothing is done and every
-//! `out_statuses[i]` holds that one code; otherwise keys are processed in
+//! configuration or tenant, too small a shared array) nothing is done and
+//! every `out_statuses[i]` holds that one code; a malformed key fails on
+//! its own; otherwise keys are processed in
 //! order as single calls, each key's outputs are written, and the call
 //! returns the status of the first key that failed, with `*err` saying
 //! `keys[i]: <that key's message> (F of N keys failed)`. A panic inside the
@@ -118,7 +119,9 @@ impl<T: Copy> OutArray<'_, T> {
 }
 
 /// The keys of a batch, all in `tenant` (`(NULL, 0)` = the default tenant).
-/// A malformed key refuses the whole batch, naming `keys[i]`.
+/// A bad tenant or key array (a NULL key with a length among them) refuses
+/// the whole batch; a key that is empty or not UTF-8 fails on its own, as a
+/// single call on it would (see [`BatchKeys`]).
 ///
 /// # Safety
 /// Pointers NULL or valid as documented for the batch functions.
@@ -128,7 +131,7 @@ unsafe fn parse_keys<'a>(
     keys: *const *const c_char,
     key_lens: *const usize,
     count: usize,
-) -> Result<Vec<Key<'a>>> {
+) -> Result<BatchKeys<'a>> {
     // SAFETY (whole body): forwarded from the caller.
     let tenant = unsafe { input::string(tenant, tenant_len, "tenant") }?;
     let tenant = if tenant.is_empty() {
@@ -139,17 +142,50 @@ unsafe fn parse_keys<'a>(
     validate_name("tenant", tenant)?;
     let ptrs = unsafe { array(keys, count, "keys") }?;
     let lens = unsafe { array(key_lens, count, "key_lens") }?;
-    ptrs.iter()
-        .zip(lens)
-        .enumerate()
-        .map(|(i, (&p, &len))| {
-            let key = unsafe { input::string(p, len, Index("keys", i)) }?;
-            if key.is_empty() {
-                return Err(Error::invalid(format!("keys[{i}] is empty")));
-            }
-            Ok(Key { tenant, key })
-        })
-        .collect()
+    let mut bad = Vec::new();
+    let mut keys = Vec::with_capacity(ptrs.len());
+    for (i, (&p, &len)) in ptrs.iter().zip(lens).enumerate() {
+        let key = match unsafe { input::string(p, len, Index("keys", i)) } {
+            Ok("") => Err(Error::invalid(format!("keys[{i}] is empty"))),
+            Ok(key) => Ok(key),
+            Err(e) if e.kind() == ErrorKind::InvalidUtf8 => Err(e),
+            // A NULL key pointer with a length is a bad argument.
+            Err(e) => return Err(e),
+        };
+        keys.push(Key {
+            tenant,
+            key: key.unwrap_or_else(|e| {
+                bad.push((i, e));
+                ""
+            }),
+        });
+    }
+    Ok(BatchKeys { keys, bad })
+}
+
+/// A batch's keys as [`parse_keys`] read them. A key that is empty or not
+/// UTF-8 goes to the core as the empty key, which the core refuses for that
+/// key alone (`INVALID_PARAMS`, nothing done, like a single call on it),
+/// and [`run`](Self::run) then gives it its own error (`INVALID_PARAMS`,
+/// or `INVALID_UTF8` naming the key); the other keys are processed.
+struct BatchKeys<'a> {
+    keys: Vec<Key<'a>>,
+    bad: Vec<(usize, Error)>,
+}
+
+impl<'a> BatchKeys<'a> {
+    /// Runs a batch's `body` over the keys; each bad key's result is its
+    /// own error.
+    fn run(
+        self,
+        body: impl FnOnce(Vec<Key<'a>>) -> Result<Vec<Result<()>>>,
+    ) -> Result<Vec<Result<()>>> {
+        let mut results = body(self.keys)?;
+        for (i, e) in self.bad {
+            results[i] = Err(e);
+        }
+        Ok(results)
+    }
 }
 
 /// Runs a batch: checks `out_statuses`, borrows the master, runs `body`
@@ -315,8 +351,11 @@ unsafe fn batch_start(
 /// Statuses, for every batch function: `out_statuses[i]` is written for
 /// every key, and the call returns `MOONCAKE_META_OK` only when every key
 /// succeeded. When the batch as a whole is refused (a bad argument or
-/// shared configuration, a malformed key, a NULL master, too small a shared
+/// shared configuration, a bad tenant, a NULL master, too small a shared
 /// array) nothing is done and every `out_statuses[i]` holds that one code.
+/// A key that is empty (`MOONCAKE_META_INVALID_PARAMS`) or not UTF-8
+/// (`MOONCAKE_META_INVALID_UTF8`) fails on its own, as a single call on it
+/// would, and the other keys are processed.
 /// Otherwise the keys are processed in order as single calls (a repeated
 /// key sees the earlier entry's effect), each key's outputs are written,
 /// and the call returns the status of the first key that failed, `*err`
@@ -365,19 +404,20 @@ pub unsafe extern "C" fn mooncake_meta_batch_put_start(
             out_statuses,
             err,
             |master| {
-                let ks = parse_keys(tenant, tenant_len, keys, key_lens, count)?;
-                batch_start(
-                    master,
-                    Start::Put,
-                    client,
-                    ks,
-                    sizes,
-                    cfg,
-                    out_replicas,
-                    replicas_cap,
-                    out_replica_counts,
-                    out_tokens,
-                )
+                parse_keys(tenant, tenant_len, keys, key_lens, count)?.run(|ks| {
+                    batch_start(
+                        master,
+                        Start::Put,
+                        client,
+                        ks,
+                        sizes,
+                        cfg,
+                        out_replicas,
+                        replicas_cap,
+                        out_replica_counts,
+                        out_tokens,
+                    )
+                })
             },
         )
     }
@@ -423,19 +463,20 @@ pub unsafe extern "C" fn mooncake_meta_batch_upsert_start(
             out_statuses,
             err,
             |master| {
-                let ks = parse_keys(tenant, tenant_len, keys, key_lens, count)?;
-                batch_start(
-                    master,
-                    Start::Upsert,
-                    client,
-                    ks,
-                    sizes,
-                    cfg,
-                    out_replicas,
-                    replicas_cap,
-                    out_replica_counts,
-                    out_tokens,
-                )
+                parse_keys(tenant, tenant_len, keys, key_lens, count)?.run(|ks| {
+                    batch_start(
+                        master,
+                        Start::Upsert,
+                        client,
+                        ks,
+                        sizes,
+                        cfg,
+                        out_replicas,
+                        replicas_cap,
+                        out_replica_counts,
+                        out_tokens,
+                    )
+                })
             },
         )
     }
@@ -512,8 +553,8 @@ pub unsafe extern "C" fn mooncake_meta_batch_put_end(
             out_statuses,
             err,
             |master| {
-                let ks = parse_keys(tenant, tenant_len, keys, key_lens, count)?;
-                batch_finish(master, Finish::End, client, ks, selector, tokens)
+                parse_keys(tenant, tenant_len, keys, key_lens, count)?
+                    .run(|ks| batch_finish(master, Finish::End, client, ks, selector, tokens))
             },
         )
     }
@@ -551,8 +592,8 @@ pub unsafe extern "C" fn mooncake_meta_batch_put_revoke(
             out_statuses,
             err,
             |master| {
-                let ks = parse_keys(tenant, tenant_len, keys, key_lens, count)?;
-                batch_finish(master, Finish::Revoke, client, ks, selector, tokens)
+                parse_keys(tenant, tenant_len, keys, key_lens, count)?
+                    .run(|ks| batch_finish(master, Finish::Revoke, client, ks, selector, tokens))
             },
         )
     }
@@ -589,17 +630,18 @@ pub unsafe extern "C" fn mooncake_meta_batch_exist(
             out_statuses,
             err,
             |master| {
-                let ks = parse_keys(tenant, tenant_len, keys, key_lens, count)?;
-                let exists = OutArray::new(out_exists, count, "keys", "out_exists")?;
-                Ok(master
-                    .batch_exist(&ks)
-                    .into_iter()
-                    .enumerate()
-                    .map(|(i, r)| {
-                        exists.set(i, u8::from(*r.as_ref().unwrap_or(&false)));
-                        r.map(drop)
-                    })
-                    .collect())
+                parse_keys(tenant, tenant_len, keys, key_lens, count)?.run(|ks| {
+                    let exists = OutArray::new(out_exists, count, "keys", "out_exists")?;
+                    Ok(master
+                        .batch_exist(&ks)
+                        .into_iter()
+                        .enumerate()
+                        .map(|(i, r)| {
+                            exists.set(i, u8::from(*r.as_ref().unwrap_or(&false)));
+                            r.map(drop)
+                        })
+                        .collect())
+                })
             },
         )
     }
@@ -652,47 +694,48 @@ pub unsafe extern "C" fn mooncake_meta_batch_get_replica_list(
             out_statuses,
             err,
             |master| {
-                let ks = parse_keys(tenant, tenant_len, keys, key_lens, count)?;
-                let out = ReplicaArray::new(out_replicas, cap, "out_replicas")?;
-                let counts =
-                    OutArray::new(out_replica_counts, count, "keys", "out_replica_counts")?;
-                let out_len = Out::new(out_len, "out_len")?;
-                // Counts can only grow by a concurrent write, so a key
-                // counted here can still overflow below: the core batch
-                // gives each key what the keys before it left of `cap`.
-                let needed = master
-                    .batch_readable_count(&ks)
-                    .into_iter()
-                    .try_fold(0usize, usize::checked_add)
-                    .unwrap_or(usize::MAX);
-                if needed > cap {
-                    out_len.write(needed);
-                    return Err(too_small("out_replicas", needed, cap));
-                }
-                let mut at = 0;
-                let results = master
-                    .batch_get_replica_list_bounded(&ks, cap)
-                    .into_iter()
-                    .enumerate()
-                    .map(|(i, r)| match r {
-                        Ok(Bounded::Fits(v)) => {
-                            out.write(at, &v);
-                            counts.set(i, v.len());
-                            at += v.len();
-                            Ok(())
-                        }
-                        Ok(Bounded::TooSmall(n)) => {
-                            counts.set(i, n);
-                            Err(too_small("out_replicas", at + n, cap))
-                        }
-                        Err(e) => {
-                            counts.set(i, 0);
-                            Err(e)
-                        }
-                    })
-                    .collect();
-                out_len.write(at);
-                Ok(results)
+                parse_keys(tenant, tenant_len, keys, key_lens, count)?.run(|ks| {
+                    let out = ReplicaArray::new(out_replicas, cap, "out_replicas")?;
+                    let counts =
+                        OutArray::new(out_replica_counts, count, "keys", "out_replica_counts")?;
+                    let out_len = Out::new(out_len, "out_len")?;
+                    // Counts can only grow by a concurrent write, so a key
+                    // counted here can still overflow below: the core batch
+                    // gives each key what the keys before it left of `cap`.
+                    let needed = master
+                        .batch_readable_count(&ks)
+                        .into_iter()
+                        .try_fold(0usize, usize::checked_add)
+                        .unwrap_or(usize::MAX);
+                    if needed > cap {
+                        out_len.write(needed);
+                        return Err(too_small("out_replicas", needed, cap));
+                    }
+                    let mut at = 0;
+                    let results = master
+                        .batch_get_replica_list_bounded(&ks, cap)
+                        .into_iter()
+                        .enumerate()
+                        .map(|(i, r)| match r {
+                            Ok(Bounded::Fits(v)) => {
+                                out.write(at, &v);
+                                counts.set(i, v.len());
+                                at += v.len();
+                                Ok(())
+                            }
+                            Ok(Bounded::TooSmall(n)) => {
+                                counts.set(i, n);
+                                Err(too_small("out_replicas", at + n, cap))
+                            }
+                            Err(e) => {
+                                counts.set(i, 0);
+                                Err(e)
+                            }
+                        })
+                        .collect();
+                    out_len.write(at);
+                    Ok(results)
+                })
             },
         )
     }
@@ -729,9 +772,10 @@ pub unsafe extern "C" fn mooncake_meta_batch_remove(
             out_statuses,
             err,
             |master| {
-                let ks = parse_keys(tenant, tenant_len, keys, key_lens, count)?;
-                let force = bool01(force, "force")?;
-                Ok(master.batch_remove(&ks, force))
+                parse_keys(tenant, tenant_len, keys, key_lens, count)?.run(|ks| {
+                    let force = bool01(force, "force")?;
+                    Ok(master.batch_remove(&ks, force))
+                })
             },
         )
     }

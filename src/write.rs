@@ -365,7 +365,9 @@ unsafe fn finish(
 /// The End that first makes the object readable commits its soft pin.
 /// Errors in order: OBJECT_NOT_FOUND, ILLEGAL_CLIENT (not the writer),
 /// STALE_WRITE_TOKEN. With no write in flight every replica a write made is
-/// COMPLETE, so the End is an OK no-op: it never returns INVALID_WRITE.
+/// COMPLETE, so the End is an OK no-op, unless a replica of the selected
+/// kinds is not COMPLETE (a copy, move or promotion target, which the End
+/// never completes): MOONCAKE_META_INVALID_WRITE.
 ///
 /// Ownership: nothing is transferred.
 /// Thread safety: may be called concurrently with any call but `_free`.

@@ -316,6 +316,8 @@ impl MasterCore {
         self.metrics
             .swept_writes
             .fetch_add(swept, Ordering::Relaxed);
+        // Pins of erased objects no longer count (§4.8).
+        self.settle_index();
         swept
     }
 

@@ -222,6 +222,8 @@ impl MasterCore {
         // it, §5; a forced one would evict a share of what the primary
         // kept).
         self.wakeup.request_check();
+        // Pins of objects erased above no longer count (§4.8).
+        self.settle_index();
         Ok(report)
     }
 }

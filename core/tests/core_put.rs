@@ -619,8 +619,10 @@ fn put_end_never_completes_a_copy_target() {
     m.put_end(C1, k("k"), ReplicaSelector::All, Some(w.token))
         .unwrap();
     let t = m.copy_start(k("k"), &["mem1"]).unwrap();
-    m.put_end(C1, k("k"), ReplicaSelector::All, Some(w.token))
-        .unwrap();
+    assert_eq!(
+        code(m.put_end(C1, k("k"), ReplicaSelector::All, Some(w.token))),
+        ErrorKind::InvalidWrite
+    );
     let readable = m.get_replica_list(k("k")).unwrap();
     assert_eq!(readable.len(), 1);
     assert!(readable.iter().all(|r| r.id != t[0].id));
@@ -628,11 +630,12 @@ fn put_end_never_completes_a_copy_target() {
 }
 
 #[test]
-fn put_end_never_returns_invalid_write() {
-    // §3/§4.2: PutEnd's INVALID_WRITE is unused, as upstream: once nothing of
-    // a write is PROCESSING every replica a write made is COMPLETE, so an
-    // End with no write in flight is OK for every selector, even while a
-    // copy target of the same kind is PROCESSING (which it never completes)
+fn put_end_with_no_write_in_flight_is_invalid_write_only_for_a_selected_task_target() {
+    // §3 PutEnd: with no write in flight every replica a write made is
+    // COMPLETE, so an End is an OK no-op for every selector, unless a
+    // replica it selects is not COMPLETE: only a copy's, move's or
+    // promotion's PROCESSING target can be, and then INVALID_WRITE (the
+    // End never completes it), changing nothing
     let m = master_with(config(), 2, 1, 1 << 20);
     let c = WriteConfig {
         preferred_segments: vec!["mem0".into()],
@@ -647,14 +650,19 @@ fn put_end_never_returns_invalid_write() {
         .unwrap();
     let t = m.copy_start(k("k"), &["mem1"]).unwrap();
     let before = fingerprint(&m);
-    for sel in [
-        ReplicaSelector::All,
-        ReplicaSelector::Memory,
-        ReplicaSelector::NofSsd,
-    ] {
-        m.put_end(C1, k("k"), sel, Some(w.token)).unwrap();
-        m.put_end(C1, k("k"), sel, None).unwrap();
+    for sel in [ReplicaSelector::All, ReplicaSelector::Memory] {
+        for token in [Some(w.token), None] {
+            let e = m.put_end(C1, k("k"), sel, token).unwrap_err();
+            assert_eq!(e.kind(), ErrorKind::InvalidWrite, "{sel:?}");
+            assert!(e.message().contains(&format!("replica {}", t[0].id)), "{e}");
+            assert_eq!(
+                code(m.upsert_end(C1, k("k"), sel, token)),
+                ErrorKind::InvalidWrite
+            );
+        }
     }
+    m.put_end(C1, k("k"), ReplicaSelector::NofSsd, Some(w.token))
+        .unwrap(); // the copy's target is MEMORY
     assert_unchanged(&m, &before);
     let target = m
         .capture()
@@ -664,11 +672,11 @@ fn put_end_never_returns_invalid_write() {
         .find(|r| r.id == t[0].id)
         .expect("the copy target is still there");
     assert_eq!(target.status, 0, "PROCESSING");
-    // PutRevoke is where INVALID_WRITE lives
-    assert_eq!(
-        code(m.put_revoke(C1, k("k"), ReplicaSelector::All, Some(w.token))),
-        ErrorKind::InvalidWrite
-    );
+    // Once the copy ends every replica is COMPLETE again.
+    m.copy_end(k("k")).unwrap();
+    m.put_end(C1, k("k"), ReplicaSelector::All, Some(w.token))
+        .unwrap();
+    inv(&m);
 }
 
 // ----- PutRevoke -------------------------------------------------------------

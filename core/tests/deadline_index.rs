@@ -608,3 +608,43 @@ mod at_exact_points {
         inv(&m);
     }
 }
+
+/// §4.8 / §8: the heap stays within max(4096, 2 × live registrations) after
+/// the operations that drop pins, not only after those that push entries:
+/// a mass Remove, an eviction run normalising expired pins, an unmount.
+#[test]
+fn the_heap_keeps_its_bound_after_pins_are_dropped_by_removal_eviction_and_unmount() {
+    const N: usize = 5_000;
+    let within = |m: &Master, what: &str| {
+        let (heap, live) = m.index_sizes();
+        assert!(
+            heap <= 4096.max(2 * live),
+            "{what}: heap {heap} over the bound of {live} live registrations"
+        );
+    };
+    let pinned = |ttl| {
+        let m = master_with(config(), 1, 0, 1 << 30);
+        for i in 0..N {
+            put(&m, &format!("k{i}"), 64, &enable(ttl));
+        }
+        assert_eq!(m.index_sizes(), (N, N));
+        m
+    };
+    let m = pinned(60_000);
+    for i in 0..4_000 {
+        m.remove(k(&format!("k{i}")), true).unwrap();
+    }
+    within(&m, "Remove");
+    let m = pinned(60_000);
+    assert_eq!(m.remove_all(true), N as u64);
+    within(&m, "RemoveAll");
+    let m = pinned(5);
+    m.advance_time(10).unwrap();
+    m.run_eviction(0.0, 0.0).unwrap();
+    assert_eq!(gauge(&m), 0, "every expired pin normalised");
+    within(&m, "eviction");
+    let m = pinned(60_000);
+    m.unmount_segment(C1, "mem0").unwrap();
+    within(&m, "unmount");
+    inv(&m);
+}

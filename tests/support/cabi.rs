@@ -241,6 +241,28 @@ impl Bytes {
     }
 }
 
+/// A batch's keys as the library reads them (src/batch.rs): a NULL key
+/// with a length refuses the whole batch; an empty key or one that is not
+/// UTF-8 fails on its own (its index and error), going to the core as the
+/// empty key, which the core refuses for that key alone.
+fn batch_keys(keys: &[Bytes]) -> Result<(Vec<String>, Vec<(usize, ErrorKind)>), ErrorKind> {
+    let mut bad = Vec::new();
+    let mut ks = Vec::with_capacity(keys.len());
+    for (i, k) in keys.iter().enumerate() {
+        let k = match k.decode() {
+            Ok(k) if k.is_empty() => Err(ErrorKind::InvalidParams),
+            Ok(k) => Ok(k),
+            Err(ErrorKind::InvalidUtf8) => Err(ErrorKind::InvalidUtf8),
+            Err(e) => return Err(e),
+        };
+        ks.push(k.unwrap_or_else(|kind| {
+            bad.push((i, kind));
+            String::new()
+        }));
+    }
+    Ok((ks, bad))
+}
+
 const BAD_UTF8: [&[u8]; 5] = [b"\xff", b"k\xc3", b"\xed\xa0\x80", b"ok\x80", b"\xc0\xaf"];
 
 fn pool_key(e: &mut impl Entropy) -> Vec<u8> {
@@ -1632,14 +1654,7 @@ impl Harness {
             if (null_keys || null_lens) && some {
                 return Err(ErrorKind::NullArgument);
             }
-            let mut ks = Vec::new();
-            for k in &keys {
-                let k = k.decode()?;
-                if k.is_empty() {
-                    return Err(ErrorKind::InvalidParams);
-                }
-                ks.push(k);
-            }
+            let (ks, bad) = batch_keys(&keys)?;
             if null_sizes && some {
                 return Err(ErrorKind::NullArgument);
             }
@@ -1657,7 +1672,7 @@ impl Harness {
             if needed > out.cap {
                 return Err(ErrorKind::BufferTooSmall);
             }
-            Ok((t, ks, c, stride))
+            Ok((t, ks, bad, c, stride))
         })();
         let changed = match boundary {
             Err(kind) => {
@@ -1670,9 +1685,9 @@ impl Harness {
                 assert!(tokens.iter().all(|&t| t == SENTINEL_TOKEN));
                 false
             }
-            Ok((t, ks, c, stride)) => {
+            Ok((t, ks, bad, c, stride)) => {
                 let ks: Vec<Key> = ks.iter().map(|k| Key::scoped(&t, k)).collect();
-                let results: Vec<Option<Result<StartedWrite, ErrorKind>>> = if upsert {
+                let mut results: Vec<Option<Result<StartedWrite, ErrorKind>>> = if upsert {
                     ks.iter()
                         .zip(&sizes)
                         .enumerate()
@@ -1691,6 +1706,9 @@ impl Harness {
                         .map(|r| Some(r.map_err(|e| e.kind())))
                         .collect()
                 };
+                for (i, kind) in &bad {
+                    results[*i] = Some(Err(*kind));
+                }
                 let mut first = MOONCAKE_META_OK;
                 let mut any_ok = false;
                 for (i, r) in results.into_iter().enumerate() {
@@ -1837,16 +1855,9 @@ impl Harness {
             if t.contains('\0') {
                 return Err(ErrorKind::InvalidParams);
             }
-            let mut ks = Vec::new();
-            for k in &keys {
-                let k = k.decode()?;
-                if k.is_empty() {
-                    return Err(ErrorKind::InvalidParams);
-                }
-                ks.push(k);
-            }
+            let (ks, bad) = batch_keys(&keys)?;
             let sel = ReplicaSelector::from_raw(selector).ok_or(ErrorKind::InvalidParams)?;
-            Ok((t, ks, sel))
+            Ok((t, ks, bad, sel))
         })();
         let changed = match boundary {
             Err(kind) => {
@@ -1856,14 +1867,17 @@ impl Harness {
                 }
                 false
             }
-            Ok((t, ks, sel)) => {
+            Ok((t, ks, bad, sel)) => {
                 let ks: Vec<Key> = ks.iter().map(|k| Key::scoped(&t, k)).collect();
                 let tk = (!null_tokens).then_some(&toks[..]);
-                let results = if revoke {
+                let mut results = if revoke {
                     self.twin.batch_put_revoke(client, &ks, sel, tk)
                 } else {
                     self.twin.batch_put_end(client, &ks, sel, tk)
                 };
+                for (i, kind) in &bad {
+                    results[*i] = Err(Error::new(*kind, "a malformed batch key"));
+                }
                 let mut first = MOONCAKE_META_OK;
                 for (i, r) in results.iter().enumerate() {
                     let want = expected_code(&r.as_ref().map(|_| ()).map_err(|e| e.kind()));

@@ -225,6 +225,9 @@ impl MasterCore {
         m.evicted_keys.fetch_add(report.evicted, Ordering::Relaxed);
         m.evicted_bytes
             .fetch_add(report.evicted_bytes, Ordering::Relaxed);
+        // Pins of evicted objects, and expired ones normalised, no longer
+        // count: the index keeps its bound (§4.8).
+        self.settle_index();
         Ok(report)
     }
 

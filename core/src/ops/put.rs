@@ -201,11 +201,22 @@ impl MasterCore {
             .ok_or_else(Error::not_found)?;
         MasterCore::check_writer(obj, client, token)?;
         if !obj.write_in_flight() {
-            // Once no replica of a write is PROCESSING every replica a write
-            // made is COMPLETE: an End then (a retry, or one naming a kind
-            // the write did not place) is an OK no-op. PutEnd never returns
-            // INVALID_WRITE, as upstream; a task's target is never touched.
-            return Ok(());
+            // Every replica a write made is COMPLETE by now: an End (a
+            // retry, or one naming a kind the write did not place) is an OK
+            // no-op unless a replica it selects is not COMPLETE, which can
+            // only be a copy's, move's or promotion's target (only its task
+            // completes it): INVALID_WRITE, the contract's PutEnd row.
+            return match obj.replicas.iter().find(|r| sel.matches(r.kind) && !r.is_complete()) {
+                None => Ok(()),
+                Some(r) => Err(Error::new(
+                    ErrorKind::InvalidWrite,
+                    format!(
+                        "no write in flight, and replica {} it selects is a copy, move or \
+                         promotion target that is not COMPLETE",
+                        r.id
+                    ),
+                )),
+            };
         }
         let had_complete = obj.has_complete();
         let recording = self.journal.is_some();
@@ -265,6 +276,19 @@ impl MasterCore {
         token: Option<u64>,
     ) -> Result<()> {
         self.ensure_primary()?;
+        let result = self.put_revoke_locked(client, k, sel, token);
+        // An erased object's pin no longer counts (§4.8).
+        self.settle_index();
+        result
+    }
+
+    fn put_revoke_locked(
+        &self,
+        client: ClientId,
+        k: Key<'_>,
+        sel: ReplicaSelector,
+        token: Option<u64>,
+    ) -> Result<()> {
         k.validate()?;
         let (hash, si) = self.locate(k);
         let mut st = self.shards[si].state.write();

@@ -63,6 +63,8 @@ impl MasterCore {
         drop(st);
         // The object's own allocations are freed outside the shard lock.
         drop(obj);
+        // A pin it held no longer counts: the index keeps its bound (§4.8).
+        self.settle_index();
         Ok(())
     }
 
@@ -168,6 +170,7 @@ impl MasterCore {
                 removed += 1;
             }
         }
+        self.settle_index();
         removed
     }
 }

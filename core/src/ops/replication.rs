@@ -245,6 +245,19 @@ impl MasterCore {
         kind: impl Fn(&Task) -> bool,
         success: bool,
     ) -> Result<()> {
+        let result = self.finish_task_locked(k, kind, success);
+        // An object the task left with nothing is erased, its pin with it
+        // (§4.8).
+        self.settle_index();
+        result
+    }
+
+    fn finish_task_locked(
+        &self,
+        k: Key<'_>,
+        kind: impl Fn(&Task) -> bool,
+        success: bool,
+    ) -> Result<()> {
         k.validate()?;
         let now = self.clock.now();
         let (hash, si) = self.locate(k);

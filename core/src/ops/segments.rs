@@ -68,11 +68,16 @@ impl MasterCore {
     /// pending rule is re-applied.
     pub fn unmount_segment(&self, client: ClientId, name: &str) -> Result<UnmountReport> {
         self.ensure_primary()?;
-        let _serial = self.segment_changes.lock();
-        let _running = self.unmount_running();
-        let seg = self.segments.write().unmount(client, name)?;
-        let report = self.drop_segment_replicas(&seg);
-        self.record_unmounted(&seg);
+        let report = {
+            let _serial = self.segment_changes.lock();
+            let _running = self.unmount_running();
+            let seg = self.segments.write().unmount(client, name)?;
+            let report = self.drop_segment_replicas(&seg);
+            self.record_unmounted(&seg);
+            report
+        };
+        // Pins of erased objects no longer count (§4.8).
+        self.settle_index();
         Ok(report)
     }
 
@@ -102,25 +107,30 @@ impl MasterCore {
     /// Unmounts every segment of `client`.
     pub fn unmount_client(&self, client: ClientId) -> Result<UnmountReport> {
         self.ensure_primary()?;
-        let _serial = self.segment_changes.lock();
-        let _running = self.unmount_running();
-        let segs: Vec<Arc<Segment>> = {
-            let mut table = self.segments.write();
-            let names: Vec<String> = table
-                .segments_of(client)
-                .iter()
-                .map(|s| s.name.to_string())
-                .collect();
-            names
-                .iter()
-                .map(|n| table.unmount(client, n))
-                .collect::<Result<_>>()?
+        let report = {
+            let _serial = self.segment_changes.lock();
+            let _running = self.unmount_running();
+            let segs: Vec<Arc<Segment>> = {
+                let mut table = self.segments.write();
+                let names: Vec<String> = table
+                    .segments_of(client)
+                    .iter()
+                    .map(|s| s.name.to_string())
+                    .collect();
+                names
+                    .iter()
+                    .map(|n| table.unmount(client, n))
+                    .collect::<Result<_>>()?
+            };
+            let mut report = UnmountReport::default();
+            for s in &segs {
+                report.add(self.drop_segment_replicas(s));
+                self.record_unmounted(s);
+            }
+            report
         };
-        let mut report = UnmountReport::default();
-        for s in &segs {
-            report.add(self.drop_segment_replicas(s));
-            self.record_unmounted(s);
-        }
+        // Pins of erased objects no longer count (§4.8).
+        self.settle_index();
         Ok(report)
     }
 

@@ -257,9 +257,13 @@ impl Model {
         let o = self.objs.get_mut(&k).unwrap();
         if !o.write_in_flight() {
             // With nothing of a write PROCESSING, every replica a write made
-            // is COMPLETE: the End is an OK no-op, never INVALID_WRITE.
+            // is COMPLETE: the End is an OK no-op unless it selects a task's
+            // PROCESSING target (INVALID_WRITE).
             if o.reps.iter().any(|r| !r.target && !r.complete) {
                 return Err("model: a write replica is PROCESSING with no write in flight".into());
+            }
+            if o.reps.iter().any(|r| sel_matches(sel, r.kind) && !r.complete) {
+                return expect_err(real, ErrorKind::InvalidWrite);
             }
             return expect_ok(real).map(|_| ());
         }
