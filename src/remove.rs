@@ -6,7 +6,9 @@ use super::error::mooncake_meta_error;
 use super::input::{self, bool01};
 use super::master::{key, mooncake_meta_master, with_master};
 use super::status::mooncake_meta_status;
+use mooncake_meta_core::error::Result;
 use mooncake_meta_core::types::DEFAULT_TENANT;
+use mooncake_meta_core::Master;
 use std::os::raw::{c_char, c_int};
 
 /// Writes `n` to an optional count out-pointer.
@@ -85,6 +87,29 @@ pub unsafe extern "C" fn mooncake_meta_remove_all(
     }
 }
 
+/// What the RemoveByRegex calls share once the tenant is read (`None`:
+/// every tenant): the pattern, `force`, the removal and its count.
+///
+/// # Safety
+/// `pattern` NULL or valid for `pattern_len` bytes; `out_removed` NULL or
+/// valid for writing a `uint64_t`.
+unsafe fn remove_matching(
+    master: &Master,
+    tenant: Option<&str>,
+    pattern: *const c_char,
+    pattern_len: usize,
+    force: c_int,
+    out_removed: *mut u64,
+) -> Result<()> {
+    // SAFETY: forwarded from the caller.
+    let pattern = unsafe { input::string(pattern, pattern_len, "pattern") }?;
+    let force = bool01(force, "force")?;
+    let n = master.remove_by_regex(tenant, pattern, force)?;
+    // SAFETY: forwarded from the caller.
+    unsafe { write_count(out_removed, n) };
+    Ok(())
+}
+
 /// Removes the removable objects whose key matches `pattern` (UTF-8, Rust
 /// `regex` syntax, unanchored: use `^...$` for a whole-key match) in
 /// `tenant`, or in every tenant when `tenant_len` is 0 (`tenant` may then
@@ -121,12 +146,8 @@ pub unsafe extern "C" fn mooncake_meta_remove_by_regex(
     unsafe {
         with_master("mooncake_meta_remove_by_regex", m, err, |master| {
             let tenant = input::string(tenant, tenant_len, "tenant")?;
-            let pattern = input::string(pattern, pattern_len, "pattern")?;
-            let force = bool01(force, "force")?;
             let tenant = (!tenant.is_empty()).then_some(tenant);
-            let n = master.remove_by_regex(tenant, pattern, force)?;
-            write_count(out_removed, n);
-            Ok(())
+            remove_matching(master, tenant, pattern, pattern_len, force, out_removed)
         })
     }
 }
@@ -139,8 +160,9 @@ pub unsafe extern "C" fn mooncake_meta_remove_by_regex(
 /// UTF-8 is `MOONCAKE_META_INVALID_UTF8`; a bad tenant name, a bad or
 /// oversized pattern (longer than 4096 bytes, or compiling past the regex
 /// size limit) or a `force` other than 0 or 1 is
-/// `MOONCAKE_META_INVALID_PARAMS`; nothing is removed then. On a standby it removes
-/// nothing and returns `MOONCAKE_META_UNAVAILABLE_IN_CURRENT_STATUS`, as
+/// `MOONCAKE_META_INVALID_PARAMS`; nothing is removed then. On a standby
+/// it removes nothing and returns
+/// `MOONCAKE_META_UNAVAILABLE_IN_CURRENT_STATUS`, as
 /// `mooncake_meta_remove_by_regex` does.
 ///
 /// Ownership: nothing is transferred.
@@ -163,19 +185,27 @@ pub unsafe extern "C" fn mooncake_meta_remove_by_regex_in_tenant(
 ) -> mooncake_meta_status {
     // SAFETY: the caller upholds the documented contract.
     unsafe {
-        with_master("mooncake_meta_remove_by_regex_in_tenant", m, err, |master| {
-            let tenant = input::string(tenant, tenant_len, "tenant")?;
-            let pattern = input::string(pattern, pattern_len, "pattern")?;
-            let force = bool01(force, "force")?;
-            let tenant = if tenant.is_empty() {
-                DEFAULT_TENANT
-            } else {
-                tenant
-            };
-            let n = master.remove_by_regex(Some(tenant), pattern, force)?;
-            write_count(out_removed, n);
-            Ok(())
-        })
+        with_master(
+            "mooncake_meta_remove_by_regex_in_tenant",
+            m,
+            err,
+            |master| {
+                let tenant = input::string(tenant, tenant_len, "tenant")?;
+                let tenant = if tenant.is_empty() {
+                    DEFAULT_TENANT
+                } else {
+                    tenant
+                };
+                remove_matching(
+                    master,
+                    Some(tenant),
+                    pattern,
+                    pattern_len,
+                    force,
+                    out_removed,
+                )
+            },
+        )
     }
 }
 
@@ -184,7 +214,8 @@ pub unsafe extern "C" fn mooncake_meta_remove_by_regex_in_tenant(
 /// goes to `*out_removed` when it is not NULL. A pattern that is not UTF-8
 /// is `MOONCAKE_META_INVALID_UTF8`; a bad or oversized pattern (longer than
 /// 4096 bytes, or compiling past the regex size limit) or a `force` other
-/// than 0 or 1 is `MOONCAKE_META_INVALID_PARAMS`; nothing is removed then. On a standby it removes nothing and returns
+/// than 0 or 1 is `MOONCAKE_META_INVALID_PARAMS`; nothing is removed then.
+/// On a standby it removes nothing and returns
 /// `MOONCAKE_META_UNAVAILABLE_IN_CURRENT_STATUS`, as
 /// `mooncake_meta_remove_by_regex` does.
 ///
@@ -206,13 +237,12 @@ pub unsafe extern "C" fn mooncake_meta_remove_by_regex_all_tenants(
 ) -> mooncake_meta_status {
     // SAFETY: the caller upholds the documented contract.
     unsafe {
-        with_master("mooncake_meta_remove_by_regex_all_tenants", m, err, |master| {
-            let pattern = input::string(pattern, pattern_len, "pattern")?;
-            let force = bool01(force, "force")?;
-            let n = master.remove_by_regex(None, pattern, force)?;
-            write_count(out_removed, n);
-            Ok(())
-        })
+        with_master(
+            "mooncake_meta_remove_by_regex_all_tenants",
+            m,
+            err,
+            |master| remove_matching(master, None, pattern, pattern_len, force, out_removed),
+        )
     }
 }
 

@@ -426,7 +426,11 @@ fn a_standby_takes_its_primarys_timeline_with_the_image_it_installs() {
     step_p.store(HOUR, Ordering::SeqCst);
     let p = system_master(wall_p);
     step_p.store(0, Ordering::SeqCst);
-    assert!((p.clock_skew_ms() - HOUR).abs() < 1_000, "{}", p.clock_skew_ms());
+    assert!(
+        (p.clock_skew_ms() - HOUR).abs() < 1_000,
+        "{}",
+        p.clock_skew_ms()
+    );
     put(&p, "pinned", 4096, &enable(10 * HOUR as u64));
     let snap = p.snapshot().unwrap();
 
@@ -435,7 +439,10 @@ fn a_standby_takes_its_primarys_timeline_with_the_image_it_installs() {
     assert!(s.clock_skew_ms().abs() < 1_000);
     s.restore(&snap).unwrap();
     let (skew_p, skew_s) = (p.clock_skew_ms(), s.clock_skew_ms());
-    assert!((skew_s - skew_p).abs() < 1_000, "standby {skew_s}, primary {skew_p}");
+    assert!(
+        (skew_s - skew_p).abs() < 1_000,
+        "standby {skew_s}, primary {skew_p}"
+    );
     assert!((s.now() as i64 - p.now() as i64).abs() < 1_000);
     // Its snapshot and the primary's give a master on the correct wall the
     // same lifetimes.
@@ -450,7 +457,9 @@ fn a_standby_takes_its_primarys_timeline_with_the_image_it_installs() {
     assert!((via_s - via_p).abs() < 1_000, "{via_s} against {via_p}");
     s.promote().unwrap();
     let left = pin_left(&s, "pinned");
-    assert!((left - 10 * HOUR).abs() < 1_000, "{left} ms left after promote");
+    assert!(
+        (left - 10 * HOUR).abs() < 1_000,
+        "{left} ms left after promote"
+    );
     inv(&s);
 }
-

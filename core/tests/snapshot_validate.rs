@@ -502,10 +502,13 @@ rejects!(
 accepts!(segments_of_a_client_that_touch_are_valid, |img| {
     img.segments[0].size = 0x1000_0000;
 });
-accepts!(segments_of_two_clients_over_the_same_bytes_are_valid, |img| {
-    img.segments[0].size = 0x1000_0000 + 1;
-    img.segments[1].owner += 100;
-});
+accepts!(
+    segments_of_two_clients_over_the_same_bytes_are_valid,
+    |img| {
+        img.segments[0].size = 0x1000_0000 + 1;
+        img.segments[1].owner += 100;
+    }
+);
 accepts!(mounted_total_of_max_mounted_bytes_is_valid, |img| {
     let others: u64 = img.segments.iter().map(|s| s.size).sum::<u64>() - img.segments[3].size;
     img.segments[3].size = MAX_MOUNTED_BYTES - others;

@@ -2004,8 +2004,9 @@ extern "C" {
     /// UTF-8 is `MOONCAKE_META_INVALID_UTF8`; a bad tenant name, a bad or
     /// oversized pattern (longer than 4096 bytes, or compiling past the regex
     /// size limit) or a `force` other than 0 or 1 is
-    /// `MOONCAKE_META_INVALID_PARAMS`; nothing is removed then. On a standby it removes
-    /// nothing and returns `MOONCAKE_META_UNAVAILABLE_IN_CURRENT_STATUS`, as
+    /// `MOONCAKE_META_INVALID_PARAMS`; nothing is removed then. On a standby
+    /// it removes nothing and returns
+    /// `MOONCAKE_META_UNAVAILABLE_IN_CURRENT_STATUS`, as
     /// `mooncake_meta_remove_by_regex` does.
     ///
     /// Ownership: nothing is transferred.
@@ -2031,7 +2032,8 @@ extern "C" {
     /// goes to `*out_removed` when it is not NULL. A pattern that is not UTF-8
     /// is `MOONCAKE_META_INVALID_UTF8`; a bad or oversized pattern (longer than
     /// 4096 bytes, or compiling past the regex size limit) or a `force` other
-    /// than 0 or 1 is `MOONCAKE_META_INVALID_PARAMS`; nothing is removed then. On a standby it removes nothing and returns
+    /// than 0 or 1 is `MOONCAKE_META_INVALID_PARAMS`; nothing is removed then.
+    /// On a standby it removes nothing and returns
     /// `MOONCAKE_META_UNAVAILABLE_IN_CURRENT_STATUS`, as
     /// `mooncake_meta_remove_by_regex` does.
     ///

@@ -241,11 +241,14 @@ impl Bytes {
     }
 }
 
+/// The malformed keys of a batch: index and error.
+type BadKeys = Vec<(usize, ErrorKind)>;
+
 /// A batch's keys as the library reads them (src/batch.rs): a NULL key
 /// with a length refuses the whole batch; an empty key or one that is not
 /// UTF-8 fails on its own (its index and error), going to the core as the
 /// empty key, which the core refuses for that key alone.
-fn batch_keys(keys: &[Bytes]) -> Result<(Vec<String>, Vec<(usize, ErrorKind)>), ErrorKind> {
+fn batch_keys(keys: &[Bytes]) -> Result<(Vec<String>, BadKeys), ErrorKind> {
     let mut bad = Vec::new();
     let mut ks = Vec::with_capacity(keys.len());
     for (i, k) in keys.iter().enumerate() {

@@ -206,7 +206,11 @@ impl MasterCore {
             // no-op unless a replica it selects is not COMPLETE, which can
             // only be a copy's, move's or promotion's target (only its task
             // completes it): INVALID_WRITE, the contract's PutEnd row.
-            return match obj.replicas.iter().find(|r| sel.matches(r.kind) && !r.is_complete()) {
+            return match obj
+                .replicas
+                .iter()
+                .find(|r| sel.matches(r.kind) && !r.is_complete())
+            {
                 None => Ok(()),
                 Some(r) => Err(Error::new(
                     ErrorKind::InvalidWrite,

@@ -446,24 +446,38 @@ mod tests {
     #[test]
     fn a_mount_over_the_bytes_of_the_owners_segment_in_the_pool_is_refused() {
         let mut t = SegmentTable::new(1);
-        t.mount(7, &spec("a", 0x1000, 0x1000, Pool::Memory)).unwrap();
-        for (base, size) in [(0x1000, 0x1000), (0x0800, 0x1000), (0x1fff, 1), (0, 0x10_0000)] {
+        t.mount(7, &spec("a", 0x1000, 0x1000, Pool::Memory))
+            .unwrap();
+        for (base, size) in [
+            (0x1000, 0x1000),
+            (0x0800, 0x1000),
+            (0x1fff, 1),
+            (0, 0x10_0000),
+        ] {
             let e = t
                 .mount(7, &spec("b", base, size, Pool::Memory))
                 .unwrap_err();
             assert_eq!(e.kind(), ErrorKind::InvalidParams, "{base:#x}+{size:#x}");
-            assert!(e.message().contains("overlaps segment 'a'"), "{}", e.message());
+            assert!(
+                e.message().contains("overlaps segment 'a'"),
+                "{}",
+                e.message()
+            );
         }
         assert_eq!((t.len(), t.capacity(Pool::Memory)), (1, 0x1000));
         // Touching is not overlapping; other owners and the other pool are
         // other memory.
         t.mount(7, &spec("below", 0, 0x1000, Pool::Memory)).unwrap();
-        t.mount(7, &spec("above", 0x2000, 0x1000, Pool::Memory)).unwrap();
-        t.mount(8, &spec("other", 0x1000, 0x1000, Pool::Memory)).unwrap();
-        t.mount(7, &spec("ssd", 0x1000, 0x1000, Pool::NofSsd)).unwrap();
+        t.mount(7, &spec("above", 0x2000, 0x1000, Pool::Memory))
+            .unwrap();
+        t.mount(8, &spec("other", 0x1000, 0x1000, Pool::Memory))
+            .unwrap();
+        t.mount(7, &spec("ssd", 0x1000, 0x1000, Pool::NofSsd))
+            .unwrap();
         // Once the segment is unmounted its bytes are free again.
         t.unmount(7, "a").unwrap();
-        t.mount(7, &spec("b", 0x1000, 0x1000, Pool::Memory)).unwrap();
+        t.mount(7, &spec("b", 0x1000, 0x1000, Pool::Memory))
+            .unwrap();
     }
 
     // §3.2 error codes: same name, different mount -> SEGMENT_ALREADY_EXISTS.

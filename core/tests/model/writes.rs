@@ -262,7 +262,10 @@ impl Model {
             if o.reps.iter().any(|r| !r.target && !r.complete) {
                 return Err("model: a write replica is PROCESSING with no write in flight".into());
             }
-            if o.reps.iter().any(|r| sel_matches(sel, r.kind) && !r.complete) {
+            if o.reps
+                .iter()
+                .any(|r| sel_matches(sel, r.kind) && !r.complete)
+            {
                 return expect_err(real, ErrorKind::InvalidWrite);
             }
             return expect_ok(real).map(|_| ());
