@@ -463,3 +463,58 @@ fn a_standby_takes_its_primarys_timeline_with_the_image_it_installs() {
     );
     inv(&s);
 }
+
+/// §12.3, a chain of standbys: the primary (an hour ahead of its wall)
+/// restores its own snapshot, which its journal records as a Reset; a
+/// journaling standby applies it and records its own Reset, which a standby
+/// behind it applies. Each takes the primary's timeline, so the last one,
+/// promoted, keeps the pin's 10 h.
+#[test]
+fn a_chained_standby_takes_its_primarys_timeline_through_reset_records() {
+    let (wall_p, step_p) = steppable_wall();
+    step_p.store(HOUR, Ordering::SeqCst);
+    let p = master_with(
+        MasterConfig {
+            clock: ClockSource::SystemWithWall(wall_p),
+            journal_capacity_bytes: 1 << 20,
+            ..config()
+        },
+        2,
+        0,
+        1 << 20,
+    );
+    step_p.store(0, Ordering::SeqCst);
+    put(&p, "pinned", 4096, &enable(10 * HOUR as u64));
+    let snap = p.snapshot().unwrap();
+    let mk = |journal: u64| {
+        let (wall, _) = steppable_wall();
+        Master::new(MasterConfig {
+            clock: ClockSource::SystemWithWall(wall),
+            standby: true,
+            journal_capacity_bytes: journal,
+            ..config()
+        })
+        .unwrap()
+    };
+    // The primary restores its own snapshot: a Reset in its journal.
+    p.restore(&snap).unwrap();
+    let s1 = mk(1 << 20);
+    s1.apply_journal(&p.journal_read_to_vec(1).unwrap())
+        .unwrap();
+    let s2 = mk(0);
+    s2.apply_journal(&s1.journal_read_to_vec(1).unwrap())
+        .unwrap();
+    assert!((s1.clock_skew_ms() - p.clock_skew_ms()).abs() < 1_000);
+    assert!(
+        (s2.clock_skew_ms() - p.clock_skew_ms()).abs() < 1_000,
+        "chained standby skew {} primary {}",
+        s2.clock_skew_ms(),
+        p.clock_skew_ms()
+    );
+    s2.promote().unwrap();
+    let left = pin_left(&s2, "pinned");
+    assert!(
+        (left - 10 * HOUR).abs() < 1_000,
+        "{left} ms left after promote"
+    );
+}

@@ -687,12 +687,14 @@ impl MasterCore {
                 e.message()
             ))
         })?;
-        self.install(staged);
-        self.role.set_lenient(false);
-        // The primary's timeline with its state (docs/CONTRACT.md 12.3).
+        // The primary's timeline with its state (docs/CONTRACT.md 12.3),
+        // before the install, whose Reset record (a journaling standby's)
+        // hands it on to the standbys behind it.
         if let Some(skew) = crate::snapshot::remap::capture_skew(img) {
             self.clock.adopt_skew(skew);
         }
+        self.install(staged);
+        self.role.set_lenient(false);
         Ok(())
     }
 

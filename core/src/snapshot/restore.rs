@@ -171,15 +171,17 @@ impl MasterCore {
                     if let (true, Some(j), true) = (standby, &self.journal, journal_seq > 0) {
                         j.continue_at(journal_seq)?;
                     }
+                    // A standby holds the primary's instants: it takes the
+                    // primary's timeline too (docs/CONTRACT.md 12.3), before
+                    // the install, whose Reset record (a journaling
+                    // standby's) hands it on to the standbys behind it.
+                    if let Some(skew) = primary_skew {
+                        self.clock.adopt_skew(skew);
+                    }
                     self.install(staged);
                     if standby {
                         self.role.set_applied_seq(journal_seq);
                         self.role.set_lenient(lenient);
-                        // It holds the primary's instants: it takes the
-                        // primary's timeline too (docs/CONTRACT.md 12.3).
-                        if let Some(skew) = primary_skew {
-                            self.clock.adopt_skew(skew);
-                        }
                     }
                     report.clock_shift_ms = shift;
                     report.candidate = i;
