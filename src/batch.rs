@@ -119,9 +119,10 @@ impl<T: Copy> OutArray<'_, T> {
 }
 
 /// The keys of a batch, all in `tenant` (`(NULL, 0)` = the default tenant).
-/// A bad tenant or key array (a NULL key with a length among them) refuses
-/// the whole batch; a key that is empty or not UTF-8 fails on its own, as a
-/// single call on it would (see [`BatchKeys`]).
+/// A bad tenant or key array (a NULL key with a length, or a length past
+/// `PTRDIFF_MAX`, among them) refuses the whole batch; a key that is empty
+/// or not UTF-8 fails on its own, as a single call on it would (see
+/// [`BatchKeys`]).
 ///
 /// # Safety
 /// Pointers NULL or valid as documented for the batch functions.
@@ -149,7 +150,8 @@ unsafe fn parse_keys<'a>(
             Ok("") => Err(Error::invalid(format!("keys[{i}] is empty"))),
             Ok(key) => Ok(key),
             Err(e) if e.kind() == ErrorKind::InvalidUtf8 => Err(e),
-            // A NULL key pointer with a length is a bad argument.
+            // A NULL key with a length, or one longer than any buffer, is
+            // a bad argument.
             Err(e) => return Err(e),
         };
         keys.push(Key {

@@ -611,9 +611,11 @@ mod at_exact_points {
 
 /// §4.8 / §8: the heap stays within max(4096, 2 × live registrations) after
 /// the operations that drop pins, not only after those that push entries:
-/// a mass Remove, an eviction run normalising expired pins, an unmount.
+/// a mass Remove, an eviction run normalising expired pins, an unmount, a
+/// PutStart replacing stale writes that carried pins, their sweep, and a
+/// Revoke of in-place Upserts.
 #[test]
-fn the_heap_keeps_its_bound_after_pins_are_dropped_by_removal_eviction_and_unmount() {
+fn the_heap_keeps_its_bound_after_every_operation_that_drops_pins() {
     const N: usize = 5_000;
     let within = |m: &Master, what: &str| {
         let (heap, live) = m.index_sizes();
@@ -646,5 +648,36 @@ fn the_heap_keeps_its_bound_after_pins_are_dropped_by_removal_eviction_and_unmou
     let m = pinned(60_000);
     m.unmount_segment(C1, "mem0").unwrap();
     within(&m, "unmount");
+    inv(&m);
+    // Case-C Upserts carry each pin onto a write with nothing COMPLETE; once
+    // stale, a PutStart replaces it, or the sweep erases it.
+    let stale = || {
+        let m = pinned(60_000_000);
+        for i in 0..N {
+            m.upsert_start(C1, k(&format!("k{i}")), 128, &preserve())
+                .unwrap();
+        }
+        m.advance_time(31_000).unwrap();
+        m
+    };
+    let m = stale();
+    let keys: Vec<String> = (0..N).map(|i| format!("k{i}")).collect();
+    let ks: Vec<Key> = keys.iter().map(|s| k(s)).collect();
+    let started = m.batch_put_start(C1, &ks, &vec![64; N], &preserve());
+    assert!(started.iter().all(|r| r.is_ok()));
+    within(&m, "PutStart replacing stale writes");
+    let m = stale();
+    assert_eq!(m.sweep_stale_writes_at(m.now() + 600_000), N as u64);
+    within(&m, "sweep");
+    // Revoking an in-place (case B) Upsert erases the object and its pin.
+    let m = pinned(60_000);
+    for i in 0..N {
+        let w = m
+            .upsert_start(C1, k(&format!("k{i}")), 64, &preserve())
+            .unwrap();
+        m.put_revoke(C1, k(&format!("k{i}")), ReplicaSelector::All, Some(w.token))
+            .unwrap();
+    }
+    within(&m, "Revoke");
     inv(&m);
 }

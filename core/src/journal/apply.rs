@@ -415,7 +415,9 @@ impl MasterCore {
             Other::Reset(img) => self.apply_reset(&img),
         };
         if let (Ok(()), Some(j)) = (&applied, &self.journal) {
-            // A reset's install appended its own (same) Reset already.
+            // A reset's install appended its own Reset already, at this
+            // sequence: the same state, captured on this standby's clock,
+            // which has taken the primary's skew.
             if j.last_seq() < seq {
                 j.append_encoded(rec.bytes)?;
             }

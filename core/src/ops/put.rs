@@ -51,6 +51,24 @@ impl MasterCore {
         cfg: &WriteConfig,
     ) -> Result<StartedWrite> {
         self.ensure_primary()?;
+        let (started, replaced) = self.put_start_locked(client, k, size, cfg)?;
+        // The stale write it replaced may have held a pin, which no longer
+        // counts: the index keeps its bound (§4.8), once no lock is held.
+        if replaced {
+            self.settle_index();
+        }
+        Ok(started)
+    }
+
+    /// PutStart under the key's shard lock; also says whether it replaced a
+    /// stale write.
+    fn put_start_locked(
+        &self,
+        client: ClientId,
+        k: Key<'_>,
+        size: u64,
+        cfg: &WriteConfig,
+    ) -> Result<(StartedWrite, bool)> {
         let intent = validate_write(self, k, size, cfg)?;
         let now = self.clock.now();
         let (hash, si) = self.locate(k);
@@ -134,10 +152,13 @@ impl MasterCore {
             // the compact spelling of its ObjectSet.
             self.record_started(&mut st, slot, intent);
         }
-        Ok(StartedWrite {
-            replicas: descriptors,
-            token,
-        })
+        Ok((
+            StartedWrite {
+                replicas: descriptors,
+                token,
+            },
+            replace,
+        ))
     }
 
     pub(crate) fn new_object(
