@@ -477,11 +477,17 @@ impl MasterCore {
     /// must hold no lock at all; operations that push entries call it on
     /// their way out, cleanup after its pops.
     pub(crate) fn settle_index(&self) {
+        self.settle_pins();
+        self.settle_retention();
+    }
+
+    /// The soft-pin half of [`settle_index`](Self::settle_index), for an
+    /// operation that can drop pins but touches no retention.
+    pub(crate) fn settle_pins(&self) {
         if self.index.rebuild_wanted() {
             self.index
                 .rebuild(&mut |entries: &mut Vec<Entry>| self.retain_valid_entries(entries));
         }
-        self.settle_retention();
     }
 
     /// Keeps the entries whose object exists with the entry's version and

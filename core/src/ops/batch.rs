@@ -320,7 +320,7 @@ impl MasterCore {
                 let g = usize::from(plan.slot[j]);
                 let r =
                     self.remove_in(&mut guards[g], plan.shards[g], plan.hash[j], *k, now, force);
-                out.push(r.map(|obj| taken.push(obj)));
+                out.push(r.map(|(obj, _)| taken.push(obj)));
             }
             drop(guards);
             // The objects' own allocations are freed outside the shard locks.
