@@ -241,6 +241,8 @@ fn remove_object_has_replication_task() {
             code(m.remove(k("k"), force)),
             ErrorKind::ObjectHasReplicationTask
         );
+        let batch = m.batch_remove(&[k("k")], force);
+        assert_eq!(code(batch[0].clone()), ErrorKind::ObjectHasReplicationTask);
     }
     assert_unchanged(&m, &before);
     assert_eq!(code(m.copy_end(k("k"))), ErrorKind::ReplicaIsGone);

@@ -105,9 +105,11 @@ pub const REQUIRED_RESULTS: &[(&str, &[&str])] = &[
     ),
     (
         "BatchRemove",
+        // OBJECT_HAS_REPLICATION_TASK needs a task whose targets an unmount
+        // took, every replica left COMPLETE: too rare in random sequences
+        // to require (core_read_remove.rs reaches it directly).
         &[
             "OBJECT_HAS_LEASE",
-            "OBJECT_HAS_REPLICATION_TASK",
             "OBJECT_NOT_FOUND",
             "OK",
             "REPLICA_IS_NOT_READY",
@@ -231,9 +233,11 @@ pub const REQUIRED_RESULTS: &[(&str, &[&str])] = &[
     ("ReleaseGroups", &["INVALID_PARAMS", "OK"]),
     (
         "Remove",
+        // OBJECT_HAS_REPLICATION_TASK needs a task whose targets an unmount
+        // took, every replica left COMPLETE: too rare in random sequences
+        // to require (core_read_remove.rs reaches it directly).
         &[
             "OBJECT_HAS_LEASE",
-            "OBJECT_HAS_REPLICATION_TASK",
             "OBJECT_NOT_FOUND",
             "OK",
             "REPLICA_IS_NOT_READY",
