@@ -26,15 +26,18 @@
 // advanced by a monotonic clock, so a step of the wall clock (NTP, an
 // operator) neither shortens nor extends any lease, soft pin or write
 // timeout. The wall clock is read only for Metrics.ClockSkew (timeline
-// minus wall) and for snapshots, whose instants a restore shifts by the
-// change in skew (RestoreReport.ClockShift).
+// minus wall) and for snapshots, whose instants a primary's restore shifts
+// by the change in skew (RestoreReport.ClockShift). A standby shifts
+// nothing: it takes the skew of the image of its primary's state it
+// installs (a snapshot, a reset record), so it runs on its primary's
+// timeline (docs/CONTRACT.md §12.3).
 //
 // Durations passed in (TTLs, intervals, clock advances) must be
 // non-negative whole numbers of milliseconds; anything else is
 // ErrInvalidParams rather than being rounded. A manual clock
 // (WithManualClock) moves only through SetTime and AdvanceTime, and its
 // wall with it unless SetWallTime sets the wall apart (how tests step the
-// wall); as in C and Rust it changes nothing else, so the background
+// wall) or a standby takes its primary's skew; as in C and Rust it changes nothing else, so the background
 // cleanup, eviction and sweep still run at their intervals, against that
 // clock. A
 // deterministic master (WithDeterministic, DeterministicConfig: a manual

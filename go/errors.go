@@ -136,8 +136,9 @@ var (
 	ErrReplicaGone = &Error{Code: CodeReplicaIsGone}
 	// ErrReplicaBusy is reserved (upstream's code) and never returned: a
 	// replica is busy only through a copy, move or promotion, which every
-	// operation reports as ErrHasReplicationTask, or Remove as
-	// ErrReplicaNotReady while the task's target is not COMPLETE.
+	// operation reports as ErrHasReplicationTask, or, while the task's
+	// target is not COMPLETE, Remove as ErrReplicaNotReady and an End with
+	// no write in flight as ErrInvalidWrite.
 	ErrReplicaBusy = &Error{Code: CodeObjectReplicaBusy}
 	// ErrUnavailableInCurrentStatus: the operation is not available in the
 	// object's or the master's current state (on a standby; a master out

@@ -194,9 +194,10 @@ func cstr(s string) (*C.char, C.size_t) {
 
 // Now returns the master's current instant on its timeline: anchored to
 // the Unix epoch when the master was created, then advanced by a monotonic
-// clock, so it never goes backwards and a step of the wall clock moves no
-// deadline (docs/CONTRACT.md §1). Every Instant the package takes or
-// returns is on this timeline.
+// clock, so it never goes backwards (but on a standby that takes its
+// primary's timeline with a snapshot or reset record it installs) and a
+// step of the wall clock moves no deadline (docs/CONTRACT.md §1, §12.3).
+// Every Instant the package takes or returns is on this timeline.
 func (m *Master) Now() (Instant, error) {
 	p, err := m.acquire()
 	if err != nil {

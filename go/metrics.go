@@ -74,8 +74,10 @@ type Metrics struct {
 	// (master_clock_skew_ms): how far the wall has stepped or drifted from
 	// the master's instants since it was created. It moves with the wall,
 	// never a lifetime (docs/CONTRACT.md §1); always 0 on a manual clock
-	// unless SetWallTime set the wall apart. Saturates at the range of a
-	// time.Duration (about 292 years either way).
+	// unless SetWallTime set the wall apart. A standby takes its primary's
+	// skew with each snapshot or reset record it installs (§12.3).
+	// Saturates at the range of a time.Duration (about 292 years either
+	// way).
 	ClockSkew time.Duration
 	// RetainedGroupCount is the number of groups with a committed
 	// retention deadline (master_retained_group_count; converges to the

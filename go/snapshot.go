@@ -107,8 +107,9 @@ func (m *Master) SaveSnapshot(path string) error {
 // atomically. A primary applies the survival rule at its clock's now,
 // after moving the snapshot's instants onto its timeline (ClockShift). A
 // standby installs the snapshot verbatim, with no survival rule and no
-// shift (ClockShift 0), and resumes its journal after the snapshot's
-// journal sequence; a standby that keeps a journal of its own refuses a
+// shift (ClockShift 0), takes the snapshot's skew (on the system clock its
+// Now moves to its primary's timeline; a manual clock's wall is set apart)
+// and resumes its journal after the snapshot's journal sequence; a standby that keeps a journal of its own refuses a
 // snapshot that carries none (docs/CONTRACT.md §12.3). A snapshot that
 // does not validate, or is refused, is ErrDeserializeFail with the
 // reason, and the master is unchanged.

@@ -142,8 +142,9 @@ pub unsafe extern "C" fn mooncake_meta_master_free(m: *mut mooncake_meta_master)
 
 /// Writes the master's current instant to `*out_now`: milliseconds on its
 /// timeline, which is anchored to the Unix epoch when the master is created
-/// and then advanced by a monotonic clock, so it never goes backwards and a
-/// wall-clock step moves no deadline. Every instant of this API (deadlines,
+/// and then advanced by a monotonic clock, so it never goes backwards (but
+/// on a standby taking its primary's timeline with an image it installs,
+/// docs/CONTRACT.md section 12.3) and a wall-clock step moves no deadline. Every instant of this API (deadlines,
 /// leases, `run_cleanup_at`, snapshots' `created_at`) is on this timeline.
 ///
 /// Ownership: nothing is transferred.
