@@ -317,7 +317,7 @@ impl MasterCore {
             .swept_writes
             .fetch_add(swept, Ordering::Relaxed);
         // Pins of erased objects no longer count (§4.8).
-        self.settle_index();
+        self.settle_pins();
         swept
     }
 

@@ -482,7 +482,9 @@ impl MasterCore {
     }
 
     /// The soft-pin half of [`settle_index`](Self::settle_index), for an
-    /// operation that can drop pins but touches no retention.
+    /// operation that can drop pins but changes no retention: every
+    /// removal, eviction, unmount, revoke, a task's end, the sweep, a
+    /// PutStart replacing a stale write and promote.
     pub(crate) fn settle_pins(&self) {
         if self.index.rebuild_wanted() {
             self.index

@@ -223,7 +223,7 @@ impl MasterCore {
         // kept).
         self.wakeup.request_check();
         // Pins of objects erased above no longer count (§4.8).
-        self.settle_index();
+        self.settle_pins();
         Ok(report)
     }
 }

@@ -227,7 +227,7 @@ impl MasterCore {
             .fetch_add(report.evicted_bytes, Ordering::Relaxed);
         // Pins of evicted objects, and expired ones normalised, no longer
         // count: the index keeps its bound (§4.8).
-        self.settle_index();
+        self.settle_pins();
         Ok(report)
     }
 

@@ -326,7 +326,7 @@ impl MasterCore {
             // The objects' own allocations are freed outside the shard locks.
             taken.clear();
         }
-        self.settle_index();
+        self.settle_pins();
         out
     }
 

@@ -55,7 +55,7 @@ impl MasterCore {
         // The stale write it replaced may have held a pin, which no longer
         // counts: the index keeps its bound (§4.8), once no lock is held.
         if replaced {
-            self.settle_index();
+            self.settle_pins();
         }
         Ok(started)
     }
@@ -303,7 +303,7 @@ impl MasterCore {
         self.ensure_primary()?;
         let result = self.put_revoke_locked(client, k, sel, token);
         // An erased object's pin no longer counts (§4.8).
-        self.settle_index();
+        self.settle_pins();
         result
     }
 

@@ -176,7 +176,7 @@ impl MasterCore {
                 removed += 1;
             }
         }
-        self.settle_index();
+        self.settle_pins();
         removed
     }
 }

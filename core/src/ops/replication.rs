@@ -248,7 +248,7 @@ impl MasterCore {
         let result = self.finish_task_locked(k, kind, success);
         // An object the task left with nothing is erased, its pin with it
         // (§4.8).
-        self.settle_index();
+        self.settle_pins();
         result
     }
 

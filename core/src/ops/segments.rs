@@ -77,7 +77,7 @@ impl MasterCore {
             report
         };
         // Pins of erased objects no longer count (§4.8).
-        self.settle_index();
+        self.settle_pins();
         Ok(report)
     }
 
@@ -130,7 +130,7 @@ impl MasterCore {
             report
         };
         // Pins of erased objects no longer count (§4.8).
-        self.settle_index();
+        self.settle_pins();
         Ok(report)
     }
 
