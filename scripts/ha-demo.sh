@@ -34,12 +34,18 @@ PIDS=()
 cleanup() {
 	local rc=$?
 	trap - EXIT INT TERM
-	for pid in "${PIDS[@]}"; do
-		kill -KILL "$pid" 2>/dev/null || true
-	done
-	for pid in "${PIDS[@]}"; do
-		{ wait "$pid"; } 2>/dev/null || true
-	done
+	# The kills and the waits in one redirected group: bash reports a
+	# child killed by a signal ("... Killed ...") on stderr when it reaps
+	# it, which may be before the wait, after any command that follows the
+	# kill; inside the group that report goes to /dev/null.
+	{
+		for pid in "${PIDS[@]}"; do
+			kill -KILL "$pid" || true
+		done
+		for pid in "${PIDS[@]}"; do
+			wait "$pid" || true
+		done
+	} 2>/dev/null
 	if [ "$rc" -ne 0 ]; then
 		for log in "$DIR"/*.log; do
 			[ -f "$log" ] && { echo "--- last lines of $(basename "$log")"; tail -n 5 "$log"; } >&2
@@ -154,8 +160,11 @@ caught_up() { [ "$(curl -sS --max-time 2 "$B/role" | json "d['applied_seq']")" -
 wait_for "b to apply up to sequence $durable" caught_up
 echo "== b applied the journal up to sequence $durable; killing a (SIGKILL)"
 t0=$(date +%s%N)
-kill -KILL "$PID_a"
-{ wait "$PID_a"; } 2>/dev/null || true # the shell would report the kill on stderr
+# The kill inside the redirected group, with the wait: bash reports the
+# killed child on stderr ("line N: PID Killed ...") as soon as it reaps
+# it, which can be before a wait that follows the kill, and so outside a
+# redirection of the wait alone.
+{ kill -KILL "$PID_a"; wait "$PID_a" || true; } 2>/dev/null
 wait_for "b to lead" is_role "$B" leader
 t1=$(date +%s%N)
 echo "   b leads $(((t1 - t0) / 1000000)) ms after the kill"

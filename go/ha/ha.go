@@ -56,7 +56,9 @@ import (
 
 // Config configures a node: the etcd client, the cluster prefix, the
 // node's name, the session TTL, the batch limit, the flush interval and a
-// logger. See the fields' documentation.
+// logger. See the fields' documentation: a zero SessionTTL,
+// MaxBatchBytes, FlushInterval or snapshot setting takes its default.
+// Config.Validate checks one as Start does, without touching etcd.
 type Config = engine.Config
 
 // Role is what a node is doing: RoleFollower, RolePromoting, RoleLeader or

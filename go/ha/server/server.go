@@ -67,7 +67,9 @@ type Config struct {
 	// address), which must then not be an unspecified address (0.0.0.0).
 	URL string
 	// SessionTTL, MaxBatchBytes and FlushInterval are the ha.Config
-	// fields (zero: their defaults). A batch's transaction is up to
+	// fields (zero: their defaults; a value ha.Config.Validate refuses,
+	// such as a negative or fractional SessionTTL, makes Start fail
+	// before it writes to etcd). A batch's transaction is up to
 	// MaxBatchBytes plus 4 KiB: both the Etcd client's
 	// MaxCallSendMsgSize (2 MiB when zero, so a MaxBatchBytes of 2 MiB
 	// already exceeds it) and etcd's --max-request-bytes (1.5 MiB by
@@ -203,7 +205,32 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
+	// The node's configuration is checked here, before Start writes the
+	// node's entry to etcd, not only once the node starts: a bad value
+	// (a SessionTTL that is not whole seconds >= 1s, a MaxBatchBytes out
+	// of range) leaves etcd untouched.
+	if err := c.haConfig(c.Logger).Validate(); err != nil {
+		return c, fmt.Errorf("server: %w", err)
+	}
 	return c, nil
+}
+
+// haConfig is the configuration of the node of every generation.
+func (c *Config) haConfig(log *slog.Logger) ha.Config {
+	return ha.Config{
+		Client:        c.Etcd,
+		Prefix:        c.Prefix,
+		Name:          c.Name,
+		SessionTTL:    c.SessionTTL,
+		MaxBatchBytes: c.MaxBatchBytes,
+		FlushInterval: c.FlushInterval,
+		Logger:        log,
+
+		Snapshots:          c.Snapshots,
+		SnapshotInterval:   c.SnapshotInterval,
+		SnapshotEveryBytes: c.SnapshotEveryBytes,
+		SnapshotKeep:       c.SnapshotKeep,
+	}
 }
 
 // Start starts a server on l (it takes l over and closes it on Close; on
@@ -371,20 +398,7 @@ func (s *Server) newGeneration(ctx context.Context) (*generation, error) {
 	if err != nil {
 		return nil, fmt.Errorf("server: creating the standby master: %w", err)
 	}
-	n, err := ha.Start(ctx, ha.Config{
-		Client:        s.cfg.Etcd,
-		Prefix:        s.cfg.Prefix,
-		Name:          s.cfg.Name,
-		SessionTTL:    s.cfg.SessionTTL,
-		MaxBatchBytes: s.cfg.MaxBatchBytes,
-		FlushInterval: s.cfg.FlushInterval,
-		Logger:        s.log,
-
-		Snapshots:          s.cfg.Snapshots,
-		SnapshotInterval:   s.cfg.SnapshotInterval,
-		SnapshotEveryBytes: s.cfg.SnapshotEveryBytes,
-		SnapshotKeep:       s.cfg.SnapshotKeep,
-	}, m)
+	n, err := ha.Start(ctx, s.cfg.haConfig(s.log), m)
 	if err != nil {
 		m.Close()
 		return nil, fmt.Errorf("server: starting the HA node: %w", err)
@@ -446,11 +460,8 @@ func (s *Server) supervise() {
 
 // register publishes the node's URL under a new lease of the session TTL.
 func (s *Server) register(ctx context.Context) (clientv3.LeaseID, error) {
-	ttl := int64(s.cfg.SessionTTL / time.Second)
-	if ttl < 1 {
-		ttl = 1
-	}
-	lease, err := s.cfg.Etcd.Grant(ctx, ttl)
+	// A whole number of seconds >= 1 (withDefaults checked it).
+	lease, err := s.cfg.Etcd.Grant(ctx, int64(s.cfg.SessionTTL/time.Second))
 	if err != nil {
 		return 0, fmt.Errorf("server: etcd lease for the node entry: %w", err)
 	}
@@ -512,8 +523,10 @@ func (s *Server) keepRegistered(lease clientv3.LeaseID) {
 	}
 }
 
+// revoke revokes lease, waiting up to a session TTL (at least a second:
+// a clean-up never runs with a deadline already past).
 func (s *Server) revoke(lease clientv3.LeaseID) {
-	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.SessionTTL)
+	ctx, cancel := context.WithTimeout(context.Background(), max(s.cfg.SessionTTL, time.Second))
 	defer cancel()
 	if _, err := s.cfg.Etcd.Revoke(ctx, lease); err != nil {
 		s.log.Warn("revoking the node entry's lease failed (it expires instead)", "err", err)

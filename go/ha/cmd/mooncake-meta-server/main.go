@@ -79,8 +79,10 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.DurationVar(&o.etcdDialTimeout, "etcd-dial-timeout", 5*time.Second, "timeout of the first etcd connection")
 	fs.StringVar(&o.prefix, "cluster-prefix", "/mooncake/meta", "etcd prefix naming the cluster (the same on every node)")
 	fs.StringVar(&o.name, "node-name", "", "this node's name, unique in the cluster (default: <hostname>:<listen port>)")
-	fs.DurationVar(&o.sessionTTL, "session-ttl", ha.DefaultSessionTTL, "etcd session TTL, whole seconds: a leader that stops refreshing it is deposed after it")
-	fs.IntVar(&o.maxBatchBytes, "max-batch-bytes", ha.DefaultMaxBatchBytes, "largest journal batch (one etcd transaction), at most 64 MiB: etcd's --max-request-bytes must exceed it by 4 KiB (etcd's default, 1.5 MiB, fits the default); the etcd client's send limit is raised to fit it")
+	fs.DurationVar(&o.sessionTTL, "session-ttl", ha.DefaultSessionTTL, "etcd session TTL, whole seconds >= 1s: a leader that stops refreshing it is deposed after it")
+	fs.IntVar(&o.maxBatchBytes, "max-batch-bytes", ha.DefaultMaxBatchBytes, fmt.Sprintf("largest journal batch (one etcd transaction), in [%d, %d] (%d KiB to %d MiB): "+
+		"etcd's --max-request-bytes must exceed it by 4 KiB (etcd's default, 1.5 MiB, fits the default); the etcd client's send limit is raised to fit it",
+		ha.MinMaxBatchBytes, ha.MaxMaxBatchBytes, ha.MinMaxBatchBytes>>10, ha.MaxMaxBatchBytes>>20))
 	fs.Uint64Var(&o.journalBytes, "journal-capacity-bytes", DefaultJournalCapacityBytes, "journal capacity: what is not in etcd yet (256 MiB: over 10^6 puts at ~175 B each)")
 	fs.DurationVar(&o.leaseTTL, "lease-ttl", def.KVLeaseTTL, "read lease granted by get and exist")
 	fs.DurationVar(&o.defaultPin, "default-soft-pin-ttl", def.DefaultSoftPinTTL, "soft-pin TTL of an ENABLE without ttl_ms")
@@ -132,6 +134,15 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	}
 	if (o.etcdCert == "") != (o.etcdKey == "") {
 		return nil, errors.New("--etcd-cert and --etcd-key go together")
+	}
+	// Checked here, before any etcd call, and an explicit 0 is refused:
+	// the library's zero-means-default would silently replace it.
+	if o.sessionTTL < time.Second || o.sessionTTL%time.Second != 0 {
+		return nil, fmt.Errorf("--session-ttl %v must be a whole number of seconds >= 1s (etcd counts leases in seconds)", o.sessionTTL)
+	}
+	if o.maxBatchBytes < ha.MinMaxBatchBytes || o.maxBatchBytes > ha.MaxMaxBatchBytes {
+		return nil, fmt.Errorf("--max-batch-bytes %d must be in [%d, %d] (%d KiB to %d MiB)", o.maxBatchBytes,
+			ha.MinMaxBatchBytes, ha.MaxMaxBatchBytes, ha.MinMaxBatchBytes>>10, ha.MaxMaxBatchBytes>>20)
 	}
 	if o.maxRequestBytes <= 0 {
 		return nil, fmt.Errorf("--max-request-bytes %d must be > 0", o.maxRequestBytes)

@@ -108,6 +108,14 @@ type Config struct {
 	pageBytes int
 }
 
+// Validate reports whether Start would accept c, without touching etcd:
+// nil, or an error wrapping ErrInvalidConfig naming the first bad field.
+// Zero fields take their defaults, as in Start.
+func (c Config) Validate() error {
+	_, err := c.withDefaults()
+	return err
+}
+
 // withDefaults returns c with the zero fields defaulted, or an error
 // naming the first bad field.
 func (c Config) withDefaults() (Config, error) {

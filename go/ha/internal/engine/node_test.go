@@ -115,11 +115,14 @@ func TestConfigRejectsEveryBadField(t *testing.T) {
 			if !errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("withDefaults = %v, want ErrInvalidConfig naming %s", err, tc.want)
 			}
+			if verr := c.Validate(); verr == nil || verr.Error() != err.Error() {
+				t.Fatalf("Validate = %v, want %v", verr, err)
+			}
 		})
 	}
 	c, err := good.withDefaults()
-	if err != nil {
-		t.Fatalf("good config: %v", err)
+	if err != nil || good.Validate() != nil {
+		t.Fatalf("good config: %v, %v", err, good.Validate())
 	}
 	if c.SessionTTL != DefaultSessionTTL || c.MaxBatchBytes != DefaultMaxBatchBytes || c.FlushInterval != DefaultFlushInterval || c.Logger == nil ||
 		c.SnapshotInterval != DefaultSnapshotInterval || c.SnapshotEveryBytes != DefaultSnapshotEveryBytes || c.SnapshotKeep != DefaultSnapshotKeep {
