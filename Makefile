@@ -359,7 +359,9 @@ bench: target/c/read_c
 	$(CARGO) run --release --bin mooncake-meta-bench
 	$(CARGO) bench --bench ffi_boundary
 
-# The short run CI does as part of `make test`.
+# The short run CI does as part of `make test`. It fails (exit 1) when a
+# repetition, a correctness check (CHECK_FAILED) or read_c fails; a missed
+# target does not fail it (bench/README.md, "Output").
 bench-quick: target/c/read_c
 	$(CARGO) run --release --bin mooncake-meta-bench -- --quick
 

@@ -2,8 +2,10 @@
 //! setter (guard + handle + lock), a failing call that builds an error
 //! object, and extended/legacy write-config validation. Prints ns/call.
 //!
-//! `cargo bench --bench ffi_boundary [-- --quick]` (`make bench`,
-//! `make bench-quick`).
+//! `cargo bench --bench ffi_boundary [-- --quick]`; `make bench` runs it
+//! (the full mode). `make bench-quick` does not: the bench profile builds
+//! the library again (~40 s on this 2-core machine), so it is not in
+//! `make test`.
 
 use mooncake_meta::config::*;
 use mooncake_meta::error::mooncake_meta_error_free;

@@ -33,6 +33,13 @@ pub const SCENARIO: Scenario = Scenario {
     figures,
 };
 
+/// What a longest-hold figure that includes registrations measures
+/// (core/src/soft_pin/index.rs, `REGISTER_TIMED_EVERY`).
+pub const REGISTER_SAMPLED: &str =
+    "of the registrations (one heap push each), one hold in 32 is timed \
+     (core/src/soft_pin/index.rs REGISTER_TIMED_EVERY), and every one whose push starts a \
+     heap chunk; every other index hold (pops, rebuild swaps and merges) is timed each time";
+
 fn sizes(mode: Mode) -> Vec<usize> {
     if mode.quick {
         vec![1_000, 10_000]
@@ -340,29 +347,33 @@ fn figures(r: &Results, mode: Mode) -> Vec<Figure> {
             Better::Lower,
             scale(r.values(&tier, "scan_0_ns"), 1e-6),
         ));
-        let mut ratio = Figure::new(
-            "cleanup",
-            "scan_over_index",
-            &par("0"),
-            "x",
-            Better::Higher,
-            r.zip(&tier, "scan_0_ns", "idx_0_hot_ns", |s, i| s / i),
-        );
-        if at_top {
-            ratio = ratio.target(Target::AtLeast(10_000.0));
-        }
-        out.push(ratio);
+        // The scan walks every object, the index none: the ratio grows with
+        // N, and its target is stated at 10^6 pins (met: null below).
         out.push(
             Figure::new(
                 "cleanup",
-                "build_longest_index_hold",
-                &par("-"),
-                "ms",
-                Better::Lower,
-                scale(r.values(&tier, "build_longest_hold_ns"), 1e-6),
+                "scan_over_index",
+                &par("0"),
+                "x",
+                Better::Higher,
+                r.zip(&tier, "scan_0_ns", "idx_0_hot_ns", |s, i| s / i),
             )
-            .target(Target::AtMost(1.0)),
+            .target(Target::AtLeast(10_000.0))
+            .target_stated_at(1_000_000, n as u64),
         );
+        let mut f = Figure::new(
+            "cleanup",
+            "build_longest_index_hold",
+            &par("-"),
+            "ms",
+            Better::Lower,
+            scale(r.values(&tier, "build_longest_hold_ns"), 1e-6),
+        )
+        .target(Target::AtMost(1.0));
+        if n == sizes[0] {
+            f = f.note(REGISTER_SAMPLED);
+        }
+        out.push(f);
 
         for (label, case, key) in [
             ("0.1", &tier[..], "0.1"),
@@ -498,7 +509,8 @@ fn figures(r: &Results, mode: Mode) -> Vec<Figure> {
                     Better::Lower,
                     scale(r.values(&wave, "idx_100_ns"), 1e-6),
                 )
-                .target(Target::AtMost(300.0)),
+                .target(Target::AtMost(300.0))
+                .target_stated_at(1_000_000, n as u64),
             );
         }
         // Correctness: every cycle cleared exactly what was due.
@@ -598,7 +610,11 @@ fn figures(r: &Results, mode: Mode) -> Vec<Figure> {
                 .map(|v| v * 1e-6)
                 .collect(),
         )
-        .target(Target::AtMost(1.0)),
+        .target(Target::AtMost(1.0))
+        .note(format!(
+            "the longest index-mutex hold of the 100 %-due cycle, the writer's registrations \
+             included; {REGISTER_SAMPLED}"
+        )),
     );
     out
 }

@@ -5,7 +5,9 @@
 //! JSON line), one process per repetition, so memory figures always start
 //! from a fresh process and no scenario inherits another's heap. Figures
 //! are printed as one JSON object per line on stdout; a table follows on
-//! stderr (or stdout with `--table`). See bench/README.md.
+//! stderr (or stdout with `--table`). The run exits 1, after a line naming
+//! what failed, when a repetition, a correctness check or `read-c` failed
+//! (not for a missed target). See bench/README.md.
 
 mod anchor;
 mod batch;
@@ -283,6 +285,9 @@ usage: mooncake-meta-bench [--quick | --scale] [--reps N] [--table] [--list] [SC
               instead of wall time (robust on a shared machine; latencies stay wall)
   --read-c P  the C read benchmark to run for `read-c` (default target/c/read_c, built by make bench)
   --list      list the scenarios
+Exit status 1 when a repetition failed (a child's panic or failed assertion), a
+correctness check failed (a CHECK_FAILED figure) or read-c's program failed; a
+missed target is reported, not a failure.
 Scenarios (all by default, in this order): ";
 
 fn main() {
@@ -380,6 +385,8 @@ fn main() {
         loadavg()
     )];
     let all = scenarios();
+    // Every repetition that failed, as `scenario case rep r: why`.
+    let mut failed_reps: Vec<String> = Vec::new();
     for name in selected {
         let t = Instant::now();
         eprintln!("== {name}");
@@ -388,6 +395,13 @@ fn main() {
         } else {
             let s = all.iter().find(|s| s.name == name).expect("known scenario");
             let results = run_children(s, mode, &mut notes);
+            failed_reps.extend(results.failures.iter().map(|(case, rep, why)| {
+                format!(
+                    "{} {} rep {rep}: {why}",
+                    s.name,
+                    results.cases[*case].0.label()
+                )
+            }));
             let mut figs = (s.figures)(&results, mode);
             mark_failures(s, mode, &results, &mut figs);
             figs
@@ -411,6 +425,71 @@ fn main() {
     } else {
         eprintln!("\n{table}");
     }
+    let failed = run_failures(&figures, &failed_reps);
+    if !failed.is_empty() {
+        eprintln!("\n{}", failed.join("\n"));
+        std::process::exit(1);
+    }
+}
+
+/// Why the run failed, one line each after a heading line; empty when
+/// nothing did. A run fails when a repetition failed (a child that exited
+/// non-zero or panicked, as on a failed assertion, or whose output was
+/// unreadable), when a figure is failed (it reads such a repetition, or
+/// `read-c`'s program failed), or when a correctness check failed (a
+/// `CHECK_FAILED` figure). A missed target does not fail the run: targets
+/// are reported, not enforced (timings on a shared machine are noisy), and
+/// neither does `read-c` without its program built (`not_run`, not failed).
+fn run_failures(figures: &[Figure], failed_reps: &[String]) -> Vec<String> {
+    let label = |f: &Figure| {
+        let params: Vec<String> = f.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        format!("{}/{} {}", f.scenario, f.name, params.join(" "))
+            .trim_end()
+            .to_owned()
+    };
+    let checks: Vec<&Figure> = figures
+        .iter()
+        .filter(|f| f.name == "CHECK_FAILED")
+        .collect();
+    let failed_figs: Vec<&Figure> = figures.iter().filter(|f| f.failed()).collect();
+    if failed_reps.is_empty() && checks.is_empty() && failed_figs.is_empty() {
+        return Vec::new();
+    }
+    let mut out = vec![format!(
+        "mooncake-meta-bench: FAILED: {} failed repetition(s), {} correctness check(s) failed, \
+         {} failed figure(s) (missed targets are not failures)",
+        failed_reps.len(),
+        checks.len(),
+        failed_figs.len()
+    )];
+    out.extend(
+        failed_reps
+            .iter()
+            .map(|w| format!("  repetition failed: {w}")),
+    );
+    for f in checks {
+        out.push(format!(
+            "  correctness check failed: {}: {}",
+            label(f),
+            f.note.as_deref().unwrap_or("")
+        ));
+    }
+    for f in failed_figs {
+        // A failure that is not a failed repetition (read-c's program) is
+        // named here; the others are listed above.
+        let own: Vec<&str> = f
+            .failures
+            .iter()
+            .filter(|w| !failed_reps.contains(w))
+            .map(String::as_str)
+            .collect();
+        if own.is_empty() {
+            out.push(format!("  figure failed: {}", label(f)));
+        } else {
+            out.push(format!("  figure failed: {}: {}", label(f), own.join("; ")));
+        }
+    }
+    out
 }
 
 /// Runs every case of a scenario `mode.reps` times, repetitions outermost
@@ -675,6 +754,55 @@ mod tests {
         assert_eq!(figs[0].failures.len(), 1, "{:?}", figs[0].failures);
         assert_eq!(figs[1].failures.len(), 1, "{:?}", figs[1].failures);
         assert_eq!(figs[2].failures.len(), 2, "{:?}", figs[2].failures);
+    }
+
+    #[test]
+    fn a_failed_repetition_check_or_figure_fails_the_run_and_a_missed_target_does_not() {
+        let missed = Figure::new(
+            "s",
+            "rate",
+            &[("n", "10".into())],
+            "ops/s",
+            Better::Higher,
+            vec![1.0],
+        )
+        .target(Target::AtLeast(100.0));
+        assert_eq!(missed.met(), Some(false));
+        let not_run = Figure::new("read-c", "not_run", &[], "", Better::Higher, vec![])
+            .note("target/c/read_c is not built");
+        assert!(run_failures(&[missed.clone(), not_run.clone()], &[]).is_empty());
+
+        let rep = "toy n=10 case=a rep 1: child failed: exit status: 101".to_owned();
+        let mut read = missed.clone();
+        read.fail(rep.clone());
+        let lines = run_failures(&[read, not_run.clone()], std::slice::from_ref(&rep));
+        assert!(lines[0].starts_with("mooncake-meta-bench: FAILED: 1 failed repetition(s), 0 correctness check(s) failed, 1 failed figure(s)"), "{lines:?}");
+        assert_eq!(lines[1], format!("  repetition failed: {rep}"));
+        assert_eq!(lines[2], "  figure failed: s/rate n=10");
+
+        let check = Figure::new(
+            "s",
+            "CHECK_FAILED",
+            &[("n", "10".into())],
+            "",
+            Better::Lower,
+            vec![],
+        )
+        .note("1% due: expired 3 of 4");
+        let lines = run_failures(&[missed.clone(), check], &[]);
+        assert_eq!(lines.len(), 2, "{lines:?}");
+        assert_eq!(
+            lines[1],
+            "  correctness check failed: s/CHECK_FAILED n=10: 1% due: expired 3 of 4"
+        );
+
+        let mut c_failed = not_run;
+        c_failed.fail("/bin/false failed: exit status: 1");
+        let lines = run_failures(&[c_failed], &[]);
+        assert_eq!(
+            lines[1],
+            "  figure failed: read-c/not_run: /bin/false failed: exit status: 1"
+        );
     }
 
     #[test]

@@ -180,7 +180,8 @@ fn figures(r: &Results, mode: Mode) -> Vec<Figure> {
                     Better::Higher,
                     r.values(&want, &format!("{name}_{threads}t_pin{pin}")),
                 )
-                .target(Target::AtLeast(3e6));
+                .target(Target::AtLeast(3e6))
+                .target_stated_at(1_000_000, size(mode) as u64);
                 if name == "get" && threads == 1 && pin == "0" {
                     f = f.note("get_replica_list_into with a reused buffer (anchor measures the allocating get_replica_list)");
                 }
