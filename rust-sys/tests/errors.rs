@@ -224,21 +224,81 @@ fn write_protocol_errors() {
     );
 }
 
-// A Rust string with a NUL byte cannot become a C string: refused before any call.
+// A group name with a NUL byte cannot become a C string: refused before
+// any call, with the core's message. A preferred segment name with one is
+// not refused (the core accepts it and finds no such segment): it is left
+// out, and the write goes where it would have.
 #[test]
 fn nul_in_a_c_string_argument_is_refused() {
     let m = master();
     let cfg = WriteConfig::default().with_group("a\0b");
     let err = m.put_start(C1, Key::new("k"), SIZE, &cfg).unwrap_err();
     assert_eq!(err.kind(), ErrorKind::InvalidParams);
-    assert!(err.message().contains("group"), "{err}");
+    assert_eq!(err.message(), "group must not contain NUL");
+    assert_eq!(m.key_count(), 0);
     let cfg = WriteConfig {
-        preferred_segments: vec!["mem\0x".into()],
+        preferred_segments: vec!["mem\0x".into(), "mem1".into()],
         ..WriteConfig::default()
     };
-    let err = m.put_start(C1, Key::new("k"), SIZE, &cfg).unwrap_err();
-    assert!(err.message().contains("preferred segment"), "{err}");
-    assert_eq!(m.key_count(), 0);
+    cfg.validate().unwrap();
+    m.validate_write_request(Key::new("k"), SIZE, &cfg).unwrap();
+    let w = m.put_start(C1, Key::new("k"), SIZE, &cfg).unwrap();
+    assert_eq!(w.replicas.len(), 1);
+    assert_eq!(
+        m.segment_name(segment_of(&w.replicas[0])),
+        Some("mem1".into())
+    );
+    let legacy = LegacyConfig {
+        preferred_segments: vec!["mem\0x", "mem1"],
+        ..LegacyConfig::default()
+    };
+    legacy.validate().unwrap();
+    let w = m
+        .put_start_legacy(C1, Key::new("l"), SIZE, &legacy)
+        .unwrap();
+    assert_eq!(
+        m.segment_name(segment_of(&w.replicas[0])),
+        Some("mem1".into())
+    );
+    let w = m
+        .upsert_start_legacy(C1, Key::new("u"), SIZE, &legacy)
+        .unwrap();
+    assert_eq!(
+        m.segment_name(segment_of(&w.replicas[0])),
+        Some("mem1".into())
+    );
+    assert_eq!(m.key_count(), 3);
+}
+
+fn segment_of(r: &ReplicaDescriptor) -> SegmentId {
+    match r.location {
+        Location::Buffer { segment, .. } => segment,
+        ref other => panic!("not a buffer: {other:?}"),
+    }
+}
+
+// A standby validates no write request (docs/CONTRACT.md §12.3): the
+// core's answer and message, whatever the request; a poisoned master's
+// would be PANIC.
+#[test]
+fn a_standby_refuses_to_validate_a_write_request() {
+    let mut c = MasterConfig::deterministic(1_000);
+    c.standby = true;
+    let s = Master::new(c).unwrap();
+    for (key, size) in [("k", SIZE), ("", 0)] {
+        let err = s
+            .validate_write_request(Key::new(key), size, &WriteConfig::default())
+            .unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::UnavailableInCurrentStatus);
+        assert_eq!(err.code(), MOONCAKE_META_UNAVAILABLE_IN_CURRENT_STATUS);
+        assert!(
+            err.message().starts_with("this master is a standby"),
+            "{err}"
+        );
+    }
+    s.promote().unwrap();
+    s.validate_write_request(Key::new("k"), SIZE, &WriteConfig::default())
+        .unwrap();
 }
 
 // An empty tenant is the core's INVALID_PARAMS here too (the C ABI alone

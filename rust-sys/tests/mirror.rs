@@ -44,7 +44,9 @@ mirrored!(
     batches,
     lifecycle,
     retention,
-    journal
+    journal,
+    nul_segment_names,
+    standby_validation
 );
 
 // The transcripts are not vacuous: a few values they must contain.
@@ -127,4 +129,125 @@ fn quick_start_examples_differ_only_in_the_use_line() {
             &"use mooncake_meta_sys::safe::*;".to_string()
         )]
     );
+}
+
+// Segment names with a NUL byte are answered as the core answers them,
+// not refused as malformed: placements skip them, copy and move targets
+// are not mounted, and the refusal names the caller's segment.
+#[test]
+fn nul_segment_names_are_answered_as_the_core_answers_them() {
+    let n = via_sys::nul_segment_names().join("\n");
+    for want in [
+        "validate preferring NUL: Ok(())",
+        "put preferring NUL: Ok(StartedWrite",
+        "batch upsert preferring NUL: [\"Ok(StartedWrite",
+        "promote preferring NUL: Ok(ReplicaDescriptor",
+        "copy missing key to NUL: Err(ObjectNotFound)",
+        "copy to NUL: Err(SegmentNotFound)",
+        "copy to mem2 (its own), NUL: Err(InvalidParams)",
+        "copy to NUL, mem2 (its own): Err(SegmentNotFound)",
+        "copy during a copy to NUL: Err(ObjectHasReplicationTask)",
+        "move from NUL: Err(SegmentNotFound)",
+        "move from mem2 to NUL: Err(SegmentNotFound)",
+        "promote without disk preferring NUL: Err(ReplicaNotFound)",
+        "promote with memory preferring NUL: Err(UnavailableInCurrentStatus)",
+    ] {
+        assert!(n.contains(want), "transcript lacks {want:?}:\n{n}");
+    }
+    let s = via_sys::standby_validation().join("\n");
+    assert!(
+        s.contains("validate: Err(UnavailableInCurrentStatus)"),
+        "{s}"
+    );
+    assert!(s.contains("validate on the primary: Ok(())"), "{s}");
+}
+
+// The messages are the core's, after the C function's name where the
+// library answered (which escapes a NUL byte as `\0`, a C string cannot
+// hold one); a standby's validation says what the core says.
+#[test]
+fn refusals_of_nul_segment_names_and_standby_validation_say_what_the_core_says() {
+    let core = via_core::nul_segment_messages();
+    let sys = via_sys::nul_segment_messages();
+    assert_eq!(core.len(), sys.len());
+    for (c, s) in core.iter().zip(&sys) {
+        let after_function = s
+            .strip_prefix("mooncake_meta_")
+            .and_then(|rest| rest.split_once(": "))
+            .map(|(_, m)| m);
+        let escaped = c.replace('\0', "\\0");
+        assert!(
+            s == c || after_function == Some(escaped.as_str()),
+            "core {c:?}, sys {s:?}"
+        );
+    }
+    assert_eq!(
+        sys[0],
+        "mooncake_meta_copy_start: segment 'a\\0b' is not mounted"
+    );
+    assert_eq!(
+        sys[1],
+        "mooncake_meta_copy_start: segment 'x\\0y' is not mounted"
+    );
+    assert_eq!(core.last(), sys.last());
+}
+
+// A call with malformed arguments on a standby: the core refuses it for the
+// role first, the C ABI and the safe layer for its arguments first
+// (README.md, "Where it differs"). Exactly these lines differ, and only
+// in that way.
+#[test]
+fn on_a_standby_malformed_arguments_are_refused_for_them_first() {
+    let core = via_core::standby_malformed();
+    let sys = via_sys::standby_malformed();
+    assert_eq!(core.len(), sys.len());
+    let unavailable = "Err(UnavailableInCurrentStatus)";
+    let invalid = "Err(InvalidParams)";
+    let differing: Vec<(&str, String)> = core
+        .iter()
+        .zip(&sys)
+        .filter(|(c, s)| c != s)
+        .map(|(c, s)| {
+            assert!(!c.contains(invalid), "the core answers the role first: {c}");
+            // Only kinds differ, each an argument error against the role.
+            assert_eq!(&s.replace(invalid, unavailable), c, "{s}");
+            (
+                c.split_once(": ").unwrap().0,
+                s.split_once(": ").unwrap().1.to_string(),
+            )
+        })
+        .collect();
+    let labels: Vec<&str> = differing.iter().map(|(l, _)| *l).collect();
+    assert_eq!(
+        labels,
+        [
+            "exist empty key",
+            "exist empty tenant",
+            "exist NUL tenant",
+            "put empty key",
+            "put NUL group",
+            "put 70000 replicas",
+            "copy empty key",
+            "list empty tenant",
+            "regex empty tenant",
+            "retain empty tenant",
+            "release NUL tenant",
+            "retention deadline empty tenant",
+            "batch exist empty key",
+            "batch put sizes mismatch",
+            "batch put bad ttl",
+            "batch put 2000 replicas",
+            "batch put NUL group",
+            "batch end tokens mismatch",
+        ]
+    );
+    // In a batch, a malformed key fails alone; the others get the
+    // standby's refusal.
+    assert_eq!(
+        differing[12].1,
+        format!("[\"{invalid}\", \"{unavailable}\"]")
+    );
+    for line in &core {
+        assert!(line.contains(unavailable), "{line}");
+    }
 }

@@ -50,6 +50,8 @@ fn a_poisoned_master_fails_fallible_calls_with_panic() {
             .map(drop)
             .unwrap_err(),
         m.snapshot().map(drop).unwrap_err(),
+        m.validate_write_request(Key::new("j"), SIZE, &WriteConfig::default())
+            .unwrap_err(),
         m.batch_exist(&[Key::new("k")])
             .remove(0)
             .map(drop)

@@ -492,9 +492,14 @@ impl Master {
     }
 
     /// Validates a write request exactly as a Start would, without effects:
-    /// the key, `mooncake_meta_write_config_validate`, and the soft-pin
-    /// request against this master's limits.
+    /// on a standby `UNAVAILABLE_IN_CURRENT_STATUS` (docs/CONTRACT.md
+    /// §12.3, as the core), then the key, the size, the soft-pin request
+    /// against this master's limits, the group and
+    /// `mooncake_meta_write_config_validate`.
     pub fn validate_write_request(&self, k: Key<'_>, size: u64, cfg: &WriteConfig) -> Result<()> {
+        if self.try_standby_state()?.0 {
+            return Err(standby_error());
+        }
         k.validate()?;
         if size == 0 {
             return Err(Error::invalid("size must be positive"));
@@ -508,6 +513,16 @@ impl Master {
         }
         cfg.validate()
     }
+}
+
+/// What the core answers a client operation on a standby (its
+/// `standby_error`, kind and message).
+fn standby_error() -> Error {
+    Error::new(
+        ErrorKind::UnavailableInCurrentStatus,
+        "this master is a standby: it serves no client operation until it is promoted \
+         (it changes only by applying a primary's journal)",
+    )
 }
 
 #[cfg(test)]

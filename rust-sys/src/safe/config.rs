@@ -326,7 +326,7 @@ impl WriteConfig {
                 )
             }
         })?;
-        let segments = c_strings("preferred segment", &self.preferred_segments)?;
+        let segments = preferred_c_strings(&self.preferred_segments);
         let segment_ptrs = pointers(&segments);
         let group = self
             .group
@@ -403,7 +403,7 @@ impl LegacyConfig<'_> {
     }
 
     pub(super) fn to_raw(&self) -> Result<RawLegacyConfig> {
-        let segments = c_strings("preferred segment", &self.preferred_segments)?;
+        let segments = preferred_c_strings(&self.preferred_segments);
         let mut segment_ptrs = pointers(&segments);
         let raw = mooncake_meta_replicate_config {
             replica_num: self.replica_num,

@@ -160,15 +160,18 @@ impl Master {
         })
     }
 
-    fn standby_state(&self) -> (bool, u64) {
+    /// Whether this master is a standby, and its applied sequence; fails
+    /// only on a poisoned master (`PANIC`).
+    pub(super) fn try_standby_state(&self) -> Result<(bool, u64)> {
         let mut standby: c_int = 0;
         let mut seq = 0;
         // SAFETY: live master, writable outputs.
-        let r = call(|e| unsafe {
-            mooncake_meta_standby_state(self.as_ptr(), &mut standby, &mut seq, e)
-        });
-        infallible("mooncake_meta_standby_state", r);
-        (standby != 0, seq)
+        call(|e| unsafe { mooncake_meta_standby_state(self.as_ptr(), &mut standby, &mut seq, e) })?;
+        Ok((standby != 0, seq))
+    }
+
+    fn standby_state(&self) -> (bool, u64) {
+        infallible("mooncake_meta_standby_state", self.try_standby_state())
     }
 
     /// Whether this master is a standby.

@@ -111,8 +111,14 @@ fn c_string(what: &str, s: &str) -> Result<CString> {
     CString::new(s).map_err(|_| Error::invalid(format!("{what} must not contain NUL")))
 }
 
-fn c_strings<S: AsRef<str>>(what: &str, list: &[S]) -> Result<Vec<CString>> {
-    list.iter().map(|s| c_string(what, s.as_ref())).collect()
+/// NUL-terminated copies of the preferred segment names the C ABI can
+/// carry. A name with a NUL byte is left out: no mounted segment has one
+/// (mount refuses it), and the core skips a preferred name no mounted
+/// segment has, with no other effect, so the placement is the same.
+fn preferred_c_strings<S: AsRef<str>>(list: &[S]) -> Vec<CString> {
+    list.iter()
+        .filter_map(|s| CString::new(s.as_ref()).ok())
+        .collect()
 }
 
 fn path_string(what: &str, path: &Path) -> Result<CString> {

@@ -4,9 +4,17 @@ use super::*;
 
 impl Master {
     /// Starts copying to each named segment; returns the PROCESSING targets.
+    ///
+    /// A target with a NUL byte, which the C ABI cannot carry, is sent as
+    /// the empty name: no mounted segment has either (mount refuses both),
+    /// so the core refuses it at the same point of its checks, with
+    /// `SEGMENT_NOT_FOUND`, whose message then names the caller's target.
     pub fn copy_start(&self, k: Key<'_>, targets: &[&str]) -> Result<Vec<ReplicaDescriptor>> {
         k.validate()?;
-        let names = c_strings("segment name", targets)?;
+        let names: Vec<CString> = targets
+            .iter()
+            .map(|t| CString::new(*t).unwrap_or_default())
+            .collect();
         let ptrs = pointers(&names);
         let raw = fill(targets.len(), |out, cap, len, err| {
             // SAFETY: live master; key and names outlive the call; `out` is
@@ -26,7 +34,8 @@ impl Master {
                     err,
                 )
             }
-        })?;
+        })
+        .map_err(|e| name_unmounted_target(e, targets))?;
         descriptors(&raw)
     }
 
@@ -65,7 +74,7 @@ impl Master {
     /// Stages a PROCESSING memory replica for an object that has a COMPLETE
     /// LOCAL_DISK replica and no memory replica.
     pub fn promotion_start(&self, k: Key<'_>, preferred: &[String]) -> Result<ReplicaDescriptor> {
-        let names = c_strings("preferred segment", preferred)?;
+        let names = preferred_c_strings(preferred);
         let ptrs = pointers(&names);
         let mut r = mooncake_meta_replica::default();
         with_key!(
@@ -102,5 +111,27 @@ impl Master {
             &mut r
         )?;
         ReplicaDescriptor::from_raw(&r)
+    }
+}
+
+/// A copy's `SEGMENT_NOT_FOUND` for a target sent as the empty name names
+/// the caller's target, its NUL bytes escaped as `\0` as the library
+/// escapes them in every message. The core refuses the first target no
+/// mounted segment has; every one before it was mounted, so the refused
+/// one is the first that is empty or has a NUL byte.
+fn name_unmounted_target(e: Error, targets: &[&str]) -> Error {
+    const SENT: &str = "mooncake_meta_copy_start: segment '' is not mounted";
+    if e.kind() != ErrorKind::SegmentNotFound || e.message() != SENT {
+        return e;
+    }
+    match targets.iter().find(|t| t.is_empty() || t.contains('\0')) {
+        Some(name) if !name.is_empty() => Error::from_status(
+            e.code(),
+            format!(
+                "mooncake_meta_copy_start: segment '{}' is not mounted",
+                name.replace('\0', "\\0")
+            ),
+        ),
+        _ => e,
     }
 }

@@ -768,3 +768,284 @@ pub fn journal() -> Vec<String> {
     t.res("release past the end", small_journal.journal_release(st.last_seq + 1));
     t.0
 }
+
+/// A write configuration preferring `names`, in order.
+fn preferring(names: &[&str]) -> WriteConfig {
+    WriteConfig {
+        preferred_segments: names.iter().map(|n| n.to_string()).collect(),
+        ..WriteConfig::default()
+    }
+}
+
+/// Segment names with a NUL byte, which no mounted segment can have (mount
+/// refuses them): a preferred one is skipped like any other unknown name
+/// (same placements), a copy or move target is not mounted, at the point
+/// of the checks where the core looks it up, and a promotion's preferred
+/// one is skipped. Every placement here is decided by the preferred names
+/// or by there being one segment with room (the segment choice past the
+/// preferred ones is pseudo-random, seeded per master).
+pub fn nul_segment_names() -> Vec<String> {
+    let mut t = Transcript::new();
+    let nul = "a\0b";
+    // One memory segment: a list of NUL names only still places there.
+    let one = master();
+    one.mount_segment(1, &seg("solo", 1 << 40, 1 << 20, Pool::Memory))
+        .unwrap();
+    t.res(
+        "validate preferring NUL",
+        one.validate_write_request(Key::new("s0"), SIZE, &preferring(&[nul])),
+    );
+    t.res("put preferring NUL", one.put_start(1, Key::new("s0"), SIZE, &preferring(&[nul])));
+    t.res(
+        "upsert preferring NULs",
+        one.upsert_start(1, Key::new("s1"), SIZE, &preferring(&[nul, "x\0"])),
+    );
+    t.batch(
+        "batch put preferring NUL",
+        one.batch_put_start(1, &[Key::new("s2"), Key::new("s3")], &[SIZE, SIZE], &preferring(&[nul])),
+    );
+    t.batch(
+        "batch upsert preferring NUL",
+        one.batch_upsert_start(1, &[Key::new("s4")], &[SIZE], &preferring(&[nul])),
+    );
+    t.res(
+        "put bad ttl preferring NUL",
+        one.put_start(1, Key::new("s5"), SIZE, &WriteConfig {
+            soft_pin: SoftPinRequest::enable_for(u64::MAX),
+            ..preferring(&[nul])
+        }),
+    );
+    t.res(
+        "put two replicas preferring NUL",
+        one.put_start(1, Key::new("s6"), SIZE, &WriteConfig {
+            memory_replicas: 2,
+            ..preferring(&[nul])
+        }),
+    );
+    t.res("disk replica", one.add_local_disk_replica(3, Key::new("sd"), SIZE));
+    t.res(
+        "promote preferring NUL",
+        one.promotion_start(Key::new("sd"), &[nul.to_string()]),
+    );
+    t.res("promotion end", one.promotion_end(Key::new("sd"), true));
+    for key in ["s0", "s1", "s2", "s3", "s4"] {
+        t.res(
+            &format!("end {key}"),
+            one.put_end(1, Key::new(key), ReplicaSelector::All, None),
+        );
+    }
+    for key in ["s0", "s1", "s2", "s3", "s4", "sd"] {
+        t.res(&format!("replicas {key}"), one.get_replica_list(Key::new(key)));
+    }
+    t.note("keys", one.key_count());
+    t.note("invariants", one.check_invariants());
+
+    // Three memory segments, the NUL names among real ones.
+    let m = master();
+    t.res(
+        "mount a NUL name",
+        m.mount_segment(1, &seg(nul, 1 << 30, 1 << 20, Pool::Memory)),
+    );
+    for (i, name) in ["mem0", "mem1", "mem2"].into_iter().enumerate() {
+        m.mount_segment(1, &seg(name, (i as u64 + 1) << 40, 1 << 20, Pool::Memory))
+            .unwrap();
+    }
+    t.res(
+        "put preferring NUL, mem2",
+        m.put_start(1, Key::new("p1"), SIZE, &preferring(&[nul, "mem2"])),
+    );
+    let two = WriteConfig {
+        memory_replicas: 2,
+        ..preferring(&["mem1", nul, "x\0", "mem1", "mem0"])
+    };
+    t.res("put 2 preferring mem1, NULs, mem1, mem0", m.put_start(1, Key::new("p2"), SIZE, &two));
+    t.res(
+        "upsert preferring NUL, mem1",
+        m.upsert_start(1, Key::new("p3"), SIZE, &preferring(&[nul, "mem1"])),
+    );
+    let bkeys = [Key::new("b0"), Key::new("b1"), Key::new("b2")];
+    t.batch(
+        "batch put preferring NUL, mem0",
+        m.batch_put_start(1, &bkeys[..2], &[SIZE, SIZE], &preferring(&["x\0", "mem0"])),
+    );
+    t.batch(
+        "batch upsert preferring NUL, mem2",
+        m.batch_upsert_start(1, &bkeys[2..], &[SIZE], &preferring(&[nul, "mem2"])),
+    );
+    for key in ["p1", "p2", "p3", "b0", "b1", "b2"] {
+        t.res(
+            &format!("end {key}"),
+            m.put_end(1, Key::new(key), ReplicaSelector::All, None),
+        );
+    }
+    let in_flight = m.put_start(1, Key::new("w"), SIZE, &preferring(&["mem0"])).unwrap();
+
+    // Copy: the core checks the key, the task, the source, then each
+    // target in order.
+    let p1 = Key::new("p1"); // on mem2
+    t.res("copy missing key to NUL", m.copy_start(Key::new("nope"), &[nul]));
+    t.res("copy empty key to NUL", m.copy_start(Key::new(""), &[nul]));
+    t.res("copy unwritten key to NUL", m.copy_start(Key::new("w"), &[nul]));
+    t.res("copy to NUL", m.copy_start(p1, &[nul]));
+    t.res("copy to mem0, NUL", m.copy_start(p1, &["mem0", nul]));
+    t.res("copy to mem2 (its own), NUL", m.copy_start(p1, &["mem2", nul]));
+    t.res("copy to NUL, mem2 (its own)", m.copy_start(p1, &[nul, "mem2"]));
+    t.res("copy to mem0, mem0, NUL", m.copy_start(p1, &["mem0", "mem0", nul]));
+    t.res("copy to unknown, NUL", m.copy_start(p1, &["nope", nul]));
+    t.res("copy to empty, NUL", m.copy_start(p1, &["", nul]));
+    t.res("copy to NUL, empty", m.copy_start(p1, &[nul, ""]));
+    t.res("replicas after refused copies", m.get_replica_list(p1));
+    t.res("copy to mem0", m.copy_start(p1, &["mem0"]));
+    t.res("copy during a copy to NUL", m.copy_start(p1, &[nul]));
+    t.res("move during a copy from NUL", m.move_start(p1, nul, "mem1"));
+    t.res("copy revoke", m.copy_revoke(p1));
+
+    // Move: the source segment, then the target.
+    t.res("move missing key from NUL", m.move_start(Key::new("nope"), nul, nul));
+    t.res("move from NUL", m.move_start(p1, nul, "mem1"));
+    t.res("move from mem2 to NUL", m.move_start(p1, "mem2", nul));
+    t.res("move from mem0 (none there) to NUL", m.move_start(p1, "mem0", nul));
+    t.res("move from mem2 to mem2", m.move_start(p1, "mem2", "mem2"));
+
+    // Promotion: the object's replicas are checked before any placement.
+    let nul_pref = [nul.to_string()];
+    t.res("promote missing key preferring NUL", m.promotion_start(Key::new("nope"), &nul_pref));
+    t.res("promote without disk preferring NUL", m.promotion_start(p1, &nul_pref));
+    t.res("disk replica", m.add_local_disk_replica(3, Key::new("d"), SIZE));
+    t.res(
+        "promote preferring NUL, mem1",
+        m.promotion_start(Key::new("d"), &[nul.to_string(), "mem1".to_string()]),
+    );
+    t.res("promote during a promotion", m.promotion_start(Key::new("d"), &nul_pref));
+    t.res("promotion end", m.promotion_end(Key::new("d"), true));
+    t.res("promote with memory preferring NUL", m.promotion_start(Key::new("d"), &nul_pref));
+
+    t.res(
+        "end in flight",
+        m.put_end(1, Key::new("w"), ReplicaSelector::All, Some(in_flight.token)),
+    );
+    for key in ["p1", "p2", "p3", "b0", "b1", "b2", "d", "w"] {
+        t.res(&format!("replicas {key}"), m.get_replica_list(Key::new(key)));
+    }
+    t.note("keys", m.key_count());
+    t.note("metrics", metrics_view(m.metrics()));
+    t.note("invariants", m.check_invariants());
+    t.0
+}
+
+/// The messages of refusals that name a segment with a NUL byte, and of a
+/// standby's validation: compared by tests/mirror.rs (the library's name
+/// the C function first).
+pub fn nul_segment_messages() -> Vec<String> {
+    let m = master();
+    for (i, name) in ["mem0", "mem1"].into_iter().enumerate() {
+        m.mount_segment(1, &seg(name, (i as u64 + 1) << 40, 1 << 20, Pool::Memory))
+            .unwrap();
+    }
+    put(&m, Key::new("k"), &preferring(&["mem0"]));
+    let k = Key::new("k");
+    let msg = |r: Result<Vec<ReplicaDescriptor>>| r.unwrap_err().message().to_string();
+    let s = master_with(MasterConfig {
+        standby: true,
+        ..MasterConfig::deterministic(T0)
+    });
+    vec![
+        msg(m.copy_start(k, &["a\0b"])),
+        msg(m.copy_start(k, &["mem1", "x\0y", "a\0b"])),
+        msg(m.copy_start(k, &["nope", "a\0b"])),
+        msg(m.copy_start(k, &["", "a\0b"])),
+        m.move_start(k, "mem0", "a\0b").unwrap_err().message().to_string(),
+        m.move_start(k, "a\0b", "mem1").unwrap_err().message().to_string(),
+        s.validate_write_request(k, SIZE, &WriteConfig::default())
+            .unwrap_err()
+            .message()
+            .to_string(),
+    ]
+}
+
+/// A standby validates no write request, well-formed or not
+/// (docs/CONTRACT.md section 12.3), and refuses the calls with segment
+/// names with a NUL byte as any other; once promoted it validates.
+pub fn standby_validation() -> Vec<String> {
+    let mut t = Transcript::new();
+    let s = master_with(MasterConfig {
+        standby: true,
+        ..MasterConfig::deterministic(T0)
+    });
+    let k = Key::new("k");
+    t.res("validate", s.validate_write_request(k, SIZE, &WriteConfig::default()));
+    t.res("validate size 0", s.validate_write_request(k, 0, &WriteConfig::default()));
+    t.res("validate bad ttl", s.validate_write_request(k, SIZE, &pinned(u64::MAX)));
+    t.res(
+        "validate NUL group",
+        s.validate_write_request(k, SIZE, &WriteConfig::default().with_group("a\0b")),
+    );
+    t.res("validate empty key", s.validate_write_request(Key::new(""), SIZE, &WriteConfig::default()));
+    t.res(
+        "validate preferring NUL",
+        s.validate_write_request(k, SIZE, &preferring(&["a\0b"])),
+    );
+    t.res("put preferring NUL", s.put_start(1, k, SIZE, &preferring(&["a\0b"])));
+    t.res("copy to NUL", s.copy_start(k, &["a\0b"]));
+    t.res("move to NUL", s.move_start(k, "mem0", "a\0b"));
+    t.res("promote preferring NUL", s.promotion_start(k, &["a\0b".to_string()]));
+    t.res("promote the standby", s.promote().map(|_| ()));
+    t.res("validate on the primary", s.validate_write_request(k, SIZE, &WriteConfig::default()));
+    t.res("validate size 0 on the primary", s.validate_write_request(k, 0, &WriteConfig::default()));
+    t.0
+}
+
+/// Calls with malformed arguments on a standby: the core refuses each for
+/// the role first (`UnavailableInCurrentStatus`); through the C ABI an
+/// argument error comes first (rust-sys/README.md, "Where it differs").
+/// tests/mirror.rs checks exactly which lines differ.
+pub fn standby_malformed() -> Vec<String> {
+    let mut t = Transcript::new();
+    let s = master_with(MasterConfig {
+        standby: true,
+        ..MasterConfig::deterministic(T0)
+    });
+    let k = Key::new("k");
+    let d = WriteConfig::default();
+    // Argument errors.
+    t.res("exist empty key", s.exist(Key::new("")));
+    t.res("exist empty tenant", s.exist(Key::scoped("", "k")));
+    t.res("exist NUL tenant", s.exist(Key::scoped("a\0b", "k")));
+    t.res("put empty key", s.put_start(1, Key::new(""), SIZE, &d));
+    t.res("put NUL group", s.put_start(1, k, SIZE, &d.clone().with_group("a\0b")));
+    let huge = WriteConfig {
+        memory_replicas: 70_000,
+        ..WriteConfig::default()
+    };
+    t.res("put 70000 replicas", s.put_start(1, k, SIZE, &huge));
+    t.res("copy empty key", s.copy_start(Key::new(""), &["mem0"]));
+    t.res("list empty tenant", s.list_keys("", "", None, 0));
+    t.res("regex empty tenant", s.remove_by_regex(Some(""), "k", false));
+    t.res("retain empty tenant", s.retain_groups("", &["g"], 1_000).map(|_| ()));
+    t.res("release NUL tenant", s.release_groups("a\0b", &["g"]).map(|_| ()));
+    t.res("retention deadline empty tenant", s.group_retention_deadline("", "g"));
+    t.res("retention deadline empty group", s.group_retention_deadline("t", ""));
+    t.res("retain empty group", s.retain_groups("t", &[""], 1_000).map(|_| ()));
+    t.batch("batch exist empty key", s.batch_exist(&[Key::new(""), k]));
+    t.batch("batch put sizes mismatch", s.batch_put_start(1, &[k, k], &[SIZE], &d));
+    t.batch("batch put bad ttl", s.batch_put_start(1, &[k], &[SIZE], &pinned(u64::MAX)));
+    let many = WriteConfig {
+        memory_replicas: 2_000,
+        ..WriteConfig::default()
+    };
+    t.batch("batch put 2000 replicas", s.batch_put_start(1, &[k], &[SIZE], &many));
+    t.batch("batch put NUL group", s.batch_put_start(1, &[k], &[SIZE], &d.clone().with_group("a\0b")));
+    t.batch(
+        "batch end tokens mismatch",
+        s.batch_put_end(1, &[k, k], ReplicaSelector::All, Some(&[1])),
+    );
+    // Not argument errors: refused for the role through both.
+    t.res("exist", s.exist(k));
+    t.res("put size 0", s.put_start(1, k, 0, &d));
+    t.res("put bad ttl", s.put_start(1, k, SIZE, &pinned(u64::MAX)));
+    t.res("put 2000 replicas", s.put_start(1, k, SIZE, &many));
+    t.res("validate empty key", s.validate_write_request(Key::new(""), SIZE, &d));
+    t.batch("batch exist", s.batch_exist(&[k, Key::scoped("t", "k")]));
+    t.batch("batch put size 0", s.batch_put_start(1, &[k], &[0], &d));
+    t.0
+}
