@@ -43,6 +43,8 @@ static void every_setter_accepts_a_valid_value(void) {
     CHECK_OK(mooncake_meta_config_set_commit_presized(cfg, 0, &err), err);
     CHECK_OK(mooncake_meta_config_set_commit_presized(cfg, 1, &err), err);
     CHECK_OK(mooncake_meta_config_set_manual_clock(cfg, 1700000000000ull, &err), err);
+    CHECK_OK(mooncake_meta_config_set_seed(cfg, 0, &err), err);
+    CHECK_OK(mooncake_meta_config_set_seed(cfg, UINT64_MAX, &err), err);
     CHECK_OK(mooncake_meta_config_validate(cfg, &err), err);
     CHECK_OK(mooncake_meta_config_set_system_clock(cfg, &err), err);
     CHECK_OK(mooncake_meta_config_validate(cfg, &err), err);
@@ -256,6 +258,54 @@ static void fixing_the_field_makes_it_valid_again(void) {
     mooncake_meta_config_free(cfg);
 }
 
+/* A master seeded by `seed` (mooncake_meta_config_set_seed), four memory
+ * segments at fixed bases; writes 200 keys of one replica and records
+ * where each went. */
+static void placements_of_a_seeded_master(uint64_t seed, uint32_t seg[200], uint64_t addr[200]) {
+    mooncake_meta_error *err = NULL;
+    mooncake_meta_config *cfg = new_config();
+    CHECK_OK(mooncake_meta_config_set_manual_clock(cfg, 1700000000000ull, &err), err);
+    CHECK_OK(mooncake_meta_config_set_seed(cfg, seed, &err), err);
+    mooncake_meta_master *m = NULL;
+    CHECK_OK(mooncake_meta_master_new(cfg, &m, &err), err);
+    mooncake_meta_config_free(cfg);
+    for (uint64_t i = 0; i < 4; i++) {
+        char name[8];
+        snprintf(name, sizeof name, "mem%u", (unsigned)i);
+        uint32_t id = 0;
+        CHECK_OK(mooncake_meta_mount_segment(m, 1, name, strlen(name), (i + 1) << 32, 1 << 20,
+                                             MOONCAKE_META_POOL_MEMORY, &id, &err),
+                 err);
+    }
+    mooncake_meta_write_config c = fx_config(1);
+    for (int i = 0; i < 200; i++) {
+        char key[16];
+        snprintf(key, sizeof key, "k%d", i);
+        mooncake_meta_replica r[1];
+        size_t n = 0;
+        uint64_t token = 0;
+        CHECK_OK(mooncake_meta_put_start(m, 1, FX_KEY(key), 4096, &c, r, 1, &n, &token, &err),
+                 err);
+        CHECK(n == 1);
+        seg[i] = r[0].segment_id;
+        addr[i] = r[0].address;
+    }
+    mooncake_meta_master_free(m);
+}
+
+/* Two masters with one seed place the same writes alike; another seed
+ * places them otherwise (section 9: the seed). */
+static void a_seed_makes_placements_repeat(void) {
+    uint32_t seg_a[200], seg_b[200], seg_c[200];
+    uint64_t addr_a[200], addr_b[200], addr_c[200];
+    placements_of_a_seeded_master(7, seg_a, addr_a);
+    placements_of_a_seeded_master(7, seg_b, addr_b);
+    placements_of_a_seeded_master(8, seg_c, addr_c);
+    CHECK(memcmp(seg_a, seg_b, sizeof seg_a) == 0);
+    CHECK(memcmp(addr_a, addr_b, sizeof addr_a) == 0);
+    CHECK(memcmp(seg_a, seg_c, sizeof seg_a) != 0);
+}
+
 int main(void) {
     RUN_TEST(new_config_is_valid_and_free_accepts_null);
     RUN_TEST(every_setter_accepts_a_valid_value);
@@ -268,5 +318,6 @@ int main(void) {
     RUN_TEST(a_presized_master_holds_more_than_expected);
     RUN_TEST(a_committed_presized_master_round_trips);
     RUN_TEST(fixing_the_field_makes_it_valid_again);
+    RUN_TEST(a_seed_makes_placements_repeat);
     return check_summary("test_config");
 }

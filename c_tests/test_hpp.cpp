@@ -29,8 +29,17 @@ void *operator new(std::size_t n) {
     if (void *p = std::malloc(n ? n : 1)) return p;
     throw std::bad_alloc();
 }
+// g++ 11+ sees free() called on what operator new returned once it inlines
+// these replacements (-O2 and above) and warns; they are a matched pair.
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 11
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+#endif
 void operator delete(void *p) noexcept { std::free(p); }
 void operator delete(void *p, std::size_t) noexcept { std::free(p); }
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 11
+#pragma GCC diagnostic pop
+#endif
 
 // Handles: movable, not copyable. Values: copyable.
 static_assert(!std::is_copy_constructible<mm::master>::value, "master is not copyable");

@@ -150,6 +150,14 @@ type Config struct {
 	// ErrUnavailableInCurrentStatus, runs no maintenance and changes only
 	// through ApplyJournal and Restore, until Promote.
 	Standby bool
+	// FixedSeed makes the master hash keys and choose segments for its
+	// placements from Seed, so both repeat from run to run and a
+	// randomized test that failed replays exactly. False (the default):
+	// every master draws a random seed. Leave it false in service: a
+	// client that knows the seed can aim its keys at one shard.
+	FixedSeed bool
+	// Seed is the seed FixedSeed fixes (any value).
+	Seed uint64
 	// ManualClock makes the master read a manual clock starting at
 	// ClockStart that moves only through SetTime and AdvanceTime, instead
 	// of the system clock. It drives the timeline and the wall together
@@ -185,15 +193,12 @@ func DefaultConfig() Config {
 }
 
 // DeterministicConfig returns DefaultConfig with a manual clock starting at
-// start and every background task off: nothing happens unless the caller
-// calls it, which is what tests and simulations want.
+// start, every background task off and a fixed seed (1): nothing happens
+// unless the caller calls it, and the same calls place alike in every run,
+// which is what tests and simulations want.
 func DeterministicConfig(start Instant) Config {
 	c := DefaultConfig()
-	c.ManualClock = true
-	c.ClockStart = start
-	c.SoftPinCleanupInterval = 0
-	c.EvictionCheckInterval = 0
-	c.SweepInterval = 0
+	WithDeterministic(start)(&c)
 	return c
 }
 
@@ -215,18 +220,28 @@ func WithManualClock(start Instant) Option {
 	}
 }
 
-// WithDeterministic makes the master read a manual clock starting at start
-// and turns every background task off (SoftPinCleanupInterval,
-// EvictionCheckInterval and SweepInterval 0), as DeterministicConfig and
-// Rust's MasterConfig::deterministic: nothing happens unless the caller
-// calls it (AdvanceTime, RunCleanup, RunEviction), which is what tests and
-// simulations want.
+// WithDeterministic makes the master read a manual clock starting at start,
+// turns every background task off (SoftPinCleanupInterval,
+// EvictionCheckInterval and SweepInterval 0) and fixes the seed to 1, as
+// DeterministicConfig and Rust's MasterConfig::deterministic: nothing
+// happens unless the caller calls it (AdvanceTime, RunCleanup,
+// RunEviction), and the same calls place alike in every run, which is what
+// tests and simulations want.
 func WithDeterministic(start Instant) Option {
 	return func(c *Config) {
 		WithManualClock(start)(c)
 		c.SoftPinCleanupInterval = 0
 		c.EvictionCheckInterval = 0
 		c.SweepInterval = 0
+		WithSeed(1)(c)
+	}
+}
+
+// WithSeed fixes the master's seed (Config.FixedSeed and Config.Seed).
+func WithSeed(seed uint64) Option {
+	return func(c *Config) {
+		c.FixedSeed = true
+		c.Seed = seed
 	}
 }
 
@@ -434,6 +449,11 @@ func (c Config) withHandle(f func(*C.mooncake_meta_config) error) error {
 	}
 	if err := takeError(C.mooncake_meta_config_set_standby(h, cBool(c.Standby), &cerr), &cerr); err != nil {
 		return err
+	}
+	if c.FixedSeed {
+		if err := takeError(C.mooncake_meta_config_set_seed(h, C.uint64_t(c.Seed), &cerr), &cerr); err != nil {
+			return err
+		}
 	}
 	if c.ManualClock {
 		if err := takeError(C.mooncake_meta_config_set_manual_clock(h, C.uint64_t(c.ClockStart), &cerr), &cerr); err != nil {

@@ -8,7 +8,9 @@
  * last: NULL if the caller wants no details; otherwise, on failure only, *err
  * is set to a new error the caller frees with mooncake_meta_error_free (the
  * old value of *err is overwritten, not freed). Outputs are written only on
- * success. (NULL, 0) is a valid empty input. A panic inside the library is
+ * success, except where a function says otherwise: the length or count it
+ * needs, with MOONCAKE_META_BUFFER_TOO_SMALL, and a batch call's per-key
+ * outputs. (NULL, 0) is a valid empty input. A panic inside the library is
  * returned as MOONCAKE_META_PANIC and poisons the handle involved.
  */
 
@@ -1410,6 +1412,26 @@ mooncake_meta_status mooncake_meta_config_set_manual_clock(struct mooncake_meta_
  */
 mooncake_meta_status mooncake_meta_config_set_system_clock(struct mooncake_meta_config *cfg,
                                                            struct mooncake_meta_error **err);
+
+/**
+ * Fixes the master's seed (any value): its key hashing (which shard and
+ * slot a key takes) and the segment choice of its placements then repeat
+ * from run to run, so a randomized test that failed replays exactly. It
+ * changes no outcome docs/CONTRACT.md states, only which of the allowed
+ * placements a write gets. Without it (the default) every master draws a
+ * random seed; leave it so in service, since a client that knows the seed
+ * can aim its keys at one shard.
+ *
+ * Ownership: `cfg` stays owned by the caller.
+ * Thread safety: may run concurrently with any call on `cfg` but `_free`.
+ *
+ * # Safety
+ * `cfg` must be NULL or a live configuration; `err` must be NULL or valid
+ * for writing one pointer.
+ */
+mooncake_meta_status mooncake_meta_config_set_seed(struct mooncake_meta_config *cfg,
+                                                   uint64_t seed,
+                                                   struct mooncake_meta_error **err);
 
 /**
  * Fills `*cfg` (of `cfg_size` bytes, normally `sizeof *cfg`) with the

@@ -738,6 +738,35 @@ pub unsafe extern "C" fn mooncake_meta_config_set_system_clock(
     }
 }
 
+/// Fixes the master's seed (any value): its key hashing (which shard and
+/// slot a key takes) and the segment choice of its placements then repeat
+/// from run to run, so a randomized test that failed replays exactly. It
+/// changes no outcome docs/CONTRACT.md states, only which of the allowed
+/// placements a write gets. Without it (the default) every master draws a
+/// random seed; leave it so in service, since a client that knows the seed
+/// can aim its keys at one shard.
+///
+/// Ownership: `cfg` stays owned by the caller.
+/// Thread safety: may run concurrently with any call on `cfg` but `_free`.
+///
+/// # Safety
+/// `cfg` must be NULL or a live configuration; `err` must be NULL or valid
+/// for writing one pointer.
+#[no_mangle]
+pub unsafe extern "C" fn mooncake_meta_config_set_seed(
+    cfg: *mut mooncake_meta_config,
+    seed: u64,
+    err: *mut *mut mooncake_meta_error,
+) -> mooncake_meta_status {
+    // SAFETY: the caller upholds the documented contract.
+    unsafe {
+        update("mooncake_meta_config_set_seed", cfg, err, |c| {
+            c.seed = Some(seed);
+            Ok(())
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -835,6 +864,7 @@ mod tests {
                 0
             );
             assert_eq!(mooncake_meta_config_set_standby(cfg, 1, e), 0);
+            assert_eq!(mooncake_meta_config_set_seed(cfg, 15, e), 0);
             let want = MasterConfig {
                 default_kv_lease_ttl_ms: 1,
                 default_kv_soft_pin_ttl_ms: 2,
@@ -855,6 +885,7 @@ mod tests {
                 journal_capacity_bytes: 14,
                 clock: ClockSource::Manual { start_ms: 10 },
                 standby: true,
+                seed: Some(15),
             };
             assert_eq!(read(cfg, "cfg").unwrap(), want);
             assert_eq!(mooncake_meta_config_validate(cfg, e), 0);

@@ -331,8 +331,7 @@ impl Clock {
         let Clock::Manual { now, wall_offset } = self else {
             return Err(Error::new(
                 ErrorKind::ClockUnsupported,
-                "this master reads the system clock; only a manual clock's wall can be set \
-                 (inject a wall with ClockSource::SystemWithWall instead)",
+                "this master reads the system clock; only a manual clock's wall can be set",
             ));
         };
         if wall >= MAX_INSTANT {

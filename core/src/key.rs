@@ -30,14 +30,22 @@ pub(crate) fn split(scoped: &str) -> Key<'_> {
     }
 }
 
-/// The per-master key hasher: random seed, same value for a [`Key`] and
-/// its stored form.
+/// The per-master key hasher: same value for a [`Key`] and its stored
+/// form. Its seed is random unless the master's configuration fixes it
+/// ([`MasterConfig::seed`](crate::MasterConfig::seed)).
 #[derive(Clone)]
-pub(crate) struct KeyHasher(foldhash::quality::RandomState);
+pub(crate) struct KeyHasher(foldhash::quality::SeedableRandomState);
 
 impl KeyHasher {
-    pub(crate) fn new() -> Self {
-        KeyHasher(foldhash::quality::RandomState::default())
+    /// A hasher seeded by `seed`, or randomly for `None`.
+    pub(crate) fn new(seed: Option<u64>) -> Self {
+        use foldhash::quality::SeedableRandomState;
+        KeyHasher(match seed {
+            Some(seed) => {
+                SeedableRandomState::with_seed(seed, foldhash::SharedSeed::global_fixed())
+            }
+            None => SeedableRandomState::random(),
+        })
     }
 
     #[inline]
@@ -106,7 +114,7 @@ mod tests {
         assert_ne!(a, b);
         assert_eq!(split(&a), Key::scoped("a/b", "c"));
         assert_eq!(split(&b), Key::scoped("a", "b/c"));
-        let h = KeyHasher::new();
+        let h = KeyHasher::new(None);
         assert_eq!(h.hash(Key::scoped("a/b", "c")), h.hash_scoped(&a));
         assert_ne!(
             h.hash(Key::scoped("a/b", "c")),
@@ -117,7 +125,7 @@ mod tests {
     #[test]
     fn shard_of_stays_in_range_and_spreads_evenly() {
         // Every hash maps inside 0..shard_count, for any allowed count, and keys spread.
-        let h = KeyHasher::new();
+        let h = KeyHasher::new(None);
         for count in [1usize, 3, 1000, 1024, 1 << 20] {
             for x in [0u64, u64::MAX, 0x00FF_FFFF_0000_0000, 0x0000_0000_FFFF_FFFF] {
                 assert!(shard_of(x, count) < count);

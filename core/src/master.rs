@@ -180,18 +180,13 @@ impl MasterCore {
     fn new(config: MasterConfig) -> Result<Self> {
         let clock = Clock::new(config.clock.clone())?;
         let journal = config.journal_capacity()?.map(Journal::new).transpose()?;
-        let hasher = KeyHasher::new();
+        let hasher = KeyHasher::new(config.seed);
         let shards = Self::empty_shards(&config, &hasher)?
             .into_iter()
             .map(Shard::new)
             .collect();
         let block_region = Self::block_region(&config);
-        let seed = {
-            use std::hash::{BuildHasher, Hasher};
-            let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-            h.write_u64(0x6d6f6f6e63616b65);
-            h.finish() | 1
-        };
+        let seed = Self::placement_seed(config.seed);
         Ok(MasterCore {
             groups: Groups::new(64),
             role: crate::standby::Role::new(config.standby),
@@ -215,6 +210,19 @@ impl MasterCore {
             #[cfg(feature = "test-hooks")]
             race_hooks: Default::default(),
         })
+    }
+
+    /// The segment table's placement seed: from `seed` when the
+    /// configuration fixes one (a different value than the key hasher
+    /// takes from it), else random. Never 0 (xorshift's fixed point).
+    fn placement_seed(seed: Option<u64>) -> u64 {
+        use std::hash::{BuildHasher, Hasher};
+        let mut h = match seed {
+            Some(seed) => foldhash::quality::FixedState::with_seed(seed).build_hasher(),
+            None => foldhash::quality::RandomState::default().build_hasher(),
+        };
+        h.write_u64(0x6d6f6f6e63616b65);
+        h.finish() | 1
     }
 
     /// The empty shard states of a master presized for `expected_objects`

@@ -648,7 +648,7 @@ mod tests {
     #[cfg(target_os = "linux")]
     #[test]
     fn presized_shards_carve_exactly_their_reserved_bytes() {
-        let hasher = KeyHasher::new();
+        let hasher = KeyHasher::new(None);
         for n in [1, 7, 100, 1000, 1024, 1025, 4097, 30_000] {
             let bytes = ShardState::reserved_bytes(n);
             let region = Region::map_committed(3 * bytes).unwrap();
@@ -692,7 +692,7 @@ mod tests {
 
     #[test]
     fn lookups_find_the_record_by_key_sequence_and_token() {
-        let h = KeyHasher::new();
+        let h = KeyHasher::new(None);
         let mut st = ShardState::new(h.clone());
         let names: Vec<String> = (0..3000).map(|i| format!("k{i}")).collect();
         for (i, n) in names.iter().enumerate() {
@@ -718,7 +718,7 @@ mod tests {
 
     #[test]
     fn a_handle_resolves_until_its_object_is_erased() {
-        let h = KeyHasher::new();
+        let h = KeyHasher::new(None);
         let mut st = ShardState::new(h.clone());
         let (a, b) = (Key::new("a"), Key::new("b"));
         put(&mut st, &h, a, 1);
@@ -744,7 +744,7 @@ mod tests {
 
     #[test]
     fn take_if_leaves_a_refused_object_in_place() {
-        let h = KeyHasher::new();
+        let h = KeyHasher::new(None);
         let mut st = ShardState::new(h.clone());
         let k = Key::new("k");
         put(&mut st, &h, k, 1);
@@ -770,7 +770,7 @@ mod tests {
     #[test]
     fn churn_keeps_the_index_and_arena_in_step() {
         // Insert and erase in waves so slots are reused across chunks.
-        let h = KeyHasher::new();
+        let h = KeyHasher::new(None);
         let mut st = ShardState::new(h.clone());
         let mut live = std::collections::BTreeSet::new();
         for wave in 0..6u64 {
@@ -829,7 +829,7 @@ mod key_tests {
     fn short_long_and_tenant_scoped_keys_round_trip() {
         // Keys at, below and above the inline limit, in several tenants, and
         // the same names in other tenants: each found only as itself.
-        let h = KeyHasher::new();
+        let h = KeyHasher::new(None);
         let mut st = ShardState::new(h.clone());
         let long = "x".repeat(INLINE_KEY_BYTES + 1);
         let edge = "y".repeat(INLINE_KEY_BYTES);
@@ -881,7 +881,7 @@ mod key_tests {
 
     #[test]
     fn a_tenant_id_is_freed_with_its_last_record() {
-        let h = KeyHasher::new();
+        let h = KeyHasher::new(None);
         let mut st = ShardState::new(h.clone());
         let (a1, a2) = (Key::scoped("ta", "1"), Key::scoped("ta", "2"));
         put(&mut st, &h, a1, 1);

@@ -75,9 +75,12 @@ fn case_rng(seed: u64, case: u64) -> XorShift {
     XorShift::new(seed ^ case.wrapping_mul(0x9E37_79B9_7F4A_7C15))
 }
 
-fn primary_config() -> MasterConfig {
+/// A primary seeded by `master_seed` (its hashing and placements), so a
+/// run's journals and images repeat for its seed.
+fn primary_config(master_seed: u64) -> MasterConfig {
     MasterConfig {
         journal_capacity_bytes: 64 << 20,
+        seed: Some(master_seed),
         ..opseq::config()
     }
 }
@@ -634,7 +637,7 @@ fn still_works(m: &Master, journal: bool) -> Result<(), String> {
 fn seed_journals(seed: u64) -> Vec<Vec<Record>> {
     (0..6)
         .map(|s| {
-            let mut d = Driver::with_config(primary_config());
+            let mut d = Driver::with_config(primary_config(seed ^ (0xAB00 + s)));
             d.run(&mut XorShift::new(seed ^ (0xAB00 + s)), 120);
             let b = decode_batch(&d.m.journal_read_to_vec(1).expect("held")).expect("decodes");
             assert_eq!(b.first_seq, 1);
@@ -757,7 +760,7 @@ fn mutated_journal_tails_apply_or_fail_cleanly() {
 fn seed_images(seed: u64) -> Vec<SnapshotImage> {
     let mut out = Vec::new();
     for s in 0..6 {
-        let mut d = Driver::with_config(primary_config());
+        let mut d = Driver::with_config(primary_config(seed ^ (0xCD00 + s)));
         let mut e = XorShift::new(seed ^ (0xCD00 + s));
         for _ in 0..4 {
             d.run(&mut e, 60);

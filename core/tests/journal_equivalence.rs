@@ -46,22 +46,31 @@ fn env(name: &str, default: u64) -> u64 {
         .unwrap_or(default)
 }
 
-fn primary_config() -> MasterConfig {
+/// A primary seeded by `master_seed` (its hashing and placements: a case
+/// replays exactly).
+fn primary_config(master_seed: u64) -> MasterConfig {
     MasterConfig {
         journal_capacity_bytes: 64 << 20,
+        seed: Some(master_seed),
         ..opseq::config()
     }
 }
 
-fn standby_config(chained: bool) -> MasterConfig {
+fn standby_config(chained: bool, master_seed: u64) -> MasterConfig {
     MasterConfig {
         standby: true,
         // Half the standbys journal what they apply (a chain of standbys).
         journal_capacity_bytes: if chained { 64 << 20 } else { 0 },
-        // Another shard count: nothing may depend on where a key lands.
+        // Another shard count and seed: nothing may depend on where a key lands.
         shard_count: 3,
+        seed: Some(!master_seed),
         ..opseq::config()
     }
+}
+
+/// The masters' seed of case `case` of a run seeded by `seed`.
+fn master_seed(seed: u64, case: u64) -> u64 {
+    seed ^ case.wrapping_mul(0x2545_F491_4F6C_DD1D)
 }
 
 /// The snapshot image with what legitimately differs zeroed: leases (reads
@@ -194,12 +203,13 @@ fn eviction_keep(m: &Master, case: u64) {
 
 fn run_case(case: u64, seed: u64) -> Result<(), String> {
     let mut e = XorShift::new(seed ^ case.wrapping_mul(0x9E37_79B9_7F4A_7C15));
-    let mut d = Driver::with_config(primary_config());
+    let ms = master_seed(seed, case);
+    let mut d = Driver::with_config(primary_config(ms));
     eviction_keep(&d.m, case);
     let chained = case % 2 == 1;
-    let s = Master::new(standby_config(chained)).unwrap();
+    let s = Master::new(standby_config(chained, ms)).unwrap();
     // With a journaling standby, a standby of it too.
-    let s2 = chained.then(|| Master::new(standby_config(false)).unwrap());
+    let s2 = chained.then(|| Master::new(standby_config(false, ms.rotate_left(1))).unwrap());
     let steps = 1 + e.below(MAX_STEPS);
     let mut log: Vec<String> = Vec::new();
     for step in 0..steps {
@@ -318,7 +328,8 @@ fn a_standby_applying_the_journal_equals_the_primary() {
 /// in flight, tasks, discarded buffers).
 fn run_late_case(case: u64, seed: u64) -> Result<[bool; 3], String> {
     let mut e = XorShift::new(seed ^ case.wrapping_mul(0xD1B5_4A32_D192_ED03));
-    let mut d = Driver::with_config(primary_config());
+    let ms = master_seed(seed, case);
+    let mut d = Driver::with_config(primary_config(ms));
     eviction_keep(&d.m, case);
     let chained = case % 2 == 1;
     let mut late: Option<Master> = None;
@@ -328,7 +339,7 @@ fn run_late_case(case: u64, seed: u64) -> Result<[bool; 3], String> {
     let mut log: Vec<String> = Vec::new();
     for step in 0..steps {
         if step == join_at {
-            let s = Master::new(standby_config(chained)).unwrap();
+            let s = Master::new(standby_config(chained, ms)).unwrap();
             let snap = d.m.snapshot().map_err(|e| e.to_string())?;
             let img = snapshot::codec::decode(&snap).map_err(|e| e.to_string())?;
             held = [

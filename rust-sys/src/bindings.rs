@@ -1267,6 +1267,26 @@ extern "C" {
         err: *mut *mut mooncake_meta_error,
     ) -> mooncake_meta_status;
 
+    /// Fixes the master's seed (any value): its key hashing (which shard and
+    /// slot a key takes) and the segment choice of its placements then repeat
+    /// from run to run, so a randomized test that failed replays exactly. It
+    /// changes no outcome docs/CONTRACT.md states, only which of the allowed
+    /// placements a write gets. Without it (the default) every master draws a
+    /// random seed; leave it so in service, since a client that knows the seed
+    /// can aim its keys at one shard.
+    ///
+    /// Ownership: `cfg` stays owned by the caller.
+    /// Thread safety: may run concurrently with any call on `cfg` but `_free`.
+    ///
+    /// # Safety
+    /// `cfg` must be NULL or a live configuration; `err` must be NULL or valid
+    /// for writing one pointer.
+    pub fn mooncake_meta_config_set_seed(
+        cfg: *mut mooncake_meta_config,
+        seed: u64,
+        err: *mut *mut mooncake_meta_error,
+    ) -> mooncake_meta_status;
+
     /// Fills `*cfg` (of `cfg_size` bytes, normally `sizeof *cfg`) with the
     /// defaults: no flags, PRESERVE, one memory replica, no NOF_SSD replica, no
     /// preferred segments, no group; `struct_size = cfg_size`. Bytes past the

@@ -118,6 +118,7 @@ mod checks {
         pub use mooncake_meta::config::mooncake_meta_config_set_standby;
         pub use mooncake_meta::config::mooncake_meta_config_set_manual_clock;
         pub use mooncake_meta::config::mooncake_meta_config_set_system_clock;
+        pub use mooncake_meta::config::mooncake_meta_config_set_seed;
         pub use mooncake_meta::write_config::mooncake_meta_write_config_init;
         pub use mooncake_meta::write_config::mooncake_meta_write_config_validate;
         pub use mooncake_meta::legacy_config::mooncake_meta_replicate_config_validate;
@@ -751,6 +752,9 @@ mod checks {
         let s: unsafe extern "C" fn(*mut sys::mooncake_meta_config, *mut *mut sys::mooncake_meta_error) -> sys::mooncake_meta_status = sys::mooncake_meta_config_set_system_clock;
         let c: unsafe extern "C" fn(*mut core_ffi::mooncake_meta_config, *mut *mut core_ffi::mooncake_meta_error) -> core_ffi::mooncake_meta_status = core_ffi::mooncake_meta_config_set_system_clock;
         assert_eq!(s as usize, c as usize, "mooncake_meta_config_set_system_clock");
+        let s: unsafe extern "C" fn(*mut sys::mooncake_meta_config, u64, *mut *mut sys::mooncake_meta_error) -> sys::mooncake_meta_status = sys::mooncake_meta_config_set_seed;
+        let c: unsafe extern "C" fn(*mut core_ffi::mooncake_meta_config, u64, *mut *mut core_ffi::mooncake_meta_error) -> core_ffi::mooncake_meta_status = core_ffi::mooncake_meta_config_set_seed;
+        assert_eq!(s as usize, c as usize, "mooncake_meta_config_set_seed");
         let s: unsafe extern "C" fn(*mut sys::mooncake_meta_write_config, usize, *mut *mut sys::mooncake_meta_error) -> sys::mooncake_meta_status = sys::mooncake_meta_write_config_init;
         let c: unsafe extern "C" fn(*mut core_ffi::mooncake_meta_write_config, usize, *mut *mut core_ffi::mooncake_meta_error) -> core_ffi::mooncake_meta_status = core_ffi::mooncake_meta_write_config_init;
         assert_eq!(s as usize, c as usize, "mooncake_meta_write_config_init");
@@ -1000,6 +1004,6 @@ mod checks {
         let s: unsafe extern "C" fn(*const sys::mooncake_meta_master, *mut ::core::ffi::c_int, *mut u64, *mut *mut sys::mooncake_meta_error) -> sys::mooncake_meta_status = sys::mooncake_meta_standby_state;
         let c: unsafe extern "C" fn(*const core_ffi::mooncake_meta_master, *mut ::core::ffi::c_int, *mut u64, *mut *mut core_ffi::mooncake_meta_error) -> core_ffi::mooncake_meta_status = core_ffi::mooncake_meta_standby_state;
         assert_eq!(s as usize, c as usize, "mooncake_meta_standby_state");
-        // 112 functions
+        // 113 functions
     }
 }

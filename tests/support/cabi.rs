@@ -885,6 +885,9 @@ impl Harness {
                 cfg, 2_000, e,
             ));
             ok(mooncake_meta_config_set_shard_count(cfg, SHARDS, e));
+            // The twin's seed (MasterConfig::deterministic's): both masters
+            // hash and place alike.
+            ok(mooncake_meta_config_set_seed(cfg, 1, e));
             ok(mooncake_meta_master_new(cfg, &mut m, e));
             mooncake_meta_config_free(cfg);
         }

@@ -23,6 +23,7 @@ const SETUP: Setup = Setup {
     eviction_ratio: 0.0,
     high_watermark: 1.0,
     eviction_keep: None,
+    master_seed: 1,
 };
 
 /// One MEMORY replica, preferably on "m1" (PREFERRED[1]), with `pin`.

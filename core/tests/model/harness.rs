@@ -38,6 +38,7 @@ impl Harness {
             shard_count: 4,
             max_group_retention_ttl_ms: RETAIN_MAX_TTL,
             max_retained_groups: MAX_RETAINED,
+            seed: Some(setup.master_seed),
             ..MasterConfig::deterministic(start)
         };
         let m = Master::new(cfg).map_err(|e| format!("Master::new: {e}"))?;

@@ -595,6 +595,9 @@ pub struct Setup {
     /// (`debug_set_eviction_keep`): the default, or so few that the passes
     /// read the dropped ones again.
     pub eviction_keep: Option<usize>,
+    /// The master's seed (`MasterConfig::seed`): its hashing and segment
+    /// choice, so a failing sequence replays exactly.
+    pub master_seed: u64,
 }
 
 prop_compose! {
@@ -610,6 +613,7 @@ prop_compose! {
             1 => Just(Some(2)),
             1 => Just(Some(3)),
         ],
+        master_seed in any::<u64>(),
     ) -> Setup {
         Setup {
             near_max,
@@ -618,6 +622,7 @@ prop_compose! {
             eviction_ratio,
             high_watermark,
             eviction_keep,
+            master_seed,
         }
     }
 }

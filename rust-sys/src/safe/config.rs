@@ -60,6 +60,12 @@ pub struct MasterConfig {
     /// A standby master: rejects client calls until promoted, changes only
     /// by applying journal records and by restore.
     pub standby: bool,
+    /// Seeds the key hasher and the segment choice of placements
+    /// (`mooncake_meta_config_set_seed`); `None` (the default) = a random
+    /// seed per master. A fixed seed makes both repeat from run to run, so
+    /// a randomized test that failed replays exactly; a client who knows it
+    /// can aim its keys at one shard, so leave it `None` in service.
+    pub seed: Option<u64>,
 }
 
 impl Default for MasterConfig {
@@ -84,19 +90,22 @@ impl Default for MasterConfig {
             journal_capacity_bytes: 0,
             clock: ClockSource::System,
             standby: false,
+            seed: None,
         }
     }
 }
 
 impl MasterConfig {
     /// A configuration for deterministic use: manual clock starting at
-    /// `start_ms` and every background task off.
+    /// `start_ms`, every background task off, and a fixed [`seed`](Self::seed)
+    /// (1), so the same calls place and hash alike in every run.
     pub fn deterministic(start_ms: u64) -> Self {
         MasterConfig {
             soft_pin_cleanup_interval_ms: 0,
             eviction_check_interval_ms: 0,
             sweep_interval_ms: 0,
             clock: ClockSource::Manual { start_ms },
+            seed: Some(1),
             ..MasterConfig::default()
         }
     }
@@ -190,6 +199,9 @@ impl MasterConfig {
             mooncake_meta_config_set_journal_capacity_bytes(p, self.journal_capacity_bytes, e)
         })?;
         call(|e| unsafe { mooncake_meta_config_set_standby(p, c_int::from(self.standby), e) })?;
+        if let Some(seed) = self.seed {
+            call(|e| unsafe { mooncake_meta_config_set_seed(p, seed, e) })?;
+        }
         call(|e| unsafe {
             mooncake_meta_config_set_max_group_retention_ttl_ms(
                 p,
