@@ -101,11 +101,24 @@ func summarise(summary error, errs []error) error {
 // refuseStarts is a batch refused before the C call: every key gets err,
 // as the library does for a batch it refuses as a whole.
 func refuseStarts(n int, err error) ([]BatchStartResult, error) {
-	results := make([]BatchStartResult, n)
+	return refuseEach(n, err, func(r *BatchStartResult) *error { return &r.Err })
+}
+
+// refuseEach is n results of type T, each failed with err (the field at
+// says where a result keeps its error), and err: a batch refused whole
+// (a closed master, a bad shared argument) still answers one result per
+// key, so a caller may index them by key.
+func refuseEach[T any](n int, err error, at func(*T) *error) ([]T, error) {
+	results := make([]T, n)
 	for i := range results {
-		results[i].Err = err
+		*at(&results[i]) = err
 	}
 	return results, err
+}
+
+// refuseErrs is refuseEach for the batches whose result is the key's error.
+func refuseErrs(n int, err error) ([]error, error) {
+	return refuseEach(n, err, func(e *error) *error { return e })
 }
 
 // BatchStartResult is one key's outcome in BatchPutStart/BatchUpsertStart.
@@ -174,7 +187,7 @@ func (k Keyspace) batchStart(upsert bool, client ClientID, keys []string, sizes 
 	defer ck.free()
 	p, err := k.m.acquire()
 	if err != nil {
-		return nil, err
+		return refuseStarts(n, err)
 	}
 	defer k.m.release()
 	stride := w.replicas
@@ -225,19 +238,14 @@ func (k Keyspace) BatchPutRevoke(client ClientID, keys []string, sel Selector, t
 
 func (k Keyspace) batchEnd(revoke bool, client ClientID, keys []string, sel Selector, tokens []WriteToken) ([]error, error) {
 	if tokens != nil && len(tokens) != len(keys) {
-		err := invalidParams("batch: %d tokens for %d keys", len(tokens), len(keys))
-		errs := make([]error, len(keys))
-		for i := range errs {
-			errs[i] = err
-		}
-		return errs, err
+		return refuseErrs(len(keys), invalidParams("batch: %d tokens for %d keys", len(tokens), len(keys)))
 	}
 	n := len(keys)
 	ck := newCKeys(keys)
 	defer ck.free()
 	p, err := k.m.acquire()
 	if err != nil {
-		return nil, err
+		return refuseErrs(n, err)
 	}
 	defer k.m.release()
 	statuses := make([]C.int32_t, max(n, 1))
@@ -272,7 +280,7 @@ func (k Keyspace) BatchExist(keys []string) ([]ExistResult, error) {
 	defer ck.free()
 	p, err := k.m.acquire()
 	if err != nil {
-		return nil, err
+		return refuseEach(len(keys), err, func(r *ExistResult) *error { return &r.Err })
 	}
 	defer k.m.release()
 	exists := make([]C.uint8_t, max(n, 1))
@@ -331,7 +339,7 @@ func (k Keyspace) batchGet(keys []string) ([]GetResult, error) {
 	defer ck.free()
 	p, err := k.m.acquire()
 	if err != nil {
-		return nil, err
+		return refuseEach(len(keys), err, func(r *GetResult) *error { return &r.Err })
 	}
 	defer k.m.release()
 	replicas := make([]C.mooncake_meta_replica, max(n, 1))
@@ -374,7 +382,7 @@ func (k Keyspace) BatchRemove(keys []string, force bool) ([]error, error) {
 	defer ck.free()
 	p, err := k.m.acquire()
 	if err != nil {
-		return nil, err
+		return refuseErrs(len(keys), err)
 	}
 	defer k.m.release()
 	statuses := make([]C.int32_t, max(n, 1))

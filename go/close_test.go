@@ -93,3 +93,54 @@ func TestCloseDuring64GoroutinesGets(t *testing.T) {
 		t.Fatalf("third Close: %v", err)
 	}
 }
+
+// A batch call on a closed master answers one result per key, each
+// ErrClosed, as every whole-batch refusal does (the keys are indexable).
+func TestBatchCallsAfterCloseAnswerEveryKey(t *testing.T) {
+	m := newMaster(t)
+	if err := m.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	keys := []string{"a", "b", "c"}
+	check := func(name string, n int, errs []error, err error) {
+		t.Helper()
+		wantErr(t, name, err, mm.ErrClosed)
+		if n != len(keys) {
+			t.Fatalf("%s after Close: %d results for %d keys", name, n, len(keys))
+		}
+		for i, e := range errs {
+			wantErr(t, name+" key "+keys[i], e, mm.ErrClosed)
+		}
+	}
+	starts := func(name string, r []mm.BatchStartResult, err error) {
+		t.Helper()
+		errs := make([]error, len(r))
+		for i := range r {
+			errs[i] = r[i].Err
+		}
+		check(name, len(r), errs, err)
+	}
+	sizes := []uint64{1, 1, 1}
+	r, err := m.BatchPutStart(c1, keys, sizes, mm.ReplicateConfig{})
+	starts("BatchPutStart", r, err)
+	r, err = m.BatchUpsertStart(c1, keys, sizes, mm.ReplicateConfig{})
+	starts("BatchUpsertStart", r, err)
+	errs, err := m.BatchPutEnd(c1, keys, mm.SelectAll, nil)
+	check("BatchPutEnd", len(errs), errs, err)
+	errs, err = m.BatchPutRevoke(c1, keys, mm.SelectAll, nil)
+	check("BatchPutRevoke", len(errs), errs, err)
+	errs, err = m.BatchRemove(keys, false)
+	check("BatchRemove", len(errs), errs, err)
+	ex, err := m.BatchExist(keys)
+	errs = make([]error, len(ex))
+	for i := range ex {
+		errs[i] = ex[i].Err
+	}
+	check("BatchExist", len(ex), errs, err)
+	gr, err := m.BatchGetReplicaList(keys)
+	errs = make([]error, len(gr))
+	for i := range gr {
+		errs[i] = gr[i].Err
+	}
+	check("BatchGetReplicaList", len(gr), errs, err)
+}

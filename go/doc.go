@@ -14,10 +14,13 @@
 //
 // # Errors
 //
-// Every failed call returns an *Error carrying the library's status Code
-// and message. Compare with the sentinels (ErrNotFound, ErrHasLease, ...)
-// using errors.Is. Calls after Close return ErrClosed, once their
-// arguments pass the checks a method makes in Go.
+// Every call the library refuses returns an *Error carrying the library's
+// status Code and message. Compare with the sentinels (ErrNotFound,
+// ErrHasLease, ...) using errors.Is. Calls after Close return ErrClosed
+// (a plain error, not an *Error: the library was not called), once their
+// arguments pass the checks a method makes in Go; a batch call then
+// answers ErrClosed for every key. NewWithConfig's errors about a library
+// built for another header or ABI are plain errors too.
 //
 // # Time
 //

@@ -90,7 +90,7 @@ func (e *Error) Error() string {
 // whatever its message.
 func (e *Error) Is(target error) bool {
 	t, ok := target.(*Error)
-	return ok && t.Code == e.Code
+	return ok && t != nil && t.Code == e.Code
 }
 
 // Sentinels, one per status code, for errors.Is. They are *Error values

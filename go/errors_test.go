@@ -205,3 +205,11 @@ func TestLibraryVersion(t *testing.T) {
 		t.Fatalf("ABI %d, version %q", mm.ABIVersion(), mm.Version())
 	}
 }
+
+// errors.Is with a typed-nil *Error target is false, never a panic.
+func TestIsWithATypedNilTargetIsFalse(t *testing.T) {
+	var target *mm.Error
+	if errors.Is(mm.ErrNotFound, target) {
+		t.Fatal("errors.Is(ErrNotFound, (*Error)(nil)) = true")
+	}
+}

@@ -133,7 +133,9 @@ func (k Keyspace) PromotionStart(key string, preferred ...string) (Replica, erro
 
 // PromotionEnd ends key's promotion: success completes the staged memory
 // replica, failure frees it. No promotion running is
-// ErrNoReplicationTask; the staged replica gone is ErrReplicaGone.
+// ErrNoReplicationTask. The staged replica gone (its segment unmounted)
+// is ErrReplicaGone with success true; with false it is nil (nothing is
+// left to free).
 func (k Keyspace) PromotionEnd(key string, success bool) error {
 	return k.keyCall(key, func(p *C.mooncake_meta_master, tp *C.char, tl C.size_t, kp *C.char, kl C.size_t, e **C.mooncake_meta_error) C.mooncake_meta_status {
 		return C.mooncake_meta_promotion_end(p, tp, tl, kp, kl, cBool(success), e)

@@ -840,7 +840,8 @@ typedef struct mooncake_meta_promote_report {
 
 /**
  * Revoke that matches no write in flight, or a selected replica not
- * PROCESSING (an End with no write in flight is OK, never this).
+ * PROCESSING; from an End with no write in flight, a selected copy, move
+ * or promotion target not COMPLETE (docs/CONTRACT.md section 3).
  */
 #define MOONCAKE_META_INVALID_WRITE -700
 

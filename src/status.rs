@@ -27,7 +27,8 @@ pub const MOONCAKE_META_INVALID_PARAMS: mooncake_meta_status = -600;
 /// The caller is not the object's current writer.
 pub const MOONCAKE_META_ILLEGAL_CLIENT: mooncake_meta_status = -601;
 /// Revoke that matches no write in flight, or a selected replica not
-/// PROCESSING (an End with no write in flight is OK, never this).
+/// PROCESSING; from an End with no write in flight, a selected copy, move
+/// or promotion target not COMPLETE (docs/CONTRACT.md section 3).
 pub const MOONCAKE_META_INVALID_WRITE: mooncake_meta_status = -700;
 /// The object has no readable replica yet.
 pub const MOONCAKE_META_REPLICA_IS_NOT_READY: mooncake_meta_status = -703;

@@ -756,7 +756,8 @@ pub const MOONCAKE_META_INVALID_PARAMS: mooncake_meta_status = -600;
 pub const MOONCAKE_META_ILLEGAL_CLIENT: mooncake_meta_status = -601;
 
 /// Revoke that matches no write in flight, or a selected replica not
-/// PROCESSING (an End with no write in flight is OK, never this).
+/// PROCESSING; from an End with no write in flight, a selected copy, move
+/// or promotion target not COMPLETE (docs/CONTRACT.md section 3).
 pub const MOONCAKE_META_INVALID_WRITE: mooncake_meta_status = -700;
 
 /// The object has no readable replica yet.

@@ -223,8 +223,14 @@ impl MasterCore {
             m.eviction_successes.fetch_add(1, Ordering::Relaxed);
         }
         m.evicted_keys.fetch_add(report.evicted, Ordering::Relaxed);
-        m.evicted_bytes
-            .fetch_add(report.evicted_bytes, Ordering::Relaxed);
+        // Saturating: a run can evict up to MAX_MOUNTED_BYTES (2^63 - 1),
+        // so two such runs would wrap a plain add and the counter would go
+        // down (a Prometheus counter must not).
+        let _ = m
+            .evicted_bytes
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| {
+                Some(v.saturating_add(report.evicted_bytes))
+            });
         // Pins of evicted objects, and expired ones normalised, no longer
         // count: the index keeps its bound (§4.8).
         self.settle_pins();

@@ -7,7 +7,7 @@ use crate::object::{Object, Replica, Role, Task};
 use crate::ops::Bounded;
 use crate::segment::BufferOwner;
 use crate::shard::ShardState;
-use crate::types::{Key, ReplicaDescriptor, ReplicaKind, ReplicaStatus};
+use crate::types::{Key, ReplicaDescriptor, ReplicaKind, ReplicaStatus, SegmentId};
 
 fn no_task() -> Error {
     Error::new(
@@ -44,6 +44,15 @@ impl MasterCore {
     ) -> Result<Bounded<Vec<Replica>>> {
         let table = self.segments.read();
         let mut segs = Vec::with_capacity(names.len());
+        // The segments holding a buffer of the object or taken by an
+        // earlier target: one set, so many targets cost linear time under
+        // the locks held here, not quadratic.
+        let mut taken: std::collections::HashSet<SegmentId> = obj
+            .replicas
+            .iter()
+            .filter(|r| r.has_buffer())
+            .map(|r| r.segment)
+            .collect();
         for name in names {
             let seg = table.by_name(name).cloned().ok_or_else(|| {
                 Error::new(
@@ -51,14 +60,7 @@ impl MasterCore {
                     format!("segment '{name}' is not mounted"),
                 )
             })?;
-            if obj
-                .replicas
-                .iter()
-                .any(|r| r.has_buffer() && r.segment == seg.id)
-                || segs
-                    .iter()
-                    .any(|s: &std::sync::Arc<crate::segment::Segment>| s.id == seg.id)
-            {
+            if !taken.insert(seg.id) {
                 return Err(Error::invalid(format!(
                     "segment '{name}' already holds a replica of this object"
                 )));
