@@ -162,7 +162,7 @@ type Config struct {
 	// ClockStart that moves only through SetTime and AdvanceTime, instead
 	// of the system clock. It drives the timeline and the wall together
 	// (ClockSkew 0) unless SetWallTime sets the wall apart (or a standby
-	// takes its primary's skew, docs/CONTRACT.md §12.3). It changes
+	// takes its primary's skew, docs/CONTRACT.md §12.1). It changes
 	// nothing else: the background tasks run at their intervals, against
 	// the manual clock.
 	ManualClock bool

@@ -27,13 +27,14 @@
 // The library counts time in milliseconds on each master's timeline
 // (Instant): anchored to the Unix epoch when the master is created, then
 // advanced by a monotonic clock, so a step of the wall clock (NTP, an
-// operator) neither shortens nor extends any lease, soft pin or write
-// timeout. The wall clock is read only for Metrics.ClockSkew (timeline
+// operator) neither shortens nor extends any lease, soft pin, group
+// retention or write timeout. The wall clock is read only for Metrics.ClockSkew (timeline
 // minus wall) and for snapshots, whose instants a primary's restore shifts
 // by the change in skew (RestoreReport.ClockShift). A standby shifts
 // nothing: it takes the skew of the image of its primary's state it
-// installs (a snapshot, a reset record), so it runs on its primary's
-// timeline (docs/CONTRACT.md §12.3).
+// installs (a snapshot, a reset record) and of every timeline record of
+// its primary's journal, so it runs on its primary's timeline
+// (docs/CONTRACT.md §12.1).
 //
 // Durations passed in (TTLs, intervals, clock advances) must be
 // non-negative whole numbers of milliseconds; anything else is

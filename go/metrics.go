@@ -75,7 +75,7 @@ type Metrics struct {
 	// the master's instants since it was created. It moves with the wall,
 	// never a lifetime (docs/CONTRACT.md §1); always 0 on a manual clock
 	// unless SetWallTime set the wall apart. A standby takes its primary's
-	// skew with each snapshot or reset record it installs (§12.3).
+	// skew with each snapshot, reset or timeline record it installs (§12.1).
 	// Saturates at the range of a time.Duration (about 292 years either
 	// way).
 	ClockSkew time.Duration

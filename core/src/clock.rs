@@ -3,7 +3,9 @@
 //! then advanced by a monotonic clock — read from one injectable clock per
 //! master. Only this module reads the system time; a manual clock makes
 //! every deadline deterministic in tests. The wall clock is read beside the
-//! timeline only for the skew metric and for snapshots (docs/CONTRACT.md §1).
+//! timeline only for the skew metric, for snapshots and, with a journal,
+//! once per maintenance tick to record a moved skew (a `Timeline` record,
+//! `journal/capture.rs`) (docs/CONTRACT.md §1, §12.1).
 
 use crate::error::{Error, ErrorKind, Result};
 use std::fmt;
@@ -42,7 +44,8 @@ pub enum ClockSource {
     SystemWithWall(WallSource),
     /// A clock that only moves when told to, starting at the given instant.
     /// It drives the timeline and the wall together (skew 0) unless the wall
-    /// is set apart with `Master::set_wall`.
+    /// is set apart with `Master::set_wall_time` (which a primary with a
+    /// journal records as a `Timeline` record).
     Manual { start_ms: Instant },
 }
 
@@ -253,7 +256,8 @@ impl Clock {
     }
 
     /// A standby takes its primary's skew, read from an image of the
-    /// primary's state it installs (docs/CONTRACT.md section 12.3): a system
+    /// primary's state it installs or from a `Timeline` record of the
+    /// primary's journal (docs/CONTRACT.md section 12.1): a system
     /// timeline moves to read its wall plus `skew`, the primary's timeline
     /// as far as the two walls agree, so a promoted standby and its
     /// snapshots see the primary's instants as the primary did (its `now`

@@ -3,6 +3,13 @@
 //! own interval (0 = off). It sleeps on a condvar, so an allocation failure
 //! wakes it at once and dropping the master stops it promptly. A panic in a
 //! task is caught and counted; later ticks still run.
+//!
+//! Every tick of a primary with a journal (the thread's, and
+//! [`run_maintenance_tick`](MasterCore::run_maintenance_tick)) first reads
+//! the clock's skew once and records it if it moved (a wall step): a
+//! `Timeline` record, so its standbys read the records' instants on its
+//! timeline (`journal/capture.rs`, docs/CONTRACT.md section 12.1). No
+//! client operation reads the wall for it.
 
 use crate::clock::{Instant, MAX_INSTANT};
 use crate::master::MasterCore;
@@ -198,6 +205,7 @@ fn run(core: &MasterCore) {
             core.wakeup.ticks.fetch_add(1, Ordering::Release);
             continue;
         }
+        guarded(core, || core.record_timeline());
         if evict_due || ((forced || check) && evict.is_some()) {
             guarded(core, || {
                 core.evict_if_needed(forced);
@@ -244,12 +252,14 @@ impl MasterCore {
     }
 
     /// Runs every maintenance task once, now, whatever the intervals:
-    /// eviction check, cleanup, stale-write sweep, discarded-buffer release.
+    /// the timeline record (a moved skew, journal on), eviction check,
+    /// cleanup, stale-write sweep, discarded-buffer release.
     /// For embedders and tests that drive the master deterministically.
     pub fn run_maintenance_tick(&self) {
         if self.is_standby() {
             return;
         }
+        self.record_timeline();
         let now = self.clock.now();
         self.evict_if_needed(false);
         self.run_cleanup_at(now);

@@ -309,8 +309,11 @@ impl MasterCore {
     /// Sets a manual clock's wall apart from its timeline: a simulated wall
     /// step that, by design, changes no lifetime (only the skew and the wall
     /// recorded in snapshots). `CLOCK_UNSUPPORTED` on a system-clock master.
+    /// A primary with a journal records the new skew (a `Timeline` record).
     pub fn set_wall_time(&self, wall: Instant) -> Result<()> {
-        self.clock.set_wall(wall)
+        self.clock.set_wall(wall)?;
+        self.record_timeline();
+        Ok(())
     }
 
     /// Sets the manual clock (monotonic). `CLOCK_UNSUPPORTED` on a
@@ -406,7 +409,7 @@ impl MasterCore {
             )
             .is_ok();
         if !returned {
-            self.record_counters();
+            self.record_counters(first + n as u64);
         }
     }
 
@@ -582,7 +585,7 @@ impl MasterCore {
             // Ids reserved for replicas that did not fit stay a gap in the
             // counter, which no object record shows: record it.
             if placed.len() < mem + nof {
-                self.record_counters();
+                self.record_counters(first + (mem + nof) as u64);
             }
             return Ok(placed);
         }

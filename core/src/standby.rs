@@ -2,7 +2,11 @@
 //! `MasterConfig::standby` serves no client operation and runs no
 //! maintenance; its state changes only by applying a primary's journal
 //! ([`apply_journal`](MasterCore::apply_journal)) or by a restore, until
-//! [`promote`](MasterCore::promote) makes it a primary.
+//! [`promote`](MasterCore::promote) makes it a primary. Its clock takes the
+//! primary's skew from every image it installs and every `Timeline`
+//! record it applies, so its instants are read on the primary's timeline;
+//! it records no skew of its own (a wall set on it is recorded, if it
+//! still stands, at its first maintenance tick once promoted).
 //!
 //! # The gate
 //!

@@ -274,6 +274,15 @@ fn mutate_record(e: &mut XorShift, r: &mut Record, pool: &[Record]) -> String {
             (0, Some(b)) => set(e, "first buffer's len", &mut b.len),
             _ => set(e, "at", at),
         },
+        Record::Timeline { skew_ms } => {
+            let old = *skew_ms;
+            *skew_ms = match e.below(4) {
+                0 => i64::MIN,
+                1 => skew_ms.wrapping_neg(),
+                _ => interesting(e, old as u64) as i64,
+            };
+            format!("skew_ms {old} -> {skew_ms}")
+        }
         _ => replace(e, r, pool),
     }
 }
@@ -639,6 +648,12 @@ fn seed_journals(seed: u64) -> Vec<Vec<Record>> {
         .map(|s| {
             let mut d = Driver::with_config(primary_config(seed ^ (0xAB00 + s)));
             d.run(&mut XorShift::new(seed ^ (0xAB00 + s)), 120);
+            // Wall steps, recorded as Timeline records: the timeline an
+            // hour ahead of the wall, then a day behind it.
+            let now = d.m.now();
+            d.m.set_wall_time(now.saturating_sub(3_600_000))
+                .expect("a manual clock");
+            d.m.set_wall_time(now + 86_400_000).expect("a manual clock");
             let b = decode_batch(&d.m.journal_read_to_vec(1).expect("held")).expect("decodes");
             assert_eq!(b.first_seq, 1);
             b.records

@@ -662,8 +662,7 @@ fn mem(address: u64) -> Placement {
 #[test]
 fn tag_12_is_unknown_before_version_3() {
     let rec = started(vec![(1, mem(4096))], None, SoftPinIntent::Preserve);
-    let v3 = encode_batch(5, std::slice::from_ref(&rec)).unwrap();
-    assert_eq!(FORMAT_VERSION, 3);
+    let v3 = encode_batch_as(3, 5, std::slice::from_ref(&rec)).unwrap();
     assert_eq!(v3[8..12], 3u32.to_le_bytes());
     assert_eq!(
         decode_batch(&v3).unwrap().records,
@@ -689,12 +688,12 @@ fn tag_12_is_unknown_before_version_3() {
     // Tag 11 stays unknown in version 1 of a format-3 build, and known in 2.
     let b = encode_batch_as(2, 5, &[ended(vec![1], None)]).unwrap();
     assert_eq!(decode_batch(&b).unwrap().records, [ended(vec![1], None)]);
-    // A tag past every layout's.
-    let mut m = v3.clone();
-    m[HEADER_LEN] = 13;
+    // A tag past every layout's (format 4 added tag 13).
+    let mut m = encode_batch(5, std::slice::from_ref(&rec)).unwrap();
+    m[HEADER_LEN] = 14;
     reframe(&mut m);
     let msg = deser_fail(&m);
-    assert!(msg.contains("unknown record tag 13"), "{msg}");
+    assert!(msg.contains("unknown record tag 14"), "{msg}");
 }
 
 // The ObjectStarted fields: each spelled one way (group opt<name>, the

@@ -8,6 +8,9 @@
 //! to a standby in random chunks, with repeats, and the two must agree on:
 //!
 //! - the snapshot image, leases zeroed (and the capture instants);
+//! - the clock's skew (timeline − wall): the primary's wall is stepped at
+//!   random steps, which its journal records (`Timeline`), and a standby
+//!   takes the primary's skew from it;
 //! - the state a snapshot omits ([`MasterCore::debug_dump`]): writes in
 //!   flight with their pending intents, replica roles, tasks, discarded
 //!   buffers with their release instants, allocator blocks and the gauges.
@@ -38,6 +41,8 @@ const DEFAULT_CASES: u64 = 10_000;
 const DEFAULT_SEED: u64 = 0x6a6f_7572_6e61_6c21;
 /// Steps per sequence: short sequences, many of them.
 const MAX_STEPS: u64 = 40;
+/// A day in ms.
+const DAY: u64 = 86_400_000;
 
 fn env(name: &str, default: u64) -> u64 {
     std::env::var(name)
@@ -107,6 +112,13 @@ fn compare(p: &Master, s: &Master, what: &str) -> Result<(), String> {
         // A promoted master numbers its own records (if it journals).
         ip.journal_seq = 0;
         is.journal_seq = 0;
+    }
+    if p.clock_skew_ms() != s.clock_skew_ms() {
+        return Err(format!(
+            "{what}: skews differ: primary {} ms, standby {} ms",
+            p.clock_skew_ms(),
+            s.clock_skew_ms()
+        ));
     }
     if ip != is {
         return Err(format!(
@@ -212,7 +224,19 @@ fn run_case(case: u64, seed: u64) -> Result<(), String> {
     let s2 = chained.then(|| Master::new(standby_config(false, ms.rotate_left(1))).unwrap());
     let steps = 1 + e.below(MAX_STEPS);
     let mut log: Vec<String> = Vec::new();
+    // Wall steps of the primary, from their own entropy (the operation
+    // sequences stay those of the seed): skews from a day behind to half
+    // the clocks' start ahead, so a standby's manual wall, set that far
+    // from its own instant, stays unclamped.
+    let mut walls = XorShift::new(seed ^ case.wrapping_mul(0x5851_F42D_4C95_7F2D) ^ 0x7A11);
     for step in 0..steps {
+        if walls.chance(10) {
+            let skew = walls.below(DAY + opseq::T0 / 2) as i64 - DAY as i64;
+            let wall = (d.m.now() as i64 - skew) as u64;
+            d.m.set_wall_time(wall)
+                .map_err(|e| format!("step {step}: set_wall_time: {e}"))?;
+            log.push(format!("wall step: skew {skew}"));
+        }
         if e.chance(8) {
             retention_op(&d.m, &mut e);
             log.push("retention".into());

@@ -148,11 +148,12 @@ fn version_1_batches_decode_alike() {
         let mut v1 = seed.clone();
         v1[8..12].copy_from_slice(&1u32.to_le_bytes());
         reframe(&mut v1);
-        let has_ended = owned(&seed)
-            .expect("a seed decodes")
-            .1
-            .iter()
-            .any(|r| matches!(r, Record::ObjectEnded { .. } | Record::ObjectStarted { .. }));
+        let has_ended = owned(&seed).expect("a seed decodes").1.iter().any(|r| {
+            matches!(
+                r,
+                Record::ObjectEnded { .. } | Record::ObjectStarted { .. } | Record::Timeline { .. }
+            )
+        });
         assert_eq!(same(&v1), !has_ended);
         refused += u32::from(has_ended);
     }
@@ -173,7 +174,8 @@ fn version_2_batches_decode_alike() {
         let has_started = recs
             .iter()
             .any(|r| matches!(r, Record::ObjectStarted { .. }));
-        assert_eq!(same(&v2), !has_started);
+        let later = has_started || recs.iter().any(|r| matches!(r, Record::Timeline { .. }));
+        assert_eq!(same(&v2), !later);
         refused += u32::from(has_started);
         let (views, _) = decode_batch_view_prefix(&seed).expect("a seed decodes");
         for (v, r) in views.records.iter().zip(&recs) {
@@ -190,6 +192,26 @@ fn version_2_batches_decode_alike() {
         }
     }
     assert!(refused > 0, "no seed held an ObjectStarted");
+}
+
+// Format 4 added tag 13 (Timeline): a version 3 batch is decoded alike,
+// and tag 13 in one is refused alike (§12.2).
+#[test]
+fn version_3_batches_decode_alike() {
+    let mut refused = 0;
+    for seed in seed_batches(&mut XorShift::new(0x5EED_3002), 200) {
+        let mut v3 = seed.clone();
+        v3[8..12].copy_from_slice(&3u32.to_le_bytes());
+        reframe(&mut v3);
+        let has_timeline = owned(&seed)
+            .expect("a seed decodes")
+            .1
+            .iter()
+            .any(|r| matches!(r, Record::Timeline { .. }));
+        assert_eq!(same(&v3), !has_timeline);
+        refused += u32::from(has_timeline);
+    }
+    assert!(refused > 0, "no seed held a Timeline");
 }
 
 // A committed soft-pin deadline of 0 (an image's, an End's commit outcome)

@@ -4,7 +4,13 @@
 //! it, an [`ObjectEnded`] completes the replicas an End completed, an
 //! [`ObjectStarted`] is the ObjectSet it stands for, and so on; nothing is
 //! re-decided, and no instant is shifted (a standby keeps the primary's
-//! timeline values).
+//! timeline values). A standby reads them on the primary's timeline too:
+//! it takes the primary's skew from every image it installs (a Reset) and
+//! from every [`Timeline`] record, the skew a primary records when its
+//! wall was stepped (`Clock::adopt_skew`: a system timeline moves to read
+//! the wall plus that skew; a manual clock keeps its instant and sets its
+//! wall apart), and a journaling standby records it again for the
+//! standbys behind it, as it records every record it applies.
 //!
 //! # Order and atomicity
 //!
@@ -58,6 +64,7 @@
 //! [`ObjectErased`]: Record::ObjectErased
 //! [`ObjectEnded`]: Record::ObjectEnded
 //! [`ObjectStarted`]: Record::ObjectStarted
+//! [`Timeline`]: Record::Timeline
 
 use super::record::*;
 use super::view::{
@@ -107,7 +114,9 @@ fn misfit(msg: impl Into<String>) -> Error {
 /// restore refuses more: counters that carry on with plain increments
 /// would wrap, handing out ids and tokens again); a Reset's snapshot
 /// decodes (and so passes the snapshot's structural checks) and carries
-/// such counters. Nothing is changed. A Reset's decoded snapshot is
+/// such counters; a Timeline's skew is one a master can have (its
+/// magnitude at most `MAX_INSTANT`: timeline and wall both lie in
+/// `[0, MAX_INSTANT]`). Nothing is changed. A Reset's decoded snapshot is
 /// returned, for its apply to install without decoding it again.
 fn check_before_apply(rec: &RecordView<'_>) -> Result<Option<SnapshotImage>> {
     fn below(what: &str, v: u64) -> Result<()> {
@@ -147,6 +156,17 @@ fn check_before_apply(rec: &RecordView<'_>) -> Result<Option<SnapshotImage>> {
             next_write_token,
             next_object_seq,
         }) => counters_carry_on(*next_replica_id, *next_write_token, *next_object_seq)?,
+        KindView::Other(Record::Timeline { skew_ms }) => {
+            if skew_ms.unsigned_abs() > MAX_INSTANT {
+                return Err(Error::new(
+                    ErrorKind::DeserializeFail,
+                    format!(
+                        "skew {skew_ms} ms is beyond +-{MAX_INSTANT}: no timeline and wall \
+                         within [0, MAX_INSTANT] are that far apart"
+                    ),
+                ));
+            }
+        }
         KindView::Other(Record::Reset { image }) => {
             let img = crate::snapshot::codec::decode(image)?;
             counters_carry_on(
@@ -689,7 +709,7 @@ impl MasterCore {
                 e.message()
             ))
         })?;
-        // The primary's timeline with its state (docs/CONTRACT.md 12.3),
+        // The primary's timeline with its state (docs/CONTRACT.md 12.1),
         // before the install, whose Reset record (a journaling standby's)
         // hands it on to the standbys behind it.
         if let Some(skew) = crate::snapshot::remap::capture_skew(img) {
@@ -792,6 +812,12 @@ impl MasterCore {
                 ErrorKind::Internal,
                 "a Reset is applied from the image its check decoded",
             )),
+            // The primary's timeline from here on (its skew was checked
+            // with the input).
+            Record::Timeline { skew_ms } => {
+                self.adopt_timeline(*skew_ms);
+                Ok(())
+            }
         }
     }
 

@@ -9,6 +9,11 @@
 //! Nothing here runs with the journal off: every caller checks
 //! `self.journal.is_some()` first, so a master without a journal builds no
 //! image and defers no free.
+//!
+//! The clock is recorded here too: a primary's skew when it moved
+//! ([`Record::Timeline`], `record_timeline`, at maintenance ticks and wall
+//! sets) and a restore's Reset (`record_reset`), both under the journal's
+//! timeline lock; a standby's adoption of a Timeline (`adopt_timeline`).
 
 use super::codec::SliceWriter;
 use super::record::*;
@@ -17,6 +22,7 @@ use crate::master::{free_block, MasterCore};
 use crate::object::{Object, Replica, Role, Task};
 use crate::segment::SegmentTable;
 use crate::shard::{Discarded, ShardState};
+use crate::snapshot::image::SnapshotImage;
 use crate::soft_pin::SoftPinIntent;
 use crate::types::{Key, ReplicaKind};
 use smallvec::SmallVec;
@@ -214,20 +220,91 @@ impl MasterCore {
         }
     }
 
-    /// Records the id counters as they stand (journal on): after an
-    /// operation that reserved ids, a token or a sequence and failed
-    /// without giving them back, so a standby's counters (and snapshot)
-    /// stay equal to the primary's.
-    pub(crate) fn record_counters(&self) {
+    /// Records the id counters (journal on) after an operation that
+    /// reserved replica ids up to `replica_end` (exclusive), a token or a
+    /// sequence and failed without giving them back, so a standby's
+    /// counters (and snapshot) stay equal to the primary's. The replica
+    /// counter recorded is the end of the operation's own reservation, not
+    /// the counter as it stands: that can include ids other operations
+    /// reserved and will still give back, and a standby, which only raises
+    /// its counters, would stay above the primary's. No reservation left
+    /// standing ends lower, so the primary's counter never falls below
+    /// `replica_end`. Tokens and sequences are never given back: recorded
+    /// as they stand.
+    pub(crate) fn record_counters(&self, replica_end: u64) {
         if self.journal.is_some() {
-            self.journal_append(&self.counters_record());
+            self.journal_append(&self.counters_record(replica_end));
+        }
+    }
+
+    /// Records the primary's timeline when it moved (journal on): reads
+    /// the skew (`timeline − wall`, one wall read) and, if it differs from
+    /// the one the journal last recorded (a Timeline record's, a Reset
+    /// image's, 0 at the start: a master's skew when it is created),
+    /// appends a [`Record::Timeline`] of it. Reading, deciding and
+    /// appending hold the timeline lock (`ring.rs`), so records of the skew
+    /// follow the order of its readings: no older skew is recorded after a
+    /// newer one. Called at every maintenance tick and after a wall set;
+    /// never on a client operation's path. Nothing on a standby: it
+    /// records what it applies, under its primary's numbering, and takes
+    /// the primary's skew from it (a wall step of its own is recorded, if
+    /// still there, at its first tick once promoted).
+    pub(crate) fn record_timeline(&self) {
+        let Some(j) = &self.journal else {
+            return;
+        };
+        let mut last = j.timeline();
+        if self.role.is_standby() {
+            return;
+        }
+        let skew = self.clock.skew();
+        if skew != *last && j.append(&Record::Timeline { skew_ms: skew }).is_ok() {
+            *last = skew;
+        }
+    }
+
+    /// Appends the [`Record::Reset`] of a restore's install (journal on):
+    /// `capture` captures the installed state as the Reset's sequence
+    /// (given) and reads the clock for its capture instant and wall. Under
+    /// the timeline lock, so no Timeline record comes between the sequence
+    /// taken and the Reset, nor carries a skew read before the image's
+    /// after it; the journal then stands on the image's skew
+    /// (`created_at − wall_at_capture`), so no Timeline record repeats it.
+    pub(crate) fn record_reset(&self, capture: impl FnOnce(u64) -> SnapshotImage) {
+        let Some(j) = &self.journal else {
+            return;
+        };
+        let mut last = j.timeline();
+        let image = capture(j.last_seq() + 1);
+        let skew = crate::snapshot::remap::capture_skew(&image);
+        let rec = Record::Reset {
+            image: crate::snapshot::codec::encode(&image),
+        };
+        if let (Ok(_), Some(skew)) = (j.append(&rec), skew) {
+            *last = skew;
+        }
+    }
+
+    /// A standby takes its primary's skew from a [`Record::Timeline`]
+    /// (`apply.rs`; `skew` checked already): its clock adopts it
+    /// ([`Clock::adopt_skew`](crate::clock::Clock::adopt_skew), as for an
+    /// image) and, journal on, its journal stands on it, as the Timeline
+    /// record its apply then appends says (so, promoted, it records no
+    /// Timeline until its own skew moves from it).
+    pub(crate) fn adopt_timeline(&self, skew: i64) {
+        let last = self.journal.as_ref().map(Journal::timeline);
+        self.clock.adopt_skew(skew);
+        if let Some(mut last) = last {
+            *last = skew;
         }
     }
 
     /// The id counters as they stand, as a record.
-    fn counters_record(&self) -> Record {
+    /// A Counters record whose replica counter is `replica_end` (see
+    /// [`record_counters`](Self::record_counters)).
+    fn counters_record(&self, replica_end: u64) -> Record {
         Record::Counters {
-            next_replica_id: self.next_replica_id.load(Ordering::Acquire),
+            next_replica_id: replica_end,
             next_write_token: self.next_token.load(Ordering::Acquire),
             next_object_seq: self.next_seq.load(Ordering::Acquire),
         }
@@ -472,21 +549,25 @@ fn replica_segment<'t>(table: &'t SegmentTable, r: &Replica) -> Result<Option<&'
 }
 
 /// Appends an object record of `len` bytes that `write` writes, after a
-/// record of the id counters of `core` when it leaves out a replica (its
-/// segment is out of the table: an unmount in progress). The ids left out
-/// may be in no other record (a Start's, an Upsert's new replicas), and a
-/// standby's counters, raised past every id a record names, would fall
-/// behind the primary's.
+/// record of the id counters of `core` when it leaves out a replica of
+/// `obj` (its segment is out of the table: an unmount in progress). The
+/// ids left out may be in no other record (a Start's, an Upsert's new
+/// replicas), and a standby's counters, raised past every id a record
+/// names, would fall behind the primary's. The replica counter recorded
+/// is one past the object's highest replica id, which the primary's
+/// counter is past already ([`MasterCore::record_counters`]).
 #[inline]
 fn append_object_record(
     core: &MasterCore,
     j: &Journal,
+    obj: &Object,
     left_out: bool,
     len: usize,
     write: impl FnOnce(&mut SliceWriter<'_>),
 ) -> crate::error::Result<u64> {
     if left_out {
-        j.append(&core.counters_record())?;
+        let end = obj.replicas.iter().map(|r| r.id + 1).max().unwrap_or(0);
+        j.append(&core.counters_record(end))?;
     }
     j.append_with(len, |out| write(&mut SliceWriter::new(out)))
 }
@@ -588,7 +669,7 @@ impl<'a> ObjectSet<'a> {
 
     /// Appends it to `j`, written in place ([`append_object_record`]).
     fn append(&self, core: &MasterCore, j: &Journal) -> crate::error::Result<u64> {
-        append_object_record(core, j, self.left_out, self.len, |w| self.write(w))
+        append_object_record(core, j, self.obj, self.left_out, self.len, |w| self.write(w))
     }
 
     /// Writes its bytes (the codec's layout, `codec.rs`), `self.len` of them.
@@ -762,7 +843,7 @@ impl<'a> ObjectStarted<'a> {
     /// Appends it to `j`, written in place ([`append_object_record`]).
     #[inline]
     fn append(&self, core: &MasterCore, j: &Journal) -> crate::error::Result<u64> {
-        append_object_record(core, j, self.left_out, self.len, |w| self.write(w))
+        append_object_record(core, j, self.obj, self.left_out, self.len, |w| self.write(w))
     }
 
     /// Writes its bytes (the codec's layout, `codec.rs`), `self.len` of them.
@@ -1135,14 +1216,21 @@ mod tests {
         let first = m.replica_ids(2);
         let other = m.replica_ids(1);
         m.return_replica_ids(first, 2);
+        // The end of the failed operation's own reservation, not the
+        // counter as it stands (`other + 1`): the other operation may
+        // still give its id back.
         let b = decode_batch(&m.journal_read_to_vec(1).unwrap()).unwrap();
         assert_eq!(
             b.records,
             [Record::Counters {
-                next_replica_id: other + 1,
+                next_replica_id: first + 2,
                 next_write_token: 1,
                 next_object_seq: 1,
             }]
         );
+        // It does: the primary's counter is back at first + 2, which is
+        // what a standby applying the record holds.
+        m.return_replica_ids(other, 1);
+        assert_eq!(m.replica_ids(0), first + 2);
     }
 }

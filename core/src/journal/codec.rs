@@ -20,8 +20,9 @@
 //!                         first_seq + count - 1, is at most MAX_SEQ
 //!   payload_len  u64      exact number of payload bytes after the header
 //!   crc32        u32      CRC-32 (IEEE) of header bytes 0..36, then the payload
-//! payload: `count` records, each a tag u8 (1..=12, Record::tag; 1..=10 in
-//! a version 1 batch, 1..=11 in a version 2 one) + its fields:
+//! payload: `count` records, each a tag u8 (1..=13, Record::tag; 1..=10 in
+//! a version 1 batch, 1..=11 in a version 2 one, 1..=12 in a version 3
+//! one) + its fields:
 //!   1 SegmentMounted     owner u64, name name, pool u8 (0 memory, 1 NOF_SSD),
 //!                        base u64, size u64
 //!   2 SegmentUnmounted   owner u64, name name
@@ -43,6 +44,7 @@
 //!                        group opt<name>, pending intent,
 //!                        replicas vec<started> (ids strictly increasing)
 //!                        (version 3 on)
+//!  13 Timeline           skew_ms i64 (version 4 on)
 //! image     = key, size u64, writer u64, put_start instant, lease instant,
 //!             seq u64, write_token u64, hard_pin bool, group opt<name>,
 //!             committed opt<deadline>, in_flight opt<opt<intent>>,
@@ -66,18 +68,20 @@
 //! blob = u64 byte length + bytes; vec<T> = u32 count + T...;
 //! opt<T> = u8 0 | u8 1 + T; bool = u8 0 | 1;
 //! instant = u64 <= MAX_INSTANT; deadline = instant, not 0 (a committed
-//! soft-pin deadline: 0 is no deadline, never a committed one).
+//! soft-pin deadline: 0 is no deadline, never a committed one);
+//! i64 = 8 bytes, two's complement (every value has its one spelling; a
+//! standby refuses a skew beyond +-MAX_INSTANT on apply, not the codec).
 //! ```
 //!
 //! Every field is fixed-width or length-prefixed and every tag, bool and
 //! enum byte has one accepted spelling, so a batch has exactly one encoding
 //! per format version: whatever [`decode_batch`] accepts in the current
 //! version ([`FORMAT_VERSION`]), [`encode_batch`] gives back byte for byte.
-//! Version 2 added tag 11 and version 3 tag 12; an older batch still
-//! decodes, to the same records it always did, and a tag its version does
-//! not have is an unknown tag in it. [`encode_batch`] writes those records
-//! in the current version (another version field, so other bytes: a
-//! version 1 or 2 batch does not come back byte for byte from it);
+//! Version 2 added tag 11, version 3 tag 12 and version 4 tag 13; an older
+//! batch still decodes, to the same records it always did, and a tag its
+//! version does not have is an unknown tag in it. [`encode_batch`] writes
+//! those records in the current version (another version field, so other
+//! bytes: a version 1 to 3 batch does not come back byte for byte from it);
 //! [`encode_batch_as`] with the batch's own version gives it back. A new
 //! layout gets a new version number and the decoder keeps reading every
 //! older one (a fixture test holds it to that).
@@ -95,7 +99,7 @@ use std::fmt;
 pub const MAGIC: [u8; 8] = *b"\x89MCJRNL\n";
 
 /// The layout documented above.
-pub const FORMAT_VERSION: u32 = 3;
+pub const FORMAT_VERSION: u32 = 4;
 
 /// The first layout with [`Record::ObjectEnded`] (tag 11).
 pub const ENDED_VERSION: u32 = 2;
@@ -103,10 +107,15 @@ pub const ENDED_VERSION: u32 = 2;
 /// The first layout with [`Record::ObjectStarted`] (tag 12).
 pub const STARTED_VERSION: u32 = 3;
 
+/// The first layout with [`Record::Timeline`] (tag 13).
+pub const TIMELINE_VERSION: u32 = 4;
+
 /// The highest record tag layout `version` (a version this build reads)
 /// has.
 pub const fn last_tag(version: u32) -> u8 {
-    if version >= STARTED_VERSION {
+    if version >= TIMELINE_VERSION {
+        13
+    } else if version >= STARTED_VERSION {
         12
     } else if version >= ENDED_VERSION {
         11
@@ -132,8 +141,8 @@ const CRC_COVERED: usize = 36;
 // Smallest encoding of each element, to reject counts the remaining input
 // cannot hold before allocating for them.
 const STR_MIN: usize = 4;
-// tag + two strings (GroupReleased) or tag + a blob length (Reset): the
-// smallest records.
+// tag + two strings (GroupReleased), tag + a blob length (Reset) or tag +
+// an i64 (Timeline): the smallest records.
 const RECORD_MIN: usize = 1 + 2 * STR_MIN;
 pub(super) const REPLICA_MIN: usize = 8 + 1 + 1 + 1 + 8;
 pub(super) const STARTED_MIN: usize = 8 + 1 + 8;
@@ -367,6 +376,7 @@ pub fn encode_record(rec: &Record, out: &mut Vec<u8>) {
                 w.placement(&r.place);
             });
         }
+        Record::Timeline { skew_ms } => w.i64(*skew_ms),
     }
 }
 
@@ -389,7 +399,7 @@ pub fn encode_batch(first_seq: u64, records: &[Record]) -> Result<Vec<u8>> {
 /// layout. `INVALID_PARAMS` as [`encode_batch`], for a version this build
 /// does not write, or for a record the version has no tag for
 /// ([`Record::ObjectEnded`] before version 2, [`Record::ObjectStarted`]
-/// before version 3).
+/// before version 3, [`Record::Timeline`] before version 4).
 pub fn encode_batch_as(version: u32, first_seq: u64, records: &[Record]) -> Result<Vec<u8>> {
     if !(OLDEST_VERSION..=FORMAT_VERSION).contains(&version) {
         return Err(Error::invalid(format!(
@@ -403,13 +413,18 @@ pub fn encode_batch_as(version: u32, first_seq: u64, records: &[Record]) -> Resu
         .enumerate()
         .find(|(_, r)| r.tag() > last_tag(version))
     {
-        let since = if r.tag() == 11 {
-            ENDED_VERSION
-        } else {
-            STARTED_VERSION
+        let since = match r.tag() {
+            11 => ENDED_VERSION,
+            12 => STARTED_VERSION,
+            _ => TIMELINE_VERSION,
         };
         return Err(Error::invalid(format!(
-            "record {i} is an {}, which format {version} has no tag for (format {since} on)",
+            "record {i} is {} {}, which format {version} has no tag for (format {since} on)",
+            if r.name().starts_with(['A', 'E', 'I', 'O', 'U']) {
+                "an"
+            } else {
+                "a"
+            },
             r.name()
         )));
     }
@@ -590,6 +605,9 @@ impl Writer<'_> {
     pub(crate) fn u64(&mut self, v: u64) {
         self.0.extend_from_slice(&v.to_le_bytes());
     }
+    pub(crate) fn i64(&mut self, v: i64) {
+        self.0.extend_from_slice(&v.to_le_bytes());
+    }
     pub(crate) fn bool(&mut self, v: bool) {
         self.u8(u8::from(v));
     }
@@ -760,7 +778,7 @@ pub(super) fn decode_prefix_with<'a, T>(
         let seq = h.first_seq + i as u64;
         // A tag of a later layout is unknown in this batch's (tags past
         // every layout's are refused by the parser, with the same message).
-        if let Some(tag @ 11..=12) = r.peek() {
+        if let Some(tag @ 11..=13) = r.peek() {
             if tag > last {
                 return Err(unknown_tag(tag, seq, r.offset(), usize::from(last)));
             }
@@ -900,6 +918,9 @@ pub(super) fn parse_record(r: &mut Reader, seq: u64) -> Result<Record> {
         10 => Record::Reset {
             image: r.blob(at("image"))?,
         },
+        13 => Record::Timeline {
+            skew_ms: r.i64(at("skew_ms"))?,
+        },
         _ => unreachable!("tag {tag} was checked against Record::NAMES"),
     })
 }
@@ -994,6 +1015,12 @@ impl<'a> Reader<'a> {
     #[inline(always)]
     pub(super) fn u64(&mut self, at: At) -> Result<u64> {
         self.array(at).map(u64::from_le_bytes)
+    }
+
+    /// A signed 64-bit value (every bit pattern is one value).
+    #[inline(always)]
+    pub(super) fn i64(&mut self, at: At) -> Result<i64> {
+        self.array(at).map(i64::from_le_bytes)
     }
 
     #[inline(always)]

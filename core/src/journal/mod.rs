@@ -22,6 +22,13 @@
 //!   given back leave the counters ahead of every record; a
 //!   [`Record::Counters`] keeps the standby's counters, and so its
 //!   snapshot, equal to the primary's.
+//! - **The timeline**: records carry instants on the primary's timeline.
+//!   When the primary's skew (timeline − wall) moves from the one its
+//!   journal last stands on (0 at creation, a Timeline record's, a Reset
+//!   image's) it appends a [`Record::Timeline`] — at a wall set and at
+//!   every maintenance tick, never on a client operation — under the
+//!   timeline lock (`ring.rs`), so skews are recorded in the order they
+//!   were read; a standby takes each, as it takes an image's.
 
 pub mod apply;
 pub(crate) mod capture;

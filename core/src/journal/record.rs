@@ -6,7 +6,9 @@
 //! ObjectSet it stands for): the ids, addresses, tokens and instants the
 //! primary chose, never the request that led to it, so a standby installs
 //! any such record the same way and re-decides nothing (docs/CONTRACT.md
-//! section 12).
+//! section 12). One record is of the clock, not the state:
+//! [`Record::Timeline`], the primary's skew after its wall was stepped, so
+//! a standby reads the instants of the records on the primary's timeline.
 //!
 //! # Conventions
 //!
@@ -271,11 +273,19 @@ pub enum Record {
         /// Sorted by id, ids distinct.
         replicas: Vec<StartedReplica>,
     },
+    /// The primary's skew (`timeline − wall` in ms, `Clock::skew`) moved
+    /// to `skew_ms` since it last recorded one (a wall step): every
+    /// instant of a later record is on a timeline that reads the wall
+    /// plus `skew_ms`. A standby takes that skew (as it takes an image's:
+    /// docs/CONTRACT.md section 12.3), so, promoted, it judges the
+    /// primary's leases and deadlines as the primary would. Changes no
+    /// state but the clock. Format 4.
+    Timeline { skew_ms: i64 },
 }
 
 impl Record {
     /// Every record's name, in tag order (for messages and tests).
-    pub const NAMES: [&'static str; 12] = [
+    pub const NAMES: [&'static str; 13] = [
         "SegmentMounted",
         "SegmentUnmounted",
         "ObjectSet",
@@ -288,6 +298,7 @@ impl Record {
         "Reset",
         "ObjectEnded",
         "ObjectStarted",
+        "Timeline",
     ];
 
     /// The record's tag in the encoding: its 1-based position in
@@ -306,6 +317,7 @@ impl Record {
             Record::Reset { .. } => 10,
             Record::ObjectEnded { .. } => 11,
             Record::ObjectStarted { .. } => 12,
+            Record::Timeline { .. } => 13,
         }
     }
 

@@ -31,6 +31,12 @@
 //! (`memory::FillBuf`), and a chunk a reader still holds is never written
 //! over (freed or dropped, it is not reused until the reader lets go).
 //!
+//! A second, small lock, the timeline lock (a mutex around the skew the
+//! journal last recorded), serialises the records of the primary's clock
+//! (a [`Record::Timeline`] and a restore's Reset): it is taken before the
+//! ring's lock, never while it is held, and never with a deadline-index
+//! mutex; no append of any other record takes it.
+//!
 //! # Memory
 //!
 //! The bytes live in chunks of [`CHUNK_BYTES`] (a record never spans two;
@@ -146,6 +152,17 @@ impl ReadBuf for [MaybeUninit<u8>] {
 pub struct Journal {
     capacity: usize,
     ring: Padded,
+    /// The timeline lock: the skew (`timeline − wall`, ms) the records
+    /// appended so far leave a consumer on — the last
+    /// [`Record::Timeline`]'s, or the last Reset image's, 0 at the start
+    /// (a master's skew when it is created). Held across the reading of
+    /// the skew, the decision and the append of a Timeline or Reset record
+    /// (`capture.rs`), so no older skew is recorded after a newer one. In
+    /// the lock order it comes just before the ring's lock: it is taken
+    /// with no lock held (a maintenance tick, a wall set) or under a
+    /// restore's locks (every shard, the registry, the segment table), and
+    /// only the ring's lock is taken while it is held.
+    timeline: parking_lot::Mutex<i64>,
 }
 
 /// The ring's lock and state on cache lines of their own: a consumer
@@ -253,6 +270,7 @@ impl Journal {
         }
         Ok(Journal {
             capacity: capacity_bytes,
+            timeline: parking_lot::Mutex::new(0),
             ring: Padded(SpinLock::new(Ring {
                 chunks: VecDeque::new(),
                 spare: Vec::new(),
@@ -522,6 +540,13 @@ impl Journal {
     /// starting at 1).
     pub fn last_seq(&self) -> u64 {
         self.ring.lock().next - 1
+    }
+
+    /// The timeline lock and the skew the records appended so far leave a
+    /// consumer on (see the field): the recorder holds it across reading
+    /// the skew, deciding and appending (`capture.rs`).
+    pub(crate) fn timeline(&self) -> parking_lot::MutexGuard<'_, i64> {
+        self.timeline.lock()
     }
 
     pub fn stats(&self) -> JournalStats {

@@ -172,7 +172,7 @@ impl MasterCore {
                         j.continue_at(journal_seq)?;
                     }
                     // A standby holds the primary's instants: it takes the
-                    // primary's timeline too (docs/CONTRACT.md 12.3), before
+                    // primary's timeline too (docs/CONTRACT.md 12.1), before
                     // the install, whose Reset record (a journaling
                     // standby's) hands it on to the standbys behind it.
                     if let Some(skew) = primary_skew {
@@ -582,19 +582,16 @@ impl MasterCore {
         self.next_token.fetch_max(t, Ordering::AcqRel);
         self.next_seq.fetch_max(s, Ordering::AcqRel);
         drop(table);
-        if let Some(j) = &self.journal {
+        if self.journal.is_some() {
             // The Reset carries the state installed, captured while every
             // shard stays write-locked and the registry and the table are
             // read-locked: no record can come between the install and it,
-            // so its image includes everything up to the Reset itself.
+            // so its image includes everything up to the Reset itself (a
+            // Timeline record neither: `record_reset`).
             let states: Vec<&ShardState> = guards.iter().map(|g| &**g).collect();
             let retention = self.retention.map.read();
             let table = self.segments.read();
-            let seq = j.last_seq() + 1;
-            let image = self.capture_locked(&states, &retention, &table, seq);
-            self.journal_append(&crate::journal::Record::Reset {
-                image: super::codec::encode(&image),
-            });
+            self.record_reset(|seq| self.capture_locked(&states, &retention, &table, seq));
         }
     }
 }

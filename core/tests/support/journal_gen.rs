@@ -304,6 +304,16 @@ pub fn record_with_tag(e: &mut impl Entropy, tag: u8) -> Record {
                 })
                 .collect(),
         },
+        13 => Record::Timeline {
+            skew_ms: match e.below(6) {
+                0 => 0,
+                1 => i64::MIN,
+                2 => i64::MAX,
+                3 => -(e.below(1 << 40) as i64),
+                4 => e.below(1 << 40) as i64,
+                _ => e.u64() as i64,
+            },
+        },
         other => panic!("no record has tag {other}"),
     }
 }

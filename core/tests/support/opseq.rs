@@ -1137,6 +1137,11 @@ impl Driver {
                     ..cfg.clone()
                 })
                 .map_err(|e| e.to_string())?;
+                // On the master's timeline: its wall as far from it (a
+                // stepped wall), so the restore shifts nothing.
+                fresh
+                    .set_wall_time(m.wall_time())
+                    .map_err(|e| e.to_string())?;
                 let r = fresh.restore(&s);
                 t.record("round_trip", &r);
                 let rep = r.map_err(|e| format!("a master's own snapshot did not restore: {e}"))?;
