@@ -1,5 +1,6 @@
 /* Group retention from C (docs/CONTRACT.md "Group retention"): per-group
- * results written only when the call is accepted, the shared TTL checks,
+ * results when the call is accepted, a bad shared argument (TTL, tenant)
+ * failing every group, unusable arguments refusing the call unwritten,
  * (NULL, 0) as an empty batch, the admission limit, the deadline query, a
  * read that never extends a group, eviction skipping a retained group,
  * release, expiry by cleanup, the gauge, and the config setters. Manual
@@ -20,6 +21,7 @@ static mooncake_meta_master *retention_master(uint64_t max_groups) {
     CHECK_OK(mooncake_meta_config_set_shard_count(cfg, 4, &err), err);
     CHECK_OK(mooncake_meta_config_set_max_retained_groups(cfg, max_groups, &err), err);
     CHECK_OK(mooncake_meta_config_set_max_group_retention_ttl_ms(cfg, 2 * TTL, &err), err);
+    CHECK_OK(mooncake_meta_config_set_journal_capacity_bytes(cfg, 1 << 20, &err), err);
     CHECK_OK(mooncake_meta_master_new(cfg, &m, &err), err);
     mooncake_meta_config_free(cfg);
     if (m == NULL) exit(EXIT_FAILURE);
@@ -52,7 +54,7 @@ static mooncake_meta_write_config in_group(const char *g) {
     return c;
 }
 
-static void per_group_results_are_written_only_when_the_call_is_accepted(void) {
+static void per_group_results_are_written_when_the_call_is_accepted(void) {
     mooncake_meta_error *err = NULL;
     mooncake_meta_master *m = retention_master(2);
     const char *ids[] = {"a", "", "b", "c"};
@@ -72,18 +74,78 @@ static void per_group_results_are_written_only_when_the_call_is_accepted(void) {
     mooncake_meta_master_free(m);
 }
 
-static void shared_ttl_errors_refuse_the_whole_call(void) {
+/* Every status is `code` and every deadline (when given) 0. */
+static void check_each(const int32_t *st, const uint64_t *dl, size_t n, int32_t code) {
+    for (size_t i = 0; i < n; i++) {
+        CHECK_EQ_INT(st[i], code);
+        if (dl != NULL) CHECK_EQ_INT(dl[i], 0);
+    }
+}
+
+static void shared_argument_errors_fail_every_group(void) {
     mooncake_meta_error *err = NULL;
     mooncake_meta_master *m = retention_master(8);
     const char *ids[] = {"a", "b"};
     int32_t st[2] = {7, 7};
     uint64_t dl[2] = {7, 7};
+    const char *first[] = {"a"};
+    CHECK_OK(retain(m, first, 1, TTL, st, dl, &err), err);
+    uint64_t seq = fx_metrics(m).journal_last_seq;
+    /* A bad TTL: every group INVALID_PARAMS, deadline 0, the call too. */
     CHECK_FAILS(retain(m, ids, 2, 0, st, dl, &err), MOONCAKE_META_INVALID_PARAMS, err, "ttl");
+    check_each(st, dl, 2, MOONCAKE_META_INVALID_PARAMS);
+    st[0] = st[1] = 7;
+    dl[0] = dl[1] = 7;
     CHECK_FAILS(retain(m, ids, 2, 2 * TTL + 1, st, dl, &err), MOONCAKE_META_INVALID_PARAMS, err,
                 "max_group_retention_ttl");
-    CHECK_EQ_INT(st[0], 7);
-    CHECK_EQ_INT(dl[1], 7);
-    CHECK_EQ_INT(group_deadline(m, "a"), 0);
+    check_each(st, dl, 2, MOONCAKE_META_INVALID_PARAMS);
+    /* Even with no group. */
+    CHECK_FAILS(mooncake_meta_retain_groups(m, NULL, 0, NULL, NULL, 0, 0, NULL, NULL, &err),
+                MOONCAKE_META_INVALID_PARAMS, err, "ttl");
+    /* A bad tenant (a NUL in it): every group of a retain or a release. */
+    size_t ids_lens[2] = {1, 1};
+    st[0] = st[1] = 7;
+    dl[0] = dl[1] = 7;
+    CHECK_FAILS(mooncake_meta_retain_groups(m, "a\0b", 3, ids, ids_lens, 2, TTL, st, dl, &err),
+                MOONCAKE_META_INVALID_PARAMS, err, "tenant");
+    check_each(st, dl, 2, MOONCAKE_META_INVALID_PARAMS);
+    st[0] = st[1] = 7;
+    CHECK_FAILS(mooncake_meta_release_groups(m, "a\0b", 3, ids, ids_lens, 2, st, &err),
+                MOONCAKE_META_INVALID_PARAMS, err, "tenant");
+    check_each(st, NULL, 2, MOONCAKE_META_INVALID_PARAMS);
+    /* A tenant that is not UTF-8: every group INVALID_UTF8, as a batch. */
+    st[0] = st[1] = 7;
+    dl[0] = dl[1] = 7;
+    CHECK_FAILS(mooncake_meta_retain_groups(m, "\xff", 1, ids, ids_lens, 2, TTL, st, dl, &err),
+                MOONCAKE_META_INVALID_UTF8, err, "tenant");
+    check_each(st, dl, 2, MOONCAKE_META_INVALID_UTF8);
+    st[0] = st[1] = 7;
+    CHECK_FAILS(mooncake_meta_release_groups(m, "\xff", 1, ids, ids_lens, 2, st, &err),
+                MOONCAKE_META_INVALID_UTF8, err, "tenant");
+    check_each(st, NULL, 2, MOONCAKE_META_INVALID_UTF8);
+    /* Nothing changed: deadlines, gauge, journal. */
+    CHECK_EQ_INT(group_deadline(m, "a"), FX_START_MS + TTL);
+    CHECK_EQ_INT(group_deadline(m, "b"), 0);
+    CHECK_EQ_INT(fx_metrics(m).retained_group_count, 1);
+    CHECK_EQ_INT(fx_metrics(m).journal_last_seq, seq);
+    /* A good call still works. */
+    CHECK_OK(retain(m, ids, 2, TTL, st, dl, &err), err);
+    check_each(st, NULL, 2, MOONCAKE_META_OK);
+    CHECK_EQ_INT(dl[1], FX_START_MS + TTL);
+    CHECK_EQ_INT(fx_metrics(m).retained_group_count, 2);
+    CHECK_OK(mooncake_meta_release_groups(m, NULL, 0, ids, ids_lens, 2, st, &err), err);
+    check_each(st, NULL, 2, MOONCAKE_META_OK);
+    CHECK_EQ_INT(fx_metrics(m).retained_group_count, 0);
+    fx_check_invariants(m);
+    mooncake_meta_master_free(m);
+}
+
+static void unusable_arguments_refuse_the_whole_call(void) {
+    mooncake_meta_error *err = NULL;
+    mooncake_meta_master *m = retention_master(8);
+    const char *ids[] = {"a", "b"};
+    int32_t st[2] = {7, 7};
+    uint64_t dl[2] = {7, 7};
     /* Bad pointers and strings: a code, a message, nothing changed. */
     size_t lens[2] = {1, 1};
     CHECK_FAILS(mooncake_meta_retain_groups(m, NULL, 0, NULL, lens, 2, TTL, st, dl, &err),
@@ -96,6 +158,7 @@ static void shared_ttl_errors_refuse_the_whole_call(void) {
     CHECK_FAILS(mooncake_meta_retain_groups(NULL, NULL, 0, ids, lens, 2, TTL, st, dl, &err),
                 MOONCAKE_META_NULL_ARGUMENT, err, "master");
     CHECK_EQ_INT(st[0], 7);
+    CHECK_EQ_INT(dl[1], 7);
     CHECK_EQ_INT(fx_metrics(m).retained_group_count, 0);
     /* (NULL, 0) is an empty batch. */
     CHECK_OK(mooncake_meta_retain_groups(m, NULL, 0, NULL, NULL, 0, TTL, NULL, NULL, &err), err);
@@ -187,8 +250,9 @@ static void the_prometheus_text_carries_the_gauge(void) {
 }
 
 int main(void) {
-    RUN_TEST(per_group_results_are_written_only_when_the_call_is_accepted);
-    RUN_TEST(shared_ttl_errors_refuse_the_whole_call);
+    RUN_TEST(per_group_results_are_written_when_the_call_is_accepted);
+    RUN_TEST(shared_argument_errors_fail_every_group);
+    RUN_TEST(unusable_arguments_refuse_the_whole_call);
     RUN_TEST(repeat_retain_extends_never_shortens);
     RUN_TEST(reads_never_extend_and_eviction_skips_the_group);
     RUN_TEST(release_and_expiry_end_retention);

@@ -1107,13 +1107,37 @@ void group_retention() {
     CHECK_EQ(r.statuses[3], MOONCAKE_META_GROUP_RETENTION_FULL);
     CHECK_EQ(r.deadlines[0], START + 60000);
     CHECK_EQ(r.deadlines[3], 0u);
-    CHECK_THROWS(MOONCAKE_META_INVALID_PARAMS, m.retain_groups("", ids, 0));
-    CHECK_THROWS(MOONCAKE_META_INVALID_PARAMS, m.retain_groups("", ids, 120001));
+    CHECK(r.ok());
+    // A bad shared argument fails every group (no throw), changing nothing.
+    for (std::uint64_t bad_ttl : {std::uint64_t{0}, std::uint64_t{120001}}) {
+        mm::retention_result refused = m.retain_groups("", ids, bad_ttl);
+        CHECK_EQ(refused.status, MOONCAKE_META_INVALID_PARAMS);
+        CHECK(refused.message.find("ttl") != std::string::npos);
+        CHECK_EQ(refused.statuses.size(), 4u);
+        CHECK_EQ(refused.deadlines.size(), 4u);
+        for (std::size_t i = 0; i < 4; i++) {
+            CHECK_EQ(refused.statuses[i], MOONCAKE_META_INVALID_PARAMS);
+            CHECK_EQ(refused.deadlines[i], 0u);
+        }
+        CHECK_THROWS(MOONCAKE_META_INVALID_PARAMS, refused.throw_if_failed());
+    }
+    std::string nul_tenant("a\0b", 3);
+    mm::retention_result bad_tenant = m.retain_groups(nul_tenant, ids, 60000);
+    CHECK_EQ(bad_tenant.status, MOONCAKE_META_INVALID_PARAMS);
+    CHECK(bad_tenant.message.find("tenant") != std::string::npos);
+    CHECK_EQ(bad_tenant.statuses[3], MOONCAKE_META_INVALID_PARAMS);
+    mm::retention_result bad_release = m.release_groups(nul_tenant, ids);
+    CHECK_EQ(bad_release.status, MOONCAKE_META_INVALID_PARAMS);
+    CHECK_EQ(bad_release.statuses.size(), 4u);
+    CHECK_EQ(bad_release.statuses[0], MOONCAKE_META_INVALID_PARAMS);
+    CHECK(bad_release.deadlines.empty());
+    CHECK_EQ(m.metrics().retained_group_count, 2u);
     CHECK(m.group_retention_deadline("", "prefix") == START + 60000);
     CHECK(!m.group_retention_deadline("", "over").has_value());
     CHECK_EQ(m.metrics().retained_group_count, 2u);
     std::vector<std::string_view> rel{"bare", "never"};
     mm::retention_result rr = m.release_groups("", rel);
+    CHECK(rr.ok());
     CHECK_EQ(rr.statuses[0], MOONCAKE_META_OK);
     CHECK_EQ(rr.statuses[1], MOONCAKE_META_OK);
     CHECK(rr.deadlines.empty());

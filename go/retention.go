@@ -22,8 +22,9 @@ type RetainResult struct {
 	// failure).
 	Deadline Instant
 	// Err is the group's failure, nil on success: ErrInvalidParams for an
-	// empty id, ErrGroupRetentionFull for a new group while
-	// Config.MaxRetainedGroups groups are retained.
+	// empty id or a bad shared argument (the TTL, the tenant),
+	// ErrGroupRetentionFull for a new group while Config.MaxRetainedGroups
+	// groups are retained.
 	Err error
 }
 
@@ -41,25 +42,33 @@ func groupErrors(ids []string, statuses []C.int32_t) []error {
 // group's deadline becomes max(its active deadline, now + ttl), so a repeat
 // extends and never shortens. The deadline is the group's own: it is never
 // copied into a member's soft pin and no read, write or member operation
-// moves it; a group needs no member, before or after. ttl must be a whole
-// number of milliseconds in (0, Config.MaxGroupRetentionTTL]; otherwise, or
-// when the call is refused as a whole, the error is non-nil and nothing
-// changed. Otherwise the error is nil and each group's outcome is in its
-// result.
+// moves it; a group needs no member, before or after.
+//
+// The results are always one per id. ttl must be a whole number of
+// milliseconds in (0, Config.MaxGroupRetentionTTL] and the tenant valid;
+// otherwise every result's Err is ErrInvalidParams (Deadline 0), the
+// returned error is that same error and nothing changed (a bad shared
+// argument fails every entry, as a batch's does). A call refused as a
+// whole for another reason (a closed master, a standby, an id that is not
+// UTF-8) is reported the same way: every result carries the error. When the
+// error is nil each group's outcome is in its result.
 func (k Keyspace) RetainGroups(ids []string, ttl time.Duration) ([]RetainResult, error) {
+	refuse := func(err error) ([]RetainResult, error) {
+		return refuseEach(len(ids), err, func(r *RetainResult) *error { return &r.Err })
+	}
 	if ttl <= 0 {
-		return nil, invalidParams("RetainGroups ttl %v must be > 0", ttl)
+		return refuse(invalidParams("RetainGroups ttl %v must be > 0", ttl))
 	}
 	ms, err := millis("RetainGroups ttl", ttl)
 	if err != nil {
-		return nil, err
+		return refuse(err)
 	}
 	n := len(ids)
 	cg := newCKeys(ids)
 	defer cg.free()
 	p, err := k.m.acquire()
 	if err != nil {
-		return nil, err
+		return refuse(err)
 	}
 	defer k.m.release()
 	statuses := make([]C.int32_t, max(n, 1))
@@ -69,7 +78,7 @@ func (k Keyspace) RetainGroups(ids []string, ttl time.Duration) ([]RetainResult,
 	st := C.mooncake_meta_retain_groups(p, tp, tl, cg.ptrs, unsafe.SliceData(cg.lens), C.size_t(n),
 		C.uint64_t(ms), unsafe.SliceData(statuses), unsafe.SliceData(deadlines), &cerr)
 	if err := takeError(st, &cerr); err != nil {
-		return nil, err
+		return refuse(err)
 	}
 	errs := groupErrors(ids, statuses[:n])
 	results := make([]RetainResult, n)
@@ -83,16 +92,20 @@ func (k Keyspace) RetainGroups(ids []string, ttl time.Duration) ([]RetainResult,
 // now; releasing a group with no stored deadline is OK and changes nothing
 // (one whose deadline has passed but is still stored is normalised, as
 // cleanup would).
-// The error is non-nil only when the call is refused as a whole (nothing
-// changed); each group's outcome (ErrInvalidParams for an empty id) is in
-// its entry.
+//
+// The errors are always one per id. The returned error is nil when the
+// call was accepted, each group's outcome (ErrInvalidParams for an empty
+// id) in its entry. A bad tenant fails every entry with ErrInvalidParams
+// and returns that error, nothing changed; so does any refusal of the whole
+// call (a closed master, a standby, an id that is not UTF-8), with its
+// error.
 func (k Keyspace) ReleaseGroups(ids []string) ([]error, error) {
 	n := len(ids)
 	cg := newCKeys(ids)
 	defer cg.free()
 	p, err := k.m.acquire()
 	if err != nil {
-		return nil, err
+		return refuseErrs(n, err)
 	}
 	defer k.m.release()
 	statuses := make([]C.int32_t, max(n, 1))
@@ -101,7 +114,7 @@ func (k Keyspace) ReleaseGroups(ids []string) ([]error, error) {
 	st := C.mooncake_meta_release_groups(p, tp, tl, cg.ptrs, unsafe.SliceData(cg.lens), C.size_t(n),
 		unsafe.SliceData(statuses), &cerr)
 	if err := takeError(st, &cerr); err != nil {
-		return nil, err
+		return refuseErrs(n, err)
 	}
 	return groupErrors(ids, statuses[:n]), nil
 }

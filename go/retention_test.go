@@ -11,8 +11,8 @@ import (
 
 const retainTTL = time.Minute
 
-// Per-group results, the shared TTL checks refusing the whole call, the
-// admission limit and errors.Is on ErrGroupRetentionFull.
+// Per-group results, the admission limit and errors.Is on
+// ErrGroupRetentionFull.
 func TestRetainGroupsResultsAndLimits(t *testing.T) {
 	m := newMaster(t, mm.WithMaxRetainedGroups(2), mm.WithMaxGroupRetentionTTL(time.Hour))
 	rs, err := m.RetainGroups([]string{"a", "", "b", "c"}, retainTTL)
@@ -29,17 +29,89 @@ func TestRetainGroupsResultsAndLimits(t *testing.T) {
 	if !errors.Is(rs[3].Err, mm.ErrGroupRetentionFull) || rs[3].Deadline != 0 {
 		t.Fatalf("over the limit: %+v", rs[3])
 	}
-	for _, ttl := range []time.Duration{0, time.Hour + time.Millisecond, time.Microsecond} {
-		if rs, err := m.RetainGroups([]string{"a"}, ttl); !errors.Is(err, mm.ErrInvalidParams) || rs != nil {
-			t.Fatalf("ttl %v: %v %v", ttl, rs, err)
-		}
-	}
 	if rs, err := m.RetainGroups(nil, retainTTL); err != nil || len(rs) != 0 {
 		t.Fatalf("empty batch: %v %v", rs, err)
 	}
 	mt, err := m.Metrics()
 	if err != nil || mt.RetainedGroupCount != 2 {
 		t.Fatalf("gauge: %d %v", mt.RetainedGroupCount, err)
+	}
+	if err := m.CheckInvariants(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// checkEach checks that every one of n results is err's refusal.
+func checkEach(t *testing.T, what string, errs []error, n int, err error) {
+	t.Helper()
+	if !errors.Is(err, mm.ErrInvalidParams) || len(errs) != n {
+		t.Fatalf("%s: %d results, %v", what, len(errs), err)
+	}
+	for i, e := range errs {
+		if !errors.Is(e, mm.ErrInvalidParams) {
+			t.Fatalf("%s: result %d: %v", what, i, e)
+		}
+	}
+}
+
+// A bad shared argument (the TTL, checked in Go or by the library, or the
+// tenant) fails every entry with ErrInvalidParams, returns that error and
+// changes nothing; a good call still works.
+func TestBadSharedArgumentsFailEveryEntry(t *testing.T) {
+	m := newMaster(t, mm.WithMaxGroupRetentionTTL(time.Hour), mm.WithJournalCapacityBytes(1<<20))
+	if _, err := m.RetainGroups([]string{"a"}, retainTTL); err != nil {
+		t.Fatal(err)
+	}
+	before, err := m.Metrics()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := []string{"a", "b", ""}
+	retainErrs := func(rs []mm.RetainResult) []error {
+		errs := make([]error, len(rs))
+		for i, r := range rs {
+			if r.Deadline != 0 {
+				t.Fatalf("refused result %d has deadline %d", i, r.Deadline)
+			}
+			errs[i] = r.Err
+		}
+		return errs
+	}
+	for _, ttl := range []time.Duration{0, -time.Second, time.Hour + time.Millisecond, time.Microsecond} {
+		rs, err := m.RetainGroups(ids, ttl)
+		checkEach(t, "ttl "+ttl.String(), retainErrs(rs), len(ids), err)
+	}
+	bad := m.Tenant("a\x00b")
+	rs, err := bad.RetainGroups(ids, retainTTL)
+	checkEach(t, "retain, bad tenant", retainErrs(rs), len(ids), err)
+	if !strings.Contains(err.Error(), "tenant") {
+		t.Fatalf("bad tenant: %v", err)
+	}
+	errs, err := bad.ReleaseGroups(ids)
+	checkEach(t, "release, bad tenant", errs, len(ids), err)
+	rs, err = m.RetainGroups(nil, 0)
+	checkEach(t, "empty batch, ttl 0", retainErrs(rs), 0, err)
+	// Nothing changed: the deadlines, the gauge, the journal.
+	if d, ok, _ := m.GroupRetentionDeadline("a"); !ok || d != t0+mm.Instant(retainTTL/time.Millisecond) {
+		t.Fatalf("a: %d %v", d, ok)
+	}
+	if _, ok, _ := m.GroupRetentionDeadline("b"); ok {
+		t.Fatal("b retained by a refused call")
+	}
+	after, err := m.Metrics()
+	if err != nil || after.RetainedGroupCount != 1 || after.JournalLastSeq != before.JournalLastSeq {
+		t.Fatalf("changed: %d groups, journal %d -> %d, %v", after.RetainedGroupCount,
+			before.JournalLastSeq, after.JournalLastSeq, err)
+	}
+	// A good call still works.
+	if rs, err := m.RetainGroups([]string{"b"}, retainTTL); err != nil || rs[0].Err != nil {
+		t.Fatalf("good retain: %+v %v", rs, err)
+	}
+	if errs, err := m.ReleaseGroups([]string{"a", "b"}); err != nil || errs[0] != nil || errs[1] != nil {
+		t.Fatalf("good release: %v %v", errs, err)
+	}
+	if mt, _ := m.Metrics(); mt.RetainedGroupCount != 0 {
+		t.Fatalf("gauge: %d", mt.RetainedGroupCount)
 	}
 	if err := m.CheckInvariants(); err != nil {
 		t.Fatal(err)
@@ -114,5 +186,19 @@ func TestRetentionConfigIsValidated(t *testing.T) {
 		if err := c.Validate(); !errors.Is(err, mm.ErrInvalidParams) || !strings.Contains(err.Error(), "Config.Max") {
 			t.Fatalf("Validate: %v", err)
 		}
+	}
+}
+
+// On a closed master, as a batch: one result per id, each with ErrClosed.
+func TestRetentionAfterCloseAnswersEveryEntry(t *testing.T) {
+	m := newMaster(t)
+	m.Close()
+	rs, err := m.RetainGroups([]string{"a", "b"}, retainTTL)
+	if !errors.Is(err, mm.ErrClosed) || len(rs) != 2 || !errors.Is(rs[1].Err, mm.ErrClosed) {
+		t.Fatalf("retain: %+v %v", rs, err)
+	}
+	errs, err := m.ReleaseGroups([]string{"a"})
+	if !errors.Is(err, mm.ErrClosed) || len(errs) != 1 || !errors.Is(errs[0], mm.ErrClosed) {
+		t.Fatalf("release: %v %v", errs, err)
 	}
 }

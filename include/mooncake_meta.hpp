@@ -798,10 +798,15 @@ struct batch_status {
 /// retain_groups / release_groups: group i's status (MOONCAKE_META_OK,
 /// MOONCAKE_META_INVALID_PARAMS for an empty id, MOONCAKE_META_GROUP_RETENTION_FULL
 /// for a new group while max_retained_groups are retained) and, for a
-/// retain, its deadline after the call (0 unless OK). A call refused as a
-/// whole (a TTL of 0 or above the maximum, a bad tenant) throws instead.
-struct retention_result {
-    std::vector<std::int32_t> statuses;
+/// retain, its deadline after the call (0 unless OK). As for a batch, a
+/// refusal does not throw: `status` is MOONCAKE_META_OK when the call was
+/// accepted (each group's outcome is its own status, which may be a
+/// failure), else the code of the call's refusal, which every status then
+/// holds (every deadline 0), with `message` the library's; nothing changed.
+/// A bad shared argument (a TTL of 0 or above the maximum, a bad tenant) is
+/// MOONCAKE_META_INVALID_PARAMS. throw_if_failed() turns a refusal into an
+/// exception.
+struct retention_result : batch_status {
     std::vector<std::uint64_t> deadlines;
 };
 
@@ -1300,7 +1305,10 @@ public:
 
     /// Retains each group of `tenant` (empty = the default tenant) for
     /// `ttl_ms`: a deadline of max(active deadline, now + ttl_ms), never
-    /// copied into a member's soft pin, never moved by reads or writes.
+    /// copied into a member's soft pin, never moved by reads or writes. A
+    /// TTL of 0 or above the maximum, or a bad tenant, fails every group
+    /// with MOONCAKE_META_INVALID_PARAMS and changes nothing (no throw: see
+    /// retention_result).
     template <class Groups>
     retention_result retain_groups(std::string_view tenant, const Groups &groups,
                                    std::uint64_t ttl_ms) const {
@@ -1309,25 +1317,37 @@ public:
         r.statuses.resize(ga.size());
         r.deadlines.resize(ga.size());
         c_error err;
-        detail::check(mooncake_meta_retain_groups(p_, tenant.data(), tenant.size(), ga.ptrs(),
-                                                  ga.lens(), ga.size(), ttl_ms, r.statuses.data(),
-                                                  r.deadlines.data(), err.out()),
-                      err);
+        r.status = mooncake_meta_retain_groups(p_, tenant.data(), tenant.size(), ga.ptrs(),
+                                               ga.lens(), ga.size(), ttl_ms, r.statuses.data(),
+                                               r.deadlines.data(), err.out());
+        // Refused: every group holds the refusal's code (the library writes
+        // it for a bad shared argument; a NULL master, a standby or an id
+        // that is not UTF-8 leave the outputs unwritten) and no deadline.
+        if (!r.ok()) {
+            std::fill(r.statuses.begin(), r.statuses.end(), r.status);
+            std::fill(r.deadlines.begin(), r.deadlines.end(), std::uint64_t{0});
+        }
+        detail::library_message(r, err);
         return r;
     }
-    /// Ends each group's retention now (a group not retained is OK).
+    /// Ends each group's retention now (a group not retained is OK). A bad
+    /// tenant fails every group with MOONCAKE_META_INVALID_PARAMS; results
+    /// as retention_result says (no deadlines).
     template <class Groups>
     retention_result release_groups(std::string_view tenant, const Groups &groups) const {
         detail::key_array ga(groups);
         retention_result r;
         r.statuses.resize(ga.size());
         c_error err;
-        detail::check(mooncake_meta_release_groups(p_, tenant.data(), tenant.size(), ga.ptrs(),
-                                                   ga.lens(), ga.size(), r.statuses.data(),
-                                                   err.out()),
-                      err);
+        r.status = mooncake_meta_release_groups(p_, tenant.data(), tenant.size(), ga.ptrs(),
+                                                ga.lens(), ga.size(), r.statuses.data(),
+                                                err.out());
+        // Refused: every group holds the refusal's code, as for a retain.
+        if (!r.ok()) std::fill(r.statuses.begin(), r.statuses.end(), r.status);
+        detail::library_message(r, err);
         return r;
     }
+
     /// The group's active retention deadline, or nullopt.
     std::optional<std::uint64_t> group_retention_deadline(std::string_view tenant,
                                                           std::string_view group) const {

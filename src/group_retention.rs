@@ -4,14 +4,24 @@
 //! *group_lens, size_t count)` in one tenant (`(NULL, 0)` or an empty
 //! tenant = the default tenant); `(NULL, NULL, 0)` is an empty batch.
 //!
-//! A retain or release either refuses the whole call (a NULL master or
-//! array, bad UTF-8, a bad tenant, a TTL of 0 or above
-//! `max_group_retention_ttl_ms`): it returns that code with a message and
-//! changes nothing, and no output array is written; or it returns
-//! `MOONCAKE_META_OK` and writes one status per group (`out_statuses[i]`:
-//! `MOONCAKE_META_OK`, `MOONCAKE_META_INVALID_PARAMS` for an empty or
-//! NUL-containing id, `MOONCAKE_META_GROUP_RETENTION_FULL` for a new group
-//! while `max_retained_groups` groups are retained).
+//! A retain or release ends in one of three ways, as a batch does
+//! (docs/CONTRACT.md section 3, "Batch forms"):
+//! - a bad shared argument (a tenant that is not UTF-8 or that the core
+//!   refuses, a TTL of 0 or above `max_group_retention_ttl_ms`): every
+//!   `out_statuses[i]` is that one code (`MOONCAKE_META_INVALID_PARAMS`,
+//!   or `MOONCAKE_META_INVALID_UTF8` for the tenant's bytes), every
+//!   `out_deadlines[i]` 0, and the call returns that code with the
+//!   refusal's message; nothing changes;
+//! - an argument the library cannot use (a NULL master, a NULL array or id
+//!   with a non-zero count or length, an id that is not UTF-8) or a standby
+//!   (`MOONCAKE_META_UNAVAILABLE_IN_CURRENT_STATUS`) refuses the call: it
+//!   returns that code with a message, changes nothing and writes no
+//!   output array;
+//! - otherwise it returns `MOONCAKE_META_OK` and writes one status per
+//!   group (`out_statuses[i]`: `MOONCAKE_META_OK`,
+//!   `MOONCAKE_META_INVALID_PARAMS` for an empty or NUL-containing id,
+//!   `MOONCAKE_META_GROUP_RETENTION_FULL` for a new group while
+//!   `max_retained_groups` groups are retained).
 
 // The C signatures are flat by design (no structs of pointers).
 #![allow(clippy::too_many_arguments)]
@@ -21,7 +31,7 @@ use super::error::mooncake_meta_error;
 use super::input::{self, Index, Out};
 use super::master::{mooncake_meta_master, with_master};
 use super::status::{code_of, mooncake_meta_status, MOONCAKE_META_OK};
-use mooncake_meta_core::error::Result;
+use mooncake_meta_core::error::{Error, ErrorKind, Result};
 use mooncake_meta_core::types::DEFAULT_TENANT;
 use std::os::raw::{c_char, c_int};
 
@@ -56,6 +66,44 @@ unsafe fn group_ids<'a>(
         .collect()
 }
 
+/// Refuses every group for a bad shared argument: its code into each
+/// status and 0 into each deadline (a retain's); returns the refusal.
+fn refuse_each(
+    e: Error,
+    statuses: &OutArray<'_, i32>,
+    deadlines: Option<&OutArray<'_, u64>>,
+    count: usize,
+) -> Error {
+    for i in 0..count {
+        statuses.set(i, code_of(e.kind()));
+        if let Some(d) = deadlines {
+            d.set(i, 0);
+        }
+    }
+    e
+}
+
+/// The tenant of a retain or release: one that is not UTF-8 refuses every
+/// group ([`refuse_each`]); a NULL one with a length refuses the call.
+///
+/// # Safety
+/// As [`tenant_of`].
+unsafe fn shared_tenant<'a>(
+    tenant: *const c_char,
+    tenant_len: usize,
+    statuses: &OutArray<'_, i32>,
+    deadlines: Option<&OutArray<'_, u64>>,
+    count: usize,
+) -> Result<&'a str> {
+    // SAFETY: forwarded from the caller.
+    match unsafe { tenant_of(tenant, tenant_len) } {
+        Err(e) if e.kind() == ErrorKind::InvalidUtf8 => {
+            Err(refuse_each(e, statuses, deadlines, count))
+        }
+        r => r,
+    }
+}
+
 fn status_of<T>(r: &Result<T>) -> i32 {
     match r {
         Ok(_) => MOONCAKE_META_OK,
@@ -72,10 +120,14 @@ fn status_of<T>(r: &Result<T>) -> i32 {
 ///
 /// On `MOONCAKE_META_OK`, `out_statuses[i]` is group i's status and
 /// `out_deadlines[i]` its deadline after the call (0 when its status is
-/// not OK). Any other return refuses the whole call (see the module
-/// contract: TTL 0 or above `max_group_retention_ttl_ms` is
-/// `MOONCAKE_META_INVALID_PARAMS`), with nothing changed and neither array
-/// written.
+/// not OK). A bad shared argument (TTL 0 or above
+/// `max_group_retention_ttl_ms`, a bad tenant) returns
+/// `MOONCAKE_META_INVALID_PARAMS` (a tenant that is not UTF-8:
+/// `MOONCAKE_META_INVALID_UTF8`) with that code in every `out_statuses[i]`
+/// and 0 in every `out_deadlines[i]`; any other failure (a NULL master, a
+/// NULL array or id with a non-zero count or length, an id that is not
+/// UTF-8, a standby) refuses the whole call with neither array written.
+/// Either way nothing changed.
 ///
 /// Ownership: nothing is transferred; the arrays are the caller's.
 /// Thread safety: may be called concurrently with any call but `_free`;
@@ -103,10 +155,16 @@ pub unsafe extern "C" fn mooncake_meta_retain_groups(
     // SAFETY: the caller upholds the documented contract.
     unsafe {
         with_master("mooncake_meta_retain_groups", m, err, |master| {
-            let tenant = tenant_of(tenant, tenant_len)?;
-            let ids = group_ids(groups, group_lens, count)?;
             let statuses = OutArray::new(out_statuses, count, "groups", "out_statuses")?;
             let deadlines = OutArray::new(out_deadlines, count, "groups", "out_deadlines")?;
+            let tenant = shared_tenant(tenant, tenant_len, &statuses, Some(&deadlines), count)?;
+            let ids = group_ids(groups, group_lens, count)?;
+            // The role first, as the core checks it: a standby refuses the
+            // whole call.
+            master.ensure_primary()?;
+            if let Err(e) = master.group_retention_shared_check(tenant, Some(ttl_ms)) {
+                return Err(refuse_each(e, &statuses, Some(&deadlines), count));
+            }
             let results = master.retain_groups(tenant, &ids, ttl_ms)?;
             for (i, r) in results.iter().enumerate() {
                 statuses.set(i, status_of(r));
@@ -123,9 +181,11 @@ pub unsafe extern "C" fn mooncake_meta_retain_groups(
 /// would (the retained-group gauge -1, a group-released journal record).
 ///
 /// On `MOONCAKE_META_OK`, `out_statuses[i]` is group i's status
-/// (`MOONCAKE_META_INVALID_PARAMS` for an empty or NUL-containing id). Any
-/// other return refuses the whole call with nothing changed and
-/// `out_statuses` not written.
+/// (`MOONCAKE_META_INVALID_PARAMS` for an empty or NUL-containing id). A
+/// bad tenant returns `MOONCAKE_META_INVALID_PARAMS` (not UTF-8:
+/// `MOONCAKE_META_INVALID_UTF8`) with that code in every `out_statuses[i]`;
+/// any other failure refuses the whole call as for a retain, with
+/// `out_statuses` not written. Either way nothing changed.
 ///
 /// Ownership: nothing is transferred; the array is the caller's.
 /// Thread safety: may be called concurrently with any call but `_free`.
@@ -146,9 +206,13 @@ pub unsafe extern "C" fn mooncake_meta_release_groups(
     // SAFETY: the caller upholds the documented contract.
     unsafe {
         with_master("mooncake_meta_release_groups", m, err, |master| {
-            let tenant = tenant_of(tenant, tenant_len)?;
-            let ids = group_ids(groups, group_lens, count)?;
             let statuses = OutArray::new(out_statuses, count, "groups", "out_statuses")?;
+            let tenant = shared_tenant(tenant, tenant_len, &statuses, None, count)?;
+            let ids = group_ids(groups, group_lens, count)?;
+            master.ensure_primary()?;
+            if let Err(e) = master.group_retention_shared_check(tenant, None) {
+                return Err(refuse_each(e, &statuses, None, count));
+            }
             let results = master.release_groups(tenant, &ids)?;
             for (i, r) in results.iter().enumerate() {
                 statuses.set(i, status_of(r));
@@ -245,7 +309,7 @@ mod tests {
     }
 
     #[test]
-    fn per_group_statuses_are_written_only_when_the_call_is_accepted() {
+    fn per_group_statuses_and_the_shared_refusal_are_written() {
         let m = master();
         let (rc, st, dl) = retain(m, &[b"a", b"", b"b", b"c"], 500);
         assert_eq!(rc, MOONCAKE_META_OK);
@@ -259,10 +323,12 @@ mod tests {
             ]
         );
         assert_eq!(dl, [1_500, 0, 1_500, 0]);
-        // A refused call writes nothing.
-        let (rc, st, dl) = retain(m, &[b"a"], 0);
+        // A bad shared TTL refuses every group, changing nothing.
+        let (rc, st, dl) = retain(m, &[b"a", b"d"], 0);
         assert_eq!(rc, MOONCAKE_META_INVALID_PARAMS);
-        assert_eq!((st, dl), (vec![7], vec![7]));
+        assert_eq!(st, [MOONCAKE_META_INVALID_PARAMS; 2]);
+        assert_eq!(dl, [0, 0]);
+        // A call refused for an argument it cannot use writes nothing.
         let (rc, st, _) = retain(m, &[b"a", b"\xff"], 10);
         assert_eq!(rc, MOONCAKE_META_INVALID_UTF8);
         assert_eq!(st, [7, 7]);

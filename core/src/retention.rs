@@ -106,12 +106,26 @@ impl MasterCore {
         Ok(())
     }
 
+    /// The check of a retain's (`ttl_ms` given) or a release's (`None`)
+    /// shared arguments, the tenant and the TTL: the refusal every entry of
+    /// [`retain_groups`](Self::retain_groups) or
+    /// [`release_groups`](Self::release_groups) gets, `INVALID_PARAMS`
+    /// naming the field, or `Ok`. Reads only the configuration (not the
+    /// role): the C ABI runs it after [`ensure_primary`](Self::ensure_primary)
+    /// to write that refusal into every status.
+    pub fn group_retention_shared_check(&self, tenant: &str, ttl_ms: Option<u64>) -> Result<()> {
+        validate_name("tenant", tenant)?;
+        ttl_ms.map_or(Ok(()), |ttl| self.validate_ttl(ttl))
+    }
+
     /// Retains every group of `groups` in `tenant` for `ttl_ms`: one result
     /// per group, the group's deadline after the call.
     ///
     /// The TTL and the tenant are shared: TTL 0, a TTL above
-    /// `max_group_retention_ttl_ms` or a bad tenant fail the whole call with
-    /// `INVALID_PARAMS` and change nothing. Per group: an empty (or NUL-
+    /// `max_group_retention_ttl_ms` or a bad tenant give every entry
+    /// `INVALID_PARAMS` (the one refusal, its message naming the field) and
+    /// change nothing, as a batch's bad shared request does (a standby
+    /// refuses the whole call, `Err`). Per group: an empty (or NUL-
     /// containing) id → `INVALID_PARAMS`; otherwise the deadline becomes
     /// `max(active deadline, now + ttl)` (saturating; an expired deadline
     /// counts as none, so a repeat extends and never shortens). A group that
@@ -140,8 +154,9 @@ impl MasterCore {
         ttl_ms: u64,
     ) -> Result<Vec<Result<Instant>>> {
         self.ensure_primary()?;
-        validate_name("tenant", tenant)?;
-        self.validate_ttl(ttl_ms)?;
+        if let Err(e) = self.group_retention_shared_check(tenant, Some(ttl_ms)) {
+            return Ok(vec![Err(e); groups.len()]);
+        }
         let limit = self.config.max_retained_groups;
         let mut map = self.retention.map.write();
         // Read under the registry's lock: a cleanup cycle that popped a
@@ -224,7 +239,9 @@ impl MasterCore {
     /// result per group. Releasing a group with no stored deadline is OK and
     /// changes nothing; an expired deadline still stored is normalised (the
     /// gauge -1, a group-released record), as cleanup would.
-    /// A bad tenant fails the whole call; an empty id fails its entry.
+    /// A bad tenant gives every entry `INVALID_PARAMS` and changes nothing
+    /// (a standby refuses the whole call, `Err`); an empty id fails its
+    /// entry.
     pub fn release_groups(&self, tenant: &str, groups: &[&str]) -> Result<Vec<Result<()>>> {
         let out = self.release_groups_locked(tenant, groups);
         // The registry's lock is released: a rebuild the unregistrations
@@ -237,7 +254,9 @@ impl MasterCore {
     /// lock.
     fn release_groups_locked(&self, tenant: &str, groups: &[&str]) -> Result<Vec<Result<()>>> {
         self.ensure_primary()?;
-        validate_name("tenant", tenant)?;
+        if let Err(e) = self.group_retention_shared_check(tenant, None) {
+            return Ok(vec![Err(e); groups.len()]);
+        }
         let mut map = self.retention.map.write();
         let mut out = Vec::with_capacity(groups.len());
         // Appended together, as in `retain_groups`.

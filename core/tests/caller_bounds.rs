@@ -293,7 +293,10 @@ fn the_evicted_bytes_counter_saturates_instead_of_wrapping() {
         let r = m.run_eviction(1.0, 1.0).unwrap();
         assert_eq!(r.evicted_bytes, MAX_MOUNTED_BYTES, "run {i}");
         let now = m.metrics().evicted_bytes;
-        assert!(now >= last, "run {i}: the counter went down, {last} -> {now}");
+        assert!(
+            now >= last,
+            "run {i}: the counter went down, {last} -> {now}"
+        );
         last = now;
     }
     assert_eq!(last, u64::MAX);

@@ -36,28 +36,69 @@ fn ok(rs: Vec<Result<u64>>) -> Vec<u64> {
     rs.into_iter().map(|r| r.unwrap()).collect()
 }
 
+/// A master with a journal (to see that a refused call records nothing).
+fn journaled() -> Master {
+    master_with(
+        MasterConfig {
+            journal_capacity_bytes: 1 << 20,
+            ..config()
+        },
+        1,
+        0,
+        1 << 24,
+    )
+}
+
+/// Every entry of `rs` (`n` of them) is the one shared refusal:
+/// `INVALID_PARAMS` whose message contains `names`.
+fn each_refused<T: std::fmt::Debug>(rs: Result<Vec<Result<T>>>, n: usize, names: &str) {
+    let rs = rs.expect("a bad shared argument fails every entry, not the call");
+    assert_eq!(rs.len(), n, "one result per group");
+    for r in &rs {
+        let e = r.as_ref().unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidParams, "{e}");
+        assert!(e.message().contains(names), "{e}");
+    }
+}
+
 #[test]
 fn retain_ttl_zero_is_invalid_for_every_entry() {
-    let m = big();
-    let e = m.retain_groups(D, &["a", "b", ""], 0).unwrap_err();
-    assert_eq!(e.kind(), ErrorKind::InvalidParams);
-    assert!(e.message().contains("ttl"), "{e}");
-    assert_eq!(retained(&m, "a"), None);
-    assert_eq!(gauge_r(&m), 0);
+    let m = journaled();
+    retain(&m, &["a"], TTL);
+    let seq = m.journal_stats().last_seq;
+    each_refused(m.retain_groups(D, &["a", "b", ""], 0), 3, "ttl");
+    each_refused(m.retain_groups(D, &[], 0), 0, "ttl");
+    // Nothing changed: not the retained group, not the others, no record.
+    assert_eq!(retained(&m, "a"), Some(T0 + TTL));
+    assert_eq!(retained(&m, "b"), None);
+    assert_eq!(gauge_r(&m), 1);
+    assert_eq!(m.journal_stats().last_seq, seq, "nothing recorded");
+    // A good call still works.
+    assert_eq!(ok(retain(&m, &["b"], TTL)), [T0 + TTL]);
+    assert_eq!(gauge_r(&m), 2);
     inv(&m);
 }
 
 #[test]
 fn retain_ttl_above_max_is_invalid_for_every_entry() {
-    let m = big();
+    let m = journaled();
     retain(&m, &["a"], TTL);
-    let e = m.retain_groups(D, &["a", "b"], MAX_TTL + 1).unwrap_err();
-    assert_eq!(e.kind(), ErrorKind::InvalidParams);
-    assert!(e.message().contains("max_group_retention_ttl"), "{e}");
+    let seq = m.journal_stats().last_seq;
+    each_refused(
+        m.retain_groups(D, &["a", "b"], MAX_TTL + 1),
+        2,
+        "max_group_retention_ttl",
+    );
+    each_refused(
+        m.retain_groups(D, &["a"], u64::MAX),
+        1,
+        "max_group_retention_ttl",
+    );
     // Nothing changed: not even the group that was already retained.
     assert_eq!(retained(&m, "a"), Some(T0 + TTL));
     assert_eq!(retained(&m, "b"), None);
     assert_eq!(gauge_r(&m), 1);
+    assert_eq!(m.journal_stats().last_seq, seq, "nothing recorded");
     // The maximum itself is accepted.
     assert_eq!(ok(retain(&m, &["b"], MAX_TTL)), [T0 + MAX_TTL]);
     inv(&m);
@@ -65,15 +106,23 @@ fn retain_ttl_above_max_is_invalid_for_every_entry() {
 
 #[test]
 fn a_bad_tenant_is_invalid_for_every_entry() {
-    let m = big();
+    let m = journaled();
+    retain(&m, &["g"], TTL);
+    let seq = m.journal_stats().last_seq;
     for t in ["", "a\0b"] {
-        assert_eq!(
-            code(m.retain_groups(t, &["g"], TTL)),
-            ErrorKind::InvalidParams
-        );
-        assert_eq!(code(m.release_groups(t, &["g"])), ErrorKind::InvalidParams);
+        each_refused(m.retain_groups(t, &["g", "h"], TTL), 2, "tenant");
+        each_refused(m.release_groups(t, &["g", "", "h"]), 3, "tenant");
+        each_refused(m.release_groups(t, &[]), 0, "tenant");
     }
+    // The tenant is checked before the TTL, as a request's shape is.
+    each_refused(m.retain_groups("", &["g"], 0), 1, "tenant");
+    assert_eq!(retained(&m, "g"), Some(T0 + TTL));
+    assert_eq!(gauge_r(&m), 1);
+    assert_eq!(m.journal_stats().last_seq, seq, "nothing recorded");
+    // Good calls still work.
+    assert_eq!(m.release_groups(D, &["g"]).unwrap(), [Ok(())]);
     assert_eq!(gauge_r(&m), 0);
+    assert_eq!(ok(retain(&m, &["h"], TTL)), [T0 + TTL]);
     inv(&m);
 }
 

@@ -2140,9 +2140,12 @@ fn concurrent_failed_writes_leave_the_standbys_counters_equal() {
         let s = Master::new(standby_config()).unwrap();
         s.apply_journal(&p.journal_read_to_vec(1).unwrap()).unwrap();
         let counters = |m: &Master| {
-            let img =
-                snapshot::codec::decode(&m.snapshot().unwrap()).unwrap();
-            (img.next_replica_id, img.next_write_token, img.next_object_seq)
+            let img = snapshot::codec::decode(&m.snapshot().unwrap()).unwrap();
+            (
+                img.next_replica_id,
+                img.next_write_token,
+                img.next_object_seq,
+            )
         };
         assert_eq!(counters(&p), counters(&s), "round {round}");
     }

@@ -2643,10 +2643,14 @@ extern "C" {
     ///
     /// On `MOONCAKE_META_OK`, `out_statuses[i]` is group i's status and
     /// `out_deadlines[i]` its deadline after the call (0 when its status is
-    /// not OK). Any other return refuses the whole call (see the module
-    /// contract: TTL 0 or above `max_group_retention_ttl_ms` is
-    /// `MOONCAKE_META_INVALID_PARAMS`), with nothing changed and neither array
-    /// written.
+    /// not OK). A bad shared argument (TTL 0 or above
+    /// `max_group_retention_ttl_ms`, a bad tenant) returns
+    /// `MOONCAKE_META_INVALID_PARAMS` (a tenant that is not UTF-8:
+    /// `MOONCAKE_META_INVALID_UTF8`) with that code in every `out_statuses[i]`
+    /// and 0 in every `out_deadlines[i]`; any other failure (a NULL master, a
+    /// NULL array or id with a non-zero count or length, an id that is not
+    /// UTF-8, a standby) refuses the whole call with neither array written.
+    /// Either way nothing changed.
     ///
     /// Ownership: nothing is transferred; the arrays are the caller's.
     /// Thread safety: may be called concurrently with any call but `_free`;
@@ -2677,9 +2681,11 @@ extern "C" {
     /// would (the retained-group gauge -1, a group-released journal record).
     ///
     /// On `MOONCAKE_META_OK`, `out_statuses[i]` is group i's status
-    /// (`MOONCAKE_META_INVALID_PARAMS` for an empty or NUL-containing id). Any
-    /// other return refuses the whole call with nothing changed and
-    /// `out_statuses` not written.
+    /// (`MOONCAKE_META_INVALID_PARAMS` for an empty or NUL-containing id). A
+    /// bad tenant returns `MOONCAKE_META_INVALID_PARAMS` (not UTF-8:
+    /// `MOONCAKE_META_INVALID_UTF8`) with that code in every `out_statuses[i]`;
+    /// any other failure refuses the whole call as for a retain, with
+    /// `out_statuses` not written. Either way nothing changed.
     ///
     /// Ownership: nothing is transferred; the array is the caller's.
     /// Thread safety: may be called concurrently with any call but `_free`.

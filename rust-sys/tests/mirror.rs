@@ -62,6 +62,17 @@ fn transcripts_carry_the_expected_values() {
         "{r}"
     );
     assert!(r.contains("GroupRetentionFull"), "{r}");
+    // A bad shared argument fails every entry, not the call, and changes
+    // nothing.
+    for want in [
+        "ttl 0: Ok([\"Err(InvalidParams)\", \"Err(InvalidParams)\"])",
+        "ttl above max: Ok([\"Err(InvalidParams)\"])",
+        "empty tenant: Ok([\"Err(InvalidParams)\", \"Err(InvalidParams)\", \"Err(InvalidParams)\"])",
+        "release empty tenant: Ok([\"Err(InvalidParams)\", \"Err(InvalidParams)\"])",
+        "count after refusals: 0",
+    ] {
+        assert!(r.contains(want), "retention transcript lacks {want:?}:\n{r}");
+    }
     assert!(r.contains("restored bare: Ok(Some(1060000))"), "{r}");
     assert!(r.contains("deadline after expiry: Ok(None)"), "{r}");
     let j = via_sys::journal().join("\n");

@@ -669,7 +669,9 @@ impl<'a> ObjectSet<'a> {
 
     /// Appends it to `j`, written in place ([`append_object_record`]).
     fn append(&self, core: &MasterCore, j: &Journal) -> crate::error::Result<u64> {
-        append_object_record(core, j, self.obj, self.left_out, self.len, |w| self.write(w))
+        append_object_record(core, j, self.obj, self.left_out, self.len, |w| {
+            self.write(w)
+        })
     }
 
     /// Writes its bytes (the codec's layout, `codec.rs`), `self.len` of them.
@@ -843,7 +845,9 @@ impl<'a> ObjectStarted<'a> {
     /// Appends it to `j`, written in place ([`append_object_record`]).
     #[inline]
     fn append(&self, core: &MasterCore, j: &Journal) -> crate::error::Result<u64> {
-        append_object_record(core, j, self.obj, self.left_out, self.len, |w| self.write(w))
+        append_object_record(core, j, self.obj, self.left_out, self.len, |w| {
+            self.write(w)
+        })
     }
 
     /// Writes its bytes (the codec's layout, `codec.rs`), `self.len` of them.

@@ -340,7 +340,9 @@ impl Model {
                 .is_some_and(|g| self.retention_active(&Self::group_key(k, g)))
     }
 
-    /// RetainGroups: per-group results, the deadline on success.
+    /// RetainGroups: per-group results, the deadline on success. A bad
+    /// shared argument (the tenant, TTL 0 or above the maximum) fails every
+    /// entry with INVALID_PARAMS and changes nothing (SEMANTICS §10).
     pub fn retain_groups(
         &mut self,
         tenant: &str,
@@ -348,7 +350,10 @@ impl Model {
         ttl: u64,
     ) -> Result<Vec<Result<u64, ErrorKind>>, ErrorKind> {
         if tenant.is_empty() || ttl == 0 || ttl > RETAIN_MAX_TTL {
-            return Err(ErrorKind::InvalidParams);
+            // The call's result code (coverage.rs requires it): its one
+            // refusal, given to every entry.
+            coverage::result(ErrorKind::InvalidParams.name());
+            return Ok(vec![Err(ErrorKind::InvalidParams); groups.len()]);
         }
         let now = self.now;
         let target = now.saturating_add(ttl).min(mooncake_meta_core::MAX_INSTANT);
@@ -378,14 +383,16 @@ impl Model {
         Ok(out)
     }
 
-    /// ReleaseGroups: per-group results.
+    /// ReleaseGroups: per-group results. A bad tenant fails every entry
+    /// with INVALID_PARAMS and changes nothing.
     pub fn release_groups(
         &mut self,
         tenant: &str,
         groups: &[&str],
     ) -> Result<Vec<Result<(), ErrorKind>>, ErrorKind> {
         if tenant.is_empty() {
-            return Err(ErrorKind::InvalidParams);
+            coverage::result(ErrorKind::InvalidParams.name());
+            return Ok(vec![Err(ErrorKind::InvalidParams); groups.len()]);
         }
         Ok(groups
             .iter()

@@ -1,8 +1,11 @@
 //! Group retention, as the core's: `retain_groups`, `release_groups`,
-//! `group_retention_deadline` and `retained_group_count`. A call the C ABI
-//! refuses as a whole is this layer's `Err`; otherwise one result per
-//! group, whose error carries the group's status (the C ABI writes one
-//! status per group and no per-group message).
+//! `group_retention_deadline` and `retained_group_count`. A bad shared
+//! argument (the tenant; a retain's TTL of 0 or above the maximum) fails
+//! every group with that one refusal, message included (the C ABI writes
+//! its code into every status and returns it); a call the C ABI refuses
+//! otherwise (a standby) is this layer's `Err`; else one result per group,
+//! whose error carries the group's status (the C ABI writes one status per
+//! group and no per-group message).
 
 use super::*;
 
@@ -22,6 +25,38 @@ fn group_error(i: usize, status: i32) -> Error {
     Error::from_status(status, format!("groups[{i}]: {}", status_name(status)))
 }
 
+/// The per-group results of a retain or release: `call` is the C call's
+/// outcome and `statuses` what it wrote. `INVALID_PARAMS` with that code in
+/// every status is the refusal of a bad shared argument, every group's
+/// (this layer passes no argument the C ABI cannot use); any other failure
+/// refuses the call.
+fn per_group<T>(
+    call: Result<()>,
+    statuses: &[i32],
+    ok: impl Fn(usize) -> T,
+) -> Result<Vec<Result<T>>> {
+    match call {
+        Ok(()) => Ok(statuses
+            .iter()
+            .enumerate()
+            .map(|(i, &s)| {
+                if s == MOONCAKE_META_OK {
+                    Ok(ok(i))
+                } else {
+                    Err(group_error(i, s))
+                }
+            })
+            .collect()),
+        Err(e)
+            if e.kind() == ErrorKind::InvalidParams
+                && statuses.iter().all(|&s| s == MOONCAKE_META_INVALID_PARAMS) =>
+        {
+            Ok(statuses.iter().map(|_| Err(e.clone())).collect())
+        }
+        Err(e) => Err(e),
+    }
+}
+
 impl Master {
     /// Retains every group of `groups` in `tenant` for `ttl_ms`: one result
     /// per group, the group's deadline after the call (see the core's
@@ -32,14 +67,16 @@ impl Master {
         groups: &[&str],
         ttl_ms: u64,
     ) -> Result<Vec<Result<Instant>>> {
-        check_tenant(tenant)?;
+        if let Err(e) = check_tenant(tenant) {
+            return Ok(groups.iter().map(|_| Err(e.clone())).collect());
+        }
         let ptrs: Vec<*const c_char> = groups.iter().map(|g| g.as_ptr().cast()).collect();
         let lens: Vec<usize> = groups.iter().map(|g| g.len()).collect();
         let mut statuses = vec![0i32; groups.len()];
         let mut deadlines = vec![0u64; groups.len()];
         // SAFETY: live master; every array holds `groups.len()` elements
         // and each id is valid for its length during the call.
-        call(|e| unsafe {
+        let r = call(|e| unsafe {
             mooncake_meta_retain_groups(
                 self.raw.as_ptr(),
                 tenant.as_ptr().cast(),
@@ -52,30 +89,21 @@ impl Master {
                 deadlines.as_mut_ptr(),
                 e,
             )
-        })?;
-        Ok(statuses
-            .iter()
-            .zip(deadlines)
-            .enumerate()
-            .map(|(i, (&s, d))| {
-                if s == MOONCAKE_META_OK {
-                    Ok(d)
-                } else {
-                    Err(group_error(i, s))
-                }
-            })
-            .collect())
+        });
+        per_group(r, &statuses, |i| deadlines[i])
     }
 
     /// Ends the retention of every group of `groups` in `tenant` now: one
     /// result per group.
     pub fn release_groups(&self, tenant: &str, groups: &[&str]) -> Result<Vec<Result<()>>> {
-        check_tenant(tenant)?;
+        if let Err(e) = check_tenant(tenant) {
+            return Ok(groups.iter().map(|_| Err(e.clone())).collect());
+        }
         let ptrs: Vec<*const c_char> = groups.iter().map(|g| g.as_ptr().cast()).collect();
         let lens: Vec<usize> = groups.iter().map(|g| g.len()).collect();
         let mut statuses = vec![0i32; groups.len()];
         // SAFETY: as in `retain_groups`.
-        call(|e| unsafe {
+        let r = call(|e| unsafe {
             mooncake_meta_release_groups(
                 self.raw.as_ptr(),
                 tenant.as_ptr().cast(),
@@ -86,18 +114,8 @@ impl Master {
                 statuses.as_mut_ptr(),
                 e,
             )
-        })?;
-        Ok(statuses
-            .iter()
-            .enumerate()
-            .map(|(i, &s)| {
-                if s == MOONCAKE_META_OK {
-                    Ok(())
-                } else {
-                    Err(group_error(i, s))
-                }
-            })
-            .collect())
+        });
+        per_group(r, &statuses, |_| ())
     }
 
     /// The active retention deadline of a group (`None`: not retained, or
