@@ -214,8 +214,9 @@ impl MasterCore {
 
     /// The segment table's placement seed: from `seed` when the
     /// configuration fixes one (a different value than the key hasher
-    /// takes from it), else random. Never 0 (xorshift's fixed point).
-    fn placement_seed(seed: Option<u64>) -> u64 {
+    /// takes from it; a restore's table starts from it again), else
+    /// random. Never 0 (xorshift's fixed point).
+    pub(crate) fn placement_seed(seed: Option<u64>) -> u64 {
         use std::hash::{BuildHasher, Hasher};
         let mut h = match seed {
             Some(seed) => foldhash::quality::FixedState::with_seed(seed).build_hasher(),

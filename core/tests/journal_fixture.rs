@@ -2,59 +2,37 @@
 //! for byte, in every later version of the library (docs/CONTRACT.md
 //! section 12: every older version decodes for ever).
 //!
-//! `tests/data/journal_v1.bin` is two batches back to back, as a consumer
-//! would store them: `encode_batch(1, &first_batch())` then
-//! `encode_batch(6, &second_batch())`. Together they hold every record
-//! variant. Regenerate it ONLY on a deliberate format bump, and then as a
-//! new file (`journal_v2.bin` with a `write_journal_v2_fixture`), keeping
-//! this file and its test unchanged so version 1 keeps decoding. Command:
+//! `tests/data/journal_v{N}.bin` is batches back to back, as a consumer
+//! would store them (`batches(N)`): format 1's two, `first_batch()` at
+//! sequence 1 and `second_batch()` at 6, which hold every format-1
+//! variant; each later format repeats them in its own version and adds one
+//! batch with the record its tag adds, in every shape (format 2:
+//! `ObjectEnded`, tag 11, `third_batch()` at 14; format 3: `ObjectStarted`,
+//! tag 12, `fourth_batch()` at 18; format 4: `Timeline`, tag 13,
+//! `fifth_batch()` at 22). The records are spelled out here, not
+//! generated, so nobody changes a fixture by accident while editing a
+//! helper; the committed files are never rewritten. On a deliberate
+//! format bump, add the next batch to `batches` and write the new
+//! format's file (only it) with:
 //!
 //! ```text
-//! cargo test -p mooncake-meta-core --test journal_fixture -- --ignored write_journal_v1_fixture
+//! cargo test -p mooncake-meta-core --test journal_fixture -- --ignored write_the_current_format_fixture
 //! ```
-//!
-//! The records are spelled out here, not generated, so nobody changes the
-//! fixture by accident while editing a helper.
-//!
-//! `tests/data/journal_v2.bin` (format 2, which added `ObjectEnded`, tag
-//! 11) is the same two batches in format 2, then `encode_batch(14,
-//! &third_batch())`, End records in every shape; regenerate it only as
-//! above (`write_journal_v2_fixture`, a new file on the next bump).
-//!
-//! `tests/data/journal_v3.bin` (format 3, which added `ObjectStarted`, tag
-//! 12) is the three batches in format 3, then `encode_batch(18,
-//! &fourth_batch())`, Start records in every shape; regenerate it only as
-//! above (`write_journal_v3_fixture`, a new file on the next bump).
-//!
-//! `tests/data/journal_v4.bin` (format 4, which added `Timeline`, tag 13)
-//! is the four batches in format 4, then `encode_batch(22,
-//! &fifth_batch())`, Timeline records of every sign and extreme; regenerate
-//! it only as above (`write_journal_v4_fixture`, a new file on the next
-//! bump).
 //!
 //! Format 1 was redefined once, to the object-image records, before any
 //! master had emitted a journal (nothing recorded until then); the fixture
 //! was regenerated then and is frozen since.
 
-use mooncake_meta_core::journal::codec::{decode_batch_prefix, encode_batch_as};
+use mooncake_meta_core::journal::codec::{
+    decode_batch_prefix, encode_batch_as, last_tag, FORMAT_VERSION, HEADER_LEN,
+};
 use mooncake_meta_core::journal::*;
 use mooncake_meta_core::{Pool, ReplicaStatus, SoftPinIntent, MAX_INSTANT};
 use std::path::PathBuf;
 
-fn fixture_path() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/journal_v1.bin")
-}
-
-fn fixture_v2_path() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/journal_v2.bin")
-}
-
-fn fixture_v3_path() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/journal_v3.bin")
-}
-
-fn fixture_v4_path() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/journal_v4.bin")
+/// The committed fixture of format `version`: tests/data/journal_v{version}.bin.
+fn fixture_path(version: u32) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("tests/data/journal_v{version}.bin"))
 }
 
 const T: u64 = 1_717_171_717_000;
@@ -423,221 +401,100 @@ fn fifth_batch() -> Vec<Record> {
     ]
 }
 
-fn fixture_v4_bytes() -> Vec<u8> {
-    let mut out = encode_batch_as(4, 1, &first_batch()).unwrap();
-    out.extend(encode_batch_as(4, 6, &second_batch()).unwrap());
-    out.extend(encode_batch_as(4, 14, &third_batch()).unwrap());
-    out.extend(encode_batch_as(4, 18, &fourth_batch()).unwrap());
-    out.extend(encode_batch_as(4, 22, &fifth_batch()).unwrap());
-    out
-}
-
-#[test]
-fn committed_v4_fixture_decodes_to_its_records() {
-    let bytes = std::fs::read(fixture_v4_path()).expect("tests/data/journal_v4.bin is committed");
-    assert_eq!(bytes[8..12], 4u32.to_le_bytes(), "the fixture is format 4");
-    let mut at = 0;
-    for (first, recs) in [
+/// The batches of the format-`version` fixture, `(first sequence,
+/// records)`: format 1's two, and each later format one more, holding
+/// the record its tag adds (format 2: ObjectEnded, 3: ObjectStarted, 4:
+/// Timeline).
+fn batches(version: u32) -> Vec<(u64, Vec<Record>)> {
+    [
         (1, first_batch()),
         (6, second_batch()),
         (14, third_batch()),
         (18, fourth_batch()),
         (22, fifth_batch()),
-    ] {
+    ]
+    .into_iter()
+    .take(version as usize + 1)
+    .collect()
+}
+
+/// The format-`version` fixture's bytes, encoded now.
+fn fixture_bytes(version: u32) -> Vec<u8> {
+    batches(version)
+        .iter()
+        .flat_map(|(first, recs)| encode_batch_as(version, *first, recs).unwrap())
+        .collect()
+}
+
+/// The committed fixture of `version` decodes to its batches, and the same
+/// records still encode to the same bytes (that format's encoding has not
+/// changed). A later format changed only the version and added a tag: the
+/// batches the previous format's fixture has carry the same payloads.
+fn committed_fixture_decodes_to_its_records(version: u32) {
+    let bytes = std::fs::read(fixture_path(version)).expect("the fixture is committed");
+    assert_eq!(
+        bytes[8..12],
+        version.to_le_bytes(),
+        "the fixture is format {version}"
+    );
+    let mut at = 0;
+    for (first, recs) in batches(version) {
         let (b, used) = decode_batch_prefix(&bytes[at..]).unwrap();
         assert_eq!((b.first_seq, b.records), (first, recs));
         at += used;
     }
     assert_eq!(at, bytes.len());
-    assert_eq!(fixture_v4_bytes(), bytes);
-    // Format 4 changed only the version and added tag 13: the first four
-    // batches' payloads are those of the format-3 fixture.
-    let v3 = std::fs::read(fixture_v3_path()).unwrap();
-    let mut at = 0;
-    for _ in 0..4 {
-        let (_, used) = decode_batch_prefix(&v3[at..]).unwrap();
-        assert_eq!(bytes[at + 40..at + used], v3[at + 40..at + used]);
-        at += used;
+    assert_eq!(fixture_bytes(version), bytes);
+    if version > 1 {
+        let prev = std::fs::read(fixture_path(version - 1)).unwrap();
+        let mut at = 0;
+        while at < prev.len() {
+            let (_, used) = decode_batch_prefix(&prev[at..]).unwrap();
+            assert_eq!(
+                bytes[at + HEADER_LEN..at + used],
+                prev[at + HEADER_LEN..at + used],
+                "format {version} against {}",
+                version - 1
+            );
+            at += used;
+        }
     }
-    assert_eq!(at, v3.len());
 }
 
-#[test]
-fn the_v4_fixture_holds_every_variant() {
-    let mut names: Vec<&str> = first_batch()
+/// The format-`version` fixture holds every record variant that format
+/// has (tags 1 to its last).
+fn the_fixture_holds_every_variant(version: u32) {
+    let mut names: Vec<&str> = batches(version)
         .iter()
-        .chain(second_batch().iter())
-        .chain(third_batch().iter())
-        .chain(fourth_batch().iter())
-        .chain(fifth_batch().iter())
-        .map(Record::name)
+        .flat_map(|(_, recs)| recs.iter().map(Record::name))
         .collect();
     names.sort_unstable();
     names.dedup();
-    let mut all = Record::NAMES.to_vec();
+    let mut all = Record::NAMES[..usize::from(last_tag(version))].to_vec();
     all.sort_unstable();
     assert_eq!(names, all);
 }
 
 #[test]
-#[ignore = "writes tests/data/journal_v4.bin; only on a deliberate format bump"]
-fn write_journal_v4_fixture() {
-    let path = fixture_v4_path();
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(&path, fixture_v4_bytes()).unwrap();
-}
-
-fn fixture_v3_bytes() -> Vec<u8> {
-    let mut out = encode_batch_as(3, 1, &first_batch()).unwrap();
-    out.extend(encode_batch_as(3, 6, &second_batch()).unwrap());
-    out.extend(encode_batch_as(3, 14, &third_batch()).unwrap());
-    out.extend(encode_batch_as(3, 18, &fourth_batch()).unwrap());
-    out
-}
-
-#[test]
-fn committed_v3_fixture_decodes_to_its_records() {
-    let bytes = std::fs::read(fixture_v3_path()).expect("tests/data/journal_v3.bin is committed");
-    assert_eq!(bytes[8..12], 3u32.to_le_bytes(), "the fixture is format 3");
-    let mut at = 0;
-    for (first, recs) in [
-        (1, first_batch()),
-        (6, second_batch()),
-        (14, third_batch()),
-        (18, fourth_batch()),
-    ] {
-        let (b, used) = decode_batch_prefix(&bytes[at..]).unwrap();
-        assert_eq!((b.first_seq, b.records), (first, recs));
-        at += used;
+fn committed_fixtures_decode_to_their_records() {
+    for version in 1..=FORMAT_VERSION {
+        committed_fixture_decodes_to_its_records(version);
     }
-    assert_eq!(at, bytes.len());
-    assert_eq!(fixture_v3_bytes(), bytes);
-    // Format 3 changed only the version and added tag 12: the first three
-    // batches' payloads are those of the format-2 fixture.
-    let v2 = std::fs::read(fixture_v2_path()).unwrap();
-    let mut at = 0;
-    for _ in 0..3 {
-        let (_, used) = decode_batch_prefix(&v2[at..]).unwrap();
-        assert_eq!(bytes[at + 40..at + used], v2[at + 40..at + used]);
-        at += used;
+}
+
+#[test]
+fn every_fixture_holds_every_variant_of_its_format() {
+    for version in 1..=FORMAT_VERSION {
+        the_fixture_holds_every_variant(version);
     }
-    assert_eq!(at, v2.len());
+    // The current format's names are every name there is.
+    assert_eq!(usize::from(last_tag(FORMAT_VERSION)), Record::NAMES.len());
 }
 
 #[test]
-fn the_v3_fixture_holds_every_variant() {
-    let mut names: Vec<&str> = first_batch()
-        .iter()
-        .chain(second_batch().iter())
-        .chain(third_batch().iter())
-        .chain(fourth_batch().iter())
-        .map(Record::name)
-        .collect();
-    names.sort_unstable();
-    names.dedup();
-    // Every variant format 3 has (tags 1..=12).
-    let mut all = Record::NAMES[..12].to_vec();
-    all.sort_unstable();
-    assert_eq!(names, all);
-}
-
-#[test]
-#[ignore = "writes tests/data/journal_v3.bin; only on a deliberate format bump"]
-fn write_journal_v3_fixture() {
-    let path = fixture_v3_path();
+#[ignore = "writes tests/data/journal_v{FORMAT_VERSION}.bin; only on a deliberate format bump"]
+fn write_the_current_format_fixture() {
+    let path = fixture_path(FORMAT_VERSION);
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(&path, fixture_v3_bytes()).unwrap();
-}
-
-fn fixture_bytes() -> Vec<u8> {
-    let mut out = encode_batch_as(1, 1, &first_batch()).unwrap();
-    out.extend(encode_batch_as(1, 6, &second_batch()).unwrap());
-    out
-}
-
-fn fixture_v2_bytes() -> Vec<u8> {
-    let mut out = encode_batch_as(2, 1, &first_batch()).unwrap();
-    out.extend(encode_batch_as(2, 6, &second_batch()).unwrap());
-    out.extend(encode_batch_as(2, 14, &third_batch()).unwrap());
-    out
-}
-
-#[test]
-fn committed_v2_fixture_decodes_to_its_records() {
-    let bytes = std::fs::read(fixture_v2_path()).expect("tests/data/journal_v2.bin is committed");
-    assert_eq!(bytes[8..12], 2u32.to_le_bytes(), "the fixture is format 2");
-    let mut at = 0;
-    for (first, recs) in [(1, first_batch()), (6, second_batch()), (14, third_batch())] {
-        let (b, used) = decode_batch_prefix(&bytes[at..]).unwrap();
-        assert_eq!((b.first_seq, b.records), (first, recs));
-        at += used;
-    }
-    assert_eq!(at, bytes.len());
-    assert_eq!(fixture_v2_bytes(), bytes);
-    // Format 2 changed only the version and added tag 11: the first two
-    // batches' payloads are those of the format-1 fixture.
-    let v1 = std::fs::read(fixture_path()).unwrap();
-    let (_, v1_first) = decode_batch_prefix(&v1).unwrap();
-    assert_eq!(bytes[40..v1_first], v1[40..v1_first]);
-}
-
-#[test]
-fn the_v2_fixture_holds_every_variant() {
-    let mut names: Vec<&str> = first_batch()
-        .iter()
-        .chain(second_batch().iter())
-        .chain(third_batch().iter())
-        .map(Record::name)
-        .collect();
-    names.sort_unstable();
-    names.dedup();
-    // Every variant format 2 has (tags 1..=11).
-    let mut all = Record::NAMES[..11].to_vec();
-    all.sort_unstable();
-    assert_eq!(names, all);
-}
-
-#[test]
-#[ignore = "writes tests/data/journal_v2.bin; only on a deliberate format bump"]
-fn write_journal_v2_fixture() {
-    let path = fixture_v2_path();
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(&path, fixture_v2_bytes()).unwrap();
-}
-
-#[test]
-fn committed_v1_fixture_decodes_to_its_records() {
-    let bytes = std::fs::read(fixture_path()).expect("tests/data/journal_v1.bin is committed");
-    let (a, used) = decode_batch_prefix(&bytes).unwrap();
-    assert_eq!(bytes[8..12], 1u32.to_le_bytes(), "the fixture is format 1");
-    assert_eq!((a.first_seq, a.records), (1, first_batch()));
-    let (b, rest) = decode_batch_prefix(&bytes[used..]).unwrap();
-    assert_eq!((b.first_seq, b.records), (6, second_batch()));
-    assert_eq!(used + rest, bytes.len());
-    // The same records still encode to the same bytes: the encoding of
-    // version 1 has not changed.
-    assert_eq!(fixture_bytes(), bytes);
-}
-
-#[test]
-fn the_fixture_holds_every_variant() {
-    let mut names: Vec<&str> = first_batch()
-        .iter()
-        .chain(second_batch().iter())
-        .map(Record::name)
-        .collect();
-    names.sort_unstable();
-    names.dedup();
-    // Every variant format 1 has (tags 1..=10).
-    let mut all = Record::NAMES[..10].to_vec();
-    all.sort_unstable();
-    assert_eq!(names, all);
-}
-
-#[test]
-#[ignore = "writes tests/data/journal_v1.bin; only on a deliberate format bump"]
-fn write_journal_v1_fixture() {
-    let path = fixture_path();
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(&path, fixture_bytes()).unwrap();
+    std::fs::write(&path, fixture_bytes(FORMAT_VERSION)).unwrap();
 }

@@ -402,7 +402,7 @@ fn a_system_primary_records_a_wall_step_at_its_tick() {
 /// too (a primary started with its wall a day slow, then corrected: its
 /// timeline a day behind the wall), and the standby takes it. (The skew
 /// of a wall read in ms may also move by a ms between ticks, which is
-/// recorded too.)
+/// within the system clock's resolution and not recorded.)
 #[test]
 fn the_maintenance_thread_records_a_wall_step() {
     let (wall_p, step_p) = stepped_wall();
@@ -433,4 +433,25 @@ fn the_maintenance_thread_records_a_wall_step() {
     s.apply_journal(&p.journal_read_to_vec(1).unwrap()).unwrap();
     assert!((s.clock_skew_ms() + DAY).abs() <= 2);
     assert!((s.now() as i64 - p.now() as i64).abs() < 1_000);
+}
+
+/// A system clock whose wall reads in whole ms jitters its skew by a ms
+/// from tick to tick with no wall step: no Timeline record for that (the
+/// whole-change review counted 439 in 1 000 ticks).
+#[test]
+fn a_wall_read_in_ms_jitters_no_timeline_record() {
+    let p = master_with(
+        journaling(MasterConfig {
+            clock: ClockSource::SystemWithWall(WallSource::os()),
+            ..config()
+        }),
+        1,
+        0,
+        1 << 20,
+    );
+    for _ in 0..300 {
+        p.run_maintenance_tick();
+        std::thread::sleep(std::time::Duration::from_micros(137));
+    }
+    assert_eq!(timelines(&p), Vec::<i64>::new());
 }

@@ -240,8 +240,9 @@ impl MasterCore {
     /// Records the primary's timeline when it moved (journal on): reads
     /// the skew (`timeline − wall`, one wall read) and, if it differs from
     /// the one the journal last recorded (a Timeline record's, a Reset
-    /// image's, 0 at the start: a master's skew when it is created),
-    /// appends a [`Record::Timeline`] of it. Reading, deciding and
+    /// image's, 0 at the start: a master's skew when it is created) by
+    /// more than the clock's resolution (a manual clock: any move; a
+    /// system clock: more than 1 ms), appends a [`Record::Timeline`] of it. Reading, deciding and
     /// appending hold the timeline lock (`ring.rs`), so records of the skew
     /// follow the order of its readings: no older skew is recorded after a
     /// newer one. Called at every maintenance tick and after a wall set;
@@ -258,7 +259,18 @@ impl MasterCore {
             return;
         }
         let skew = self.clock.skew();
-        if skew != *last && j.append(&Record::Timeline { skew_ms: skew }).is_ok() {
+        // A system clock's wall may read in whole ms (an injected
+        // `WallSource`) while its timeline runs in ns: their difference
+        // then rounds to the skew or one off by chance, from tick to tick.
+        // A move of 1 ms is within that resolution and not recorded; a
+        // manual clock's skew is exact and every move is.
+        let resolution = match &self.clock {
+            crate::clock::Clock::Manual { .. } => 0,
+            _ => 1,
+        };
+        if skew.abs_diff(*last) > resolution
+            && j.append(&Record::Timeline { skew_ms: skew }).is_ok()
+        {
             *last = skew;
         }
     }

@@ -274,10 +274,11 @@ pub enum Record {
         replicas: Vec<StartedReplica>,
     },
     /// The primary's skew (`timeline − wall` in ms, `Clock::skew`) moved
-    /// to `skew_ms` since it last recorded one (a wall step): every
-    /// instant of a later record is on a timeline that reads the wall
-    /// plus `skew_ms`. A standby takes that skew (as it takes an image's:
-    /// docs/CONTRACT.md section 12.3), so, promoted, it judges the
+    /// to `skew_ms` since it last recorded one (a wall step; on a system
+    /// clock, a move of more than the 1 ms a wall read in whole ms can
+    /// jitter by): every instant of a later record is on a timeline that
+    /// reads the wall plus `skew_ms`. A standby takes that skew (as it
+    /// takes an image's: docs/CONTRACT.md section 12.1), so, promoted, it judges the
     /// primary's leases and deadlines as the primary would. Changes no
     /// state but the clock. Format 4.
     Timeline { skew_ms: i64 },

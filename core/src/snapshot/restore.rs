@@ -232,7 +232,13 @@ impl MasterCore {
         )?;
         let now = self.clock.now();
         let mut report = RestoreReport::default();
-        let mut table = SegmentTable::starting_at(now | 1, first_segment_id)
+        // A fixed seed places after a restore as it did from creation, so a
+        // run that restores replays too; without one, the instant.
+        let placement = match self.config.seed {
+            Some(_) => Self::placement_seed(self.config.seed),
+            None => now | 1,
+        };
+        let mut table = SegmentTable::starting_at(placement, first_segment_id)
             .with_block_region(Self::block_region(&self.config));
         let mut seg_ids = HashMap::new();
         for s in &img.segments {
