@@ -49,9 +49,10 @@ func groupErrors(ids []string, statuses []C.int32_t) []error {
 // otherwise every result's Err is ErrInvalidParams (Deadline 0), the
 // returned error is that same error and nothing changed (a bad shared
 // argument fails every entry, as a batch's does). A call refused as a
-// whole for another reason (a closed master, a standby, an id that is not
-// UTF-8) is reported the same way: every result carries the error. When the
-// error is nil each group's outcome is in its result.
+// whole for another reason (a closed master, a standby) is reported the
+// same way: every result carries the error. When the error is nil each
+// group's outcome is in its result (ErrInvalidParams for an empty id,
+// ErrInvalidUTF8 for one that is not UTF-8).
 func (k Keyspace) RetainGroups(ids []string, ttl time.Duration) ([]RetainResult, error) {
 	refuse := func(err error) ([]RetainResult, error) {
 		return refuseEach(len(ids), err, func(r *RetainResult) *error { return &r.Err })
@@ -97,8 +98,8 @@ func (k Keyspace) RetainGroups(ids []string, ttl time.Duration) ([]RetainResult,
 // call was accepted, each group's outcome (ErrInvalidParams for an empty
 // id) in its entry. A bad tenant fails every entry with ErrInvalidParams
 // and returns that error, nothing changed; so does any refusal of the whole
-// call (a closed master, a standby, an id that is not UTF-8), with its
-// error.
+// call (a closed master, a standby), with its error. An id that is not
+// UTF-8 fails alone (ErrInvalidUTF8).
 func (k Keyspace) ReleaseGroups(ids []string) ([]error, error) {
 	n := len(ids)
 	cg := newCKeys(ids)

@@ -202,3 +202,21 @@ func TestRetentionAfterCloseAnswersEveryEntry(t *testing.T) {
 		t.Fatalf("release: %v %v", errs, err)
 	}
 }
+
+// An id that is not UTF-8 fails only its own entry (ErrInvalidUTF8); the
+// other groups are retained and released.
+func TestAnIDThatIsNotUTF8FailsAlone(t *testing.T) {
+	m := newMaster(t, mm.WithMaxGroupRetentionTTL(time.Hour))
+	ids := []string{"a", "\xff", "b"}
+	rs, err := m.RetainGroups(ids, time.Minute)
+	if err != nil || len(rs) != 3 {
+		t.Fatalf("RetainGroups: %v, %d results", err, len(rs))
+	}
+	if rs[0].Err != nil || rs[2].Err != nil || !errors.Is(rs[1].Err, mm.ErrInvalidUTF8) {
+		t.Fatalf("RetainGroups results %+v", rs)
+	}
+	errs, err := m.ReleaseGroups(ids)
+	if err != nil || errs[0] != nil || errs[2] != nil || !errors.Is(errs[1], mm.ErrInvalidUTF8) {
+		t.Fatalf("ReleaseGroups: %v %v", errs, err)
+	}
+}

@@ -2806,9 +2806,10 @@ mooncake_meta_status mooncake_meta_check_invariants(const struct mooncake_meta_m
  * `max_group_retention_ttl_ms`, a bad tenant) returns
  * `MOONCAKE_META_INVALID_PARAMS` (a tenant that is not UTF-8:
  * `MOONCAKE_META_INVALID_UTF8`) with that code in every `out_statuses[i]`
- * and 0 in every `out_deadlines[i]`; any other failure (a NULL master, a
- * NULL array or id with a non-zero count or length, an id that is not
- * UTF-8, a standby) refuses the whole call with neither array written.
+ * and 0 in every `out_deadlines[i]`; an id that is not UTF-8 fails only
+ * its own group (`MOONCAKE_META_INVALID_UTF8`, deadline 0); any other
+ * failure (a NULL master, a NULL array or id with a non-zero count or
+ * length, a standby) refuses the whole call with neither array written.
  * Either way nothing changed.
  *
  * Ownership: nothing is transferred; the arrays are the caller's.
@@ -2840,7 +2841,8 @@ mooncake_meta_status mooncake_meta_retain_groups(const struct mooncake_meta_mast
  * would (the retained-group gauge -1, a group-released journal record).
  *
  * On `MOONCAKE_META_OK`, `out_statuses[i]` is group i's status
- * (`MOONCAKE_META_INVALID_PARAMS` for an empty or NUL-containing id). A
+ * (`MOONCAKE_META_INVALID_PARAMS` for an empty or NUL-containing id,
+ * `MOONCAKE_META_INVALID_UTF8` for one that is not UTF-8). A
  * bad tenant returns `MOONCAKE_META_INVALID_PARAMS` (not UTF-8:
  * `MOONCAKE_META_INVALID_UTF8`) with that code in every `out_statuses[i]`;
  * any other failure refuses the whole call as for a retain, with

@@ -13,13 +13,14 @@
 //!   `out_deadlines[i]` 0, and the call returns that code with the
 //!   refusal's message; nothing changes;
 //! - an argument the library cannot use (a NULL master, a NULL array or id
-//!   with a non-zero count or length, an id that is not UTF-8) or a standby
+//!   with a non-zero count or length) or a standby
 //!   (`MOONCAKE_META_UNAVAILABLE_IN_CURRENT_STATUS`) refuses the call: it
 //!   returns that code with a message, changes nothing and writes no
 //!   output array;
 //! - otherwise it returns `MOONCAKE_META_OK` and writes one status per
 //!   group (`out_statuses[i]`: `MOONCAKE_META_OK`,
 //!   `MOONCAKE_META_INVALID_PARAMS` for an empty or NUL-containing id,
+//!   `MOONCAKE_META_INVALID_UTF8` for one that is not UTF-8,
 //!   `MOONCAKE_META_GROUP_RETENTION_FULL` for a new group while
 //!   `max_retained_groups` groups are retained).
 
@@ -45,9 +46,30 @@ unsafe fn tenant_of<'a>(tenant: *const c_char, tenant_len: usize) -> Result<&'a 
     Ok(if t.is_empty() { DEFAULT_TENANT } else { t })
 }
 
-/// The group ids of a call. A NULL array with a non-zero count, a NULL id
-/// with a non-zero length or an id that is not UTF-8 refuses the call,
-/// naming `groups[i]`; empty ids are left to the per-group result.
+/// The group ids of a call, and those that are not UTF-8.
+struct GroupIds<'a> {
+    /// One per group; an id that is not UTF-8 stands as the empty id,
+    /// which the core fails on its own and changes nothing for.
+    ids: Vec<&'a str>,
+    /// The ids that are not UTF-8: each group's result is its error.
+    bad: Vec<(usize, Error)>,
+}
+
+impl GroupIds<'_> {
+    /// `results` with each id that is not UTF-8 failed on its own
+    /// (`INVALID_UTF8`), as a batch's malformed key is.
+    fn fail_bad<T>(self, mut results: Vec<Result<T>>) -> Vec<Result<T>> {
+        for (i, e) in self.bad {
+            results[i] = Err(e);
+        }
+        results
+    }
+}
+
+/// The group ids of a call. A NULL array with a non-zero count or a NULL
+/// id with a non-zero length refuses the call, naming `groups[i]`; an id
+/// that is not UTF-8 fails only its own group (`INVALID_UTF8`), and empty
+/// ids are left to the per-group result.
 ///
 /// # Safety
 /// Non-NULL arrays valid for `count` elements, each id valid for its length.
@@ -55,15 +77,25 @@ unsafe fn group_ids<'a>(
     groups: *const *const c_char,
     group_lens: *const usize,
     count: usize,
-) -> Result<Vec<&'a str>> {
+) -> Result<GroupIds<'a>> {
     // SAFETY (whole body): forwarded from the caller.
     let ptrs = unsafe { array(groups, count, "groups") }?;
     let lens = unsafe { array(group_lens, count, "group_lens") }?;
-    ptrs.iter()
-        .zip(lens)
-        .enumerate()
-        .map(|(i, (&p, &len))| unsafe { input::string(p, len, Index("groups", i)) })
-        .collect()
+    let mut out = GroupIds {
+        ids: Vec::with_capacity(count),
+        bad: Vec::new(),
+    };
+    for (i, (&p, &len)) in ptrs.iter().zip(lens).enumerate() {
+        match unsafe { input::string(p, len, Index("groups", i)) } {
+            Ok(id) => out.ids.push(id),
+            Err(e) if e.kind() == ErrorKind::InvalidUtf8 => {
+                out.ids.push("");
+                out.bad.push((i, e));
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(out)
 }
 
 /// Refuses every group for a bad shared argument: its code into each
@@ -124,9 +156,10 @@ fn status_of<T>(r: &Result<T>) -> i32 {
 /// `max_group_retention_ttl_ms`, a bad tenant) returns
 /// `MOONCAKE_META_INVALID_PARAMS` (a tenant that is not UTF-8:
 /// `MOONCAKE_META_INVALID_UTF8`) with that code in every `out_statuses[i]`
-/// and 0 in every `out_deadlines[i]`; any other failure (a NULL master, a
-/// NULL array or id with a non-zero count or length, an id that is not
-/// UTF-8, a standby) refuses the whole call with neither array written.
+/// and 0 in every `out_deadlines[i]`; an id that is not UTF-8 fails only
+/// its own group (`MOONCAKE_META_INVALID_UTF8`, deadline 0); any other
+/// failure (a NULL master, a NULL array or id with a non-zero count or
+/// length, a standby) refuses the whole call with neither array written.
 /// Either way nothing changed.
 ///
 /// Ownership: nothing is transferred; the arrays are the caller's.
@@ -165,8 +198,8 @@ pub unsafe extern "C" fn mooncake_meta_retain_groups(
             if let Err(e) = master.group_retention_shared_check(tenant, Some(ttl_ms)) {
                 return Err(refuse_each(e, &statuses, Some(&deadlines), count));
             }
-            let results = master.retain_groups(tenant, &ids, ttl_ms)?;
-            for (i, r) in results.iter().enumerate() {
+            let results = master.retain_groups(tenant, &ids.ids, ttl_ms)?;
+            for (i, r) in ids.fail_bad(results).iter().enumerate() {
                 statuses.set(i, status_of(r));
                 deadlines.set(i, *r.as_ref().unwrap_or(&0));
             }
@@ -181,7 +214,8 @@ pub unsafe extern "C" fn mooncake_meta_retain_groups(
 /// would (the retained-group gauge -1, a group-released journal record).
 ///
 /// On `MOONCAKE_META_OK`, `out_statuses[i]` is group i's status
-/// (`MOONCAKE_META_INVALID_PARAMS` for an empty or NUL-containing id). A
+/// (`MOONCAKE_META_INVALID_PARAMS` for an empty or NUL-containing id,
+/// `MOONCAKE_META_INVALID_UTF8` for one that is not UTF-8). A
 /// bad tenant returns `MOONCAKE_META_INVALID_PARAMS` (not UTF-8:
 /// `MOONCAKE_META_INVALID_UTF8`) with that code in every `out_statuses[i]`;
 /// any other failure refuses the whole call as for a retain, with
@@ -213,8 +247,8 @@ pub unsafe extern "C" fn mooncake_meta_release_groups(
             if let Err(e) = master.group_retention_shared_check(tenant, None) {
                 return Err(refuse_each(e, &statuses, None, count));
             }
-            let results = master.release_groups(tenant, &ids)?;
-            for (i, r) in results.iter().enumerate() {
+            let results = master.release_groups(tenant, &ids.ids)?;
+            for (i, r) in ids.fail_bad(results).iter().enumerate() {
                 statuses.set(i, status_of(r));
             }
             Ok(())
@@ -328,10 +362,11 @@ mod tests {
         assert_eq!(rc, MOONCAKE_META_INVALID_PARAMS);
         assert_eq!(st, [MOONCAKE_META_INVALID_PARAMS; 2]);
         assert_eq!(dl, [0, 0]);
-        // A call refused for an argument it cannot use writes nothing.
-        let (rc, st, _) = retain(m, &[b"a", b"\xff"], 10);
-        assert_eq!(rc, MOONCAKE_META_INVALID_UTF8);
-        assert_eq!(st, [7, 7]);
+        // An id that is not UTF-8 fails alone; "a" extends.
+        let (rc, st, dl) = retain(m, &[b"a", b"\xff"], 10);
+        assert_eq!(rc, MOONCAKE_META_OK);
+        assert_eq!(st, [MOONCAKE_META_OK, MOONCAKE_META_INVALID_UTF8]);
+        assert_eq!(dl, [1_500, 0]);
         let core = unsafe { crate::master::master_ref(m) };
         assert_eq!(core.retained_group_count(), 2);
         core.check_invariants().unwrap();
