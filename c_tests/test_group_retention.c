@@ -74,6 +74,34 @@ static void per_group_results_are_written_when_the_call_is_accepted(void) {
     mooncake_meta_master_free(m);
 }
 
+/* A standby refuses the whole call before any shared argument is judged:
+ * a tenant that is not UTF-8, a NUL in it or a bad TTL all get
+ * UNAVAILABLE_IN_CURRENT_STATUS, nothing written (the core's order). */
+static void a_standby_refuses_the_whole_call_first(void) {
+    mooncake_meta_error *err = NULL;
+    mooncake_meta_config *cfg = NULL;
+    mooncake_meta_master *m = NULL;
+    CHECK_OK(mooncake_meta_config_new(&cfg, &err), err);
+    CHECK_OK(mooncake_meta_config_set_manual_clock(cfg, FX_START_MS, &err), err);
+    CHECK_OK(mooncake_meta_config_set_standby(cfg, 1, &err), err);
+    CHECK_OK(mooncake_meta_master_new(cfg, &m, &err), err);
+    mooncake_meta_config_free(cfg);
+    const char *ids[] = {"a", "b"};
+    size_t lens[2] = {1, 1};
+    int32_t st[2] = {7, 7};
+    uint64_t dl[2] = {7, 7};
+    CHECK_FAILS(mooncake_meta_retain_groups(m, "\xff", 1, ids, lens, 2, TTL, st, dl, &err),
+                MOONCAKE_META_UNAVAILABLE_IN_CURRENT_STATUS, err, "standby");
+    CHECK_FAILS(mooncake_meta_retain_groups(m, "a\0b", 3, ids, lens, 2, 0, st, dl, &err),
+                MOONCAKE_META_UNAVAILABLE_IN_CURRENT_STATUS, err, "standby");
+    CHECK_FAILS(mooncake_meta_release_groups(m, "\xff", 1, ids, lens, 2, st, &err),
+                MOONCAKE_META_UNAVAILABLE_IN_CURRENT_STATUS, err, "standby");
+    CHECK_EQ_INT(st[0], 7);
+    CHECK_EQ_INT(st[1], 7);
+    CHECK_EQ_INT(dl[0], 7);
+    mooncake_meta_master_free(m);
+}
+
 /* An id that is not UTF-8 fails only its own group (INVALID_UTF8, deadline
  * 0), as a batch's malformed key does; the others are retained or
  * released. */
@@ -181,6 +209,9 @@ static void unusable_arguments_refuse_the_whole_call(void) {
                 MOONCAKE_META_NULL_ARGUMENT, err, "out_statuses");
     CHECK_FAILS(mooncake_meta_retain_groups(NULL, NULL, 0, ids, lens, 2, TTL, st, dl, &err),
                 MOONCAKE_META_NULL_ARGUMENT, err, "master");
+    /* An unusable array comes before a bad tenant or TTL. */
+    CHECK_FAILS(mooncake_meta_retain_groups(m, "\xff", 1, NULL, lens, 2, 0, st, dl, &err),
+                MOONCAKE_META_NULL_ARGUMENT, err, "groups");
     CHECK_EQ_INT(st[0], 7);
     CHECK_EQ_INT(dl[1], 7);
     CHECK_EQ_INT(fx_metrics(m).retained_group_count, 0);
@@ -278,6 +309,7 @@ int main(void) {
     RUN_TEST(shared_argument_errors_fail_every_group);
     RUN_TEST(unusable_arguments_refuse_the_whole_call);
     RUN_TEST(an_id_that_is_not_utf8_fails_alone);
+    RUN_TEST(a_standby_refuses_the_whole_call_first);
     RUN_TEST(repeat_retain_extends_never_shortens);
     RUN_TEST(reads_never_extend_and_eviction_skips_the_group);
     RUN_TEST(release_and_expiry_end_retention);

@@ -23,6 +23,7 @@ type RetainResult struct {
 	Deadline Instant
 	// Err is the group's failure, nil on success: ErrInvalidParams for an
 	// empty id or a bad shared argument (the TTL, the tenant),
+	// ErrInvalidUTF8 for an id or a tenant that is not UTF-8,
 	// ErrGroupRetentionFull for a new group while Config.MaxRetainedGroups
 	// groups are retained.
 	Err error
@@ -46,13 +47,16 @@ func groupErrors(ids []string, statuses []C.int32_t) []error {
 //
 // The results are always one per id. ttl must be a whole number of
 // milliseconds in (0, Config.MaxGroupRetentionTTL] and the tenant valid;
-// otherwise every result's Err is ErrInvalidParams (Deadline 0), the
+// otherwise every result's Err is ErrInvalidParams (ErrInvalidUTF8 for a
+// tenant that is not UTF-8; Deadline 0), the
 // returned error is that same error and nothing changed (a bad shared
 // argument fails every entry, as a batch's does). A call refused as a
 // whole for another reason (a closed master, a standby) is reported the
 // same way: every result carries the error. When the error is nil each
 // group's outcome is in its result (ErrInvalidParams for an empty id,
-// ErrInvalidUTF8 for one that is not UTF-8).
+// ErrInvalidUTF8 for one that is not UTF-8). The ttl is checked here
+// before the library is called, so a bad ttl is ErrInvalidParams on a
+// standby too, where the library refuses the call first.
 func (k Keyspace) RetainGroups(ids []string, ttl time.Duration) ([]RetainResult, error) {
 	refuse := func(err error) ([]RetainResult, error) {
 		return refuseEach(len(ids), err, func(r *RetainResult) *error { return &r.Err })
@@ -97,7 +101,7 @@ func (k Keyspace) RetainGroups(ids []string, ttl time.Duration) ([]RetainResult,
 // The errors are always one per id. The returned error is nil when the
 // call was accepted, each group's outcome (ErrInvalidParams for an empty
 // id) in its entry. A bad tenant fails every entry with ErrInvalidParams
-// and returns that error, nothing changed; so does any refusal of the whole
+// (ErrInvalidUTF8 when it is not UTF-8) and returns that error, nothing changed; so does any refusal of the whole
 // call (a closed master, a standby), with its error. An id that is not
 // UTF-8 fails alone (ErrInvalidUTF8).
 func (k Keyspace) ReleaseGroups(ids []string) ([]error, error) {

@@ -796,7 +796,8 @@ struct batch_status {
 };
 
 /// retain_groups / release_groups: group i's status (MOONCAKE_META_OK,
-/// MOONCAKE_META_INVALID_PARAMS for an empty id, MOONCAKE_META_GROUP_RETENTION_FULL
+/// MOONCAKE_META_INVALID_PARAMS for an empty id, MOONCAKE_META_INVALID_UTF8
+/// for one that is not UTF-8, MOONCAKE_META_GROUP_RETENTION_FULL
 /// for a new group while max_retained_groups are retained) and, for a
 /// retain, its deadline after the call (0 unless OK). As for a batch, a
 /// refusal does not throw: `status` is MOONCAKE_META_OK when the call was
@@ -804,7 +805,8 @@ struct batch_status {
 /// failure), else the code of the call's refusal, which every status then
 /// holds (every deadline 0), with `message` the library's; nothing changed.
 /// A bad shared argument (a TTL of 0 or above the maximum, a bad tenant) is
-/// MOONCAKE_META_INVALID_PARAMS. throw_if_failed() turns a refusal into an
+/// MOONCAKE_META_INVALID_PARAMS (a tenant that is not UTF-8:
+/// MOONCAKE_META_INVALID_UTF8). throw_if_failed() turns a refusal into an
 /// exception.
 struct retention_result : batch_status {
     std::vector<std::uint64_t> deadlines;
@@ -1321,8 +1323,8 @@ public:
                                                ga.lens(), ga.size(), ttl_ms, r.statuses.data(),
                                                r.deadlines.data(), err.out());
         // Refused: every group holds the refusal's code (the library writes
-        // it for a bad shared argument; a NULL master, a standby or an id
-        // that is not UTF-8 leave the outputs unwritten) and no deadline.
+        // it for a bad shared argument; a NULL master or a standby leave
+        // the outputs unwritten) and no deadline.
         if (!r.ok()) {
             std::fill(r.statuses.begin(), r.statuses.end(), r.status);
             std::fill(r.deadlines.begin(), r.deadlines.end(), std::uint64_t{0});

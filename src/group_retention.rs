@@ -34,6 +34,7 @@ use super::master::{mooncake_meta_master, with_master};
 use super::status::{code_of, mooncake_meta_status, MOONCAKE_META_OK};
 use mooncake_meta_core::error::{Error, ErrorKind, Result};
 use mooncake_meta_core::types::DEFAULT_TENANT;
+use mooncake_meta_core::Master;
 use std::os::raw::{c_char, c_int};
 
 /// The tenant of a call: `(NULL, 0)` or empty = the default tenant.
@@ -115,24 +116,34 @@ fn refuse_each(
     e
 }
 
-/// The tenant of a retain or release: one that is not UTF-8 refuses every
-/// group ([`refuse_each`]); a NULL one with a length refuses the call.
+/// The tenant of a retain or release, checked in the order the core
+/// checks a call: the arrays the library cannot use (a NULL tenant with a
+/// length, NULL group arrays: `ids` already parsed) refuse the call, then
+/// the role (a standby refuses the whole call), then the shared arguments:
+/// a tenant that is not UTF-8 refuses every group ([`refuse_each`]), as
+/// `shared` (the core's check of the tenant and the TTL) does.
 ///
 /// # Safety
 /// As [`tenant_of`].
 unsafe fn shared_tenant<'a>(
+    master: &Master,
     tenant: *const c_char,
     tenant_len: usize,
+    shared: impl FnOnce(&str) -> Result<()>,
     statuses: &OutArray<'_, i32>,
     deadlines: Option<&OutArray<'_, u64>>,
     count: usize,
 ) -> Result<&'a str> {
     // SAFETY: forwarded from the caller.
-    match unsafe { tenant_of(tenant, tenant_len) } {
-        Err(e) if e.kind() == ErrorKind::InvalidUtf8 => {
-            Err(refuse_each(e, statuses, deadlines, count))
-        }
-        r => r,
+    let tenant = match unsafe { tenant_of(tenant, tenant_len) } {
+        Err(e) if e.kind() == ErrorKind::InvalidUtf8 => Err(e),
+        Err(e) => return Err(e),
+        Ok(t) => Ok(t),
+    };
+    master.ensure_primary()?;
+    match tenant.and_then(|t| shared(t).map(|()| t)) {
+        Ok(t) => Ok(t),
+        Err(e) => Err(refuse_each(e, statuses, deadlines, count)),
     }
 }
 
@@ -190,14 +201,16 @@ pub unsafe extern "C" fn mooncake_meta_retain_groups(
         with_master("mooncake_meta_retain_groups", m, err, |master| {
             let statuses = OutArray::new(out_statuses, count, "groups", "out_statuses")?;
             let deadlines = OutArray::new(out_deadlines, count, "groups", "out_deadlines")?;
-            let tenant = shared_tenant(tenant, tenant_len, &statuses, Some(&deadlines), count)?;
             let ids = group_ids(groups, group_lens, count)?;
-            // The role first, as the core checks it: a standby refuses the
-            // whole call.
-            master.ensure_primary()?;
-            if let Err(e) = master.group_retention_shared_check(tenant, Some(ttl_ms)) {
-                return Err(refuse_each(e, &statuses, Some(&deadlines), count));
-            }
+            let tenant = shared_tenant(
+                master,
+                tenant,
+                tenant_len,
+                |t| master.group_retention_shared_check(t, Some(ttl_ms)),
+                &statuses,
+                Some(&deadlines),
+                count,
+            )?;
             let results = master.retain_groups(tenant, &ids.ids, ttl_ms)?;
             for (i, r) in ids.fail_bad(results).iter().enumerate() {
                 statuses.set(i, status_of(r));
@@ -241,12 +254,16 @@ pub unsafe extern "C" fn mooncake_meta_release_groups(
     unsafe {
         with_master("mooncake_meta_release_groups", m, err, |master| {
             let statuses = OutArray::new(out_statuses, count, "groups", "out_statuses")?;
-            let tenant = shared_tenant(tenant, tenant_len, &statuses, None, count)?;
             let ids = group_ids(groups, group_lens, count)?;
-            master.ensure_primary()?;
-            if let Err(e) = master.group_retention_shared_check(tenant, None) {
-                return Err(refuse_each(e, &statuses, None, count));
-            }
+            let tenant = shared_tenant(
+                master,
+                tenant,
+                tenant_len,
+                |t| master.group_retention_shared_check(t, None),
+                &statuses,
+                None,
+                count,
+            )?;
             let results = master.release_groups(tenant, &ids.ids)?;
             for (i, r) in ids.fail_bad(results).iter().enumerate() {
                 statuses.set(i, status_of(r));
