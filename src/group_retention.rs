@@ -136,15 +136,13 @@ unsafe fn shared_tenant<'a>(
 ) -> Result<&'a str> {
     // SAFETY: forwarded from the caller.
     let tenant = match unsafe { tenant_of(tenant, tenant_len) } {
-        Err(e) if e.kind() == ErrorKind::InvalidUtf8 => Err(e),
-        Err(e) => return Err(e),
-        Ok(t) => Ok(t),
+        Err(e) if e.kind() != ErrorKind::InvalidUtf8 => return Err(e),
+        t => t,
     };
     master.ensure_primary()?;
-    match tenant.and_then(|t| shared(t).map(|()| t)) {
-        Ok(t) => Ok(t),
-        Err(e) => Err(refuse_each(e, statuses, deadlines, count)),
-    }
+    tenant
+        .and_then(|t| shared(t).map(|()| t))
+        .map_err(|e| refuse_each(e, statuses, deadlines, count))
 }
 
 fn status_of<T>(r: &Result<T>) -> i32 {

@@ -237,6 +237,18 @@ impl Clock {
         }
     }
 
+    /// How far two readings of [`skew`](Self::skew) may differ with no
+    /// wall step, in ms: 0 for a manual clock (its skew is exact); 1 for a
+    /// system clock, whose wall may read in whole ms (an injected
+    /// `WallSource`) while its timeline runs in ns, so their rounded
+    /// difference can flip by one between readings.
+    pub(crate) fn skew_resolution_ms(&self) -> u64 {
+        match self {
+            Clock::Manual { .. } => 0,
+            Clock::System(_) => 1,
+        }
+    }
+
     /// `timeline − wall` in ms: how far the master's instants have drifted
     /// from the wall clock since it was created (0 for a manual clock whose
     /// wall was never set apart).

@@ -259,16 +259,8 @@ impl MasterCore {
             return;
         }
         let skew = self.clock.skew();
-        // A system clock's wall may read in whole ms (an injected
-        // `WallSource`) while its timeline runs in ns: their difference
-        // then rounds to the skew or one off by chance, from tick to tick.
-        // A move of 1 ms is within that resolution and not recorded; a
-        // manual clock's skew is exact and every move is.
-        let resolution = match &self.clock {
-            crate::clock::Clock::Manual { .. } => 0,
-            _ => 1,
-        };
-        if skew.abs_diff(*last) > resolution
+        // A move within the clock's resolution is no wall step.
+        if skew.abs_diff(*last) > self.clock.skew_resolution_ms()
             && j.append(&Record::Timeline { skew_ms: skew }).is_ok()
         {
             *last = skew;
