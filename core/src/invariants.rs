@@ -22,6 +22,7 @@ impl MasterCore {
         // segment table.
         self.check_retention_invariants()?;
         let table = self.segments.read();
+        table.check_indexes()?;
         let entries = self.index.entries();
         let idx = self.index.stats();
 

@@ -52,6 +52,11 @@ pub struct SegmentTable {
     by_name: HashMap<Arc<str>, Arc<Segment>, foldhash::fast::RandomState>,
     /// Per pool (indexed by `Pool as usize`), ascending by id.
     pools: [Vec<Arc<Segment>>; 2],
+    /// Each client's ranges per pool: (owner, pool, base) -> (end, id).
+    /// One client's ranges of one pool never overlap, so a new range can
+    /// overlap only the one starting last below its end, and a mount checks
+    /// that one instead of every segment.
+    ranges: BTreeMap<(ClientId, u8, u64), (u64, SegmentId)>,
     /// Total mounted bytes per pool.
     capacity: [u64; 2],
     /// Next id to hand out. Ids are never reused, so a stale id held by a
@@ -73,6 +78,7 @@ impl SegmentTable {
             by_id: BTreeMap::new(),
             by_name: HashMap::default(),
             pools: [Vec::new(), Vec::new()],
+            ranges: BTreeMap::new(),
             capacity: [0; 2],
             // 0 is never an id, so a zero-initialised C field names nothing.
             next_id: 1,
@@ -137,9 +143,13 @@ impl SegmentTable {
         // same memory (docs/CONTRACT.md §2). Other clients' addresses, and
         // the other pool's, are other memory.
         let end = spec.base + spec.size;
-        if let Some(other) = self.pools[spec.pool as usize]
-            .iter()
-            .find(|s| s.owner == owner && s.base < end && spec.base < s.base + s.size)
+        let pool = spec.pool as u8;
+        if let Some(other) = self
+            .ranges
+            .range((owner, pool, 0)..(owner, pool, end))
+            .next_back()
+            .filter(|(_, &(other_end, _))| spec.base < other_end)
+            .and_then(|(_, (_, id))| self.by_id.get(id))
         {
             return Err(Error::invalid(format!(
                 "segment '{}' [{:#x}, {:#x}) overlaps segment '{}' [{:#x}, {:#x}) that client {} \
@@ -179,6 +189,7 @@ impl SegmentTable {
         ));
         self.by_name.insert(Arc::clone(&seg.name), Arc::clone(&seg));
         self.pools[spec.pool as usize].push(Arc::clone(&seg));
+        self.ranges.insert((owner, pool, spec.base), (end, id));
         self.capacity[spec.pool as usize] += spec.size;
         self.by_id.insert(id, Arc::clone(&seg));
         Ok(Mounted::New(seg))
@@ -249,9 +260,71 @@ impl SegmentTable {
         let seg = self.by_id.remove(&id).expect("indexed by name");
         self.by_name.remove(name);
         let pool = seg.pool as usize;
-        self.pools[pool].retain(|s| s.id != id);
+        // Ascending by id: ids only grow, and a mount appends
+        // (`check_indexes` checks it).
+        match self.pools[pool].binary_search_by_key(&id, |s| s.id) {
+            Ok(i) => drop(self.pools[pool].remove(i)),
+            Err(_) => debug_assert!(false, "segment {id} is not in its pool's list"),
+        }
+        self.ranges.remove(&(seg.owner, seg.pool as u8, seg.base));
         self.capacity[pool] -= seg.size;
         Ok(seg)
+    }
+
+    /// Whether the table's indexes agree (`check_invariants`): every
+    /// segment is under its id and its name, in its pool's list (ascending
+    /// by id) and in the ranges under its owner, pool and base, and nothing
+    /// else is; one client's ranges of one pool do not overlap; the pools'
+    /// capacities are their segments' sizes.
+    pub(crate) fn check_indexes(&self) -> std::result::Result<(), String> {
+        let n = self.by_id.len();
+        let listed = self.pools[0].len() + self.pools[1].len();
+        if self.by_name.len() != n || listed != n || self.ranges.len() != n {
+            return Err(format!(
+                "segment table: {n} by id, {} by name, {listed} in pools, {} ranges",
+                self.by_name.len(),
+                self.ranges.len()
+            ));
+        }
+        for (p, list) in self.pools.iter().enumerate() {
+            if list.windows(2).any(|w| w[0].id >= w[1].id) {
+                return Err(format!(
+                    "segment table: pool {p}'s list is not ascending by id"
+                ));
+            }
+            let size: u64 = list.iter().map(|s| s.size).sum();
+            if size != self.capacity[p] {
+                return Err(format!(
+                    "segment table: pool {p} holds {size} bytes, its capacity says {}",
+                    self.capacity[p]
+                ));
+            }
+            for s in list {
+                let indexed = self.by_id.get(&s.id).is_some_and(|x| Arc::ptr_eq(x, s))
+                    && self.by_name.get(&s.name).is_some_and(|x| Arc::ptr_eq(x, s))
+                    && s.pool as usize == p
+                    && self.ranges.get(&(s.owner, p as u8, s.base))
+                        == Some(&(s.base + s.size, s.id));
+                if !indexed {
+                    return Err(format!(
+                        "segment table: '{}' is not indexed as mounted",
+                        s.name
+                    ));
+                }
+            }
+        }
+        let mut last: Option<(ClientId, u8, u64)> = None;
+        for (&(owner, pool, base), &(end, id)) in &self.ranges {
+            if let Some((o, p, e)) = last {
+                if (o, p) == (owner, pool) && base < e {
+                    return Err(format!(
+                        "segment table: segment {id} of client {owner} overlaps the one before it"
+                    ));
+                }
+            }
+            last = Some((owner, pool, end));
+        }
+        Ok(())
     }
 
     /// Segments mounted by `owner`, by id.
@@ -478,6 +551,54 @@ mod tests {
         t.unmount(7, "a").unwrap();
         t.mount(7, &spec("b", 0x1000, 0x1000, Pool::Memory))
             .unwrap();
+    }
+
+    // The overlap check looks at one neighbour: the range starting last
+    // below the new one's end. A new range over several, or reaching just
+    // into the last or the first of them, is refused all the same, and the
+    // indexes stay in step through mounts and unmounts in any order.
+    #[test]
+    fn the_overlap_check_sees_every_range_it_covers() {
+        let mut t = SegmentTable::new(1);
+        for i in 0..8u64 {
+            t.mount(
+                7,
+                &spec(&format!("s{i}"), 0x10_000 * (i + 1), 0x8000, Pool::Memory),
+            )
+            .unwrap();
+        }
+        for (base, size) in [
+            (0, 0x100_000),
+            (0x17_fff, 2),
+            (0x8_0000 + 0x7fff, 1),
+            (0x1_0000, 1),
+            (0x4_4000, 0x1_0000),
+        ] {
+            let e = t
+                .mount(7, &spec("x", base, size, Pool::Memory))
+                .unwrap_err();
+            assert_eq!(e.kind(), ErrorKind::InvalidParams, "{base:#x}+{size:#x}");
+        }
+        // The gaps between them are free.
+        t.mount(7, &spec("gap", 0x1_8000, 0x8000, Pool::Memory))
+            .unwrap();
+        t.check_indexes().unwrap();
+        for i in [3u64, 0, 7, 5] {
+            t.unmount(7, &format!("s{i}")).unwrap();
+            t.check_indexes().unwrap();
+        }
+        t.mount(7, &spec("again", 0x4_0000, 0x1_0000, Pool::Memory))
+            .unwrap();
+        let e = t
+            .mount(7, &spec("x", 0x2_0000, 0x1_0000, Pool::Memory))
+            .unwrap_err();
+        assert!(
+            e.message().contains("overlaps segment 's1'"),
+            "{}",
+            e.message()
+        );
+        t.check_indexes().unwrap();
+        assert_eq!(t.len(), 6);
     }
 
     // §3.2 error codes: same name, different mount -> SEGMENT_ALREADY_EXISTS.
