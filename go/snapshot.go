@@ -85,9 +85,15 @@ func (m *Master) Snapshot() ([]byte, error) {
 }
 
 // SaveSnapshot serialises the master to the file at path atomically (a
-// temporary file, synced and renamed over path): a crash leaves the old
-// file or the new one. An I/O failure is ErrSerializeFail and leaves path
-// as it was.
+// temporary file, synced and renamed over path, then the directory
+// synced): a crash leaves the old file or the new one. An I/O failure is
+// ErrSerializeFail; one before the rename leaves path as it was, but a
+// failure to sync the directory after it leaves path holding the new
+// snapshot, which a crash may still undo (the message says so). A symbolic
+// link at path is followed (its target is replaced); a directory, device,
+// pipe or socket there is refused with ErrSerializeFail before anything is
+// written. A replaced file's permission bits carry over; a new file is
+// created 0600 (less the umask): a snapshot holds every tenant's keys.
 func (m *Master) SaveSnapshot(path string) error {
 	cpath, err := newCString("path", path)
 	if err != nil {
@@ -172,7 +178,9 @@ func (m *Master) RestoreCandidates(candidates ...[]byte) (RestoreReport, error) 
 }
 
 // RestoreFiles is RestoreCandidates over snapshot files; a file that
-// cannot be read counts as a failed candidate.
+// cannot be read counts as a failed candidate. Only a regular file whose
+// header says it is a snapshot of exactly its length is read whole:
+// anything else fails after its header.
 func (m *Master) RestoreFiles(paths ...string) (RestoreReport, error) {
 	cpaths, err := newCStrings("paths", paths)
 	if err != nil {

@@ -1401,8 +1401,10 @@ mooncake_meta_status mooncake_meta_config_set_manual_clock(struct mooncake_meta_
                                                            struct mooncake_meta_error **err);
 
 /**
- * Makes the master read the operating system's real-time clock (the
- * default).
+ * Makes the master read the system clock (the default): its timeline,
+ * anchored to the operating system's real-time clock when the master is
+ * created and then advanced by the monotonic clock, so a wall-clock step
+ * moves no instant (docs/CONTRACT.md section 1).
  *
  * Ownership: `cfg` stays owned by the caller.
  * Thread safety: may run concurrently with any call on `cfg` but `_free`.
@@ -3128,6 +3130,14 @@ mooncake_meta_status mooncake_meta_snapshot_into(const struct mooncake_meta_mast
  * temporary file a crashed process left is never overwritten: the save
  * takes another name.
  *
+ * The file replaced is the one `path` names: a symbolic link is followed
+ * (the link stays and its target is replaced; more than 40 links, or a
+ * loop, is `MOONCAKE_META_SERIALIZE_FAIL`). A directory, device, pipe or
+ * socket at `path` is refused (`MOONCAKE_META_SERIALIZE_FAIL`, "not a
+ * regular file") before anything is written. A replaced file's permission
+ * bits carry over to the new one; a new file is created 0600 (less what
+ * the umask takes): a snapshot holds every tenant's keys.
+ *
  * Ownership: nothing is transferred; `path` is only read during the call.
  * Thread safety: may be called concurrently with any call but `_free`;
  * concurrent saves to one path each land whole (the last rename wins).
@@ -3206,7 +3216,10 @@ mooncake_meta_status mooncake_meta_restore_candidates(const struct mooncake_meta
  * as a failed candidate (named, with the reason, in the error message if
  * no candidate wins; counted in `out->candidates_rejected` if one does).
  * Only a regular file is read (a device, pipe or directory is such a
- * failure, before a byte is read), up to the length it had when opened.
+ * failure, before a byte is read), and only once its header says it is a
+ * snapshot of exactly its length (anything else fails after reading the
+ * header alone, so a large file that is no snapshot costs no memory), up
+ * to the length it had when opened.
  *
  * Ownership: nothing is transferred; the paths are only read during the
  * call.

@@ -1496,7 +1496,10 @@ public:
                 return mooncake_meta_snapshot_into(p_, buf, cap, len, err);
             });
     }
-    /// Saves a snapshot to `path` atomically.
+    /// Saves a snapshot to `path` atomically (mooncake_meta_snapshot_save:
+    /// a symbolic link's target is replaced; anything there but a regular
+    /// file is refused; a replaced file's permission bits carry over, a new
+    /// file is 0600).
     void snapshot_save(std::string_view path) const {
         const std::string p = detail::c_string(path, "snapshot_save path");
         c_error err;

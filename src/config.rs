@@ -715,8 +715,10 @@ pub unsafe extern "C" fn mooncake_meta_config_set_manual_clock(
     }
 }
 
-/// Makes the master read the operating system's real-time clock (the
-/// default).
+/// Makes the master read the system clock (the default): its timeline,
+/// anchored to the operating system's real-time clock when the master is
+/// created and then advanced by the monotonic clock, so a wall-clock step
+/// moves no instant (docs/CONTRACT.md section 1).
 ///
 /// Ownership: `cfg` stays owned by the caller.
 /// Thread safety: may run concurrently with any call on `cfg` but `_free`.

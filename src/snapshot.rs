@@ -173,6 +173,14 @@ pub unsafe extern "C" fn mooncake_meta_snapshot_into(
 /// temporary file a crashed process left is never overwritten: the save
 /// takes another name.
 ///
+/// The file replaced is the one `path` names: a symbolic link is followed
+/// (the link stays and its target is replaced; more than 40 links, or a
+/// loop, is `MOONCAKE_META_SERIALIZE_FAIL`). A directory, device, pipe or
+/// socket at `path` is refused (`MOONCAKE_META_SERIALIZE_FAIL`, "not a
+/// regular file") before anything is written. A replaced file's permission
+/// bits carry over to the new one; a new file is created 0600 (less what
+/// the umask takes): a snapshot holds every tenant's keys.
+///
 /// Ownership: nothing is transferred; `path` is only read during the call.
 /// Thread safety: may be called concurrently with any call but `_free`;
 /// concurrent saves to one path each land whole (the last rename wins).
@@ -295,7 +303,10 @@ pub unsafe extern "C" fn mooncake_meta_restore_candidates(
 /// as a failed candidate (named, with the reason, in the error message if
 /// no candidate wins; counted in `out->candidates_rejected` if one does).
 /// Only a regular file is read (a device, pipe or directory is such a
-/// failure, before a byte is read), up to the length it had when opened.
+/// failure, before a byte is read), and only once its header says it is a
+/// snapshot of exactly its length (anything else fails after reading the
+/// header alone, so a large file that is no snapshot costs no memory), up
+/// to the length it had when opened.
 ///
 /// Ownership: nothing is transferred; the paths are only read during the
 /// call.

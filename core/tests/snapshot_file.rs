@@ -2,7 +2,7 @@
 //! a torn one, and no temporary file behind; I/O errors carry the path.
 
 use mooncake_meta_core::snapshot::file::{load, save_atomic, save_with};
-use mooncake_meta_core::ErrorKind;
+use mooncake_meta_core::{ErrorKind, Master, MasterConfig, Pool, SegmentSpec};
 use std::fs::{self, File};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -39,11 +39,11 @@ fn save_then_load_round_trips_and_overwrites() {
     let dir = scratch("round-trip");
     let path = dir.join("meta.snap");
     save_atomic(&path, b"first version").unwrap();
-    assert_eq!(load(&path).unwrap(), b"first version");
+    assert_eq!(fs::read(&path).unwrap(), b"first version");
     save_atomic(&path, b"second").unwrap();
-    assert_eq!(load(&path).unwrap(), b"second");
+    assert_eq!(fs::read(&path).unwrap(), b"second");
     save_atomic(&path, b"").unwrap();
-    assert_eq!(load(&path).unwrap(), b"");
+    assert_eq!(fs::read(&path).unwrap(), b"");
     assert_eq!(listing(&dir), ["meta.snap"]);
 }
 
@@ -63,7 +63,7 @@ fn failing_writer_keeps_the_previous_file_and_leaves_no_temp_file() {
                 .contains(&format!("injected failure after {n} bytes")),
             "{err}"
         );
-        assert_eq!(load(&path).unwrap(), old, "n = {n}");
+        assert_eq!(fs::read(&path).unwrap(), old, "n = {n}");
         assert_eq!(listing(&dir), ["meta.snap"], "n = {n}");
     }
 }
@@ -127,24 +127,169 @@ fn load_refuses_what_is_not_a_regular_file() {
         assert!(err.message().contains(&path.display().to_string()), "{err}");
         assert!(err.message().contains("not a regular file"), "{err}");
     }
-    // A regular file, empty or not, is read whole.
+    // A regular file that is a snapshot is read whole.
     let path = dir.join("x.snap");
-    fs::write(&path, b"").unwrap();
-    assert_eq!(load(&path).unwrap(), b"");
-    fs::write(&path, b"abc").unwrap();
-    assert_eq!(load(&path).unwrap(), b"abc");
+    let snap = snapshot();
+    fs::write(&path, &snap).unwrap();
+    assert_eq!(load(&path).unwrap(), snap);
+}
+
+/// A snapshot of a master holding one segment.
+fn snapshot() -> Vec<u8> {
+    let m = Master::new(MasterConfig::deterministic(1_000)).unwrap();
+    m.mount_segment(
+        1,
+        &SegmentSpec {
+            name: "mem".into(),
+            base: 1 << 40,
+            size: 1 << 20,
+            pool: Pool::Memory,
+        },
+    )
+    .unwrap();
+    m.snapshot().unwrap()
+}
+
+// A file is read only once its header says it is a snapshot of exactly
+// the file's length: a large file that is none (a sparse GiB of zeros
+// here) costs its header, never its length in memory; a short one, a
+// header that declares another length, or another magic is refused so too,
+// naming the path and the reason.
+#[test]
+fn load_reads_only_the_header_of_what_is_no_snapshot() {
+    let dir = scratch("header-first");
+    let big = dir.join("big.snap");
+    File::create(&big).unwrap().set_len(1 << 30).unwrap();
+    let snap = snapshot();
+    let mut longer = snap.clone();
+    longer.push(0);
+    let cases: Vec<(&str, Vec<u8>, &str)> = vec![
+        ("empty", vec![], "truncated header: 0 of 28 bytes"),
+        ("short", b"abc".to_vec(), "truncated header: 3 of 28 bytes"),
+        ("cut", snap[..snap.len() - 1].to_vec(), "truncated payload"),
+        ("longer", longer, "1 trailing bytes"),
+        ("other", vec![0x55; 4096], "bad magic"),
+    ];
+    let rss = || {
+        fs::read_to_string("/proc/self/status")
+            .ok()
+            .and_then(|s| {
+                s.lines()
+                    .find(|l| l.starts_with("VmHWM:"))
+                    .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+            })
+            .unwrap_or(0)
+    };
+    let before = rss();
+    // (A length, not the bytes, in the message if it ever loads.)
+    let err = load(&big).map(|b| b.len()).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::DeserializeFail);
+    assert!(err.message().contains("bad magic"), "{err}");
+    assert!(err.message().contains(&big.display().to_string()), "{err}");
+    // The peak grew by far less than the file (1 GiB = 1 048 576 kB).
+    assert!(
+        rss() < before + 64 * 1024,
+        "peak {} kB -> {} kB",
+        before,
+        rss()
+    );
+    for (name, bytes, reason) in cases {
+        let path = dir.join(name);
+        fs::write(&path, &bytes).unwrap();
+        let err = load(&path).map(|b| b.len()).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::DeserializeFail, "{name}");
+        assert!(err.message().contains(reason), "{name}: {err}");
+        assert!(err.message().contains(&path.display().to_string()), "{err}");
+    }
+}
+
+// A save replaces the file the path names: through a symbolic link (the
+// link stays, relative or absolute, chained), and only a regular file: a
+// pipe, a device or a directory is refused before anything is written,
+// and is still there after.
+#[cfg(unix)]
+#[test]
+fn save_replaces_the_file_a_link_names_and_only_a_regular_file() {
+    use std::os::unix::fs::{symlink, FileTypeExt};
+    let dir = scratch("links");
+    fs::create_dir(dir.join("vol")).unwrap();
+    let real = dir.join("vol/real.snap");
+    save_atomic(&real, b"old").unwrap();
+    symlink("vol/real.snap", dir.join("rel.snap")).unwrap();
+    symlink(dir.join("rel.snap"), dir.join("chain.snap")).unwrap();
+    save_atomic(&dir.join("rel.snap"), b"new").unwrap();
+    assert_eq!(fs::read(&real).unwrap(), b"new");
+    save_atomic(&dir.join("chain.snap"), b"newer").unwrap();
+    assert_eq!(fs::read(&real).unwrap(), b"newer");
+    for link in ["rel.snap", "chain.snap"] {
+        let meta = fs::symlink_metadata(dir.join(link)).unwrap();
+        assert!(meta.file_type().is_symlink(), "{link} is still a link");
+    }
+    assert_eq!(listing(&dir.join("vol")), ["real.snap"]);
+    // A link to a file not there yet: the file is made where it points.
+    symlink("vol/later.snap", dir.join("dangling.snap")).unwrap();
+    save_atomic(&dir.join("dangling.snap"), b"first").unwrap();
+    assert_eq!(fs::read(dir.join("vol/later.snap")).unwrap(), b"first");
+    // A loop is refused.
+    symlink("loop-b", dir.join("loop-a")).unwrap();
+    symlink("loop-a", dir.join("loop-b")).unwrap();
+    let err = save_atomic(&dir.join("loop-a"), b"x").unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::SerializeFail);
+    assert!(err.message().contains("symbolic links"), "{err}");
+
+    let fifo = dir.join("pipe.snap");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    symlink("pipe.snap", dir.join("to-pipe.snap")).unwrap();
+    fs::create_dir(dir.join("emptydir")).unwrap();
+    for (name, what) in [
+        ("pipe.snap", "a device, pipe or socket"),
+        ("to-pipe.snap", "a device, pipe or socket"),
+        ("emptydir", "a directory"),
+    ] {
+        let err = save_atomic(&dir.join(name), b"x").unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::SerializeFail, "{name}");
+        assert!(err.message().contains("is not a regular file"), "{err}");
+        assert!(err.message().contains(what), "{err}");
+    }
+    assert!(fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo());
+    assert!(fs::metadata(dir.join("emptydir")).unwrap().is_dir());
+}
+
+// A snapshot holds every tenant's keys: a new file is its owner's alone,
+// and a replaced file's permission bits carry over (wider or narrower).
+#[cfg(unix)]
+#[test]
+fn save_keeps_the_replaced_files_permissions_and_makes_new_ones_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = scratch("mode");
+    let path = dir.join("meta.snap");
+    let mode = |p: &Path| fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    save_atomic(&path, b"one").unwrap();
+    assert_eq!(mode(&path) & 0o077, 0, "new: {:o}", mode(&path));
+    for bits in [0o640, 0o600, 0o644, 0o400] {
+        fs::set_permissions(&path, fs::Permissions::from_mode(bits)).unwrap();
+        save_atomic(&path, b"two").unwrap();
+        assert_eq!(mode(&path), bits);
+        assert_eq!(fs::read(&path).unwrap(), b"two");
+    }
 }
 
 #[test]
 fn save_over_a_directory_fails_and_cleans_up() {
-    // rename() cannot replace a non-empty directory: the error path after a
-    // complete write must still remove the temporary file.
+    // A directory is no snapshot file: refused before a temporary file is
+    // made, so nothing is left behind.
     let dir = scratch("over-dir");
     let path = dir.join("taken");
     fs::create_dir_all(path.join("child")).unwrap();
     let err = save_atomic(&path, b"x").unwrap_err();
     assert_eq!(err.kind(), ErrorKind::SerializeFail);
-    assert!(err.message().contains("renaming"), "{err}");
+    assert!(
+        err.message()
+            .contains("is not a regular file (a directory)"),
+        "{err}"
+    );
     assert_eq!(listing(&dir), ["taken"]);
 }
 
@@ -173,7 +318,7 @@ fn a_temporary_file_a_crashed_process_left_is_skipped_not_overwritten() {
     let mut expected = leftovers(&dir, "meta.snap", 64);
     save_atomic(&path, b"first").unwrap();
     save_atomic(&path, b"second").unwrap();
-    assert_eq!(load(&path).unwrap(), b"second");
+    assert_eq!(fs::read(&path).unwrap(), b"second");
     expected.push("meta.snap".into());
     expected.sort();
     assert_eq!(listing(&dir), expected, "no temporary file of its own left");
@@ -197,7 +342,7 @@ fn a_temporary_file_a_crashed_process_left_is_skipped_not_overwritten() {
             .contains("(the last of 1024 temporary names, all taken)"),
         "{err}"
     );
-    assert_eq!(load(&path).unwrap(), b"old");
+    assert_eq!(fs::read(&path).unwrap(), b"old");
     expected.push("meta.snap".into());
     expected.sort();
     assert_eq!(listing(&dir), expected);

@@ -467,6 +467,22 @@ fn check_frame(bytes: &[u8]) -> Result<(u32, &[u8])> {
             bytes.len()
         )));
     };
+    let (version, stored) = check_header(header, payload.len() as u64)?;
+    let computed = crc32fast::hash(payload);
+    if stored != computed {
+        return Err(fail(format!(
+            "payload checksum mismatch: header says {stored:08x}, payload hashes to {computed:08x}"
+        )));
+    }
+    Ok((version, payload))
+}
+
+/// Checks a header (magic, version, flags) and that it declares exactly
+/// `payload_len` bytes after it; returns the format version and the stored
+/// checksum. [`super::file::load`] checks a file's header so before it
+/// reads the rest, so a file that is no snapshot costs no more than its
+/// header.
+pub fn check_header(header: &[u8; HEADER_LEN], payload_len: u64) -> Result<(u32, u32)> {
     let u32_at =
         |i: usize| u32::from_le_bytes([header[i], header[i + 1], header[i + 2], header[i + 3]]);
     if header[..8] != MAGIC {
@@ -488,29 +504,21 @@ fn check_frame(bytes: &[u8]) -> Result<(u32, &[u8])> {
     let mut len_bytes = [0u8; 8];
     len_bytes.copy_from_slice(&header[16..24]);
     let declared = u64::from_le_bytes(len_bytes);
-    let actual = payload.len() as u64;
-    match declared.cmp(&actual) {
+    match declared.cmp(&payload_len) {
         Ordering::Greater => {
             return Err(fail(format!(
-                "truncated payload: header declares {declared} bytes, {actual} present"
+                "truncated payload: header declares {declared} bytes, {payload_len} present"
             )))
         }
         Ordering::Less => {
             return Err(fail(format!(
                 "{} trailing bytes after the {declared}-byte payload",
-                actual - declared
+                payload_len - declared
             )))
         }
         Ordering::Equal => {}
     }
-    let stored = u32_at(24);
-    let computed = crc32fast::hash(payload);
-    if stored != computed {
-        return Err(fail(format!(
-            "payload checksum mismatch: header says {stored:08x}, payload hashes to {computed:08x}"
-        )));
-    }
-    Ok((version, payload))
+    Ok((version, u32_at(24)))
 }
 
 fn parse_payload(payload: &[u8], version: u32) -> Result<SnapshotImage> {

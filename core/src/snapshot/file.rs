@@ -1,7 +1,9 @@
 //! Snapshot files on disk: [`save_atomic`] replaces a file so that a crash or
 //! a failed write leaves either the old or the new snapshot, never a torn
-//! one; [`load`] reads a whole file for [`super::codec::decode`].
+//! one; [`load`] reads a whole file for [`super::codec::decode`], once its
+//! header says it is one.
 
+use super::codec::{self, HEADER_LEN};
 use crate::error::{Error, ErrorKind, Result};
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
@@ -12,6 +14,15 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// directory (rename is only atomic within one file system), written in
 /// full, fsynced, renamed over `path`, then the directory fsynced so the
 /// rename itself survives a crash.
+///
+/// The file replaced is the one `path` names: a symbolic link is followed
+/// (the link stays, its target is replaced, in the target's directory).
+/// What is there must be a regular file: a directory, a device, a pipe or
+/// a socket is refused before anything is written (saving to `/dev/null`
+/// would otherwise replace the device with a file). A replaced file's
+/// permission bits carry over to the new one; a new file is created
+/// readable and writable by its owner only (0600, less what the umask
+/// takes), as a snapshot holds every tenant's keys.
 pub fn save_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     save_with(path, bytes, |file, bytes| file.write_all(bytes))
 }
@@ -33,12 +44,37 @@ pub fn save_with<W>(path: &Path, bytes: &[u8], mut write: W) -> Result<()>
 where
     W: FnMut(&mut File, &[u8]) -> io::Result<()>,
 {
-    let Some(file_name) = path.file_name() else {
+    // The file the path names, through any symbolic links.
+    let target = resolve_links(path)?;
+    let Some(file_name) = target.file_name() else {
         return Err(save_error(path, "path has no file name", None));
     };
-    let dir = match path.parent() {
+    let dir = match target.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
+    };
+    let replaced = match fs::metadata(&target) {
+        Ok(meta) if meta.is_file() => Some(meta.permissions()),
+        Ok(meta) => {
+            let what = if meta.is_dir() {
+                "a directory"
+            } else {
+                "a device, pipe or socket"
+            };
+            return Err(save_error(
+                path,
+                &format!("{} is not a regular file ({what})", target.display()),
+                None,
+            ));
+        }
+        Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+        Err(e) => {
+            return Err(save_error(
+                path,
+                &format!("reading the metadata of {}", target.display()),
+                Some(e),
+            ))
+        }
     };
 
     // create_new: never truncate a file someone else is writing, nor one a
@@ -47,7 +83,11 @@ where
     let (tmp, mut file) = loop {
         let tmp = temp_path(dir, file_name);
         tries += 1;
-        match OpenOptions::new().write(true).create_new(true).open(&tmp) {
+        let mut open = OpenOptions::new();
+        open.write(true).create_new(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut open, NEW_FILE_MODE);
+        match open.open(&tmp) {
             Ok(file) => break (tmp, file),
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists && tries < TEMP_NAME_TRIES => {}
             Err(e) => {
@@ -63,8 +103,17 @@ where
             }
         }
     };
-    let written = write(&mut file, bytes)
-        .map_err(|e| (format!("writing {}", tmp.display()), e))
+    // The replaced file's bits, set on the open file (no umask applies).
+    let kept = match replaced {
+        Some(bits) => file
+            .set_permissions(bits)
+            .map_err(|e| (format!("setting the permissions of {}", tmp.display()), e)),
+        None => Ok(()),
+    };
+    let written = kept
+        .and_then(|()| {
+            write(&mut file, bytes).map_err(|e| (format!("writing {}", tmp.display()), e))
+        })
         .and_then(|()| {
             file.sync_all()
                 .map_err(|e| (format!("syncing {}", tmp.display()), e))
@@ -74,7 +123,7 @@ where
         let _ = fs::remove_file(&tmp);
         return Err(save_error(path, &step, Some(e)));
     }
-    if let Err(e) = fs::rename(&tmp, path) {
+    if let Err(e) = fs::rename(&tmp, &target) {
         let _ = fs::remove_file(&tmp);
         return Err(save_error(
             path,
@@ -97,9 +146,13 @@ where
 
 /// Reads a whole snapshot file: a regular file (a device, a pipe or a
 /// directory is refused before anything is read: `/dev/zero` would never
-/// end), read up to the length it had when opened, into memory reserved
-/// for that length up front (too large for this process: an error, never
-/// an abort). Every failure is `DESERIALIZE_FAIL` naming the path.
+/// end) whose header is a snapshot's and declares the rest of the file
+/// (anything else is refused after reading the header alone, so a large
+/// file that is no snapshot costs no memory), read up to the length it had
+/// when opened, into memory reserved for that length up front (too large
+/// for this process: an error, never an abort). The payload's checksum and
+/// contents are [`super::codec::decode`]'s to check. Every failure is
+/// `DESERIALIZE_FAIL` naming the path.
 pub fn load(path: &Path) -> Result<Vec<u8>> {
     use std::io::Read;
     let fail = |what: String| {
@@ -128,6 +181,16 @@ pub fn load(path: &Path) -> Result<Vec<u8>> {
         )));
     }
     let len = meta.len();
+    let mut header = [0u8; HEADER_LEN];
+    let mut file = file;
+    let payload_len = len.checked_sub(HEADER_LEN as u64).ok_or_else(|| {
+        fail(format!(
+            "truncated header: {len} of {HEADER_LEN} bytes (not a snapshot)"
+        ))
+    })?;
+    file.read_exact(&mut header)
+        .map_err(|e| fail(format!("reading its header: {e}")))?;
+    codec::check_header(&header, payload_len).map_err(|e| fail(e.message().to_owned()))?;
     let room = usize::try_from(len)
         .ok()
         .and_then(|n| n.checked_add(1))
@@ -136,8 +199,9 @@ pub fn load(path: &Path) -> Result<Vec<u8>> {
     bytes
         .try_reserve_exact(room)
         .map_err(|_| fail(format!("no memory for its {len} bytes")))?;
+    bytes.extend_from_slice(&header);
     // One byte past the length tells a file that grew while read.
-    file.take(len.saturating_add(1))
+    file.take(payload_len.saturating_add(1))
         .read_to_end(&mut bytes)
         .map_err(|e| fail(e.to_string()))?;
     if bytes.len() as u64 > len {
@@ -147,6 +211,41 @@ pub fn load(path: &Path) -> Result<Vec<u8>> {
         )));
     }
     Ok(bytes)
+}
+
+/// The mode a new snapshot file is created with: its owner's alone.
+#[cfg(unix)]
+const NEW_FILE_MODE: u32 = 0o600;
+
+/// How many symbolic links a save follows from the path it is given, as
+/// the system's own resolution does (Linux's `MAXSYMLINKS`).
+const MAX_LINKS: usize = 40;
+
+/// The file `path` names: `path` itself unless it is a symbolic link, else
+/// what the links lead to (a relative link read from its own directory);
+/// the last step need not exist. A loop, or more than [`MAX_LINKS`] links,
+/// is `SERIALIZE_FAIL`.
+fn resolve_links(path: &Path) -> Result<PathBuf> {
+    let mut at = path.to_path_buf();
+    for _ in 0..=MAX_LINKS {
+        match fs::symlink_metadata(&at) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                let to = fs::read_link(&at).map_err(|e| {
+                    save_error(path, &format!("reading the link {}", at.display()), Some(e))
+                })?;
+                at = match at.parent() {
+                    Some(dir) if to.is_relative() => dir.join(to),
+                    _ => to,
+                };
+            }
+            _ => return Ok(at),
+        }
+    }
+    Err(save_error(
+        path,
+        &format!("more than {MAX_LINKS} symbolic links (a loop?)"),
+        None,
+    ))
 }
 
 /// A hidden name unique within this process (pid + counter), so concurrent
