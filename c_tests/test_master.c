@@ -137,7 +137,7 @@ static void unmount_segment_reports_and_erases_objects_left_without_replicas(voi
     r.struct_size = 8; /* below version 1: refused before anything happens */
     CHECK_FAILS(mooncake_meta_unmount_segment(m, C1, "mem0", 4, &r, &err),
                 MOONCAKE_META_STRUCT_SIZE_UNSUPPORTED, err,
-                "out_report.struct_size is 8, below the smallest supported size 24");
+                "out_report.struct_size 8 is below the smallest supported size 24");
     /* still mounted: its name is there */
     CHECK_EQ_INT(mooncake_meta_segment_name(m, id, NULL, 0, &len, NULL),
                  MOONCAKE_META_BUFFER_TOO_SMALL);

@@ -69,8 +69,8 @@ type PromoteReport struct {
 // == from when nothing was recorded after from yet. When not even the
 // first record fits it is ErrBufferTooSmall and need is the length that
 // holds every record held from from (JournalReadAll grows a buffer for
-// you). Reading a sequence that was dropped (the journal was full) or
-// released is ErrJournalOverrun: resync from a snapshot. A master without
+// you). Reading a sequence that was dropped (the journal was full, or a
+// journaling standby's numbering moved) or released is ErrJournalOverrun: resync from a snapshot. A master without
 // a journal is ErrUnavailableInCurrentStatus.
 func (m *Master) JournalRead(from uint64, buf []byte) (n int, next uint64, need int, err error) {
 	p, err := m.acquire()

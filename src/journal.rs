@@ -143,7 +143,8 @@ impl From<PromoteReport> for mooncake_meta_promote_report {
 /// `buf` untouched; `(NULL, 0)` asks for that length.
 ///
 /// Errors: `MOONCAKE_META_JOURNAL_OVERRUN` when `from_seq` was dropped
-/// (the journal was full) or already released: resync from a snapshot;
+/// (the journal was full, or a journaling standby's numbering moved) or
+/// already released: resync from a snapshot;
 /// `MOONCAKE_META_INVALID_PARAMS` for 0 or a sequence past the next one;
 /// `MOONCAKE_META_UNAVAILABLE_IN_CURRENT_STATUS` on a master without a
 /// journal. Outputs are untouched on every error but BUFFER_TOO_SMALL.

@@ -34,10 +34,11 @@ const _: () = {
 /// `struct_size = sizeof(mooncake_meta_unmount_report)` before the call;
 /// the library writes `min(struct_size, its own size)` bytes (fields a newer
 /// header adds are left untouched by an older library) and never changes
-/// `struct_size`. A `struct_size` below the first version's (24), or above
-/// 4096 (taken for an uninitialised field, not a future version), is
-/// `MOONCAKE_META_STRUCT_SIZE_UNSUPPORTED`, checked before anything is
-/// unmounted.
+/// `struct_size`. A `struct_size` below the first version's (24), above
+/// 4096 (taken for an uninitialised field, not a future version), or not a
+/// multiple of 8 (no version's `sizeof`: the library would write part of a
+/// field) is `MOONCAKE_META_STRUCT_SIZE_UNSUPPORTED`, checked before
+/// anything is unmounted.
 ///
 /// Ownership: owned by the caller; the library only writes it.
 #[repr(C)]
@@ -68,8 +69,7 @@ pub(crate) struct SizedOut<'a, T> {
 
 impl<T> SizedOut<'_, T> {
     /// NULL -> an output nobody wants; else the caller's `struct_size` (the
-    /// first `u32`) must be at least `v1` and at most
-    /// [`MAX_STRUCT_SIZE`](crate::sized_out::MAX_STRUCT_SIZE), as every
+    /// first `u32`) must pass [`crate::sized_out::check_size`], as every
     /// size-versioned struct's.
     ///
     /// # Safety
@@ -85,25 +85,7 @@ impl<T> SizedOut<'_, T> {
         };
         // SAFETY: every version starts with the caller-set u32 struct_size.
         let size = unsafe { ptr.cast::<u32>().read() } as usize;
-        if size < v1 {
-            return Err(Error::new(
-                ErrorKind::StructSizeUnsupported,
-                format!(
-                    "{} is {size}, below the smallest supported size {v1}",
-                    Field(arg, "struct_size")
-                ),
-            ));
-        }
-        if size > crate::sized_out::MAX_STRUCT_SIZE {
-            return Err(Error::new(
-                ErrorKind::StructSizeUnsupported,
-                format!(
-                    "{} {size} exceeds {}: not a sizeof (uninitialised?)",
-                    Field(arg, "struct_size"),
-                    crate::sized_out::MAX_STRUCT_SIZE
-                ),
-            ));
-        }
+        crate::sized_out::check_size::<T>(size, v1, Field(arg, "struct_size"))?;
         Ok(SizedOut {
             ptr: Some(nn),
             size,
@@ -325,7 +307,17 @@ mod tests {
             .err()
             .unwrap();
         assert_eq!(e.kind(), ErrorKind::StructSizeUnsupported);
-        assert!(e.message().contains("struct_size") && e.message().contains(" 8,"));
+        assert!(
+            e.message().contains("struct_size 8 is below"),
+            "{}",
+            e.message()
+        );
+        // Between two fields' ends: no version's sizeof.
+        r.struct_size = 28;
+        let e = unsafe { SizedOut::optional(&mut r, UNMOUNT_REPORT_V1_SIZE, "out_report") }
+            .err()
+            .unwrap();
+        assert_eq!(e.kind(), ErrorKind::StructSizeUnsupported);
         r.struct_size = 24;
         let out =
             unsafe { SizedOut::optional(&mut r, UNMOUNT_REPORT_V1_SIZE, "out_report") }.unwrap();

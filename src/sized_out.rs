@@ -3,7 +3,9 @@
 //! library checks it before doing anything and, on success, writes
 //! `min(struct_size, sizeof ours)` bytes with `struct_size` set to that
 //! number, so a caller built against a newer header sees which of its fields
-//! this library filled. Fields are only ever appended.
+//! this library filled. Fields are only ever appended. A size that is no
+//! version's `sizeof` (below the first's, above [`MAX_STRUCT_SIZE`], or not
+//! a multiple of the struct's alignment) is refused: [`check_size`].
 
 use super::input::null;
 use mooncake_meta_core::error::{Error, ErrorKind, Result};
@@ -24,6 +26,41 @@ pub(crate) unsafe trait SizeVersioned: Sized {
 /// Larger sizes are taken for an uninitialised field, not a future version.
 pub(crate) const MAX_STRUCT_SIZE: usize = 4096;
 
+/// Checks a caller's `struct_size` for an output struct `T` whose first
+/// version is `v1` bytes: at least `v1`, at most [`MAX_STRUCT_SIZE`], and
+/// a multiple of `T`'s alignment, as the `sizeof` of every version of it
+/// is (a size between two fields' ends would have the library write part
+/// of a field: `STRUCT_SIZE_UNSUPPORTED`, as a size no version has). A
+/// size above ours is a newer header's: the library fills its own fields.
+pub(crate) fn check_size<T>(size: usize, v1: usize, field: impl Display) -> Result<()> {
+    let align = std::mem::align_of::<T>();
+    if size < v1 {
+        return Err(Error::new(
+            ErrorKind::StructSizeUnsupported,
+            format!(
+                "{field} {size} is below the smallest supported size {v1} \
+                 (set it to sizeof the struct)"
+            ),
+        ));
+    }
+    if size > MAX_STRUCT_SIZE {
+        return Err(Error::new(
+            ErrorKind::StructSizeUnsupported,
+            format!("{field} {size} exceeds {MAX_STRUCT_SIZE}: not a sizeof (uninitialised?)"),
+        ));
+    }
+    if size % align != 0 {
+        return Err(Error::new(
+            ErrorKind::StructSizeUnsupported,
+            format!(
+                "{field} {size} is not a multiple of the struct's alignment {align}, so no \
+                 version's sizeof (set it to sizeof the struct)"
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// A checked pointer to a caller's size-versioned output struct, written
 /// only by [`SizedOut::write`], the last step of a successful call.
 pub(crate) struct SizedOut<T> {
@@ -32,9 +69,8 @@ pub(crate) struct SizedOut<T> {
 }
 
 impl<T: SizeVersioned> SizedOut<T> {
-    /// A required output. NULL → `NULL_ARGUMENT`; a `struct_size` below
-    /// [`SizeVersioned::V1_SIZE`] or above [`MAX_STRUCT_SIZE`] →
-    /// `STRUCT_SIZE_UNSUPPORTED`.
+    /// A required output. NULL → `NULL_ARGUMENT`; a `struct_size`
+    /// [`check_size`] refuses → `STRUCT_SIZE_UNSUPPORTED`.
     ///
     /// # Safety
     /// A non-NULL `ptr` must be valid for reading a `u32` and for writing
@@ -55,25 +91,7 @@ impl<T: SizeVersioned> SizedOut<T> {
         // SAFETY: the caller guarantees the first u32 is readable; read
         // unaligned in case the caller's buffer is not aligned for T.
         let size = unsafe { ptr.cast::<u32>().as_ptr().read_unaligned() } as usize;
-        if size < T::V1_SIZE {
-            return Err(Error::new(
-                ErrorKind::StructSizeUnsupported,
-                format!(
-                    "{arg}->struct_size {size} is below the smallest supported size {} \
-                     (set it to sizeof the struct)",
-                    T::V1_SIZE
-                ),
-            ));
-        }
-        if size > MAX_STRUCT_SIZE {
-            return Err(Error::new(
-                ErrorKind::StructSizeUnsupported,
-                format!(
-                    "{arg}->struct_size {size} exceeds {MAX_STRUCT_SIZE}: \
-                     not a sizeof (uninitialised?)"
-                ),
-            ));
-        }
+        check_size::<T>(size, T::V1_SIZE, format_args!("{arg}->struct_size"))?;
         Ok(Some(SizedOut { ptr, size }))
     }
 
@@ -190,6 +208,32 @@ mod tests {
             .unwrap()
             .write(value());
         assert_eq!((n.base.struct_size, n.base.b, n.future), (24, 9, 0x5e));
+    }
+
+    // A size between two fields' ends is no version's sizeof: refused, the
+    // struct untouched (it would get part of a field). Every multiple of
+    // the alignment from the first version's size up is a version's.
+    #[test]
+    fn a_size_that_cuts_a_field_is_refused() {
+        for size in [17u32, 20, 23, 25, 28, 4095] {
+            let mut s = Stats {
+                struct_size: size,
+                a: 1,
+                b: 2,
+                ..Default::default()
+            };
+            let e = unsafe { SizedOut::new(&mut s, "out") }.err().unwrap();
+            assert_eq!(e.kind(), ErrorKind::StructSizeUnsupported, "{size}");
+            assert!(e.message().contains("alignment 8"), "{}", e.message());
+            assert_eq!((s.struct_size, s.a, s.b), (size, 1, 2));
+        }
+        for size in [16u32, 24, 32, 4096] {
+            let mut s = Stats {
+                struct_size: size,
+                ..Default::default()
+            };
+            assert!(unsafe { SizedOut::new(&mut s, "out") }.is_ok(), "{size}");
+        }
     }
 
     #[test]

@@ -368,7 +368,7 @@ impl MasterCore {
         put(
             "master_journal_records_dropped_total",
             "counter",
-            "Change-journal records dropped unreleased (the journal was full).",
+            "Change-journal records dropped unreleased (the journal was full, a record was larger than its capacity, or a journaling standby's numbering moved).",
             s.journal_records_dropped,
         );
         put(

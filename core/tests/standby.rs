@@ -2150,3 +2150,32 @@ fn concurrent_failed_writes_leave_the_standbys_counters_equal() {
         assert_eq!(counters(&p), counters(&s), "round {round}");
     }
 }
+
+// CONTRACT 10: no counter goes back. A journaling standby that restores an
+// earlier snapshot after appending more records than that snapshot's
+// sequence renumbers its journal back: its appended count keeps every
+// record it appended (it fell to the new sequence), and the records its
+// renumbering dropped are counted as dropped.
+#[test]
+fn a_journaling_standbys_appended_count_never_goes_back_on_a_resync() {
+    let p = master_with(journaling(false), 2, 0, 1 << 20);
+    let early = p.snapshot().unwrap();
+    for i in 0..50 {
+        put(&p, &format!("k{i}"), 64, &preserve());
+    }
+    let s = Master::new(journaling(true)).unwrap();
+    s.restore(&early).unwrap();
+    s.apply_journal(&p.journal_read_to_vec(s.applied_seq() + 1).unwrap())
+        .unwrap();
+    let before = s.metrics();
+    assert_eq!(before.journal_records_appended, 101);
+    s.restore(&early).unwrap();
+    let after = s.metrics();
+    // The Reset the second restore appended, beside the 101.
+    assert_eq!(after.journal_records_appended, 102);
+    assert!(after.journal_records_dropped >= before.journal_records_dropped + 100);
+    assert!(s
+        .metrics_prometheus()
+        .contains("master_journal_records_appended_total 102\n"));
+    s.check_invariants().unwrap();
+}

@@ -262,10 +262,11 @@ impl Default for mooncake_meta_replicate_config {
 /// `struct_size = sizeof(mooncake_meta_unmount_report)` before the call;
 /// the library writes `min(struct_size, its own size)` bytes (fields a newer
 /// header adds are left untouched by an older library) and never changes
-/// `struct_size`. A `struct_size` below the first version's (24), or above
-/// 4096 (taken for an uninitialised field, not a future version), is
-/// `MOONCAKE_META_STRUCT_SIZE_UNSUPPORTED`, checked before anything is
-/// unmounted.
+/// `struct_size`. A `struct_size` below the first version's (24), above
+/// 4096 (taken for an uninitialised field, not a future version), or not a
+/// multiple of 8 (no version's `sizeof`: the library would write part of a
+/// field) is `MOONCAKE_META_STRUCT_SIZE_UNSUPPORTED`, checked before
+/// anything is unmounted.
 ///
 /// Ownership: owned by the caller; the library only writes it.
 #[repr(C)]
@@ -3089,7 +3090,8 @@ extern "C" {
     /// `buf` untouched; `(NULL, 0)` asks for that length.
     ///
     /// Errors: `MOONCAKE_META_JOURNAL_OVERRUN` when `from_seq` was dropped
-    /// (the journal was full) or already released: resync from a snapshot;
+    /// (the journal was full, or a journaling standby's numbering moved) or
+    /// already released: resync from a snapshot;
     /// `MOONCAKE_META_INVALID_PARAMS` for 0 or a sequence past the next one;
     /// `MOONCAKE_META_UNAVAILABLE_IN_CURRENT_STATUS` on a master without a
     /// journal. Outputs are untouched on every error but BUFFER_TOO_SMALL.

@@ -238,8 +238,13 @@ struct Ring {
     data_pos: u64,
     /// Stream position after the last byte appended.
     end_pos: u64,
-    /// The sequence the journal started at.
+    /// The sequence the journal's current numbering started at (its first,
+    /// or the last [`Journal::continue_at`]'s).
     start: u64,
+    /// Records appended under earlier numberings (before the last
+    /// `continue_at`): `records_appended` is this plus `next - start`, so
+    /// it never goes back when the numbering does.
+    appended_before: u64,
     first: u64,
     next: u64,
     bytes: usize,
@@ -278,6 +283,7 @@ impl Journal {
                 data_pos: 0,
                 end_pos: 0,
                 start: next_seq,
+                appended_before: 0,
                 first: next_seq,
                 next: next_seq,
                 bytes: 0,
@@ -520,6 +526,7 @@ impl Journal {
             return Ok(());
         }
         let appended = ring.next - ring.start;
+        ring.appended_before = ring.appended_before.saturating_add(appended);
         let held = ring.starts.len() as u64;
         while let Some(c) = ring.chunks.pop_front() {
             ring.recycle(c.buf);
@@ -528,7 +535,7 @@ impl Journal {
         ring.data_pos = ring.end_pos;
         ring.bytes = 0;
         ring.dropped += held;
-        ring.start = next_seq.saturating_sub(appended);
+        ring.start = next_seq;
         ring.first = next_seq;
         ring.next = next_seq;
         ring.released_upto = ring.released_upto.min(next_seq - 1);
@@ -560,7 +567,7 @@ impl Journal {
             released_upto: ring.released_upto,
             dropped_upto: ring.dropped_upto,
             dropped_records: ring.dropped,
-            records_appended: ring.next - ring.start,
+            records_appended: ring.appended_before.saturating_add(ring.next - ring.start),
         }
     }
 }
@@ -776,8 +783,8 @@ impl Ring {
         if from < self.first {
             let why = if from <= self.dropped_upto && from > self.released_upto {
                 format!(
-                    "it was dropped unreleased when the journal was full ({} records \
-                     dropped so far, the last of them {})",
+                    "it was dropped unreleased (the journal was full, or the standby's \
+                     numbering moved; {} records dropped so far, the last of them {})",
                     self.dropped, self.dropped_upto
                 )
             } else {
