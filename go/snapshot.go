@@ -180,7 +180,9 @@ func (m *Master) RestoreCandidates(candidates ...[]byte) (RestoreReport, error) 
 // RestoreFiles is RestoreCandidates over snapshot files; a file that
 // cannot be read counts as a failed candidate. Only a regular file whose
 // header says it is a snapshot of exactly its length is read whole:
-// anything else fails after its header.
+// anything else fails after its header. Files are read one at a time,
+// newest first (by the creation instant their first bytes state), each
+// only once the newer ones failed, so a restore holds one in memory.
 func (m *Master) RestoreFiles(paths ...string) (RestoreReport, error) {
 	cpaths, err := newCStrings("paths", paths)
 	if err != nil {

@@ -11,7 +11,7 @@ use super::master::{mooncake_meta_master, with_master};
 use super::sized_out::{size_versioned, SizedOut};
 use super::status::mooncake_meta_status;
 use mooncake_meta_core::error::{Error, ErrorKind, Result};
-use mooncake_meta_core::snapshot::{codec, file};
+use mooncake_meta_core::snapshot::file;
 use mooncake_meta_core::RestoreReport;
 use std::ffi::CStr;
 use std::fmt::Display;
@@ -306,7 +306,10 @@ pub unsafe extern "C" fn mooncake_meta_restore_candidates(
 /// failure, before a byte is read), and only once its header says it is a
 /// snapshot of exactly its length (anything else fails after reading the
 /// header alone, so a large file that is no snapshot costs no memory), up
-/// to the length it had when opened.
+/// to the length it had when opened. Files are ordered by the creation
+/// instant their first bytes state and read whole one at a time, newest
+/// first, each only once the newer ones failed: a restore holds one
+/// candidate in memory, not all.
 ///
 /// Ownership: nothing is transferred; the paths are only read during the
 /// call.
@@ -333,41 +336,14 @@ pub unsafe extern "C" fn mooncake_meta_restore_files(
                 .map(|(i, &p)| path(p, Index("paths", i)))
                 .collect::<Result<Vec<PathBuf>>>()?;
             let out = SizedOut::optional(out, "out")?;
-            let report = restore_files(master, &paths)?;
+            let paths: Vec<&std::path::Path> = paths.iter().map(PathBuf::as_path).collect();
+            let report = master.restore_files(&paths)?;
             if let Some(out) = out {
                 out.write(report.into());
             }
             Ok(())
         })
     }
-}
-
-/// Reads every file and restores the newest valid one. An unreadable file
-/// stays in the list as an empty candidate, so indices (and the core's
-/// ordering) are untouched, and the core's verdict on that empty candidate
-/// is replaced by the read error in the failure message.
-fn restore_files(master: &mooncake_meta_core::Master, paths: &[PathBuf]) -> Result<RestoreReport> {
-    let loaded: Vec<std::result::Result<Vec<u8>, String>> = paths
-        .iter()
-        .map(|p| file::load(p).map_err(|e| e.message().to_owned()))
-        .collect();
-    let candidates: Vec<&[u8]> = loaded.iter().map(|l| l.as_deref().unwrap_or(&[])).collect();
-    master.restore_candidates(&candidates).map_err(|e| {
-        let verdict_on_empty = codec::peek_created_at(&[])
-            .err()
-            .map(|e| e.message().to_owned())
-            .unwrap_or_default();
-        let mut message = e.message().to_owned();
-        for (i, l) in loaded.iter().enumerate() {
-            if let Err(read_error) = l {
-                message = message.replace(
-                    &format!("candidate {i}: {verdict_on_empty}"),
-                    &format!("candidate {i}: {read_error}"),
-                );
-            }
-        }
-        Error::new(e.kind(), message)
-    })
 }
 
 /// `count` elements at `ptr`; `(NULL, 0)` is empty, NULL with a count is
@@ -391,16 +367,4 @@ unsafe fn array<'a, T>(ptr: *const T, count: usize, arg: &str) -> Result<&'a [T]
     }
     // SAFETY: non-NULL, count bounded, validity promised by the caller.
     Ok(unsafe { std::slice::from_raw_parts(ptr, count) })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    // The empty placeholder's verdict must be an error, or an unreadable
-    // file's reason could not be substituted in the failure message.
-    #[test]
-    fn an_empty_candidate_never_validates() {
-        assert!(codec::peek_created_at(&[]).is_err());
-    }
 }

@@ -10,6 +10,7 @@ use mooncake_meta_core::snapshot::codec::{decode, encode};
 use mooncake_meta_core::snapshot::file::{load, save_atomic};
 use mooncake_meta_core::snapshot::image::{LocationRecord, ObjectRecord, SnapshotImage, TaskImage};
 use mooncake_meta_core::*;
+use std::fs;
 use std::path::PathBuf;
 
 const TTL: u64 = 5_000;
@@ -806,6 +807,86 @@ fn saved_snapshot_file_restores() {
     inv(&r);
     assert_eq!(
         load(&dir.join("missing")).unwrap_err().kind(),
+        ErrorKind::DeserializeFail
+    );
+}
+
+// §6 files: restore_files picks what restore_candidates over the files'
+// bytes picks, reading files one at a time: a file claiming the newest
+// instant whose payload is corrupt is tried first and fails, one that is
+// no snapshot fails on its header, a missing one on its open, and each is
+// named with its reason; the newest valid file wins, with its verified
+// instant. All failing changes nothing.
+#[test]
+fn restore_files_takes_the_newest_valid_file_one_at_a_time() {
+    let m = survivor_master();
+    let dir = scratch("files");
+    let older = dir.join("older.snap");
+    save_atomic(&older, &m.snapshot().unwrap()).unwrap();
+    put(&m, "later", 64, &enable(TTL));
+    m.advance_time(5).unwrap();
+    let newer_bytes = m.snapshot().unwrap();
+    let newer = dir.join("newer.snap");
+    save_atomic(&newer, &newer_bytes).unwrap();
+    // The newest claim: an instant past the others', payload corrupt.
+    m.advance_time(5).unwrap();
+    let mut corrupt = m.snapshot().unwrap();
+    let last = corrupt.len() - 1;
+    corrupt[last] ^= 0xff;
+    let bad = dir.join("corrupt.snap");
+    fs::write(&bad, &corrupt).unwrap();
+    let garbage = dir.join("garbage.snap");
+    fs::write(&garbage, vec![7u8; 4096]).unwrap();
+    let missing = dir.join("missing.snap");
+    let paths = [&older, &bad, &garbage, &newer, &missing].map(|p| p.as_path());
+
+    let r = empty_at(m.now());
+    let rep = r.restore_files(&paths).unwrap();
+    assert_eq!(rep.candidate, 3);
+    assert_eq!(rep.created_at, decode(&newer_bytes).unwrap().created_at);
+    let reasons: Vec<(usize, bool)> = rep
+        .rejected
+        .iter()
+        .map(|(i, why)| (*i, why.contains(paths[*i].to_str().unwrap())))
+        .collect();
+    // The corrupt file was tried (newest claim) and failed; the garbage
+    // and the missing files were no candidates; the older was never tried.
+    assert_eq!(reasons, [(1, false), (2, true), (4, true)]);
+    assert!(rep.rejected[0].1.contains("checksum"), "{:?}", rep.rejected);
+    assert_eq!(r.snapshot().unwrap().len(), {
+        let t = empty_at(m.now());
+        t.restore(&newer_bytes).unwrap();
+        t.snapshot().unwrap().len()
+    });
+    assert!(has(&r, "later"));
+    inv(&r);
+    // The same choice as over the bytes.
+    let bytes: Vec<Vec<u8>> = paths
+        .iter()
+        .map(|p| fs::read(p).unwrap_or_default())
+        .collect();
+    let views: Vec<&[u8]> = bytes.iter().map(|b| b.as_slice()).collect();
+    let by_bytes = empty_at(m.now()).restore_candidates(&views).unwrap();
+    assert_eq!(by_bytes.candidate, rep.candidate);
+
+    // Every file failing: DESERIALIZE_FAIL naming each, nothing changed.
+    let before = live_fingerprint(&r);
+    let err = r
+        .restore_files(&[bad.as_path(), garbage.as_path(), missing.as_path()])
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::DeserializeFail);
+    for (i, p) in [(1, &garbage), (2, &missing)] {
+        let want = format!("candidate {i}: reading snapshot {}", p.display());
+        assert!(err.message().contains(&want), "{}", err.message());
+    }
+    assert!(
+        err.message().contains("candidate 0: payload checksum"),
+        "{}",
+        err.message()
+    );
+    assert_eq!(live_fingerprint(&r), before);
+    assert_eq!(
+        r.restore_files(&[]).unwrap_err().kind(),
         ErrorKind::DeserializeFail
     );
 }

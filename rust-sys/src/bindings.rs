@@ -3061,7 +3061,10 @@ extern "C" {
     /// failure, before a byte is read), and only once its header says it is a
     /// snapshot of exactly its length (anything else fails after reading the
     /// header alone, so a large file that is no snapshot costs no memory), up
-    /// to the length it had when opened.
+    /// to the length it had when opened. Files are ordered by the creation
+    /// instant their first bytes state and read whole one at a time, newest
+    /// first, each only once the newer ones failed: a restore holds one
+    /// candidate in memory, not all.
     ///
     /// Ownership: nothing is transferred; the paths are only read during the
     /// call.

@@ -155,12 +155,72 @@ where
 /// `DESERIALIZE_FAIL` naming the path.
 pub fn load(path: &Path) -> Result<Vec<u8>> {
     use std::io::Read;
-    let fail = |what: String| {
-        Error::new(
-            ErrorKind::DeserializeFail,
-            format!("reading snapshot {}: {what}", path.display()),
-        )
-    };
+    let Opened { file, len, header } = open_snapshot(path)?;
+    let payload_len = len - HEADER_LEN as u64;
+    let room = usize::try_from(len)
+        .ok()
+        .and_then(|n| n.checked_add(1))
+        .ok_or_else(|| read_error(path, format!("{len} bytes do not fit in memory")))?;
+    let mut bytes = Vec::new();
+    bytes
+        .try_reserve_exact(room)
+        .map_err(|_| read_error(path, format!("no memory for its {len} bytes")))?;
+    bytes.extend_from_slice(&header);
+    // One byte past the length tells a file that grew while read.
+    file.take(payload_len.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(|e| read_error(path, e.to_string()))?;
+    if bytes.len() as u64 > len {
+        return Err(read_error(
+            path,
+            format!(
+                "it grew past its {len} bytes while being read (a snapshot is written \
+                 whole and renamed into place: is something appending to it?)"
+            ),
+        ));
+    }
+    Ok(bytes)
+}
+
+/// The creation instant a snapshot file says it has, from its first bytes
+/// (the header, checked as [`load`] checks it, and the instant after it):
+/// what a restore orders candidate files by before it reads any whole.
+/// Unverified: the payload's checksum covers it, and a restore checks that
+/// when it reads the file. `DESERIALIZE_FAIL` naming the path as [`load`].
+pub fn peek_created_at(path: &Path) -> Result<u64> {
+    use std::io::Read;
+    let Opened { mut file, .. } = open_snapshot(path)?;
+    let mut at = [0u8; 8];
+    file.read_exact(&mut at)
+        .map_err(|e| read_error(path, format!("reading its creation instant: {e}")))?;
+    let created_at = u64::from_le_bytes(at);
+    if created_at > crate::clock::MAX_INSTANT {
+        return Err(read_error(
+            path,
+            format!(
+                "created_at {created_at} is beyond MAX_INSTANT ({})",
+                crate::clock::MAX_INSTANT
+            ),
+        ));
+    }
+    Ok(created_at)
+}
+
+/// A snapshot file opened, its header read and checked, positioned after it.
+struct Opened {
+    file: File,
+    /// The file's length when opened (at least a header's).
+    len: u64,
+    header: [u8; HEADER_LEN],
+}
+
+/// Opens `path` for [`load`] and [`peek_created_at`]: a regular file (a
+/// device, a pipe or a directory is refused before anything is read), at
+/// least a header long, whose header is a snapshot's declaring exactly the
+/// rest of the file.
+fn open_snapshot(path: &Path) -> Result<Opened> {
+    use std::io::Read;
+    let fail = |what: String| read_error(path, what);
     // Opened without blocking: opening a pipe no one writes to would wait
     // for ever, before the check below could refuse it (the flag changes
     // nothing for a regular file).
@@ -168,7 +228,7 @@ pub fn load(path: &Path) -> Result<Vec<u8>> {
     open.read(true);
     #[cfg(unix)]
     std::os::unix::fs::OpenOptionsExt::custom_flags(&mut open, libc::O_NONBLOCK);
-    let file = open.open(path).map_err(|e| fail(e.to_string()))?;
+    let mut file = open.open(path).map_err(|e| fail(e.to_string()))?;
     let meta = file.metadata().map_err(|e| fail(e.to_string()))?;
     if !meta.is_file() {
         return Err(fail(format!(
@@ -181,36 +241,23 @@ pub fn load(path: &Path) -> Result<Vec<u8>> {
         )));
     }
     let len = meta.len();
-    let mut header = [0u8; HEADER_LEN];
-    let mut file = file;
     let payload_len = len.checked_sub(HEADER_LEN as u64).ok_or_else(|| {
         fail(format!(
             "truncated header: {len} of {HEADER_LEN} bytes (not a snapshot)"
         ))
     })?;
+    let mut header = [0u8; HEADER_LEN];
     file.read_exact(&mut header)
         .map_err(|e| fail(format!("reading its header: {e}")))?;
     codec::check_header(&header, payload_len).map_err(|e| fail(e.message().to_owned()))?;
-    let room = usize::try_from(len)
-        .ok()
-        .and_then(|n| n.checked_add(1))
-        .ok_or_else(|| fail(format!("{len} bytes do not fit in memory")))?;
-    let mut bytes = Vec::new();
-    bytes
-        .try_reserve_exact(room)
-        .map_err(|_| fail(format!("no memory for its {len} bytes")))?;
-    bytes.extend_from_slice(&header);
-    // One byte past the length tells a file that grew while read.
-    file.take(payload_len.saturating_add(1))
-        .read_to_end(&mut bytes)
-        .map_err(|e| fail(e.to_string()))?;
-    if bytes.len() as u64 > len {
-        return Err(fail(format!(
-            "it grew past its {len} bytes while being read (a snapshot is written \
-             whole and renamed into place: is something appending to it?)"
-        )));
-    }
-    Ok(bytes)
+    Ok(Opened { file, len, header })
+}
+
+fn read_error(path: &Path, what: String) -> Error {
+    Error::new(
+        ErrorKind::DeserializeFail,
+        format!("reading snapshot {}: {what}", path.display()),
+    )
 }
 
 /// The mode a new snapshot file is created with: its owner's alone.

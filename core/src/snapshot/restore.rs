@@ -105,9 +105,42 @@ impl MasterCore {
     /// validates; reports which. If every candidate fails the master is
     /// unchanged and the error lists each failure.
     pub fn restore_candidates(&self, candidates: &[&[u8]]) -> Result<RestoreReport> {
+        self.restore_newest(
+            candidates.len(),
+            |i| super::codec::peek_created_at(candidates[i]),
+            |i| Ok(std::borrow::Cow::Borrowed(candidates[i])),
+        )
+    }
+
+    /// [`Self::restore_candidates`] over snapshot files, read one at a
+    /// time: each file's creation instant is peeked from its first bytes
+    /// (its header checked against its length, [`super::file::peek_created_at`]),
+    /// then files are read whole newest first, each only once the newer
+    /// ones failed ([`super::file::load`]), so a restore holds one
+    /// candidate in memory, not all. A file that cannot be read, or whose
+    /// snapshot does not validate, is a failed candidate, named with its
+    /// reason.
+    pub fn restore_files(&self, paths: &[&std::path::Path]) -> Result<RestoreReport> {
+        self.restore_newest(
+            paths.len(),
+            |i| super::file::peek_created_at(paths[i]),
+            |i| super::file::load(paths[i]).map(std::borrow::Cow::Owned),
+        )
+    }
+
+    /// The restore of the newest of `count` candidates that validates:
+    /// `peek(i)` gives candidate `i`'s creation instant (or why it is no
+    /// candidate), `read(i)` its bytes, asked for newest first and only
+    /// until one restores.
+    fn restore_newest<'a>(
+        &self,
+        count: usize,
+        peek: impl Fn(usize) -> Result<u64>,
+        read: impl Fn(usize) -> Result<std::borrow::Cow<'a, [u8]>>,
+    ) -> Result<RestoreReport> {
         // Never across a journal apply or a promote (standby.rs).
         let _apply = self.role.apply.lock();
-        if candidates.is_empty() {
+        if count == 0 {
             return Err(Error::new(
                 ErrorKind::DeserializeFail,
                 "no snapshot candidate given",
@@ -119,8 +152,8 @@ impl MasterCore {
         let _serial = self.journal.as_ref().map(|_| self.segment_changes.lock());
         let mut rejected = Vec::new();
         let mut order: Vec<(u64, usize)> = Vec::new();
-        for (i, c) in candidates.iter().enumerate() {
-            match super::codec::peek_created_at(c) {
+        for i in 0..count {
+            match peek(i) {
                 Ok(t) => order.push((t, i)),
                 Err(e) => rejected.push((i, e.message().to_owned())),
             }
@@ -129,11 +162,16 @@ impl MasterCore {
         order.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
         for (created_at, i) in order {
             let (mut shift, mut journal_seq, mut lenient) = (0, 0, false);
+            // The instant as decoded (a file's peek is unverified).
+            let mut decoded_at = created_at;
             let mut primary_skew = None;
             // A standby holds its primary's state and timeline: it installs
             // the snapshot verbatim (docs/CONTRACT.md section 12.3).
             let standby = self.is_standby();
-            let staged = super::codec::decode(candidates[i]).and_then(|mut img| {
+            let staged = read(i).and_then(|bytes| {
+                let mut img = super::codec::decode(&bytes)?;
+                drop(bytes);
+                decoded_at = img.created_at;
                 journal_seq = img.journal_seq;
                 // An image of format 1 to 4 holds no writes in flight, tasks
                 // or discarded buffers, and one an older library wrote may
@@ -185,7 +223,7 @@ impl MasterCore {
                     }
                     report.clock_shift_ms = shift;
                     report.candidate = i;
-                    report.created_at = created_at;
+                    report.created_at = decoded_at;
                     rejected.sort();
                     report.rejected = rejected;
                     return Ok(report);

@@ -422,9 +422,8 @@ impl Master {
         RestoreReport::from_raw(r)
     }
 
-    /// Restores from the newest candidate file that validates (C ABI only;
-    /// the core spells it with `snapshot::file::load` and
-    /// `restore_candidates`).
+    /// Restores from the newest candidate file that validates, reading one
+    /// file at a time (the core's `restore_files`).
     pub fn restore_files(&self, paths: &[&Path]) -> Result<RestoreReport> {
         let paths = paths
             .iter()
