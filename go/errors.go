@@ -177,8 +177,9 @@ var (
 	// extend).
 	ErrGroupRetentionFull = &Error{Code: CodeGroupRetentionFull}
 	// ErrJournalOverrun: a change-journal read asked for records that were
-	// dropped because the journal was full before the consumer released
-	// them; the consumer must resync from a snapshot.
+	// dropped before the consumer released them (the journal full, a record
+	// larger than its capacity, or a journaling standby's numbering moved)
+	// or were released; the consumer must resync from a snapshot.
 	ErrJournalOverrun = &Error{Code: CodeJournalOverrun}
 )
 

@@ -28,8 +28,9 @@ type JournalStats struct {
 	LastSeq uint64
 	// ReleasedUpto is the highest sequence the consumer released (0: none).
 	ReleasedUpto uint64
-	// DroppedUpto is the highest sequence dropped unreleased because the
-	// journal was full (0: none); reading from it or below is
+	// DroppedUpto is the highest sequence dropped unreleased (the journal
+	// full, a record larger than its capacity, or a journaling standby's
+	// numbering moved; 0: none); reading from it or below is
 	// ErrJournalOverrun.
 	DroppedUpto uint64
 	// DroppedRecords is the number of records dropped unreleased so far.

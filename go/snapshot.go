@@ -92,8 +92,11 @@ func (m *Master) Snapshot() ([]byte, error) {
 // snapshot, which a crash may still undo (the message says so). A symbolic
 // link at path is followed (its target is replaced); a directory, device,
 // pipe or socket there is refused with ErrSerializeFail before anything is
-// written. A replaced file's permission bits carry over; a new file is
-// created 0600 (less the umask): a snapshot holds every tenant's keys.
+// written. A replaced file's owner, group and read/write/execute bits
+// carry over (an owner or group the process may not set stays its own,
+// and then the group bits are cleared; never set-user-ID, set-group-ID or
+// sticky); a new file is created 0600 (less the umask): a snapshot holds
+// every tenant's keys.
 func (m *Master) SaveSnapshot(path string) error {
 	cpath, err := newCString("path", path)
 	if err != nil {

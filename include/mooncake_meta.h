@@ -734,8 +734,9 @@ typedef struct mooncake_meta_journal_stats {
      */
     uint64_t released_upto;
     /**
-     * Highest sequence dropped unreleased because the journal was full
-     * (0: none). Reading from it or below is `MOONCAKE_META_JOURNAL_OVERRUN`.
+     * Highest sequence dropped unreleased (the journal full, a record
+     * larger than its capacity, or a journaling standby's numbering moved;
+     * 0: none). Reading from it or below is `MOONCAKE_META_JOURNAL_OVERRUN`.
      */
     uint64_t dropped_upto;
     /**
@@ -956,9 +957,10 @@ typedef struct mooncake_meta_promote_report {
 #define MOONCAKE_META_GROUP_RETENTION_FULL -9009
 
 /**
- * A change-journal read asked for records that were dropped because the
- * journal was full before the consumer released them: resync from a
- * snapshot (docs/CONTRACT.md section 12).
+ * A change-journal read asked for records that were dropped before the
+ * consumer released them (the journal full, a record larger than its
+ * capacity, or a journaling standby's numbering moved) or were released:
+ * resync from a snapshot (docs/CONTRACT.md section 12).
  */
 #define MOONCAKE_META_JOURNAL_OVERRUN -9010
 
@@ -3135,9 +3137,12 @@ mooncake_meta_status mooncake_meta_snapshot_into(const struct mooncake_meta_mast
  * (the link stays and its target is replaced; more than 40 links, or a
  * loop, is `MOONCAKE_META_SERIALIZE_FAIL`). A directory, device, pipe or
  * socket at `path` is refused (`MOONCAKE_META_SERIALIZE_FAIL`, "not a
- * regular file") before anything is written. A replaced file's permission
- * bits carry over to the new one; a new file is created 0600 (less what
- * the umask takes): a snapshot holds every tenant's keys.
+ * regular file") before anything is written. A replaced file's owner,
+ * group and read/write/execute bits carry over to the new one (never
+ * set-user-ID, set-group-ID or sticky; an owner or group the process may
+ * not set stays its own, and then the group bits are cleared); a new file
+ * is created 0600 (less what the umask takes): a snapshot holds every
+ * tenant's keys.
  *
  * Ownership: nothing is transferred; `path` is only read during the call.
  * Thread safety: may be called concurrently with any call but `_free`;

@@ -1498,8 +1498,9 @@ public:
     }
     /// Saves a snapshot to `path` atomically (mooncake_meta_snapshot_save:
     /// a symbolic link's target is replaced; anything there but a regular
-    /// file is refused; a replaced file's permission bits carry over, a new
-    /// file is 0600).
+    /// file is refused; a replaced file's owner, group and rwx bits carry
+    /// over where the process may set them, a new file is 0600 less the
+    /// umask).
     void snapshot_save(std::string_view path) const {
         const std::string p = detail::c_string(path, "snapshot_save path");
         c_error err;

@@ -39,8 +39,9 @@ pub struct mooncake_meta_journal_stats {
     pub last_seq: u64,
     /// Highest sequence the consumer released (0: none).
     pub released_upto: u64,
-    /// Highest sequence dropped unreleased because the journal was full
-    /// (0: none). Reading from it or below is `MOONCAKE_META_JOURNAL_OVERRUN`.
+    /// Highest sequence dropped unreleased (the journal full, a record
+    /// larger than its capacity, or a journaling standby's numbering moved;
+    /// 0: none). Reading from it or below is `MOONCAKE_META_JOURNAL_OVERRUN`.
     pub dropped_upto: u64,
     /// Records dropped unreleased so far.
     pub dropped_records: u64,

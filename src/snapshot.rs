@@ -177,9 +177,12 @@ pub unsafe extern "C" fn mooncake_meta_snapshot_into(
 /// (the link stays and its target is replaced; more than 40 links, or a
 /// loop, is `MOONCAKE_META_SERIALIZE_FAIL`). A directory, device, pipe or
 /// socket at `path` is refused (`MOONCAKE_META_SERIALIZE_FAIL`, "not a
-/// regular file") before anything is written. A replaced file's permission
-/// bits carry over to the new one; a new file is created 0600 (less what
-/// the umask takes): a snapshot holds every tenant's keys.
+/// regular file") before anything is written. A replaced file's owner,
+/// group and read/write/execute bits carry over to the new one (never
+/// set-user-ID, set-group-ID or sticky; an owner or group the process may
+/// not set stays its own, and then the group bits are cleared); a new file
+/// is created 0600 (less what the umask takes): a snapshot holds every
+/// tenant's keys.
 ///
 /// Ownership: nothing is transferred; `path` is only read during the call.
 /// Thread safety: may be called concurrently with any call but `_free`;

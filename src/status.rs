@@ -76,9 +76,10 @@ pub const MOONCAKE_META_CLOCK_UNSUPPORTED: mooncake_meta_status = -9008;
 /// A group that is not retained cannot be: `max_retained_groups` groups are
 /// (retained groups may still extend).
 pub const MOONCAKE_META_GROUP_RETENTION_FULL: mooncake_meta_status = -9009;
-/// A change-journal read asked for records that were dropped because the
-/// journal was full before the consumer released them: resync from a
-/// snapshot (docs/CONTRACT.md section 12).
+/// A change-journal read asked for records that were dropped before the
+/// consumer released them (the journal full, a record larger than its
+/// capacity, or a journaling standby's numbering moved) or were released:
+/// resync from a snapshot (docs/CONTRACT.md section 12).
 pub const MOONCAKE_META_JOURNAL_OVERRUN: mooncake_meta_status = -9010;
 
 /// The status code of an error kind. Exhaustive: a new kind does not compile

@@ -258,7 +258,8 @@ fn save_replaces_the_file_a_link_names_and_only_a_regular_file() {
 }
 
 // A snapshot holds every tenant's keys: a new file is its owner's alone,
-// and a replaced file's permission bits carry over (wider or narrower).
+// and a replaced file's read/write/execute bits carry over (wider or
+// narrower), never its set-user-ID, set-group-ID or sticky bit.
 #[cfg(unix)]
 #[test]
 fn save_keeps_the_replaced_files_permissions_and_makes_new_ones_private() {
@@ -274,6 +275,36 @@ fn save_keeps_the_replaced_files_permissions_and_makes_new_ones_private() {
         assert_eq!(mode(&path), bits);
         assert_eq!(fs::read(&path).unwrap(), b"two");
     }
+    // Never the set-user-ID, set-group-ID or sticky bit.
+    fs::set_permissions(&path, fs::Permissions::from_mode(0o6755)).unwrap();
+    save_atomic(&path, b"three").unwrap();
+    let full = fs::metadata(&path).unwrap().permissions().mode() & 0o7777;
+    assert_eq!(full, 0o755);
+}
+
+// The owner and group carry over too where the saver may set them (here
+// as root): a group the old file let read keeps reading, and the saver's
+// own group is not let in.
+#[cfg(unix)]
+#[test]
+fn save_keeps_the_replaced_files_owner_and_group() {
+    use std::os::unix::fs::{chown, MetadataExt, PermissionsExt};
+    // SAFETY: no arguments, no memory.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: giving a file away needs root");
+        return;
+    }
+    let path = scratch("owner").join("meta.snap");
+    save_atomic(&path, b"one").unwrap();
+    chown(&path, Some(1234), Some(5678)).unwrap();
+    fs::set_permissions(&path, fs::Permissions::from_mode(0o640)).unwrap();
+    save_atomic(&path, b"two").unwrap();
+    let meta = fs::metadata(&path).unwrap();
+    assert_eq!(
+        (meta.uid(), meta.gid(), meta.mode() & 0o7777),
+        (1234, 5678, 0o640)
+    );
+    assert_eq!(fs::read(&path).unwrap(), b"two");
 }
 
 #[test]

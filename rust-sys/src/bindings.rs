@@ -645,8 +645,9 @@ pub struct mooncake_meta_journal_stats {
     pub last_seq: u64,
     /// Highest sequence the consumer released (0: none).
     pub released_upto: u64,
-    /// Highest sequence dropped unreleased because the journal was full
-    /// (0: none). Reading from it or below is `MOONCAKE_META_JOURNAL_OVERRUN`.
+    /// Highest sequence dropped unreleased (the journal full, a record
+    /// larger than its capacity, or a journaling standby's numbering moved;
+    /// 0: none). Reading from it or below is `MOONCAKE_META_JOURNAL_OVERRUN`.
     pub dropped_upto: u64,
     /// Records dropped unreleased so far.
     pub dropped_records: u64,
@@ -828,9 +829,10 @@ pub const MOONCAKE_META_CLOCK_UNSUPPORTED: mooncake_meta_status = -9008;
 /// (retained groups may still extend).
 pub const MOONCAKE_META_GROUP_RETENTION_FULL: mooncake_meta_status = -9009;
 
-/// A change-journal read asked for records that were dropped because the
-/// journal was full before the consumer released them: resync from a
-/// snapshot (docs/CONTRACT.md section 12).
+/// A change-journal read asked for records that were dropped before the
+/// consumer released them (the journal full, a record larger than its
+/// capacity, or a journaling standby's numbering moved) or were released:
+/// resync from a snapshot (docs/CONTRACT.md section 12).
 pub const MOONCAKE_META_JOURNAL_OVERRUN: mooncake_meta_status = -9010;
 
 extern "C" {
@@ -2976,9 +2978,12 @@ extern "C" {
     /// (the link stays and its target is replaced; more than 40 links, or a
     /// loop, is `MOONCAKE_META_SERIALIZE_FAIL`). A directory, device, pipe or
     /// socket at `path` is refused (`MOONCAKE_META_SERIALIZE_FAIL`, "not a
-    /// regular file") before anything is written. A replaced file's permission
-    /// bits carry over to the new one; a new file is created 0600 (less what
-    /// the umask takes): a snapshot holds every tenant's keys.
+    /// regular file") before anything is written. A replaced file's owner,
+    /// group and read/write/execute bits carry over to the new one (never
+    /// set-user-ID, set-group-ID or sticky; an owner or group the process may
+    /// not set stays its own, and then the group bits are cleared); a new file
+    /// is created 0600 (less what the umask takes): a snapshot holds every
+    /// tenant's keys.
     ///
     /// Ownership: nothing is transferred; `path` is only read during the call.
     /// Thread safety: may be called concurrently with any call but `_free`;

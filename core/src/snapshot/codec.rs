@@ -449,7 +449,11 @@ pub fn decode(bytes: &[u8]) -> Result<SnapshotImage> {
 /// candidates newest first and only fully decodes the ones it tries.
 pub fn peek_created_at(bytes: &[u8]) -> Result<u64> {
     let (_, payload) = check_frame(bytes)?;
-    let created_at = Reader::new(payload).u64(At::new(Item::Counters, "created_at"))?;
+    check_created_at(Reader::new(payload).u64(At::new(Item::Counters, "created_at"))?)
+}
+
+/// A creation instant as a snapshot may state it: at most `MAX_INSTANT`.
+pub fn check_created_at(created_at: u64) -> Result<u64> {
     if created_at > MAX_INSTANT {
         return Err(fail(format!(
             "created_at {created_at} is beyond MAX_INSTANT ({MAX_INSTANT})"

@@ -20,7 +20,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// What is there must be a regular file: a directory, a device, a pipe or
 /// a socket is refused before anything is written (saving to `/dev/null`
 /// would otherwise replace the device with a file). A replaced file's
-/// permission bits carry over to the new one; a new file is created
+/// owner, group and read/write/execute bits carry over to the new one
+/// ([`keep_access`]: an owner or group this process may not set stays its
+/// own, and then the group bits are cleared); a new file is created
 /// readable and writable by its owner only (0600, less what the umask
 /// takes), as a snapshot holds every tenant's keys.
 pub fn save_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
@@ -54,7 +56,7 @@ where
         _ => Path::new("."),
     };
     let replaced = match fs::metadata(&target) {
-        Ok(meta) if meta.is_file() => Some(meta.permissions()),
+        Ok(meta) if meta.is_file() => Some(meta),
         Ok(meta) => {
             let what = if meta.is_dir() {
                 "a directory"
@@ -103,11 +105,9 @@ where
             }
         }
     };
-    // The replaced file's bits, set on the open file (no umask applies).
-    let kept = match replaced {
-        Some(bits) => file
-            .set_permissions(bits)
-            .map_err(|e| (format!("setting the permissions of {}", tmp.display()), e)),
+    let kept = match &replaced {
+        Some(old) => keep_access(&file, old)
+            .map_err(|e| (format!("setting the access of {}", tmp.display()), e)),
         None => Ok(()),
     };
     let written = kept
@@ -193,17 +193,8 @@ pub fn peek_created_at(path: &Path) -> Result<u64> {
     let mut at = [0u8; 8];
     file.read_exact(&mut at)
         .map_err(|e| read_error(path, format!("reading its creation instant: {e}")))?;
-    let created_at = u64::from_le_bytes(at);
-    if created_at > crate::clock::MAX_INSTANT {
-        return Err(read_error(
-            path,
-            format!(
-                "created_at {created_at} is beyond MAX_INSTANT ({})",
-                crate::clock::MAX_INSTANT
-            ),
-        ));
-    }
-    Ok(created_at)
+    codec::check_created_at(u64::from_le_bytes(at))
+        .map_err(|e| read_error(path, e.message().to_owned()))
 }
 
 /// A snapshot file opened, its header read and checked, positioned after it.
@@ -258,6 +249,33 @@ fn read_error(path: &Path, what: String) -> Error {
         ErrorKind::DeserializeFail,
         format!("reading snapshot {}: {what}", path.display()),
     )
+}
+
+/// Gives the new file (still the temporary one) the replaced file's
+/// access: its owner and group where this process may set them, and its
+/// read, write and execute bits (never set-user-ID, set-group-ID or
+/// sticky), set on the open file so no umask applies. A group it may not
+/// set leaves the new file in this process's group, which the old file
+/// did not let in: its group bits are cleared then.
+#[cfg(unix)]
+fn keep_access(file: &File, old: &fs::Metadata) -> io::Result<()> {
+    use std::os::unix::fs::{fchown, MetadataExt, PermissionsExt};
+    let mut mode = old.mode() & 0o777;
+    let new = file.metadata()?;
+    if new.uid() != old.uid() {
+        // Only a privileged process may give a file away; refused, the
+        // file stays this process's, as a new one would be.
+        let _ = fchown(file, Some(old.uid()), None);
+    }
+    if new.gid() != old.gid() && fchown(file, None, Some(old.gid())).is_err() {
+        mode &= !0o070;
+    }
+    file.set_permissions(fs::Permissions::from_mode(mode))
+}
+
+#[cfg(not(unix))]
+fn keep_access(file: &File, old: &fs::Metadata) -> io::Result<()> {
+    file.set_permissions(old.permissions())
 }
 
 /// The mode a new snapshot file is created with: its owner's alone.

@@ -95,6 +95,10 @@ fn task_from(t: &TaskImage) -> Task {
     }
 }
 
+/// How many times a restore puts a candidate whose bytes changed back
+/// into its order before refusing it.
+const MAX_REORDERS: u8 = 2;
+
 impl MasterCore {
     /// Restores one snapshot.
     pub fn restore(&self, bytes: &[u8]) -> Result<RestoreReport> {
@@ -131,47 +135,79 @@ impl MasterCore {
     /// The restore of the newest of `count` candidates that validates:
     /// `peek(i)` gives candidate `i`'s creation instant (or why it is no
     /// candidate), `read(i)` its bytes, asked for newest first and only
-    /// until one restores.
+    /// until one restores. Peeks, reads and decoding hold no lock (a large
+    /// file on slow storage blocks no mount, unmount or journal apply);
+    /// each candidate is staged and installed under the restore's locks.
+    ///
+    /// A candidate whose bytes state another instant than its peek did (a
+    /// file replaced in between) goes back into the order at the instant
+    /// it holds now, so the newest that validates still wins; one that
+    /// keeps changing is refused after [`MAX_REORDERS`] such moves.
     fn restore_newest<'a>(
         &self,
         count: usize,
         peek: impl Fn(usize) -> Result<u64>,
         read: impl Fn(usize) -> Result<std::borrow::Cow<'a, [u8]>>,
     ) -> Result<RestoreReport> {
-        // Never across a journal apply or a promote (standby.rs).
-        let _apply = self.role.apply.lock();
         if count == 0 {
             return Err(Error::new(
                 ErrorKind::DeserializeFail,
                 "no snapshot candidate given",
             ));
         }
-        // With the journal on, no mount or unmount runs beside a restore:
-        // an unmount's SegmentUnmounted, appended last, must not follow the
-        // Reset of a state that has a segment of that name.
-        let _serial = self.journal.as_ref().map(|_| self.segment_changes.lock());
         let mut rejected = Vec::new();
-        let mut order: Vec<(u64, usize)> = Vec::new();
+        // Newest first; ties keep the caller's order.
+        let mut pending = std::collections::BinaryHeap::new();
         for i in 0..count {
             match peek(i) {
-                Ok(t) => order.push((t, i)),
+                Ok(t) => pending.push((t, std::cmp::Reverse(i))),
                 Err(e) => rejected.push((i, e.message().to_owned())),
             }
         }
-        // Newest first; ties keep the caller's order.
-        order.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
-        for (created_at, i) in order {
+        let mut reorders = vec![0u8; count];
+        while let Some((created_at, std::cmp::Reverse(i))) = pending.pop() {
+            let img = match read(i).and_then(|bytes| super::codec::decode(&bytes)) {
+                Ok(img) => img,
+                Err(e) => {
+                    rejected.push((i, e.message().to_owned()));
+                    continue;
+                }
+            };
+            if img.created_at != created_at {
+                let now_at = (img.created_at, std::cmp::Reverse(i));
+                if reorders[i] >= MAX_REORDERS {
+                    rejected.push((
+                        i,
+                        format!(
+                            "it kept changing while being restored (its creation instant read \
+                             {created_at}, then {})",
+                            img.created_at
+                        ),
+                    ));
+                    continue;
+                }
+                reorders[i] += 1;
+                // Still the newest: restored as read. Else read again in
+                // its new place.
+                if pending.peek().is_some_and(|next| *next > now_at) {
+                    pending.push(now_at);
+                    continue;
+                }
+            }
+            // Never across a journal apply or a promote (standby.rs).
+            let _apply = self.role.apply.lock();
+            // With the journal on, no mount or unmount runs beside a
+            // restore: an unmount's SegmentUnmounted, appended last, must
+            // not follow the Reset of a state that has a segment of that
+            // name.
+            let _serial = self.journal.as_ref().map(|_| self.segment_changes.lock());
             let (mut shift, mut journal_seq, mut lenient) = (0, 0, false);
-            // The instant as decoded (a file's peek is unverified).
-            let mut decoded_at = created_at;
+            let decoded_at = img.created_at;
             let mut primary_skew = None;
             // A standby holds its primary's state and timeline: it installs
             // the snapshot verbatim (docs/CONTRACT.md section 12.3).
             let standby = self.is_standby();
-            let staged = read(i).and_then(|bytes| {
-                let mut img = super::codec::decode(&bytes)?;
-                drop(bytes);
-                decoded_at = img.created_at;
+            let staged = (|mut img: SnapshotImage| {
                 journal_seq = img.journal_seq;
                 // An image of format 1 to 4 holds no writes in flight, tasks
                 // or discarded buffers, and one an older library wrote may
@@ -199,7 +235,7 @@ impl MasterCore {
                 shift = super::remap::shift_for(&img, self.clock.skew());
                 super::remap::shift_instants(&mut img, shift);
                 self.stage(&img, StageMode::Restore)
-            });
+            })(img);
             match staged {
                 Ok((staged, mut report)) => {
                     // A standby resumes after the snapshot's last record
@@ -659,4 +695,80 @@ pub(crate) fn counters_carry_on(replica: u64, token: u64, seq: u64) -> Result<()
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{Master, MasterConfig, Pool, SegmentSpec};
+    use std::borrow::Cow;
+    use std::cell::Cell;
+
+    fn master(start: u64) -> Master {
+        let m = Master::new(MasterConfig::deterministic(start)).unwrap();
+        let spec = SegmentSpec {
+            name: "mem".into(),
+            base: 1 << 40,
+            size: 1 << 20,
+            pool: Pool::Memory,
+        };
+        m.mount_segment(1, &spec).unwrap();
+        m
+    }
+
+    // A candidate whose bytes hold another instant than its peek said (a
+    // file replaced between the two reads) is put back in the order at
+    // the instant it holds: the newest that validates still wins. Here
+    // candidate 1 peeked newest (30) but reads as 10, older than
+    // candidate 0 (20), which is restored; one that reads newer than its
+    // peek but still the newest is restored as read; one that keeps
+    // changing is refused after two moves.
+    #[test]
+    fn a_candidate_that_changed_after_its_peek_goes_back_in_the_order() {
+        let snaps: Vec<Vec<u8>> = [10, 20, 30].map(|t| master(t).snapshot().unwrap()).to_vec();
+        let r = master(40);
+        let rep = r
+            .restore_newest(
+                2,
+                |i| Ok([20, 30][i]),
+                |i| Ok(Cow::Borrowed(&snaps[[1, 0][i]])),
+            )
+            .unwrap();
+        assert_eq!((rep.candidate, rep.created_at), (0, 20));
+        // Newer than its peek and still the newest: taken as read.
+        let rep = r
+            .restore_newest(
+                2,
+                |i| Ok([10, 20][i]),
+                |i| Ok(Cow::Borrowed(&snaps[[0, 2][i]])),
+            )
+            .unwrap();
+        assert_eq!((rep.candidate, rep.created_at), (1, 30));
+        // A candidate whose instant moves on every read, below the next
+        // one each time but for the last (the others fail): read three
+        // times (the first read and two moves), then refused.
+        let snaps: Vec<Vec<u8>> = [3, 10, 30].map(|t| master(t).snapshot().unwrap()).to_vec();
+        let reads = Cell::new(0);
+        let before = r.snapshot().unwrap();
+        let e = r
+            .restore_newest(
+                3,
+                |i| Ok([25, 30, 5][i]),
+                |i| {
+                    if i != 1 {
+                        return Ok(Cow::Borrowed(&b"no snapshot"[..]));
+                    }
+                    reads.set(reads.get() + 1);
+                    Ok(Cow::Borrowed(&snaps[[1, 0, 2][reads.get() - 1]]))
+                },
+            )
+            .unwrap_err();
+        assert_eq!(reads.get(), 3);
+        assert!(
+            e.message()
+                .contains("candidate 1: it kept changing while being restored"),
+            "{}",
+            e.message()
+        );
+        assert_eq!(r.snapshot().unwrap(), before);
+    }
 }

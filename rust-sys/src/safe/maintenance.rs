@@ -113,7 +113,8 @@ pub struct MetricsSnapshot {
     pub journal_records_appended: u64,
     /// Bytes the journal holds (records and their bookkeeping).
     pub journal_bytes_held: u64,
-    /// Records dropped unreleased because the journal was full.
+    /// Records dropped unreleased: the journal full, a record larger than
+    /// its capacity, or a journaling standby's numbering moved.
     pub journal_records_dropped: u64,
     /// Sequence of the last record appended.
     pub journal_last_seq: u64,
