@@ -92,17 +92,24 @@ func TestASlowRequestAnIdleConnectionAndAHugeHeaderAreRefused(t *testing.T) {
 	}
 }
 
-// logWatch passes records on and closes seen at the first with message msg.
+// logWatch passes records on and sends the first whose message is one of
+// msgs on first (buffered, one record).
 type logWatch struct {
 	slog.Handler
-	msg  string
-	seen chan struct{}
-	once *sync.Once
+	msgs  []string
+	first chan slog.Record
+	once  *sync.Once
+}
+
+func newLogWatch(h slog.Handler, msgs ...string) logWatch {
+	return logWatch{Handler: h, msgs: msgs, first: make(chan slog.Record, 1), once: new(sync.Once)}
 }
 
 func (h logWatch) Handle(ctx context.Context, r slog.Record) error {
-	if r.Message == h.msg {
-		h.once.Do(func() { close(h.seen) })
+	for _, m := range h.msgs {
+		if r.Message == m {
+			h.once.Do(func() { h.first <- r })
+		}
 	}
 	return h.Handler.Handle(ctx, r)
 }
@@ -169,8 +176,7 @@ const snapshotRequest = "POST " + api.PathSnapshot + " HTTP/1.1\r\nHost: a\r\nCo
 // connection's buffers) loses its connection AnswerTimeout after the
 // answer stalled, instead of holding the server's goroutine and answer.
 func TestAnAnswerTheClientDoesNotReadIsCutOff(t *testing.T) {
-	w := logWatch{Handler: slog.NewTextHandler(t.Output(), nil), msg: "the answer was not delivered",
-		seen: make(chan struct{}), once: new(sync.Once)}
+	w := newLogWatch(slog.NewTextHandler(t.Output(), nil), "the answer was not delivered")
 	a := startSmallBuffered(t, func(c *server.Config) {
 		c.AnswerTimeout = 500 * time.Millisecond
 		c.Logger = slog.New(w)
@@ -179,7 +185,7 @@ func TestAnAnswerTheClientDoesNotReadIsCutOff(t *testing.T) {
 	_, err := io.WriteString(conn, snapshotRequest)
 	must(t, "writing the request", err)
 	select {
-	case <-w.seen:
+	case <-w.first:
 	case <-boundedCtx(t).Done():
 		t.Fatalf("the snapshot's answer, unread, was not cut off in %v", bound)
 	}

@@ -47,10 +47,12 @@ var libraryStatus = map[mm.Code]int{
 	mm.CodeJournalOverrun:             http.StatusInternalServerError,
 }
 
-// requestError is a bad request found by the server itself (its body and
-// status are fixed by name).
+// requestError is a request refused by the server itself, with its
+// status, name and message; code is the library's code when the name is
+// the library's (INVALID_UTF8, INVALID_PARAMS), else 0.
 type requestError struct {
 	status int
+	code   int32
 	name   string
 	msg    string
 }
@@ -64,10 +66,13 @@ func badRequest(msg string) error {
 // errorBody maps err to its HTTP status and body. Errors that mean "this
 // node does not lead now" (a follower, a node that stepped down, a master
 // being replaced) are 503 NOT_LEADER; the caller adds the leader's name.
+// A request the client cancelled (it hung up) is not answered at all
+// (Server.fail); context.Canceled is none of these and, from anything
+// else, a 500.
 func errorBody(err error) (int, api.Error) {
 	var re *requestError
 	if errors.As(err, &re) {
-		return re.status, api.Error{Name: re.name, Message: re.msg}
+		return re.status, api.Error{Code: re.code, Name: re.name, Message: re.msg}
 	}
 	var me *mm.Error
 	if errors.As(err, &me) {
@@ -83,7 +88,7 @@ func errorBody(err error) (int, api.Error) {
 			Message: "the change is not acknowledged: its durability in etcd was not confirmed in time: " + err.Error()}
 	case errors.Is(err, mm.ErrClosed), errors.Is(err, ha.ErrNotLeader), errors.Is(err, ha.ErrFenced),
 		errors.Is(err, ha.ErrClosed), errors.Is(err, ha.ErrJournal), errors.Is(err, ha.ErrRecordTooLarge),
-		errors.Is(err, ha.ErrConflict), errors.Is(err, context.Canceled):
+		errors.Is(err, ha.ErrConflict):
 		return http.StatusServiceUnavailable, api.Error{Name: api.ErrNameNotLeader,
 			Message: "this node does not lead (nothing was acknowledged): " + err.Error()}
 	}

@@ -19,16 +19,20 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"time"
 
 	mm "github.com/kvcache-ai/libmooncake_meta/go"
 	"github.com/kvcache-ai/libmooncake_meta/go/ha"
 	"github.com/kvcache-ai/libmooncake_meta/go/ha/server/api"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"golang.org/x/net/netutil"
 )
 
 // Defaults of Config.
@@ -52,7 +56,42 @@ const (
 	// maxReadHeaderTimeout bounds reading a request's header, when
 	// ReadTimeout is longer.
 	maxReadHeaderTimeout = 10 * time.Second
+	// DefaultMaxCallEntries bounds the entries of one list in a request
+	// (the groups of a retain or release, a Start's preferred segments).
+	DefaultMaxCallEntries = 4096
+	// DefaultMaxHeavyRequests bounds the retains and releases served at
+	// once.
+	DefaultMaxHeavyRequests = 64
+	// DefaultMaxSnapshotRequests bounds the /v1/snapshot calls served at
+	// once: each holds the master's whole snapshot while it is sent.
+	DefaultMaxSnapshotRequests = 2
+	// connectionCap is the most connections DefaultMaxConnections allows.
+	connectionCap = 4096
+	// fdReserve is the file descriptors kept, below the process's
+	// RLIMIT_NOFILE soft limit, for what is not a client connection: the
+	// etcd client's connections, snapshot files, the listener, logs.
+	fdReserve = 256
 )
+
+// MaxConnectionsLimit is the most client connections this process can
+// hold with file descriptors to spare: RLIMIT_NOFILE's soft limit (Go
+// raises it to the hard limit at start) less a reserve of 256 for the
+// etcd client and snapshot files (half the limit when it is 512 or less).
+func MaxConnectionsLimit() int {
+	var rl syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err != nil || rl.Cur == 0 {
+		return connectionCap
+	}
+	if rl.Cur > math.MaxInt32 {
+		return math.MaxInt32
+	}
+	n := int(rl.Cur)
+	return n - min(fdReserve, n/2)
+}
+
+// DefaultMaxConnections is Config.MaxConnections' default:
+// min(4096, MaxConnectionsLimit()).
+func DefaultMaxConnections() int { return max(1, min(connectionCap, MaxConnectionsLimit())) }
 
 // Config configures a server. Etcd, Prefix, Name and Master are required.
 type Config struct {
@@ -113,6 +152,26 @@ type Config struct {
 	// IdleTimeout closes a keep-alive connection with no request for this
 	// long (0: DefaultIdleTimeout).
 	IdleTimeout time.Duration
+	// MaxConnections bounds the client connections open at once (0:
+	// DefaultMaxConnections()): past it the server accepts no connection
+	// until one closes (they wait in the listener's backlog), so clients
+	// cannot take the file descriptors the etcd client and the snapshots
+	// need. Idle connections close after IdleTimeout, a request's header
+	// must arrive within 10 s (or ReadTimeout).
+	MaxConnections int
+	// MaxCallEntries bounds each list of a request: the groups of a
+	// retain or release, a Start's config.preferred_segments (0:
+	// DefaultMaxCallEntries); a longer one is refused, 400
+	// INVALID_PARAMS, before anything is done.
+	MaxCallEntries int
+	// MaxHeavyRequests bounds the retains and releases served at once,
+	// from their body's arrival to their answer's end (0:
+	// DefaultMaxHeavyRequests); MaxSnapshotRequests bounds the
+	// /v1/snapshot calls (0: DefaultMaxSnapshotRequests). A call past
+	// either is answered 429 TOO_MANY_REQUESTS (Retry-After: 1) at once,
+	// having done nothing.
+	MaxHeavyRequests    int
+	MaxSnapshotRequests int
 	// Logger receives the structured log (nil: discarded).
 	Logger *slog.Logger
 }
@@ -152,6 +211,14 @@ type Server struct {
 	leaders   *leaderCache // the leader named in NOT_LEADER answers
 	restarts  uint64       // generations started after the first (under mu)
 	prevGens  counters     // the counters of the generations replaced (under mu)
+	// prevMaster sums the retired masters' cumulative samples; lastMaster
+	// is the highest value each was rendered with (both under mu).
+	prevMaster masterTotals
+	lastMaster masterTotals
+
+	heavy     chan struct{} // a slot per retain or release served
+	snapshots chan struct{} // a slot per /v1/snapshot served
+	throttled atomic.Uint64 // heavy calls answered 429
 }
 
 func (c Config) withDefaults() (Config, error) {
@@ -182,6 +249,23 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.WriteTimeout < 0 {
 		return c, fmt.Errorf("server: Config.WriteTimeout %v is negative", c.WriteTimeout)
+	}
+	for _, n := range []struct {
+		name string
+		v    *int
+		def  int
+	}{
+		{"MaxConnections", &c.MaxConnections, DefaultMaxConnections()},
+		{"MaxCallEntries", &c.MaxCallEntries, DefaultMaxCallEntries},
+		{"MaxHeavyRequests", &c.MaxHeavyRequests, DefaultMaxHeavyRequests},
+		{"MaxSnapshotRequests", &c.MaxSnapshotRequests, DefaultMaxSnapshotRequests},
+	} {
+		if *n.v == 0 {
+			*n.v = n.def
+		}
+		if *n.v < 0 {
+			return c, fmt.Errorf("server: Config.%s %d is negative", n.name, *n.v)
+		}
 	}
 	for _, d := range []struct {
 		name string
@@ -249,14 +333,17 @@ func Start(ctx context.Context, cfg Config, l net.Listener) (*Server, error) {
 		}
 	}
 	s := &Server{
-		cfg:       cfg,
-		log:       cfg.Logger.With("node", cfg.Name),
-		url:       url,
-		swapped:   make(chan struct{}),
-		closing:   make(chan struct{}),
-		supDone:   make(chan struct{}),
-		regDone:   make(chan struct{}),
-		serveDone: make(chan struct{}),
+		cfg:        cfg,
+		log:        cfg.Logger.With("node", cfg.Name),
+		url:        url,
+		swapped:    make(chan struct{}),
+		closing:    make(chan struct{}),
+		supDone:    make(chan struct{}),
+		regDone:    make(chan struct{}),
+		serveDone:  make(chan struct{}),
+		lastMaster: make(masterTotals),
+		heavy:      make(chan struct{}, cfg.MaxHeavyRequests),
+		snapshots:  make(chan struct{}, cfg.MaxSnapshotRequests),
 	}
 	s.leaders = newLeaderCache(s.leader)
 	lease, err := s.register(ctx)
@@ -271,6 +358,8 @@ func Start(ctx context.Context, cfg Config, l net.Listener) (*Server, error) {
 	s.cur = g
 	go s.keepRegistered(lease)
 	go s.supervise()
+	// Bounded before TLS, so handshakes count too.
+	l = netutil.LimitListener(l, cfg.MaxConnections)
 	if cfg.TLS != nil {
 		l = tls.NewListener(l, cfg.TLS)
 	}
@@ -436,6 +525,13 @@ func (s *Server) supervise() {
 			case <-t.C:
 			}
 		}
+		// The retired master's counters, carried into the metrics (calls
+		// still on it may count a little more: the metrics never show
+		// less than they did).
+		retired, merr := g.m.MetricsPrometheus()
+		if merr != nil {
+			s.log.Warn("reading the retired master's metrics failed; its counts are not carried", "err", merr)
+		}
 		s.mu.Lock()
 		if s.closed {
 			s.mu.Unlock()
@@ -443,6 +539,7 @@ func (s *Server) supervise() {
 			next.m.Close()
 			return
 		}
+		s.retireTotals(retired)
 		s.cur = next
 		s.restarts++
 		st := g.n.Snapshots()

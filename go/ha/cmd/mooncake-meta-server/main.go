@@ -60,6 +60,8 @@ type options struct {
 	writeTimeout, shutdownTimeout time.Duration
 	readTimeout, answerTimeout    time.Duration
 	idleTimeout                   time.Duration
+	maxConnections, maxEntries    int
+	maxHeavy, maxSnapshotCalls    int
 	logLevel                      string
 	dataDir, snapshotDir          string
 	snapshotInterval              time.Duration
@@ -103,6 +105,11 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.DurationVar(&o.readTimeout, "read-timeout", server.DefaultReadTimeout, "how long a request, header and body, may take to arrive; past it 400 and the connection closed")
 	fs.DurationVar(&o.answerTimeout, "answer-timeout", server.DefaultAnswerTimeout, "how long sending an answer may stall (each 64 KiB of it must be taken within it); past it the connection is closed")
 	fs.DurationVar(&o.idleTimeout, "idle-timeout", server.DefaultIdleTimeout, "how long a keep-alive connection may wait for its next request")
+	fs.IntVar(&o.maxConnections, "max-connections", server.DefaultMaxConnections(), fmt.Sprintf("client connections open at once, at most; past it new ones wait, unaccepted, until one closes "+
+		"(min(4096, the RLIMIT_NOFILE soft limit less 256 for etcd and snapshot files) by default; at most %d here)", server.MaxConnectionsLimit()))
+	fs.IntVar(&o.maxEntries, "max-call-entries", server.DefaultMaxCallEntries, "entries of one list in a request (the groups of a retain or release, a Start's preferred_segments), at most; more is 400 INVALID_PARAMS")
+	fs.IntVar(&o.maxHeavy, "max-heavy-requests", server.DefaultMaxHeavyRequests, "/v1/groups/retain and /v1/groups/release calls served at once, at most; more is 429 TOO_MANY_REQUESTS")
+	fs.IntVar(&o.maxSnapshotCalls, "max-snapshot-requests", server.DefaultMaxSnapshotRequests, "/v1/snapshot calls served at once (each holds the master's whole snapshot), at most; more is 429 TOO_MANY_REQUESTS")
 	fs.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 10*time.Second, "how long a graceful shutdown waits for requests in flight")
 	fs.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&o.dataDir, "data-dir", "mooncake-meta-data", "directory of the node's files (created if absent)")
@@ -152,6 +159,19 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	}
 	if o.readTimeout <= 0 || o.answerTimeout <= 0 || o.idleTimeout <= 0 {
 		return nil, errors.New("--read-timeout, --answer-timeout and --idle-timeout must be > 0")
+	}
+	if limit := server.MaxConnectionsLimit(); o.maxConnections < 1 || o.maxConnections > limit {
+		return nil, fmt.Errorf("--max-connections %d must be in [1, %d]: the RLIMIT_NOFILE soft limit less 256 file descriptors for etcd and snapshot files (raise it with ulimit -n)",
+			o.maxConnections, limit)
+	}
+	if o.maxEntries < 1 {
+		return nil, fmt.Errorf("--max-call-entries %d must be >= 1", o.maxEntries)
+	}
+	if o.maxHeavy < 1 {
+		return nil, fmt.Errorf("--max-heavy-requests %d must be >= 1", o.maxHeavy)
+	}
+	if o.maxSnapshotCalls < 1 {
+		return nil, fmt.Errorf("--max-snapshot-requests %d must be >= 1", o.maxSnapshotCalls)
 	}
 	if o.snapshotInterval <= 0 || o.snapshotEveryBytes <= 0 || o.snapshotKeep <= 0 {
 		return nil, errors.New("--snapshot-interval, --snapshot-every-bytes and --snapshot-keep must be > 0")
@@ -354,6 +374,8 @@ func serve(o *options, log *slog.Logger) error {
 		Master: mcfg, TLS: srvTLS,
 		MaxRequestBytes: o.maxRequestBytes, WriteTimeout: o.writeTimeout,
 		ReadTimeout: o.readTimeout, AnswerTimeout: o.answerTimeout, IdleTimeout: o.idleTimeout,
+		MaxConnections: o.maxConnections, MaxCallEntries: o.maxEntries,
+		MaxHeavyRequests: o.maxHeavy, MaxSnapshotRequests: o.maxSnapshotCalls,
 		Logger:    log,
 		Snapshots: store, SnapshotInterval: o.snapshotInterval,
 		SnapshotEveryBytes: o.snapshotEveryBytes, SnapshotKeep: o.snapshotKeep,

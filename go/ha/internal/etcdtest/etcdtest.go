@@ -303,6 +303,31 @@ func (m *Member) Stop() error {
 	return nil
 }
 
+// Pause stops the member's process (SIGSTOP): it keeps its connections
+// but answers nothing until Continue. Continue runs when the test ends
+// too, so a paused member can be stopped.
+func (m *Member) Pause(t testing.TB) error {
+	if m.cmd == nil {
+		return errors.New("etcdtest: the member is not running")
+	}
+	if err := m.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		return err
+	}
+	t.Cleanup(func() { m.Continue() })
+	return nil
+}
+
+// Continue resumes a paused member (SIGCONT).
+func (m *Member) Continue() error {
+	if m.cmd == nil {
+		return errors.New("etcdtest: the member is not running")
+	}
+	if err := m.cmd.Process.Signal(syscall.SIGCONT); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		return err
+	}
+	return nil
+}
+
 // Kill kills the member with SIGKILL (a crash: no graceful leadership
 // transfer) and returns once the process is gone.
 func (m *Member) Kill() error {

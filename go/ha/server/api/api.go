@@ -4,9 +4,14 @@
 // dependency, so a client uses it without the C library.
 //
 // Every API call is a POST with a JSON body (Content-Type
-// application/json) whose fields are all explicit: an unknown field is
-// refused. Keys, tenants and group ids are UTF-8 strings; "" (or an
-// omitted tenant) is the default tenant. Durations are whole milliseconds
+// application/json) whose fields are all explicit: field names match
+// exactly (case-sensitive), and an unknown or repeated field is refused
+// (BAD_REQUEST). The body must be UTF-8, and no string escape may stand
+// for a lone UTF-16 surrogate ("\udc00"): either is refused with
+// INVALID_UTF8 before anything is done. A list (groups,
+// preferred_segments) holds at most the server's --max-call-entries
+// entries (INVALID_PARAMS beyond). Keys, tenants and group ids are UTF-8
+// strings; "" (or an omitted tenant) is the default tenant. Durations are whole milliseconds
 // (ttl_ms), instants are milliseconds on the master's timeline (the Unix
 // epoch at its start). Write tokens and ids are unsigned 64-bit integers.
 package api
@@ -88,8 +93,9 @@ type Error struct {
 
 // The server's own error names (Error.Code 0).
 const (
-	// ErrNameBadRequest: malformed JSON, an unknown field, a missing or
-	// bad value (400).
+	// ErrNameBadRequest: malformed JSON, an unknown field (names match
+	// exactly: "Key" is not "key"), a field given twice, a missing or bad
+	// value (400).
 	ErrNameBadRequest = "BAD_REQUEST"
 	// ErrNameTooLarge: the body exceeds the server's --max-request-bytes (413).
 	ErrNameTooLarge = "REQUEST_TOO_LARGE"
@@ -106,6 +112,15 @@ const (
 	// was not confirmed within the server's --write-timeout; it is not
 	// acknowledged and may or may not survive a failover (503).
 	ErrNameNotDurable = "NOT_DURABLE"
+	// ErrNameTooManyRequests: the server already serves as many heavy
+	// calls (/v1/groups/retain and /v1/groups/release:
+	// --max-heavy-requests; /v1/snapshot: --max-snapshot-requests) as it
+	// allows at once; nothing was done, send it again later (the answer's
+	// Retry-After header says when) (429).
+	ErrNameTooManyRequests = "TOO_MANY_REQUESTS"
+	// ErrNameUnavailable: the server cannot answer a GET /metrics now (its
+	// master is closed: the server is stopping) (503).
+	ErrNameUnavailable = "UNAVAILABLE"
 )
 
 // The values of Replica.Kind, Replica.Status, MountRequest.Pool and
@@ -267,7 +282,9 @@ type ReleaseRequest struct {
 }
 
 // GroupResult is one group's outcome: its deadline after a retain, or its
-// error.
+// error. A group's error carries the library's code and name and a short
+// message of its own (not the call's: an answer stays proportional to
+// its request).
 type GroupResult struct {
 	Group      string `json:"group"`
 	DeadlineMs uint64 `json:"deadline_ms,omitempty"`
