@@ -21,7 +21,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// a socket is refused before anything is written (saving to `/dev/null`
 /// would otherwise replace the device with a file). A replaced file's
 /// owner, group and read/write/execute bits carry over to the new one
-/// ([`keep_access`]: an owner or group this process may not set stays its
+/// (an owner or group this process may not set stays its
 /// own, and then the group bits are cleared); a new file is created
 /// readable and writable by its owner only (0600, less what the umask
 /// takes), as a snapshot holds every tenant's keys.
