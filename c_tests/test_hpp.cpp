@@ -6,6 +6,7 @@
 #include "mooncake_meta.hpp"
 
 #include <array>
+#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -140,6 +141,22 @@ void put(const mm::master &m, std::uint64_t client, mm::key k, std::uint64_t siz
 
 bool contains(std::string_view hay, std::string_view needle) {
     return hay.find(needle) != std::string_view::npos;
+}
+
+// The message of the mm::error `f` throws ("" when it throws none).
+template <class F> std::string error_message(F f) {
+    try {
+        f();
+    } catch (const mm::error &e) {
+        return e.what();
+    }
+    return "";
+}
+
+// A NULL C string the compiler cannot see through.
+const char *null_c_string() {
+    static const char *volatile p = nullptr;
+    return p;
 }
 
 // ---------------------------------------------------------------------------
@@ -630,8 +647,10 @@ void batches() {
     mount(m, 1, "mem1");
     const std::vector<std::string> keys{"b0", "b1", "b2"};
 
-    CHECK_THROWS(MOONCAKE_META_INVALID_PARAMS,
-                 m.batch_put_start(1, "", keys, std::vector<std::uint64_t>{64, 64}));
+    // Not one size per key: every key refused, no throw (as the library
+    // refuses a batch; batch_count_mismatches_are_refusals tests it).
+    CHECK_EQ(m.batch_put_start(1, "", keys, std::vector<std::uint64_t>{64, 64}).status,
+             MOONCAKE_META_INVALID_PARAMS);
     mm::batch_start_result s = m.batch_put_start(1, "", keys, {64, 64, 64},
                                                  mm::write_config().memory_replicas(2));
     CHECK(s.ok());
@@ -639,8 +658,8 @@ void batches() {
     CHECK_EQ(s.replicas.size(), 3u);
     CHECK_EQ(s.replicas[1].size(), 2u);
     CHECK(s.tokens[2] != 0);
-    CHECK_THROWS(MOONCAKE_META_INVALID_PARAMS,
-                 m.batch_put_end(1, "", keys, mm::selector::all, {s.tokens[0]}));
+    CHECK_EQ(m.batch_put_end(1, "", keys, mm::selector::all, {s.tokens[0]}).status,
+             MOONCAKE_META_INVALID_PARAMS);
     mm::batch_status e = m.batch_put_end(1, "", keys, mm::selector::all, s.tokens);
     CHECK(e.ok());
     CHECK(e.message.empty());
@@ -1108,6 +1127,13 @@ void group_retention() {
     CHECK_EQ(r.deadlines[0], START + 60000);
     CHECK_EQ(r.deadlines[3], 0u);
     CHECK(r.ok());
+    // An id containing a NUL byte fails on its own, as retention_result says.
+    mm::retention_result nul_id =
+        m.retain_groups("", std::vector<std::string>{std::string("a\0b", 3), "prefix"}, 60000);
+    CHECK(nul_id.ok());
+    CHECK_EQ(nul_id.statuses[0], MOONCAKE_META_INVALID_PARAMS);
+    CHECK_EQ(nul_id.statuses[1], MOONCAKE_META_OK);
+    CHECK_EQ(nul_id.deadlines[0], 0u);
     // A bad shared argument fails every group (no throw), changing nothing.
     for (std::uint64_t bad_ttl : {std::uint64_t{0}, std::uint64_t{120001}}) {
         mm::retention_result refused = m.retain_groups("", ids, bad_ttl);
@@ -1146,6 +1172,208 @@ void group_retention() {
     m.check_invariants();
 }
 
+// A NULL C string is never read (strlen(NULL) crashed in key's own
+// constructor): a single call throws NULL_ARGUMENT naming the argument, and
+// a batch is refused as a whole with that code, nothing done.
+void null_c_strings_are_null_argument() {
+    mm::master m = test_master();
+    mount(m, 1, "seg");
+    put(m, 1, "k", 64);
+    const char *np = null_c_string();
+    CHECK_THROWS(MOONCAKE_META_NULL_ARGUMENT, m.exist(static_cast<const char *>(nullptr)));
+    CHECK(error_message([&] { m.exist(static_cast<const char *>(nullptr)); }) ==
+          "mooncake_meta.hpp: key is NULL");
+    CHECK_THROWS(MOONCAKE_META_NULL_ARGUMENT, m.exist(np));
+    CHECK_THROWS(MOONCAKE_META_NULL_ARGUMENT, m.get_replica_list(np));
+    CHECK_THROWS(MOONCAKE_META_NULL_ARGUMENT, m.put_start(1, np, 64));
+    CHECK_THROWS(MOONCAKE_META_NULL_ARGUMENT, m.remove(np));
+    CHECK(error_message([&] { m.exist({np, "k"}); }) == "mooncake_meta.hpp: tenant is NULL");
+    CHECK(error_message([&] { m.exist({"t", np}); }) == "mooncake_meta.hpp: key is NULL");
+    CHECK(error_message([&] { m.put_end(1, {std::string_view(), np}); }) ==
+          "mooncake_meta.hpp: key is NULL");
+
+    // Every other string argument, named.
+    CHECK(error_message([&] { m.mount_segment(1, np, 0x7000000000ull, 1 << 20); }) ==
+          "mooncake_meta.hpp: segment name is NULL");
+    CHECK(error_message([&] { m.unmount_segment(1, np); }) ==
+          "mooncake_meta.hpp: segment name is NULL");
+    CHECK(error_message([&] { m.list_keys(np); }) == "mooncake_meta.hpp: tenant is NULL");
+    CHECK(error_message([&] { m.list_keys("", np); }) == "mooncake_meta.hpp: prefix is NULL");
+    CHECK(error_message([&] { m.list_keys("", "", np); }) == "mooncake_meta.hpp: after is NULL");
+    CHECK(error_message([&] { m.remove_by_regex(np); }) == "mooncake_meta.hpp: pattern is NULL");
+    CHECK(error_message([&] { m.remove_by_regex("^k", np); }) ==
+          "mooncake_meta.hpp: tenant is NULL");
+    CHECK_THROWS(MOONCAKE_META_NULL_ARGUMENT, m.remove_by_regex_all_tenants(np));
+    CHECK(error_message([&] { m.move_start("k", np, "seg"); }) ==
+          "mooncake_meta.hpp: from segment is NULL");
+    CHECK(error_message([&] { m.move_start("k", "seg", np); }) ==
+          "mooncake_meta.hpp: to segment is NULL");
+    CHECK(error_message([&] { m.copy_start("k", {np}); }) ==
+          "mooncake_meta.hpp: copy_start segments[0] is NULL");
+    const std::vector<const char *> seg_and_null{"seg", np};
+    CHECK(error_message([&] { m.copy_start("k", seg_and_null); }) ==
+          "mooncake_meta.hpp: copy_start segments[1] is NULL");
+    CHECK_THROWS(MOONCAKE_META_NULL_ARGUMENT, m.promotion_start("k", {"seg", np}));
+    CHECK_THROWS(MOONCAKE_META_NULL_ARGUMENT, m.promotion_start("k", seg_and_null));
+    CHECK(error_message([&] { m.group_retention_deadline(np, "g"); }) ==
+          "mooncake_meta.hpp: tenant is NULL");
+    CHECK(error_message([&] { m.group_retention_deadline("", np); }) ==
+          "mooncake_meta.hpp: group is NULL");
+    CHECK(error_message([&] { m.snapshot_save(np); }) == "mooncake_meta.hpp: path is NULL");
+    CHECK(error_message([&] { m.restore_files({np}); }) ==
+          "mooncake_meta.hpp: restore_files paths[0] is NULL");
+    CHECK_THROWS(MOONCAKE_META_NULL_ARGUMENT, m.restore_files(seg_and_null));
+    mm::write_config wc;
+    CHECK(error_message([&] { wc.group(np); }) == "mooncake_meta.hpp: group is NULL");
+    CHECK(error_message([&] { wc.preferred_segments({"a", np}); }) ==
+          "mooncake_meta.hpp: write_config.preferred_segments[1] is NULL");
+    CHECK_THROWS(MOONCAKE_META_NULL_ARGUMENT, wc.preferred_segments(seg_and_null));
+    CHECK(wc.c_config().group == nullptr); // unchanged
+    CHECK_EQ(wc.c_config().preferred_segments_count, 0u);
+    mm::replicate_config rc;
+    CHECK_THROWS(MOONCAKE_META_NULL_ARGUMENT, rc.preferred_segments({np}));
+    CHECK_THROWS(MOONCAKE_META_NULL_ARGUMENT, rc.preferred_segments(seg_and_null));
+    // The same calls with a C string that is not NULL go through.
+    const char *seg = "seg";
+    CHECK(m.exist(static_cast<const char *>("k")));
+    CHECK_EQ(m.list_keys(static_cast<const char *>("")).size(), 1u);
+    CHECK(std::string(wc.group(seg).c_config().group) == "seg");
+
+    // Batches: refused as a whole, every key NULL_ARGUMENT, nothing done.
+    const std::vector<const char *> keys{"k", np};
+    mm::batch_exist_result x = m.batch_exist("", keys);
+    CHECK_EQ(x.status, MOONCAKE_META_NULL_ARGUMENT);
+    CHECK(x.statuses == std::vector<std::int32_t>(2, MOONCAKE_META_NULL_ARGUMENT));
+    CHECK(x.exists == std::vector<bool>(2, false));
+    CHECK(x.message == "mooncake_meta.hpp: batch_exist: keys[1] is NULL");
+    CHECK_THROWS(MOONCAKE_META_NULL_ARGUMENT, x.throw_if_failed());
+    mm::batch_exist_result xt = m.batch_exist(np, std::vector<std::string>{"k"});
+    CHECK_EQ(xt.statuses.size(), 1u);
+    CHECK_EQ(xt.statuses[0], MOONCAKE_META_NULL_ARGUMENT);
+    CHECK(xt.message == "mooncake_meta.hpp: batch_exist: tenant is NULL");
+    mm::batch_get_result g = m.batch_get_replica_list("", keys);
+    CHECK_EQ(g.status, MOONCAKE_META_NULL_ARGUMENT);
+    CHECK_EQ(g.replicas.size(), 2u);
+    CHECK(g.replicas[0].empty());
+    CHECK(g.message == "mooncake_meta.hpp: batch_get_replica_list: keys[1] is NULL");
+    mm::batch_status rm = m.batch_remove("", keys, true);
+    CHECK_EQ(rm.status, MOONCAKE_META_NULL_ARGUMENT);
+    CHECK(rm.statuses == std::vector<std::int32_t>(2, MOONCAKE_META_NULL_ARGUMENT));
+    CHECK(m.exist("k")); // not removed
+    const std::vector<const char *> fresh{"fresh", np};
+    mm::batch_start_result st = m.batch_put_start(1, "", fresh, {64, 64});
+    CHECK_EQ(st.status, MOONCAKE_META_NULL_ARGUMENT);
+    CHECK(st.statuses == std::vector<std::int32_t>(2, MOONCAKE_META_NULL_ARGUMENT));
+    CHECK(st.tokens == std::vector<std::uint64_t>(2, 0));
+    CHECK_EQ(st.replicas.size(), 2u);
+    CHECK(st.message == "mooncake_meta.hpp: batch_put_start: keys[1] is NULL");
+    CHECK(m.batch_upsert_start(1, np, std::vector<std::string>{"fresh"}, {64}).message ==
+          "mooncake_meta.hpp: batch_upsert_start: tenant is NULL");
+    CHECK(m.batch_put_end(1, "", fresh).message ==
+          "mooncake_meta.hpp: batch_put_end: keys[1] is NULL");
+    CHECK(m.batch_put_revoke(1, np, std::vector<std::string>{"fresh"}).message ==
+          "mooncake_meta.hpp: batch_put_revoke: tenant is NULL");
+    // Keys a range makes as it is walked (by value), one of them NULL.
+    struct by_value {
+        std::vector<const char *> ptrs;
+        struct iterator {
+            const char *const *p;
+            const char *operator*() const { return *p; }
+            iterator &operator++() {
+                ++p;
+                return *this;
+            }
+            bool operator!=(const iterator &o) const { return p != o.p; }
+        };
+        iterator begin() const { return {ptrs.data()}; }
+        iterator end() const { return {ptrs.data() + ptrs.size()}; }
+    };
+    mm::batch_status made = m.batch_remove("", by_value{{np, "k"}}, true);
+    CHECK(made.message == "mooncake_meta.hpp: batch_remove: keys[0] is NULL");
+    CHECK(m.exist("k"));
+    CHECK(m.batch_exist("", by_value{{"k"}}).ok());
+    // Group retention: refused the same way, no group retained.
+    mm::retention_result rg = m.retain_groups("", std::vector<const char *>{"g", np}, 1000);
+    CHECK_EQ(rg.status, MOONCAKE_META_NULL_ARGUMENT);
+    CHECK(rg.statuses == std::vector<std::int32_t>(2, MOONCAKE_META_NULL_ARGUMENT));
+    CHECK(rg.deadlines == std::vector<std::uint64_t>(2, 0));
+    CHECK(rg.message == "mooncake_meta.hpp: retain_groups: groups[1] is NULL");
+    CHECK(!m.group_retention_deadline("", "g").has_value());
+    mm::retention_result rl = m.release_groups(np, std::vector<std::string>{"g"});
+    CHECK_EQ(rl.status, MOONCAKE_META_NULL_ARGUMENT);
+    CHECK(rl.message == "mooncake_meta.hpp: release_groups: tenant is NULL");
+    CHECK(rl.deadlines.empty());
+    CHECK_EQ(m.key_count(), 1u);
+    m.check_invariants();
+}
+
+// Sizes or tokens not one per key: the batch is refused as a whole, as the
+// library refuses one (every key INVALID_PARAMS, the message naming the
+// function), not thrown; nothing is done.
+void batch_count_mismatches_are_refusals() {
+    mm::master m = test_master();
+    mount(m, 1, "seg");
+    const std::vector<std::string> keys{"c0", "c1"};
+    for (bool upsert : {false, true}) {
+        const std::string fn = upsert ? "batch_upsert_start" : "batch_put_start";
+        for (const std::vector<std::uint64_t> &sizes :
+             {std::vector<std::uint64_t>{64}, std::vector<std::uint64_t>{64, 64, 64},
+              std::vector<std::uint64_t>{}}) {
+            mm::batch_start_result r = upsert ? m.batch_upsert_start(1, "", keys, sizes)
+                                              : m.batch_put_start(1, "", keys, sizes);
+            CHECK_EQ(r.status, MOONCAKE_META_INVALID_PARAMS);
+            CHECK(r.message == "mooncake_meta.hpp: " + fn + ": " + std::to_string(sizes.size()) +
+                                   " sizes for 2 keys");
+            CHECK(r.statuses == std::vector<std::int32_t>(2, MOONCAKE_META_INVALID_PARAMS));
+            CHECK_EQ(r.replicas.size(), 2u);
+            CHECK(r.replicas[0].empty() && r.replicas[1].empty());
+            CHECK(r.tokens == std::vector<std::uint64_t>(2, 0));
+            CHECK_THROWS(MOONCAKE_META_INVALID_PARAMS, r.throw_if_failed());
+        }
+    }
+    CHECK_EQ(m.key_count(), 0u);
+
+    mm::batch_start_result s = m.batch_put_start(1, "", keys, {64, 64});
+    CHECK(s.ok());
+    mm::batch_status e = m.batch_put_end(1, "", keys, mm::selector::all, {s.tokens[0]});
+    CHECK_EQ(e.status, MOONCAKE_META_INVALID_PARAMS);
+    CHECK(e.statuses == std::vector<std::int32_t>(2, MOONCAKE_META_INVALID_PARAMS));
+    CHECK(e.message == "mooncake_meta.hpp: batch_put_end: 1 tokens for 2 keys");
+    mm::batch_status v =
+        m.batch_put_revoke(1, "", keys, mm::selector::all, {s.tokens[0], s.tokens[1], 7});
+    CHECK_EQ(v.status, MOONCAKE_META_INVALID_PARAMS);
+    CHECK_EQ(v.statuses.size(), 2u);
+    CHECK(v.message == "mooncake_meta.hpp: batch_put_revoke: 3 tokens for 2 keys");
+    CHECK_THROWS(MOONCAKE_META_INVALID_PARAMS, v.throw_if_failed());
+    // Nothing was done: the writes are in flight, and their tokens end them.
+    CHECK(!m.exist("c0"));
+    CHECK(m.batch_put_end(1, "", keys, mm::selector::all, s.tokens).ok());
+    CHECK(m.exist("c0") && m.exist("c1"));
+}
+
+// Creating a master checks that the library fills the whole metrics struct
+// (an older library of the same ABI major fills less: test_hpp_old_lib
+// emulates one). This one is as new as the header, in every configuration.
+void master_creation_accepts_a_library_as_new_as_the_header() {
+    mm::master d;
+    CHECK_EQ(d.metrics().struct_size, sizeof(mm::metrics_snapshot));
+    mm::config sc = test_config();
+    sc.set_standby(true).set_journal_capacity_bytes(1 << 20);
+    mm::master s(sc);
+    const mm::metrics_snapshot ms = s.metrics();
+    CHECK_EQ(ms.struct_size, sizeof(mm::metrics_snapshot));
+    CHECK_EQ(ms.standby, 1u);
+    // The library fills exactly what it is given of a smaller struct (what
+    // the emulation in test_hpp_old_lib relies on).
+    auto small = mm::metrics_snapshot();
+    small.struct_size = static_cast<std::uint32_t>(offsetof(mm::metrics_snapshot, clock_skew_ms));
+    small.standby = 42;
+    mm::c_error err;
+    CHECK_EQ(mooncake_meta_metrics(s.get(), &small, err.out()), MOONCAKE_META_OK);
+    CHECK_EQ(small.struct_size, offsetof(mm::metrics_snapshot, clock_skew_ms));
+    CHECK_EQ(small.standby, 42u);
+}
+
 } // namespace
 
 // The change journal: a primary's records applied to a standby, which
@@ -1166,6 +1394,18 @@ void journal_and_standby() {
     std::uint8_t tiny[4];
     std::uint64_t ignored = 0;
     CHECK_THROWS(MOONCAKE_META_BUFFER_TOO_SMALL, p.journal_read(1, tiny, sizeof tiny, ignored));
+    // Its message states the length a C++ caller needs (the library's
+    // points to *out_len, which the caller cannot see): every record held.
+    const std::string too_small =
+        error_message([&] { p.journal_read(1, tiny, sizeof tiny, ignored); });
+    CHECK(contains(too_small, "below the " + std::to_string(records.size()) + " bytes"));
+    CHECK(contains(too_small, "journal_vector"));
+    CHECK(!contains(too_small, "out_len"));
+    std::vector<std::uint8_t> exact(records.size());
+    std::uint64_t exact_next = 0;
+    CHECK_EQ(p.journal_read(1, exact.data(), exact.size(), exact_next), records.size());
+    CHECK(exact == records);
+    CHECK_EQ(exact_next, next);
 
     mm::config sc = test_config();
     sc.set_standby(true);
@@ -1193,7 +1433,8 @@ void journal_and_standby() {
     CHECK_THROWS(MOONCAKE_META_UNAVAILABLE_IN_CURRENT_STATUS, test_master().journal_vector(1, next));
 }
 
-int main() {
+// With arguments, only the tests named run (`./test_hpp batches`).
+int main(int argc, char **argv) {
     struct test {
         const char *name;
         void (*fn)();
@@ -1211,6 +1452,10 @@ int main() {
         {"removals", removals},
         {"replication_tasks", replication_tasks},
         {"batches", batches},
+        {"null_c_strings_are_null_argument", null_c_strings_are_null_argument},
+        {"batch_count_mismatches_are_refusals", batch_count_mismatches_are_refusals},
+        {"master_creation_accepts_a_library_as_new_as_the_header",
+         master_creation_accepts_a_library_as_new_as_the_header},
         {"batch_after_a_panic", batch_after_a_panic},
         {"config_copy_assignment_survives_a_failed_allocation",
          config_copy_assignment_survives_a_failed_allocation},
@@ -1223,6 +1468,9 @@ int main() {
     };
     int passed = 0, failed = 0;
     for (const test &t : tests) {
+        bool named = argc < 2;
+        for (int i = 1; i < argc; i++) named = named || std::strcmp(argv[i], t.name) == 0;
+        if (!named) continue;
         const int before = failures;
         try {
             t.fn();

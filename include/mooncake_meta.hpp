@@ -1,14 +1,25 @@
 /*
  * libmooncake_meta for C++17: a header-only layer over the C API of
- * mooncake_meta.h. Every C function has a wrapper here; the C header stays the
- * reference for what each call does (docs/CONTRACT.md for the behaviour).
+ * mooncake_meta.h. Every C function has a wrapper here but one:
+ * mooncake_meta_remove_by_regex, kept in C as 0.1.0 shipped it (an empty
+ * tenant meaning every tenant) and superseded by the two calls
+ * remove_by_regex (one tenant; mooncake_meta_remove_by_regex_in_tenant)
+ * and remove_by_regex_all_tenants wrap. The C header stays the reference
+ * for what each call does (docs/CONTRACT.md for the behaviour).
  *
  * Conventions:
  * - Errors are exceptions: a failed call throws mooncake_meta::error, whose
  *   code() is the C status (a negative MOONCAKE_META_* value) and whose
  *   what() is the library's message (it names the function and the
- *   argument). Batch calls are the one exception to the rule: they report
- *   each key's status in their result (see batch_status).
+ *   argument), or this header's for what it refuses itself (starting
+ *   "mooncake_meta.hpp: "). Batch calls are the one exception to the rule:
+ *   they report each key's status in their result (see batch_status),
+ *   whole-batch refusals this header makes itself included.
+ * - The linked library must be at least as new as this header (the same
+ *   ABI major and no older minor): an older one fills only the fields it
+ *   knows of the size-versioned output structs, and the newer ones would
+ *   read as 0. Creating a master checks it (see metrics_snapshot) and
+ *   throws MOONCAKE_META_STRUCT_SIZE_UNSUPPORTED.
  * - Ownership is RAII: master, config, c_error, bytes and key_list each own
  *   one library object and release it with its C _free function. They are
  *   movable, not copyable; a moved-from handle holds nothing: a call on it
@@ -16,14 +27,28 @@
  *   MOONCAKE_META_NULL_ARGUMENT (a batch call reports that code for every
  *   key; bytes and key_list read as empty; master(config) refuses an empty
  *   config rather than taking the defaults).
- * - Keys, tenants, group and segment names are std::string_view, only read
- *   during the call. Names the C API takes as NUL-terminated strings
- *   (preferred segments, group, copy targets, paths) are copied once into the
- *   configuration or call; one containing a NUL byte is refused with
- *   MOONCAKE_META_INVALID_PARAMS before the library is called.
- * - Allocations: only the std::vector / std::string results, the copies of
- *   NUL-terminated names above, and the pointer/length arrays of batch and
- *   restore_candidates calls.
+ * - Keys, tenants, group and segment names, patterns and paths are string
+ *   views, only read during the call: a std::string_view, a std::string,
+ *   anything else that converts to a std::string_view, or a C string. A
+ *   NULL C string (as an argument or an element of a range of names) is
+ *   never read: the call throws MOONCAKE_META_NULL_ARGUMENT naming the
+ *   argument ("mooncake_meta.hpp: key is NULL"); a batch call is refused
+ *   as a whole with that code instead. Names the C API takes as
+ *   NUL-terminated strings (preferred segments, group, copy targets,
+ *   paths) are copied once into the configuration or call; one containing
+ *   a NUL byte is refused with MOONCAKE_META_INVALID_PARAMS before the
+ *   library is called.
+ * - Allocations: the std::vector / std::string results, each buffer grown
+ *   and the call repeated while the content outgrows it (with some headroom
+ *   for metrics_prometheus_text, snapshot_vector and journal_vector, whose
+ *   content may grow between two calls); the copies of NUL-terminated names
+ *   above; the pointer/length arrays of batch and restore_candidates calls,
+ *   and a batch's copies of keys its range makes as it is walked (a view
+ *   yielding strings); the scratch buffers of batch_put_start /
+ *   batch_upsert_start (every key's replica slots, and the counts) and of
+ *   batch_get_replica_list (one flat replica array, grown to the total the
+ *   library asks for, and the counts); the messages of errors and of failed
+ *   batches.
  * - Thread safety is the C library's: a master may be used from any number of
  *   threads at once (every method is const), except that destroying or
  *   assigning to it must not race another call on it. A config is internally
@@ -162,6 +187,82 @@ inline void check(std::int32_t status, const c_error &err) {
     throw error(MOONCAKE_META_INVALID_PARAMS, message);
 }
 
+/// The error for a NULL C string given as `what`.
+[[noreturn]] inline void null_argument(const std::string &what) {
+    throw error(MOONCAKE_META_NULL_ARGUMENT, "mooncake_meta.hpp: " + what + " is NULL");
+}
+
+// What a text argument is called in its NULL_ARGUMENT message.
+struct tenant_arg { static constexpr const char *value = "tenant"; };
+struct key_arg { static constexpr const char *value = "key"; };
+struct segment_arg { static constexpr const char *value = "segment name"; };
+struct from_arg { static constexpr const char *value = "from segment"; };
+struct to_arg { static constexpr const char *value = "to segment"; };
+struct group_arg { static constexpr const char *value = "group"; };
+struct prefix_arg { static constexpr const char *value = "prefix"; };
+struct after_arg { static constexpr const char *value = "after"; };
+struct pattern_arg { static constexpr const char *value = "pattern"; };
+struct path_arg { static constexpr const char *value = "path"; };
+// An element of a list of names; its NULL message names the list instead.
+struct name_arg { static constexpr const char *value = "name"; };
+
+/// A string argument, viewed during the call: a std::string_view, a
+/// std::string, anything else that converts to a std::string_view, or a C
+/// string. A NULL C string is kept as such (never read): get() throws
+/// MOONCAKE_META_NULL_ARGUMENT naming the argument (Name::value), and a
+/// batch call asks null() first to refuse the batch instead.
+template <class Name> class text {
+public:
+    text() noexcept = default;
+    text(const char *s) noexcept : view_(s ? std::string_view(s) : std::string_view()), null_(!s) {}
+    text(std::string_view s) noexcept : view_(s) {}
+    text(const std::string &s) noexcept : view_(s) {}
+    template <class T,
+              typename std::enable_if<std::is_convertible<const T &, std::string_view>::value &&
+                                          !std::is_convertible<const T &, const char *>::value &&
+                                          !std::is_same<T, std::string>::value,
+                                      int>::type = 0>
+    text(const T &s) : view_(s) {}
+
+    /// Whether this is a NULL C string.
+    bool null() const noexcept { return null_; }
+    /// The view; a NULL C string throws MOONCAKE_META_NULL_ARGUMENT.
+    std::string_view get() const {
+        if (null_) null_argument(Name::value);
+        return view_;
+    }
+
+private:
+    std::string_view view_;
+    bool null_ = false;
+};
+
+template <class T> struct is_text : std::false_type {};
+template <class Name> struct is_text<text<Name>> : std::true_type {};
+
+/// Whether an element of a range of names is a NULL C string.
+template <class T> bool null_string(const T &s) noexcept {
+    if constexpr (is_text<T>::value)
+        return s.null();
+    else if constexpr (std::is_pointer<T>::value)
+        return s == nullptr;
+    else
+        return false;
+}
+
+/// An element of a range of names, not a NULL C string, as a view.
+template <class T> std::string_view view_of(const T &s) {
+    if constexpr (is_text<T>::value)
+        return s.get();
+    else
+        return std::string_view(s);
+}
+
+/// "what[i]", naming an element of a range in a message.
+inline std::string element(const char *what, std::size_t i) {
+    return std::string(what) + "[" + std::to_string(i) + "]";
+}
+
 /// A string the C API reads NUL-terminated; refuses an embedded NUL, which
 /// would silently name something else.
 inline std::string c_string(std::string_view s, const char *what) {
@@ -176,12 +277,15 @@ inline std::string c_string(std::string_view s, const char *what) {
 class c_strings {
 public:
     c_strings() = default;
+    /// `names` is any range of string-like elements; a NULL C string among
+    /// them throws MOONCAKE_META_NULL_ARGUMENT naming it ("what[i]").
     template <class Range> c_strings(const Range &names, const char *what) {
-        for (const auto &n : names) strings_.push_back(c_string(std::string_view(n), what));
-        rebuild();
-    }
-    c_strings(std::initializer_list<std::string_view> names, const char *what) {
-        for (std::string_view n : names) strings_.push_back(c_string(n, what));
+        std::size_t i = 0;
+        for (const auto &n : names) {
+            if (null_string(n)) null_argument(element(what, i));
+            strings_.push_back(c_string(view_of(n), what));
+            i++;
+        }
         rebuild();
     }
     c_strings(const c_strings &o) : strings_(o.strings_) { rebuild(); }
@@ -217,16 +321,37 @@ private:
 /// points into the caller's strings, which must outlive it (one call), when
 /// the range yields references to stored strings; a range that makes its
 /// elements as it goes (a C++20 `views::transform` returning strings) is
-/// copied first, since each element would be gone by the call.
+/// copied first, since each element would be gone by the call. A NULL C
+/// string among the keys is not read: null_at() says where the first one
+/// is, and the batch is refused before its C call.
 class key_array {
 public:
+    static constexpr std::size_t none = static_cast<std::size_t>(-1);
+
     template <class Range> explicit key_array(const Range &keys) {
+        std::size_t i = 0;
         if constexpr (std::is_lvalue_reference<decltype(*std::begin(keys))>::value) {
-            for (const auto &k : keys) add(std::string_view(k));
+            for (const auto &k : keys) {
+                if (null_string(k)) {
+                    note_null(i);
+                    add(std::string_view());
+                } else {
+                    add(view_of(k));
+                }
+                i++;
+            }
         } else {
             // All copied before any pointer is taken: the vector does not
             // move its strings afterwards.
-            for (auto &&k : keys) owned_.emplace_back(std::string_view(k));
+            for (auto &&k : keys) {
+                if (null_string(k)) {
+                    note_null(i);
+                    owned_.emplace_back();
+                } else {
+                    owned_.emplace_back(view_of(k));
+                }
+                i++;
+            }
             for (const std::string &k : owned_) add(k);
         }
     }
@@ -238,15 +363,21 @@ public:
     const char *const *ptrs() const noexcept { return ptrs_.empty() ? nullptr : ptrs_.data(); }
     const std::size_t *lens() const noexcept { return lens_.empty() ? nullptr : lens_.data(); }
     std::size_t size() const noexcept { return ptrs_.size(); }
+    /// The index of the first NULL C string among the keys, or `none`.
+    std::size_t null_at() const noexcept { return null_at_; }
 
 private:
     void add(std::string_view v) {
         ptrs_.push_back(v.data());
         lens_.push_back(v.size());
     }
+    void note_null(std::size_t i) noexcept {
+        if (null_at_ == none) null_at_ = i;
+    }
     std::vector<std::string> owned_;
     std::vector<const char *> ptrs_;
     std::vector<std::size_t> lens_;
+    std::size_t null_at_ = none;
 };
 
 /// A size-versioned output struct with struct_size set.
@@ -272,7 +403,11 @@ using cleanup_stats = mooncake_meta_cleanup_stats;
 /// What one eviction run did.
 using eviction_report = mooncake_meta_eviction_report;
 /// Every scalar metric of a master, `clock_skew_ms` (the master's timeline
-/// minus the wall clock) included.
+/// minus the wall clock) included. Of the size-versioned structs, this one
+/// gained fields last, so creating a master reads it once: a library that
+/// fills less than sizeof(metrics_snapshot) is older than this header (the
+/// newer fields, here and in the other reports, would read as 0), and the
+/// master is freed and MOONCAKE_META_STRUCT_SIZE_UNSUPPORTED thrown.
 using metrics_snapshot = mooncake_meta_metrics_snapshot;
 /// What a restore did, `clock_shift_ms` (how far every stored instant was
 /// moved onto the restoring master's timeline) included.
@@ -307,14 +442,17 @@ enum class soft_pin_action : std::uint32_t {
 
 /// A key and its tenant, both only viewed during the call. Converts from a
 /// key alone (the default tenant): m.exist("k"), m.exist({"tenant", "k"}).
+/// A NULL C string for either throws MOONCAKE_META_NULL_ARGUMENT
+/// ("mooncake_meta.hpp: key is NULL", or tenant) before any call.
 struct key {
     std::string_view tenant;
     std::string_view name;
 
-    key(const char *name_) : name(name_) {}
-    key(std::string_view name_) : name(name_) {}
-    key(const std::string &name_) : name(name_) {}
-    key(std::string_view tenant_, std::string_view name_) : tenant(tenant_), name(name_) {}
+    key(const char *name_) : name(detail::text<detail::key_arg>(name_).get()) {}
+    key(std::string_view name_) noexcept : name(name_) {}
+    key(const std::string &name_) noexcept : name(name_) {}
+    key(detail::text<detail::tenant_arg> tenant_, detail::text<detail::key_arg> name_)
+        : tenant(tenant_.get()), name(name_.get()) {}
 };
 
 /// The staged PROCESSING replicas of a Start and its write token (never 0).
@@ -673,13 +811,13 @@ public:
         preferred_ = detail::c_strings(names, "write_config.preferred_segments");
         return *this;
     }
-    write_config &preferred_segments(std::initializer_list<std::string_view> names) {
+    write_config &preferred_segments(std::initializer_list<detail::text<detail::name_arg>> names) {
         preferred_ = detail::c_strings(names, "write_config.preferred_segments");
         return *this;
     }
     /// The group to join at creation (copied; a NUL byte is refused).
-    write_config &group(std::string_view name) {
-        group_ = detail::c_string(name, "write_config.group");
+    write_config &group(detail::text<detail::group_arg> name) {
+        group_ = detail::c_string(name.get(), "write_config.group");
         has_group_ = true;
         return *this;
     }
@@ -741,7 +879,8 @@ public:
         preferred_ = detail::c_strings(names, "replicate_config.preferred_segments");
         return *this;
     }
-    replicate_config &preferred_segments(std::initializer_list<std::string_view> names) {
+    replicate_config &
+    preferred_segments(std::initializer_list<detail::text<detail::name_arg>> names) {
         preferred_ = detail::c_strings(names, "replicate_config.preferred_segments");
         return *this;
     }
@@ -781,9 +920,13 @@ private:
 /// statuses[i] is key i's status (MOONCAKE_META_OK or a code), `status` the
 /// call's (OK only when every key succeeded, else the first failure's) and
 /// `message` the library's summary for a failed batch. A batch refused as a
-/// whole gives every key the same code; so does a panic inside the library
-/// (MOONCAKE_META_PANIC): which keys were done before it is unknown, so no
-/// key reads OK. throw_if_failed() turns a failed batch into an exception.
+/// whole gives every key the same code, whether the library refused it or
+/// this header did before calling it (a NULL C string: NULL_ARGUMENT; sizes
+/// or tokens not one per key: INVALID_PARAMS; `message` then starts
+/// "mooncake_meta.hpp: " and names the function); so does a panic inside
+/// the library (MOONCAKE_META_PANIC): which keys were done before it is
+/// unknown, so no key reads OK. throw_if_failed() turns a failed batch into
+/// an exception.
 struct batch_status {
     std::int32_t status = MOONCAKE_META_OK;
     std::string message;
@@ -796,17 +939,19 @@ struct batch_status {
 };
 
 /// retain_groups / release_groups: group i's status (MOONCAKE_META_OK,
-/// MOONCAKE_META_INVALID_PARAMS for an empty id, MOONCAKE_META_INVALID_UTF8
-/// for one that is not UTF-8, MOONCAKE_META_GROUP_RETENTION_FULL
-/// for a new group while max_retained_groups are retained) and, for a
-/// retain, its deadline after the call (0 unless OK). As for a batch, a
-/// refusal does not throw: `status` is MOONCAKE_META_OK when the call was
-/// accepted (each group's outcome is its own status, which may be a
-/// failure), else the code of the call's refusal, which every status then
-/// holds (every deadline 0), with `message` the library's; nothing changed.
-/// A bad shared argument (a TTL of 0 or above the maximum, a bad tenant) is
-/// MOONCAKE_META_INVALID_PARAMS (a tenant that is not UTF-8:
-/// MOONCAKE_META_INVALID_UTF8). throw_if_failed() turns a refusal into an
+/// MOONCAKE_META_INVALID_PARAMS for an empty id or one containing a NUL
+/// byte, MOONCAKE_META_INVALID_UTF8 for one that is not UTF-8,
+/// MOONCAKE_META_GROUP_RETENTION_FULL for a new group while
+/// max_retained_groups are retained) and, for a retain, its deadline after
+/// the call (0 unless OK). As for a batch, a refusal does not throw:
+/// `status` is MOONCAKE_META_OK when the call was accepted (each group's
+/// outcome is its own status, which may be a failure), else the code of the
+/// call's refusal, which every status then holds (every deadline 0), with
+/// `message` the library's (this header's for a NULL C string); nothing
+/// changed. A bad shared argument (a TTL of 0 or above the maximum, a bad
+/// tenant) is MOONCAKE_META_INVALID_PARAMS (a tenant that is not UTF-8:
+/// MOONCAKE_META_INVALID_UTF8); a NULL C string as the tenant or a group is
+/// MOONCAKE_META_NULL_ARGUMENT. throw_if_failed() turns a refusal into an
 /// exception.
 struct retention_result : batch_status {
     std::vector<std::uint64_t> deadlines;
@@ -825,10 +970,13 @@ struct batch_exist_result : batch_status {
 };
 
 /// batch_get_replica_list: key i's readable replicas (empty when it failed).
-/// The buffer is sized from the library's count first; a key that gains
-/// replicas between that count and its read (a concurrent write) alone
-/// fails with MOONCAKE_META_BUFFER_TOO_SMALL and no lease: read it again
-/// with get_replica_list.
+/// The call first offers the library room for one replica per key. When
+/// the keys' readable replicas outnumber that, the library does nothing
+/// (no lease) but report the total, and the call is repeated with room for
+/// it (again, should the total have grown meanwhile). A key that gains
+/// replicas between the library's count and its read (a concurrent write)
+/// alone fails with MOONCAKE_META_BUFFER_TOO_SMALL and no lease: read it
+/// again with get_replica_list.
 struct batch_get_result : batch_status {
     std::vector<std::vector<replica>> replicas;
 };
@@ -873,6 +1021,29 @@ inline void finish_batch(batch_status &r, const c_error &err) {
     library_message(r, err);
 }
 
+/// Refuses a batch of `n` keys before its C call, as the library refuses
+/// one as a whole: `code` is the call's status and every key's, `message`
+/// ("mooncake_meta.hpp: FUNCTION: why") the result's message. The caller
+/// sizes the result's other outputs (empty replicas, zero tokens,
+/// deadlines, false exists), as after a library refusal.
+inline void refuse(batch_status &r, std::size_t n, std::int32_t code, const std::string &message) {
+    r.status = code;
+    r.statuses.assign(n, code);
+    r.message = message;
+}
+
+/// Refuses the batch `fn` with MOONCAKE_META_NULL_ARGUMENT when its tenant
+/// or one of its keys (`items`: "keys", "groups") is a NULL C string;
+/// returns whether it did.
+inline bool refuse_null(batch_status &r, const char *fn, const text<tenant_arg> &tenant,
+                        const key_array &keys, const char *items) {
+    if (!tenant.null() && keys.null_at() == key_array::none) return false;
+    const std::string what = tenant.null() ? std::string("tenant") : element(items, keys.null_at());
+    refuse(r, keys.size(), MOONCAKE_META_NULL_ARGUMENT,
+           std::string("mooncake_meta.hpp: ") + fn + ": " + what + " is NULL");
+    return true;
+}
+
 } // namespace detail
 
 // ---------------------------------------------------------------------------
@@ -883,6 +1054,10 @@ inline void finish_batch(batch_status &r, const c_error &err) {
 /// stopped) on destruction. Every method is const and may be called from any
 /// number of threads at once; destroying, moving from or assigning to a
 /// master must not race another call on it. Clients are plain ids.
+///
+/// Creating one also checks that the linked library is not older than this
+/// header (see metrics_snapshot): MOONCAKE_META_STRUCT_SIZE_UNSUPPORTED
+/// otherwise, with no master left behind.
 class master {
 public:
     /// A master with the documented defaults (system clock, background
@@ -896,7 +1071,9 @@ public:
                         "mooncake_meta::master: the config is empty (moved from or released)");
         create(cfg.get());
     }
-    /// Takes ownership of `m` (may be NULL).
+    /// Takes ownership of `m` (may be NULL). Unlike the constructors that
+    /// create a master, it does not check the linked library's version
+    /// (see metrics_snapshot).
     explicit master(mooncake_meta_master *m) noexcept : p_(m) {}
     ~master() { mooncake_meta_master_free(p_); }
     master(const master &) = delete;
@@ -959,21 +1136,24 @@ public:
     // -- segments -----------------------------------------------------------
 
     /// Mounts `size` bytes at `base` owned by `client`; returns the segment id.
-    std::uint32_t mount_segment(std::uint64_t client, std::string_view name, std::uint64_t base,
-                                std::uint64_t size, pool p = pool::memory) const {
+    std::uint32_t mount_segment(std::uint64_t client, detail::text<detail::segment_arg> name,
+                                std::uint64_t base, std::uint64_t size,
+                                pool p = pool::memory) const {
+        const std::string_view n = name.get();
         c_error err;
         std::uint32_t id = 0;
-        detail::check(mooncake_meta_mount_segment(p_, client, name.data(), name.size(), base, size,
+        detail::check(mooncake_meta_mount_segment(p_, client, n.data(), n.size(), base, size,
                                                   static_cast<std::uint32_t>(p), &id, err.out()),
                       err);
         return id;
     }
-    unmount_report unmount_segment(std::uint64_t client, std::string_view name) const {
+    unmount_report unmount_segment(std::uint64_t client,
+                                   detail::text<detail::segment_arg> name) const {
+        const std::string_view n = name.get();
         c_error err;
         auto r = detail::sized<unmount_report>();
-        detail::check(
-            mooncake_meta_unmount_segment(p_, client, name.data(), name.size(), &r, err.out()),
-            err);
+        detail::check(mooncake_meta_unmount_segment(p_, client, n.data(), n.size(), &r, err.out()),
+                      err);
         return r;
     }
     unmount_report unmount_client(std::uint64_t client) const {
@@ -1103,13 +1283,14 @@ public:
     }
     /// One page of `tenant`'s keys starting with `prefix`, after `after`,
     /// at most `limit` (0 = all).
-    key_list list_keys(std::string_view tenant = {}, std::string_view prefix = {},
-                       std::string_view after = {}, std::size_t limit = 0) const {
+    key_list list_keys(detail::text<detail::tenant_arg> tenant = {},
+                       detail::text<detail::prefix_arg> prefix = {},
+                       detail::text<detail::after_arg> after = {}, std::size_t limit = 0) const {
+        const std::string_view t = tenant.get(), p = prefix.get(), a = after.get();
         c_error err;
         mooncake_meta_key_list *l = nullptr;
-        detail::check(mooncake_meta_list_keys(p_, tenant.data(), tenant.size(), prefix.data(),
-                                              prefix.size(), after.data(), after.size(), limit,
-                                              &l, err.out()),
+        detail::check(mooncake_meta_list_keys(p_, t.data(), t.size(), p.data(), p.size(), a.data(),
+                                              a.size(), limit, &l, err.out()),
                       err);
         return key_list(l);
     }
@@ -1133,22 +1314,26 @@ public:
     /// as in every other call) whose key matches `pattern` (Rust regex
     /// syntax, unanchored); returns how many. (Up to 0.1.0 an empty tenant
     /// meant every tenant here: that is now `remove_by_regex_all_tenants`.)
-    std::uint64_t remove_by_regex(std::string_view pattern, std::string_view tenant = {},
+    std::uint64_t remove_by_regex(detail::text<detail::pattern_arg> pattern,
+                                  detail::text<detail::tenant_arg> tenant = {},
                                   bool force = false) const {
+        const std::string_view p = pattern.get(), t = tenant.get();
         c_error err;
         std::uint64_t n = 0;
-        detail::check(mooncake_meta_remove_by_regex_in_tenant(p_, tenant.data(), tenant.size(),
-                                                              pattern.data(), pattern.size(),
-                                                              force ? 1 : 0, &n, err.out()),
+        detail::check(mooncake_meta_remove_by_regex_in_tenant(p_, t.data(), t.size(), p.data(),
+                                                              p.size(), force ? 1 : 0, &n,
+                                                              err.out()),
                       err);
         return n;
     }
     /// Removes the removable objects of every tenant whose key matches
     /// `pattern` (Rust regex syntax, unanchored); returns how many.
-    std::uint64_t remove_by_regex_all_tenants(std::string_view pattern, bool force = false) const {
+    std::uint64_t remove_by_regex_all_tenants(detail::text<detail::pattern_arg> pattern,
+                                              bool force = false) const {
+        const std::string_view p = pattern.get();
         c_error err;
         std::uint64_t n = 0;
-        detail::check(mooncake_meta_remove_by_regex_all_tenants(p_, pattern.data(), pattern.size(),
+        detail::check(mooncake_meta_remove_by_regex_all_tenants(p_, p.data(), p.size(),
                                                                 force ? 1 : 0, &n, err.out()),
                       err);
         return n;
@@ -1160,18 +1345,21 @@ public:
     template <class Range> std::vector<replica> copy_start(key k, const Range &segments) const {
         return copy_start_(k, detail::c_strings(segments, "copy_start segments"));
     }
-    std::vector<replica> copy_start(key k, std::initializer_list<std::string_view> segments) const {
+    std::vector<replica>
+    copy_start(key k, std::initializer_list<detail::text<detail::name_arg>> segments) const {
         return copy_start_(k, detail::c_strings(segments, "copy_start segments"));
     }
     void copy_end(key k) const { task(mooncake_meta_copy_end, k); }
     void copy_revoke(key k) const { task(mooncake_meta_copy_revoke, k); }
     /// MoveStart from segment `from` to `to`; returns the PROCESSING target.
-    replica move_start(key k, std::string_view from, std::string_view to) const {
+    replica move_start(key k, detail::text<detail::from_arg> from,
+                       detail::text<detail::to_arg> to) const {
+        const std::string_view f = from.get(), t = to.get();
         c_error err;
         replica r{};
         detail::check(mooncake_meta_move_start(p_, k.tenant.data(), k.tenant.size(), k.name.data(),
-                                               k.name.size(), from.data(), from.size(), to.data(),
-                                               to.size(), &r, err.out()),
+                                               k.name.size(), f.data(), f.size(), t.data(),
+                                               t.size(), &r, err.out()),
                       err);
         return r;
     }
@@ -1182,7 +1370,9 @@ public:
     template <class Range> replica promotion_start(key k, const Range &preferred) const {
         return promotion_start_(k, detail::c_strings(preferred, "promotion_start preferred"));
     }
-    replica promotion_start(key k, std::initializer_list<std::string_view> preferred = {}) const {
+    replica promotion_start(key k,
+                            std::initializer_list<detail::text<detail::name_arg>> preferred = {})
+        const {
         return promotion_start_(k, detail::c_strings(preferred, "promotion_start preferred"));
     }
     /// PromotionEnd: `success` completes the staged replica, else frees it.
@@ -1205,71 +1395,90 @@ public:
     }
 
     // -- batches (one tenant each; `keys` is any range of string-like) -------
+    //
+    // A NULL C string as the tenant or among the keys refuses the batch
+    // before the library is called: every key MOONCAKE_META_NULL_ARGUMENT,
+    // the message naming it ("mooncake_meta.hpp: batch_exist: keys[1] is
+    // NULL"). So does a count this header checks (sizes, tokens), with
+    // MOONCAKE_META_INVALID_PARAMS. Neither throws (see batch_status).
 
-    /// PutStart for each key with per-key `sizes` (as many as keys).
+    /// PutStart for each key with per-key `sizes`: as many as keys, else
+    /// every key fails with MOONCAKE_META_INVALID_PARAMS and nothing is done.
     template <class Keys>
-    batch_start_result batch_put_start(std::uint64_t client, std::string_view tenant,
-                                       const Keys &keys, const std::vector<std::uint64_t> &sizes,
+    batch_start_result batch_put_start(std::uint64_t client,
+                                       detail::text<detail::tenant_arg> tenant, const Keys &keys,
+                                       const std::vector<std::uint64_t> &sizes,
                                        const write_config &cfg = write_config()) const {
         return batch_start(false, client, tenant, detail::key_array(keys), sizes, cfg);
     }
-    /// UpsertStart for each key. A key whose in-place upsert has more
-    /// replicas than the configuration asks for is retried with upsert_start,
-    /// so every key's result is complete.
+    /// UpsertStart for each key; `sizes` as for batch_put_start. A key whose
+    /// in-place upsert has more replicas than the configuration asks for is
+    /// retried with upsert_start, so every key's result is complete.
     template <class Keys>
-    batch_start_result batch_upsert_start(std::uint64_t client, std::string_view tenant,
+    batch_start_result batch_upsert_start(std::uint64_t client,
+                                          detail::text<detail::tenant_arg> tenant,
                                           const Keys &keys,
                                           const std::vector<std::uint64_t> &sizes,
                                           const write_config &cfg = write_config()) const {
         return batch_start(true, client, tenant, detail::key_array(keys), sizes, cfg);
     }
-    /// PutEnd for each key; `tokens` empty (none named) or one per key.
+    /// PutEnd for each key; `tokens` empty (none named) or one per key (any
+    /// other count fails every key with MOONCAKE_META_INVALID_PARAMS, and
+    /// nothing is done).
     template <class Keys>
-    batch_status batch_put_end(std::uint64_t client, std::string_view tenant, const Keys &keys,
-                               selector sel = selector::all,
+    batch_status batch_put_end(std::uint64_t client, detail::text<detail::tenant_arg> tenant,
+                               const Keys &keys, selector sel = selector::all,
                                const std::vector<std::uint64_t> &tokens = {}) const {
-        return batch_end(mooncake_meta_batch_put_end, client, tenant, detail::key_array(keys), sel,
-                         tokens);
+        return batch_end(mooncake_meta_batch_put_end, "batch_put_end", client, tenant,
+                         detail::key_array(keys), sel, tokens);
     }
     /// PutRevoke for each key; arguments as batch_put_end.
     template <class Keys>
-    batch_status batch_put_revoke(std::uint64_t client, std::string_view tenant, const Keys &keys,
-                                  selector sel = selector::all,
+    batch_status batch_put_revoke(std::uint64_t client, detail::text<detail::tenant_arg> tenant,
+                                  const Keys &keys, selector sel = selector::all,
                                   const std::vector<std::uint64_t> &tokens = {}) const {
-        return batch_end(mooncake_meta_batch_put_revoke, client, tenant, detail::key_array(keys),
-                         sel, tokens);
+        return batch_end(mooncake_meta_batch_put_revoke, "batch_put_revoke", client, tenant,
+                         detail::key_array(keys), sel, tokens);
     }
     template <class Keys>
-    batch_exist_result batch_exist(std::string_view tenant, const Keys &keys) const {
+    batch_exist_result batch_exist(detail::text<detail::tenant_arg> tenant,
+                                   const Keys &keys) const {
         detail::key_array ka(keys);
         batch_exist_result r;
+        r.exists.resize(ka.size());
+        if (detail::refuse_null(r, "batch_exist", tenant, ka, "keys")) return r;
+        const std::string_view t = tenant.get();
         std::vector<std::uint8_t> exists(ka.size());
         r.statuses.resize(ka.size());
         c_error err;
-        r.status = mooncake_meta_batch_exist(p_, tenant.data(), tenant.size(), ka.ptrs(), ka.lens(),
+        r.status = mooncake_meta_batch_exist(p_, t.data(), t.size(), ka.ptrs(), ka.lens(),
                                              ka.size(), exists.data(), r.statuses.data(),
                                              err.out());
         detail::finish_batch(r, err);
-        r.exists.resize(ka.size());
         for (std::size_t i = 0; i < ka.size(); i++)
             r.exists[i] = r.statuses[i] == MOONCAKE_META_OK && exists[i] != 0;
         return r;
     }
     template <class Keys>
-    batch_get_result batch_get_replica_list(std::string_view tenant, const Keys &keys) const {
+    batch_get_result batch_get_replica_list(detail::text<detail::tenant_arg> tenant,
+                                            const Keys &keys) const {
         detail::key_array ka(keys);
         batch_get_result r;
+        r.replicas.resize(ka.size());
+        if (detail::refuse_null(r, "batch_get_replica_list", tenant, ka, "keys")) return r;
+        const std::string_view t = tenant.get();
         r.statuses.resize(ka.size());
         // The explicit zero keeps g++ 12 at -O2/-O3 from a false
         // -Wstringop-overflow on the value-initialising fill.
         std::vector<std::size_t> counts(ka.size(), std::size_t{0});
+        // Room for one replica per key first (see batch_get_result).
         std::vector<replica> flat(ka.size());
         for (;;) {
             c_error err;
             std::size_t len = 0;
             r.status = mooncake_meta_batch_get_replica_list(
-                p_, tenant.data(), tenant.size(), ka.ptrs(), ka.lens(), ka.size(), flat.data(),
-                flat.size(), counts.data(), &len, r.statuses.data(), err.out());
+                p_, t.data(), t.size(), ka.ptrs(), ka.lens(), ka.size(), flat.data(), flat.size(),
+                counts.data(), &len, r.statuses.data(), err.out());
             // The whole batch did not fit: every status says so and `len` is
             // the total needed. Grow and retry (nothing was done).
             if (r.status == MOONCAKE_META_BUFFER_TOO_SMALL && len > flat.size()) {
@@ -1279,7 +1488,6 @@ public:
             detail::finish_batch(r, err);
             break;
         }
-        r.replicas.resize(ka.size());
         std::size_t off = 0;
         for (std::size_t i = 0; i < ka.size(); i++) {
             if (r.statuses[i] == MOONCAKE_META_OK) {
@@ -1291,14 +1499,17 @@ public:
         return r;
     }
     template <class Keys>
-    batch_status batch_remove(std::string_view tenant, const Keys &keys, bool force = false) const {
+    batch_status batch_remove(detail::text<detail::tenant_arg> tenant, const Keys &keys,
+                              bool force = false) const {
         detail::key_array ka(keys);
         batch_status r;
+        if (detail::refuse_null(r, "batch_remove", tenant, ka, "keys")) return r;
+        const std::string_view t = tenant.get();
         r.statuses.resize(ka.size());
         c_error err;
-        r.status = mooncake_meta_batch_remove(p_, tenant.data(), tenant.size(), ka.ptrs(),
-                                              ka.lens(), ka.size(), force ? 1 : 0,
-                                              r.statuses.data(), err.out());
+        r.status = mooncake_meta_batch_remove(p_, t.data(), t.size(), ka.ptrs(), ka.lens(),
+                                              ka.size(), force ? 1 : 0, r.statuses.data(),
+                                              err.out());
         detail::finish_batch(r, err);
         return r;
     }
@@ -1309,18 +1520,21 @@ public:
     /// `ttl_ms`: a deadline of max(active deadline, now + ttl_ms), never
     /// copied into a member's soft pin, never moved by reads or writes. A
     /// TTL of 0 or above the maximum, or a bad tenant, fails every group
-    /// with MOONCAKE_META_INVALID_PARAMS and changes nothing (no throw: see
-    /// retention_result).
+    /// with MOONCAKE_META_INVALID_PARAMS and changes nothing; a NULL C
+    /// string as the tenant or a group, with MOONCAKE_META_NULL_ARGUMENT
+    /// (no throw: see retention_result).
     template <class Groups>
-    retention_result retain_groups(std::string_view tenant, const Groups &groups,
+    retention_result retain_groups(detail::text<detail::tenant_arg> tenant, const Groups &groups,
                                    std::uint64_t ttl_ms) const {
         detail::key_array ga(groups);
         retention_result r;
-        r.statuses.resize(ga.size());
         r.deadlines.resize(ga.size());
+        if (detail::refuse_null(r, "retain_groups", tenant, ga, "groups")) return r;
+        const std::string_view t = tenant.get();
+        r.statuses.resize(ga.size());
         c_error err;
-        r.status = mooncake_meta_retain_groups(p_, tenant.data(), tenant.size(), ga.ptrs(),
-                                               ga.lens(), ga.size(), ttl_ms, r.statuses.data(),
+        r.status = mooncake_meta_retain_groups(p_, t.data(), t.size(), ga.ptrs(), ga.lens(),
+                                               ga.size(), ttl_ms, r.statuses.data(),
                                                r.deadlines.data(), err.out());
         // Refused: every group holds the refusal's code (the library writes
         // it for a bad shared argument; a NULL master or a standby leave
@@ -1333,17 +1547,20 @@ public:
         return r;
     }
     /// Ends each group's retention now (a group not retained is OK). A bad
-    /// tenant fails every group with MOONCAKE_META_INVALID_PARAMS; results
-    /// as retention_result says (no deadlines).
+    /// tenant fails every group with MOONCAKE_META_INVALID_PARAMS, a NULL C
+    /// string as the tenant or a group with MOONCAKE_META_NULL_ARGUMENT;
+    /// results as retention_result says (no deadlines).
     template <class Groups>
-    retention_result release_groups(std::string_view tenant, const Groups &groups) const {
+    retention_result release_groups(detail::text<detail::tenant_arg> tenant,
+                                    const Groups &groups) const {
         detail::key_array ga(groups);
         retention_result r;
+        if (detail::refuse_null(r, "release_groups", tenant, ga, "groups")) return r;
+        const std::string_view t = tenant.get();
         r.statuses.resize(ga.size());
         c_error err;
-        r.status = mooncake_meta_release_groups(p_, tenant.data(), tenant.size(), ga.ptrs(),
-                                                ga.lens(), ga.size(), r.statuses.data(),
-                                                err.out());
+        r.status = mooncake_meta_release_groups(p_, t.data(), t.size(), ga.ptrs(), ga.lens(),
+                                                ga.size(), r.statuses.data(), err.out());
         // Refused: every group holds the refusal's code, as for a retain.
         if (!r.ok()) std::fill(r.statuses.begin(), r.statuses.end(), r.status);
         detail::library_message(r, err);
@@ -1351,14 +1568,15 @@ public:
     }
 
     /// The group's active retention deadline, or nullopt.
-    std::optional<std::uint64_t> group_retention_deadline(std::string_view tenant,
-                                                          std::string_view group) const {
+    std::optional<std::uint64_t>
+    group_retention_deadline(detail::text<detail::tenant_arg> tenant,
+                             detail::text<detail::group_arg> group) const {
+        const std::string_view t = tenant.get(), g = group.get();
         c_error err;
         int has = 0;
         std::uint64_t d = 0;
-        detail::check(mooncake_meta_group_retention_deadline(p_, tenant.data(), tenant.size(),
-                                                             group.data(), group.size(), &has, &d,
-                                                             err.out()),
+        detail::check(mooncake_meta_group_retention_deadline(p_, t.data(), t.size(), g.data(),
+                                                             g.size(), &has, &d, err.out()),
                       err);
         if (!has) return std::nullopt;
         return d;
@@ -1501,8 +1719,8 @@ public:
     /// file is refused; a replaced file's owner, group and rwx bits carry
     /// over where the process may set them, a new file is 0600 less the
     /// umask).
-    void snapshot_save(std::string_view path) const {
-        const std::string p = detail::c_string(path, "snapshot_save path");
+    void snapshot_save(detail::text<detail::path_arg> path) const {
+        const std::string p = detail::c_string(path.get(), "snapshot_save path");
         c_error err;
         detail::check(mooncake_meta_snapshot_save(p_, p.c_str(), err.out()), err);
     }
@@ -1539,7 +1757,8 @@ public:
     template <class Range> restore_report restore_files(const Range &paths) const {
         return restore_files_(detail::c_strings(paths, "restore_files paths"));
     }
-    restore_report restore_files(std::initializer_list<std::string_view> paths) const {
+    restore_report
+    restore_files(std::initializer_list<detail::text<detail::name_arg>> paths) const {
         return restore_files_(detail::c_strings(paths, "restore_files paths"));
     }
 
@@ -1548,13 +1767,24 @@ public:
     /// One batch of journal records from `from_seq` into `buf`
     /// (mooncake_meta_journal_read): as many as fit; returns the bytes
     /// written and sets `next_seq`. A buffer too small for the first record
-    /// throws MOONCAKE_META_BUFFER_TOO_SMALL; journal_vector grows instead.
+    /// throws MOONCAKE_META_BUFFER_TOO_SMALL, whose message says how many
+    /// bytes every record held from `from_seq` needs (buf untouched);
+    /// journal_vector sizes its own buffer instead.
     std::size_t journal_read(std::uint64_t from_seq, std::uint8_t *buf, std::size_t cap,
                              std::uint64_t &next_seq) const {
         c_error err;
         std::size_t len = 0;
-        detail::check(
-            mooncake_meta_journal_read(p_, from_seq, buf, cap, &len, &next_seq, err.out()), err);
+        const std::int32_t st =
+            mooncake_meta_journal_read(p_, from_seq, buf, cap, &len, &next_seq, err.out());
+        // The library's message points to *out_len, which a C++ caller
+        // cannot see: this one states the length.
+        if (st == MOONCAKE_META_BUFFER_TOO_SMALL && len > cap)
+            throw error(st, "mooncake_meta.hpp: journal_read: the buffer of " +
+                                std::to_string(cap) + " bytes is below the " +
+                                std::to_string(len) + " bytes the records from sequence " +
+                                std::to_string(from_seq) +
+                                " need (journal_vector sizes its own buffer)");
+        detail::check(st, err);
         return len;
     }
     /// Every record held from `from_seq`, as one batch in a vector (empty
@@ -1620,6 +1850,29 @@ private:
     void create(const mooncake_meta_config *cfg) {
         c_error err;
         detail::check(mooncake_meta_master_new(cfg, &p_, err.out()), err);
+        check_output_sizes();
+    }
+
+    // The linked library must fill every field of the size-versioned
+    // structs this header reads: one older than the header, with the same
+    // ABI major, fills only the fields it has and leaves the newer ones 0
+    // (a standby would read as a primary, the journal's figures as 0). The
+    // metrics struct's fields were appended last (the restore report's
+    // clock shift came with its clock skew), so a library that fills it
+    // fills them all. Fails as go/master.go's checkOutputSizes does; the
+    // master is freed first (a constructor that throws runs no destructor).
+    void check_output_sizes() {
+        c_error err;
+        auto s = detail::sized<metrics_snapshot>();
+        const std::int32_t st = mooncake_meta_metrics(p_, &s, err.out());
+        if (st == MOONCAKE_META_OK && s.struct_size >= sizeof s) return;
+        mooncake_meta_master_free(std::exchange(p_, nullptr));
+        if (st != MOONCAKE_META_OK) throw detail::make_error(st, err);
+        throw error(MOONCAKE_META_STRUCT_SIZE_UNSUPPORTED,
+                    "mooncake_meta.hpp: the linked libmooncake_meta (version " +
+                        std::string(mooncake_meta_version()) + ") fills " +
+                        std::to_string(s.struct_size) + " of the " + std::to_string(sizeof s) +
+                        " bytes of mooncake_meta_metrics_snapshot: it is older than this header");
     }
 
     // A first Start buffer: the replicas requested when that is small (the
@@ -1739,13 +1992,13 @@ private:
         return r;
     }
 
-    batch_start_result batch_start(bool upsert, std::uint64_t client, std::string_view tenant,
+    batch_start_result batch_start(bool upsert, std::uint64_t client,
+                                   const detail::text<detail::tenant_arg> &tenant,
                                    const detail::key_array &ka,
                                    const std::vector<std::uint64_t> &sizes,
                                    const write_config &cfg) const {
-        if (sizes.size() != ka.size())
-            detail::invalid("batch start: " + std::to_string(sizes.size()) + " sizes for " +
-                            std::to_string(ka.size()) + " keys");
+        const char *fn = upsert ? "batch_upsert_start" : "batch_put_start";
+        const std::size_t n = ka.size();
         const mooncake_meta_write_config c = cfg.c_config();
         // A replica count the library refuses sizes nothing: the call goes
         // with no room, and the library refuses every key with its own code
@@ -1754,15 +2007,34 @@ private:
                              c.nof_ssd_replicas > MOONCAKE_META_MAX_REPLICAS_PER_POOL;
         const std::uint64_t stride64 =
             refused ? 0 : std::uint64_t{c.memory_replicas} + c.nof_ssd_replicas;
-        const std::size_t n = ka.size();
-        if (stride64 > std::numeric_limits<std::size_t>::max() ||
-            (n != 0 && stride64 > std::vector<replica>().max_size() / n))
-            detail::invalid("batch start: " + std::to_string(n) + " keys of " +
-                            std::to_string(stride64) + " replicas each do not fit in memory");
+        batch_start_result r;
+        // What this header refuses before the call: every key gets the
+        // code, no replica and no token, as when the library refuses.
+        std::int32_t code = MOONCAKE_META_NULL_ARGUMENT;
+        std::string why;
+        if (tenant.null()) {
+            why = "tenant is NULL";
+        } else if (ka.null_at() != detail::key_array::none) {
+            why = detail::element("keys", ka.null_at()) + " is NULL";
+        } else if (sizes.size() != n) {
+            code = MOONCAKE_META_INVALID_PARAMS;
+            why = std::to_string(sizes.size()) + " sizes for " + std::to_string(n) + " keys";
+        } else if (stride64 > std::numeric_limits<std::size_t>::max() ||
+                   (n != 0 && stride64 > std::vector<replica>().max_size() / n)) {
+            code = MOONCAKE_META_INVALID_PARAMS;
+            why = std::to_string(n) + " keys of " + std::to_string(stride64) +
+                  " replicas each do not fit in memory";
+        }
+        if (!why.empty()) {
+            r.replicas.resize(n);
+            r.tokens.assign(n, std::uint64_t{0});
+            detail::refuse(r, n, code, "mooncake_meta.hpp: " + std::string(fn) + ": " + why);
+            return r;
+        }
+        const std::string_view t = tenant.get();
         const std::size_t stride = static_cast<std::size_t>(stride64);
         std::vector<replica> flat(n * stride);
         std::vector<std::size_t> counts(n);
-        batch_start_result r;
         // Everything the result needs is allocated before the C call: once
         // it has staged writes, their tokens live only in `r`, and an
         // exception (an allocation failure) would drop them, leaving the keys
@@ -1775,7 +2047,7 @@ private:
         r.message.reserve(detail::message_room);
         c_error err;
         auto f = upsert ? mooncake_meta_batch_upsert_start : mooncake_meta_batch_put_start;
-        r.status = f(p_, client, tenant.data(), tenant.size(), ka.ptrs(), ka.lens(), n,
+        r.status = f(p_, client, t.data(), t.size(), ka.ptrs(), ka.lens(), n,
                      sizes.empty() ? nullptr : sizes.data(), &c, flat.empty() ? nullptr : flat.data(),
                      flat.size(), counts.data(), r.tokens.data(), r.statuses.data(), err.out());
         detail::settle_statuses(r);
@@ -1797,7 +2069,7 @@ private:
                 // that key failed, and nothing was done to it.
                 retried = true;
                 try {
-                    const key k(tenant, std::string_view(ka.ptrs()[i], ka.lens()[i]));
+                    const key k(t, std::string_view(ka.ptrs()[i], ka.lens()[i]));
                     write_result w = upsert_start(client, k, sizes[i], cfg);
                     r.replicas[i] = std::move(w.replicas);
                     r.tokens[i] = w.token;
@@ -1832,16 +2104,23 @@ private:
     }
 
     template <class F>
-    batch_status batch_end(F f, std::uint64_t client, std::string_view tenant,
+    batch_status batch_end(F f, const char *fn, std::uint64_t client,
+                           const detail::text<detail::tenant_arg> &tenant,
                            const detail::key_array &ka, selector sel,
                            const std::vector<std::uint64_t> &tokens) const {
-        if (!tokens.empty() && tokens.size() != ka.size())
-            detail::invalid("batch end: " + std::to_string(tokens.size()) + " tokens for " +
-                            std::to_string(ka.size()) + " keys");
         batch_status r;
+        if (detail::refuse_null(r, fn, tenant, ka, "keys")) return r;
+        if (!tokens.empty() && tokens.size() != ka.size()) {
+            detail::refuse(r, ka.size(), MOONCAKE_META_INVALID_PARAMS,
+                           "mooncake_meta.hpp: " + std::string(fn) + ": " +
+                               std::to_string(tokens.size()) + " tokens for " +
+                               std::to_string(ka.size()) + " keys");
+            return r;
+        }
+        const std::string_view t = tenant.get();
         r.statuses.resize(ka.size());
         c_error err;
-        r.status = f(p_, client, tenant.data(), tenant.size(), ka.ptrs(), ka.lens(), ka.size(),
+        r.status = f(p_, client, t.data(), t.size(), ka.ptrs(), ka.lens(), ka.size(),
                      static_cast<std::uint32_t>(sel), tokens.empty() ? nullptr : tokens.data(),
                      r.statuses.data(), err.out());
         detail::finish_batch(r, err);
