@@ -12,10 +12,14 @@ package server
 // request type's and appear once (else BAD_REQUEST naming the field), and
 // whose lists hold at most Config.MaxCallEntries entries (else
 // INVALID_PARAMS naming the limit). Only then is it decoded, with unknown
-// fields disallowed.
+// fields disallowed. A request type the checks do not model (an embedded
+// field, a map, a type that decodes itself: checkRequestType) fails every
+// call with 500 instead of being decoded by rules the body was not
+// checked with.
 
 import (
 	"bytes"
+	"encoding"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -32,6 +36,9 @@ import (
 // decode parses one JSON value into v: every field known and named
 // exactly, once, no list longer than maxEntries, and nothing after it.
 func decode(body []byte, v any, maxEntries int) error {
+	if err := checkRequestType(reflect.TypeOf(v)); err != nil {
+		return err
+	}
 	if len(bytes.TrimSpace(body)) == 0 {
 		body = []byte("{}")
 	}
@@ -84,9 +91,8 @@ func invalidParams(msg string) error {
 
 // field is a JSON field of a request type.
 type field struct {
-	name string
-	typ  reflect.Type
-	idx  int // its index among the type's fields (duplicate detection)
+	typ reflect.Type
+	idx int // its index among the type's fields (duplicate detection)
 }
 
 // fieldCache maps a struct type to its JSON fields by exact name.
@@ -94,43 +100,113 @@ var fieldCache sync.Map // reflect.Type -> map[string]field
 
 // fieldsOf returns t's JSON fields by exact name, as encoding/json names
 // them: the tag's name, else the Go name; "-" and unexported fields are
-// not fields; an untagged embedded struct's fields are promoted.
-func fieldsOf(t reflect.Type) map[string]field {
+// not fields. What it does not model, as encoding/json's rules for it
+// (which field a name goes to) are not the plain ones, is refused: an
+// embedded (anonymous) field, whose fields encoding/json promotes by
+// depth and tags, two fields of one name (encoding/json drops both), and
+// a tag name encoding/json would not take (it falls back to the Go
+// name). checkRequestType refuses the rest.
+func fieldsOf(t reflect.Type) (map[string]field, error) {
 	if fs, ok := fieldCache.Load(t); ok {
-		return fs.(map[string]field)
+		return fs.(map[string]field), nil
 	}
 	fs := make(map[string]field)
-	var walk func(t reflect.Type)
-	walk = func(t reflect.Type) {
-		for i := range t.NumField() {
-			f := t.Field(i)
-			tag := f.Tag.Get("json")
-			if tag == "-" {
-				continue
-			}
-			name, _, _ := strings.Cut(tag, ",")
-			if f.Anonymous && name == "" {
-				ft := f.Type
-				if ft.Kind() == reflect.Pointer {
-					ft = ft.Elem()
-				}
-				if ft.Kind() == reflect.Struct {
-					walk(ft)
-					continue
-				}
-			}
-			if !f.IsExported() {
-				continue
-			}
-			if name == "" {
-				name = f.Name
-			}
-			fs[name] = field{name: name, typ: f.Type, idx: len(fs)}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if f.Anonymous {
+			return nil, fmt.Errorf("%v embeds %v: embedded fields are not modelled by the strict decoding", t, f.Type)
+		}
+		tag := f.Tag.Get("json")
+		if tag == "-" || !f.IsExported() {
+			continue
+		}
+		name, _, _ := strings.Cut(tag, ",")
+		if name == "" {
+			name = f.Name
+		} else if !plainName(name) {
+			return nil, fmt.Errorf("%v.%s: the JSON name %q is not letters, digits and '_' (not modelled by the strict decoding)", t, f.Name, name)
+		}
+		if _, dup := fs[name]; dup {
+			return nil, fmt.Errorf("%v: two fields are named %q in JSON (encoding/json ignores both)", t, name)
+		}
+		fs[name] = field{typ: f.Type, idx: len(fs)}
+	}
+	fieldCache.Store(t, fs)
+	return fs, nil
+}
+
+// plainName says whether a tag's name is letters, digits and '_' only
+// (encoding/json takes a few more).
+func plainName(name string) bool {
+	for _, c := range name {
+		if !(c == '_' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z') {
+			return false
 		}
 	}
-	walk(t)
-	fieldCache.Store(t, fs)
-	return fs
+	return true
+}
+
+var (
+	jsonUnmarshaler = reflect.TypeFor[json.Unmarshaler]()
+	textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
+)
+
+// checkedTypes caches checkRequestType's verdicts.
+var checkedTypes sync.Map // reflect.Type -> error (nil: accepted)
+
+// checkRequestType refuses a request type, or a type it holds at any
+// level, that the strict decoding does not model: a map or interface
+// (an object whose names no type declares), a type that decodes itself
+// (json.Unmarshaler, encoding.TextUnmarshaler), and what fieldsOf
+// refuses. decode checks its target's type first, so such a type fails
+// every call (500) rather than being decoded by other rules than the
+// scanner checked; TestEveryRequestTypeIsModelled walks the routes'.
+func checkRequestType(t reflect.Type) error {
+	if err, ok := checkedTypes.Load(t); ok {
+		e, _ := err.(error)
+		return e
+	}
+	err := checkType(t, make(map[reflect.Type]bool))
+	if err != nil {
+		err = fmt.Errorf("server: request type %v: %w", t, err)
+		checkedTypes.Store(t, err)
+	} else {
+		checkedTypes.Store(t, nil)
+	}
+	return err
+}
+
+func checkType(t reflect.Type, seen map[reflect.Type]bool) error {
+	if seen[t] {
+		return nil
+	}
+	seen[t] = true
+	if t.Kind() != reflect.Pointer && t.Kind() != reflect.Interface {
+		for _, u := range []reflect.Type{jsonUnmarshaler, textUnmarshaler} {
+			if t.Implements(u) || reflect.PointerTo(t).Implements(u) {
+				return fmt.Errorf("%v implements %v: not modelled by the strict decoding", t, u)
+			}
+		}
+	}
+	switch t.Kind() {
+	case reflect.Pointer, reflect.Slice, reflect.Array:
+		return checkType(t.Elem(), seen)
+	case reflect.Map, reflect.Interface:
+		return fmt.Errorf("%v is a %v: not modelled by the strict decoding", t, t.Kind())
+	case reflect.Struct:
+		fs, err := fieldsOf(t)
+		if err != nil {
+			return err
+		}
+		for name, f := range fs {
+			if err := checkType(f.typ, seen); err != nil {
+				return fmt.Errorf("field %q: %w", name, err)
+			}
+		}
+	case reflect.Chan, reflect.Func, reflect.UnsafePointer, reflect.Complex64, reflect.Complex128:
+		return fmt.Errorf("%v is a %v: JSON does not decode into it", t, t.Kind())
+	}
+	return nil
 }
 
 // scanner walks a body that is valid JSON and valid UTF-8 (decode checked
@@ -189,7 +265,10 @@ func (s *scanner) object(t reflect.Type, path string) error {
 	var fs map[string]field
 	var seen []bool
 	if t != nil && t.Kind() == reflect.Struct {
-		fs = fieldsOf(t)
+		var err error
+		if fs, err = fieldsOf(t); err != nil {
+			return err // checkRequestType refused it already
+		}
 		seen = make([]bool, len(fs))
 	}
 	s.i++ // '{'

@@ -66,9 +66,9 @@ func badRequest(msg string) error {
 // errorBody maps err to its HTTP status and body. Errors that mean "this
 // node does not lead now" (a follower, a node that stepped down, a master
 // being replaced) are 503 NOT_LEADER; the caller adds the leader's name.
-// A request the client cancelled (it hung up) is not answered at all
-// (Server.fail); context.Canceled is none of these and, from anything
-// else, a 500.
+// A request whose context ended (its client closed its side of the
+// connection) is not answered at all (Server.fail aborts the connection);
+// context.Canceled is none of these and, from anything else, a 500.
 func errorBody(err error) (int, api.Error) {
 	var re *requestError
 	if errors.As(err, &re) {

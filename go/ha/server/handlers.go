@@ -15,6 +15,7 @@ import (
 	"math"
 	"mime"
 	"net/http"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -32,8 +33,14 @@ const lookupTimeout = 2 * time.Second
 // and returns the answer.
 type apiCall func(g *generation, body []byte, maxEntries int) (any, error)
 
+// route is an API path's call and the type its body is decoded into.
+type route struct {
+	run apiCall
+	req reflect.Type
+}
+
 // routes are the API paths' calls.
-var routes = map[string]apiCall{
+var routes = map[string]route{
 	api.PathMount:         call(mount),
 	api.PathUnmount:       call(unmount),
 	api.PathPutStart:      call(func(g *generation, r *api.StartRequest) (any, error) { return start(g, r, false) }),
@@ -53,14 +60,14 @@ var routes = map[string]apiCall{
 
 // call adapts a typed handler: the body is decoded strictly into Req
 // (decode.go).
-func call[Req any](f func(g *generation, r *Req) (any, error)) apiCall {
-	return func(g *generation, body []byte, maxEntries int) (any, error) {
+func call[Req any](f func(g *generation, r *Req) (any, error)) route {
+	return route{req: reflect.TypeFor[Req](), run: func(g *generation, body []byte, maxEntries int) (any, error) {
 		var req Req
 		if err := decode(body, &req, maxEntries); err != nil {
 			return nil, err
 		}
 		return f(g, &req)
-	}
+	}}
 }
 
 // slots returns the semaphore that bounds the calls of path served at
@@ -131,7 +138,9 @@ func (s *Server) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		return
 	case api.PathRole:
 		if s.getOnly(w, r) {
-			s.sent(r, writeJSON(w, http.StatusOK, s.role(r.Context())))
+			// The leader's lookup is bounded by lookupTimeout, and not
+			// cut short by a client that closed its sending side.
+			s.sent(r, writeJSON(w, http.StatusOK, s.role(context.WithoutCancel(r.Context()))))
 		}
 		return
 	case api.PathMetrics:
@@ -185,7 +194,7 @@ func (s *Server) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	out, err := f(g, body, s.cfg.MaxCallEntries)
+	out, err := f.run(g, body, s.cfg.MaxCallEntries)
 	var refusal *mm.Error
 	if err != nil && !errors.As(err, &refusal) {
 		s.fail(w, r, err)
@@ -197,9 +206,21 @@ func (s *Server) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	// is not durable yet (OBJECT_NOT_FOUND after a remove still on its
 	// way to etcd, OBJECT_ALREADY_EXISTS after an unacknowledged Start):
 	// nothing a client saw is lost by a failover.
-	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.WriteTimeout)
+	//
+	// The wait does not end with the request's context: net/http cancels
+	// it at the first EOF it reads, which a client that closed only its
+	// sending side (shutdown(SHUT_WR)) once its call was sent causes too,
+	// and that client still reads its answer. Ending the wait there left
+	// it an empty 200 for a change not known to be durable; it gets the
+	// true answer instead, once the wait ends (WriteTimeout bounds it).
+	// A client that is really gone reads nothing of it, which is harmless.
+	gone := context.AfterFunc(r.Context(), func() {
+		s.log.Debug(msgClientClosed, "path", r.URL.Path, "remote", r.RemoteAddr)
+	})
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), s.cfg.WriteTimeout)
 	serr := g.n.Sync(ctx)
 	cancel()
+	gone()
 	if serr != nil {
 		if g.n.Role() == ha.RoleStopped && !errors.Is(serr, context.DeadlineExceeded) {
 			// Whatever made the node step down (an etcd error no retry
@@ -222,6 +243,10 @@ func (s *Server) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	}
 	s.sent(r, writeJSON(w, http.StatusOK, out))
 }
+
+// msgClientClosed is the debug line of a client whose side of the
+// connection ended while its call waited for durability.
+const msgClientClosed = "the client closed its connection, or its sending side, while its call waits for durability; it is answered once the wait ends"
 
 // sent logs an answer that could not be sent (the client went away, or
 // read none of it for Config.AnswerTimeout). An answer small enough for
@@ -272,18 +297,24 @@ func acceptsOctets(r *http.Request) bool {
 }
 
 // fail answers err through the error table; a NOT_LEADER answer names the
-// leader when etcd knows it. A request its client cancelled (it hung up
-// before its answer: its context ended, the wait for durability with it)
-// gets no answer, and is logged at debug level: nothing failed on the
-// server's side.
+// leader when etcd knows it. An error that is the request's context
+// ending (its client closed its side of the connection: nothing the
+// handlers wait for uses that context now, so this is a safeguard) gets
+// no answer, logged at debug level: the connection is aborted
+// (http.ErrAbortHandler: net/http closes it without a word, and the
+// handler's deferred releases run), since a handler that returned
+// without writing would have net/http send an empty 200 OK, a success
+// for a call whose outcome is unknown.
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
 		s.log.Debug("the client went away before its answer; none sent", "path", r.URL.Path, "remote", r.RemoteAddr, "err", err)
-		return
+		panic(http.ErrAbortHandler)
 	}
 	status, body := errorBody(err)
 	if body.Name == api.ErrNameNotLeader {
-		ctx, cancel := context.WithTimeout(r.Context(), lookupTimeout)
+		// Not cut short by a client that closed its sending side: it
+		// still reads the answer (lookupTimeout bounds the lookup).
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), lookupTimeout)
 		name, url, lerr := s.leaders.get(ctx)
 		cancel()
 		if lerr == nil && name != s.cfg.Name {

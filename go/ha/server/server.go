@@ -74,9 +74,10 @@ const (
 )
 
 // MaxConnectionsLimit is the most client connections this process can
-// hold with file descriptors to spare: RLIMIT_NOFILE's soft limit (Go
-// raises it to the hard limit at start) less a reserve of 256 for the
-// etcd client and snapshot files (half the limit when it is 512 or less).
+// hold with file descriptors to spare: RLIMIT_NOFILE's soft limit (which
+// the Go runtime raises at start to one less than the hard limit, when it
+// is lower) less a reserve for the etcd client and snapshot files of 256,
+// or of half the limit when the limit is 512 or less.
 func MaxConnectionsLimit() int {
 	var rl syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err != nil || rl.Cur == 0 {
@@ -156,8 +157,13 @@ type Config struct {
 	// DefaultMaxConnections()): past it the server accepts no connection
 	// until one closes (they wait in the listener's backlog), so clients
 	// cannot take the file descriptors the etcd client and the snapshots
-	// need. Idle connections close after IdleTimeout, a request's header
-	// must arrive within 10 s (or ReadTimeout).
+	// need. While MaxConnections are open, keep-alive connections that
+	// are idle (between requests) are closed, and so is one as it
+	// becomes idle, so a waiting connection gets in as soon as any
+	// request ends; the clients send their next requests on new
+	// connections. Below the bound idle connections close after
+	// IdleTimeout; a request's header must arrive within 10 s (or
+	// ReadTimeout).
 	MaxConnections int
 	// MaxCallEntries bounds each list of a request: the groups of a
 	// retain or release, a Start's config.preferred_segments (0:
@@ -358,7 +364,8 @@ func Start(ctx context.Context, cfg Config, l net.Listener) (*Server, error) {
 	s.cur = g
 	go s.keepRegistered(lease)
 	go s.supervise()
-	// Bounded before TLS, so handshakes count too.
+	// Bounded before TLS, so handshakes count too. At the bound, idle
+	// keep-alive connections are closed (idleCloser, the ConnState hook).
 	l = netutil.LimitListener(l, cfg.MaxConnections)
 	if cfg.TLS != nil {
 		l = tls.NewListener(l, cfg.TLS)
@@ -375,6 +382,7 @@ func Start(ctx context.Context, cfg Config, l net.Listener) (*Server, error) {
 		ReadTimeout:       cfg.ReadTimeout,
 		IdleTimeout:       cfg.IdleTimeout,
 		MaxHeaderBytes:    maxHeaderBytes,
+		ConnState:         newIdleCloser(cfg.MaxConnections).track,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 		TLSConfig:         cfg.TLS,
 	}

@@ -48,13 +48,36 @@ func TestLimitFlagsOutOfRangeAreRefusedBeforeEtcd(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), bad[0]+" "+bad[1]) {
 			t.Errorf("parseFlags(%q) = %v, want a refusal naming %s %s", bad, err, bad[0], bad[1])
 		}
-		if bad[1] == above && err != nil && !strings.Contains(err.Error(), "RLIMIT_NOFILE") {
-			t.Errorf("parseFlags(%q) = %v, want it to name RLIMIT_NOFILE", bad, err)
+		if bad[1] == above && err != nil && !strings.Contains(err.Error(), connectionLimitRule) {
+			t.Errorf("parseFlags(%q) = %v, want it to state the limit's rule (%s)", bad, err, connectionLimitRule)
 		}
 		var stderr bytes.Buffer
 		args := append([]string{"--node-name", "n1", "--listen", "127.0.0.1:0", "--etcd-endpoints", "127.0.0.1:1", "--data-dir", t.TempDir()}, bad...)
 		if code := run(args, &stderr); code != 2 || !strings.HasPrefix(stderr.String(), "mooncake-meta-server: "+bad[0]+" ") {
 			t.Errorf("run(%q) = %d, stderr %q; want 2 naming %s", bad, code, stderr.String(), bad[0])
 		}
+	}
+}
+
+// --max-connections' help and its range error state the limit's real
+// rule: Go raises the soft RLIMIT_NOFILE to (one less than) the hard limit
+// at start, and a limit of 512 or less keeps half, not 256, in reserve.
+// They said "the RLIMIT_NOFILE soft limit less 256".
+func TestMaxConnectionsTextsStateTheLimitsRule(t *testing.T) {
+	for _, part := range []string{"RLIMIT_NOFILE soft limit", "Go raises it at start to the hard limit less one", "256, or half the limit when it is 512 or less"} {
+		if !strings.Contains(connectionLimitRule, part) {
+			t.Errorf("the rule %q does not say %q", connectionLimitRule, part)
+		}
+	}
+	var help bytes.Buffer
+	parseFlags([]string{"-h"}, &help)
+	flat := strings.Join(strings.Fields(help.String()), " ")
+	if !strings.Contains(flat, "-max-connections") || !strings.Contains(flat, strings.Join(strings.Fields(connectionLimitRule), " ")) ||
+		strings.Contains(flat, "soft limit less 256") {
+		t.Errorf("--max-connections' help does not state the rule:\n%s", help.String())
+	}
+	_, err := parseFlags([]string{"--node-name", "n1", "--max-connections", strconv.Itoa(server.MaxConnectionsLimit() + 1)}, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), connectionLimitRule) || strings.Contains(err.Error(), "soft limit less 256") {
+		t.Errorf("the range error %v does not state the rule", err)
 	}
 }

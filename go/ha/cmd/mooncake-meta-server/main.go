@@ -69,6 +69,11 @@ type options struct {
 	snapshotKeep                  int
 }
 
+// connectionLimitRule states server.MaxConnectionsLimit(), the most
+// --max-connections takes.
+const connectionLimitRule = "the RLIMIT_NOFILE soft limit (Go raises it at start to the hard limit less one, when it is lower) " +
+	"less the file descriptors kept for etcd and snapshot files: 256, or half the limit when it is 512 or less"
+
 func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	def := mm.DefaultConfig()
 	host, _ := os.Hostname()
@@ -105,8 +110,8 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.DurationVar(&o.readTimeout, "read-timeout", server.DefaultReadTimeout, "how long a request, header and body, may take to arrive; past it 400 and the connection closed")
 	fs.DurationVar(&o.answerTimeout, "answer-timeout", server.DefaultAnswerTimeout, "how long sending an answer may stall (each 64 KiB of it must be taken within it); past it the connection is closed")
 	fs.DurationVar(&o.idleTimeout, "idle-timeout", server.DefaultIdleTimeout, "how long a keep-alive connection may wait for its next request")
-	fs.IntVar(&o.maxConnections, "max-connections", server.DefaultMaxConnections(), fmt.Sprintf("client connections open at once, at most; past it new ones wait, unaccepted, until one closes "+
-		"(min(4096, the RLIMIT_NOFILE soft limit less 256 for etcd and snapshot files) by default; at most %d here)", server.MaxConnectionsLimit()))
+	fs.IntVar(&o.maxConnections, "max-connections", server.DefaultMaxConnections(), fmt.Sprintf("client connections open at once, at most; at it, idle keep-alive connections are closed, and new ones wait, unaccepted, until one closes "+
+		"(min(4096, L) by default, at most L: %d here; L is %s)", server.MaxConnectionsLimit(), connectionLimitRule))
 	fs.IntVar(&o.maxEntries, "max-call-entries", server.DefaultMaxCallEntries, "entries of one list in a request (the groups of a retain or release, a Start's preferred_segments), at most; more is 400 INVALID_PARAMS")
 	fs.IntVar(&o.maxHeavy, "max-heavy-requests", server.DefaultMaxHeavyRequests, "/v1/groups/retain and /v1/groups/release calls served at once, at most; more is 429 TOO_MANY_REQUESTS")
 	fs.IntVar(&o.maxSnapshotCalls, "max-snapshot-requests", server.DefaultMaxSnapshotRequests, "/v1/snapshot calls served at once (each holds the master's whole snapshot), at most; more is 429 TOO_MANY_REQUESTS")
@@ -161,8 +166,8 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 		return nil, errors.New("--read-timeout, --answer-timeout and --idle-timeout must be > 0")
 	}
 	if limit := server.MaxConnectionsLimit(); o.maxConnections < 1 || o.maxConnections > limit {
-		return nil, fmt.Errorf("--max-connections %d must be in [1, %d]: the RLIMIT_NOFILE soft limit less 256 file descriptors for etcd and snapshot files (raise it with ulimit -n)",
-			o.maxConnections, limit)
+		return nil, fmt.Errorf("--max-connections %d must be in [1, %d]: %s (raise the hard limit for more: ulimit -Hn, systemd's LimitNOFILE=)",
+			o.maxConnections, limit, connectionLimitRule)
 	}
 	if o.maxEntries < 1 {
 		return nil, fmt.Errorf("--max-call-entries %d must be >= 1", o.maxEntries)
