@@ -16,11 +16,36 @@ import (
 	"github.com/kvcache-ai/libmooncake_meta/go/ha/internal/etcdtest"
 	"github.com/kvcache-ai/libmooncake_meta/go/ha/server"
 	"github.com/kvcache-ai/libmooncake_meta/go/ha/server/api"
+	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
 // clientClosed is the server's debug line for a client whose side of the
 // connection ended while its call waits for durability.
 const clientClosed = "the client closed its connection, or its sending side, while its call waits for durability; it is answered once the wait ends"
+
+// pausedStart starts a leader whose log is watched for msgs (debug level
+// on), mounts a segment, pauses etcd, and sends a PutStart of key on a raw
+// connection: the call then waits for durability. The caller continues
+// etcd (etcd.Members[0].Continue).
+func pausedStart(t *testing.T, key string, msgs ...string) (*etcdtest.Cluster, *clientv3.Client, *server.Server, logWatch, net.Conn) {
+	t.Helper()
+	etcd := etcdtest.Start(t)
+	cli := etcd.Client(t)
+	h := newLogWatch(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelDebug}), msgs...)
+	a := startServer(t, cli, "a", func(c *server.Config) {
+		c.Logger = slog.New(h)
+		c.WriteTimeout = bound
+	})
+	waitRole(t, a, ha.RoleLeader)
+	call(t, a, api.PathMount, api.MountRequest{ClientID: 7, Name: "seg0", Base: 1 << 40, Size: 64 << 20}, nil)
+	must(t, "pausing etcd", etcd.Members[0].Pause(t))
+	conn := dial(t, a, 0)
+	body := fmt.Sprintf(`{"client_id":7,"key":%q,"size":4096}`, key)
+	_, err := fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s",
+		api.PathPutStart, len(body), body)
+	must(t, "writing the request", err)
+	return etcd, cli, a, h, conn
+}
 
 // noAnswerYet fails the test if conn holds an answer, or was closed,
 // within wait.
@@ -44,22 +69,8 @@ func noAnswerYet(t *testing.T, what string, br *bufio.Reader, conn net.Conn, wai
 // client gets its call's true answer, and the write it acknowledged is in
 // etcd's journal.
 func TestAHalfClosedClientIsAnsweredOnlyOnceItsChangeIsDurable(t *testing.T) {
-	etcd := etcdtest.Start(t)
-	cli := etcd.Client(t)
-	h := newLogWatch(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelDebug}), clientClosed)
-	a := startServer(t, cli, "a", func(c *server.Config) {
-		c.Logger = slog.New(h)
-		c.WriteTimeout = bound
-	})
-	waitRole(t, a, ha.RoleLeader)
-	call(t, a, api.PathMount, api.MountRequest{ClientID: 7, Name: "seg0", Base: 1 << 40, Size: 64 << 20}, nil)
-	must(t, "pausing etcd", etcd.Members[0].Pause(t))
-	conn := dial(t, a, 0)
+	etcd, cli, a, h, conn := pausedStart(t, "half-closed", clientClosed)
 	br := bufio.NewReader(conn)
-	body := `{"client_id":7,"key":"half-closed","size":4096}`
-	_, err := fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s",
-		api.PathPutStart, len(body), body)
-	must(t, "writing the request", err)
 	noAnswerYet(t, "the call", br, conn, 200*time.Millisecond)
 	must(t, "CloseWrite", conn.(*net.TCPConn).CloseWrite())
 	// Without the fix the empty 200 came at once.

@@ -340,22 +340,7 @@ func TestConnectionsPastMaxConnectionsWaitUntilOneCloses(t *testing.T) {
 // logged as a failure of a healthy leader; the wait goes on (a client
 // that closed only its sending side still reads: halfclose_test.go).
 func TestAClientThatHangsUpIsNotAnsweredNotLeader(t *testing.T) {
-	etcd := etcdtest.Start(t)
-	cli := etcd.Client(t)
-	h := newLogWatch(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelDebug}),
-		clientClosed, "request failed")
-	a := startServer(t, cli, "a", func(c *server.Config) {
-		c.Logger = slog.New(h)
-		c.WriteTimeout = bound
-	})
-	waitRole(t, a, ha.RoleLeader)
-	call(t, a, api.PathMount, api.MountRequest{ClientID: 7, Name: "seg0", Base: 1 << 40, Size: 64 << 20}, nil)
-	must(t, "pausing etcd", etcd.Members[0].Pause(t))
-	conn := dial(t, a, 0)
-	body := `{"client_id":7,"key":"gone","size":4096}`
-	_, err := fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s",
-		api.PathPutStart, len(body), body)
-	must(t, "writing the request", err)
+	etcd, _, a, h, conn := pausedStart(t, "gone", clientClosed, "request failed")
 	// The call is made and waits for etcd: no answer yet.
 	must(t, "SetReadDeadline", conn.SetReadDeadline(time.Now().Add(200*time.Millisecond)))
 	if b, err := bufio.NewReader(conn).Peek(1); err == nil {
