@@ -3,7 +3,8 @@
 #   make lib           the release libraries (static + shared), with cargo
 #   make build         make lib and the header check
 #   make install       copy what make lib built (it runs no cargo, so
-#                      `make lib && sudo make install` works): header, stripped
+#                      `make lib && sudo make install` works): headers (.h,
+#                      .hpp), stripped
 #                      static and shared library (debug info in lib/.debug),
 #                      pkg-config file and CMake package into
 #                      $(DESTDIR)$(PREFIX) (PREFIX=/usr/local by default)
@@ -142,7 +143,7 @@ build: lib
 	scripts/check-header.sh
 
 # The layout of a packaged library (scripts/install.sh lists it): the
-# header, lib/libmooncake_meta.a (debug info stripped),
+# headers (include/mooncake_meta.h, .hpp), lib/libmooncake_meta.a (debug info stripped),
 # lib/libmooncake_meta.so.$(VERSION) (stripped, with a debuglink to
 # lib/.debug/libmooncake_meta.so.$(VERSION).debug) with its SONAME symlink
 # (.so.$(ABI)) and development symlink (.so), lib/pkgconfig/mooncake_meta.pc

@@ -1175,6 +1175,50 @@ void group_retention() {
 // A NULL C string is never read (strlen(NULL) crashed in key's own
 // constructor): a single call throws NULL_ARGUMENT naming the argument, and
 // a batch is refused as a whole with that code, nothing done.
+// String-like classes a caller may have: one converting to both a view and
+// a C string (a legacy string class), one whose view conversion is not
+// const, one converting only to a C string (NULL included).
+struct both_str {
+    std::string s;
+    operator const char *() const { return s.c_str(); }
+    operator std::string_view() const { return s; }
+};
+struct nonconst_view {
+    std::string s;
+    operator std::string_view() { return s; }
+};
+struct c_str_only {
+    const char *p;
+    operator const char *() const { return p; }
+};
+
+// Every form a string argument took as a std::string_view still works: a
+// braced {pointer, length} (a buffer with no NUL), classes converting to a
+// view or to a C string; a NULL reached through such a class is
+// NULL_ARGUMENT, never read (it crashed in strlen).
+void string_like_arguments() {
+    mm::master m = test_master();
+    const char buf[] = "seg-xyz";
+    const std::uint32_t id = m.mount_segment(1, {buf, 5}, 0x7000000000ull, 1 << 20);
+    CHECK(m.segment_name(id) == "seg-x");
+    put(m, 1, "k", 64);
+    CHECK(m.exist({{buf, 0}, {"kx", 1}}));
+    CHECK(!m.exist({{buf, 0}, {buf, 3}}));
+    m.mount_segment(1, both_str{"seg-b"}, 0x7100000000ull, 1 << 20);
+    nonconst_view v{"seg-c"};
+    m.mount_segment(1, v, 0x7200000000ull, 1 << 20);
+    m.mount_segment(1, c_str_only{"seg-d"}, 0x7300000000ull, 1 << 20);
+    CHECK(m.exist({both_str{""}, both_str{"k"}}));
+    CHECK_THROWS(MOONCAKE_META_NULL_ARGUMENT, m.mount_segment(1, c_str_only{nullptr}, 0x7400000000ull, 1 << 20));
+    std::vector<c_str_only> keys{{"k"}, {nullptr}};
+    auto r = m.batch_exist("", keys);
+    CHECK(r.status == MOONCAKE_META_NULL_ARGUMENT);
+    CHECK(r.statuses.size() == 2 && r.statuses[1] == MOONCAKE_META_NULL_ARGUMENT);
+    CHECK_THROWS(MOONCAKE_META_NULL_ARGUMENT, mm::write_config().preferred_segments(keys));
+    std::vector<both_str> names{{"seg-b"}, {"seg-c"}};
+    mm::write_config().preferred_segments(names);
+}
+
 void null_c_strings_are_null_argument() {
     mm::master m = test_master();
     mount(m, 1, "seg");
@@ -1453,6 +1497,7 @@ int main(int argc, char **argv) {
         {"replication_tasks", replication_tasks},
         {"batches", batches},
         {"null_c_strings_are_null_argument", null_c_strings_are_null_argument},
+        {"string_like_arguments", string_like_arguments},
         {"batch_count_mismatches_are_refusals", batch_count_mismatches_are_refusals},
         {"master_creation_accepts_a_library_as_new_as_the_header",
          master_creation_accepts_a_library_as_new_as_the_header},

@@ -29,7 +29,10 @@
  *   config rather than taking the defaults).
  * - Keys, tenants, group and segment names, patterns and paths are string
  *   views, only read during the call: a std::string_view, a std::string,
- *   anything else that converts to a std::string_view, or a C string. A
+ *   a C string, a braced {pointer, length}, or (tenants and names; a key
+ *   as the second of a braced {tenant, name}) anything else that converts
+ *   to a std::string_view or to a C string. A key alone converts from a C
+ *   string, a std::string or a std::string_view. A
  *   NULL C string (as an argument or an element of a range of names) is
  *   never read: the call throws MOONCAKE_META_NULL_ARGUMENT naming the
  *   argument ("mooncake_meta.hpp: key is NULL"); a batch call is refused
@@ -206,6 +209,15 @@ struct path_arg { static constexpr const char *value = "path"; };
 // An element of a list of names; its NULL message names the list instead.
 struct name_arg { static constexpr const char *value = "name"; };
 
+template <class D> struct is_text_like
+    : std::integral_constant<bool, std::is_same<D, std::string>::value ||
+                                       std::is_same<D, std::string_view>::value ||
+                                       std::is_pointer<D>::value || std::is_array<D>::value ||
+                                       std::is_same<D, std::nullptr_t>::value> {};
+template <class N> class text;
+template <class N> struct is_text_like<text<N>> : std::true_type {};
+inline std::string_view as_view(std::string_view v) noexcept { return v; }
+
 /// A string argument, viewed during the call: a std::string_view, a
 /// std::string, anything else that converts to a std::string_view, or a C
 /// string. A NULL C string is kept as such (never read): get() throws
@@ -217,12 +229,23 @@ public:
     text(const char *s) noexcept : view_(s ? std::string_view(s) : std::string_view()), null_(!s) {}
     text(std::string_view s) noexcept : view_(s) {}
     text(const std::string &s) noexcept : view_(s) {}
-    template <class T,
-              typename std::enable_if<std::is_convertible<const T &, std::string_view>::value &&
-                                          !std::is_convertible<const T &, const char *>::value &&
-                                          !std::is_same<T, std::string>::value,
+    /// A pointer and a length, as std::string_view{p, n} took them.
+    text(const char *p, std::size_t n) noexcept
+        : view_(p ? std::string_view(p, n) : std::string_view()), null_(!p && n != 0) {}
+    template <class T, class D = typename std::decay<T>::type,
+              typename std::enable_if<!is_text_like<D>::value &&
+                                          (std::is_convertible<T &&, std::string_view>::value ||
+                                           std::is_convertible<T &&, const char *>::value),
                                       int>::type = 0>
-    text(const T &s) : view_(s) {}
+    text(T &&s) {
+        if constexpr (std::is_convertible<T &&, std::string_view>::value) {
+            view_ = as_view(std::forward<T>(s)); // copy-initialised: the conversion function
+        } else {
+            const char *c = std::forward<T>(s);
+            null_ = !c;
+            if (c) view_ = c;
+        }
+    }
 
     /// Whether this is a NULL C string.
     bool null() const noexcept { return null_; }
@@ -246,6 +269,9 @@ template <class T> bool null_string(const T &s) noexcept {
         return s.null();
     else if constexpr (std::is_pointer<T>::value)
         return s == nullptr;
+    else if constexpr (!std::is_convertible<const T &, std::string_view>::value &&
+                       std::is_convertible<const T &, const char *>::value)
+        return static_cast<const char *>(s) == nullptr;
     else
         return false;
 }

@@ -110,7 +110,8 @@ fn main() {
 /// puts that symlink next to the library; a plain `cargo build --release`
 /// does not, so then a symlink in OUT_DIR (returned, for the rpath) stands
 /// in for it. The major is the header's `MOONCAKE_META_ABI_VERSION`, which
-/// the core's build.rs also writes into the SONAME.
+/// the C ABI crate's build.rs (the repository's root) also writes into the
+/// SONAME.
 fn soname_link(repo: &Path, dir: &Path, lib: &Path, os: &str) -> Option<PathBuf> {
     if matches!(os, "macos" | "ios" | "windows") || !lib.exists() {
         return None;
